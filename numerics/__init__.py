@@ -1,0 +1,1 @@
+"""How attnbounds computes: batched kernels, exact rational evaluators, samplers, model loaders."""

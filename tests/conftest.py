@@ -1,0 +1,29 @@
+"""Shared fixtures: fresh mpmath precision per test, a temporary results store."""
+import mpmath
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _reset_mpmath_precision():
+    mp_prec, iv_prec = mpmath.mp.prec, mpmath.iv.prec
+    yield
+    mpmath.mp.prec, mpmath.iv.prec = mp_prec, iv_prec
+
+
+@pytest.fixture
+def store(tmp_path):
+    from verification.store import ResultStore
+
+    s = ResultStore(tmp_path / "results.db")
+    yield s
+    s.close()
+
+
+# Hypothesis: no per-example deadline (first calls JIT-compile numba kernels); a CI-sized budget.
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("default", deadline=None, max_examples=60,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("thorough", deadline=None, max_examples=1000,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile("default")

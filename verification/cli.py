@@ -1,0 +1,111 @@
+"""The ``attnbounds`` command line.
+
+Subcommands come from the modules in :data:`COMMANDS`: each defines ``register(subparsers)``.
+``attnbounds verify`` (the main job) runs, in order, the ``verify_section(ctx)`` of each module in
+:data:`SECTIONS`, all writing to one results store and to ``paper/``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import Optional
+
+from rich.console import Console
+
+# Modules that add subcommands / main-job sections. Add a new family here.
+COMMANDS: tuple[str, ...] = ()
+SECTIONS: tuple[str, ...] = ()
+
+
+@dataclass
+class JobContext:
+    """What a main-job section gets: where to store, where to write, how much to do."""
+
+    store: "object"
+    out_dir: Path
+    seed: int = 0
+    quick: bool = True
+    console: Console = field(default_factory=Console)
+    only: Optional[set[str]] = None
+
+    @property
+    def tables(self) -> Path:
+        return self.out_dir / "tables"
+
+    @property
+    def figures(self) -> Path:
+        return self.out_dir / "figures"
+
+
+def _cmd_theorems(args: argparse.Namespace) -> int:
+    from theory import theorems
+
+    console = Console()
+    for th in theorems():
+        console.print(f"[bold]{th.id}[/bold]  ({th.category})  {th.title}")
+        console.print(f"    statement: {th.statement}")
+        if args.latex:
+            console.print(f"    latex:     {th.latex()}")
+        console.print(f"    equality:  {th.equality}")
+        console.print(f"    backends:  {', '.join(sorted(th.evaluators))}")
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from verification.store import ResultStore
+
+    only = set(args.only.split(",")) if args.only else None
+    with ResultStore(args.db) as store:
+        ctx = JobContext(store=store, out_dir=Path(args.out), seed=args.seed, quick=not args.full,
+                         only=only)
+        for name in SECTIONS:
+            module = import_module(name)
+            section = getattr(module, "SECTION", name.rsplit(".", 1)[-1])
+            if only and section not in only:
+                continue
+            module.verify_section(ctx)
+    return 0
+
+
+def add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=os.environ.get("ATTNBOUNDS_DB", "paper/results.db"),
+                   help="results store (SQLite file; ':memory:' for none). Re-running resumes.")
+    p.add_argument("--out", default="paper", help="where tables/ and figures/ are written")
+    p.add_argument("--seed", type=int, default=0, help="base seed of every random draw")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="attnbounds", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("verify", help="the main job: quick checks of every theorem family")
+    add_common(p)
+    p.add_argument("--full", action="store_true", help="larger campaigns (default: quick)")
+    p.add_argument("--only", default=None, help="comma-separated sections to run")
+    p.set_defaults(func=_cmd_verify)
+
+    p = sub.add_parser("theorems", help="list the registered theorems with their statements")
+    p.add_argument("--latex", action="store_true")
+    p.set_defaults(func=_cmd_theorems)
+
+    for name in COMMANDS:
+        import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        # bad input: a clear message, not a traceback from deep inside
+        print(f"attnbounds {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

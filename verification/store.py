@@ -1,0 +1,163 @@
+"""The results store: SQLite through the standard library.
+
+One row per checked instance (a :class:`Record`), written chunk by chunk in transactions. A run
+killed at any moment loses at most the chunk in flight; re-running the same campaign skips the
+chunks already stored (``done_chunks``), so it resumes instead of recomputing.
+
+Default location: ``paper/results.db`` (``ATTNBOUNDS_DB`` or ``--db`` override; ``:memory:`` works).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Optional
+
+from theory.verdicts import Verdict
+from verification.provenance import versions
+
+DEFAULT_DB = Path("paper") / "results.db"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    id         INTEGER PRIMARY KEY,
+    campaign   TEXT NOT NULL,
+    chunk      TEXT NOT NULL,
+    theorem    TEXT NOT NULL,
+    instance   TEXT NOT NULL,
+    verdict    TEXT NOT NULL,
+    slack      REAL,
+    value      REAL,
+    bound      REAL,
+    backend    TEXT,
+    dtype      TEXT,
+    provenance TEXT NOT NULL,
+    extra      TEXT NOT NULL,
+    versions   TEXT NOT NULL,
+    created    REAL NOT NULL,
+    UNIQUE (campaign, theorem, instance)
+);
+CREATE INDEX IF NOT EXISTS records_campaign ON records (campaign, theorem);
+CREATE TABLE IF NOT EXISTS chunks (
+    campaign TEXT NOT NULL,
+    chunk    TEXT NOT NULL,
+    n        INTEGER NOT NULL,
+    created  REAL NOT NULL,
+    PRIMARY KEY (campaign, chunk)
+);
+"""
+
+
+@dataclass
+class Record:
+    """One checked instance of one theorem."""
+
+    theorem: str                  # registry id, e.g. "dobrushin.factor"
+    instance: str                 # unique key of the instance within its campaign
+    verdict: Verdict
+    slack: Optional[float] = None  # bound minus value (>= 0 unless violated)
+    value: Optional[float] = None  # the quantity bounded, e.g. delta((I+A)/2)
+    bound: Optional[float] = None  # the bound, e.g. (1+delta(A))/2
+    backend: str = "numpy"
+    dtype: str = "float64"
+    provenance: dict[str, Any] = field(default_factory=dict)  # seed, generator, model, layer, input...
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.verdict = Verdict(self.verdict)
+
+
+def _num(x: Optional[float]) -> Optional[float]:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+class ResultStore:
+    """SQLite-backed store of :class:`Record` rows, grouped into campaigns and chunks."""
+
+    def __init__(self, path: str | os.PathLike = DEFAULT_DB):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30)
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"results store {self.path!r} is not a usable SQLite database: {exc}") from exc
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode=WAL")
+        self._versions = json.dumps(versions(), sort_keys=True)
+
+    # -- writing -------------------------------------------------------------------------------
+    def write_chunk(self, campaign: str, chunk: str, records: Iterable[Record]) -> int:
+        """Store all records of one chunk and mark the chunk done, in one transaction."""
+        rows = []
+        now = time.time()
+        for r in records:
+            rows.append((campaign, chunk, r.theorem, r.instance, Verdict(r.verdict).value,
+                         _num(r.slack), _num(r.value), _num(r.bound), r.backend, r.dtype,
+                         json.dumps(r.provenance, sort_keys=True, default=str),
+                         json.dumps(r.extra, sort_keys=True, default=str), self._versions, now))
+        with self._db:  # one transaction: all of the chunk or none of it
+            self._db.executemany(
+                "INSERT OR REPLACE INTO records (campaign, chunk, theorem, instance, verdict, slack, "
+                "value, bound, backend, dtype, provenance, extra, versions, created) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            self._db.execute("INSERT OR REPLACE INTO chunks (campaign, chunk, n, created) VALUES (?,?,?,?)",
+                             (campaign, chunk, len(rows), now))
+        return len(rows)
+
+    # -- reading -------------------------------------------------------------------------------
+    def done_chunks(self, campaign: str) -> set[str]:
+        cur = self._db.execute("SELECT chunk FROM chunks WHERE campaign = ?", (campaign,))
+        return {row[0] for row in cur}
+
+    def records(self, campaign: Optional[str] = None, theorem: Optional[str] = None,
+                prefix: bool = False) -> Iterator[dict[str, Any]]:
+        """Stored rows as dicts (provenance/extra/versions decoded). ``prefix`` matches
+        campaign names that start with ``campaign``."""
+        sql, args = "SELECT * FROM records WHERE 1=1", []
+        if campaign is not None:
+            if prefix:
+                sql += " AND campaign LIKE ? ESCAPE '\\'"
+                args.append(campaign.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+            else:
+                sql += " AND campaign = ?"
+                args.append(campaign)
+        if theorem is not None:
+            sql += " AND theorem = ?"
+            args.append(theorem)
+        sql += " ORDER BY id"
+        cur = self._db.execute(sql, args)
+        names = [d[0] for d in cur.description]
+        for row in cur:
+            rec = dict(zip(names, row))
+            for key in ("provenance", "extra", "versions"):
+                rec[key] = json.loads(rec[key])
+            yield rec
+
+    def count(self, campaign: Optional[str] = None) -> int:
+        if campaign is None:
+            return self._db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+        return self._db.execute("SELECT COUNT(*) FROM records WHERE campaign = ?", (campaign,)).fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "ResultStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def record_dict(r: Record) -> dict[str, Any]:
+    d = asdict(r)
+    d["verdict"] = Verdict(r.verdict).value
+    return d
