@@ -1,0 +1,204 @@
+"""Input checking and exact rational views of row-stochastic matrices.
+
+Every public kernel goes through :func:`as_stochastic`: bad input is a ``ValueError`` that names the
+problem and where (which matrix of the batch, which row, which entry), never a deep traceback.
+
+Exactness convention (THEORY.md §2): a float matrix stands for the rational numbers its floats
+represent. Rows whose float sum is within ``row_tol`` of 1 are renormalised *exactly*
+(entry / exact row sum); the verdicts of the exact paths are correct for that rational matrix.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+try:  # torch is a core dependency, but keep numpy-only use possible
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+# Default tolerance on |row sum - 1| by input dtype (the sum itself is computed in float64).
+ROW_TOL = {np.dtype(np.float64): 1e-9, np.dtype(np.float32): 1e-5, np.dtype(np.float16): 2e-2}
+UNIT_ROUNDOFF = 2.0 ** -53  # float64
+
+
+@dataclass
+class Batch:
+    """A validated batch: ``data`` is a C-contiguous numpy array ``(B, n, m)`` of the input's float
+    dtype (float16/bfloat16 are widened to float32); ``lead`` the leading batch shape; ``like``
+    remembers how to hand results back (numpy, or a torch tensor's device)."""
+
+    data: np.ndarray
+    lead: tuple[int, ...]
+    like: Any
+    row_dev: np.ndarray  # (B,) max_i |row sum_i - 1| computed in float64 (plus rounding bound)
+
+    @property
+    def n(self) -> int:
+        return self.data.shape[1]
+
+    @property
+    def m(self) -> int:
+        return self.data.shape[2]
+
+
+def _to_numpy(x: Any, name: str) -> tuple[np.ndarray, Any]:
+    if torch is not None and isinstance(x, torch.Tensor):
+        if x.is_complex():
+            raise ValueError(f"{name}: complex tensor (dtype {x.dtype}); a stochastic matrix is real")
+        if x.dtype == torch.bfloat16:
+            x = x.float()
+        return x.detach().cpu().numpy(), x
+    if isinstance(x, np.ndarray):
+        return x, None
+    if isinstance(x, (list, tuple)):
+        try:
+            return np.asarray(x), None
+        except ValueError as exc:
+            raise ValueError(f"{name}: ragged nested list, rows of different lengths ({exc})") from None
+    raise ValueError(f"{name}: expected a numpy array or torch tensor, got {type(x).__name__}")
+
+
+def as_stochastic(x: Any, name: str = "P", square: bool = False, row_tol: float | None = None,
+                  dtype: Any = None) -> Batch:
+    """Validate ``x`` of shape ``(..., n, m)`` as a batch of row-stochastic matrices."""
+    arr, like = _to_numpy(x, name)
+    if arr.dtype == object:
+        raise ValueError(f"{name}: object array; pass floats (for exact rationals use numerics.exact)")
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name}: complex dtype {arr.dtype}; a stochastic matrix is real")
+    if arr.dtype.kind == "b":
+        raise ValueError(f"{name}: boolean dtype; pass 0/1 as floats if that is meant")
+    if arr.dtype.kind in "iu":
+        arr = arr.astype(np.float64)  # integers are exact in float64 up to 2**53
+    if arr.dtype.kind != "f":
+        raise ValueError(f"{name}: dtype {arr.dtype} cannot be handled; use float32 or float64")
+    if arr.dtype == np.float16:
+        arr = arr.astype(np.float32)
+    if dtype is not None:
+        arr = arr.astype(dtype)
+    if arr.ndim < 2:
+        raise ValueError(f"{name}: needs at least 2 dimensions (..., n, m), got shape {arr.shape}")
+    n, m = arr.shape[-2:]
+    if n == 0 or m == 0:
+        raise ValueError(f"{name}: empty matrix (shape {arr.shape}); at least one token is needed")
+    if square and n != m:
+        raise ValueError(f"{name}: must be square (..., n, n), got (..., {n}, {m})")
+    lead = arr.shape[:-2]
+    data = np.ascontiguousarray(arr.reshape((-1, n, m)))
+    if data.shape[0] == 0:
+        raise ValueError(f"{name}: empty batch (shape {arr.shape})")
+
+    bad = ~np.isfinite(data)
+    if bad.any():
+        b, i, k = np.argwhere(bad)[0]
+        raise ValueError(f"{name}: non-finite entry {data[b, i, k]} at {_where(lead, b)}row {i}, column {k}")
+    neg = data < 0
+    if neg.any():
+        b, i, k = np.argwhere(neg)[0]
+        raise ValueError(f"{name}: negative entry {data[b, i, k]!r} at {_where(lead, b)}row {i}, column {k}")
+    sums = data.sum(axis=-1, dtype=np.float64)  # (B, n)
+    tol = ROW_TOL[np.dtype(data.dtype)] if row_tol is None else float(row_tol)
+    dev = np.abs(sums - 1.0)
+    off = dev > tol
+    if off.any():
+        b, i = np.argwhere(off)[0]
+        raise ValueError(f"{name}: row {i} sums to {sums[b, i]!r}, not 1 (tolerance {tol:g}) at "
+                         f"{_where(lead, b) or 'the matrix, '}".rstrip(", "))
+    # |true sum - 1| <= |float sum - 1| + m u (sum computed in float64 of nonnegative terms)
+    row_dev = dev.max(axis=-1) + (m + 2) * UNIT_ROUNDOFF * 1.01
+    return Batch(data=data, lead=lead, like=like, row_dev=row_dev)
+
+
+def _where(lead: tuple[int, ...], b: int) -> str:
+    if not lead:
+        return ""
+    return f"batch index {tuple(int(v) for v in np.unravel_index(b, lead))}, "
+
+
+def give_back(values: np.ndarray, batch: Batch) -> Any:
+    """Reshape a per-matrix result ``(B, ...)`` to ``lead + (...)`` and return it as the input kind."""
+    out = values.reshape(batch.lead + values.shape[1:])
+    if batch.like is not None:
+        t = torch.from_numpy(np.ascontiguousarray(out))
+        return t.to(batch.like.device)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Exact rational view: integers over a common power of two, rows renormalised exactly.
+# --------------------------------------------------------------------------------------------
+class ExactMatrix:
+    """The rational matrix a float matrix represents, rows renormalised exactly.
+
+    Entry (i, k) equals ``num[i][k] / rowsum[i]`` with Python integers. Built from floats (exact
+    dyadic values) or from Fractions/ints (then the rows must sum to exactly 1 or are renormalised).
+    """
+
+    __slots__ = ("num", "rowsum", "n", "m")
+
+    def __init__(self, num: list[list[int]], rowsum: list[int]):
+        self.num, self.rowsum = num, rowsum
+        self.n, self.m = len(num), len(num[0])
+
+    @classmethod
+    def from_floats(cls, a: np.ndarray) -> "ExactMatrix":
+        a = np.asarray(a, dtype=np.float64)
+        mant, expo = np.frexp(a)  # a = mant * 2**expo, 0.5 <= |mant| < 1
+        nz = a != 0
+        shift = int(53 - expo[nz].min()) if nz.any() else 0  # common scale 2**shift
+        ints = (mant * 2.0 ** 53).astype(np.int64)  # exact: 53-bit mantissas
+        e = (expo - 53 + shift).astype(np.int64)     # >= 0 where nonzero
+        num = [[(int(v) << int(s)) if v else 0 for v, s in zip(rv, rs)] for rv, rs in zip(ints, e)]
+        for i, row in enumerate(num):
+            if not any(row):
+                raise ValueError(f"row {i} is all zero; it cannot be renormalised to sum 1")
+        return cls(num, [sum(r) for r in num])
+
+    @classmethod
+    def from_rationals(cls, rows: Any) -> "ExactMatrix":
+        fr = [[Fraction(v) for v in r] for r in rows]
+        from math import lcm
+
+        out, sums = [], []
+        for i, r in enumerate(fr):
+            if any(v < 0 for v in r):
+                raise ValueError(f"row {i} has a negative entry")
+            den = lcm(*[v.denominator for v in r])
+            ints = [int(v * den) for v in r]
+            if not any(ints):
+                raise ValueError(f"row {i} is all zero")
+            out.append(ints)
+            sums.append(sum(ints))
+        return cls(out, sums)
+
+    def entry(self, i: int, k: int) -> Fraction:
+        return Fraction(self.num[i][k], self.rowsum[i])
+
+    def rows(self) -> list[list[Fraction]]:
+        return [[Fraction(v, s) for v in r] for r, s in zip(self.num, self.rowsum)]
+
+    def overlap(self, i: int, j: int) -> Fraction:
+        """sum_k min(P_ik, P_jk) = 1 - d_ij, exactly."""
+        ri, rj, si, sj = self.num[i], self.num[j], self.rowsum[i], self.rowsum[j]
+        tot = 0
+        for a, b in zip(ri, rj):
+            x, y = a * sj, b * si
+            tot += x if x < y else y
+        return Fraction(tot, si * sj)
+
+    def tv(self, i: int, j: int) -> Fraction:
+        """d_ij = 1/2 ||P_i - P_j||_1, exactly."""
+        return 1 - self.overlap(i, j)
+
+    def diff_sign(self, i: int, j: int, k: int) -> int:
+        """sign(P_ik - P_jk), exactly."""
+        v = self.num[i][k] * self.rowsum[j] - self.num[j][k] * self.rowsum[i]
+        return (v > 0) - (v < 0)
+
+    def rows_equal(self) -> bool:
+        r0, s0 = self.num[0], self.rowsum[0]
+        return all(a * s0 == b * s for r, s in zip(self.num[1:], self.rowsum[1:]) for a, b in zip(r, r0))
