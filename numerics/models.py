@@ -27,7 +27,9 @@ Example (not run as a doctest: it loads weights)::
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,22 +216,16 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
         config = AutoConfig.from_pretrained(str(folder), **common)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"model {where!r}: unreadable or unknown configuration/architecture: {exc}") from exc
-    quiet = os.environ.get("TQDM_DISABLE")
-    os.environ["TQDM_DISABLE"] = "1"  # the GGUF de-quantiser draws its own tqdm bar
-    try:
-        module = AutoModel.from_pretrained(
-            str(folder), attn_implementation="eager", dtype=torch.float32,
-            use_safetensors=None if allow_pickle else (None if gguf else True),
-            weights_only=True, **common)
+    try:  # the GGUF de-quantiser draws its own tqdm bar on stderr: swallow it
+        with contextlib.redirect_stderr(io.StringIO()):
+            module = AutoModel.from_pretrained(
+                str(folder), attn_implementation="eager", dtype=torch.float32,
+                use_safetensors=None if allow_pickle else (None if gguf else True),
+                weights_only=True, **common)
     except FileNotFoundError:
         raise
     except Exception as exc:  # corrupt files surface as many exception types; name the file
         raise ValueError(f"model {where!r} could not be loaded: {type(exc).__name__}: {exc}") from exc
-    finally:
-        if quiet is None:
-            os.environ.pop("TQDM_DISABLE", None)
-        else:
-            os.environ["TQDM_DISABLE"] = quiet
     module.eval()
     if any(p.dtype != torch.float32 for p in module.parameters()):
         raise ValueError(f"model {where!r}: weights did not load as float32")
