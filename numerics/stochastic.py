@@ -95,18 +95,18 @@ def as_stochastic(x: Any, name: str = "P", square: bool = False, row_tol: float 
     bad = ~np.isfinite(data)
     if bad.any():
         b, i, k = np.argwhere(bad)[0]
-        raise ValueError(f"{name}: non-finite entry {data[b, i, k]} at {_where(lead, b)}row {i}, column {k}")
+        raise ValueError(f"{name}: non-finite entry {float(data[b, i, k])} at {_where(lead, b)}row {i}, column {k}")
     neg = data < 0
     if neg.any():
         b, i, k = np.argwhere(neg)[0]
-        raise ValueError(f"{name}: negative entry {data[b, i, k]!r} at {_where(lead, b)}row {i}, column {k}")
+        raise ValueError(f"{name}: negative entry {float(data[b, i, k])!r} at {_where(lead, b)}row {i}, column {k}")
     sums = data.sum(axis=-1, dtype=np.float64)  # (B, n)
     tol = ROW_TOL[np.dtype(data.dtype)] if row_tol is None else float(row_tol)
     dev = np.abs(sums - 1.0)
     off = dev > tol
     if off.any():
         b, i = np.argwhere(off)[0]
-        raise ValueError(f"{name}: row {i} sums to {sums[b, i]!r}, not 1 (tolerance {tol:g}) at "
+        raise ValueError(f"{name}: row {i} sums to {float(sums[b, i])!r}, not 1 (tolerance {tol:g}) at "
                          f"{_where(lead, b) or 'the matrix, '}".rstrip(", "))
     # |true sum - 1| <= |float sum - 1| + m u (sum computed in float64 of nonnegative terms)
     row_dev = dev.max(axis=-1) + (m + 2) * UNIT_ROUNDOFF * 1.01

@@ -9,7 +9,7 @@ from theory.registry import REGISTRY, Theorem, get, register, theorems  # noqa: 
 from theory.verdicts import Verdict  # noqa: F401
 
 # Each module registers its theorems on import. Add a new family here.
-FAMILIES: tuple[str, ...] = ()
+FAMILIES: tuple[str, ...] = ("theory.dobrushin", "theory.rank",)
 
 
 def load_all() -> None:

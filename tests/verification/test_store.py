@@ -1,0 +1,46 @@
+"""Results store: transactional chunks, resume, provenance, clear errors."""
+import sqlite3
+
+import pytest
+
+from theory.verdicts import Verdict
+from verification.store import Record, ResultStore
+
+
+def recs(k, n=3):
+    return [Record("dobrushin.factor", f"{k}/{i}", Verdict.HOLDS, slack=0.1 * i, provenance={"seed": k})
+            for i in range(n)]
+
+
+def test_write_read_and_resume(tmp_path):
+    path = tmp_path / "r.db"
+    with ResultStore(path) as s:
+        s.write_chunk("camp", "c0", recs(0))
+        s.write_chunk("camp", "c1", recs(1))
+    with ResultStore(path) as s:                         # a new process sees what was done
+        assert s.done_chunks("camp") == {"c0", "c1"}
+        rows = list(s.records("camp"))
+        assert len(rows) == 6 and rows[0]["provenance"] == {"seed": 0}
+        assert rows[0]["versions"]["numpy"] != "absent" and rows[0]["verdict"] == "holds"
+
+
+def test_failed_chunk_leaves_nothing(tmp_path):
+    s = ResultStore(tmp_path / "r.db")
+    s.write_chunk("camp", "c0", recs(0))
+    broken = recs(5)
+    broken[2].instance = {"not": "a string"}             # sqlite refuses this row mid-chunk
+    with pytest.raises(sqlite3.Error):
+        s.write_chunk("camp", "c5", broken)
+    assert s.done_chunks("camp") == {"c0"} and s.count("camp") == 3   # nothing of c5 was kept
+
+
+def test_unknown_verdict_is_refused():
+    with pytest.raises(ValueError):
+        Record("x.y", "i", "probably")
+
+
+def test_corrupt_file_is_a_clear_error(tmp_path):
+    p = tmp_path / "bad.db"
+    p.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(ValueError, match="not a usable SQLite database"):
+        ResultStore(p)

@@ -1,0 +1,156 @@
+"""Theorems D1 and D2 on the Dobrushin coefficient of attention rollout (THEORY.md §1).
+
+delta(P) = 1/2 max_{i,j} ||P_i - P_j||_1 = 1 - min_{i,j} sum_k min(P_ik, P_jk)
+
+References
+[1] R. L. Dobrushin, Central limit theorem for nonstationary Markov chains, 1956.
+[2] E. Seneta, Non-negative Matrices and Markov Chains, 2nd ed., Springer 1981, §4.3.
+[3] S. Abnar, W. Zuidema, Quantifying Attention Flow in Transformers, ACL 2020 (attention rollout).
+
+Derivations here are checked by sympy when called (and by tests/theory/test_dobrushin.py):
+  * :func:`derive_factor_closed_form` — the coordinate argument behind D1's slack, over all sign cases;
+  * :func:`derive_two_by_two` — delta = |det| for 2x2 stochastic matrices, hence D2 equality for
+    every 2x2 pair.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Optional
+
+import numpy as np
+import sympy as sp
+
+from theory.registry import Theorem, register
+
+n = sp.Symbol("n", integer=True, positive=True)
+delta = sp.Function("delta", real=True, nonnegative=True)
+A = sp.MatrixSymbol("A", n, n)
+P = sp.MatrixSymbol("P", n, n)
+Q = sp.MatrixSymbol("Q", n, n)
+I = sp.Identity(n)
+
+
+# -------------------------------------------------------------------------------------------------
+# hypotheses (plain numpy, theory/ imports nothing from numerics/)
+# -------------------------------------------------------------------------------------------------
+def _stochastic(M: Any, tol: float = 1e-9) -> Optional[bool]:
+    try:
+        M = np.asarray(M, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    if M.ndim != 2 or M.size == 0 or not np.all(np.isfinite(M)):
+        return False
+    dev = np.abs(M.sum(axis=1) - 1).max()
+    if np.any(M < 0) or dev > tol:
+        return False
+    return True
+
+
+def factor_hypotheses(inst: Any) -> Optional[bool]:
+    """A square row-stochastic with n >= 2."""
+    M = np.asarray(inst, dtype=float) if not isinstance(inst, np.ndarray) else inst
+    return bool(_stochastic(M) and M.shape[0] == M.shape[1] and M.shape[0] >= 2)
+
+
+def product_hypotheses(inst: Any) -> Optional[bool]:
+    """(P, Q) row-stochastic with P's columns = Q's rows."""
+    Pm, Qm = (np.asarray(x, dtype=float) for x in inst)
+    return bool(_stochastic(Pm) and _stochastic(Qm) and Pm.shape[1] == Qm.shape[0])
+
+
+# -------------------------------------------------------------------------------------------------
+# witnesses: instances on which equality is known to hold
+# -------------------------------------------------------------------------------------------------
+def factor_witness() -> np.ndarray:
+    """Causal attention: row 0 is one-hot, and delta(A) is attained by the pair (0, 2)."""
+    return np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]])
+
+
+def product_witness() -> tuple[np.ndarray, np.ndarray]:
+    """Any pair of 2x2 stochastic matrices (delta = |det| is multiplicative)."""
+    return np.array([[0.75, 0.25], [0.125, 0.875]]), np.array([[0.5, 0.5], [0.0625, 0.9375]])
+
+
+# -------------------------------------------------------------------------------------------------
+# derivations
+# -------------------------------------------------------------------------------------------------
+def derive_factor_closed_form() -> dict[str, sp.Expr]:
+    """The coordinate argument of Theorem D1, checked over the four sign cases of (x, y).
+
+    For a pair (i, j): x = A_ii - A_ji, y = A_jj - A_ij, S = sum_{k != i,j} |A_ik - A_jk|, so that
+    d = (|x| + |y| + S)/2. The rows of (I + A)/2 differ by (e_i - e_j + A_i - A_j)/2, whose
+    coordinates i, j are (1 + x)/2 and -(1 + y)/2 (and x, y >= -1), hence
+        1/2 ||Ahat_i - Ahat_j||_1 = (|1 + x| + |1 + y| + S)/4 = 1/2 + d/2 - (x^- + y^-)/2.
+    Returns the residual of each sign case (all must simplify to 0).
+    """
+    u, v, S = sp.symbols("u v S", nonnegative=True)
+    out = {}
+    for sx in (1, -1):
+        for sy in (1, -1):
+            # x = sx*u, y = sy*v; 1 + x >= 0 because entries lie in [0, 1] (u <= 1 when sx = -1)
+            x, y = sx * u, sy * v
+            d = (sp.Abs(x) + sp.Abs(y) + S) / 2
+            lhs = ((1 + x) + (1 + y) + S) / 4
+            neg = lambda t: sp.Max(0, -t)  # noqa: E731
+            rhs = sp.Rational(1, 2) + d / 2 - (neg(x) + neg(y)) / 2
+            out[f"x{'+' if sx > 0 else '-'}y{'+' if sy > 0 else '-'}"] = sp.simplify(lhs - rhs)
+    return out
+
+
+def factor_slack_formula() -> sp.Expr:
+    """slack_ij = (1 + delta)/2 - (1/2 + d/2 - (x^- + y^-)/2) = ((delta - d) + x^- + y^-)/2."""
+    dl, d, xm, ym = sp.symbols("delta d x^- y^-", nonnegative=True)
+    return sp.simplify((1 + dl) / 2 - (sp.Rational(1, 2) + d / 2 - (xm + ym) / 2))
+
+
+def derive_two_by_two() -> dict[str, sp.Expr]:
+    """delta = |det| for 2x2 stochastic matrices, and D2 equality for every 2x2 pair."""
+    a, b, c, e = sp.symbols("a b c e", real=True)
+    Pm = sp.Matrix([[a, 1 - a], [b, 1 - b]])
+    Qm = sp.Matrix([[c, 1 - c], [e, 1 - e]])
+    tv = lambda M: (sp.Abs(M[0, 0] - M[1, 0]) + sp.Abs(M[0, 1] - M[1, 1])) / 2  # noqa: E731
+    PQ = (Pm * Qm).applyfunc(sp.expand)
+    return {
+        "delta_P_minus_abs_det": sp.simplify(tv(Pm) - sp.Abs(Pm.det())),
+        "delta_PQ_minus_abs_det": sp.simplify(tv(PQ) - sp.Abs(PQ.det())),
+        "det_multiplicative": sp.expand(PQ.det() - Pm.det() * Qm.det()),
+    }
+
+
+def causal_first_pair_self_dominant(Am: Any) -> bool:
+    """Corollary (causal attention): if row 0 is one-hot, every pair (0, j) is mutually
+    self-dominant: A_00 = 1 >= A_j0 and A_jj >= A_0j = 0 (exact, on rationals)."""
+    M = [[Fraction(x) for x in row] for row in np.asarray(Am).tolist()]
+    return all(M[0][0] >= M[j][0] and M[j][j] >= M[0][j] for j in range(1, len(M)))
+
+
+# -------------------------------------------------------------------------------------------------
+# the theorems
+# -------------------------------------------------------------------------------------------------
+FACTOR = register(Theorem(
+    id="dobrushin.factor",
+    title="Rollout factor bound delta((I+A)/2) <= (1+delta(A))/2 (Theorem D1)",
+    category="proved",
+    statement=sp.Le(delta(sp.MatMul(sp.Rational(1, 2), sp.MatAdd(I, A))), (1 + delta(A)) / 2),
+    equality="some pair (i, j), i != j, attaining delta(A) is mutually self-dominant: "
+             "A_ii >= A_ji and A_jj >= A_ij",
+    hypotheses=factor_hypotheses,
+    witness=factor_witness,
+    evaluators={"fast": "numerics.dobrushin:factor_slack", "exact": "numerics.dobrushin:factor_equality"},
+    references=("Dobrushin 1956", "Seneta 1981, §4.3", "Abnar & Zuidema 2020"),
+    symbols={"A": "row-stochastic n x n attention", "delta": "Dobrushin coefficient"},
+))
+
+PRODUCT = register(Theorem(
+    id="dobrushin.product",
+    title="Submultiplicativity delta(PQ) <= delta(P) delta(Q) (Theorem D2)",
+    category="proved",
+    statement=sp.Le(delta(sp.MatMul(P, Q)), delta(P) * delta(Q)),
+    equality="delta(P) delta(Q) = 0, or some pair (i, j) attaining delta(P) has every (k, l) in "
+             "S+ x S- attaining delta(Q) with no column t cancelling across those pairs",
+    hypotheses=product_hypotheses,
+    witness=product_witness,
+    evaluators={"fast": "numerics.dobrushin:dobrushin", "exact": "numerics.dobrushin:product_equality"},
+    references=("Dobrushin 1956", "Seneta 1981, Thm 4.8"),
+    symbols={"P": "row-stochastic n x m", "Q": "row-stochastic m x p"},
+))
