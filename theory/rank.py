@@ -1,0 +1,307 @@
+"""Rank lower bounds for attention: the "Entropic Bound" (THEORY.md section 3).
+
+Linear token-mixing surrogate.  Y = M* X + noise, X in R^{n x d}, E[X X^T] = d K with K > 0.
+A student Y_hat = M X with rank(M) <= r has excess risk
+
+    E ||(M* - M) X||_F^2 = d tr((M* - M) K (M* - M)^T)                 (excess-risk identity)
+
+and, with K = L L^T (any square root; L invertible), tr(D K D^T) = ||D L||_F^2 while M -> M L is a
+rank-preserving bijection, so by Eckart-Young-Mirsky
+
+    min_{rank M <= r} tr((M* - M) K (M* - M)^T) = sum_{i > r} sigma_i(M* K^{1/2})^2.     (EYM)
+
+The singular values of M* L and M* K^{1/2} agree: both are square roots of eig(M* K M*^T).
+With r* = rank(M* K^{1/2}) = rank(M*):  r < r*  gives excess >= d sigma_{r*}^2 > 0 (deficiency;
+equality iff r = r* - 1), r >= r* gives 0 (achievability, attained by M = M*).
+
+Derivations below are symbolic (sympy) for small n with a *general* symmetric K, and exact in
+rationals on the witness family M* = U diag(s) Q^T, K = Q diag(c^2) Q^T (U, Q rational orthogonal
+by the Cayley transform), where sigma(M* K^{1/2}) = s * c is rational.
+
+References:
+[1] C. Eckart, G. Young, The approximation of one matrix by another of lower rank, 1936.
+[2] L. Mirsky, Symmetric gauge functions and unitarily invariant norms, 1960.
+[3] The Entropic Bound seed (../shared/seeds), claims on recovery and attention-native rank.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Optional
+
+import sympy as sp
+
+from theory.registry import Theorem, register
+
+# -- exact helpers (no numerics/ import) -----------------------------------------------------------
+
+
+def _as_fraction_rows(A: Any, name: str) -> list[list[Fraction]]:
+    """Rows of A as exact Fractions (a float is the rational it represents)."""
+    try:
+        rows = [[Fraction(sp.Rational(x).p, sp.Rational(x).q) if isinstance(x, sp.Basic)
+                 else Fraction(x) for x in row] for row in (A.tolist() if hasattr(A, "tolist") else A)]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: entries must be finite real numbers ({exc})") from None
+    if not rows or any(len(r) != len(rows[0]) for r in rows):
+        raise ValueError(f"{name}: must be a non-empty rectangular matrix")
+    return rows
+
+
+def exact_rank(A: Any) -> int:
+    """Rank of a real matrix, exactly (Fraction Gaussian elimination)."""
+    rows = [r[:] for r in _as_fraction_rows(A, "matrix")]
+    rank, ncols = 0, len(rows[0])
+    for col in range(ncols):
+        piv = next((i for i in range(rank, len(rows)) if rows[i][col] != 0), None)
+        if piv is None:
+            continue
+        rows[rank], rows[piv] = rows[piv], rows[rank]
+        for i in range(rank + 1, len(rows)):
+            f = rows[i][col] / rows[rank][col]
+            if f:
+                rows[i] = [a - f * b for a, b in zip(rows[i], rows[rank])]
+        rank += 1
+    return rank
+
+
+def is_positive_definite(K: Any) -> bool:
+    """K symmetric and positive definite, decided exactly (LDL^T pivots in Fractions)."""
+    A = _as_fraction_rows(K, "K")
+    n = len(A)
+    if any(len(r) != n for r in A) or any(A[i][j] != A[j][i] for i in range(n) for j in range(i)):
+        return False
+    A = [r[:] for r in A]
+    for k in range(n):
+        if A[k][k] <= 0:
+            return False
+        for i in range(k + 1, n):
+            f = A[i][k] / A[k][k]
+            A[i] = [a - f * b for a, b in zip(A[i], A[k])]
+    return True
+
+
+def linear_hypotheses(instance: dict) -> Optional[bool]:
+    """M* is m x n, K is n x n symmetric positive definite, 0 <= r integer."""
+    M, K, r = instance.get("M_star"), instance.get("K"), instance.get("r", 0)
+    if M is None or K is None:
+        return None
+    Mr, Kr = _as_fraction_rows(M, "M_star"), _as_fraction_rows(K, "K")
+    if len(Mr[0]) != len(Kr) or int(r) != r or r < 0:
+        return False
+    return is_positive_definite(K)
+
+
+# -- symbolic derivations ----------------------------------------------------------------------------
+
+
+def derive_excess_risk_identity(n: int, d: int, m: Optional[int] = None) -> sp.Expr:
+    """E||D X||_F^2 - d tr(D K D^T), derived from the second moments E[X_ik X_jl] = K_ij delta_kl
+    for a general symmetric K and general D (m x n); returns the simplified difference (0)."""
+    if n < 1 or d < 1:
+        raise ValueError(f"derive_excess_risk_identity: need n, d >= 1, got n={n}, d={d}")
+    m = n if m is None else m
+    X = sp.Matrix(n, d, lambda i, k: sp.Symbol(f"x_{i}_{k}"))
+    D = sp.Matrix(m, n, lambda a, i: sp.Symbol(f"D_{a}_{i}"))
+    K = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"k_{min(i, j)}_{max(i, j)}"))
+    frob = sp.expand(sum(e**2 for e in D * X))
+    xs = list(X)
+    moments = {}                                     # monomial x_ik x_jl -> E[.] = K_ij [k == l]
+    for p, xa in enumerate(xs):
+        for xb in xs[p:]:
+            (i, k), (j, l) = divmod(xs.index(xa), d), divmod(xs.index(xb), d)
+            moments[xa * xb] = K[i, j] if k == l else 0
+    poly = sp.Poly(frob, *xs)
+    expectation = 0
+    for monom, coeff in poly.terms():
+        term = sp.Mul(*[x**e for x, e in zip(xs, monom)])
+        if sum(monom) != 2:
+            raise AssertionError("||D X||^2 must be a quadratic form in X")
+        expectation += coeff * moments[term]
+    return sp.simplify(sp.expand(expectation - d * (D * K * D.T).trace()))
+
+
+def derive_weighted_norm(n: int) -> dict[str, sp.Expr]:
+    """For K = L L^T with L general lower triangular: tr(D K D^T) - ||D L||_F^2 and
+    (M L)(M L)^T - M K M^T, both 0 symbolically (so sigma(M L) = sigma(M K^{1/2}))."""
+    L = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"l_{i}_{j}") if j <= i else 0)
+    D = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"D_{i}_{j}"))
+    K = L * L.T
+    return {"trace_vs_frobenius": sp.expand((D * K * D.T).trace() - sum(e**2 for e in D * L)),
+            "gram": sp.expand((D * L) * (D * L).T - D * K * D.T)}
+
+
+def cayley_orthogonal(skew_entries: list) -> sp.Matrix:
+    """Rational orthogonal Q = (I - S)(I + S)^{-1} from the strict upper entries of skew S."""
+    k = len(skew_entries)
+    n = int(round((1 + (1 + 8 * k) ** 0.5) / 2))
+    if n * (n - 1) // 2 != k:
+        raise ValueError(f"cayley_orthogonal: {k} entries is not n(n-1)/2 for any n")
+    S = sp.zeros(n, n)
+    it = iter(sp.Rational(x) for x in skew_entries)
+    for i in range(n):
+        for j in range(i + 1, n):
+            S[i, j] = next(it)
+            S[j, i] = -S[i, j]
+    eye = sp.eye(n)
+    return (eye - S) * (eye + S).inv()
+
+
+def rational_witness(s: list, c: list, skew_u: list, skew_q: list) -> dict:
+    """M* = U diag(s) Q^T and K = Q diag(c^2) Q^T (exact), sigma(M* K^{1/2}) = s * c."""
+    U, Q = cayley_orthogonal(skew_u), cayley_orthogonal(skew_q)
+    s, c = [sp.Rational(x) for x in s], [sp.Rational(x) for x in c]
+    if any(ci <= 0 for ci in c):
+        raise ValueError("rational_witness: every c_i must be > 0 so that K > 0")
+    M = U * sp.diag(*s) * Q.T
+    K = Q * sp.diag(*[ci**2 for ci in c]) * Q.T
+    return {"M_star": M, "K": K, "U": U, "Q": Q, "s": s, "c": c,
+            "sigma": sorted((abs(a * b) for a, b in zip(s, c)), reverse=True)}
+
+
+def exact_eym_check(w: dict, r: int) -> tuple[sp.Rational, sp.Rational]:
+    """(risk of the explicit rank-r minimizer, sum_{i>r} sigma_i^2) in exact rationals."""
+    U, Q, s, c = w["U"], w["Q"], w["s"], w["c"]
+    order = sorted(range(len(s)), key=lambda i: -abs(s[i] * c[i]))
+    keep = set(order[:r])
+    s_r = [s[i] if i in keep else 0 for i in range(len(s))]
+    M_r = U * sp.diag(*s_r) * Q.T                    # = [M* K^{1/2}]_r K^{-1/2}, rank <= r
+    D = w["M_star"] - M_r
+    risk = sp.Rational((D * w["K"] * D.T).trace())
+    tail = sum((sig**2 for sig in w["sigma"][r:]), sp.Integer(0))
+    return risk, tail
+
+
+def _witness() -> dict:
+    w = rational_witness([3, 2, 1, 0], [1, sp.Rational(1, 2), 2, 1], [1, 0, 2, -1, 1, 3],
+                         [sp.Rational(1, 2), 1, 0, -2, 1, sp.Rational(1, 3)])
+    return {**w, "r": 2}                       # sigma = (3, 2, 1, 0): r* = 3, r = r* - 1 is tight
+
+
+# -- statements ------------------------------------------------------------------------------------
+n_, d_, r_, rs_, i_ = sp.symbols("n d r r^* i", integer=True, positive=True)
+_Delta, _K = sp.MatrixSymbol("Delta", n_, n_), sp.MatrixSymbol("K", n_, n_)
+_R = sp.Function("R")                         # R(r) = min_{rank M <= r} tr((M*-M) K (M*-M)^T)
+_sigma = sp.IndexedBase("sigma")              # sigma_i(M* K^{1/2}), non-increasing
+_EXPECT = sp.Symbol("E||Delta X||_F^2")
+_SYMS = {"Delta": "M* - M", "K": "token covariance, E[X X^T] = d K > 0",
+         "sigma_i": "singular values of M* K^{1/2}", "r^*": "rank(M* K^{1/2})",
+         "R(r)": "min over rank(M) <= r of tr((M* - M) K (M* - M)^T)"}
+_EVAL = "numerics.rank"
+
+EXCESS_RISK_IDENTITY = register(Theorem(
+    id="rank.linear.excess_risk_identity", title="Excess risk of a linear token mixer", category="proved",
+    statement=sp.Eq(_EXPECT, d_ * sp.Trace(_Delta * _K * _Delta.T)),
+    equality="always (an identity of second moments)", hypotheses=linear_hypotheses, witness=_witness,
+    evaluators={"fast": f"{_EVAL}:excess_risk_monte_carlo", "exact": f"{_EVAL}:excess_risk_exact"},
+    references=("THEORY.md section 3",), symbols=_SYMS))
+
+ECKART_YOUNG = register(Theorem(
+    id="rank.linear.eckart_young", title="Rank-r optimum in the K-weighted norm (tail-sum identity)",
+    category="proved", statement=sp.Eq(_R(r_), sp.Sum(_sigma[i_] ** 2, (i_, r_ + 1, n_))),
+    equality="always; attained by M_r = [M* K^{1/2}]_r K^{-1/2}", hypotheses=linear_hypotheses,
+    witness=_witness,
+    evaluators={"fast": f"{_EVAL}:optimal_excess_risk", "exact": f"{_EVAL}:certify_tail_sum"},
+    references=("[1] Eckart & Young 1936", "[2] Mirsky 1960"), symbols=_SYMS))
+
+DEFICIENCY = register(Theorem(
+    id="rank.linear.deficiency", title="Rank-deficient students pay at least sigma_{r*}^2",
+    category="proved",
+    statement=sp.Implies(sp.StrictLessThan(r_, rs_),
+                         sp.And(sp.GreaterThan(_R(r_), _sigma[rs_] ** 2), sp.StrictGreaterThan(_sigma[rs_], 0))),
+    equality="R(r) = sigma_{r*}^2 iff r = r* - 1", hypotheses=linear_hypotheses, witness=_witness,
+    evaluators={"fast": f"{_EVAL}:deficiency_fast", "exact": f"{_EVAL}:deficiency_exact"},
+    references=("[3] seed: deficiency",), symbols=_SYMS))
+
+ACHIEVABILITY = register(Theorem(
+    id="rank.linear.achievability", title="Rank r* suffices: zero excess risk", category="proved",
+    statement=sp.Implies(sp.GreaterThan(r_, rs_), sp.Eq(_R(r_), 0)),
+    equality="always for r >= r* (M = M*)", hypotheses=linear_hypotheses,
+    witness=lambda: {**_witness(), "r": 3},
+    evaluators={"fast": f"{_EVAL}:achievability_fast", "exact": f"{_EVAL}:achievability_exact"},
+    references=("[3] seed: achievability",), symbols=_SYMS))
+
+_learned = sp.Symbol("r_GD")
+GD_RECOVERY = register(Theorem(
+    id="rank.linear.gd_recovery", title="GD on U V^T from small init learns r* directions",
+    category="conjecture", statement=sp.Eq(_learned, rs_),
+    equality="r_GD = number of singular values of U V^T K^{1/2} that leave the initialisation scale",
+    hypotheses=linear_hypotheses, witness=_witness,
+    evaluators={"fast": f"numerics.rank_gd:learned_rank", "exact": f"numerics.rank_gd:learned_rank_exact"},
+    references=("[3] seed: recovery under low-rank implicit bias",), symbols=_SYMS))
+
+_rhat = sp.Symbol("r_hat")
+DATA_RECOVERY = register(Theorem(
+    id="rank.linear.data_recovery", title="r* read from the least-squares estimate before training",
+    category="conjecture", statement=sp.Eq(_rhat, rs_),
+    equality="estimator (energy rank tau, entropy rank, noise threshold) of sigma(M_hat K_hat^{1/2}) = r*",
+    hypotheses=linear_hypotheses, witness=_witness,
+    evaluators={"fast": f"{_EVAL}:estimate_ranks", "exact": f"{_EVAL}:estimate_ranks_exact"},
+    references=("[3] seed: the energy effective rank is the robust estimator",), symbols=_SYMS))
+
+
+def attention_hypotheses(instance: dict) -> Optional[bool]:
+    """Kernel W (d x d) and inputs X (B, T, d) as nested lists or arrays, r >= 0."""
+    if not isinstance(instance, dict) or instance.get("W") is None or instance.get("X") is None:
+        return None
+    W, X = _as_fraction_rows(instance["W"], "W"), instance["X"]
+    d = len(W)
+    shapes_ok = all(len(row) == d for row in W) and all(len(x) >= 1 and all(len(t) == d for t in x)
+                                                         for x in (X.tolist() if hasattr(X, "tolist") else X))
+    return bool(shapes_ok and int(instance.get("r", 0)) >= 0)
+
+
+def _attention_witness() -> dict:
+    """Kernel of rank 2 in d = 3, identity value map, two length-3 inputs; r = r* = 2."""
+    W = [[1, 0, 0], [0, 2, 0], [0, 0, 0]]
+    X = [[[1, 0, 0], [0, 1, 0], [0, 0, 1]], [[1, 1, 0], [0, 1, 1], [1, 0, 1]]]
+    return {"W": W, "W_V": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "X": X, "r": 2, "r_star": 2}
+
+
+_W = sp.Symbol("rank W_hat")
+ATTN_LINEAR_RECOVERY = register(Theorem(
+    id="rank.attention.linear.recovery", title="Linear QK attention: W recovered exactly by regression",
+    category="proved", statement=sp.Eq(_W, rs_),
+    equality="when the regression design has full column rank (noiseless): W_hat = W*",
+    hypotheses=attention_hypotheses, witness=_attention_witness,
+    evaluators={"fast": "numerics.rank_attention:recover_linear_kernel",
+                "exact": "numerics.rank_attention:recover_linear_kernel_exact"},
+    references=("[3] seed: exact for linear QK attention, also without the value map",)))
+
+ATTN_LINEAR_DEFICIENCY = register(Theorem(
+    id="rank.attention.linear.deficiency", title="Linear attention: rank-r kernels pay mu * tail(W*)",
+    category="proved",
+    statement=sp.GreaterThan(_R(r_), sp.Symbol("mu") * sp.Sum(_sigma[i_] ** 2, (i_, r_ + 1, n_))),
+    equality="mu = smallest eigenvalue of the quadratic form W -> mean ||X W X^T X W_V||^2",
+    hypotheses=attention_hypotheses, witness=_attention_witness,
+    evaluators={"fast": "numerics.rank_students:linear_deficiency_bound",
+                "exact": "numerics.rank_students:linear_deficiency_bound_exact"},
+    references=("THEORY.md section 3",)))
+
+ATTN_SOFTMAX_RECOVERY = register(Theorem(
+    id="rank.attention.softmax.recovery", title="Softmax attention: r* from data only partially",
+    category="conjecture", statement=sp.Eq(_W, rs_),
+    equality="holds at high temperature (small logits); breaks with saturation, T > d, unknown W_V",
+    hypotheses=attention_hypotheses, witness=_attention_witness,
+    evaluators={"fast": "numerics.rank_attention:recover_softmax_kernel",
+                "exact": "numerics.rank_attention:recover_softmax_kernel_exact"},
+    references=("[3] seed: partial pre-training recovery for softmax",)))
+
+ATTN_NATIVE_RANK = register(Theorem(
+    id="rank.attention.native", title="Attention-native rank: deficiency/achievability/GD recovery",
+    category="conjecture",
+    statement=sp.And(sp.Implies(sp.StrictLessThan(r_, rs_), sp.StrictGreaterThan(_R(r_), 0)),
+                     sp.Implies(sp.GreaterThan(r_, rs_), sp.Eq(_R(r_), 0))),
+    equality="R(r) = 0 for r >= r* (student = teacher)", hypotheses=attention_hypotheses,
+    witness=_attention_witness,
+    evaluators={"fast": "numerics.rank_students:train_kernel_students",
+                "exact": "numerics.rank_students:student_risk_exact"},
+    references=("[3] seed: the Entropic Bound restored for linear and softmax",)))
+
+STATIC_LADDER = register(Theorem(
+    id="rank.attention.static_rank", title="A static mixing operator's rank predicts the kernel rank",
+    category="conjecture", statement=sp.Eq(sp.Symbol("rank M_static"), rs_),
+    equality="expected to FAIL for input-conditioned attention (the interpolation ladder)",
+    hypotheses=attention_hypotheses, witness=_attention_witness,
+    evaluators={"fast": "numerics.rank_students:ladder_rung",
+                "exact": "numerics.rank_students:ladder_rung_exact"},
+    references=("[3] seed: the naive transfer fails; input-conditioning is the cause",)))
