@@ -1,0 +1,155 @@
+"""Trained-model measurements: verdicts equal the exact definition on the extracted matrices."""
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from numerics.corpus import Corpus, TextInput
+from numerics.models import load_model
+from verification.trained import campaign_name, input_records, restrict, run_campaign, variants
+from verification.trained_report import report_model, wilson
+
+pytestmark = pytest.mark.models
+TEXTS = ["Attention is all you need.", "A cat sat on the mat, quietly."]
+
+
+def exact_rows(M):
+    """Float matrix -> exact rationals, rows renormalised exactly (the THEORY.md §2 convention)."""
+    rows = [[Fraction(float(x)) for x in r] for r in M]
+    return [[x / sum(r) for x in r] for r in rows]
+
+
+def d1_by_definition(M):
+    """(equality, through_first, delta) of Theorem D1 from its definition, in exact arithmetic."""
+    A = exact_rows(M)
+    n = len(A)
+    tv = {(i, j): sum(abs(a - b) for a, b in zip(A[i], A[j])) / 2 for i in range(n) for j in range(i + 1, n)}
+    delta = max(tv.values())
+    good = [(i, j) for (i, j), d in tv.items() if d == delta and A[i][i] >= A[j][i] and A[j][j] >= A[i][j]]
+    return bool(good), any(i == 0 for i, _ in good), delta
+
+
+def rational_dobrushin(M):
+    A = exact_rows(M)
+    return max(sum(abs(a - b) for a, b in zip(A[i], A[j])) / 2 for i in range(len(A)) for j in range(i))
+
+
+@pytest.fixture(scope="module", params=["minilm", "smollm2"])
+def measured(request):
+    model = load_model(request.param)
+    inp = TextInput(id="t0", text=TEXTS[0], source="test")
+    enc = model.encode(inp.text)
+    A = model.attentions_of(enc).double().numpy()          # (L, H, T, T)
+    recs = {r.instance: r for r in input_records(model, inp)}
+    return model, enc, A, recs
+
+
+def test_layer_and_head_verdicts_equal_the_exact_definition(measured):
+    model, enc, A, recs = measured
+    L, H, T, _ = A.shape
+    vs = variants(enc.special.numpy(), model.causal)
+    assert [v.name for v in vs] == (["all", "content", "nofirst"] if model.causal else ["all", "content"])
+    checked = 0
+    for v in vs:
+        mean = restrict(A.mean(axis=1), v.keep)             # head average, then the submatrix
+        heads = restrict(A, v.keep)
+        for l in range(L):
+            key = f"{model.name}|t0|{v.name}|L{l}"
+            eq, first, delta = d1_by_definition(mean[l])
+            r = recs[f"{key}|mean"]
+            assert (r.verdict.value == "tight") == eq
+            assert r.extra["through_first"] == first
+            assert r.extra["delta"] == pytest.approx(float(delta), abs=1e-12)
+            half = [[(Fraction(int(i == k)) + a) / 2 for k, a in enumerate(row)] for i, row in enumerate(exact_rows(mean[l]))]
+            exact_value = max(sum(abs(a - b) for a, b in zip(half[i], half[j])) / 2
+                              for i in range(len(half)) for j in range(i))
+            assert r.value == pytest.approx(float(exact_value), abs=1e-12)
+            assert (r.slack == 0.0) == eq
+            for h in range(H):
+                eq_h, first_h, _ = d1_by_definition(heads[l, h])
+                rh = recs[f"{key}|H{h}"]
+                assert (rh.verdict.value == "tight") == eq_h and rh.extra["through_first"] == first_h
+                checked += 1
+    assert checked == len(vs) * L * H
+
+
+def test_content_restriction_and_causal_structure(measured):
+    model, enc, A, recs = measured
+    special = enc.special.numpy()
+    content = ~special
+    sub = restrict(A, content)
+    n = int(content.sum())
+    assert sub.shape == A.shape[:2] + (n, n)
+    assert np.allclose(sub.sum(-1), 1.0, atol=1e-12, rtol=0)
+    i, j = np.flatnonzero(content)[:2]                      # entries keep their ratios within a row
+    assert sub[0, 0, 0, 1] * A[0, 0, i, i] == pytest.approx(sub[0, 0, 0, 0] * A[0, 0, i, j], rel=1e-12)
+    r = recs[f"{model.name}|t0|content|L0|mean"]
+    assert r.provenance["n"] == n and r.provenance["T"] == len(enc.ids)
+    assert r.provenance["quantised"] == model.quantised
+    if model.causal:  # corollary: first row one-hot in every variant, so pairs (0, j) are self-dominant
+        for v in ("all", "content", "nofirst"):
+            for l in range(A.shape[0]):
+                rr = recs[f"{model.name}|t0|{v}|L{l}|mean"]
+                if rr.extra["pair"][0] == 0:
+                    assert rr.verdict.value == "tight" and rr.extra["through_first"]
+
+
+def test_rollout_records_match_an_independent_product(measured):
+    model, enc, A, recs = measured
+    M = restrict(A.mean(axis=1), np.ones(A.shape[-1], dtype=bool))  # rows renormalised in float64
+    R = np.eye(M.shape[-1])
+    prod = 1.0
+    for l in range(M.shape[0]):
+        Ahat = (np.eye(M.shape[-1]) + M[l]) / 2
+        R = Ahat @ R
+        prod *= float(rational_dobrushin(Ahat))
+        r = recs[f"{model.name}|t0|all|L{l}|rollout"]
+        dR = max(0.5 * np.abs(R[i] - R[j]).sum() for i in range(len(R)) for j in range(i))
+        assert r.value == pytest.approx(dR, rel=1e-9, abs=1e-12)
+        assert r.bound == pytest.approx(prod, rel=1e-9)
+        assert r.value <= r.bound + 1e-12
+    assert recs[f"{model.name}|t0|all|L0|rollout"].verdict.value == "tight"  # R_1 = Ahat_1
+
+
+def test_restrict_rejects_rows_without_mass():
+    A = np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [0.2, 0.3, 0.5]])  # row 1 lives on token 0 only
+    with pytest.raises(ValueError, match="row 0"):
+        restrict(A, np.array([False, True, True]))
+
+
+def test_wilson_interval_known_values():
+    lo, hi = wilson(5, 10)
+    assert (round(lo, 4), round(hi, 4)) == (0.2366, 0.7634)
+    assert wilson(0, 4)[0] == 0.0 and wilson(4, 4)[1] == 1.0
+
+
+def test_campaign_resumes_and_reports(store, tmp_path):
+    model = load_model("minilm", max_tokens=32)
+    corpus = Corpus(name="tiny", inputs=[TextInput(id=f"t{k}", text=t, source="test") for k, t in enumerate(TEXTS)])
+    console = Console(file=open(tmp_path / "log.txt", "w"), width=200)
+    camp = run_campaign(model, corpus, store, console)
+    assert camp == campaign_name(model, "tiny")
+    n = store.count(camp)
+    assert store.done_chunks(camp) == {"t0", "t1"} and n == 2 * 2 * 6 * (1 + 12 + 1)
+    run_campaign(model, corpus, store, console)       # resume: nothing recomputed or added
+    assert store.count(camp) == n
+    written = report_model(store, camp, model, tmp_path, console, {"t0", "t1"})
+    md = Path(written["d1"]["md"]).read_text()
+    assert "2 inputs" in md and "| 0 |" in md
+    assert all(Path(p).exists() for p in written["figures"])
+
+
+def test_cli_rollout_runs_and_bad_corpora_are_clear(tmp_path, capsys):
+    from verification.cli import main
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS) + "\n")
+    args = ["--db", str(tmp_path / "r.db"), "--out", str(tmp_path / "out")]
+    assert main(["rollout", "--model", "minilm", "--texts", str(texts), "--max-tokens", "32"] + args) == 0
+    assert (tmp_path / "out" / "tables" / "trained_d1_minilm.md").exists()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"body": 1}\n')
+    assert main(["rollout", "--model", "minilm", "--texts", str(bad)] + args) == 2
+    assert "bad.jsonl:1" in capsys.readouterr().err
