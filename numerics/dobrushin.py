@@ -128,7 +128,7 @@ class FactorCheck:
 def _d1_exact(A: np.ndarray, pairs: np.ndarray) -> tuple[bool, bool, bool]:
     """Exact D1 verdict for one float matrix, given candidate pairs that contain every maximiser."""
     E = ExactMatrix.from_floats(A)
-    ov = [E.overlap(int(i), int(j)) for i, j in pairs]
+    ov = E.overlaps(pairs)
     lo = min(ov)
     first = other = False
     for (i, j), o in zip(pairs, ov):
@@ -251,8 +251,8 @@ def d2_decide(P: np.ndarray, Q: np.ndarray, eps_p: float, eps_q: float,
 
 
 def _d2_exact(EP: ExactMatrix, EQ: ExactMatrix, candP: np.ndarray, candQ: np.ndarray) -> bool:
-    ovP = {(int(i), int(j)): EP.overlap(int(i), int(j)) for i, j in candP}
-    ovQ = {(int(k), int(l)): EQ.overlap(int(k), int(l)) for k, l in candQ}
+    ovP = dict(zip(((int(i), int(j)) for i, j in candP), EP.overlaps(candP)))
+    ovQ = dict(zip(((int(k), int(l)) for k, l in candQ), EQ.overlaps(candQ)))
     loP, loQ = min(ovP.values()), min(ovQ.values())
     if loP == 1 or loQ == 1:  # delta(P) = 0 or delta(Q) = 0
         return True

@@ -190,6 +190,18 @@ class ExactMatrix:
             tot += x if x < y else y
         return Fraction(tot, si * sj)
 
+    def overlaps(self, pairs: Any) -> list[Fraction]:
+        """``overlap(i, j)`` for many pairs; vectorised in int64 when every row has the same exact
+        sum and the integers are small (dyadic, one-hot and other coarse inputs), else a loop."""
+        pairs = [(int(i), int(j)) for i, j in pairs]
+        s0 = self.rowsum[0]
+        if (pairs and all(s == s0 for s in self.rowsum) and s0 < 2 ** 62 // max(self.m, 1)):
+            a = np.array(self.num, dtype=np.int64)
+            idx = np.array(pairs, dtype=np.int64)
+            tot = np.minimum(a[idx[:, 0]], a[idx[:, 1]]).sum(axis=-1)
+            return [Fraction(int(t), s0) for t in tot]
+        return [self.overlap(i, j) for i, j in pairs]
+
     def tv(self, i: int, j: int) -> Fraction:
         """d_ij = 1/2 ||P_i - P_j||_1, exactly."""
         return 1 - self.overlap(i, j)

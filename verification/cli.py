@@ -21,6 +21,11 @@ COMMANDS: tuple[str, ...] = ("verification.dobrushin_job", "verification.trained
 SECTIONS: tuple[str, ...] = ("verification.dobrushin_job", "verification.trained",)
 
 
+def make_console() -> Console:
+    """A console wide enough for the report tables when output is not a terminal (logs, CI)."""
+    return Console() if sys.stdout.isatty() else Console(width=200)
+
+
 @dataclass
 class JobContext:
     """What a main-job section gets: where to store, where to write, how much to do."""
@@ -29,7 +34,7 @@ class JobContext:
     out_dir: Path
     seed: int = 0
     quick: bool = True
-    console: Console = field(default_factory=Console)
+    console: Console = field(default_factory=lambda: make_console())
     only: Optional[set[str]] = None
 
     @property
@@ -44,7 +49,7 @@ class JobContext:
 def _cmd_theorems(args: argparse.Namespace) -> int:
     from theory import theorems
 
-    console = Console()
+    console = make_console()
     for th in theorems():
         console.print(f"[bold]{th.id}[/bold]  ({th.category})  {th.title}")
         console.print(f"    statement: {th.statement}")
