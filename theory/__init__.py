@@ -9,7 +9,7 @@ from theory.registry import REGISTRY, Theorem, get, register, theorems  # noqa: 
 from theory.verdicts import Verdict  # noqa: F401
 
 # Each module registers its theorems on import. Add a new family here.
-FAMILIES: tuple[str, ...] = ("theory.dobrushin", "theory.rank",)
+FAMILIES: tuple[str, ...] = ("theory.dobrushin", "theory.rank", "theory.poincare",)
 
 
 def load_all() -> None:
