@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -241,8 +241,3 @@ def verify_section(ctx: Any) -> None:
         ctx.console.rule(f"trained transformers: {name}")
         measure_and_report(name, ctx.store, ctx.out_dir, ctx.console, seed=ctx.seed, **opts)
 
-
-def iter_layer_rows(records: Iterable[dict]) -> Iterable[dict]:  # used by the report and tests
-    for r in records:
-        if r["provenance"].get("head") is None and r["instance"].endswith("|mean"):
-            yield r

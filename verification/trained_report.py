@@ -70,22 +70,18 @@ def _collect(store: Any, campaign: str, inputs: Optional[set]) -> dict:
 
 
 def _provenance(model: Any, campaign: str, n_inputs: int, seed: int) -> str:
-    q = f"; {_quant_note(model)}" if model.quantised else ""
+    from verification.trained import QUANTISED_NOTE
+
+    q = f"; {QUANTISED_NOTE}" if model.quantised else ""
     return (f"model {model.name} ({model.source}){q}; campaign {campaign}; {n_inputs} inputs; "
             f"max {model.max_tokens} tokens; rollout residual 0.5, mean head fusion; seed {seed} "
             "(no random draws); D1 verdicts exact (rational), shares with 95% Wilson intervals")
 
 
-def _quant_note(model: Any) -> str:
-    from verification.trained import QUANTISED_NOTE
-
-    return QUANTISED_NOTE
-
-
 def d1_table(data: dict, model: Any) -> tuple[list, list]:
     variants = [v for v in ("all", "content", "nofirst") if v in data["layer"]]
     cols = ["layer"] + [f"D1 tight, {VARIANT_TITLES[v]}" for v in variants]
-    cols += [f"via first token ({v})" for v in variants] + [f"median slack ({v})" for v in variants]
+    cols += [f"tight only via token 0 ({v})" for v in variants] + [f"median slack ({v})" for v in variants]
     rows = []
     for l in sorted(data["layer"]["all"]):
         row: list = [l]
@@ -95,7 +91,7 @@ def d1_table(data: dict, model: Any) -> tuple[list, list]:
         for v in variants:
             rs = [r for r in data["layer"][v].get(l, []) if r["verdict"] == "tight"]
             k = sum(bool(r["extra"].get("through_first")) and not r["extra"].get("through_other") for r in rs)
-            row.append(f"{k}/{len(rs)} only" if rs else "-")
+            row.append(f"{k}/{len(rs)}" if rs else "-")
         for v in variants:
             row.append(_median(r["slack"] for r in data["layer"][v].get(l, [])))
         rows.append(row)
@@ -159,6 +155,7 @@ def figures(data: dict, model: Any, fig_dir: Path, s: str) -> list[Path]:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     q = " (4-bit quantised weights)" if model.quantised else ""
     paths: list[Path] = []
@@ -169,6 +166,8 @@ def figures(data: dict, model: Any, fig_dir: Path, s: str) -> list[Path]:
         ax.set_title(VARIANT_TITLES[v], fontsize=9)
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.colorbar(im, ax=axes[0].tolist(), label="share of inputs with D1 equality")
     fig.suptitle(f"{model.name}{q}: D1 equality per head", fontsize=10)
     paths += _save(fig, fig_dir, f"trained_heatmap_{s}")
@@ -190,15 +189,15 @@ def figures(data: dict, model: Any, fig_dir: Path, s: str) -> list[Path]:
 
     fig, ax = plt.subplots(figsize=(6, 3.8))
     layers = sorted(data["roll"]["all"])
-    for key, label in (("value", "delta(R_l)"), ("bound", "prod delta(Ahat)"),
-                       ("prod_factor_bound", "prod (1+delta(A))/2")):
+    for key, label, style in (("value", "delta(R_l)", "-"), ("bound", "prod delta(Ahat)", "-"),
+                              ("prod_factor_bound", "prod (1+delta(A))/2", "--")):
         vals = [[(r[key] if key in r else r["extra"].get(key)) for r in data["roll"]["all"][l]] for l in layers]
         vals = [np.array([x for x in v if x is not None and x > 0], dtype=float) for v in vals]
         med = [np.median(v) if v.size else np.nan for v in vals]
         lo = [np.quantile(v, 0.25) if v.size else np.nan for v in vals]
         hi = [np.quantile(v, 0.75) if v.size else np.nan for v in vals]
         xs = [l + 1 for l in layers]
-        ax.plot(xs, med, marker=".", label=label)
+        ax.plot(xs, med, style, marker=".", label=label)
         ax.fill_between(xs, lo, hi, alpha=0.2)
     ax.set_yscale("log")
     ax.set_xlabel("depth l")
@@ -224,8 +223,11 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
     tables = out_dir / "tables"
     written: dict = {}
     rows, cols = d1_table(data, model)
+    allrec = [r for part in ("layer", "head") for cells in data[part].values() for rs in cells.values() for r in rs]
+    n_exact = sum(bool(r["extra"].get("exact")) for r in allrec)
     cap = (f"{model.name}: share of {n} inputs where Theorem D1 holds with equality (exact), per layer, "
-           f"head-averaged attention.{q}")
+           f"head-averaged attention. The float filter decided {len(allrec) - n_exact} of {len(allrec)} "
+           f"verdicts (layer and head); {n_exact} needed the exact rational path.{q}")
     written["d1"] = write_table(rows, cols, f"trained_d1_{s}", cap, prov, tables)
     print_table(console, rows, cols, cap)
     for v in ("all", "content"):
