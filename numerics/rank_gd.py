@@ -113,9 +113,12 @@ def gd_factorised_loop(M_star: Any, K: Any, r: int, seeds: Sequence[int], **kw: 
 
 
 def learned_rank(spectra: Any, threshold: Any) -> np.ndarray:
-    """Number of singular values above ``threshold`` (broadcast over leading dims of (..., k))."""
+    """Number of singular values above ``threshold``; spectra (S, ..., k), threshold a scalar or
+    (S,) (one per seed, aligned with the leading dims)."""
     s = np.asarray(spectra, dtype=np.float64)
-    return np.sum(s > np.asarray(threshold, dtype=np.float64)[..., None], axis=-1)
+    th = np.asarray(threshold, dtype=np.float64)
+    th = th.reshape(th.shape + (1,) * (s.ndim - th.ndim))
+    return np.sum(s > th, axis=-1)
 
 
 def escape_threshold(init_top: Any, factor: float = 10.0) -> np.ndarray:

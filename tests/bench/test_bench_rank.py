@@ -1,0 +1,58 @@
+"""Cost of the batched rank paths against a per-seed loop in the same session (pytest-benchmark).
+
+`make bench` measures; `make test` runs each once (--benchmark-disable) and checks agreement.
+"""
+import numpy as np
+import pytest
+import torch
+
+from numerics import rank as R
+from numerics import rank_gd as G
+
+SEEDS = list(range(32))
+K = R.covariance(12, "spread", 0)
+M = R.teacher(12, 4, "geometric", K, 0)
+KW = dict(init_scale=1e-3, steps=300, lr=0.1)
+
+
+@pytest.mark.benchmark(group="rank-gd")
+def test_bench_gd_batched(benchmark):
+    run = benchmark(G.gd_factorised, M, K, 6, SEEDS, **KW)
+    assert run["risk"].shape == (32, len(run["steps"]))
+
+
+@pytest.mark.benchmark(group="rank-gd")
+def test_bench_gd_per_seed_loop(benchmark):
+    run = benchmark(G.gd_factorised_loop, M, K, 6, SEEDS[:8], **KW)   # baseline: 8 seeds, scale x4
+    batched = G.gd_factorised(M, K, 6, SEEDS[:8], **KW)
+    np.testing.assert_allclose(run["risk"], batched["risk"], rtol=1e-9, atol=1e-15)
+
+
+STACK = np.random.default_rng(0).standard_normal((256, 16, 16))
+
+
+def _svd_batched():
+    with G.single_thread():
+        return torch.linalg.svdvals(torch.as_tensor(STACK)).numpy()
+
+
+def _svd_loop():
+    return np.stack([np.linalg.svd(a, compute_uv=False) for a in STACK])
+
+
+@pytest.mark.benchmark(group="rank-svd")
+def test_bench_svd_batched(benchmark):
+    s = benchmark(_svd_batched)
+    np.testing.assert_allclose(s, _svd_loop(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.benchmark(group="rank-svd")
+def test_bench_svd_per_matrix_loop(benchmark):
+    assert benchmark(_svd_loop).shape == (256, 16)
+
+
+@pytest.mark.benchmark(group="rank-estimators")
+def test_bench_energy_rank_batched(benchmark):
+    s = _svd_loop()
+    k = benchmark(R.energy_rank, s, 0.9)
+    assert k.tolist() == [R.energy_rank(row, 0.9) for row in s]

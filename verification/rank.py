@@ -1,0 +1,299 @@
+"""The rank campaigns: deficiency, achievability and recovery, linear surrogate and attention.
+
+Linear part (this module):
+  optimum     R(r) for r = 0..r*+2 on teachers of three spectrum shapes; the tail sum certified in
+              60-digit intervals, the risk of the explicit minimizer, deficiency/achievability
+              verdicts decided exactly from r* = rank(M*) (the rational the floats represent).
+  gd-pop      batched GD on U V^T, population loss: learned rank (singular values of U V^T K^{1/2}
+              above 10x their initial scale) against r* and init scale; risk at r < r*, r*, r* + 2
+              with how converged it is (relative change over the last tenth, gradient norm).
+  gd-data     the same on finite noisy data: the rank GD passes through and the rank it ends at.
+  estimators  least squares then energy rank (0.9, 0.99), entropy rank, Gavish-Donoho threshold:
+              recovery rate vs sample size, noise and spectrum shape.
+Attention part: verification/rank_attention_job.py.  Records go to the store chunk by chunk
+(re-running resumes); tables and figures are aggregated from the stored records only.
+"""
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from numerics import rank as R
+from numerics import rank_gd as G
+from theory.verdicts import Verdict, ViolationError
+from verification.store import Record
+from verification.tables import print_table, write_table
+
+SECTION = "rank"
+VERSION = "v1"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run covers; quick is the main-job section, full the standalone campaign."""
+    n: int = 8
+    r_star: int = 3
+    seeds: int = 2                         # teacher seeds per (shape, covariance)
+    gd_seeds: int = 8
+    gd_steps: int = 3000
+    init_scales: tuple[float, ...] = (1e-1, 1e-3)
+    samples: tuple[int, ...] = (8, 64)     # N inputs of d = 4 columns each
+    noises: tuple[float, ...] = (0.01, 0.1, 0.5)
+    est_seeds: int = 10
+    seed: int = 0
+    full: bool = False
+
+    @property
+    def tag(self) -> str:
+        return f"{VERSION}-n{self.n}-r{self.r_star}-seed{self.seed}-{'full' if self.full else 'quick'}"
+
+
+QUICK = Plan()
+FULL = Plan(n=16, r_star=4, seeds=5, gd_seeds=64, gd_steps=20000, init_scales=(1e-1, 1e-2, 1e-3, 1e-4),
+            samples=(4, 8, 16, 64, 256), noises=(0.01, 0.03, 0.1, 0.3, 1.0), est_seeds=100, full=True)
+COVS = ("identity", "spread")
+
+
+def _run_chunks(store: Any, campaign: str, chunks: Iterable[tuple[str, Callable[[], list[Record]]]]) -> None:
+    done = store.done_chunks(campaign)
+    for name, make in chunks:
+        if name not in done:
+            records = make()
+            bad = [r for r in records if r.verdict is Verdict.VIOLATED and r.theorem in _PROVED]
+            store.write_chunk(campaign, name, records)
+            if bad:
+                raise ViolationError(f"{bad[0].theorem} violated on {bad[0].instance}: {bad[0].extra}")
+
+
+_PROVED = {"rank.linear.eckart_young", "rank.linear.deficiency", "rank.linear.achievability",
+           "rank.linear.excess_risk_identity", "rank.attention.linear.recovery",
+           "rank.attention.linear.deficiency"}
+
+
+def _instance(plan: Plan, shape: str, cov: str, s: int):
+    seed = plan.seed * 1000 + 17 * s + 3 * COVS.index(cov) + R.SPECTRUM_SHAPES.index(shape)
+    K = R.covariance(plan.n, cov, seed)
+    return K, R.teacher(plan.n, plan.r_star, shape, K, seed), seed
+
+
+# -- optimum: tail sum, deficiency, achievability, the excess-risk identity -------------------------
+
+
+def optimum_chunk(plan: Plan, shape: str, cov: str, s: int) -> list[Record]:
+    K, M, seed = _instance(plan, shape, cov, s)
+    prov = {"seed": seed, "generator": "numerics.rank.teacher", "shape": shape, "covariance": cov,
+            "n": plan.n, "r_star": plan.r_star}
+    out = []
+    for r in range(0, plan.r_star + 3):
+        cert = R.certify_tail_sum(M, K, r)
+        lo, hi = float(cert["tail_lo"]), float(cert["tail_hi"])
+        overlap = cert["risk_lo"] <= cert["tail_hi"] and cert["tail_lo"] <= cert["risk_hi"]
+        width = float(max(cert["tail_hi"], cert["risk_hi"]) - min(cert["tail_lo"], cert["risk_lo"]))
+        fast = R.optimal_excess_risk(M, K, r)
+        out.append(Record("rank.linear.eckart_young", f"{shape}/{cov}/{s}/r{r}",
+                          Verdict.TIGHT if overlap else Verdict.UNDECIDED, slack=0.0, value=float(cert["risk_lo"]),
+                          bound=lo, backend="mpmath-iv", dtype="60 digits", provenance={**prov, "r": r},
+                          extra={"fast": fast, "certified_width": width, "fast_error": abs(fast - lo)}))
+        for name, fn in (("deficiency", R.deficiency_fast), ("achievability", R.achievability_fast)):
+            res = fn(M, K, r)
+            out.append(Record(f"rank.linear.{name}", f"{shape}/{cov}/{s}/r{r}", res["verdict"],
+                              slack=res["value"] - res["bound"], value=res["value"], bound=res["bound"],
+                              backend="fraction+float", provenance={**prov, "r": r},
+                              extra={"r_star_exact": res["r_star"], "tail_interval": [lo, hi]}))
+    student = np.random.default_rng(seed).standard_normal(M.shape) * 0.25
+    lhs, rhs = R.excess_risk_exact(M, student, K, d=4)
+    mc = R.excess_risk_monte_carlo(M, student, K, d=4, samples=4000, seed=seed)
+    out.append(Record("rank.linear.excess_risk_identity", f"{shape}/{cov}/{s}",
+                      Verdict.TIGHT if lhs == rhs else Verdict.VIOLATED, slack=float(rhs - lhs), value=float(lhs),
+                      bound=float(rhs), backend="fraction", dtype="exact", provenance={**prov, "d": 4},
+                      extra={"mc_mean": mc["mean"], "mc_z": (mc["mean"] - mc["identity"]) / mc["stderr"]}))
+    return out
+
+
+# -- gradient descent ----------------------------------------------------------------------------
+
+
+def _learned_counts(run: dict, L: np.ndarray) -> tuple[np.ndarray, int]:
+    """Final learned rank per seed: float count when every singular value is clearly away from the
+    threshold (relative 1e-9 of sigma_1), else the 50-digit count (None = undecided)."""
+    thr = G.escape_threshold(run["init_top"])
+    final = run["spectra"][:, -1]
+    counts, exact_calls = [], 0
+    for i in range(final.shape[0]):
+        gap = np.min(np.abs(final[i] - thr[i])) / max(final[i, 0], 1e-300)
+        if gap > 1e-9:
+            counts.append(int(np.sum(final[i] > thr[i])))
+        else:
+            exact_calls += 1
+            counts.append(G.learned_rank_exact(run["U"][i], run["V"][i], L, float(thr[i])))
+    return np.array(counts, dtype=object), exact_calls
+
+
+def gd_population_chunk(plan: Plan, shape: str, r: int, init: float) -> list[Record]:
+    K, M, seed = _instance(plan, shape, "spread", 0)
+    seeds = [seed * 100 + i for i in range(plan.gd_seeds)]
+    run = G.gd_factorised(M, K, r, seeds, init_scale=init, steps=plan.gd_steps)
+    counts, exact_calls = _learned_counts(run, np.linalg.cholesky(K))
+    thr = G.escape_threshold(run["init_top"])
+    path = G.learned_rank(run["spectra"], thr)                              # (S, T)
+    conv = G.convergence(run)
+    opt = R.optimal_excess_risk(M, K, r)
+    prov = {"seed": seed, "seeds": [seeds[0], seeds[-1]], "shape": shape, "covariance": "spread", "n": plan.n,
+            "r_star": plan.r_star, "r": r, "init_scale": init, "steps": plan.gd_steps, "lr": run["lr"]}
+    out = []
+    for i, sd in enumerate(seeds):
+        c = counts[i]
+        want = min(r, plan.r_star)
+        verdict = Verdict.UNDECIDED if c is None else Verdict.HOLDS if c == want else Verdict.VIOLATED
+        risk = float(run["risk"][i, -1])
+        out.append(Record("rank.linear.gd_recovery", f"pop/{shape}/r{r}/init{init}/{sd}", verdict,
+                          value=None if c is None else float(c), bound=float(want), backend="torch", dtype="float64",
+                          provenance={**prov, "gd_seed": sd},
+                          extra={"risk": risk, "optimum": opt, "gap": risk - opt,
+                                 "rel_change_last_tenth": float(conv["rel_change_last_tenth"][i]),
+                                 "grad_norm": float(conv["grad_norm"][i]), "exact_calls": exact_calls,
+                                 "path": path[i].tolist(), "steps": run["steps"].tolist(),
+                                 "spectrum": run["spectra"][i, -1].tolist(),
+                                 "first_step_at_r_star": _first(path[i], want, run["steps"])}))
+    return out
+
+
+def _first(path: np.ndarray, want: int, steps: np.ndarray) -> Any:
+    hit = np.nonzero(path == want)[0]
+    return int(steps[hit[0]]) if hit.size else None
+
+
+def gd_data_chunk(plan: Plan, shape: str, N: int, noise: float) -> list[Record]:
+    K, M, seed = _instance(plan, shape, "spread", 0)
+    seeds = [seed * 100 + 7 * N + i for i in range(plan.gd_seeds)]
+    fits = [R.least_squares(*R.sample_data(M, K, N, 4, noise, sd)) for sd in seeds]
+    Kh = np.stack([f["K_hat"] for f in fits])
+    C = np.stack([f["M_hat"] @ f["K_hat"] for f in fits])                     # Y X^T / cols
+    run = G.gd_factorised(M, K, plan.n, seeds, init_scale=1e-3, steps=plan.gd_steps, data=(Kh, C))
+    path = G.learned_rank(run["spectra"], G.escape_threshold(run["init_top"]))
+    prov = {"seed": seed, "shape": shape, "N": N, "d": 4, "noise": noise, "n": plan.n, "r_star": plan.r_star,
+            "r": plan.n, "init_scale": 1e-3, "steps": plan.gd_steps, "lr": run["lr"]}
+    out = []
+    for i, sd in enumerate(seeds):
+        ends = int(path[i, -1])
+        out.append(Record("rank.linear.gd_recovery", f"data/{shape}/N{N}/noise{noise}/{sd}",
+                          Verdict.HOLDS if ends == plan.r_star else Verdict.VIOLATED, value=float(ends),
+                          bound=float(plan.r_star), backend="torch", provenance={**prov, "gd_seed": sd},
+                          extra={"passes_r_star": bool(np.any(path[i] == plan.r_star)), "path": path[i].tolist(),
+                                 "risk_end": float(run["risk"][i, -1]), "risk_min": float(run["risk"][i].min()),
+                                 "first_step_at_r_star": _first(path[i], plan.r_star, run["steps"])}))
+    return out
+
+
+def estimator_chunk(plan: Plan, shape: str, N: int, noise: float) -> list[Record]:
+    K, M, seed = _instance(plan, shape, "spread", 0)
+    out = []
+    for i in range(plan.est_seeds):
+        sd = seed * 1000 + 31 * N + i
+        fit = R.least_squares(*R.sample_data(M, K, N, 4, noise, sd))
+        est = R.estimate_ranks(fit["M_hat"], fit["K_hat"], fit["noise_std"], fit["columns"])
+        for name in ("energy_0.9", "energy_0.99", "entropy_round", "threshold"):
+            ok = est[name] == plan.r_star
+            out.append(Record("rank.linear.data_recovery", f"{shape}/N{N}/noise{noise}/{sd}/{name}",
+                              Verdict.HOLDS if ok else Verdict.VIOLATED, value=float(est[name]),
+                              bound=float(plan.r_star), provenance={"seed": sd, "shape": shape, "N": N, "d": 4,
+                                                                    "noise": noise, "n": plan.n, "estimator": name},
+                              extra={"entropy": est["entropy"], "noise_hat": fit["noise_std"]}))
+    return out
+
+
+# -- running, aggregating ------------------------------------------------------------------------------
+
+
+def run_linear(store: Any, plan: Plan) -> None:
+    tag = plan.tag
+    r_star = plan.r_star
+    _run_chunks(store, f"rank.optimum-{tag}", (
+        (f"{sh}/{cov}/{s}", lambda sh=sh, cov=cov, s=s: optimum_chunk(plan, sh, cov, s))
+        for sh in R.SPECTRUM_SHAPES for cov in COVS for s in range(plan.seeds)))
+    _run_chunks(store, f"rank.gd-pop-{tag}", (
+        (f"{sh}/r{r}/init{init}", lambda sh=sh, r=r, init=init: gd_population_chunk(plan, sh, r, init))
+        for sh in R.SPECTRUM_SHAPES for r in (r_star - 1, r_star, r_star + 2) for init in plan.init_scales))
+    _run_chunks(store, f"rank.gd-data-{tag}", (
+        (f"{sh}/N{N}/noise{nz}", lambda sh=sh, N=N, nz=nz: gd_data_chunk(plan, sh, N, nz))
+        for sh in ("flat", "geometric") for N in plan.samples for nz in plan.noises[1:]))
+    _run_chunks(store, f"rank.estimators-{tag}", (
+        (f"{sh}/N{N}/noise{nz}", lambda sh=sh, N=N, nz=nz: estimator_chunk(plan, sh, N, nz))
+        for sh in R.SPECTRUM_SHAPES for N in plan.samples for nz in plan.noises))
+
+
+def _group(records: Iterable[dict], key: Callable[[dict], tuple]) -> dict[tuple, list[dict]]:
+    out: dict[tuple, list[dict]] = defaultdict(list)
+    for rec in records:
+        out[key(rec)].append(rec)
+    order = lambda kv: tuple((0, x, "") if isinstance(x, (int, float)) else (1, 0, str(x)) for x in kv[0])  # noqa: E731
+    return dict(sorted(out.items(), key=order))
+
+
+def _share(recs: list[dict], verdicts: tuple[str, ...] = ("holds", "tight")) -> str:
+    k = sum(r["verdict"] in verdicts for r in recs)
+    return f"{k}/{len(recs)}"
+
+
+# -- entry points ----------------------------------------------------------------------------------
+
+
+def run(store: Any, plan: Plan, out_dir: Path, console: Any, parts: tuple[str, ...] = ("linear", "attention")) -> dict:
+    from verification import rank_report
+
+    summary: dict[str, Any] = {}
+    if "linear" in parts:
+        run_linear(store, plan)
+        summary.update(rank_report.report_linear(store, plan, out_dir / "tables", out_dir / "figures", console))
+    if "attention" in parts:
+        from verification import rank_attention_job as att
+
+        summary.update(att.run_and_report(store, att.QUICK_ATT if not plan.full else att.FULL_ATT,
+                                          out_dir / "tables", out_dir / "figures", console, seed=plan.seed))
+    return summary
+
+
+def verify_section(ctx: Any) -> None:
+    """Main-job section: the quick plan (n = 8, a few seeds; well under 90 s on 2 cores)."""
+    plan = replace(QUICK if ctx.quick else FULL, seed=ctx.seed)
+    run(ctx.store, plan, Path(ctx.out_dir), ctx.console)
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from verification.store import ResultStore
+
+    plan = replace(FULL if args.full else QUICK, seed=args.seed)
+    if args.n is not None:
+        plan = replace(plan, n=args.n)
+    if args.r_star is not None:
+        plan = replace(plan, r_star=args.r_star)
+    if not (1 <= plan.r_star <= plan.n - 2):
+        raise ValueError(f"--r-star must satisfy 1 <= r* <= n - 2 (r* + 2 students), got r*={plan.r_star}, n={plan.n}")
+    parts = tuple(args.part.split(",")) if args.part else ("linear", "attention")
+    unknown = set(parts) - {"linear", "attention"}
+    if unknown:
+        raise ValueError(f"--part: unknown {sorted(unknown)}; choose from linear, attention")
+    with ResultStore(args.db) as store:
+        run(store, plan, Path(args.out), Console(), parts)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    from verification.cli import add_common
+
+    p = subparsers.add_parser("rank", help="rank lower bounds (Entropic Bound): deficiency, achievability, recovery")
+    add_common(p)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_true", help="the main-job size (default)")
+    g.add_argument("--full", action="store_true", help="n = 16, r* = 4, many seeds and sizes")
+    p.add_argument("--n", type=int, default=None, help="token dimension n of the linear surrogate")
+    p.add_argument("--r-star", type=int, default=None, help="teacher rank r*")
+    p.add_argument("--part", default=None, help="comma-separated: linear, attention (default both)")
+    p.set_defaults(func=_cmd)
