@@ -3,9 +3,11 @@
     1/2 ||a - b||_1 = (sum a + sum b)/2 - sum_k min(a_k, b_k)
 
 computed over the upper triangle of row pairs like a (min,+) product, with the maximum fused:
-memory per call is O(B) beyond the input, never B x n x n x n (or even B x n x n).
-Rows are processed four at a time against one row so that each load of row i feeds four
-min-add chains (register blocking); the inner loop vectorises (fastmath reassociation).
+memory per call is O(B n) beyond the input, never B x n x n x n (or even B x n x n).
+Row pairs are taken in 4 x 4 tiles: each of the 8 row loads per column k feeds 4 min-add chains
+(register blocking), and the k loop vectorises (fastmath reassociation) with 16 accumulators.
+float32 input is accumulated in float32 by dobrushin_batch; pair_scan (exact certification) is
+float64 only.
 """
 from __future__ import annotations
 
@@ -13,21 +15,6 @@ import numpy as np
 from numba import njit, prange
 
 _FLAGS = dict(cache=True, fastmath=True, nogil=True, boundscheck=False)
-
-
-@njit(**_FLAGS)
-def _pair_overlaps4(P, b, i, j, m):  # noqa: ANN001 - numba
-    s0 = P.dtype.type(0)
-    s1 = s0
-    s2 = s0
-    s3 = s0
-    for k in range(m):
-        a = P[b, i, k]
-        s0 += min(a, P[b, j, k])
-        s1 += min(a, P[b, j + 1, k])
-        s2 += min(a, P[b, j + 2, k])
-        s3 += min(a, P[b, j + 3, k])
-    return s0, s1, s2, s3
 
 
 @njit(**_FLAGS)
@@ -42,11 +29,10 @@ def _pair_overlap(P, b, i, j, m):  # noqa: ANN001
 # dobrushin_batch: 4 x 4 tiles of row pairs, k-vectorised, max fused
 # ------------------------------------------------------------------------------------------------
 @njit(**_FLAGS)
-def _tile_max(P, rs, b, i0, j0):  # noqa: ANN001
-    """max of d_ij = (r_i + r_j)/2 - sum_k min(P_ik, P_jk) over the pairs i < j of the 4 x 4 tile
-    rows i0..i0+3 x rows j0..j0+3 of matrix b (indices past n - 1 are clamped to n - 1: they repeat
-    a pair already counted). Each of the 8 row loads per k feeds 4 min-add chains (register
-    blocking); the k loop vectorises with 16 accumulators. 0 if the tile has no pair i < j."""
+def _tile_sums(P, b, i0, j0):  # noqa: ANN001
+    """Overlaps sum_k min(P_ik, P_jk) of the 4 x 4 tile rows i0..i0+3 x rows j0..j0+3 of matrix b
+    (indices past n - 1 clamped to n - 1), as 4 tuples of 4. Each of the 8 row loads per k feeds
+    4 min-add chains (register blocking); the k loop vectorises with 16 accumulators."""
     _, n, m = P.shape
     i1, i2, i3 = min(i0 + 1, n - 1), min(i0 + 2, n - 1), min(i0 + 3, n - 1)
     j1, j2, j3 = min(j0 + 1, n - 1), min(j0 + 2, n - 1), min(j0 + 3, n - 1)
@@ -60,14 +46,23 @@ def _tile_max(P, rs, b, i0, j0):  # noqa: ANN001
         s10 += min(a1, c0); s11 += min(a1, c1); s12 += min(a1, c2); s13 += min(a1, c3)  # noqa: E702
         s20 += min(a2, c0); s21 += min(a2, c1); s22 += min(a2, c2); s23 += min(a2, c3)  # noqa: E702
         s30 += min(a3, c0); s31 += min(a3, c1); s32 += min(a3, c2); s33 += min(a3, c3)  # noqa: E702
-    ii = (i0, i1, i2, i3)
-    jj = (j0, j1, j2, j3)
-    ss = ((s00, s01, s02, s03), (s10, s11, s12, s13), (s20, s21, s22, s23), (s30, s31, s32, s33))
+    return ((s00, s01, s02, s03), (s10, s11, s12, s13), (s20, s21, s22, s23), (s30, s31, s32, s33))
+
+
+@njit(**_FLAGS)
+def _tile_max(P, rs, b, i0, j0):  # noqa: ANN001
+    """max of d_ij = (r_i + r_j)/2 - overlap_ij over the pairs i < j of the 4 x 4 tile at (i0, j0)
+    of matrix b (clamped indices repeat a pair already counted); 0 if the tile has no pair i < j."""
+    n = P.shape[1]
+    ss = _tile_sums(P, b, i0, j0)
+    z = P.dtype.type(0)
     best = z
     for r in range(4):
+        i = min(i0 + r, n - 1)
         for c in range(4):
-            if ii[r] < jj[c]:
-                best = max(best, P.dtype.type(0.5) * (rs[b, ii[r]] + rs[b, jj[c]]) - ss[r][c])
+            j = min(j0 + c, n - 1)
+            if i < j:
+                best = max(best, P.dtype.type(0.5) * (rs[b, i] + rs[b, j]) - ss[r][c])
     return best
 
 
@@ -187,18 +182,17 @@ def pair_scan(P, diag):  # noqa: ANN001
         for i in range(n):
             rs[i] = _row_sum(P, b, i, m)
         st = np.array([-1.0, -1.0, 0.0, 0.0, -1.0])
-        for i in range(n - 1):
-            j = i + 1
-            while j + 3 < n:
-                s0, s1, s2, s3 = _pair_overlaps4(P, b, i, j, m)
-                _visit(0.5 * (rs[i] + rs[j]) - s0, i, j, P, b, diag, st)
-                _visit(0.5 * (rs[i] + rs[j + 1]) - s1, i, j + 1, P, b, diag, st)
-                _visit(0.5 * (rs[i] + rs[j + 2]) - s2, i, j + 2, P, b, diag, st)
-                _visit(0.5 * (rs[i] + rs[j + 3]) - s3, i, j + 3, P, b, diag, st)
-                j += 4
-            while j < n:
-                _visit(0.5 * (rs[i] + rs[j]) - _pair_overlap(P, b, i, j, m), i, j, P, b, diag, st)
-                j += 1
+        ov = np.empty((4, n))                          # overlaps of 4 rows i0.. with every row j
+        for i0 in range(0, n - 1, 4):
+            for j0 in range(i0, n, 4):
+                ss = _tile_sums(P, b, i0, j0)
+                for r in range(4):
+                    for c in range(min(4, n - j0)):
+                        ov[r, j0 + c] = ss[r][c]
+            for r in range(min(4, n - i0)):              # visit pairs in row-major order
+                i = i0 + r
+                for j in range(i + 1, n):
+                    _visit(0.5 * (rs[i] + rs[j]) - ov[r, j], i, j, P, b, diag, st)
         best[b] = st[0]
         second[b] = st[1]
         bi[b] = int(st[2])
