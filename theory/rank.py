@@ -305,3 +305,21 @@ STATIC_LADDER = register(Theorem(
     evaluators={"fast": "numerics.rank_students:ladder_rung",
                 "exact": "numerics.rank_students:ladder_rung_exact"},
     references=("[3] seed: the naive transfer fails; input-conditioning is the cause",)))
+
+
+def weights_hypotheses(instance: dict) -> Optional[bool]:
+    """Two factors A, B of one shape (D, dh) with D >= dh (a head's W_Q, W_K or W_V, W_O^T)."""
+    if not isinstance(instance, dict) or instance.get("A") is None or instance.get("B") is None:
+        return None
+    A, B = _as_fraction_rows(instance["A"], "A"), _as_fraction_rows(instance["B"], "B")
+    return len(A) == len(B) and len(A[0]) == len(B[0]) and len(A) >= len(A[0])
+
+
+WEIGHTS_HEAD_RANK = register(Theorem(
+    id="rank.weights.head_rank", title="A head's circuit A B^T has rank <= head dim, = dh for full-rank factors",
+    category="sanity", statement=sp.LessThan(sp.Symbol("rank(A B^T)"), sp.Symbol("d_head")),
+    equality="rank(A B^T) = dh iff rank(B) = dh when A has full column rank",
+    hypotheses=weights_hypotheses,
+    witness=lambda: {"A": [[1, 0], [0, 1], [0, 0]], "B": [[1, 0], [0, 2], [1, 1]]},
+    evaluators={"fast": "numerics.rank_weights:head_spectra", "exact": "numerics.rank_weights:head_rank_exact"},
+    references=("THEORY.md section 3 (trained weights)", "TransformerLens FactoredMatrix")))

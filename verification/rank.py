@@ -243,7 +243,10 @@ def _share(recs: list[dict], verdicts: tuple[str, ...] = ("holds", "tight")) -> 
 # -- entry points ----------------------------------------------------------------------------------
 
 
-def run(store: Any, plan: Plan, out_dir: Path, console: Any, parts: tuple[str, ...] = ("linear", "attention")) -> dict:
+PARTS = ("linear", "attention", "weights")
+
+
+def run(store: Any, plan: Plan, out_dir: Path, console: Any, parts: tuple[str, ...] = PARTS) -> dict:
     from verification import rank_report
 
     summary: dict[str, Any] = {}
@@ -255,11 +258,16 @@ def run(store: Any, plan: Plan, out_dir: Path, console: Any, parts: tuple[str, .
 
         summary.update(att.run_and_report(store, att.QUICK_ATT if not plan.full else att.FULL_ATT,
                                           out_dir / "tables", out_dir / "figures", console, seed=plan.seed))
+    if "weights" in parts:
+        from verification import rank_weights_job
+
+        summary.update(rank_weights_job.run_and_report(store, out_dir / "tables", out_dir / "figures", console))
     return summary
 
 
 def verify_section(ctx: Any) -> None:
-    """Main-job section: the quick plan (n = 8, a few seeds; well under 90 s on 2 cores)."""
+    """Main-job section: the quick plan (n = 8, a few seeds) and the trained heads (models cached
+    in-process by numerics.models when the trained section ran first)."""
     plan = replace(QUICK if ctx.quick else FULL, seed=ctx.seed)
     run(ctx.store, plan, Path(ctx.out_dir), ctx.console)
 
@@ -276,10 +284,10 @@ def _cmd(args: argparse.Namespace) -> int:
         plan = replace(plan, r_star=args.r_star)
     if not (1 <= plan.r_star <= plan.n - 2):
         raise ValueError(f"--r-star must satisfy 1 <= r* <= n - 2 (r* + 2 students), got r*={plan.r_star}, n={plan.n}")
-    parts = tuple(args.part.split(",")) if args.part else ("linear", "attention")
-    unknown = set(parts) - {"linear", "attention"}
+    parts = tuple(args.part.split(",")) if args.part else PARTS
+    unknown = set(parts) - set(PARTS)
     if unknown:
-        raise ValueError(f"--part: unknown {sorted(unknown)}; choose from linear, attention")
+        raise ValueError(f"--part: unknown {sorted(unknown)}; choose from {', '.join(PARTS)}")
     with ResultStore(args.db) as store:
         run(store, plan, Path(args.out), Console(), parts)
     return 0
@@ -295,5 +303,5 @@ def register(subparsers: Any) -> None:
     g.add_argument("--full", action="store_true", help="n = 16, r* = 4, many seeds and sizes")
     p.add_argument("--n", type=int, default=None, help="token dimension n of the linear surrogate")
     p.add_argument("--r-star", type=int, default=None, help="teacher rank r*")
-    p.add_argument("--part", default=None, help="comma-separated: linear, attention (default both)")
+    p.add_argument("--part", default=None, help="comma-separated: linear, attention, weights (default all)")
     p.set_defaults(func=_cmd)

