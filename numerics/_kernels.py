@@ -217,3 +217,41 @@ def near_max_pairs(P, b, threshold):  # noqa: ANN001
                 out[c, 1] = j
                 c += 1
     return out[:c]
+
+
+# ------------------------------------------------------------------------------------------------
+# validation in one fused pass (finite, nonnegative, row sums), parallel over the batch
+# ------------------------------------------------------------------------------------------------
+@njit(parallel=True, cache=True, nogil=True, boundscheck=False)
+def check_stochastic(P, tol):  # noqa: ANN001
+    """Per matrix of P (B, n, m): (problem, row, col, value, max |row sum - 1|) where problem is
+    0 ok, 1 non-finite entry, 2 negative entry, 3 row sum off by more than ``tol`` (first found in
+    row-major order; ``value`` is the entry or the row sum). Row sums accumulate in float64."""
+    B, n, m = P.shape
+    kind = np.zeros(B, dtype=np.int64)
+    row = np.zeros(B, dtype=np.int64)
+    col = np.zeros(B, dtype=np.int64)
+    val = np.zeros(B)
+    dev = np.zeros(B)
+    for b in prange(B):
+        worst = 0.0
+        for i in range(n):
+            s = 0.0
+            for k in range(m):
+                v = P[b, i, k]
+                if not np.isfinite(v) or v < 0:
+                    if kind[b] == 0:
+                        kind[b] = 1 if not np.isfinite(v) else 2
+                        row[b] = i
+                        col[b] = k
+                        val[b] = v
+                s += v
+            d = abs(s - 1.0)
+            if d > worst:
+                worst = d
+            if d > tol and kind[b] == 0:
+                kind[b] = 3
+                row[b] = i
+                val[b] = s
+        dev[b] = worst
+    return kind, row, col, val, dev

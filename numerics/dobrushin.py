@@ -162,20 +162,18 @@ def factor_check(A: Any, *, row_tol: Optional[float] = None) -> FactorCheck:
         delta = np.maximum(best, 0.0)
         slack = np.maximum((best - g) / 2, 0.0)
         pair = np.stack([bi, bj], axis=-1)
-        for b in range(B):
-            i, j, e = bi[b], bj[b], eps[b]
-            if best[b] - second[b] > 2 * e:  # unique maximiser: only its signs matter
-                x = P[b, i, i] - P[b, j, i]
-                y = P[b, j, j] - P[b, i, j]
-                if x < -e or y < -e:
-                    continue
-                if x > e and y > e:
-                    eq[b] = True
-                    first[b], other[b] = (i == 0), (i != 0)
-                    continue
-                cand = np.array([[i, j]])
+        ar = np.arange(B)
+        x = P[ar, bi, bi] - P[ar, bj, bi]       # A_ii - A_ji at the float maximiser
+        y = P[ar, bj, bj] - P[ar, bi, bj]       # A_jj - A_ij
+        unique = best - second > 2 * eps        # only the maximiser's signs matter
+        no = unique & ((x < -eps) | (y < -eps))
+        yes = unique & (x > eps) & (y > eps)
+        eq[yes], first[yes], other[yes] = True, bi[yes] == 0, bi[yes] != 0
+        for b in np.flatnonzero(~(no | yes)):   # near-ties: the exact path decides
+            if unique[b]:
+                cand = np.array([[bi[b], bj[b]]])
             else:
-                cand = K.near_max_pairs(P, b, best[b] - 2 * e)
+                cand = K.near_max_pairs(P, b, best[b] - 2 * eps[b])
             used_exact[b] = True
             eq[b], first[b], other[b] = _d1_exact(P[b], cand)
         slack[eq] = 0.0

@@ -92,24 +92,22 @@ def as_stochastic(x: Any, name: str = "P", square: bool = False, row_tol: float 
     if data.shape[0] == 0:
         raise ValueError(f"{name}: empty batch (shape {arr.shape})")
 
-    bad = ~np.isfinite(data)
-    if bad.any():
-        b, i, k = np.argwhere(bad)[0]
-        raise ValueError(f"{name}: non-finite entry {float(data[b, i, k])} at {_where(lead, b)}row {i}, column {k}")
-    neg = data < 0
-    if neg.any():
-        b, i, k = np.argwhere(neg)[0]
-        raise ValueError(f"{name}: negative entry {float(data[b, i, k])!r} at {_where(lead, b)}row {i}, column {k}")
-    sums = data.sum(axis=-1, dtype=np.float64)  # (B, n)
+    from numerics._kernels import check_stochastic  # one fused pass (numba)
+
     tol = ROW_TOL[np.dtype(data.dtype)] if row_tol is None else float(row_tol)
-    dev = np.abs(sums - 1.0)
-    off = dev > tol
-    if off.any():
-        b, i = np.argwhere(off)[0]
-        raise ValueError(f"{name}: row {i} sums to {float(sums[b, i])!r}, not 1 (tolerance {tol:g}) at "
-                         f"{_where(lead, b) or 'the matrix, '}".rstrip(", "))
+    kind, row, col, val, dev = check_stochastic(data, tol)
+    if kind.any():
+        b = int(np.flatnonzero(kind)[0])
+        i, k, v = int(row[b]), int(col[b]), float(val[b])
+        where = _where(lead, b)
+        if kind[b] == 1:
+            raise ValueError(f"{name}: non-finite entry {v} at {where}row {i}, column {k}")
+        if kind[b] == 2:
+            raise ValueError(f"{name}: negative entry {v!r} at {where}row {i}, column {k}")
+        raise ValueError(f"{name}: row {i} sums to {v!r}, not 1 (tolerance {tol:g})"
+                         + (f" at {where}".rstrip(", ") if where else ""))
     # |true sum - 1| <= |float sum - 1| + m u (sum computed in float64 of nonnegative terms)
-    row_dev = dev.max(axis=-1) + (m + 2) * UNIT_ROUNDOFF * 1.01
+    row_dev = dev + (m + 2) * UNIT_ROUNDOFF * 1.01
     return Batch(data=data, lead=lead, like=like, row_dev=row_dev)
 
 
