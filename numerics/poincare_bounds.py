@@ -74,9 +74,9 @@ def holley_stroock_exact(fam: LossFamily, beta, lam) -> dict:
 
 
 def test_function_lower(res, span: str = "quadratic") -> float:
-    from numerics.poincare import test_function_lower_grid
+    from numerics.poincare import rayleigh_lower_grid
 
-    return test_function_lower_grid(res, span)
+    return rayleigh_lower_grid(res, span)
 
 
 def test_function_lower_exact(fam: LossFamily, beta: float, lam: float, res, lo: float, hi: float,
@@ -128,10 +128,10 @@ def villani_lambda_min(fam: LossFamily, beta: float) -> dict:
         crit = np.nonzero((d1[:-1] < 0) & (d1[1:] >= 0))[0]          # local minima of m2
         best, where = -math.inf, None
         for i in crit:
-            val = math.sqrt(max(d2[i], 0.0) / beta) - m2[i]
+            val = math.sqrt(max(float(d2[i]), 0.0) / beta) - float(m2[i])
             if val > best:
                 best, where = val, float(s[i])
-        return {"lambda_V": max(0.0, best), "witness": where, "method": "grid |s|<=30, local minima of m2"}
+        return {"lambda_V": float(max(0.0, best)), "witness": where, "method": "grid |s|<=30, local minima of m2"}
     return {"lambda_V": 0.0, "witness": None, "method": "bounded derivatives: V >= beta(lam|s|-M1)^2/2 - M2"}
 
 
@@ -142,14 +142,24 @@ def villani_check(fam: LossFamily, beta: float, lam: float) -> dict:
     certified = isinstance(fam, GaussianFamily) or (isinstance(fam, AttentionScalar) and fam.dim == 1)
     if certified:
         return {"holds": True, "certified": True, **lv}
-    return {"holds": lam > lv["lambda_V"], "certified": False, **lv}
+    return {"holds": bool(lam > lv["lambda_V"]), "certified": False, **lv}
 
 
 def villani_check_exact(fam: LossFamily, beta: float, lam: float, dps: int = 40) -> dict:
     """Certify a LoRA failure: at the witness p, beta lam^2/2 < L''(p) - beta L'(p)^2/2 in mpmath
     (the r^2 coefficient of V on the hyperbola b c = p is negative, so V -> -oo there)."""
     out = villani_check(fam, beta, lam)
-    if out["holds"] or not isinstance(fam, LoRADirectional):
+    if out["holds"]:
+        return out
+    if isinstance(fam, AttentionScalar):
+        # attn2: the critical point s0 of m2 to dps digits (findroot), then beta (lam + m2)^2 < m2''
+        with mpmath.workdps(dps):
+            m2 = (lambda s: fam.moments_mp(s)[0])
+            s0 = mpmath.findroot(lambda s: mpmath.diff(m2, s), mpmath.mpf(out["witness"]))
+            resid = abs(mpmath.diff(m2, s0))
+            coef = beta * (mpmath.mpf(lam) + m2(s0)) ** 2 - mpmath.diff(m2, s0, 2)
+            out["coefficient"], out["witness"] = float(coef), float(s0)
+            out["certified"] = bool(resid < mpmath.mpf(10) ** (-dps // 2) and coef < -mpmath.mpf(10) ** (-dps // 3))
         return out
     with mpmath.workdps(dps):
         p = mpmath.mpf(out["witness"])

@@ -17,8 +17,8 @@ from typing import Optional
 from rich.console import Console
 
 # Modules that add subcommands / main-job sections. Add a new family here.
-COMMANDS: tuple[str, ...] = ("verification.dobrushin_job", "verification.trained", "verification.rank",)
-SECTIONS: tuple[str, ...] = ("verification.dobrushin_job", "verification.trained", "verification.rank",)
+COMMANDS: tuple[str, ...] = ("verification.dobrushin_job", "verification.trained", "verification.rank", "verification.poincare",)
+SECTIONS: tuple[str, ...] = ("verification.dobrushin_job", "verification.trained", "verification.rank", "verification.poincare",)
 
 
 def make_console() -> Console:
