@@ -44,28 +44,31 @@ def linear_deficiency_bound(X: Any, W_star: Any, W_V: Any, r: int) -> dict:
             "lower": float(ev[0]) * tail, "upper": float(ev[-1]) * tail}
 
 
-def linear_deficiency_bound_exact(X: Any, W_star: Any, W_V: Any, r: int) -> dict:
+def _dyadic(A: np.ndarray) -> tuple[np.ndarray, int]:
+    """A = A_int / 2^s exactly (floats are dyadic rationals); A_int an object array of Python ints."""
+    fr = [Fraction(float(x)) for x in np.ravel(A)]
+    s = max((f.denominator.bit_length() - 1 for f in fr), default=0)
+    return np.array([f.numerator << (s - f.denominator.bit_length() + 1) for f in fr],
+                    dtype=object).reshape(np.shape(A)), s
+
+
+def linear_deficiency_bound_exact(X: Any, W_star: Any, W_V: Any, r: int, margin: float = 1e-6) -> dict:
     """Certified lower bound mu_lo * tail_lo: H - mu_lo I is checked positive definite exactly
-    (Fraction LDL^T), tail_lo is the 60-digit interval lower end of the tail sum."""
+    (Fraction LDL^T on H built in exact integer arithmetic), tail_lo is the 60-digit interval
+    lower end of the tail sum."""
     X = _tokens(X)
     fast = linear_deficiency_bound(X, W_star, W_V, r)
     B, T, d = X.shape
-    Xq = [[[Fraction(v) for v in row] for row in x] for x in X]
-    Vq = [[Fraction(v) for v in row] for row in np.asarray(W_V, dtype=np.float64)]
-    H = [[Fraction(0)] * (d * d) for _ in range(d * d)]
-    for x in Xq:
-        G = [[sum(x[t][c] * x[t][f] for t in range(T)) for f in range(d)] for c in range(d)]
-        GV = [[sum(G[c][f] * Vq[f][e] for f in range(d)) for e in range(len(Vq[0]))] for c in range(d)]
-        for t in range(T):
-            for e in range(len(Vq[0])):
-                row = [x[t][a] * GV[c][e] for a in range(d) for c in range(d)]
-                for i, ri in enumerate(row):
-                    if ri:
-                        for j, rj in enumerate(row):
-                            H[i][j] += ri * rj
-    scale = Fraction(1, B * T * T)
-    mu_lo = Fraction(max(fast["mu"] * (1 - 1e-6), 0.0))
-    certified = is_positive_definite([[h * scale - (mu_lo if i == j else 0) for j, h in enumerate(row)]
+    Xi, sx = _dyadic(X)
+    Vi, sv = _dyadic(np.asarray(W_V, dtype=np.float64))
+    H = np.zeros((d * d, d * d), dtype=object)
+    for x in Xi:                                                     # x (T, d) ints
+        GV = x.T.dot(x).dot(Vi)                                      # (d, d_v) ints
+        D = np.multiply.outer(x, GV).transpose(0, 3, 1, 2).reshape(-1, d * d)   # (T d_v, d^2)
+        H += D.T.dot(D)
+    denom = (1 << (2 * (3 * sx + sv))) * B * T * T
+    mu_lo = Fraction(max(fast["mu"] * (1 - margin), 0.0))        # margin < 0 must fail (tests)
+    certified = is_positive_definite([[Fraction(int(h), denom) - (mu_lo if i == j else 0) for j, h in enumerate(row)]
                                       for i, row in enumerate(H)])
     tail = certify_tail_sum(np.asarray(W_star, dtype=np.float64), np.eye(d), r)
     return {"mu_lo": float(mu_lo) if certified else 0.0, "certified": certified,

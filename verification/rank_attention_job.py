@@ -178,6 +178,9 @@ def run_and_report(store: Any, p: AttPlan, tables: Path, figures: Path, console:
     exact = {x["instance"]: x for x in store.records(campaign=rec_c) if x["instance"].startswith("exact")}
     write_table(rows, cols, "rank_attention_recovery",
                 f"Data-only recovery of the query-key kernel (r*={p.r_star}, d={p.d}); error up to scale and sign. "
+                f"The proved claim applies to noiseless linear data with an identifiable linear design (W_V known: "
+                f"full-rank design; W_V unknown: B T >= d^3 for the linear regression of W kron W_V); elsewhere "
+                f"the outcome is shown with verdict not-applicable (W_V unknown is refitted by alternation). "
                 f"Exact rational regression (linear, d=3): {exact['exact/d3']['verdict']}; 50-digit softmax "
                 f"inversion, noiseless, beta 16/64: rel. error {exact['exact/inversion']['value']:.1e} "
                 f"(float64 failures there are precision, not identifiability).", prov, tables)

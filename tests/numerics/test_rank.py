@@ -153,3 +153,14 @@ def test_gd_batched_equals_per_seed_loop():
     b = G.gd_factorised_loop(M, K, 3, [3, 4, 5], **kw)
     np.testing.assert_allclose(a["risk"], b["risk"], rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(a["spectra"], b["spectra"], rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs CUDA")
+def test_gd_on_cuda_matches_cpu():
+    K = R.covariance(8, "spread", 0)
+    M = R.teacher(8, 3, "flat", K, 0)
+    kw = dict(init_scale=1e-3, steps=500, lr=0.1)
+    cpu = G.gd_factorised(M, K, 5, list(range(16)), **kw)
+    gpu = G.gd_factorised(M, K, 5, list(range(16)), device="cuda", **kw)
+    np.testing.assert_allclose(gpu["risk"], cpu["risk"], rtol=1e-8, atol=1e-14)

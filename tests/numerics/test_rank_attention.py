@@ -80,6 +80,7 @@ def test_linear_deficiency_sandwich_and_students(teacher):
     bound = S.linear_deficiency_bound(X, W, W_V, r=1)
     exact = S.linear_deficiency_bound_exact(X[:8], W, W_V, r=1)
     assert exact["certified"] and exact["mu_lo"] > 0
+    assert not S.linear_deficiency_bound_exact(X[:8], W, W_V, r=1, margin=-1e-6)["certified"]   # above mu
     lr = 0.25 / bound["lam_max"]
     under = S.train_kernel_students(X, Y, W_V, 1, [0, 1], "linear", steps=800, lr=lr)
     assert np.all(under["train_risk"][:, -1] >= bound["lower"])             # no rank-1 beats mu tail
