@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import mpmath
 import numpy as np
-import torch
 
 from numerics.rank import energy_rank, entropy_rank, gavish_donoho_threshold, random_orthogonal, spectrum
 from theory.rank import exact_rank, is_positive_definite

@@ -181,7 +181,7 @@ def _witness() -> dict:
 n_, d_, r_, rs_, i_ = sp.symbols("n d r r^* i", integer=True, positive=True)
 _Delta, _K = sp.MatrixSymbol("Delta", n_, n_), sp.MatrixSymbol("K", n_, n_)
 _R = sp.Function("R")                         # R(r) = min_{rank M <= r} tr((M*-M) K (M*-M)^T)
-_sigma = sp.IndexedBase("sigma")              # sigma_i(M* K^{1/2}), non-increasing
+_sigma = sp.Function("sigma")                 # sigma(i) = sigma_i(M* K^{1/2}), non-increasing
 _EXPECT = sp.Symbol("E||Delta X||_F^2")
 _SYMS = {"Delta": "M* - M", "K": "token covariance, E[X X^T] = d K > 0",
          "sigma_i": "singular values of M* K^{1/2}", "r^*": "rank(M* K^{1/2})",
@@ -197,7 +197,7 @@ EXCESS_RISK_IDENTITY = register(Theorem(
 
 ECKART_YOUNG = register(Theorem(
     id="rank.linear.eckart_young", title="Rank-r optimum in the K-weighted norm (tail-sum identity)",
-    category="proved", statement=sp.Eq(_R(r_), sp.Sum(_sigma[i_] ** 2, (i_, r_ + 1, n_))),
+    category="proved", statement=sp.Eq(_R(r_), sp.Sum(_sigma(i_) ** 2, (i_, r_ + 1, n_))),
     equality="always; attained by M_r = [M* K^{1/2}]_r K^{-1/2}", hypotheses=linear_hypotheses,
     witness=_witness,
     evaluators={"fast": f"{_EVAL}:optimal_excess_risk", "exact": f"{_EVAL}:certify_tail_sum"},
@@ -207,7 +207,7 @@ DEFICIENCY = register(Theorem(
     id="rank.linear.deficiency", title="Rank-deficient students pay at least sigma_{r*}^2",
     category="proved",
     statement=sp.Implies(sp.StrictLessThan(r_, rs_),
-                         sp.And(sp.GreaterThan(_R(r_), _sigma[rs_] ** 2), sp.StrictGreaterThan(_sigma[rs_], 0))),
+                         sp.And(sp.GreaterThan(_R(r_), _sigma(rs_) ** 2), sp.StrictGreaterThan(_sigma(rs_), 0))),
     equality="R(r) = sigma_{r*}^2 iff r = r* - 1", hypotheses=linear_hypotheses, witness=_witness,
     evaluators={"fast": f"{_EVAL}:deficiency_fast", "exact": f"{_EVAL}:deficiency_exact"},
     references=("[3] seed: deficiency",), symbols=_SYMS))
@@ -270,7 +270,7 @@ ATTN_LINEAR_RECOVERY = register(Theorem(
 ATTN_LINEAR_DEFICIENCY = register(Theorem(
     id="rank.attention.linear.deficiency", title="Linear attention: rank-r kernels pay mu * tail(W*)",
     category="proved",
-    statement=sp.GreaterThan(_R(r_), sp.Symbol("mu") * sp.Sum(_sigma[i_] ** 2, (i_, r_ + 1, n_))),
+    statement=sp.GreaterThan(_R(r_), sp.Symbol("mu") * sp.Sum(_sigma(i_) ** 2, (i_, r_ + 1, n_))),
     equality="mu = smallest eigenvalue of the quadratic form W -> mean ||X W X^T X W_V||^2",
     hypotheses=attention_hypotheses, witness=_attention_witness,
     evaluators={"fast": "numerics.rank_students:linear_deficiency_bound",

@@ -27,7 +27,6 @@ from numerics import rank as R
 from numerics import rank_gd as G
 from theory.verdicts import Verdict, ViolationError
 from verification.store import Record
-from verification.tables import print_table, write_table
 
 SECTION = "rank"
 VERSION = "v1"
@@ -44,7 +43,7 @@ class Plan:
     init_scales: tuple[float, ...] = (1e-1, 1e-3)
     samples: tuple[int, ...] = (8, 64)     # N inputs of d = 4 columns each
     noises: tuple[float, ...] = (0.01, 0.1, 0.5)
-    est_seeds: int = 10
+    est_seeds: int = 40
     seed: int = 0
     full: bool = False
 
