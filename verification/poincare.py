@@ -145,8 +145,11 @@ def check_instance(name: str, beta: float, lam: float, plan: Plan) -> list[Recor
         if gauss:
             exact = (PB.bakry_emery_exact if "bakry" in tid else PB.holley_stroock_exact)(fam, beta, lam)["bound"]
             v = Verdict.TIGHT if exact == exact_C and abs(bound - C) <= err else Verdict.VIOLATED
+        k = PB.constants(fam)
         recs.append(Record(tid, key, v, slack=None if bound is None else bound - C, value=C, bound=bound,
-                           provenance=prov, extra={**common, "reason": out["reason"]}))
+                           provenance=prov, extra={**common, "reason": out["reason"], "m": k["m"],
+                                                   "hessian_bounded": k["hessian_bounded"],
+                                                   "osc_certified": PB.oscillation(fam)}))
 
     vc = PB.villani_check_exact(fam, beta, lam)
     if vc["holds"]:

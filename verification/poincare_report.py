@@ -67,6 +67,24 @@ def villani_rows(store, campaign: str) -> list[list]:
 VILLANI_COLUMNS = ["family", "beta", "lambda", "lambda_V(beta)", "verdict", "certified", "witness", "what still holds"]
 
 
+def threshold_rows(store, campaign: str) -> list[list]:
+    """Per (family, beta): the smallest lambda each derivation needs (from the stored records)."""
+    seen = {}
+    for (fam, beta, lam), recs in sorted(_by_instance(store, campaign).items()):
+        be, v = recs.get("bakry_emery"), recs.get("villani")
+        if be is None or v is None or (fam, beta) in seen:
+            continue
+        e = be["extra"]
+        be_need = f"lambda > {e['m']:.4g}" if e["hessian_bounded"] else "never (Hess L unbounded below)"
+        hs_need = "lambda > 0" if e["osc_certified"] is not None else "never (L unbounded)"
+        seen[(fam, beta)] = [fam, beta, be_need, e["osc_certified"], hs_need, f"lambda > {v['bound']:.4g}"]
+    return list(seen.values())
+
+
+THRESHOLD_COLUMNS = ["family", "beta", "Bakry-Emery needs", "osc L (certified)", "Holley-Stroock needs",
+                     "Villani needs"]
+
+
 def sde_rows(store, campaign: str) -> list[list]:
     out = []
     for r in store.records(campaign=campaign):
@@ -120,6 +138,7 @@ def _plot(rows: list[list], fig_dir: Path, prov: str) -> list[Path]:
             ax.set_title(f"{fam}: {fixed_name} = {fixed:g}")
             ax.legend(fontsize=7)
         fig.suptitle(f"Poincare constant and bounds ({fam}); HS omitted where > 1e6 C_P", fontsize=9)
+        fig.subplots_adjust(bottom=0.2)
         fig.text(0.01, 0.01, prov, fontsize=5)
         for ext in ("png", "pdf"):
             path = fig_dir / f"poincare_{fam}.{ext}"
@@ -142,6 +161,11 @@ def report(store, plan, tables_dir, figures_dir, console) -> None:
     write_table(vrows, VILLANI_COLUMNS, "poincare_villani",
                 "Villani's condition (the seed's route): fails for lambda < lambda_V(beta)", prov, tables_dir)
     print_table(console, vrows, VILLANI_COLUMNS, "Poincare: Villani condition")
+    trows = threshold_rows(store, plan.campaign)
+    write_table(trows, THRESHOLD_COLUMNS, "poincare_thresholds",
+                "Smallest lambda each derivation needs (certified m with L'' >= -m; osc L certified; "
+                "lambda_V(beta) from the Villani identities of theory.poincare)", prov, tables_dir)
+    print_table(console, trows, THRESHOLD_COLUMNS, "Poincare: where each derivation goes through")
     srows = sde_rows(store, sde_campaign(plan.seed, plan.full))
     if srows:
         write_table(srows, SDE_COLUMNS, "poincare_sde",

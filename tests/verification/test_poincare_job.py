@@ -77,3 +77,16 @@ def test_cli(tmp_path):
     assert main(["poincare", "--families", "gauss1", "--no-sde", "--db", db, "--out", out]) == 0
     assert (tmp_path / "paper" / "tables" / "poincare_villani.csv").exists()
     assert main(["poincare", "--families", "mlp", "--db", db, "--out", out]) == 2
+
+
+def test_same_seed_gives_byte_identical_tables(tmp_path):
+    from verification.store import ResultStore
+
+    outs = []
+    for k in range(2):
+        with ResultStore(tmp_path / f"r{k}.db") as st:
+            plan = job.Plan(families=("gauss1",))
+            job.run_campaign(st, plan, _quiet())
+            report(st, plan, tmp_path / f"t{k}", tmp_path / f"f{k}", _quiet())
+        outs.append([(tmp_path / f"t{k}" / f"poincare_{n}.csv").read_bytes() for n in ("bounds", "villani", "thresholds")])
+    assert outs[0] == outs[1]
