@@ -85,6 +85,13 @@ class LossFamily:
         """Certified [inf L, sup L] bracket over all parameters, None if L is unbounded."""
         return None
 
+    def to(self, device) -> "LossFamily":
+        """Move the family's torch data to ``device`` (in place; returns self)."""
+        for k, v in list(vars(self).items()):
+            if isinstance(v, torch.Tensor):
+                setattr(self, k, v.to(device))
+        return self
+
     def oscillation(self) -> Optional[float]:
         r = self.loss_range()
         return None if r is None else r[1] - r[0]

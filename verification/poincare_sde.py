@@ -66,12 +66,12 @@ def rate_records(name: str, beta: float, lam: float, seed: int, chains: int, ste
                    extra={"family": name, "beta": beta, "lam": lam, "se": EL_se, "kind": "mean_loss"})]
 
 
-def minimise(fn, dim: int, seed: int, starts: int = 4, scale: float = 1.0) -> tuple[torch.Tensor, float]:
+def minimise(fn, dim: int, seed: int, starts: int = 4, scale: float = 1.0, device="cpu") -> tuple[torch.Tensor, float]:
     """Best of ``starts`` L-BFGS runs of fn: (dim,) -> scalar. Returns (theta, value)."""
     gen = torch.Generator().manual_seed(seed)
     best, best_v = None, math.inf
     for _ in range(starts):
-        th = (scale * torch.randn(dim, generator=gen, dtype=torch.float64)).requires_grad_(True)
+        th = (scale * torch.randn(dim, generator=gen, dtype=torch.float64)).to(device).requires_grad_(True)
         opt = torch.optim.LBFGS([th], max_iter=200, tolerance_grad=1e-12, tolerance_change=1e-15,
                                 line_search_fn="strong_wolfe")
 
@@ -89,20 +89,21 @@ def minimise(fn, dim: int, seed: int, starts: int = 4, scale: float = 1.0) -> tu
 
 
 def expected_loss_records(name: str, lam: float, betas, seed: int, chains: int, steps: int, step: float = 5e-3):
-    fam = family(name, seed)
     dev = default_device()
-    th_star, F_star = minimise(lambda t: fam.F_torch(t, lam), fam.dim, seed + 21)
+    fam = family(name, seed).to(dev)
+    th_star, F_star = minimise(lambda t: fam.F_torch(t, lam), fam.dim, seed + 21, device=dev)
     L_star = float(fam.loss(th_star))
-    _, min_L = minimise(lambda t: fam.loss(t), fam.dim, seed + 22, scale=2.0)
+    _, min_L = minimise(lambda t: fam.loss(t), fam.dim, seed + 22, scale=2.0, device=dev)
     min_L = min(min_L, L_star)
     recs = []
     for beta in betas:
         gen = torch.Generator().manual_seed(seed + 23)
-        theta0 = th_star + torch.randn(chains, fam.dim, generator=gen, dtype=torch.float64) / math.sqrt(beta * (lam + 1))
-        run = simulate(lambda th: fam.F_torch(th, lam), theta0.to(dev), beta, step, steps, every=10,
+        noise = torch.randn(chains, fam.dim, generator=gen, dtype=torch.float64).to(dev)
+        theta0 = th_star + noise / math.sqrt(beta * (lam + 1))
+        run = simulate(lambda th: fam.F_torch(th, lam), theta0, beta, step, steps, every=10,
                        observe=lambda th: torch.stack([fam.F_torch(th, lam), fam.loss(th)], -1), seed=seed + 24, mala=True)
         half = run.obs[run.obs.shape[0] // 2:]                           # discard the first half (burn-in)
-        Fm, Lm = half[..., 0].mean(0), half[..., 1].mean(0)              # per-chain means (B,)
+        Fm, Lm = half[..., 0].mean(0).cpu(), half[..., 1].mean(0).cpu()  # per-chain means (B,)
         EF, EF_se = float(Fm.mean()), float(Fm.std() / math.sqrt(chains))
         EL, EL_se = float(Lm.mean()), float(Lm.std() / math.sqrt(chains))
         prov = {**fam.provenance, "seed": seed, "beta": beta, "lambda": lam, "chains": chains, "steps": steps,
@@ -115,7 +116,7 @@ def expected_loss_records(name: str, lam: float, betas, seed: int, chains: int, 
                                   "equipartition": fam.dim / (2 * beta), "acceptance": run.acceptance,
                                   "kind": "expected_loss"}))
     for lam_g in GAP_LAMBDAS:
-        th_g, _ = minimise(lambda t: fam.F_torch(t, lam_g), fam.dim, seed + 25)
+        th_g, _ = minimise(lambda t: fam.F_torch(t, lam_g), fam.dim, seed + 25, device=dev)
         L_g = float(fam.loss(th_g))
         recs.append(Record("poincare.langevin.expected_loss", f"{name}-gap-l{lam_g:g}", Verdict.HOLDS,
                            slack=L_g - min_L, value=L_g, bound=min_L, backend="torch",

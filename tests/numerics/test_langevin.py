@@ -65,9 +65,7 @@ def test_gpu_matches_cpu_statistics():
     fam, lam, beta = family("attnfull"), 0.1, 16.0
     theta0 = torch.zeros(2048, fam.dim, dtype=torch.float64)
     cpu = simulate(lambda th: fam.F_torch(th, lam), theta0, beta, 5e-3, 200, every=200, seed=1, mala=True)
-    fam_gpu = family("attnfull")
-    for k in ("_X", "_y"):
-        setattr(fam_gpu, k, getattr(fam_gpu, k).cuda())
+    fam_gpu = family("attnfull").to("cuda")
     gpu = simulate(lambda th: fam_gpu.F_torch(th, lam), theta0.cuda(), beta, 5e-3, 200, every=200, seed=1, mala=True)
     m_cpu, m_gpu = cpu.theta.norm(dim=1), gpu.theta.cpu().norm(dim=1)
     se = math.sqrt(m_cpu.var() / 2048 + m_gpu.var() / 2048)

@@ -90,3 +90,21 @@ def test_same_seed_gives_byte_identical_tables(tmp_path):
             report(st, plan, tmp_path / f"t{k}", tmp_path / f"f{k}", _quiet())
         outs.append([(tmp_path / f"t{k}" / f"poincare_{n}.csv").read_bytes() for n in ("bounds", "villani", "thresholds")])
     assert outs[0] == outs[1]
+
+
+def test_sde_records_and_table(store):
+    from verification.poincare_report import sde_rows
+    from verification.poincare_sde import expected_loss_records, rate_records
+
+    recs = rate_records("gauss1", 2.0, 0.5, 0, 1000, 200, step=0.02)
+    recs += expected_loss_records("lorafull", 0.3, (32.0,), 0, 64, 200)
+    store.write_chunk("poincare.sde-test", "c0", recs)
+    kinds = {r.extra["kind"] for r in recs}
+    assert kinds == {"rate", "mean_loss", "expected_loss", "gap"}
+    el = next(r for r in recs if r.extra["kind"] == "expected_loss")
+    assert el.verdict == Verdict.HOLDS and el.value >= el.bound - 3 * el.extra["E_F_se"]
+    gaps = [r.value - r.bound for r in recs if r.extra["kind"] == "gap"]
+    assert all(g >= 0 for g in gaps) and gaps[-1] > gaps[0]   # the gap grows with lambda
+    rate = next(r for r in recs if r.extra["kind"] == "rate")
+    assert rate.bound == pytest.approx(0.5)                   # OU: 1/(beta C_P) = lambda
+    assert len(sde_rows(store, "poincare.sde-test")) == len(recs) + 1   # E[L] row next to E[F]
