@@ -158,7 +158,9 @@ def gd_population_chunk(plan: Plan, shape: str, r: int, init: float) -> list[Rec
                                  "grad_norm": float(conv["grad_norm"][i]), "exact_calls": exact_calls,
                                  "path": path[i].tolist(), "steps": run["steps"].tolist(),
                                  "spectrum": run["spectra"][i, -1].tolist(),
-                                 "first_step_at_r_star": _first(path[i], want, run["steps"])}))
+                                 "first_step_at_r_star": _first(path[i], want, run["steps"]),
+                                 "threshold": float(thr[i]),
+                                 "spectra_path": run["spectra"][i].tolist() if i == 0 else None}))
     return out
 
 

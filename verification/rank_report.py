@@ -131,7 +131,7 @@ def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: 
 
 def _figures(opt: list, pop: list, data: list, est: list, plan: Plan, figures: Path) -> None:
     plt = _plt()
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
     for shape in sorted({x["provenance"]["shape"] for x in opt if "r" in x["provenance"]}):
         pts = sorted((x["provenance"]["r"], x["bound"]) for x in opt if x["theorem"] == "rank.linear.eckart_young"
                      and x["provenance"]["shape"] == shape and x["provenance"]["covariance"] == "identity"
@@ -166,6 +166,19 @@ def _figures(opt: list, pop: list, data: list, est: list, plan: Plan, figures: P
     axes[2].set_xscale("log")
     axes[2].set(xlabel="N inputs", ylabel="recovery rate (all shapes, noises)", title="estimators", ylim=(-0.05, 1.05))
     axes[2].legend(fontsize=7)
+    for rec in pop:                                  # one run's singular values over time
+        p = rec["provenance"]
+        if p["shape"] == "geometric" and p["r"] == plan.r_star + 2 and p["init_scale"] == min(plan.init_scales) \
+                and rec["extra"].get("spectra_path"):
+            sp = np.asarray(rec["extra"]["spectra_path"])                # (T, n)
+            steps = np.maximum(rec["extra"]["steps"], 1)
+            for j in range(min(sp.shape[1], plan.r_star + 2)):
+                axes[3].loglog(steps, np.maximum(sp[:, j], 1e-30), label=f"sigma_{j + 1}")
+            axes[3].axhline(rec["extra"]["threshold"], color="grey", ls=":", lw=0.8, label="escape threshold")
+            axes[3].set(xlabel="GD step", ylabel="sigma_i(U V^T K^(1/2))", ylim=(1e-12, 2),
+                        title=f"geometric teacher, r = r*+2, init {p['init_scale']:g}")
+            axes[3].legend(fontsize=6)
+            break
     fig.tight_layout()
     save_figure(fig, figures, "rank_linear")
     plt.close(fig)
