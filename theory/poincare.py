@@ -141,6 +141,34 @@ def villani_attn2() -> dict[str, sp.Expr]:
             "d2L_ds2": sp.diff(v ** 2 * m2(s) / 2 - v * m1(s), s, 2)}
 
 
+def softmax_readout_derivatives(T: int = 3) -> dict[str, bool]:
+    """The cumulant identities behind the certified attn1 constants (numerics.losses.attn1_certified):
+    for g(s) = sum_j a_j u_j, a = softmax(s c), with g1, g2, g3 its first three derivatives in s,
+        g1 = Cov_a(c, u),  g2 = E_a[(c - cbar)^2 (u - ubar)],
+        g3 = E_a[(c - cbar)^3 (u - ubar)] - 3 Var_a(c) Cov_a(c, u),
+    checked symbolically for T tokens with symbolic scores c and values u."""
+    s = sp.Symbol("s", real=True)
+    c = sp.symbols(f"c0:{T}", real=True)
+    u = sp.symbols(f"u0:{T}", real=True)
+    e = [sp.exp(s * cj) for cj in c]
+    Z = sum(e)
+    a = [ej / Z for ej in e]
+
+    def E(xs):
+        return sum(ai * xi for ai, xi in zip(a, xs))
+
+    g = E(u)
+    cb, ub = E(c), E(u)
+    dc, du = [cj - cb for cj in c], [uj - ub for uj in u]
+    cov = E([x * y for x, y in zip(dc, du)])
+    var = E([x * x for x in dc])
+    third = E([x * x * y for x, y in zip(dc, du)])
+    fourth = E([x ** 3 * y for x, y in zip(dc, du)])
+    checks = {"g1": sp.diff(g, s) - cov, "g2": sp.diff(g, s, 2) - third,
+              "g3": sp.diff(g, s, 3) - (fourth - 3 * var * cov)}
+    return {k: sp.simplify(sp.together(v)) == 0 for k, v in checks.items()}
+
+
 # -- hypotheses on instances (dicts with beta, lam, kappa, osc) -----------------------------------
 
 def _positive(x: Any) -> Optional[bool]:

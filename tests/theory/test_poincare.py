@@ -69,3 +69,8 @@ def test_hypotheses_answer_false_and_undecided():
     hs = get("poincare.gibbs.holley_stroock")
     assert hs.hypotheses({"beta": 1, "lam": 1, "osc": None}) is False
     assert hs.hypotheses({"beta": 0, "lam": 1, "osc": 1}) is False
+
+
+def test_softmax_readout_cumulant_identities():
+    # the identities behind the certified Hessian bound of the attention family
+    assert P.softmax_readout_derivatives(2) == {"g1": True, "g2": True, "g3": True}
