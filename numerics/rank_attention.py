@@ -130,14 +130,29 @@ def recover_linear_kernel(X: Any, Y: Any, W_V: Optional[Any] = None, W_true: Opt
             "unfolding_energy_0.99": energy_rank(np.linalg.svd(unfold, compute_uv=False), 0.99)}
 
 
-def recover_softmax_kernel(X: Any, Y: Any, W_V: Any, beta: float = 1.0, W_true: Optional[Any] = None,
+def recover_softmax_kernel(X: Any, Y: Any, W_V: Optional[Any], beta: float = 1.0, W_true: Optional[Any] = None,
                            method: str = "auto") -> dict:
     """Recover W from softmax-attention data with W_V known: 'invert' (needs T <= d) or
-    'linearise' (any T, exact only as beta -> 0); 'auto' picks invert when T <= d."""
+    'linearise' (any T, exact only as beta -> 0); 'auto' picks invert when T <= d.
+    W_V = None: the linearisation Y ~ 1 xbar^T W_V + beta/(T sqrt d) X W C^T X W_V, regressed for
+    (W_V, Theta = vec(W) vec(W_V)^T) jointly; W = top left singular vector of Theta."""
     X = _tokens(X)
     B, T, d = X.shape
     if beta <= 0:
         raise ValueError(f"beta: must be > 0, got {beta}")
+    if W_V is None:
+        Y = np.asarray(Y, dtype=np.float64)
+        d_v = Y.shape[2]
+        if B * T < d + d**3:
+            raise ValueError(f"recover_softmax_kernel: without W_V need B T >= d + d^3 = {d + d**3}, got {B * T}")
+        H = (X - X.mean(axis=1, keepdims=True)).transpose(0, 2, 1) @ X             # (B, d, d) = C^T X
+        mean_part = np.repeat(X.mean(axis=1, keepdims=True), T, axis=1).reshape(B * T, d)
+        Phi = np.einsum("bta,bcf->btacf", X, H).reshape(B * T, d**3) * beta / (T * math.sqrt(d))
+        coef, *_ = np.linalg.lstsq(np.hstack([mean_part, Phi]), Y.reshape(B * T, d_v), rcond=None)
+        u, sv, _ = np.linalg.svd(coef[d:].reshape(d * d, d * d_v))
+        W_hat = (u[:, 0] * sv[0]).reshape(d, d)
+        return {**_rank_report(W_hat, None if W_true is None else np.asarray(W_true), None), "W_hat": W_hat,
+                "method": "linearise-free", "clipped_fraction": 0.0}
     method = ("invert" if T <= d else "linearise") if method == "auto" else method
     Yt = np.asarray(Y, dtype=np.float64) @ np.linalg.pinv(W_V)                 # (B, T, d) = A X
     C = X - X.mean(axis=1, keepdims=True)                                      # (B, T, d)

@@ -40,7 +40,7 @@ class AttPlan:
     full: bool = False
 
     def tag(self, seed: int) -> str:
-        return f"v1-d{self.d}-r{self.r_star}-seed{seed}-{'full' if self.full else 'quick'}"
+        return f"v2-d{self.d}-r{self.r_star}-seed{seed}-{'full' if self.full else 'quick'}"
 
 
 QUICK_ATT = AttPlan()
@@ -65,14 +65,14 @@ def recovery_chunk(p: AttPlan, kind: str, setting: tuple, seed: int) -> list[Rec
             applies = noise == 0 and identifiable
             theorem, prov = "rank.attention.linear.recovery", {"B": B, "noise": noise, "value_map": value_map}
         else:
-            beta, T, noise = setting
+            beta, T, noise, value_map = setting
             X = A.sample_tokens(32, T, p.d, sd + 2)
             Y = A.softmax_attention(X, W, W_V, beta)
             Y = Y + noise * rng.standard_normal(Y.shape)
-            res = A.recover_softmax_kernel(X, Y, W_V, beta, W_true=W)
+            res = A.recover_softmax_kernel(X, Y, W_V if value_map == "known" else None, beta, W_true=W)
             applies = True
             theorem, prov = "rank.attention.softmax.recovery", {"beta": beta, "T": T, "noise": noise, "B": 32,
-                                                               "method": res["method"]}
+                                                               "method": res["method"], "value_map": value_map}
         ok = res["energy_0.99"] == p.r_star
         verdict = (Verdict.HOLDS if ok else Verdict.VIOLATED) if applies else Verdict.NOT_APPLICABLE
         out.append(Record(theorem, f"{kind}/{setting}/{sd}", verdict, value=float(res["energy_0.99"]),
@@ -159,7 +159,8 @@ def run_and_report(store: Any, p: AttPlan, tables: Path, figures: Path, console:
     tag = p.tag(seed)
     rec_c, stu_c, lad_c = f"rank.att-recovery-{tag}", f"rank.att-students-{tag}", f"rank.att-ladder-{tag}"
     lin = [(B, nz, vm) for vm in ("known", "unknown") for B in p.inputs for nz in p.noises]
-    soft = [(b, T, nz) for T in (min(3, p.d), p.T) for b in p.betas for nz in p.noises[:2]]
+    soft = [(b, T, nz, "known") for T in (min(3, p.d), p.T) for b in p.betas for nz in p.noises[:2]] \
+        + [(b, p.T, nz, "unknown") for b in p.betas for nz in p.noises[:2]]
     _run_chunks(store, rec_c, [(f"linear/{s}", lambda s=s: recovery_chunk(p, "linear", s, seed)) for s in lin]
                 + [(f"softmax/{s}", lambda s=s: recovery_chunk(p, "softmax", s, seed)) for s in soft]
                 + [("exact", lambda: exact_chunk(p, seed))])
@@ -221,10 +222,12 @@ def _figure(recs: list, lad: list, figures: Path) -> None:
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     soft = [x for x in recs if x["provenance"]["kind"] == "softmax"]
-    for (T, noise), rs in _group(soft, lambda x: (x["provenance"]["T"], x["provenance"]["noise"])).items():
+    for (T, noise, vm), rs in _group(soft, lambda x: (x["provenance"]["T"], x["provenance"]["noise"],
+                                                      x["provenance"].get("value_map", "known"))).items():
         cell = _group(rs, lambda x: (x["provenance"]["beta"],))
         axes[0].loglog([k[0] for k in cell], [max(_med([x["extra"]["rel_error"] for x in v]), 1e-17)
-                                              for v in cell.values()], "o-", label=f"T={T}, noise {noise:g}")
+                                              for v in cell.values()], "o-" if vm == "known" else "s--",
+                       label=f"T={T}, noise {noise:g}, W_V {vm}")
     axes[0].set(xlabel="beta (logit scale)", ylabel="median rel. error of W", title="softmax: data-only recovery")
     axes[0].legend(fontsize=7)
     for kind, rs in _group(lad, lambda x: (x["provenance"]["kind"],)).items():

@@ -106,3 +106,13 @@ def test_ladder_static_rank_matches_only_at_the_static_end(teacher):
     assert att["unexplained"] > 0.05                                        # input-conditioned
     exact = S.ladder_rung_exact(X, S.ladder_data(X, 0.0, M, W, W_V, "softmax"), W_V)
     assert exact["energy_0.99"] == 2 and math.isclose(exact["sigma"][0], static["sigma"][0], rel_tol=1e-9)
+
+
+def test_softmax_recovery_without_value_map(teacher):
+    W, W_V, X = teacher                                                     # B T = 288 >= d + d^3
+    small = A.recover_softmax_kernel(X, A.softmax_attention(X, W, W_V, 0.01), None, 0.01, W_true=W)
+    large = A.recover_softmax_kernel(X, A.softmax_attention(X, W, W_V, 4.0), None, 4.0, W_true=W)
+    assert small["method"] == "linearise-free" and small["energy_0.99"] == 2
+    assert small["rel_error"] < 0.1 < large["rel_error"]
+    with pytest.raises(ValueError, match="d \\+ d\\^3"):
+        A.recover_softmax_kernel(X[:4], A.softmax_attention(X[:4], W, W_V), None, 1.0)
