@@ -15,8 +15,8 @@ import mpmath
 import numpy as np
 import torch
 
-from numerics.losses import (AttentionScalar, GaussianFamily, LoRADirectional, LossFamily, attn1_certified,
-                             family, lora2_certified)
+from numerics.loss_bounds import attn1_certified, lora2_certified
+from numerics.losses import AttentionScalar, GaussianFamily, LoRADirectional, LossFamily, family
 
 
 @lru_cache(maxsize=32)
