@@ -72,7 +72,7 @@ def threshold_rows(store, campaign: str) -> list[list]:
     seen = {}
     for (fam, beta, lam), recs in sorted(_by_instance(store, campaign).items()):
         be, v = recs.get("bakry_emery"), recs.get("villani")
-        if be is None or v is None or (fam, beta) in seen:
+        if be is None or v is None or (fam, beta) in seen or "hessian_bounded" not in be["extra"]:
             continue
         e = be["extra"]
         be_need = f"lambda > {e['m']:.4g}" if e["hessian_bounded"] else "never (Hess L unbounded below)"
