@@ -49,14 +49,16 @@ class JobContext:
 def _cmd_theorems(args: argparse.Namespace) -> int:
     from theory import theorems
 
+    from rich.markup import escape
+
     console = make_console()
-    for th in theorems():
-        console.print(f"[bold]{th.id}[/bold]  ({th.category})  {th.title}")
-        console.print(f"    statement: {th.statement}")
+    for th in theorems():  # statements contain brackets: never parse them as rich markup
+        console.print(f"[bold]{escape(th.id)}[/bold]  ({th.category})  {escape(th.title)}")
+        console.print(f"    statement: {th.statement}", markup=False)
         if args.latex:
-            console.print(f"    latex:     {th.latex()}")
-        console.print(f"    equality:  {th.equality}")
-        console.print(f"    backends:  {', '.join(sorted(th.evaluators))}")
+            console.print(f"    latex:     {th.latex()}", markup=False)
+        console.print(f"    equality:  {th.equality}", markup=False)
+        console.print(f"    backends:  {', '.join(sorted(th.evaluators))}", markup=False)
     return 0
 
 
