@@ -35,7 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-import torch
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see verification.trained: spinning OpenMP threads
+
+import torch  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

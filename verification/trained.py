@@ -24,14 +24,19 @@ One results-store chunk per (model, input): a rerun resumes. Reports: verificati
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
 
-from theory.verdicts import Verdict
-from verification.store import Record
+# torch's OpenMP threads spin after each op and starve numba's parallel kernels on few cores (6x
+# slower here); must be set before torch loads. Importing this module (the CLI does so first) sets it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from theory.verdicts import Verdict  # noqa: E402
+from verification.store import Record  # noqa: E402
 
 SECTION = "trained"
 RESIDUAL, FUSION = 0.5, "mean"
