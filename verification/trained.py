@@ -17,6 +17,10 @@ and every head A_lh (submatrix, renormalised) are checked:
 - comparison bounds (numerics.contraction): Birkhoff's tanh(Diam/4) of A_l, and for T <= 128 the
   head mean of the per-head softmax-logit bounds (a bound on delta(A_l) by convexity).
 
+Causal models: every variant keeps a one-hot first row, and then D1's equality is forced (delta(A)
+= max_j (1 - A_j0) is attained by a pair (0, j), since d_ij <= 1 - min(A_i0, A_j0)); their
+verdicts are all ``tight`` through the first token by construction, not by training.
+
 Exactness: the rational matrix of a verdict is the float64 array checked (head mean, or
 submatrix renormalised in float64), rows renormalised exactly by numerics.dobrushin.
 One results-store chunk per (model, input): a rerun resumes. Reports: verification.trained_report.

@@ -228,6 +228,10 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
     cap = (f"{model.name}: share of {n} inputs where Theorem D1 holds with equality (exact), per layer, "
            f"head-averaged attention. The float filter decided {len(allrec) - n_exact} of {len(allrec)} "
            f"verdicts (layer and head); {n_exact} needed the exact rational path.{q}")
+    if model.causal:
+        cap += (" Causal attention forces equality: row 0 is one-hot, so delta(A) = max_j (1 - A_j0) is "
+                "always attained by a mutually self-dominant pair (0, j) (d_ij <= max(d_0i, d_0j)); "
+                "the same holds after dropping any prefix, hence 'tight' is structural here.")
     written["d1"] = write_table(rows, cols, f"trained_d1_{s}", cap, prov, tables)
     print_table(console, rows, cols, cap)
     for v in ("all", "content"):

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from rich.console import Console
 
 from numerics.corpus import Corpus, TextInput
@@ -153,3 +154,20 @@ def test_cli_rollout_runs_and_bad_corpora_are_clear(tmp_path, capsys):
     bad.write_text('{"body": 1}\n')
     assert main(["rollout", "--model", "minilm", "--texts", str(bad)] + args) == 2
     assert "bad.jsonl:1" in capsys.readouterr().err
+
+
+@given(st.integers(0, 2 ** 32 - 1), st.integers(2, 9))
+@settings(max_examples=40)
+def test_causal_attention_forces_d1_equality_through_the_first_token(seed, n):
+    """Why every causal verdict is tight: row 0 is e_0, so d_0j = 1 - A_j0, and for any pair
+    overlap(i, j) >= min(A_i0, A_j0), i.e. d_ij <= max(d_0i, d_0j): delta(A) is always attained
+    by a pair (0, j), which is mutually self-dominant (A_00 = 1 >= A_j0, A_jj >= A_0j = 0)."""
+    from numerics.dobrushin import factor_check
+
+    rng = np.random.default_rng(seed)
+    A = np.tril(rng.dirichlet(np.ones(n), size=n) ** 3)     # spiky rows, causal mask
+    A = A / A.sum(axis=-1, keepdims=True)
+    fc = factor_check(A)
+    eq, first, delta = d1_by_definition(A)
+    assert eq and first and bool(fc.equality) and bool(fc.through_first)
+    assert delta == max(1 - Fraction(float(x)) / sum(Fraction(float(y)) for y in A[j]) for j, x in enumerate(A[:, 0]))
