@@ -169,6 +169,11 @@ def campaign_name(model: Any, corpus_name: str) -> str:
     return f"trained:{model.name}:{corpus_name}:max{model.max_tokens}:r{RESIDUAL}:{FUSION}"
 
 
+def chunk_key(text_input: Any) -> str:
+    """One store chunk per input *text*: id plus text hash."""
+    return f"{text_input.id}#{text_input.sha}"
+
+
 def run_campaign(model: Any, corpus: Any, store: Any, console: Any = None,
                  comparison: bool = True) -> str:
     """Measure every input of ``corpus`` not yet in the store (resume), one chunk per input."""
@@ -176,12 +181,13 @@ def run_campaign(model: Any, corpus: Any, store: Any, console: Any = None,
 
     campaign = campaign_name(model, corpus.name)
     done = store.done_chunks(campaign)
-    todo = [t for t in corpus.inputs if t.id not in done]
+    todo = [t for t in corpus.inputs if chunk_key(t) not in done]  # an edited text is re-measured
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=False) as bar:
-        task = bar.add_task(f"{model.name}: {len(done)} stored, measuring", total=len(todo))
+        task = bar.add_task(f"{model.name}: {len(corpus.inputs) - len(todo)} stored, measuring",
+                            total=len(todo))
         for t in todo:
-            store.write_chunk(campaign, t.id, input_records(model, t, comparison))
+            store.write_chunk(campaign, chunk_key(t), input_records(model, t, comparison))
             bar.advance(task)
     return campaign
 

@@ -9,7 +9,8 @@ from rich.console import Console
 
 from numerics.corpus import Corpus, TextInput
 from numerics.models import load_model
-from verification.trained import campaign_name, input_records, restrict, run_campaign, variants
+from verification.trained import (campaign_name, chunk_key, input_records, restrict, run_campaign,
+                                  variants)
 from verification.trained_report import report_model, wilson
 
 pytestmark = pytest.mark.models
@@ -133,9 +134,14 @@ def test_campaign_resumes_and_reports(store, tmp_path):
     camp = run_campaign(model, corpus, store, console)
     assert camp == campaign_name(model, "tiny")
     n = store.count(camp)
-    assert store.done_chunks(camp) == {"t0", "t1"} and n == 2 * 2 * 6 * (1 + 12 + 1)
+    assert store.done_chunks(camp) == {chunk_key(t) for t in corpus.inputs} and n == 2 * 2 * 6 * (1 + 12 + 1)
     run_campaign(model, corpus, store, console)       # resume: nothing recomputed or added
     assert store.count(camp) == n
+    edited = Corpus(name="tiny", inputs=[corpus.inputs[0], TextInput(id="t1", text="Edited text.", source="test")])
+    run_campaign(model, edited, store, console)       # same id, new text: measured again, replaced
+    assert store.count(camp) == n and len(store.done_chunks(camp)) == 3
+    shas = {r["provenance"]["text_sha"] for r in store.records(campaign=camp) if r["provenance"]["input"] == "t1"}
+    assert shas == {edited.inputs[1].sha}
     written = report_model(store, camp, model, tmp_path, console, {"t0", "t1"})
     md = Path(written["d1"]["md"]).read_text()
     assert "2 inputs" in md and "| 0 |" in md
