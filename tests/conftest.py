@@ -1,4 +1,7 @@
 """Shared fixtures: fresh mpmath precision per test, a temporary results store."""
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads (see verification/cli.py)
 import mpmath
 import pytest
 

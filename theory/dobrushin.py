@@ -117,6 +117,22 @@ def derive_two_by_two() -> dict[str, sp.Expr]:
     }
 
 
+def causal_hypotheses(inst: Any) -> Optional[bool]:
+    """A square row-stochastic lower-triangular matrix (causal attention), n >= 2."""
+    M = np.asarray(inst, dtype=float)
+    return bool(factor_hypotheses(M) and np.all(np.triu(M, 1) == 0))
+
+
+def causal_lemma_bound(Am: Any) -> bool:
+    """The lemma behind :data:`CAUSAL`, checked exactly on one matrix: for i, j >= 1,
+    d_ij = 1 - sum_k min(A_ik, A_jk) <= 1 - min(A_i0, A_j0) = max(d_0i, d_0j) (row 0 is e_0),
+    so delta(A) is attained by a pair (0, j)."""
+    M = [[Fraction(x) for x in row] for row in np.asarray(Am).tolist()]
+    n = len(M)
+    d = lambda i, j: 1 - sum(min(a, b) for a, b in zip(M[i], M[j]))  # noqa: E731
+    return all(d(i, j) <= max(d(0, i), d(0, j)) for i in range(1, n) for j in range(i + 1, n))
+
+
 def causal_first_pair_self_dominant(Am: Any) -> bool:
     """Corollary (causal attention): if row 0 is one-hot, every pair (0, j) is mutually
     self-dominant: A_00 = 1 >= A_j0 and A_jj >= A_0j = 0 (exact, on rationals)."""
@@ -139,6 +155,21 @@ FACTOR = register(Theorem(
     evaluators={"fast": "numerics.dobrushin:factor_slack", "exact": "numerics.dobrushin:factor_equality"},
     references=("Dobrushin 1956", "Seneta 1981, §4.3", "Abnar & Zuidema 2020"),
     symbols={"A": "row-stochastic n x n attention", "delta": "Dobrushin coefficient"},
+))
+
+CAUSAL = register(Theorem(
+    id="dobrushin.factor.causal",
+    title="Causal attention: D1 always holds with equality, through a pair (0, j)",
+    category="proved",
+    statement=sp.Eq(delta(sp.MatMul(sp.Rational(1, 2), sp.MatAdd(I, A))), (1 + delta(A)) / 2),
+    equality="always (the statement is an equality): row 0 is e_0, so d_ij <= max(d_0i, d_0j) for "
+             "i, j >= 1 and delta(A) = max_j (1 - A_j0) is attained by a pair (0, j), which is "
+             "mutually self-dominant (A_00 = 1 >= A_j0, A_jj >= A_0j = 0). The same on any suffix.",
+    hypotheses=causal_hypotheses,
+    witness=factor_witness,
+    evaluators={"fast": "numerics.dobrushin:factor_slack", "exact": "numerics.dobrushin:factor_equality"},
+    references=("THEORY.md §1 corollary, strengthened: the condition on the maximising pair is automatic",),
+    symbols={"A": "lower-triangular row-stochastic n x n attention"},
 ))
 
 PRODUCT = register(Theorem(

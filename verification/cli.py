@@ -14,7 +14,10 @@ from importlib import import_module
 from pathlib import Path
 from typing import Optional
 
-from rich.console import Console
+# Before torch loads: OpenMP workers that spin after each torch op starve the numba kernels.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from rich.console import Console  # noqa: E402
 
 # Modules that add subcommands / main-job sections. Add a new family here.
 COMMANDS: tuple[str, ...] = ("verification.dobrushin_job", "verification.trained", "verification.rank", "verification.poincare",)

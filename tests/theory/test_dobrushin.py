@@ -3,7 +3,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from hypothesis import given
+
 import theory.dobrushin as D
+from verification import reference as ref
+from verification import strategies as S
 from theory import theorems
 from theory.registry import Theorem, register
 
@@ -59,3 +63,20 @@ def test_registry_rejects_duplicates_and_bad_categories():
     with pytest.raises(ValueError, match="category"):
         Theorem(id="a.b", title="x", category="folklore", statement=sp.Eq(1, 1), equality="",
                 hypotheses=lambda _: True, witness=lambda: None)
+
+
+@given(S.causal())
+def test_causal_attention_is_always_tight_through_token_zero(A):
+    from numerics.dobrushin import factor_check
+
+    if A.shape[0] < 2:
+        return
+    assert D.CAUSAL.hypotheses(A) is True
+    assert D.causal_lemma_bound(A)                          # delta attained by a pair (0, j), exactly
+    fc = factor_check(A)
+    assert bool(fc.equality) and bool(fc.through_first)
+    assert ref.factor_equality(A)                           # and by the brute-force definitions
+
+
+def test_causal_hypotheses_reject_non_causal():
+    assert D.CAUSAL.hypotheses(np.full((3, 3), 1 / 3)) is False
