@@ -17,20 +17,10 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
+from verification.stats import wilson
 from verification.tables import print_table, write_table
 
 VARIANT_TITLES = {"all": "all tokens", "content": "content tokens", "nofirst": "first position dropped"}
-
-
-def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """95% Wilson score interval of a binomial share k/n ((nan, nan) for n = 0)."""
-    if n == 0:
-        return (math.nan, math.nan)
-    p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, mid - half), min(1.0, mid + half))
 
 
 def share_cell(k: int, n: int) -> str:

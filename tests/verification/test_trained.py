@@ -11,7 +11,8 @@ from numerics.corpus import Corpus, TextInput
 from numerics.models import load_model
 from verification.trained import (campaign_name, chunk_key, input_records, restrict, run_campaign,
                                   variants)
-from verification.trained_report import report_model, wilson
+from verification.stats import wilson
+from verification.trained_report import report_model
 
 pytestmark = pytest.mark.models
 TEXTS = ["Attention is all you need.", "A cat sat on the mat, quietly."]
