@@ -196,7 +196,9 @@ class ExactMatrix:
         if (pairs and all(s == s0 for s in self.rowsum) and s0 < 2 ** 62 // max(self.m, 1)):
             a = np.array(self.num, dtype=np.int64)
             idx = np.array(pairs, dtype=np.int64)
-            tot = np.minimum(a[idx[:, 0]], a[idx[:, 1]]).sum(axis=-1)
+            step = max(1, (1 << 22) // max(self.m, 1))  # bounded temporaries (~32 MB) per block
+            tot = np.concatenate([np.minimum(a[idx[s:s + step, 0]], a[idx[s:s + step, 1]]).sum(axis=-1)
+                                  for s in range(0, len(idx), step)])
             return [Fraction(int(t), s0) for t in tot]
         return [self.overlap(i, j) for i, j in pairs]
 
