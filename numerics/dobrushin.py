@@ -24,7 +24,7 @@ from typing import Any, Optional
 import numpy as np
 
 from numerics import _kernels as K
-from numerics.stochastic import UNIT_ROUNDOFF, Batch, ExactMatrix, as_stochastic, give_back
+from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic, give_back
 
 DEFAULT_MAX_BYTES = 256 * 2 ** 20  # memory budget of one chunk
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from verification.provenance import versions_line
+from verification.figures import save_figure
 from verification.tables import print_table, write_table
 
 
@@ -139,11 +139,7 @@ def _plot(rows: list[list], fig_dir: Path, prov: str) -> list[Path]:
             ax.legend(fontsize=7)
         fig.suptitle(f"Poincare constant and bounds ({fam}); HS omitted where > 1e6 C_P", fontsize=9)
         fig.subplots_adjust(bottom=0.2)
-        fig.text(0.01, 0.01, prov, fontsize=5)
-        for ext in ("png", "pdf"):
-            path = fig_dir / f"poincare_{fam}.{ext}"
-            fig.savefig(path, dpi=120, metadata={"CreationDate": None} if ext == "pdf" else None)
-            written.append(path)
+        written += save_figure(fig, fig_dir, f"poincare_{fam}", prov)
         plt.close(fig)
     return written
 
@@ -172,4 +168,4 @@ def report(store, plan, tables_dir, figures_dir, console) -> None:
                     "Langevin SDE (MALA): decay rate vs 1/(beta C_P), E[L] vs quadrature, expected loss vs beta, "
                     "regularisation gap vs lambda", prov + f", {sde_campaign(plan.seed, plan.full)}", tables_dir)
         print_table(console, srows, SDE_COLUMNS, "Poincare: Langevin SDE")
-    _plot(rows, Path(figures_dir), f"{prov}; {versions_line()}")
+    _plot(rows, Path(figures_dir), prov)

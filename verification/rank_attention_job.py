@@ -213,12 +213,12 @@ def run_and_report(store: Any, p: AttPlan, tables: Path, figures: Path, console:
                 f"Interpolation ladder: Y = ((1-lambda) M_static + lambda A(X)) X W_V, rank(M_static) = kernel rank "
                 f"= r* = {p.r_star}, T={p.T}; the best static token mixer's rank against r*.", prov, tables)
     print_table(console, rows, cols, "rank: interpolation ladder")
-    _figure(recs, lad, figures)
+    _figure(recs, lad, figures, prov)
     return {"att_recovery": _share([x for x in recs if x["verdict"] != "not-applicable"]),
             "att_students": _verdicts(stu), "ladder": _share(lad)}
 
 
-def _figure(recs: list, lad: list, figures: Path) -> None:
+def _figure(recs: list, lad: list, figures: Path, prov: str) -> None:
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     soft = [x for x in recs if x["provenance"]["kind"] == "softmax"]
@@ -238,5 +238,5 @@ def _figure(recs: list, lad: list, figures: Path) -> None:
     axes[1].set(xlabel="lambda (0 static, 1 attention)", ylabel="rank", title="interpolation ladder")
     axes[1].legend(fontsize=7)
     fig.tight_layout()
-    save_figure(fig, figures, "rank_attention")
+    save_figure(fig, figures, "rank_attention", prov)
     plt.close(fig)

@@ -9,6 +9,7 @@ import numpy as np
 from rich.console import Console
 
 from verification.rank import Plan, _group, _share
+from verification.figures import save_figure  # noqa: F401 (re-exported)
 from verification.tables import print_table, write_table
 
 ESTIMATORS = ("energy_0.9", "energy_0.99", "entropy_round", "threshold")
@@ -24,10 +25,6 @@ def _med(xs: list) -> Any:
     return float(np.median(xs)) if xs else None
 
 
-def save_figure(fig: Any, figures: Path, name: str) -> None:
-    figures.mkdir(parents=True, exist_ok=True)
-    fig.savefig(figures / f"{name}.png", dpi=130, metadata={"Software": None})
-    fig.savefig(figures / f"{name}.pdf", metadata={"CreationDate": None, "Producer": None, "Creator": None})
 
 
 def _plt():
@@ -128,11 +125,11 @@ def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: 
                 prov, tables)
     print_table(console, overall, ["shape"] + list(ESTIMATORS), "rank: estimator summary")
     summary["estimators"] = {row[0]: dict(zip(ESTIMATORS, row[1:])) for row in overall}
-    _figures(opt, pop, data, est, plan, figures)
+    _figures(opt, pop, data, est, plan, figures, prov)
     return summary
 
 
-def _figures(opt: list, pop: list, data: list, est: list, plan: Plan, figures: Path) -> None:
+def _figures(opt: list, pop: list, data: list, est: list, plan: Plan, figures: Path, prov: str) -> None:
     plt = _plt()
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
     for shape in sorted({x["provenance"]["shape"] for x in opt if "r" in x["provenance"]}):
@@ -183,5 +180,5 @@ def _figures(opt: list, pop: list, data: list, est: list, plan: Plan, figures: P
             axes[3].legend(fontsize=6)
             break
     fig.tight_layout()
-    save_figure(fig, figures, "rank_linear")
+    save_figure(fig, figures, "rank_linear", prov)
     plt.close(fig)

@@ -86,11 +86,11 @@ def run_and_report(store: Any, tables: Path, figures: Path, console: Any, models
     cols = ["model", "layer", "QK energy_0.99", "OV energy_0.99", "QK entropy rank", "OV entropy rank"]
     write_table(rows, cols, "rank_weights_layers", "Per-layer mean (over heads) effective ranks of the head circuits.",
                 prov, tables)
-    _figure(recs, figures)
+    _figure(recs, figures, prov)
     return {"weights_records": len(recs)}
 
 
-def _figure(recs: list, figures: Path) -> None:
+def _figure(recs: list, figures: Path, prov: str) -> None:
     plt = _plt()
     models = sorted({x["provenance"]["model"] for x in recs})
     fig, axes = plt.subplots(1, max(len(models), 1), figsize=(4.5 * max(len(models), 1), 3.3), squeeze=False)
@@ -108,5 +108,5 @@ def _figure(recs: list, figures: Path) -> None:
                title=_label(model, rs[0]["provenance"]["quantised"]) + f", dh={dh}")
         ax.legend(fontsize=6)
     fig.tight_layout()
-    save_figure(fig, figures, "rank_weights")
+    save_figure(fig, figures, "rank_weights", prov)
     plt.close(fig)

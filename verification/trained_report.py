@@ -17,6 +17,7 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
+from verification.figures import save_figure
 from verification.stats import wilson
 from verification.tables import print_table, write_table
 
@@ -133,15 +134,9 @@ def compare_table(data: dict) -> tuple[list, list]:
     return rows, cols
 
 
-def _save(fig: Any, figures: Path, name: str) -> list[Path]:
-    figures.mkdir(parents=True, exist_ok=True)
-    out = [figures / f"{name}.png", figures / f"{name}.pdf"]
-    fig.savefig(out[0], dpi=130, metadata={"Software": None})
-    fig.savefig(out[1], metadata={"CreationDate": None, "Producer": None, "Creator": None})
-    return out
 
 
-def figures(data: dict, model: Any, fig_dir: Path, s: str) -> list[Path]:
+def figures(data: dict, model: Any, fig_dir: Path, s: str, prov: str) -> list[Path]:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -160,7 +155,7 @@ def figures(data: dict, model: Any, fig_dir: Path, s: str) -> list[Path]:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.colorbar(im, ax=axes[0].tolist(), label="share of inputs with D1 equality")
     fig.suptitle(f"{model.name}{q}: D1 equality per head", fontsize=10)
-    paths += _save(fig, fig_dir, f"trained_heatmap_{s}")
+    paths += save_figure(fig, fig_dir, f"trained_heatmap_{s}", prov)
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6, 3.8))
@@ -174,7 +169,7 @@ def figures(data: dict, model: Any, fig_dir: Path, s: str) -> list[Path]:
     ax.legend(fontsize=7)
     ax.set_title(f"{model.name}{q}: D1 slack", fontsize=10)
     fig.tight_layout()
-    paths += _save(fig, fig_dir, f"trained_slack_{s}")
+    paths += save_figure(fig, fig_dir, f"trained_slack_{s}", prov)
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6, 3.8))
@@ -195,7 +190,7 @@ def figures(data: dict, model: Any, fig_dir: Path, s: str) -> list[Path]:
     ax.legend(fontsize=8)
     ax.set_title(f"{model.name}{q}: rollout bounds, all tokens", fontsize=10)
     fig.tight_layout()
-    paths += _save(fig, fig_dir, f"trained_rollout_{s}")
+    paths += save_figure(fig, fig_dir, f"trained_rollout_{s}", prov)
     plt.close(fig)
     return paths
 
@@ -238,5 +233,5 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
     cap = (f"{model.name}: comparison bounds on delta(A) of head-averaged attention (Birkhoff = "
            f"softmax-logit bound per head; trivial (1) wherever A has zeros, e.g. causal masks).{q}")
     written["compare"] = write_table(rows, cols, f"trained_compare_{s}", cap, prov, tables)
-    written["figures"] = figures(data, model, out_dir / "figures", s)
+    written["figures"] = figures(data, model, out_dir / "figures", s, prov)
     return written

@@ -1,0 +1,22 @@
+"""Save a report figure as PNG and PDF, stamped with its provenance (the one saver for all reports).
+
+The provenance line (campaign, seeds, model, versions) is drawn in the figure's footer and stored in
+the file metadata; timestamps are left out so that the same seed gives the same files.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from verification.provenance import versions_line
+
+
+def save_figure(fig: Any, figures: str | Path, name: str, provenance: str) -> list[Path]:
+    figures = Path(figures)
+    figures.mkdir(parents=True, exist_ok=True)
+    prov = f"{provenance}; {versions_line()}"
+    fig.text(0.005, 0.003, prov, fontsize=5, color="0.35", ha="left", va="bottom", wrap=True)
+    out = [figures / f"{name}.png", figures / f"{name}.pdf"]
+    fig.savefig(out[0], dpi=130, metadata={"Software": None, "Description": prov})
+    fig.savefig(out[1], metadata={"CreationDate": None, "Producer": None, "Creator": None, "Subject": prov})
+    return out
