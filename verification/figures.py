@@ -15,8 +15,10 @@ def save_figure(fig: Any, figures: str | Path, name: str, provenance: str) -> li
     figures = Path(figures)
     figures.mkdir(parents=True, exist_ok=True)
     prov = f"{provenance}; {versions_line()}"
-    fig.text(0.005, 0.003, prov, fontsize=5, color="0.35", ha="left", va="bottom", wrap=True)
+    # below the figure's own area (never over an axis label); bbox "tight" grows the canvas to hold it
+    fig.text(0.005, -0.01, prov, fontsize=5, color="0.35", ha="left", va="top", wrap=True)
     out = [figures / f"{name}.png", figures / f"{name}.pdf"]
-    fig.savefig(out[0], dpi=130, metadata={"Software": None, "Description": prov})
-    fig.savefig(out[1], metadata={"CreationDate": None, "Producer": None, "Creator": None, "Subject": prov})
+    fig.savefig(out[0], dpi=130, bbox_inches="tight", metadata={"Software": None, "Description": prov})
+    fig.savefig(out[1], bbox_inches="tight",
+                metadata={"CreationDate": None, "Producer": None, "Creator": None, "Subject": prov})
     return out
