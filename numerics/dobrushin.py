@@ -29,10 +29,9 @@ from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic, give_
 DEFAULT_MAX_BYTES = 256 * 2 ** 20  # memory budget of one chunk
 
 
-def _chunks(B: int, per_item: int, max_bytes: Optional[int]) -> range:
+def _chunk_size(per_item: int, max_bytes: Optional[int]) -> int:
     budget = DEFAULT_MAX_BYTES if max_bytes is None else int(max_bytes)
-    step = max(1, budget // max(per_item, 1))
-    return range(0, B, step)
+    return max(1, budget // max(per_item, 1))
 
 
 def float_error(batch_row_dev: np.ndarray, m: int) -> np.ndarray:
@@ -65,7 +64,7 @@ def dobrushin(P: Any, *, max_bytes: Optional[int] = None, row_tol: Optional[floa
     data = batch.data
     out = np.empty(data.shape[0], dtype=data.dtype)
     per = data.shape[1] * data.shape[2] * data.itemsize
-    step = _chunks(data.shape[0], per, max_bytes).step
+    step = _chunk_size(per, max_bytes)
     for s in range(0, data.shape[0], step):
         out[s:s + step] = K.dobrushin_batch(data[s:s + step])
     return give_back(out, batch)
@@ -207,17 +206,19 @@ def _pairs_set(pairs: np.ndarray) -> set[tuple[int, int]]:
 
 
 def d2_decide(P: np.ndarray, Q: np.ndarray, eps_p: float, eps_q: float,
-              exact_pq: Optional[Any] = None) -> Optional[bool]:
+              exact_pq: Optional[Any] = None, best_p: Optional[float] = None,
+              best_q: Optional[float] = None) -> Optional[bool]:
     """Theorem D2 equality delta(PQ) = delta(P) delta(Q) for one float pair (P: (n, m), Q: (m, p)).
 
     ``eps_p``/``eps_q`` bound the error of float d-values and entry differences of P and Q.
     ``exact_pq()`` returns the exact (ExactMatrix, ExactMatrix) pair; if None or it returns None
     (budget exhausted), cases the float filter cannot settle come back as None (undecided).
+    ``best_p``/``best_q``: float delta(P), delta(Q) if the caller has them (any float64 pass with the
+    same error bound will do); computed here otherwise.
     """
     P3, Q3 = P[None], Q[None]
-    bestP, _, _, _, _ = K.pair_scan(P3, False)
-    bestQ, _, _, _, _ = K.pair_scan(Q3, False)
-    bestP, bestQ = float(bestP[0]), float(bestQ[0])
+    bestP = float(K.dobrushin_batch(P3)[0]) if best_p is None else float(best_p)
+    bestQ = float(K.dobrushin_batch(Q3)[0]) if best_q is None else float(best_q)
     if P.shape[0] == 1 or Q.shape[0] == 1:
         return True  # delta = 0 on one side: equality is trivial (both sides 0)
     nontrivial = bestP > eps_p and bestQ > eps_q

@@ -212,7 +212,8 @@ def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budge
                 if Rq is None:
                     return None
                 return exact_cache["factors"][l], Rq
-            res = d2_decide(np.ascontiguousarray(Ahat[l]), np.ascontiguousarray(R_prev), eps_p, eps_q, exact_pq)
+            res = d2_decide(np.ascontiguousarray(Ahat[l]), np.ascontiguousarray(R_prev), eps_p, eps_q, exact_pq,
+                            best_p=dH[l], best_q=dR[l - 1])   # deltas already computed above
             d2[l] = Verdict.UNDECIDED if res is None else (Verdict.TIGHT if res else Verdict.HOLDS)
         if d2[l] == Verdict.HOLDS:
             chain_ok = False

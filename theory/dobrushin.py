@@ -28,6 +28,7 @@ A = sp.MatrixSymbol("A", n, n)
 P = sp.MatrixSymbol("P", n, n)
 Q = sp.MatrixSymbol("Q", n, n)
 I = sp.Identity(n)
+AHAT = sp.MatMul(sp.Rational(1, 2), sp.MatAdd(I, A))  # the rollout factor (I + A)/2
 
 
 # -------------------------------------------------------------------------------------------------
@@ -147,7 +148,7 @@ FACTOR = register(Theorem(
     id="dobrushin.factor",
     title="Rollout factor bound delta((I+A)/2) <= (1+delta(A))/2 (Theorem D1)",
     category="proved",
-    statement=sp.Le(delta(sp.MatMul(sp.Rational(1, 2), sp.MatAdd(I, A))), (1 + delta(A)) / 2),
+    statement=sp.Le(delta(AHAT), (1 + delta(A)) / 2),
     equality="some pair (i, j), i != j, attaining delta(A) is mutually self-dominant: "
              "A_ii >= A_ji and A_jj >= A_ij",
     hypotheses=factor_hypotheses,
@@ -161,7 +162,7 @@ CAUSAL = register(Theorem(
     id="dobrushin.factor.causal",
     title="Causal attention: D1 always holds with equality, through a pair (0, j)",
     category="proved",
-    statement=sp.Eq(delta(sp.MatMul(sp.Rational(1, 2), sp.MatAdd(I, A))), (1 + delta(A)) / 2),
+    statement=sp.Eq(delta(AHAT), (1 + delta(A)) / 2),
     equality="always (the statement is an equality): row 0 is e_0, so d_ij <= max(d_0i, d_0j) for "
              "i, j >= 1 and delta(A) = max_j (1 - A_j0) is attained by a pair (0, j), which is "
              "mutually self-dominant (A_00 = 1 >= A_j0, A_jj >= A_0j = 0). The same on any suffix.",
