@@ -185,4 +185,6 @@ def read_corpus(path: str | Path, limit: Optional[int] = None) -> Corpus:
 
 def load_corpus(path: str | Path | None = None, limit: Optional[int] = None) -> Corpus:
     """The default corpus when ``path`` is None, else :func:`read_corpus`."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be a positive integer, got {limit!r}")
     return default_corpus(limit) if path is None else read_corpus(path, limit)

@@ -16,8 +16,15 @@ downloaded (``HF_HUB_OFFLINE=1``, ``local_files_only=True``).
   as one chat turn ``<|im_start|>user\\n{text}<|im_end|>`` so that the chat markers (special
   tokens) are present, as in use.
 
-Pickled weights (``*.bin``, ``*.pt``, ``*.pth``, ``*.ckpt``) can run code when loaded: they are
-refused unless ``allow_pickle=True``, and even then loaded with ``torch.load(weights_only=True)``.
+A model folder is data, never code. Pickled weights (``*.bin``, ``*.pt``, ``*.pth``, ``*.ckpt``) can
+run code when loaded: they are refused unless ``allow_pickle=True``, and even then loaded with
+``torch.load(weights_only=True)``. A folder whose ``config.json`` (or tokenizer/processor config)
+carries an ``auto_map`` asks for custom Python code: it is refused, and every loader is called with
+``trust_remote_code=False``, so nothing in the folder is imported and nothing prompts on stdin.
+
+Each loaded model has a ``fingerprint``: a hash of its weight, configuration and tokenizer files
+and of the settings that change its attention (token limit, chat framing). Stored measurements are
+keyed by it, so a resumed run never reuses numbers computed on other weights.
 
 Example (not run as a doctest: it loads weights)::
 
@@ -28,8 +35,10 @@ Example (not run as a doctest: it loads weights)::
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import io
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +85,7 @@ class LoadedModel:
     max_tokens: int = MAX_TOKENS
     template: Optional[str] = None   # e.g. chat framing; "{text}" is replaced by the input
     special_ids: frozenset = field(default_factory=frozenset)
+    fingerprint: str = ""            # hash of weights, configuration, tokenizer and settings
 
     @property
     def layers(self) -> int:
@@ -170,6 +180,59 @@ def _resolve(name_or_path: str | os.PathLike, allow_pickle: bool) -> tuple[Path,
     return path, None
 
 
+CODE_KEYS = ("auto_map",)  # configuration keys that point at Python code to import
+CONFIG_FILES = ("config.json", "tokenizer_config.json", "preprocessor_config.json",
+                "processor_config.json", "feature_extractor_config.json", "generation_config.json")
+
+
+def refuse_code(folder: Path) -> None:
+    """A folder whose configuration asks for custom code (``auto_map``) is refused: model folders
+    are data. A configuration file that is not a JSON object is refused too, naming the file."""
+    for name in CONFIG_FILES:
+        f = folder / name
+        if not f.is_file():
+            continue
+        try:
+            cfg = json.loads(f.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"model folder {str(folder)!r}: {name} is not valid JSON ({exc})") from None
+        if not isinstance(cfg, dict):
+            raise ValueError(f"model folder {str(folder)!r}: {name} is not a JSON object")
+        for key in CODE_KEYS:
+            if key in cfg:
+                raise ValueError(f"model folder {str(folder)!r}: {name} has {key!r} "
+                                 f"({json.dumps(cfg[key])[:120]}), which asks to run Python code from the "
+                                 "folder; refused (model folders are data, never code)")
+
+
+_HASHED_SUFFIXES = (".json", ".safetensors", ".gguf", ".txt", ".model") + PICKLE_SUFFIXES
+_FILE_HASHES: dict[tuple, str] = {}
+
+
+def _file_hash(path: Path) -> str:
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _FILE_HASHES:
+        h = hashlib.sha256()
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 22), b""):
+                h.update(block)
+        _FILE_HASHES[key] = h.hexdigest()
+    return _FILE_HASHES[key]
+
+
+def fingerprint(folder: Path, gguf: Optional[str], settings: dict) -> str:
+    """sha256 over the model's files (the GGUF file alone, or every weight/config/tokenizer file
+    of the folder) and the settings that change its attention; 16 hex digits."""
+    files = [folder / gguf] if gguf else sorted(p for p in folder.iterdir()
+                                                 if p.is_file() and p.suffix in _HASHED_SUFFIXES)
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f"{f.name}\0{_file_hash(f)}\0".encode())
+    h.update(json.dumps(settings, sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
 def _refuse_pickle(path: Path, allow_pickle: bool) -> None:
     if not allow_pickle:
         raise ValueError(f"refusing pickled weights {str(path)!r}: unpickling can run arbitrary code. "
@@ -201,6 +264,8 @@ def _probe_causal(module: Any, n: int = 5) -> Optional[bool]:
 def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
                max_tokens: int = MAX_TOKENS, cache: bool = True) -> LoadedModel:
     """Load a model for attention measurements (see the module docstring)."""
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 2:
+        raise ValueError(f"max_tokens must be an integer >= 2 (D1 needs two tokens), got {max_tokens!r}")
     folder, gguf = _resolve(name_or_path, allow_pickle)
     key = (str(folder), gguf, allow_pickle, max_tokens)
     if cache and key in _CACHE:
@@ -210,14 +275,19 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    common: dict[str, Any] = {"local_files_only": True}
+    refuse_code(folder)
+    # never run code from the folder, never ask on stdin
+    common: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False}
     if gguf:
         common["gguf_file"] = gguf
     where = str(folder / gguf) if gguf else str(folder)
     try:
-        config = AutoConfig.from_pretrained(str(folder), **common)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"model {where!r}: unreadable or unknown configuration/architecture: {exc}") from exc
+        with contextlib.redirect_stderr(io.StringIO()):
+            config = AutoConfig.from_pretrained(str(folder), **common)
+    except Exception as exc:  # truncated GGUF (struct.error), bad field types, unknown architectures
+        what = "GGUF file" if gguf else "configuration/architecture (config.json)"
+        raise ValueError(f"model {where!r}: unreadable or unknown {what}: {type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:300]}") from None
     try:  # the GGUF de-quantiser draws its own tqdm bar on stderr: swallow it
         with contextlib.redirect_stderr(io.StringIO()):
             module = AutoModel.from_pretrained(
@@ -227,29 +297,38 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     except FileNotFoundError:
         raise
     except Exception as exc:  # corrupt files surface as many exception types; name the file
-        raise ValueError(f"model {where!r} could not be loaded: {type(exc).__name__}: {exc}") from exc
+        raise ValueError(f"model {where!r} could not be loaded: {type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:300]}") from None
     module.eval()
     if any(p.dtype != torch.float32 for p in module.parameters()):
         raise ValueError(f"model {where!r}: weights did not load as float32")
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder), **common)
     except Exception as exc:
-        raise ValueError(f"model {where!r}: tokenizer could not be loaded: {exc}") from exc
+        raise ValueError(f"model {where!r}: tokenizer could not be loaded: {type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:300]}") from None
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:  # tokenizer.json may pad/truncate (minilm: 128); we truncate ourselves
         backend.no_padding()
         backend.no_truncation()
     limit = int(getattr(config, "max_position_embeddings", max_tokens) or max_tokens)
-    causal = _probe_causal(module)
+    try:
+        causal = _probe_causal(module)
+    except Exception as exc:
+        raise ValueError(f"model {where!r}: a forward pass failed: {type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:300]}") from None
     if causal is None:
         raise ValueError(f"model {where!r} returns no attention probabilities "
                          "(output_attentions unsupported by this architecture)")
     name = str(name_or_path) if str(name_or_path) in EMBEDDED else where
     template = CHAT_TEMPLATE_SMOLLM2 if name == "smollm2" else None
+    max_tokens = min(max_tokens, limit)
     model = LoadedModel(name=name, causal=causal, module=module, config=module.config,
                         quantised=gguf is not None, tokenizer=tokenizer, source=where,
-                        max_tokens=min(max_tokens, limit), template=template,
-                        special_ids=_special_ids(tokenizer))
+                        max_tokens=max_tokens, template=template,
+                        special_ids=_special_ids(tokenizer),
+                        fingerprint=fingerprint(folder, gguf, {"max_tokens": max_tokens, "template": template,
+                                                               "dtype": "float32", "attn": "eager"}))
     if cache:
         _CACHE[key] = model
     return model

@@ -69,35 +69,34 @@ def residual_factors(A: np.ndarray, residual: float, discard_ratio: float) -> np
     return residual * eye + (1 - residual) * A
 
 
-def _prepare(A: Any, head_fusion: str, fused: Optional[bool]) -> tuple[np.ndarray, tuple, Any]:
-    like = None
-    try:
-        import torch
-        if isinstance(A, torch.Tensor):
-            like = A
-            A = A.detach().cpu().to(torch.float64).numpy()
-    except ImportError:  # pragma: no cover
-        pass
-    A = np.asarray(A)
+def _prepare(A: Any, head_fusion: Optional[str], fused: Optional[bool]) -> tuple[np.ndarray, tuple, Any]:
+    """Validate first (complex, boolean, masked, non-stochastic input is refused, naming the row),
+    then widen to float64 and fuse heads. -> (fused float64 stack (..., L, n, n), lead shape, like)."""
+    if head_fusion is not None and head_fusion not in FUSIONS:
+        raise ValueError(f"head_fusion must be one of {FUSIONS}, got {head_fusion!r}")
+    batch = as_stochastic(A, "attention", square=True)
+    A = batch.data.reshape(batch.lead + batch.data.shape[-2:]).astype(np.float64)
     if fused is None:
         fused = A.ndim == 3
     need = 3 if fused else 4
     if A.ndim < need:
         raise ValueError(f"attention stack must be (..., layers, {'' if fused else 'heads, '}n, n); "
                          f"got shape {A.shape}")
-    as_stochastic(A, "attention", square=True)  # validation: names the bad row
-    A = A.astype(np.float64)
+    if fused and head_fusion is not None:
+        raise ValueError(f"head_fusion={head_fusion!r} cannot apply: the input {A.shape} is taken as already "
+                         "fused (..., layers, n, n); pass (..., layers, heads, n, n) with fused=False")
     if not fused:
-        A = fuse_heads(A, head_fusion)
-    return A, A.shape[:-3], like
+        A = fuse_heads(A, head_fusion or "mean")
+    return A, A.shape[:-3], batch.like
 
 
-def rollout(A: Any, residual: float = 0.5, head_fusion: str = "mean", discard_ratio: float = 0.0,
+def rollout(A: Any, residual: float = 0.5, head_fusion: Optional[str] = None, discard_ratio: float = 0.0,
             fused: Optional[bool] = None) -> Any:
     """All partial rollout products R_1..R_L, float64.
 
     ``A``: (..., layers, heads, n, n), or (..., layers, n, n) already fused (``fused=True``; a 3-D
-    input is taken as fused). Returns (..., layers, n, n), same kind as the input."""
+    input is taken as fused). ``head_fusion``: "mean" (the default), "max" or "min" for unfused
+    input; giving it for fused input is an error. Returns (..., layers, n, n), same kind as the input."""
     Af, lead, like = _prepare(A, head_fusion, fused)
     Ahat = residual_factors(Af, residual, discard_ratio)
     R = np.empty_like(Ahat)
@@ -222,7 +221,7 @@ def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budge
     return dict(dA=dA, dH=dH, dR=dR, errR=errR, d1=d1, d2=d2, chain=chain)
 
 
-def rollout_tightness(A: Any, residual: float = 0.5, head_fusion: str = "mean",
+def rollout_tightness(A: Any, residual: float = 0.5, head_fusion: Optional[str] = None,
                       discard_ratio: float = 0.0, fused: Optional[bool] = None,
                       exact_budget: int = EXACT_BUDGET) -> RolloutTightness:
     """Per-layer tightness of delta(R_l) <= prod delta(Ahat) <= prod (1+delta(A))/2, with Theorem

@@ -49,11 +49,18 @@ def _to_numpy(x: Any, name: str) -> tuple[np.ndarray, Any]:
     if torch is not None and isinstance(x, torch.Tensor):
         if x.is_complex():
             raise ValueError(f"{name}: complex tensor (dtype {x.dtype}); a stochastic matrix is real")
+        if x.dtype == torch.bool:
+            raise ValueError(f"{name}: boolean tensor; pass 0/1 as floats if that is meant")
         if x.dtype == torch.bfloat16:
             x = x.float()
         return x.detach().cpu().numpy(), x
+    if isinstance(x, np.ma.MaskedArray):
+        if np.ma.is_masked(x):
+            raise ValueError(f"{name}: masked array with {int(np.ma.count_masked(x))} masked entries; "
+                             "the mask would be ignored: fill them (x.filled(0.0)) or pass x.data")
+        return np.asarray(x.data), None
     if isinstance(x, np.ndarray):
-        return x, None
+        return np.asarray(x), None  # np.matrix and other subclasses become plain arrays
     if isinstance(x, (list, tuple)):
         try:
             return np.asarray(x), None
@@ -67,7 +74,8 @@ def as_stochastic(x: Any, name: str = "P", square: bool = False, row_tol: float 
     """Validate ``x`` of shape ``(..., n, m)`` as a batch of row-stochastic matrices."""
     arr, like = _to_numpy(x, name)
     if arr.dtype == object:
-        raise ValueError(f"{name}: object array; pass floats (for exact rationals use numerics.exact)")
+        raise ValueError(f"{name}: object array; pass float32/float64 (for exact rationals, build "
+                         "numerics.stochastic.ExactMatrix.from_rationals(rows))")
     if np.iscomplexobj(arr):
         raise ValueError(f"{name}: complex dtype {arr.dtype}; a stochastic matrix is real")
     if arr.dtype.kind == "b":

@@ -19,14 +19,19 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from rich.console import Console  # noqa: E402
 
+from verification.options import Parser, add_common, check_out_dir, fail, name_list  # noqa: E402
+
 # Modules that add subcommands / main-job sections. Add a new family here.
 COMMANDS: tuple[str, ...] = ("verification.dobrushin_job", "verification.trained", "verification.rank", "verification.poincare",)
-SECTIONS: tuple[str, ...] = ("verification.dobrushin_job", "verification.trained", "verification.rank", "verification.poincare",)
+# main-job section name -> module defining verify_section(ctx), in the order they run
+SECTIONS: dict[str, str] = {"dobrushin": "verification.dobrushin_job", "trained": "verification.trained",
+                            "rank": "verification.rank", "poincare": "verification.poincare"}
 
 
 def make_console() -> Console:
-    """A console wide enough for the report tables when output is not a terminal (logs, CI)."""
-    return Console() if sys.stdout.isatty() else Console(width=200)
+    """A console for reports. When output is not a terminal (logs, CI, a pipe) it is wide enough
+    that no table is ever cut; table cells fold rather than end in an ellipsis."""
+    return Console() if sys.stdout.isatty() else Console(width=1000)
 
 
 @dataclass
@@ -68,34 +73,26 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from verification.store import ResultStore
 
-    only = set(args.only.split(",")) if args.only else None
+    only = set(args.only) if args.only else None
     with ResultStore(args.db) as store:
         ctx = JobContext(store=store, out_dir=Path(args.out), seed=args.seed, quick=not args.full,
                          only=only)
-        for name in SECTIONS:
-            module = import_module(name)
-            section = getattr(module, "SECTION", name.rsplit(".", 1)[-1])
+        for section, name in SECTIONS.items():
             if only and section not in only:
                 continue
-            module.verify_section(ctx)
+            import_module(name).verify_section(ctx)
     return 0
 
 
-def add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", default=os.environ.get("ATTNBOUNDS_DB", "paper/results.db"),
-                   help="results store (SQLite file; ':memory:' for none). Re-running resumes.")
-    p.add_argument("--out", default="paper", help="where tables/ and figures/ are written")
-    p.add_argument("--seed", type=int, default=0, help="base seed of every random draw")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="attnbounds", description=__doc__.splitlines()[0])
+    parser = Parser(prog="attnbounds", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("verify", help="the main job: quick checks of every theorem family")
     add_common(p)
     p.add_argument("--full", action="store_true", help="larger campaigns (default: quick)")
-    p.add_argument("--only", default=None, help="comma-separated sections to run")
+    p.add_argument("--only", default=None, type=name_list(tuple(SECTIONS), "section"),
+                   help=f"comma-separated sections to run, of: {', '.join(SECTIONS)}")
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser("theorems", help="list the registered theorems with their statements")
@@ -108,13 +105,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # a bad argument (one line already printed) or --help
+        return exc.code if isinstance(exc.code, int) else 2
+    prog = f"attnbounds {args.command}"
+    try:
+        if getattr(args, "out", None) is not None:
+            check_out_dir(args.out)          # before any computation: a file there fails now
+        if getattr(args, "db", None) is not None:
+            from verification.store import check_writable
+            check_writable(args.db)          # likewise a read-only store
         return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError, KeyError) as exc:
         # bad input: a clear message, not a traceback from deep inside
-        print(f"attnbounds {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return fail(prog, exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
 
 
 if __name__ == "__main__":

@@ -205,20 +205,33 @@ def verify_section(ctx) -> None:
     report(ctx.store, plan, ctx.tables, ctx.console)
 
 
+def _softmax_family(name: str) -> bool:
+    """``softmax-T<temperature>`` with a positive finite temperature."""
+    if not name.startswith("softmax-T"):
+        return False
+    try:
+        T = float(name[len("softmax-T"):])
+    except ValueError:
+        return False
+    return 0 < T < float("inf")
+
+
+def check_plan(plan: Plan) -> None:
+    """Refuse a plan whose chunks would exceed the memory budget (before computing anything)."""
+    from verification.options import chunk_memory, check_memory
+
+    n = max(plan.sizes)
+    check_memory(f"--sizes {n}", chunk_memory(n, min(CHUNK, plan.instances(n))))
+
+
 def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from verification.cli import make_console
     from verification.store import ResultStore
 
-    fams = tuple(args.families.split(",")) if args.families else FAMILIES
-    for f in fams:
-        if f not in FAMILIES and not f.startswith("softmax-T"):
-            raise ValueError(f"unknown family {f!r}; known: {', '.join(FAMILIES)} (or softmax-T<temperature>)")
-    sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else SIZES
-    if any(s < 2 for s in sizes):
-        raise ValueError(f"sizes must be >= 2 (Theorem D1 needs two tokens), got {sizes}")
-    plan = Plan(families=fams, sizes=sizes, seed=args.seed, full=args.full)
+    plan = Plan(families=args.families or FAMILIES, sizes=args.sizes or SIZES, seed=args.seed, full=args.full)
+    check_plan(plan)
     console = make_console()
     with ResultStore(args.db) as store:
         run_campaign(store, plan, console)
@@ -227,11 +240,13 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    from verification.cli import add_common
+    from verification.options import add_common, int_list, name_list
 
     p = sub.add_parser("dobrushin", help="Theorems D1/D2 on random stochastic families (resumable)")
     add_common(p)
-    p.add_argument("--families", default=None, help=f"comma-separated, default all: {','.join(FAMILIES)}")
-    p.add_argument("--sizes", default=None, help="comma-separated n, default 2,3,4,5,8,16,32,64,128")
+    p.add_argument("--families", default=None, type=name_list(FAMILIES, "family", accept=_softmax_family),
+                   help=f"comma-separated, default all: {','.join(FAMILIES)} (or softmax-T<temperature>)")
+    p.add_argument("--sizes", default=None, type=int_list(2, "size"),
+                   help="comma-separated n >= 2 (Theorem D1 needs two tokens), default 2,3,4,5,8,16,32,64,128")
     p.add_argument("--full", action="store_true", help="10x the quick instance counts")
     p.set_defaults(func=_cmd)

@@ -194,18 +194,14 @@ def verify_section(ctx) -> None:
 def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from rich.console import Console
-
+    from verification.cli import make_console
     from verification.poincare_report import report
     from verification.poincare_sde import run_sde
     from verification.store import ResultStore
 
-    fams = tuple(args.families.split(",")) if args.families else FAMILIES
-    for f in fams:
-        if f not in FAMILIES:
-            raise ValueError(f"unknown family {f!r}; known: {', '.join(FAMILIES)}")
+    fams = args.families or FAMILIES
     plan = Plan(seed=args.seed, full=args.full, families=fams)
-    console = Console()
+    console = make_console()
     out = Path(args.out)
     with ResultStore(args.db) as store:
         run_campaign(store, plan, console)
@@ -216,11 +212,12 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    from verification.cli import add_common
+    from verification.options import add_common, name_list
 
     p = sub.add_parser("poincare", help="true Poincare constants vs Bakry-Emery / Holley-Stroock / test functions")
     add_common(p)
-    p.add_argument("--families", default=None, help=f"comma-separated, default all: {','.join(FAMILIES)}")
+    p.add_argument("--families", default=None, type=name_list(FAMILIES, "family"),
+                   help=f"comma-separated, default all: {','.join(FAMILIES)}")
     p.add_argument("--full", action="store_true", help="the full (beta, lambda) grid and finer 2-D grids")
     p.add_argument("--no-sde", action="store_true", help="skip the Langevin simulations")
     p.set_defaults(func=_cmd)

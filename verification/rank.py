@@ -249,6 +249,7 @@ def _share(recs: list[dict], verdicts: tuple[str, ...] = ("holds", "tight")) -> 
 
 
 PARTS = ("linear", "attention", "weights")
+MAX_N = 64  # largest --n the exact certification finishes in minutes
 
 
 def run(store: Any, plan: Plan, out_dir: Path, console: Any, parts: tuple[str, ...] = PARTS) -> dict:
@@ -278,8 +279,7 @@ def verify_section(ctx: Any) -> None:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from verification.cli import make_console
     from verification.store import ResultStore
 
     plan = replace(FULL if args.full else QUICK, seed=args.seed)
@@ -287,26 +287,27 @@ def _cmd(args: argparse.Namespace) -> int:
         plan = replace(plan, n=args.n)
     if args.r_star is not None:
         plan = replace(plan, r_star=args.r_star)
+    if plan.n > MAX_N:
+        raise ValueError(f"--n {plan.n}: the exact (Fraction / 60-digit) certification grows like n^3; "
+                         f"at most {MAX_N}")
     if not (1 <= plan.r_star <= plan.n - 2):
         raise ValueError(f"--r-star must satisfy 1 <= r* <= n - 2 (r* + 2 students), got r*={plan.r_star}, n={plan.n}")
-    parts = tuple(args.part.split(",")) if args.part else PARTS
-    unknown = set(parts) - set(PARTS)
-    if unknown:
-        raise ValueError(f"--part: unknown {sorted(unknown)}; choose from {', '.join(PARTS)}")
+    parts = args.part or PARTS
     with ResultStore(args.db) as store:
-        run(store, plan, Path(args.out), Console(), parts)
+        run(store, plan, Path(args.out), make_console(), parts)
     return 0
 
 
 def register(subparsers: Any) -> None:
-    from verification.cli import add_common
+    from verification.options import add_common, int_at_least, name_list
 
     p = subparsers.add_parser("rank", help="rank lower bounds (Entropic Bound): deficiency, achievability, recovery")
     add_common(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="the main-job size (default)")
     g.add_argument("--full", action="store_true", help="n = 16, r* = 4, many seeds and sizes")
-    p.add_argument("--n", type=int, default=None, help="token dimension n of the linear surrogate")
-    p.add_argument("--r-star", type=int, default=None, help="teacher rank r*")
-    p.add_argument("--part", default=None, help="comma-separated: linear, attention, weights (default all)")
+    p.add_argument("--n", type=int_at_least(3), default=None, help="token dimension n of the linear surrogate (>= 3)")
+    p.add_argument("--r-star", type=int_at_least(1), default=None, help="teacher rank r* (1 <= r* <= n - 2)")
+    p.add_argument("--part", default=None, type=name_list(PARTS, "part"),
+                   help="comma-separated: linear, attention, weights (default all)")
     p.set_defaults(func=_cmd)

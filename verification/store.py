@@ -78,20 +78,43 @@ def _num(x: Optional[float]) -> Optional[float]:
     return x if math.isfinite(x) else None
 
 
+def check_writable(path: str | os.PathLike) -> None:
+    """Open the store at ``path`` and prove it accepts a write (then roll it back): a read-only
+    file, a folder, or a non-database file is a ValueError naming ``--db`` before any work is done."""
+    ResultStore(path).close()
+
+
 class ResultStore:
-    """SQLite-backed store of :class:`Record` rows, grouped into campaigns and chunks."""
+    """SQLite-backed store of :class:`Record` rows, grouped into campaigns and chunks.
+
+    Opening checks that the store can be written (a write inside a transaction that is rolled
+    back), so a read-only store fails at once, not after the first chunk has been computed."""
 
     def __init__(self, path: str | os.PathLike = DEFAULT_DB):
         self.path = str(path)
+        where = f"--db {self.path!r}"
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            p = Path(self.path)
+            if p.is_dir():
+                raise ValueError(f"{where} is a folder, not a results store file")
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ValueError(f"{where}: cannot create its folder ({exc.strerror or exc})") from None
         try:
             self._db = sqlite3.connect(self.path, timeout=30)
             self._db.executescript(_SCHEMA)
+            if self.path != ":memory:":
+                self._db.execute("PRAGMA journal_mode=WAL")
+            with self._db:  # a real write, rolled back: proves the store is writable now
+                self._db.execute("SAVEPOINT probe")
+                self._db.execute("INSERT INTO chunks (campaign, chunk, n, created) VALUES ('', '', 0, 0)")
+                self._db.execute("ROLLBACK TO probe")
+                self._db.execute("RELEASE probe")
+        except sqlite3.OperationalError as exc:
+            raise ValueError(f"{where}: the results store cannot be written ({exc})") from None
         except sqlite3.DatabaseError as exc:
-            raise ValueError(f"results store {self.path!r} is not a usable SQLite database: {exc}") from exc
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
+            raise ValueError(f"{where} is not a usable SQLite database: {exc}") from None
         self._versions = json.dumps(versions(), sort_keys=True)
 
     # -- writing -------------------------------------------------------------------------------

@@ -71,7 +71,8 @@ def write_table(rows: Sequence[Sequence[Any]], columns: Sequence[str], name: str
 def print_table(console: Console, rows: Sequence[Sequence[Any]], columns: Sequence[str], title: str) -> None:
     t = Table(title=title, show_lines=False)
     for c in columns:
-        t.add_column(c, justify="right" if c not in ("family", "model", "claim") else "left")
+        t.add_column(c, justify="right" if c not in ("family", "model", "claim") else "left",
+                     overflow="fold")  # never cut a cell with an ellipsis
     for r in rows:
         t.add_row(*[fmt(v) for v in r])
     console.print(t)

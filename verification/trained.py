@@ -133,7 +133,7 @@ def input_records(model: Any, text_input: Any, comparison: bool = True) -> list[
         prov = dict(base, variant=var.name, n=m["n"])
         mean, heads, roll = m["mean"], m["heads"], m["roll"]
         for l in range(A_heads.shape[0]):
-            key = f"{model.name}|{text_input.id}|{var.name}|L{l}"
+            key = f"{model.name}|{text_input.id}#{text_input.sha}|{var.name}|L{l}"
             bound = (1 + float(mean.delta[l])) / 2
             extra = dict(delta=mean.delta[l], through_first=mean.through_first[l],
                          through_other=mean.through_other[l], exact=mean.exact[l],
@@ -166,11 +166,17 @@ def input_records(model: Any, text_input: Any, comparison: bool = True) -> list[
 
 
 def campaign_name(model: Any, corpus_name: str) -> str:
-    return f"trained:{model.name}:{corpus_name}:max{model.max_tokens}:r{RESIDUAL}:{FUSION}"
+    """The campaign of one model: its name, its fingerprint (hash of weights, configuration,
+    tokenizer and settings) and the rollout settings. Other weights under the same name or path
+    are another campaign, never a resume."""
+    return (f"trained:{model.name}:{corpus_name}:max{model.max_tokens}:r{RESIDUAL}:{FUSION}"
+            f":w{model.fingerprint}")
 
 
 def chunk_key(text_input: Any) -> str:
-    """One store chunk per input *text*: id plus text hash."""
+    """One store chunk per input *text*: id plus text hash. Records are keyed the same way, so
+    another text under the same id (another file of the same name, an edited line) is measured
+    and stored beside it, and a report reads only the records of the texts it was given."""
     return f"{text_input.id}#{text_input.sha}"
 
 
@@ -202,14 +208,15 @@ def measure_and_report(model_name: str, store: Any, out_dir: Any, console: Any,
     from verification.trained_report import report_model
 
     t0 = time.perf_counter()
-    model = load_model(model_name, allow_pickle=allow_pickle, max_tokens=max_tokens or MAX_TOKENS)
+    model = load_model(model_name, allow_pickle=allow_pickle,
+                       max_tokens=MAX_TOKENS if max_tokens is None else max_tokens)
     corpus = load_corpus(texts, limit=limit)
     for note in corpus.notes:
         console.print(f"[dim]corpus: {note}[/dim]")
     campaign = run_campaign(model, corpus, store, console)
-    ids = {t.id for t in corpus.inputs}
-    paths = report_model(store, campaign, model, out_dir, console, ids, seed=seed)
-    console.print(f"[dim]{model.name}: {len(ids)} inputs in {time.perf_counter() - t0:.1f} s[/dim]")
+    keys = {(t.id, t.sha) for t in corpus.inputs}
+    paths = report_model(store, campaign, model, out_dir, console, keys, seed=seed)
+    console.print(f"[dim]{model.name}: {len(keys)} inputs in {time.perf_counter() - t0:.1f} s[/dim]")
     return paths
 
 
@@ -219,11 +226,10 @@ def measure_and_report(model_name: str, store: Any, out_dir: Any, console: Any,
 def _cmd_rollout(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from rich.console import Console
-
+    from verification.cli import make_console
     from verification.store import ResultStore
 
-    console = Console()
+    console = make_console()
     with ResultStore(args.db) as store:
         measure_and_report(args.model, store, Path(args.out), console, texts=args.texts,
                            limit=args.limit, max_tokens=args.max_tokens,
@@ -232,15 +238,16 @@ def _cmd_rollout(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    from verification.cli import add_common
+    from verification.options import add_common, int_at_least, positive_int
 
     p = subparsers.add_parser("rollout", help="D1 equality shares and rollout tightness on a trained model")
     add_common(p)
     p.add_argument("--model", default="minilm", help="minilm | smollm2 | a checkpoint folder | a .gguf file")
     p.add_argument("--texts", default=None, help="corpus: text file (lines or blank-line blocks) or JSONL "
                    "with a 'text' field (default: pydoc_data.topics prose)")
-    p.add_argument("--limit", type=int, default=None, help="first N inputs only")
-    p.add_argument("--max-tokens", type=int, default=None, help="truncate inputs here (default 512)")
+    p.add_argument("--limit", type=positive_int, default=None, help="first N inputs only (N >= 1)")
+    p.add_argument("--max-tokens", type=int_at_least(2), default=None,
+                   help="truncate inputs here (>= 2; default 512)")
     p.add_argument("--allow-pickle", action="store_true",
                    help="load pickled weights (*.bin/*.pt) with torch.load(weights_only=True)")
     p.set_defaults(func=_cmd_rollout)

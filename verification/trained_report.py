@@ -41,15 +41,16 @@ def _median(xs: Iterable[Optional[float]]) -> Optional[float]:
 
 
 def _collect(store: Any, campaign: str, inputs: Optional[set]) -> dict:
-    """Group stored rows: layer rows [variant][layer] -> list, head rows [variant][(l, h)] -> list."""
+    """Keep the rows of the inputs ``{(input id, text hash)}`` (None: all) and group them:
+    layer rows [variant][layer] -> list, head rows [variant][(l, h)] -> list."""
     layer, head, roll = defaultdict(lambda: defaultdict(list)), defaultdict(lambda: defaultdict(list)), \
         defaultdict(lambda: defaultdict(list))
     seen = set()
     for r in store.records(campaign=campaign):
         p = r["provenance"]
-        if inputs is not None and p["input"] not in inputs:
+        if inputs is not None and (p["input"], p["text_sha"]) not in inputs:
             continue
-        seen.add(p["input"])
+        seen.add((p["input"], p.get("text_sha")))
         v, l = p["variant"], p["layer"]
         if r["theorem"] == "dobrushin.product":
             roll[v][l].append(r)

@@ -4,6 +4,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
+from numerics.dobrushin import dobrushin, factor_slack
 from numerics.rollout import fuse_heads, residual_factors, rollout, rollout_tightness
 from theory.verdicts import Verdict
 from verification import reference as ref
@@ -95,3 +96,41 @@ def test_decayed_rollout_ratio_is_undecided_not_data():
     assert all(v == Verdict.UNDECIDED for v in t.d2[1:][small[:-1]])  # Q = R_{l-1} within rounding of 0
     assert np.all(t.error_R < 1e-11)                         # yet the bound is honest, not huge
     assert all(v == Verdict.HOLDS for v in t.d2[1:30])       # decided by the float filter alone
+
+
+def test_rollout_refuses_what_dobrushin_refuses():
+    """Validation comes before any cast: complex, boolean and masked input is an error naming it."""
+    A = rng.dirichlet(np.ones(3), size=(2, 3))                       # (layers, n, n)
+    with pytest.raises(ValueError, match="complex"):
+        rollout(torch.from_numpy(A).to(torch.complex128))
+    with pytest.raises(ValueError, match="boolean"):
+        rollout(torch.from_numpy(A > 0.3))
+    with pytest.raises(ValueError, match="boolean"):
+        rollout_tightness(A > 0.3)
+    masked = np.ma.masked_array(A, mask=np.zeros_like(A, dtype=bool))
+    masked.mask[0, 1, 2] = True
+    with pytest.raises(ValueError, match="masked"):
+        rollout(masked)
+    with pytest.raises(ValueError, match="masked"):
+        dobrushin(masked)
+    # no entry masked: the data is used as is
+    assert np.allclose(rollout(np.ma.masked_array(A)), rollout(A))
+
+
+def test_head_fusion_on_fused_input_is_an_error():
+    A3 = rng.dirichlet(np.ones(3), size=(2, 3))                      # (layers, n, n): fused
+    with pytest.raises(ValueError, match="head_fusion='max'"):
+        rollout(A3, head_fusion="max")
+    with pytest.raises(ValueError, match="head_fusion='min'"):
+        rollout_tightness(A3, head_fusion="min")
+    A4 = rng.dirichlet(np.ones(3), size=(2, 4, 3))                   # (layers, heads, n, n)
+    assert not np.allclose(rollout(A4, head_fusion="max"), rollout(A4))
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_np_matrix_and_object_arrays():
+    M = np.matrix([[0.9, 0.1], [0.2, 0.8]])
+    assert np.isclose(float(dobrushin(M)), 0.7)
+    assert np.isclose(float(factor_slack(M)), float(factor_slack(np.asarray(M))))
+    with pytest.raises(ValueError, match="ExactMatrix.from_rationals"):
+        dobrushin(np.array([[0.5, 0.5], [1, 0]], dtype=object))

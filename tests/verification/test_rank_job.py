@@ -58,7 +58,7 @@ def test_tiny_campaign_writes_verdicts_tables_and_is_deterministic(tmp_path):
 
 def test_cli_registers_rank_and_rejects_bad_input(capsys):
     args = build_parser().parse_args(["rank", "--quick", "--part", "linear", "--db", ":memory:"])
-    assert args.command == "rank" and args.part == "linear"
+    assert args.command == "rank" and args.part == ("linear",)
     assert main(["rank", "--part", "nonsense", "--db", ":memory:"]) == 2
     assert "unknown" in capsys.readouterr().err
     assert main(["rank", "--n", "4", "--r-star", "3", "--db", ":memory:"]) == 2

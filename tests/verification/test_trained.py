@@ -16,6 +16,7 @@ from verification.trained_report import report_model
 
 pytestmark = pytest.mark.models
 TEXTS = ["Attention is all you need.", "A cat sat on the mat, quietly."]
+T0 = f"t0#{TextInput(id='t0', text=TEXTS[0], source='test').sha}"  # records are keyed by id and text hash
 
 
 def exact_rows(M):
@@ -59,7 +60,7 @@ def test_layer_and_head_verdicts_equal_the_exact_definition(measured):
         mean = restrict(A.mean(axis=1), v.keep)             # head average, then the submatrix
         heads = restrict(A, v.keep)
         for l in range(L):
-            key = f"{model.name}|t0|{v.name}|L{l}"
+            key = f"{model.name}|{T0}|{v.name}|L{l}"
             eq, first, delta = d1_by_definition(mean[l])
             r = recs[f"{key}|mean"]
             assert (r.verdict.value == "tight") == eq
@@ -88,13 +89,13 @@ def test_content_restriction_and_causal_structure(measured):
     assert np.allclose(sub.sum(-1), 1.0, atol=1e-12, rtol=0)
     i, j = np.flatnonzero(content)[:2]                      # entries keep their ratios within a row
     assert sub[0, 0, 0, 1] * A[0, 0, i, i] == pytest.approx(sub[0, 0, 0, 0] * A[0, 0, i, j], rel=1e-12)
-    r = recs[f"{model.name}|t0|content|L0|mean"]
+    r = recs[f"{model.name}|{T0}|content|L0|mean"]
     assert r.provenance["n"] == n and r.provenance["T"] == len(enc.ids)
     assert r.provenance["quantised"] == model.quantised
     if model.causal:  # corollary: first row one-hot in every variant, so pairs (0, j) are self-dominant
         for v in ("all", "content", "nofirst"):
             for l in range(A.shape[0]):
-                rr = recs[f"{model.name}|t0|{v}|L{l}|mean"]
+                rr = recs[f"{model.name}|{T0}|{v}|L{l}|mean"]
                 if rr.extra["pair"][0] == 0:
                     assert rr.verdict.value == "tight" and rr.extra["through_first"]
 
@@ -108,12 +109,12 @@ def test_rollout_records_match_an_independent_product(measured):
         Ahat = (np.eye(M.shape[-1]) + M[l]) / 2
         R = Ahat @ R
         prod *= float(rational_dobrushin(Ahat))
-        r = recs[f"{model.name}|t0|all|L{l}|rollout"]
+        r = recs[f"{model.name}|{T0}|all|L{l}|rollout"]
         dR = max(0.5 * np.abs(R[i] - R[j]).sum() for i in range(len(R)) for j in range(i))
         assert r.value == pytest.approx(dR, rel=1e-9, abs=1e-12)
         assert r.bound == pytest.approx(prod, rel=1e-9)
         assert r.value <= r.bound + 1e-12
-    assert recs[f"{model.name}|t0|all|L0|rollout"].verdict.value == "tight"  # R_1 = Ahat_1
+    assert recs[f"{model.name}|{T0}|all|L0|rollout"].verdict.value == "tight"  # R_1 = Ahat_1
 
 
 def test_restrict_rejects_rows_without_mass():
@@ -139,11 +140,11 @@ def test_campaign_resumes_and_reports(store, tmp_path):
     run_campaign(model, corpus, store, console)       # resume: nothing recomputed or added
     assert store.count(camp) == n
     edited = Corpus(name="tiny", inputs=[corpus.inputs[0], TextInput(id="t1", text="Edited text.", source="test")])
-    run_campaign(model, edited, store, console)       # same id, new text: measured again, replaced
-    assert store.count(camp) == n and len(store.done_chunks(camp)) == 3
+    run_campaign(model, edited, store, console)       # same id, new text: measured and stored beside it
+    assert len(store.done_chunks(camp)) == 3 and store.count(camp) > n
     shas = {r["provenance"]["text_sha"] for r in store.records(campaign=camp) if r["provenance"]["input"] == "t1"}
-    assert shas == {edited.inputs[1].sha}
-    written = report_model(store, camp, model, tmp_path, console, {"t0", "t1"})
+    assert shas == {corpus.inputs[1].sha, edited.inputs[1].sha}
+    written = report_model(store, camp, model, tmp_path, console, {(t.id, t.sha) for t in edited.inputs})
     md = Path(written["d1"]["md"]).read_text()
     assert "2 inputs" in md and "| 0 |" in md
     assert all(Path(p).exists() for p in written["figures"])

@@ -1,0 +1,138 @@
+"""Command-line options shared by every subcommand, checked before any computation.
+
+A bad argument is one line on stderr naming the argument (``attnbounds dobrushin: error: argument
+--seed: must be a non-negative integer, got '-1'``) and exit status 2, never a traceback and never a
+silent reinterpretation. What can only be checked against the file system (the store is writable,
+``--out`` is a folder) is checked here too, before the first chunk is computed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, NoReturn, Optional, Sequence
+
+# Memory one chunk of a campaign may use (bytes); ATTNBOUNDS_MEMORY_BUDGET overrides (in GiB).
+MEMORY_BUDGET = int(float(os.environ.get("ATTNBOUNDS_MEMORY_BUDGET", "2")) * 2 ** 30)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but an error is one line (no usage block) with exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
+
+
+def one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def nonnegative_int(text: str) -> int:
+    v = _int(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return v
+
+
+def positive_int(text: str) -> int:
+    v = _int(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (>= 1), got {text!r}")
+    return v
+
+
+def int_at_least(lo: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        v = _int(text)
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {text!r}")
+        return v
+    parse.__name__ = f"int>={lo}"
+    return parse
+
+
+def name_list(known: Optional[Sequence[str]] = None, what: str = "name",
+              accept: Optional[Callable[[str], bool]] = None) -> Callable[[str], tuple[str, ...]]:
+    """Comma-separated names; empty items and unknown names are errors listing the known ones."""
+    def parse(text: str) -> tuple[str, ...]:
+        items = [s.strip() for s in text.split(",")]
+        if not text.strip() or any(not s for s in items):
+            raise argparse.ArgumentTypeError(f"empty {what} in {text!r}; give a comma-separated list")
+        if known is not None:
+            bad = [s for s in items if s not in known and not (accept and accept(s))]
+            if bad:
+                raise argparse.ArgumentTypeError(
+                    f"unknown {what}{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))}; "
+                    f"known: {', '.join(known)}")
+        return tuple(dict.fromkeys(items))
+    parse.__name__ = f"{what} list"
+    return parse
+
+
+def int_list(lo: int, what: str = "size") -> Callable[[str], tuple[int, ...]]:
+    """Comma-separated integers >= ``lo``; an empty list is an error."""
+    def parse(text: str) -> tuple[int, ...]:
+        items = [s.strip() for s in text.split(",")]
+        if not text.strip() or any(not s for s in items):
+            raise argparse.ArgumentTypeError(f"empty {what} in {text!r}; give comma-separated integers")
+        out = []
+        for s in items:
+            try:
+                v = int(s)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{what} {s!r} is not an integer") from None
+            if v < lo:
+                raise argparse.ArgumentTypeError(f"{what} {v} is below {lo}")
+            out.append(v)
+        return tuple(dict.fromkeys(out))
+    parse.__name__ = f"{what} list"
+    return parse
+
+
+def add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=os.environ.get("ATTNBOUNDS_DB", "paper/results.db"),
+                   help="results store (SQLite file; ':memory:' for none). Re-running resumes.")
+    p.add_argument("--out", default="paper", help="where tables/ and figures/ are written")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="base seed of every random draw (>= 0)")
+
+
+def check_out_dir(out: str | os.PathLike) -> Path:
+    """``--out`` must be a folder (or creatable as one) with writable tables/ and figures/."""
+    path = Path(out)
+    for sub in (path, path / "tables", path / "figures"):
+        if sub.exists() and not sub.is_dir():
+            raise ValueError(f"--out {str(out)!r}: {str(sub)!r} exists and is not a folder")
+    try:
+        for sub in (path / "tables", path / "figures"):
+            sub.mkdir(parents=True, exist_ok=True)
+            probe = sub / ".attnbounds-write-probe"
+            probe.write_bytes(b"")
+            probe.unlink()
+    except OSError as exc:
+        raise ValueError(f"--out {str(out)!r}: cannot write there ({exc.strerror or exc})") from None
+    return path
+
+
+def chunk_memory(n: int, count: int, copies: int = 6, itemsize: int = 8) -> int:
+    """Bytes one chunk of ``count`` n x n matrices needs (input, (I+A)/2, products, temporaries)."""
+    return copies * count * n * n * itemsize
+
+
+def check_memory(what: str, need: int) -> None:
+    if need > MEMORY_BUDGET:
+        raise ValueError(f"{what} needs about {need / 2 ** 30:.3g} GiB per chunk, over the memory budget "
+                         f"of {MEMORY_BUDGET / 2 ** 30:.3g} GiB (set ATTNBOUNDS_MEMORY_BUDGET in GiB to change it)")
+
+
+def fail(prog: str, exc: BaseException) -> int:
+    """One line on stderr for bad input, exit status 2."""
+    print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
+    return 2
