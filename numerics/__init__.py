@@ -1,1 +1,7 @@
-"""How attnbounds computes: batched kernels, exact rational evaluators, samplers, model loaders."""
+"""How attnbounds computes: batched float kernels and exact / certified evaluators.
+
+Importing this package applies the thread policy (:mod:`numerics.device`) before torch loads.
+"""
+from numerics.device import apply_thread_policy
+
+apply_thread_policy()

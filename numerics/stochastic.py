@@ -21,7 +21,7 @@ except ImportError:  # pragma: no cover
     torch = None
 
 # Default tolerance on |row sum - 1| by input dtype (the sum itself is computed in float64).
-ROW_TOL = {np.dtype(np.float64): 1e-9, np.dtype(np.float32): 1e-5, np.dtype(np.float16): 2e-2}
+from theory.dobrushin import ROW_TOL, row_tol as tolerance_of  # noqa: E402,F401  (the one table; theory/ owns it)
 UNIT_ROUNDOFF = 2.0 ** -53  # float64
 
 
@@ -71,7 +71,10 @@ def _to_numpy(x: Any, name: str) -> tuple[np.ndarray, Any]:
 
 def as_stochastic(x: Any, name: str = "P", square: bool = False, row_tol: float | None = None,
                   dtype: Any = None) -> Batch:
-    """Validate ``x`` of shape ``(..., n, m)`` as a batch of row-stochastic matrices."""
+    """Validate ``x`` of shape ``(..., n, m)`` as a batch of row-stochastic matrices. The row-sum
+    tolerance is the table entry of the input's own dtype (float16 and bfloat16 keep theirs when
+    they are widened to float32 for computing), unless ``row_tol`` is given."""
+    source_dtype = getattr(x, "dtype", None)
     arr, like = _to_numpy(x, name)
     if arr.dtype == object:
         raise ValueError(f"{name}: object array; pass float32/float64 (for exact rationals, build "
@@ -100,9 +103,9 @@ def as_stochastic(x: Any, name: str = "P", square: bool = False, row_tol: float 
     if data.shape[0] == 0:
         raise ValueError(f"{name}: empty batch (shape {arr.shape})")
 
-    from numerics._kernels import check_stochastic  # one fused pass (numba)
+    from numerics.kernels import check_stochastic  # one fused pass (numba)
 
-    tol = ROW_TOL[np.dtype(data.dtype)] if row_tol is None else float(row_tol)
+    tol = tolerance_of(source_dtype if source_dtype is not None else arr.dtype) if row_tol is None else float(row_tol)
     kind, row, col, val, dev = check_stochastic(data, tol)
     if kind.any():
         b = int(np.flatnonzero(kind)[0])
@@ -123,6 +126,17 @@ def _where(lead: tuple[int, ...], b: int) -> str:
     if not lead:
         return ""
     return f"batch index {tuple(int(v) for v in np.unravel_index(b, lead))}, "
+
+
+def restrict(A: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Submatrix on ``keep`` with rows renormalised to 1 in float64: (..., T, T) -> (..., n, n).
+    A row whose kept mass is zero cannot be renormalised: ValueError naming it."""
+    sub = np.asarray(A, dtype=np.float64)[..., keep, :][..., :, keep]
+    mass = sub.sum(axis=-1, keepdims=True)
+    if np.any(mass <= 0):
+        idx = tuple(int(v) for v in np.argwhere(mass[..., 0] <= 0)[0])
+        raise ValueError(f"restricted attention row {idx[-1]} (index {idx}) has no mass on the kept tokens")
+    return sub / mass
 
 
 def give_back(values: np.ndarray, batch: Batch) -> Any:

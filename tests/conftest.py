@@ -1,7 +1,5 @@
 """Shared fixtures: fresh mpmath precision per test, a temporary results store."""
-import os
-
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads (see verification/cli.py)
+import numerics  # noqa: F401  (applies the thread policy before torch loads: numerics.device)
 import mpmath
 import pytest
 

@@ -5,7 +5,7 @@ every theorem family listed in :data:`FAMILIES`.
 """
 from importlib import import_module
 
-from theory.registry import REGISTRY, Theorem, get, register, theorems  # noqa: F401
+from theory.registry import REGISTRY, Hypotheses, Theorem, check, get, hyp_all, register, theorems  # noqa: F401
 from theory.verdicts import Verdict  # noqa: F401
 
 # Each module registers its theorems on import. Add a new family here.

@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 import sympy as sp
 
-from theory.registry import Theorem, register
+from theory.registry import HOLDS, Hypotheses, Theorem, check, hyp_all, register
 
 n = sp.Symbol("n", integer=True, positive=True)
 delta = sp.Function("delta", real=True, nonnegative=True)
@@ -34,29 +34,80 @@ AHAT = sp.MatMul(sp.Rational(1, 2), sp.MatAdd(I, A))  # the rollout factor (I + 
 # -------------------------------------------------------------------------------------------------
 # hypotheses (plain numpy, theory/ imports nothing from numerics/)
 # -------------------------------------------------------------------------------------------------
-def _stochastic(M: Any, tol: float = 1e-9) -> Optional[bool]:
+# The one table of tolerances on |row sum - 1| by input dtype (the sum itself is taken in float64);
+# numerics.stochastic imports it. bfloat16 uses float16's entry; any other dtype float64's.
+ROW_TOL = {np.dtype(np.float64): 1e-9, np.dtype(np.float32): 1e-5, np.dtype(np.float16): 2e-2}
+
+
+def row_tol(dtype: Any) -> float:
+    """The :data:`ROW_TOL` entry for ``dtype`` (numpy, torch or ml_dtypes dtype, or its name);
+    bfloat16 as float16; integers, bool, object and anything unknown as float64."""
     try:
-        M = np.asarray(M, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    if M.ndim != 2 or M.size == 0 or not np.all(np.isfinite(M)):
-        return False
-    dev = np.abs(M.sum(axis=1) - 1).max()
-    if np.any(M < 0) or dev > tol:
-        return False
-    return True
+        name = np.dtype(dtype).name                   # numpy dtypes and scalar types, "float32"
+    except TypeError:
+        name = str(dtype).rsplit(".", 1)[-1]          # "torch.float32" -> "float32"
+    name = "float16" if name == "bfloat16" else name
+    try:
+        return ROW_TOL.get(np.dtype(name), ROW_TOL[np.dtype(np.float64)])
+    except TypeError:
+        return ROW_TOL[np.dtype(np.float64)]
 
 
-def factor_hypotheses(inst: Any) -> Optional[bool]:
+def _stochastic(M: Any, name: str = "A", tol: Optional[float] = None) -> Hypotheses:
+    """``M`` is a non-empty finite nonnegative matrix whose rows sum to 1 within ``tol``
+    (default: :func:`row_tol` of ``M``'s dtype); the reason names the offending row / entry."""
+    dtype = getattr(M, "dtype", None)
+    tol = row_tol(dtype) if tol is None else float(tol)
+    if "bfloat16" in str(dtype) and hasattr(M, "float"):
+        M = M.float()                                # torch bfloat16 -> float32, exact
+    try:
+        if np.iscomplexobj(M):
+            return Hypotheses(False, f"{name}: complex entries (dtype {dtype}); a stochastic matrix is real")
+        X = np.asarray(M, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        return Hypotheses(False, f"{name}: not a real matrix ({exc})")
+    if X.ndim != 2 or X.size == 0:
+        return Hypotheses(False, f"{name}: must be a non-empty matrix, got shape {X.shape}")
+    for bad, what in ((~np.isfinite(X), "non-finite"), (X < 0, "negative")):
+        if bad.any():
+            i, k = (int(v) for v in np.argwhere(bad)[0])
+            return Hypotheses(False, f"{name}: {what} entry {float(X[i, k])!r} at row {i}, column {k}")
+    sums = X.sum(axis=1)
+    off = np.flatnonzero(np.abs(sums - 1) > tol)
+    if off.size:
+        i = int(off[0])
+        k = off.size - 1
+        more = f"; {k} more row{'s' if k > 1 else ''} off" if k else ""
+        dt = "float64" if dtype is None else str(dtype)
+        return Hypotheses(False, f"{name}: row {i} sums to {float(sums[i])!r}, not 1 "
+                                 f"(tolerance {tol:g} for {dt}){more}")
+    return HOLDS
+
+
+def _shape(M: Any) -> tuple[int, ...]:
+    return tuple(int(d) for d in np.shape(M))
+
+
+def factor_hypotheses(inst: Any) -> Hypotheses:
     """A square row-stochastic with n >= 2."""
-    M = np.asarray(inst, dtype=float) if not isinstance(inst, np.ndarray) else inst
-    return bool(_stochastic(M) and M.shape[0] == M.shape[1] and M.shape[0] >= 2)
+    return hyp_all(
+        _stochastic(inst, "A"),
+        lambda: check(_shape(inst)[0] == _shape(inst)[1],
+                      f"A: must be square (n x n), got shape {_shape(inst)}"),
+        lambda: check(_shape(inst)[0] >= 2, f"A: needs n >= 2, got n = {_shape(inst)[0]}"))
 
 
-def product_hypotheses(inst: Any) -> Optional[bool]:
+def product_hypotheses(inst: Any) -> Hypotheses:
     """(P, Q) row-stochastic with P's columns = Q's rows."""
-    Pm, Qm = (np.asarray(x, dtype=float) for x in inst)
-    return bool(_stochastic(Pm) and _stochastic(Qm) and Pm.shape[1] == Qm.shape[0])
+    try:
+        Pm, Qm = inst
+    except (TypeError, ValueError):
+        return Hypotheses(False, f"expected a pair (P, Q), got {type(inst).__name__}")
+    return hyp_all(
+        _stochastic(Pm, "P"), _stochastic(Qm, "Q"),
+        lambda: check(_shape(Pm)[1] == _shape(Qm)[0],
+                      f"P's columns must match Q's rows: P has shape {_shape(Pm)}, "
+                      f"Q has shape {_shape(Qm)}"))
 
 
 # -------------------------------------------------------------------------------------------------
@@ -118,10 +169,16 @@ def derive_two_by_two() -> dict[str, sp.Expr]:
     }
 
 
-def causal_hypotheses(inst: Any) -> Optional[bool]:
+def causal_hypotheses(inst: Any) -> Hypotheses:
     """A square row-stochastic lower-triangular matrix (causal attention), n >= 2."""
-    M = np.asarray(inst, dtype=float)
-    return bool(factor_hypotheses(M) and np.all(np.triu(M, 1) == 0))
+    def causal() -> Hypotheses:
+        upper = np.triu(np.asarray(inst, dtype=np.float64), 1)
+        if not upper.any():
+            return HOLDS
+        i, k = (int(v) for v in np.argwhere(upper != 0)[0])
+        return Hypotheses(False, f"A: not causal, entry {float(upper[i, k])!r} above the diagonal "
+                                 f"at row {i}, column {k}")
+    return hyp_all(factor_hypotheses(inst), causal)
 
 
 def causal_lemma_bound(Am: Any) -> bool:

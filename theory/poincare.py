@@ -40,13 +40,13 @@ from typing import Any, Optional
 
 import sympy as sp
 
-from theory.registry import Theorem, register
+from theory.registry import Hypotheses, Theorem, check, hyp_all, register
 
 beta, lam, kappa, C_P, w_osc = sp.symbols("beta lambda kappa C_P w", positive=True)
 theta = sp.Symbol("theta", real=True)
 _SYMS = {"beta": "inverse temperature", "lambda": "ridge strength", "kappa": "inf Hess(beta F)",
          "C_P": "Poincare constant of exp(-beta F)", "w": "oscillation bound of the bounded part W"}
-_EVAL = "numerics.poincare_bounds"
+_EVAL = "numerics.poincare.bounds"
 
 
 # -- generic symbolic helpers ------------------------------------------------------------------------
@@ -169,31 +169,47 @@ def softmax_readout_derivatives(T: int = 3) -> dict[str, bool]:
     return {k: sp.simplify(sp.together(v)) == 0 for k, v in checks.items()}
 
 
-# -- hypotheses on instances (dicts with beta, lam, kappa, osc) -----------------------------------
+# -- hypotheses on instances (dicts with beta, lam, kappa, osc), each a Hypotheses(ok, reason) --------
 
-def _positive(x: Any) -> Optional[bool]:
+def _positive(inst: dict, name: str) -> Hypotheses:
+    """``inst[name] > 0``: False if missing or <= 0, undecided (ok None) for a symbolic value."""
+    x = inst.get(name)
     if x is None:
-        return None
-    return bool(x > 0)
+        return Hypotheses(False, f"{name} must be given (> 0), it is missing")
+    try:
+        gt = x > 0
+    except TypeError:
+        return Hypotheses(False, f"{name} must be a real number > 0, got {x!r}")
+    if isinstance(gt, sp.Basic) and gt not in (sp.true, sp.false):
+        return Hypotheses(None, f"undecided: cannot tell whether {name} = {x} > 0")
+    return check(gt, f"{name} must be > 0, got {x}")
 
 
-def _be_hypotheses(inst: dict) -> Optional[bool]:
-    if not (_positive(inst.get("beta")) and _positive(inst.get("lam"))):
-        return False
+def _be_hypotheses(inst: dict) -> Hypotheses:
+    """beta, lam > 0 and a Hessian lower bound kappa > 0 (undecided when kappa and hessian_bounded
+    are both missing; False when hessian_bounded is given without kappa)."""
     k = inst.get("kappa")
     if k is None:
-        return None if inst.get("hessian_bounded") is None else False
-    return bool(k > 0)
+        hb = inst.get("hessian_bounded")
+        kappa = (Hypotheses(None, "undecided: kappa (inf Hess(beta F)) and hessian_bounded not given")
+                 if hb is None else
+                 Hypotheses(False, f"kappa must be given (> 0) for Bakry-Emery, it is missing "
+                                   f"(hessian_bounded = {hb!r})"))
+    else:
+        kappa = _positive(inst, "kappa")
+    return hyp_all(_positive(inst, "beta"), _positive(inst, "lam"), kappa)
 
 
-def _hs_hypotheses(inst: dict) -> Optional[bool]:
-    if not (_positive(inst.get("beta")) and _positive(inst.get("lam"))):
-        return False
-    return inst.get("osc") is not None
+def _hs_hypotheses(inst: dict) -> Hypotheses:
+    """beta, lam > 0 and an oscillation bound osc of L."""
+    return hyp_all(_positive(inst, "beta"), _positive(inst, "lam"),
+                   check(inst.get("osc") is not None,
+                         "osc (a bound on osc L) must be given, it is missing"))
 
 
-def _basic_hypotheses(inst: dict) -> Optional[bool]:
-    return bool(_positive(inst.get("beta")) and _positive(inst.get("lam")))
+def _basic_hypotheses(inst: dict) -> Hypotheses:
+    """beta, lam > 0."""
+    return hyp_all(_positive(inst, "beta"), _positive(inst, "lam"))
 
 
 def _gaussian_witness() -> dict:
@@ -247,7 +263,7 @@ LANGEVIN_RATE = register(Theorem(
     category="sanity", statement=sp.Eq(_r_sde, 1 / (beta * C_P)),
     equality="always: the generator is (1/beta) L; the slowest eigenfunction decays at exactly this rate",
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
-    evaluators={"fast": "numerics.langevin:decay_rate", "exact": "numerics.langevin:predicted_rate"},
+    evaluators={"fast": "numerics.poincare.langevin:decay_rate", "exact": "numerics.poincare.langevin:predicted_rate"},
     references=("THEORY.md section 4",), symbols=_SYMS))
 
 EXPECTED_LOSS = register(Theorem(
@@ -256,5 +272,5 @@ EXPECTED_LOSS = register(Theorem(
     category="sanity", statement=sp.GreaterThan(sp.Symbol("E_beta_F"), sp.Symbol("F_star")),
     equality="beta -> oo (Laplace: E[F] - F* ~ dim / (2 beta)); E_beta[L] -> L(theta*_lambda) > min L",
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
-    evaluators={"fast": "numerics.langevin:simulate", "exact": "numerics.langevin:simulate"},
+    evaluators={"fast": "numerics.poincare.langevin:simulate", "exact": "numerics.poincare.langevin:simulate"},
     references=("[4] seed paper 1: the SDE minimises the regularised loss",), symbols=_SYMS))

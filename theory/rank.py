@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 import sympy as sp
 
-from theory.registry import Theorem, register
+from theory.registry import Hypotheses, Theorem, check, hyp_all, register
 
 # -- exact helpers (no numerics/ import) -----------------------------------------------------------
 
@@ -64,31 +64,61 @@ def exact_rank(A: Any) -> int:
     return rank
 
 
-def is_positive_definite(K: Any) -> bool:
-    """K symmetric and positive definite, decided exactly (LDL^T pivots in Fractions)."""
+def _pd_failure(K: Any) -> str:
+    """Why K is not symmetric positive definite, "" if it is (exact LDL^T pivots in Fractions)."""
     A = _as_fraction_rows(K, "K")
     n = len(A)
-    if any(len(r) != n for r in A) or any(A[i][j] != A[j][i] for i in range(n) for j in range(i)):
-        return False
+    if any(len(r) != n for r in A):
+        return f"K: must be square, got {n} x {len(A[0])}"
+    bad = next(((i, j) for i in range(n) for j in range(i) if A[i][j] != A[j][i]), None)
+    if bad is not None:
+        i, j = bad
+        return f"K: must be symmetric, K[{i}][{j}] = {A[i][j]} != K[{j}][{i}] = {A[j][i]}"
     A = [r[:] for r in A]
     for k in range(n):
         if A[k][k] <= 0:
-            return False
+            return f"K: not positive definite, LDL^T pivot {k} is {A[k][k]} <= 0"
         for i in range(k + 1, n):
             f = A[i][k] / A[k][k]
             A[i] = [a - f * b for a, b in zip(A[i], A[k])]
-    return True
+    return ""
 
 
-def linear_hypotheses(instance: dict) -> Optional[bool]:
+def is_positive_definite(K: Any) -> bool:
+    """K symmetric and positive definite, decided exactly (LDL^T pivots in Fractions)."""
+    return not _pd_failure(K)
+
+
+def _rank_r(r: Any) -> Hypotheses:
+    try:
+        good = bool(int(r) == r and r >= 0)
+    except (TypeError, ValueError):
+        good = False
+    return check(good, f"r must be an integer >= 0, got {r!r}")
+
+
+def _missing(instance: Any, keys: tuple[str, ...]) -> Optional[Hypotheses]:
+    """Undecided (ok None) if ``instance`` is not a dict or lacks one of ``keys``; else None."""
+    if not isinstance(instance, dict):
+        return Hypotheses(None, f"undecided: expected a dict with keys {keys}, got {type(instance).__name__}")
+    gone = [k for k in keys if instance.get(k) is None]
+    return Hypotheses(None, f"undecided: {', '.join(gone)} not given") if gone else None
+
+
+def linear_hypotheses(instance: dict) -> Hypotheses:
     """M* is m x n, K is n x n symmetric positive definite, 0 <= r integer."""
-    M, K, r = instance.get("M_star"), instance.get("K"), instance.get("r", 0)
-    if M is None or K is None:
-        return None
-    Mr, Kr = _as_fraction_rows(M, "M_star"), _as_fraction_rows(K, "K")
-    if len(Mr[0]) != len(Kr) or int(r) != r or r < 0:
-        return False
-    return is_positive_definite(K)
+    if (h := _missing(instance, ("M_star", "K"))) is not None:
+        return h
+    try:
+        Mr, Kr = _as_fraction_rows(instance["M_star"], "M_star"), _as_fraction_rows(instance["K"], "K")
+    except ValueError as exc:
+        return Hypotheses(False, str(exc))
+    pd = _pd_failure(Kr)
+    return hyp_all(
+        check(len(Mr[0]) == len(Kr), f"K must be n x n with n = columns of M_star: M_star is "
+                                     f"{len(Mr)} x {len(Mr[0])}, K is {len(Kr)} x {len(Kr[0])}"),
+        _rank_r(instance.get("r", 0)),
+        check(not pd, pd))
 
 
 # -- symbolic derivations ----------------------------------------------------------------------------
@@ -186,7 +216,7 @@ _EXPECT = sp.Symbol("E||Delta X||_F^2")
 _SYMS = {"Delta": "M* - M", "K": "token covariance, E[X X^T] = d K > 0",
          "sigma_i": "singular values of M* K^{1/2}", "r^*": "rank(M* K^{1/2})",
          "R(r)": "min over rank(M) <= r of tr((M* - M) K (M* - M)^T)"}
-_EVAL = "numerics.rank"
+_EVAL = "numerics.rank.linear"
 
 EXCESS_RISK_IDENTITY = register(Theorem(
     id="rank.linear.excess_risk_identity", title="Excess risk of a linear token mixer", category="proved",
@@ -226,7 +256,7 @@ GD_RECOVERY = register(Theorem(
     category="conjecture", statement=sp.Eq(_learned, rs_),
     equality="r_GD = number of singular values of U V^T K^{1/2} that leave the initialisation scale",
     hypotheses=linear_hypotheses, witness=_witness,
-    evaluators={"fast": f"numerics.rank_gd:learned_rank", "exact": f"numerics.rank_gd:learned_rank_exact"},
+    evaluators={"fast": f"numerics.rank.gd:learned_rank", "exact": f"numerics.rank.gd:learned_rank_exact"},
     references=("[3] seed: recovery under low-rank implicit bias",), symbols=_SYMS))
 
 _rhat = sp.Symbol("r_hat")
@@ -239,15 +269,31 @@ DATA_RECOVERY = register(Theorem(
     references=("[3] seed: the energy effective rank is the robust estimator",), symbols=_SYMS))
 
 
-def attention_hypotheses(instance: dict) -> Optional[bool]:
-    """Kernel W (d x d) and inputs X (B, T, d) as nested lists or arrays, r >= 0."""
-    if not isinstance(instance, dict) or instance.get("W") is None or instance.get("X") is None:
-        return None
-    W, X = _as_fraction_rows(instance["W"], "W"), instance["X"]
-    d = len(W)
-    shapes_ok = all(len(row) == d for row in W) and all(len(x) >= 1 and all(len(t) == d for t in x)
-                                                         for x in (X.tolist() if hasattr(X, "tolist") else X))
-    return bool(shapes_ok and int(instance.get("r", 0)) >= 0)
+def attention_hypotheses(instance: dict) -> Hypotheses:
+    """Kernel W (d x d) and inputs X (B, T, d) as nested lists or arrays, r >= 0 integer."""
+    if (h := _missing(instance, ("W", "X"))) is not None:
+        return h
+    try:
+        W = _as_fraction_rows(instance["W"], "W")
+    except ValueError as exc:
+        return Hypotheses(False, str(exc))
+    d, X = len(W), instance["X"]
+
+    def inputs() -> Hypotheses:
+        try:
+            seqs = list(X.tolist() if hasattr(X, "tolist") else X)
+            for b, x in enumerate(seqs):
+                if len(x) < 1:
+                    return Hypotheses(False, f"X[{b}] has no tokens")
+                for t, tok in enumerate(x):
+                    if len(tok) != d:
+                        return Hypotheses(False, f"X[{b}][{t}] has length {len(tok)}, expected d = {d}")
+        except TypeError as exc:
+            return Hypotheses(False, f"X must have shape (B, T, d) ({exc})")
+        return check(len(seqs) >= 1, "X has no inputs (B = 0)")
+
+    return hyp_all(check(len(W[0]) == d, f"W must be square (d x d), got {d} x {len(W[0])}"),
+                   inputs, _rank_r(instance.get("r", 0)))
 
 
 def _attention_witness() -> dict:
@@ -263,8 +309,8 @@ ATTN_LINEAR_RECOVERY = register(Theorem(
     category="proved", statement=sp.Eq(_W, rs_),
     equality="when the regression design has full column rank (noiseless): W_hat = W*",
     hypotheses=attention_hypotheses, witness=_attention_witness,
-    evaluators={"fast": "numerics.rank_attention:recover_linear_kernel",
-                "exact": "numerics.rank_attention:recover_linear_kernel_exact"},
+    evaluators={"fast": "numerics.rank.attention:recover_linear_kernel",
+                "exact": "numerics.rank.attention:recover_linear_kernel_exact"},
     references=("[3] seed: exact for linear QK attention, also without the value map",)))
 
 ATTN_LINEAR_DEFICIENCY = register(Theorem(
@@ -273,8 +319,8 @@ ATTN_LINEAR_DEFICIENCY = register(Theorem(
     statement=sp.GreaterThan(_R(r_), sp.Symbol("mu") * sp.Sum(_sigma(i_) ** 2, (i_, r_ + 1, n_))),
     equality="mu = smallest eigenvalue of the quadratic form W -> mean ||X W X^T X W_V||^2",
     hypotheses=attention_hypotheses, witness=_attention_witness,
-    evaluators={"fast": "numerics.rank_students:linear_deficiency_bound",
-                "exact": "numerics.rank_students:linear_deficiency_bound_exact"},
+    evaluators={"fast": "numerics.rank.students:linear_deficiency_bound",
+                "exact": "numerics.rank.students:linear_deficiency_bound_exact"},
     references=("THEORY.md section 3",)))
 
 ATTN_SOFTMAX_RECOVERY = register(Theorem(
@@ -282,8 +328,8 @@ ATTN_SOFTMAX_RECOVERY = register(Theorem(
     category="conjecture", statement=sp.Eq(_W, rs_),
     equality="holds at high temperature (small logits); breaks with saturation, T > d, unknown W_V",
     hypotheses=attention_hypotheses, witness=_attention_witness,
-    evaluators={"fast": "numerics.rank_attention:recover_softmax_kernel",
-                "exact": "numerics.rank_attention:recover_softmax_kernel_exact"},
+    evaluators={"fast": "numerics.rank.attention:recover_softmax_kernel",
+                "exact": "numerics.rank.attention:recover_softmax_kernel_exact"},
     references=("[3] seed: partial pre-training recovery for softmax",)))
 
 ATTN_NATIVE_RANK = register(Theorem(
@@ -293,8 +339,8 @@ ATTN_NATIVE_RANK = register(Theorem(
                      sp.Implies(sp.GreaterThan(r_, rs_), sp.Eq(_R(r_), 0))),
     equality="R(r) = 0 for r >= r* (student = teacher)", hypotheses=attention_hypotheses,
     witness=_attention_witness,
-    evaluators={"fast": "numerics.rank_students:train_kernel_students",
-                "exact": "numerics.rank_students:student_risk_exact"},
+    evaluators={"fast": "numerics.rank.students:train_kernel_students",
+                "exact": "numerics.rank.students:student_risk_exact"},
     references=("[3] seed: the Entropic Bound restored for linear and softmax",)))
 
 STATIC_LADDER = register(Theorem(
@@ -302,17 +348,23 @@ STATIC_LADDER = register(Theorem(
     category="conjecture", statement=sp.Eq(sp.Symbol("rank M_static"), rs_),
     equality="expected to FAIL for input-conditioned attention (the interpolation ladder)",
     hypotheses=attention_hypotheses, witness=_attention_witness,
-    evaluators={"fast": "numerics.rank_students:ladder_rung",
-                "exact": "numerics.rank_students:ladder_rung_exact"},
+    evaluators={"fast": "numerics.rank.students:ladder_rung",
+                "exact": "numerics.rank.students:ladder_rung_exact"},
     references=("[3] seed: the naive transfer fails; input-conditioning is the cause",)))
 
 
-def weights_hypotheses(instance: dict) -> Optional[bool]:
+def weights_hypotheses(instance: dict) -> Hypotheses:
     """Two factors A, B of one shape (D, dh) with D >= dh (a head's W_Q, W_K or W_V, W_O^T)."""
-    if not isinstance(instance, dict) or instance.get("A") is None or instance.get("B") is None:
-        return None
-    A, B = _as_fraction_rows(instance["A"], "A"), _as_fraction_rows(instance["B"], "B")
-    return len(A) == len(B) and len(A[0]) == len(B[0]) and len(A) >= len(A[0])
+    if (h := _missing(instance, ("A", "B"))) is not None:
+        return h
+    try:
+        A, B = _as_fraction_rows(instance["A"], "A"), _as_fraction_rows(instance["B"], "B")
+    except ValueError as exc:
+        return Hypotheses(False, str(exc))
+    (D, dh), (DB, dhB) = (len(A), len(A[0])), (len(B), len(B[0]))
+    return hyp_all(check((D, dh) == (DB, dhB), f"A and B must have one shape: A is {D} x {dh}, "
+                                               f"B is {DB} x {dhB}"),
+                   check(D >= dh, f"need D >= dh (rows >= columns), got A of shape {D} x {dh}"))
 
 
 WEIGHTS_HEAD_RANK = register(Theorem(
@@ -321,5 +373,5 @@ WEIGHTS_HEAD_RANK = register(Theorem(
     equality="rank(A B^T) = dh iff rank(B) = dh when A has full column rank",
     hypotheses=weights_hypotheses,
     witness=lambda: {"A": [[1, 0], [0, 1], [0, 0]], "B": [[1, 0], [0, 2], [1, 1]]},
-    evaluators={"fast": "numerics.rank_weights:head_spectra", "exact": "numerics.rank_weights:head_rank_exact"},
+    evaluators={"fast": "numerics.rank.weights:head_spectra", "exact": "numerics.rank.weights:head_rank_exact"},
     references=("THEORY.md section 3 (trained weights)", "TransformerLens FactoredMatrix")))

@@ -1,18 +1,85 @@
 """Theorem objects and the registry (the sympy.stats pattern: one frozen object per claim).
 
 A theorem carries a dotted id, a category, its statement as sympy relations, the equality
-condition, a hypothesis check answering True / False / None (undecided), a witness family on
-which equality is known to hold, references, and evaluators per backend given as dotted paths
-(``"numerics.dobrushin:factor_slack"``) so that theory/ never imports numerics/.
+condition, a hypothesis check returning :class:`Hypotheses` (ok True / False / None = undecided,
+with a reason naming the failed condition), a witness family on which equality is known to hold,
+references, and evaluators per backend given as dotted paths (``"numerics.dobrushin:factor_slack"``)
+so that theory/ never imports numerics/. Hypothesis functions build their answer from
+:func:`check` (one condition and its message) and :func:`hyp_all` (their conjunction).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Union
 
 import sympy as sp
 
 CATEGORIES = ("proved", "conjecture", "sanity")
+
+
+@dataclass(frozen=True)
+class Hypotheses:
+    """Outcome of a hypothesis check (as sympy.stats' ``_value_check``).
+
+    ``ok`` is True, False, or None (undecided); ``reason`` names the condition that failed or could
+    not be decided, and where (row, shape, parameter); it is "" exactly when ``ok`` is True.
+    Truthy only when ``ok is True``, so ``if th.hypotheses(x):`` means "known to hold".
+    """
+
+    ok: Optional[bool]
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if not (self.ok is True or self.ok is False or self.ok is None):
+            raise TypeError(f"Hypotheses.ok must be True, False or None, got {self.ok!r}")
+        if not isinstance(self.reason, str):
+            raise TypeError(f"Hypotheses.reason must be a str, got {type(self.reason).__name__}")
+        if self.ok is True and self.reason:
+            raise ValueError(f"Hypotheses: ok=True takes no reason, got {self.reason!r}")
+        if self.ok is not True and not self.reason:
+            raise ValueError(f"Hypotheses: ok={self.ok} needs a reason naming the condition")
+
+    def __bool__(self) -> bool:
+        return self.ok is True
+
+
+HOLDS = Hypotheses(True)
+
+
+def _truth(condition: Any) -> Optional[bool]:
+    """True / False / None for a bool, numpy bool, sympy Boolean (undecidable relation: None) or None."""
+    if condition is None:
+        return None
+    if isinstance(condition, Hypotheses):
+        return condition.ok
+    if isinstance(condition, sp.Basic):
+        return True if condition is sp.true else False if condition is sp.false else None
+    return bool(condition)
+
+
+def check(condition: Any, reason: str) -> Hypotheses:
+    """One condition: ``HOLDS`` if it is true, else ok False / None (undecided) with ``reason``."""
+    ok = _truth(condition)
+    return HOLDS if ok is True else Hypotheses(ok, reason)
+
+
+Check = Union[Hypotheses, Callable[[], Hypotheses]]
+
+
+def hyp_all(*checks: Check) -> Hypotheses:
+    """Conjunction in order: the first False (later checks are not evaluated), else the first
+    undecided, else ``HOLDS``. A zero-argument callable is evaluated only when reached, for
+    conditions that make sense only once the earlier ones hold (a shape after "is a matrix")."""
+    undecided = None
+    for c in checks:
+        h = c() if callable(c) else c
+        if not isinstance(h, Hypotheses):
+            raise TypeError(f"hyp_all: expected Hypotheses, got {type(h).__name__}; wrap it in check()")
+        if h.ok is False:
+            return h
+        if h.ok is None and undecided is None:
+            undecided = h
+    return HOLDS if undecided is None else undecided
 
 
 @dataclass(frozen=True)
@@ -22,7 +89,7 @@ class Theorem:
     category: str
     statement: sp.Basic                     # a sympy relation (or And of relations)
     equality: str                           # the equality condition, in words
-    hypotheses: Callable[[Any], Optional[bool]]
+    hypotheses: Callable[[Any], Hypotheses]  # instance -> Hypotheses(ok, reason)
     witness: Callable[[], Any]              # an instance on which equality holds
     evaluators: Mapping[str, str] = field(default_factory=dict)  # backend -> "module:function"
     references: tuple[str, ...] = ()

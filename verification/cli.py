@@ -1,57 +1,29 @@
 """The ``attnbounds`` command line.
 
-Subcommands come from the modules in :data:`COMMANDS`: each defines ``register(subparsers)``.
-``attnbounds verify`` (the main job) runs, in order, the ``verify_section(ctx)`` of each module in
-:data:`SECTIONS`, all writing to one results store and to ``paper/``.
+Every family package in :data:`FAMILIES` exposes ``register(subparsers)`` (its subcommand),
+``SECTION`` and ``verify_section(ctx)`` (its quick part of the main job). ``attnbounds verify`` runs
+the sections in order, all writing to one results store and to ``paper/``. Common options, the
+console and the section context live in :mod:`verification.options`.
 """
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 from typing import Optional
 
-# Before torch loads: OpenMP workers that spin after each torch op starve the numba kernels.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import numerics  # noqa: F401  (applies the thread policy before torch loads)
+from verification.options import (JobContext, Parser, add_common, check_out_dir, fail,  # noqa: F401
+                                  make_console, name_list)
 
-from rich.console import Console  # noqa: E402
-
-from verification.options import Parser, add_common, check_out_dir, fail, name_list  # noqa: E402
-
-# Modules that add subcommands / main-job sections. Add a new family here.
-COMMANDS: tuple[str, ...] = ("verification.dobrushin_job", "verification.trained", "verification.rank", "verification.poincare",)
-# main-job section name -> module defining verify_section(ctx), in the order they run
-SECTIONS: dict[str, str] = {"dobrushin": "verification.dobrushin_job", "trained": "verification.trained",
+# The family packages, in main-job order. Add a new family here.
+FAMILIES: tuple[str, ...] = ("verification.dobrushin", "verification.trained", "verification.rank",
+                             "verification.poincare")
+# main-job section name -> family package (each package's SECTION)
+SECTIONS: dict[str, str] = {"dobrushin": "verification.dobrushin", "trained": "verification.trained",
                             "rank": "verification.rank", "poincare": "verification.poincare"}
-
-
-def make_console() -> Console:
-    """A console for reports. When output is not a terminal (logs, CI, a pipe) it is wide enough
-    that no table is ever cut; table cells fold rather than end in an ellipsis."""
-    return Console() if sys.stdout.isatty() else Console(width=1000)
-
-
-@dataclass
-class JobContext:
-    """What a main-job section gets: where to store, where to write, how much to do."""
-
-    store: "object"
-    out_dir: Path
-    seed: int = 0
-    quick: bool = True
-    console: Console = field(default_factory=lambda: make_console())
-    only: Optional[set[str]] = None
-
-    @property
-    def tables(self) -> Path:
-        return self.out_dir / "tables"
-
-    @property
-    def figures(self) -> Path:
-        return self.out_dir / "figures"
+COMMANDS = FAMILIES
 
 
 def _cmd_theorems(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""Command-line options shared by every subcommand, checked before any computation.
+"""Command-line options shared by every subcommand (checked before any computation), the console
+and the context a main-job section receives.
 
 A bad argument is one line on stderr naming the argument (``attnbounds dobrushin: error: argument
 --seed: must be a non-negative integer, got '-1'``) and exit status 2, never a traceback and never a
@@ -10,11 +11,38 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Optional, Sequence
 
-# Memory one chunk of a campaign may use (bytes); ATTNBOUNDS_MEMORY_BUDGET overrides (in GiB).
-MEMORY_BUDGET = int(float(os.environ.get("ATTNBOUNDS_MEMORY_BUDGET", "2")) * 2 ** 30)
+from rich.console import Console
+
+
+def make_console() -> Console:
+    """A console for reports: 200 columns when output is not a terminal (logs, CI, a pipe), where
+    :func:`verification.report.tables.print_table` widens a table to its full width rather than
+    cut it; on a terminal, cells fold rather than end in an ellipsis."""
+    return Console() if sys.stdout.isatty() else Console(width=200)
+
+
+@dataclass
+class JobContext:
+    """What a main-job section gets: where to store, where to write, how much to do."""
+
+    store: Any
+    out_dir: Path
+    seed: int = 0
+    quick: bool = True
+    console: Console = field(default_factory=make_console)
+    only: Optional[set[str]] = None
+
+    @property
+    def tables(self) -> Path:
+        return self.out_dir / "tables"
+
+    @property
+    def figures(self) -> Path:
+        return self.out_dir / "figures"
 
 
 class Parser(argparse.ArgumentParser):
@@ -119,17 +147,6 @@ def check_out_dir(out: str | os.PathLike) -> Path:
     except OSError as exc:
         raise ValueError(f"--out {str(out)!r}: cannot write there ({exc.strerror or exc})") from None
     return path
-
-
-def chunk_memory(n: int, count: int, copies: int = 6, itemsize: int = 8) -> int:
-    """Bytes one chunk of ``count`` n x n matrices needs (input, (I+A)/2, products, temporaries)."""
-    return copies * count * n * n * itemsize
-
-
-def check_memory(what: str, need: int) -> None:
-    if need > MEMORY_BUDGET:
-        raise ValueError(f"{what} needs about {need / 2 ** 30:.3g} GiB per chunk, over the memory budget "
-                         f"of {MEMORY_BUDGET / 2 ** 30:.3g} GiB (set ATTNBOUNDS_MEMORY_BUDGET in GiB to change it)")
 
 
 def fail(prog: str, exc: BaseException) -> int:

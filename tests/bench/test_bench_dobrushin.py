@@ -21,7 +21,7 @@ import pytest
 import torch
 from scipy.spatial.distance import pdist
 
-from numerics import _kernels as K
+from numerics import kernels as K
 from numerics.dobrushin import dobrushin, factor_check
 
 SIZES = [(10000, 16), (2000, 64), (200, 128), (20, 512)]  # (B, n) measured by `make bench`

@@ -11,8 +11,8 @@ import math
 import pytest
 import torch
 
-from numerics.langevin import simulate, simulate_loop
-from numerics.losses import family
+from numerics.poincare.langevin import simulate, simulate_loop
+from numerics.poincare.losses import family
 
 B, STEPS, SMALL = 256, 50, 16
 BETA, LAM, STEP = 16.0, 0.1, 5e-3

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from numerics import rank as R
-from numerics import rank_gd as G
+from numerics.device import single_thread
+from numerics.rank import linear as R
+from numerics.rank import gd as G
 
 SEEDS = list(range(32))
 K = R.covariance(12, "spread", 0)
@@ -32,7 +33,7 @@ STACK = np.random.default_rng(0).standard_normal((256, 16, 16))
 
 
 def _svd_batched():
-    with G.single_thread():
+    with single_thread():
         return torch.linalg.svdvals(torch.as_tensor(STACK)).numpy()
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra.numpy import arrays
 
-from numerics.contraction import (birkhoff, birkhoff_diameter, logits_from_probabilities,
+from numerics.dobrushin.contraction import (birkhoff, birkhoff_diameter, logits_from_probabilities,
                                   max_log_oscillation, softmax_bound_from_probabilities,
                                   softmax_logit_bound)
 from numerics.dobrushin import dobrushin

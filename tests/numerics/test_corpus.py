@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from numerics.corpus import LENGTHS, MAX_CHARS, default_corpus, load_corpus, read_corpus, text_hash
+from numerics.sources.corpus import LENGTHS, MAX_CHARS, default_corpus, load_corpus, read_corpus, text_hash
 
 
 def test_default_corpus_is_deterministic_with_the_length_mix():

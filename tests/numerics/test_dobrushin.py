@@ -9,8 +9,8 @@ from hypothesis import given, strategies as st
 from numerics.dobrushin import (dobrushin, dobrushin_torch, factor_check, factor_equality, factor_slack,
                                 product_equality)
 from numerics.stochastic import ExactMatrix
-from verification import reference as ref
-from verification import strategies as S
+from verification.testing import reference as ref
+from verification.testing import strategies as S
 
 rng = np.random.default_rng(12345)
 
@@ -174,3 +174,20 @@ def test_square_and_chaining_errors():
 
 def test_integers_are_accepted_as_exact_values():
     assert dobrushin(np.eye(3, dtype=np.int64)) == 1.0
+
+
+def test_half_precision_uses_its_own_row_tolerance():
+    """float16 / bfloat16 rows carry about 3 decimal digits: the table's 2e-2 applies to them, not
+    float32's 1e-5 (they are widened to float32 only for computing)."""
+    import torch
+
+    from theory.dobrushin import row_tol
+
+    rows = [[0.5, 0.5], [0.3, 0.705]]                       # row 1 off by 5e-3 (after rounding)
+    assert row_tol(np.float16) == row_tol("bfloat16") == 2e-2
+    assert float(dobrushin(np.array(rows, dtype=np.float16))) == pytest.approx(0.2, abs=5e-3)
+    assert float(dobrushin(torch.tensor(rows, dtype=torch.bfloat16))) == pytest.approx(0.2, abs=5e-3)
+    with pytest.raises(ValueError, match="row 1 sums"):
+        dobrushin(np.array(rows, dtype=np.float32))
+    with pytest.raises(ValueError, match="row 1 sums"):
+        dobrushin(torch.tensor(rows, dtype=torch.float32))

@@ -1,15 +1,15 @@
-"""numerics.langevin: SDE statistics against quadrature, the decay rate 1/(beta C_P), determinism."""
+"""numerics.poincare.langevin: SDE statistics against quadrature, the decay rate 1/(beta C_P), determinism."""
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from numerics import poincare_bounds as PB
-from numerics.langevin import (autocorrelation, decay_rate, predicted_rate, sample_grid_density, simulate,
+from numerics.poincare import bounds as PB
+from numerics.poincare.langevin import (autocorrelation, decay_rate, predicted_rate, sample_grid_density, simulate,
                                simulate_loop)
-from numerics.losses import family
-from numerics.poincare import gaussian_window, poincare_constant_1d
+from numerics.poincare.losses import family
+from numerics.poincare.constants import gaussian_window, poincare_constant_1d
 
 
 def test_ornstein_uhlenbeck_rate_is_lambda():

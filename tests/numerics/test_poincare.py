@@ -1,13 +1,13 @@
-"""numerics.poincare: the discretised generator against known answers, refinement, bounds vs truth."""
+"""numerics.poincare.constants: the discretised generator against known answers, refinement, bounds vs truth."""
 import math
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from numerics import poincare_bounds as PB
-from numerics.losses import AttentionScalar, family
-from numerics.poincare import (chebyshev_fit, gaussian_window, poincare_constant_1d, poincare_constant_2d,
+from numerics.poincare import bounds as PB
+from numerics.poincare.losses import AttentionScalar, family
+from numerics.poincare.constants import (chebyshev_fit, gaussian_window, poincare_constant_1d, poincare_constant_2d,
                                rayleigh_lower_mp, rayleigh_lower_grid)
 
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from numerics import rank as R
-from numerics import rank_gd as G
+from numerics.rank import linear as R
+from numerics.rank import gd as G
 from theory.rank import exact_rank
 from theory.verdicts import Verdict
 

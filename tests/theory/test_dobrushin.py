@@ -6,10 +6,10 @@ import sympy as sp
 from hypothesis import given
 
 import theory.dobrushin as D
-from verification import reference as ref
-from verification import strategies as S
+from verification.testing import reference as ref
+from verification.testing import strategies as S
 from theory import theorems
-from theory.registry import Theorem, register
+from theory.registry import HOLDS, Hypotheses, Theorem, register
 
 
 def test_factor_closed_form_holds_in_every_sign_case():
@@ -42,7 +42,8 @@ def test_every_registered_theorem_is_complete(th):
     assert isinstance(th.statement, sp.Basic) and th.latex()
     assert th.equality and th.references
     w = th.witness()
-    assert th.hypotheses(w) is True
+    h = th.hypotheses(w)
+    assert isinstance(h, Hypotheses) and h.ok is True and h.reason == "", (th.id, h)
     fast, exact = th.evaluator("fast"), th.evaluator("exact")
     assert callable(fast) and callable(exact)
 
@@ -52,17 +53,17 @@ def test_dobrushin_witnesses_are_tight_by_the_exact_evaluators():
     assert bool(fac(D.factor_witness()))
     prod = D.PRODUCT.evaluator("exact")
     assert bool(prod(*D.product_witness()))
-    assert D.FACTOR.hypotheses(np.eye(1)) is False          # n >= 2 required
-    assert D.FACTOR.hypotheses(np.array([[0.5, 0.6], [0.5, 0.5]])) is False
+    assert D.FACTOR.hypotheses(np.eye(1)).ok is False       # n >= 2 required
+    assert D.FACTOR.hypotheses(np.array([[0.5, 0.6], [0.5, 0.5]])).ok is False
 
 
 def test_registry_rejects_duplicates_and_bad_categories():
     with pytest.raises(ValueError, match="registered twice"):
         register(Theorem(id="dobrushin.factor", title="x", category="proved", statement=sp.Eq(1, 1),
-                         equality="", hypotheses=lambda _: True, witness=lambda: None))
+                         equality="", hypotheses=lambda _: HOLDS, witness=lambda: None))
     with pytest.raises(ValueError, match="category"):
         Theorem(id="a.b", title="x", category="folklore", statement=sp.Eq(1, 1), equality="",
-                hypotheses=lambda _: True, witness=lambda: None)
+                hypotheses=lambda _: HOLDS, witness=lambda: None)
 
 
 @given(S.causal())
@@ -71,7 +72,7 @@ def test_causal_attention_is_always_tight_through_token_zero(A):
 
     if A.shape[0] < 2:
         return
-    assert D.CAUSAL.hypotheses(A) is True
+    assert D.CAUSAL.hypotheses(A).ok is True
     assert D.causal_lemma_bound(A)                          # delta attained by a pair (0, j), exactly
     fc = factor_check(A)
     assert bool(fc.equality) and bool(fc.through_first)
@@ -79,4 +80,5 @@ def test_causal_attention_is_always_tight_through_token_zero(A):
 
 
 def test_causal_hypotheses_reject_non_causal():
-    assert D.CAUSAL.hypotheses(np.full((3, 3), 1 / 3)) is False
+    h = D.CAUSAL.hypotheses(np.full((3, 3), 1 / 3))
+    assert h.ok is False and "not causal" in h.reason and "row 0, column 1" in h.reason

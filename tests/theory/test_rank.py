@@ -95,8 +95,8 @@ def test_rank_theorems_registered_with_witnesses():
             "rank.attention.softmax.recovery"} <= {th.id for th in ours}
     for th in ours:
         assert th.statement is not None and th.latex()
-        assert th.hypotheses(th.witness()) is True, th.id
+        assert th.hypotheses(th.witness()).ok is True, (th.id, th.hypotheses(th.witness()))
         assert {"fast", "exact"} <= set(th.evaluators), th.id
         assert callable(th.evaluator("fast")) and callable(th.evaluator("exact")), th.id
-    assert T.linear_hypotheses({"M_star": [[1, 0]], "K": [[1, 2], [2, 1]], "r": 1}) is False
-    assert T.linear_hypotheses({"M_star": [[1, 0]], "K": [[1, 0], [0, 1]], "r": -1}) is False
+    assert T.linear_hypotheses({"M_star": [[1, 0]], "K": [[1, 2], [2, 1]], "r": 1}).ok is False
+    assert T.linear_hypotheses({"M_star": [[1, 0]], "K": [[1, 0], [0, 1]], "r": -1}).ok is False

@@ -141,9 +141,9 @@ def _as_unprivileged_user(fn):
 
 # ---- model folders are data ------------------------------------------------------------------
 def _minilm_folder():
-    from numerics.models import _embedded_path
+    from numerics.sources.models import embedded_path
 
-    return _embedded_path("minilm")[0]
+    return embedded_path("minilm")[0]
 
 
 def _copy_model(dst: Path) -> Path:
@@ -192,7 +192,7 @@ def test_loaders_never_trust_remote_code(monkeypatch, tmp_path):
     """Every transformers loader is called with trust_remote_code=False (a planted True fails)."""
     import transformers
 
-    from numerics import models
+    from numerics.sources import models
 
     seen = []
     for cls in ("AutoConfig", "AutoModel", "AutoTokenizer"):
@@ -209,9 +209,9 @@ def test_loaders_never_trust_remote_code(monkeypatch, tmp_path):
 
 @pytest.mark.models
 def test_broken_model_files_are_one_line_errors(tmp_path, capsys):
-    from numerics.models import _embedded_path
+    from numerics.sources.models import embedded_path
 
-    folder, gguf = _embedded_path("smollm2")
+    folder, gguf = embedded_path("smollm2")
     cut = tmp_path / "cut.gguf"
     with open(folder / gguf, "rb") as fh:
         cut.write_bytes(fh.read(1024))
@@ -264,7 +264,7 @@ def test_aba_resume_never_serves_another_inputs_records(tmp_path, capsys):
 
 def test_tables_are_never_cut_when_output_is_not_a_terminal(capsys):
     from verification.cli import make_console
-    from verification.tables import print_table
+    from verification.report.tables import print_table
 
     cols = [f"a fairly long column title number {i}" for i in range(14)]
     rows = [[f"value {i}-{j} [0.12, 0.34]" for j in range(14)] for i in range(3)]

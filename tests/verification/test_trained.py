@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from rich.console import Console
 
-from numerics.corpus import Corpus, TextInput
-from numerics.models import load_model
-from verification.trained import (campaign_name, chunk_key, input_records, restrict, run_campaign,
+from numerics.sources.corpus import Corpus, TextInput
+from numerics.sources.models import load_model
+from verification.trained.checks import (campaign_name, chunk_key, input_records, restrict, run_campaign,
                                   variants)
-from verification.stats import wilson
-from verification.trained_report import report_model
+from verification.report.stats import wilson
+from verification.trained.report import report_model
 
 pytestmark = pytest.mark.models
 TEXTS = ["Attention is all you need.", "A cat sat on the mat, quietly."]

@@ -1,0 +1,70 @@
+"""How to compute, decided in one place: thread policy, device and dtype choice, chunk memory budget.
+
+- Thread policy: torch's OpenMP workers spin after each op and starve numba's parallel kernels on
+  few cores (6x slower measured on 2 cores), so ``OMP_WAIT_POLICY=PASSIVE`` is set before torch
+  loads: importing :mod:`numerics` (which every entry point does first) applies it. Tiny batched
+  torch kernels run faster on one intra-op thread than on an oversubscribed pool (10-50x
+  measured): :func:`single_thread`.
+- Device: CUDA when present and asked for, else CPU (:func:`default_device`).
+- Memory: one chunk of a batched kernel keeps its temporaries under :data:`DEFAULT_MAX_BYTES`
+  (:func:`chunk_size`); a campaign refuses chunks over :data:`MEMORY_BUDGET`
+  (``ATTNBOUNDS_MEMORY_BUDGET``, GiB) before computing anything.
+
+>>> chunk_size(per_item=2 ** 20, max_bytes=2 ** 24)
+16
+"""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional
+
+DEFAULT_MAX_BYTES = 256 * 2 ** 20   # temporaries of one kernel chunk
+MEMORY_BUDGET = int(float(os.environ.get("ATTNBOUNDS_MEMORY_BUDGET", "2")) * 2 ** 30)  # one campaign chunk
+
+
+def apply_thread_policy() -> None:
+    """Set the OpenMP wait policy before torch loads (a user's explicit setting wins)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def chunk_size(per_item: int, max_bytes: Optional[int] = None) -> int:
+    """How many items of ``per_item`` bytes fit in one chunk's budget (at least 1)."""
+    budget = DEFAULT_MAX_BYTES if max_bytes is None else int(max_bytes)
+    return max(1, budget // max(per_item, 1))
+
+
+def default_device(prefer: Optional[str] = None) -> Any:
+    """torch device: ``prefer`` ("cpu" / "cuda") if given, else CUDA when available, else CPU."""
+    import torch
+
+    if prefer is not None:
+        if prefer == "cuda" and not torch.cuda.is_available():
+            raise ValueError("device 'cuda' asked for, but no CUDA device is available")
+        return torch.device(prefer)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@contextmanager
+def single_thread() -> Iterator[None]:
+    """One intra-op torch thread inside the block; the previous setting is restored."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def chunk_memory(n: int, count: int, copies: int = 6, itemsize: int = 8) -> int:
+    """Bytes one chunk of ``count`` n x n matrices needs (input, (I+A)/2, products, temporaries)."""
+    return copies * count * n * n * itemsize
+
+
+def check_memory(what: str, need: int) -> None:
+    """ValueError naming ``what`` when one chunk would need more than :data:`MEMORY_BUDGET`."""
+    if need > MEMORY_BUDGET:
+        raise ValueError(f"{what} needs about {need / 2 ** 30:.3g} GiB per chunk, over the memory budget "
+                         f"of {MEMORY_BUDGET / 2 ** 30:.3g} GiB (set ATTNBOUNDS_MEMORY_BUDGET in GiB to change it)")

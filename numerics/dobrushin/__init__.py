@@ -1,0 +1,27 @@
+"""Dobrushin coefficient kernels: fast float paths and exact certification (THEORY.md §1).
+
+Public API (batched over leading dimensions; numpy arrays or torch tensors in, same kind out):
+
+    dobrushin(P)                 delta(P) per matrix                            (..., n, m) -> (...)
+    factor_slack(A)              (1+delta(A))/2 - delta((I+A)/2), closed form   (..., n, n) -> (...)
+    factor_equality(A)           Theorem D1 equality, decided exactly           (..., n, n) -> bool (...)
+    factor_check(A)              everything D1 says about A (FactorCheck)
+    product_equality(P, Q)       Theorem D2 equality, decided exactly           -> bool (...)
+    rollout(A, ...)              partial rollout products R_1..R_L              (numerics.dobrushin.rollout)
+    rollout_tightness(A, ...)    per-layer bounds and verdicts                  (numerics.dobrushin.rollout)
+
+Exactness: a float matrix stands for the rationals its floats represent, rows renormalised exactly
+(see :mod:`numerics.stochastic`). The float path decides only cases whose margin exceeds a
+rigorous bound on its rounding and renormalisation error; everything within that distance of a
+tie goes to the exact integer path (:class:`numerics.stochastic.ExactMatrix`). No tolerance ever
+decides an equality.
+"""
+from numerics.dobrushin.core import (FactorCheck, d2_decide, dobrushin, dobrushin_torch,  # noqa: F401
+                                     factor_check, factor_equality, factor_slack, float_error,
+                                     product_equality)
+from numerics.dobrushin.rollout import (RolloutTightness, fuse_heads, residual_factors, rollout,  # noqa: F401
+                                        rollout_tightness)
+
+__all__ = ["FactorCheck", "RolloutTightness", "d2_decide", "dobrushin", "dobrushin_torch", "factor_check",
+           "factor_equality", "factor_slack", "float_error", "fuse_heads", "product_equality",
+           "residual_factors", "rollout", "rollout_tightness"]

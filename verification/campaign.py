@@ -1,0 +1,103 @@
+"""The one campaign runner: plan -> chunks -> executor -> store.
+
+A *campaign* is a named set of *chunks*; a chunk is a deterministic piece of work (a module-level
+function and its arguments, seeds included) that returns the :class:`~verification.store.Record`
+rows of its instances. :func:`run` skips the chunks already stored (resume), hands the rest to an
+executor, writes each finished chunk in one transaction (a run killed at any moment loses at most
+the chunks in flight), shows progress, and stops loudly with :class:`~theory.verdicts.ViolationError`
+right after storing a chunk with a ``violated`` record of a *proved* theorem (the category is read
+from the registry). A violated conjecture or sanity check is a finding: stored, reported, no stop.
+
+>>> from verification.store import ResultStore, Record
+>>> def square(k):
+...     return [Record("dobrushin.factor", f"i{k}", "holds", value=k * k)]
+>>> with ResultStore(":memory:") as store:
+...     chunks = [Chunk(f"c{k}", square, (k,)) for k in range(3)]
+...     first = run(store, "demo", chunks, progress=False)
+...     again = run(store, "demo", chunks, progress=False)     # resumed: nothing recomputed
+>>> (first.computed, first.records, again.computed, again.skipped)
+(3, 3, 0, 3)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+from theory.verdicts import Verdict, ViolationError
+from verification.executors import SerialExecutor
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One unit of work: ``fn(*args, **kwargs)`` returns a list of records. ``key`` is unique in
+    its campaign and names the chunk in the store (resume skips stored keys)."""
+
+    key: str
+    fn: Callable[..., list]
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+    def run(self) -> list:
+        return self.fn(*self.args, **self.kwargs)
+
+
+@dataclass
+class CampaignResult:
+    campaign: str
+    computed: int = 0       # chunks computed in this run
+    skipped: int = 0        # chunks already stored (resumed)
+    records: int = 0        # records written in this run
+    violations: list = field(default_factory=list)  # violated records of any theorem, this run
+
+
+def is_proved(theorem_id: str) -> bool:
+    """Whether the registry files ``theorem_id`` as proved (a violation of it is a loud stop).
+    A record naming no registered theorem is a bug in the campaign: KeyError."""
+    from theory import get
+
+    return get(theorem_id).category == "proved"
+
+
+def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Any = None, console: Any = None,
+        description: Optional[str] = None, progress: bool = True) -> CampaignResult:
+    """Run every chunk of ``campaign`` not yet in ``store`` (see the module docstring)."""
+    chunks = list(chunks)
+    keys = [c.key for c in chunks]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"campaign {campaign!r}: chunk key {dup!r} appears twice in the plan")
+    done = store.done_chunks(campaign)
+    todo = [c for c in chunks if c.key not in done]
+    result = CampaignResult(campaign, skipped=len(chunks) - len(todo))
+    executor = executor or SerialExecutor()
+    bar = _progress(console, description or campaign, len(todo), result.skipped) if progress and todo else None
+    try:
+        for chunk, records in executor.map(todo):
+            store.write_chunk(campaign, chunk.key, records)
+            result.computed += 1
+            result.records += len(records)
+            bad = [r for r in records if Verdict(r.verdict) is Verdict.VIOLATED]
+            result.violations += bad
+            if bar is not None:
+                bar[0].advance(bar[1])
+            loud = [r for r in bad if is_proved(r.theorem)]
+            if loud:
+                r = loud[0]
+                raise ViolationError(
+                    f"{len(loud)} violated record(s) of proved theorems stored in campaign {campaign!r}, "
+                    f"chunk {chunk.key!r}; first: {r.theorem} on {r.instance} (value {r.value}, bound "
+                    f"{r.bound}, slack {r.slack}, extra {r.extra})")
+    finally:
+        if bar is not None:
+            bar[0].stop()
+    return result
+
+
+def _progress(console: Any, description: str, total: int, stored: int) -> tuple:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=console, transient=False)
+    task = bar.add_task(f"{description} ({stored} chunks stored)", total=total)
+    bar.start()
+    return bar, task

@@ -1,0 +1,64 @@
+"""The ``attnbounds dobrushin`` subcommand and the ``dobrushin`` section of the main job."""
+from __future__ import annotations
+
+import argparse
+
+from numerics.sources.random import FAMILIES
+from verification.dobrushin.checks import CHUNK, SIZES, Plan, run_campaign
+from verification.dobrushin.report import report
+
+SECTION = "dobrushin"
+
+
+def verify_section(ctx) -> None:
+    plan = Plan(seed=ctx.seed, full=not ctx.quick)
+    ctx.console.rule("[bold]Dobrushin coefficient: Theorems D1 and D2 on random families")
+    run_campaign(ctx.store, plan, ctx.console)
+    report(ctx.store, plan, ctx.tables, ctx.console)
+
+
+def _softmax_family(name: str) -> bool:
+    """``softmax-T<temperature>`` with a positive finite temperature."""
+    if not name.startswith("softmax-T"):
+        return False
+    try:
+        T = float(name[len("softmax-T"):])
+    except ValueError:
+        return False
+    return 0 < T < float("inf")
+
+
+def check_plan(plan: Plan) -> None:
+    """Refuse a plan whose chunks would exceed the memory budget (before computing anything)."""
+    from numerics.device import check_memory, chunk_memory
+
+    n = max(plan.sizes)
+    check_memory(f"--sizes {n}", chunk_memory(n, min(CHUNK, plan.instances(n))))
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from verification.options import make_console
+    from verification.store import ResultStore
+
+    plan = Plan(families=args.families or FAMILIES, sizes=args.sizes or SIZES, seed=args.seed, full=args.full)
+    check_plan(plan)
+    console = make_console()
+    with ResultStore(args.db) as store:
+        run_campaign(store, plan, console)
+        report(store, plan, Path(args.out) / "tables", console)
+    return 0
+
+
+def register(sub) -> None:
+    from verification.options import add_common, int_list, name_list
+
+    p = sub.add_parser("dobrushin", help="Theorems D1/D2 on random stochastic families (resumable)")
+    add_common(p)
+    p.add_argument("--families", default=None, type=name_list(FAMILIES, "family", accept=_softmax_family),
+                   help=f"comma-separated, default all: {','.join(FAMILIES)} (or softmax-T<temperature>)")
+    p.add_argument("--sizes", default=None, type=int_list(2, "size"),
+                   help="comma-separated n >= 2 (Theorem D1 needs two tokens), default 2,3,4,5,8,16,32,64,128")
+    p.add_argument("--full", action="store_true", help="10x the quick instance counts")
+    p.set_defaults(func=_cmd)

@@ -1,0 +1,48 @@
+"""The ``attnbounds poincare`` subcommand and the ``poincare`` section of the main job."""
+from __future__ import annotations
+
+import argparse
+
+from verification.poincare.checks import FAMILIES, Plan, run_campaign
+from verification.poincare.report import report
+from verification.poincare.sde import run_sde
+
+SECTION = "poincare"
+
+
+def verify_section(ctx) -> None:
+    plan = Plan(seed=ctx.seed, full=not ctx.quick)
+    ctx.console.rule("[bold]Poincare constants of regularised attention / LoRA Gibbs measures")
+    run_campaign(ctx.store, plan, ctx.console)
+    run_sde(ctx.store, plan.seed, plan.full, ctx.console)
+    report(ctx.store, plan, ctx.tables, ctx.figures, ctx.console)
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from verification.options import make_console
+    from verification.store import ResultStore
+
+    fams = args.families or FAMILIES
+    plan = Plan(seed=args.seed, full=args.full, families=fams)
+    console = make_console()
+    out = Path(args.out)
+    with ResultStore(args.db) as store:
+        run_campaign(store, plan, console)
+        if not args.no_sde:
+            run_sde(store, plan.seed, plan.full, console)
+        report(store, plan, out / "tables", out / "figures", console)
+    return 0
+
+
+def register(sub) -> None:
+    from verification.options import add_common, name_list
+
+    p = sub.add_parser("poincare", help="true Poincare constants vs Bakry-Emery / Holley-Stroock / test functions")
+    add_common(p)
+    p.add_argument("--families", default=None, type=name_list(FAMILIES, "family"),
+                   help=f"comma-separated, default all: {','.join(FAMILIES)}")
+    p.add_argument("--full", action="store_true", help="the full (beta, lambda) grid and finer 2-D grids")
+    p.add_argument("--no-sde", action="store_true", help="skip the Langevin simulations")
+    p.set_defaults(func=_cmd)

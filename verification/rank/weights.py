@@ -1,0 +1,121 @@
+"""Effective ranks of the per-head circuits of the embedded trained models (from the factors).
+
+For every layer and head: the QK kernel W_Q^h W_K^h^T and the OV circuit W_V^h W_O^h, their energy
+(0.9, 0.99) and entropy effective ranks against the head dimension, and the sanity verdict of
+``rank.weights.head_rank``: rank = dh certified (tight) when both factors have full column rank by a
+margin far above the float SVD error; otherwise undecided. smollm2 is the 4-bit GGUF model
+dequantised by transformers: its numbers are those of the quantised weights (said in every table).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from numerics.rank import weights as RW
+from theory.verdicts import Verdict
+from verification import campaign
+from verification.report.aggregate import group as _group
+from verification.report.aggregate import pyplot as _plt
+from verification.report.aggregate import share as _share
+from verification.report.figures import save_figure
+from verification.store import Record
+from verification.report.tables import print_table, write_table
+
+MODELS = ("minilm", "smollm2")
+VERSION = "v1"
+
+
+def _label(name: str, quantised: bool) -> str:
+    return f"{name} (quantised 4-bit)" if quantised else name
+
+
+def model_chunk(name: str) -> list[Record]:
+    from numerics.sources.models import load_model
+
+    m = load_model(name)
+    sp = RW.head_spectra(m.module, m.config)
+    dh = sp["qk"].shape[-1]
+    out = []
+    for circuit in ("qk", "ov"):
+        er = RW.effective_ranks(sp[circuit])
+        full = RW.head_rank_certified(sp[f"cond_{circuit}"])
+        L, H = sp[circuit].shape[:2]
+        for layer in range(L):
+            for head in range(H):
+                s = sp[circuit][layer, head]
+                out.append(Record("rank.weights.head_rank", f"{name}/{circuit}/L{layer}/H{head}",
+                                  Verdict.TIGHT if full[layer, head] else Verdict.UNDECIDED,
+                                  slack=0.0 if full[layer, head] else None, value=float(er["energy_0.99"][layer, head]),
+                                  bound=float(dh), backend="torch-qr", dtype="float64",
+                                  provenance={"model": name, "quantised": bool(m.quantised), "source": str(m.source),
+                                              "layer": layer, "head": head, "circuit": circuit, "head_dim": dh},
+                                  extra={"energy_0.9": int(er["energy_0.9"][layer, head]),
+                                         "entropy": float(er["entropy"][layer, head]),
+                                         "factor_cond": float(sp[f"cond_{circuit}"][layer, head]),
+                                         "sigma_top": float(s[0]), "sigma_min": float(s[-1])}))
+    return out
+
+
+CAMPAIGN = f"rank.weights-{VERSION}"
+
+
+def run_weights(store: Any, models: tuple[str, ...] = MODELS, console: Any = None) -> None:
+    campaign.run(store, CAMPAIGN, [campaign.Chunk(name, model_chunk, (name,)) for name in models], console=console)
+
+
+def report_weights(store: Any, tables: Path, figures: Path, console: Any, models: tuple[str, ...] = MODELS) -> dict:
+    """Tables and the figure of the trained-head ranks, from stored records only."""
+    recs = [x for x in store.records(campaign=CAMPAIGN) if x["provenance"]["model"] in models]
+    prov = f"campaign {CAMPAIGN}; models {', '.join(models)}; spectra via QR of each factor + SVD of the dh x dh core"
+    rows = []
+    for (model, circuit), rs in _group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["circuit"])).items():
+        p = rs[0]["provenance"]
+        e9 = [x["extra"]["energy_0.9"] for x in rs]
+        e99 = [x["value"] for x in rs]
+        ent = [x["extra"]["entropy"] for x in rs]
+        rows.append([_label(model, p["quantised"]), circuit.upper(), len(rs), p["head_dim"],
+                     f"{np.mean(e9):.1f} ({min(e9)}-{max(e9)})", f"{np.mean(e99):.1f} ({min(e99):.0f}-{max(e99):.0f})",
+                     f"{np.mean(ent):.1f} ({min(ent):.1f}-{max(ent):.1f})", f"{np.mean(e99) / p['head_dim']:.2f}",
+                     _share(rs, ("tight",))])
+    cols = ["model", "circuit", "heads (all layers)", "head dim", "energy_0.9 mean (min-max)",
+            "energy_0.99 mean (min-max)", "entropy rank mean (min-max)", "energy_0.99 / dh", "rank = dh certified"]
+    write_table(rows, cols, "rank_weights_summary",
+                "Effective ranks of per-head QK kernels W_Q W_K^T and OV circuits W_V W_O of the embedded models "
+                "(biases ignored; for smollm2 the static QK kernel is the RoPE kernel at relative offset 0; "
+                "smollm2 weights are 4-bit GGUF dequantised: quantised weights).", prov, tables)
+    print_table(console, rows, cols, "rank: trained heads")
+    rows = []
+    for (model, layer), rs in _group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["layer"])).items():
+        by = {c: [x for x in rs if x["provenance"]["circuit"] == c] for c in ("qk", "ov")}
+        rows.append([_label(model, rs[0]["provenance"]["quantised"]), layer]
+                    + [float(np.mean([x["value"] for x in by[c]])) for c in ("qk", "ov")]
+                    + [float(np.mean([x["extra"]["entropy"] for x in by[c]])) for c in ("qk", "ov")])
+    cols = ["model", "layer", "QK energy_0.99", "OV energy_0.99", "QK entropy rank", "OV entropy rank"]
+    write_table(rows, cols, "rank_weights_layers", "Per-layer mean (over heads) effective ranks of the head circuits.",
+                prov, tables)
+    _figure(recs, figures, prov)
+    return {"weights_records": len(recs)}
+
+
+def _figure(recs: list, figures: Path, prov: str) -> None:
+    plt = _plt()
+    models = sorted({x["provenance"]["model"] for x in recs})
+    fig, axes = plt.subplots(1, max(len(models), 1), figsize=(4.5 * max(len(models), 1), 3.3), squeeze=False)
+    for ax, model in zip(axes[0], models):
+        rs = [x for x in recs if x["provenance"]["model"] == model]
+        dh = rs[0]["provenance"]["head_dim"]
+        for circuit, style in (("qk", "-"), ("ov", "--")):
+            cell = _group([x for x in rs if x["provenance"]["circuit"] == circuit], lambda x: (x["provenance"]["layer"],))
+            layers = [k[0] for k in cell]
+            ax.plot(layers, [np.mean([x["value"] for x in v]) / dh for v in cell.values()], "o" + style, ms=3,
+                    label=f"{circuit.upper()} energy_0.99 / dh")
+            ax.plot(layers, [np.mean([x["extra"]["entropy"] for x in v]) / dh for v in cell.values()], "s" + style,
+                    ms=3, label=f"{circuit.upper()} entropy / dh")
+        ax.set(xlabel="layer", ylabel="effective rank / head dim", ylim=(0, 1.05),
+               title=_label(model, rs[0]["provenance"]["quantised"]) + f", dh={dh}")
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    save_figure(fig, figures, "rank_weights", prov)
+    plt.close(fig)

@@ -1,0 +1,89 @@
+"""Write a report table as Markdown, CSV and LaTeX under ``paper/tables/`` with its provenance.
+
+The report layer only aggregates stored records; it never recomputes.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from verification.provenance import versions_line
+
+
+def fmt(x: Any, digits: int = 4) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "nan"
+        if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e5):
+            return f"{x:.{digits - 1}e}"
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def _latex_escape(s: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
+                 ("$", r"\$"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+        s = s.replace(a, b)
+    return s
+
+
+def write_table(rows: Sequence[Sequence[Any]], columns: Sequence[str], name: str, caption: str,
+                provenance: str, out_dir: str | Path = "paper/tables") -> dict[str, Path]:
+    """Write ``name.md``, ``name.csv`` and ``name.tex``; each carries caption + provenance."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    prov = f"{provenance}; {versions_line()}"
+    cells = [[fmt(v) for v in row] for row in rows]
+    paths = {"md": out / f"{name}.md", "csv": out / f"{name}.csv", "tex": out / f"{name}.tex"}
+
+    md = [f"**{caption}**", "", "| " + " | ".join(columns) + " |",
+          "|" + "|".join("---" for _ in columns) + "|"]
+    md += ["| " + " | ".join(r) + " |" for r in cells]
+    md += ["", f"_Provenance: {prov}_", ""]
+    paths["md"].write_text("\n".join(md))
+
+    with paths["csv"].open("w", newline="") as fh:
+        fh.write(f"# {caption}\n# provenance: {prov}\n")
+        w = csv.writer(fh)
+        w.writerow(columns)
+        w.writerows([[("" if v is None else v) for v in row] for row in rows])
+
+    tex = [r"\begin{table}[ht]", r"\centering", r"\small",
+           r"\begin{tabular}{" + "l" * len(columns) + "}", r"\hline",
+           " & ".join(_latex_escape(c) for c in columns) + r" \\", r"\hline"]
+    tex += [" & ".join(_latex_escape(c) for c in r) + r" \\" for r in cells]
+    tex += [r"\hline", r"\end{tabular}",
+            r"\caption{" + _latex_escape(caption) + r" \newline \footnotesize{" + _latex_escape(prov) + "}}",
+            r"\end{table}", ""]
+    paths["tex"].write_text("\n".join(tex))
+    return paths
+
+
+def print_table(console: Console, rows: Sequence[Sequence[Any]], columns: Sequence[str], title: str) -> None:
+    t = Table(title=title, show_lines=False)
+    for c in columns:
+        t.add_column(c, justify="right" if c not in ("family", "model", "claim") else "left",
+                     overflow="fold")  # never cut a cell with an ellipsis
+    for r in rows:
+        t.add_row(*[fmt(v) for v in r])
+    if console.is_terminal:
+        console.print(t)
+    else:  # a log or a pipe: print at the table's natural width, never cut or folded
+        from rich.measure import Measurement
+
+        need = Measurement.get(console, console.options.update(width=100_000), t).maximum
+        width = console.width
+        console.width = max(need, width)   # print() caps its width at the console's
+        try:
+            console.print(t)
+        finally:
+            console.width = width
