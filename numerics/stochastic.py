@@ -45,14 +45,26 @@ class Batch:
         return self.data.shape[2]
 
 
+def torch_compute_dtype(x: Any, name: str) -> Any:
+    """The dtype a torch tensor is computed in, on every device (one rule for the CPU and CUDA
+    paths): float32/float64 as they are, float16/bfloat16 widened to float32 (exactly), integers
+    as exact values in float64; complex and boolean tensors are a ValueError naming ``name``."""
+    if x.is_complex():
+        raise ValueError(f"{name}: complex tensor (dtype {x.dtype}); a stochastic matrix is real")
+    if x.dtype == torch.bool:
+        raise ValueError(f"{name}: boolean tensor; pass 0/1 as floats if that is meant")
+    if x.dtype in (torch.float16, torch.bfloat16):
+        return torch.float32
+    if not x.dtype.is_floating_point:
+        return torch.float64
+    return x.dtype
+
+
 def _to_numpy(x: Any, name: str) -> tuple[np.ndarray, Any]:
     if torch is not None and isinstance(x, torch.Tensor):
-        if x.is_complex():
-            raise ValueError(f"{name}: complex tensor (dtype {x.dtype}); a stochastic matrix is real")
-        if x.dtype == torch.bool:
-            raise ValueError(f"{name}: boolean tensor; pass 0/1 as floats if that is meant")
+        dt = torch_compute_dtype(x, name)
         if x.dtype == torch.bfloat16:
-            x = x.float()
+            x = x.to(dt)
         return x.detach().cpu().numpy(), x
     if isinstance(x, np.ma.MaskedArray):
         if np.ma.is_masked(x):
@@ -128,22 +140,50 @@ def _where(lead: tuple[int, ...], b: int) -> str:
     return f"batch index {tuple(int(v) for v in np.unravel_index(b, lead))}, "
 
 
-def restrict(A: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """Submatrix on ``keep`` with rows renormalised to 1 in float64: (..., T, T) -> (..., n, n).
-    A row whose kept mass is zero cannot be renormalised: ValueError naming it."""
+def submatrix(A: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The kept rows and columns, floats unchanged: (..., T, T) -> (..., n, n) float64 (exact
+    widening). A row whose kept mass is zero cannot be renormalised: ValueError naming it."""
     sub = np.asarray(A, dtype=np.float64)[..., keep, :][..., :, keep]
-    mass = sub.sum(axis=-1, keepdims=True)
+    mass = sub.sum(axis=-1)
     if np.any(mass <= 0):
-        idx = tuple(int(v) for v in np.argwhere(mass[..., 0] <= 0)[0])
+        idx = tuple(int(v) for v in np.argwhere(mass <= 0)[0])
         raise ValueError(f"restricted attention row {idx[-1]} (index {idx}) has no mass on the kept tokens")
-    return sub / mass
+    return sub
+
+
+def restrict(A: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """:func:`submatrix` with rows renormalised to 1 in float64 (a float approximation of the exact
+    renormalisation; verdicts use ``factor_check(submatrix(...), renormalise=True)``)."""
+    sub = submatrix(A, keep)
+    return sub / sub.sum(axis=-1, keepdims=True)
+
+
+def renormalised(x: Any, name: str = "A", square: bool = False) -> tuple[Batch, np.ndarray]:
+    """Nonnegative finite matrices whose rows are to be renormalised to 1: -> (the float64
+    renormalised batch, the original floats ``(B, n, m)`` float64). The rational matrix of a verdict
+    is the original floats with each row divided by its exact sum (``ExactMatrix.from_floats`` of
+    the original); the batch's ``row_dev`` is widened by the float renormalisation's error
+    (|fl(a / fl(s)) - a / s| <= (m + 2) u a / s per entry), so float error bounds stay rigorous.
+    An all-zero row is a ValueError naming it."""
+    raw = as_stochastic(x, name, square=square, row_tol=np.inf)     # finite, nonnegative
+    orig = raw.data.astype(np.float64)
+    mass = orig.sum(axis=-1, keepdims=True)
+    if np.any(mass <= 0):
+        b, i = (int(v) for v in np.argwhere(mass[..., 0] <= 0)[0])
+        where = _where(raw.lead, b).rstrip(", ")
+        raise ValueError(f"{name}: row {i} is all zero{' at ' + where if where else ''}; it cannot be renormalised")
+    batch = as_stochastic(orig / mass, name, square=square)
+    m = orig.shape[-1]
+    batch.row_dev = batch.row_dev + (m + 2) * UNIT_ROUNDOFF * 1.01
+    batch.lead, batch.like = raw.lead, raw.like
+    return batch, orig
 
 
 def give_back(values: np.ndarray, batch: Batch) -> Any:
     """Reshape a per-matrix result ``(B, ...)`` to ``lead + (...)`` and return it as the input kind."""
     out = values.reshape(batch.lead + values.shape[1:])
     if batch.like is not None:
-        t = torch.from_numpy(np.ascontiguousarray(out))
+        t = torch.from_numpy(np.require(out, requirements="C"))  # keeps shape (): not ascontiguousarray
         return t.to(batch.like.device)
     return out
 

@@ -260,7 +260,7 @@ _r_sde, _EL, _LF = sp.symbols("r_SDE E_beta_L L_theta_star", positive=True)
 LANGEVIN_RATE = register(Theorem(
     id="poincare.langevin.rate",
     title="The SDE d theta = -grad F dt + sqrt(2/beta) dB has spectral gap 1/(beta C_P)",
-    category="sanity", statement=sp.Eq(_r_sde, 1 / (beta * C_P)),
+    category="statistical", statement=sp.Eq(_r_sde, 1 / (beta * C_P)),
     equality="always: the generator is (1/beta) L; the slowest eigenfunction decays at exactly this rate",
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
     evaluators={"fast": "numerics.poincare.langevin:decay_rate", "exact": "numerics.poincare.langevin:predicted_rate"},
@@ -269,7 +269,7 @@ LANGEVIN_RATE = register(Theorem(
 EXPECTED_LOSS = register(Theorem(
     id="poincare.langevin.expected_loss",
     title="E_mu_beta[F] >= F(theta*_lambda): the SDE targets the minimiser of F, not of L",
-    category="sanity", statement=sp.GreaterThan(sp.Symbol("E_beta_F"), sp.Symbol("F_star")),
+    category="statistical", statement=sp.GreaterThan(sp.Symbol("E_beta_F"), sp.Symbol("F_star")),
     equality="beta -> oo (Laplace: E[F] - F* ~ dim / (2 beta)); E_beta[L] -> L(theta*_lambda) > min L",
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
     evaluators={"fast": "numerics.poincare.langevin:simulate", "exact": "numerics.poincare.langevin:simulate"},

@@ -124,9 +124,10 @@ def linear_hypotheses(instance: dict) -> Hypotheses:
 # -- symbolic derivations ----------------------------------------------------------------------------
 
 
-def derive_excess_risk_identity(n: int, d: int, m: Optional[int] = None) -> sp.Expr:
-    """E||D X||_F^2 - d tr(D K D^T), derived from the second moments E[X_ik X_jl] = K_ij delta_kl
-    for a general symmetric K and general D (m x n); returns the simplified difference (0)."""
+def derive_excess_risk_identity(n: int, d: int, m: Optional[int] = None, factor: Any = None) -> sp.Expr:
+    """E||D X||_F^2 - factor tr(D K D^T), derived from the second moments E[X_ik X_jl] = K_ij delta_kl
+    for a general symmetric K and general D (m x n); returns the simplified difference: 0 for the
+    right factor (``factor`` = d, the default), (d - factor) tr(D K D^T) otherwise."""
     if n < 1 or d < 1:
         raise ValueError(f"derive_excess_risk_identity: need n, d >= 1, got n={n}, d={d}")
     m = n if m is None else m
@@ -147,7 +148,8 @@ def derive_excess_risk_identity(n: int, d: int, m: Optional[int] = None) -> sp.E
         if sum(monom) != 2:
             raise AssertionError("||D X||^2 must be a quadratic form in X")
         expectation += coeff * moments[term]
-    return sp.simplify(sp.expand(expectation - d * (D * K * D.T).trace()))
+    factor = d if factor is None else sp.sympify(factor)
+    return sp.simplify(sp.expand(expectation - factor * (D * K * D.T).trace()))
 
 
 def derive_weighted_norm(n: int) -> dict[str, sp.Expr]:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 import sympy as sp
 
-CATEGORIES = ("proved", "conjecture", "sanity")
+CATEGORIES = ("proved", "conjecture", "sanity", "statistical")  # records: verdicts, outcomes, verdicts, outcomes
 
 
 @dataclass(frozen=True)

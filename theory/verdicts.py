@@ -1,4 +1,17 @@
-"""The one verdict vocabulary used everywhere in attnbounds (DESIGN.md)."""
+"""The two vocabularies of attnbounds (DESIGN.md).
+
+A *proved* theorem (or a sanity check that must hold) checked on an instance gets a
+:class:`Verdict`: holds / tight / violated / undecided / not-applicable, certified. A *claim* (a
+conjecture from a paper, an estimator's success) or a *statistical* comparison (an SDE decay rate
+against its prediction) gets an :class:`Outcome`: supported / refuted / inconclusive, stored with
+its statistic and interval (``extra["statistic"]``, ``extra["interval"]``, ``extra["method"]``). A
+refuted claim is a finding for the tables, never a ``violated`` record and never a stop.
+
+>>> vocabulary("proved") is Verdict, vocabulary("conjecture") is Outcome
+(True, True)
+>>> judge("supported")
+<Outcome.SUPPORTED: 'supported'>
+"""
 from __future__ import annotations
 
 from enum import Enum
@@ -26,3 +39,41 @@ class Verdict(str, Enum):
 
 class ViolationError(AssertionError):
     """Raised when a certified counterexample to a proved theorem is found."""
+
+
+class Outcome(str, Enum):
+    """Outcome of testing a claim or a statistical comparison on one instance (or one cell).
+
+    SUPPORTED     the data agree with the claim (the statistic and its interval say how well)
+    REFUTED       the data contradict the claim: a finding, reported plainly, never a stop
+    INCONCLUSIVE  the interval does not separate the two (or the test could not be run)
+    """
+
+    SUPPORTED = "supported"
+    REFUTED = "refuted"
+    INCONCLUSIVE = "inconclusive"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# registry category -> the vocabulary its records use
+OUTCOME_CATEGORIES = ("conjecture", "statistical")
+
+
+def vocabulary(category: str) -> type:
+    """:class:`Outcome` for claims and statistical comparisons, :class:`Verdict` otherwise."""
+    return Outcome if category in OUTCOME_CATEGORIES else Verdict
+
+
+def judge(value: "str | Verdict | Outcome") -> "Verdict | Outcome":
+    """The Verdict or Outcome named by ``value`` (a ValueError naming both vocabularies if none)."""
+    if isinstance(value, (Verdict, Outcome)):
+        return value
+    for kind in (Verdict, Outcome):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    raise ValueError(f"{value!r} is neither a verdict ({', '.join(v.value for v in Verdict)}) nor an "
+                     f"outcome ({', '.join(o.value for o in Outcome)})")

@@ -6,7 +6,10 @@ rows of its instances. :func:`run` skips the chunks already stored (resume), han
 executor, writes each finished chunk in one transaction (a run killed at any moment loses at most
 the chunks in flight), shows progress, and stops loudly with :class:`~theory.verdicts.ViolationError`
 right after storing a chunk with a ``violated`` record of a *proved* theorem (the category is read
-from the registry). A violated conjecture or sanity check is a finding: stored, reported, no stop.
+from the registry). A violated sanity check is stored and reported, no stop. Claims (conjectures) and
+statistical comparisons speak the other vocabulary (supported / refuted / inconclusive, with their
+statistic): a refuted claim is a finding, and a claim record that says ``violated`` is refused as a
+bug before anything of its chunk is stored.
 
 >>> from verification.store import ResultStore, Record
 >>> def square(k):
@@ -23,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
-from theory.verdicts import Verdict, ViolationError
+from theory.verdicts import Verdict, ViolationError, judge, vocabulary
 from verification.executors import SerialExecutor
 
 
@@ -58,6 +61,23 @@ def is_proved(theorem_id: str) -> bool:
     return get(theorem_id).category == "proved"
 
 
+def check_vocabulary(records: list, campaign: str, chunk: str) -> None:
+    """Every record speaks its theorem's vocabulary: verdicts for proved theorems and sanity
+    checks, outcomes (with their statistic) for claims and statistical comparisons. A claim can
+    be refuted, never ``violated``. A mismatch is a bug in the campaign: ValueError, nothing stored."""
+    from theory import get
+
+    for r in records:
+        th = get(r.theorem)
+        kind = vocabulary(th.category)
+        if not isinstance(judge(r.verdict), kind):
+            raise ValueError(f"campaign {campaign!r}, chunk {chunk!r}: record {r.instance!r} of {th.category} "
+                             f"{r.theorem} has {judge(r.verdict).value!r}, which is not a {kind.__name__.lower()} (claims: supported / refuted / inconclusive)")
+        if kind is not Verdict and "statistic" not in r.extra:
+            raise ValueError(f"campaign {campaign!r}, chunk {chunk!r}: outcome record {r.instance!r} of "
+                             f"{r.theorem} carries no statistic (use verification.store.outcome_record)")
+
+
 def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Any = None, console: Any = None,
         description: Optional[str] = None, progress: bool = True) -> CampaignResult:
     """Run every chunk of ``campaign`` not yet in ``store`` (see the module docstring)."""
@@ -73,10 +93,11 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Any = N
     bar = _progress(console, description or campaign, len(todo), result.skipped) if progress and todo else None
     try:
         for chunk, records in executor.map(todo):
+            check_vocabulary(records, campaign, chunk.key)
             store.write_chunk(campaign, chunk.key, records)
             result.computed += 1
             result.records += len(records)
-            bad = [r for r in records if Verdict(r.verdict) is Verdict.VIOLATED]
+            bad = [r for r in records if judge(r.verdict) is Verdict.VIOLATED]
             result.violations += bad
             if bar is not None:
                 bar[0].advance(bar[1])

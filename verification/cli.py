@@ -24,6 +24,8 @@ FAMILIES: tuple[str, ...] = ("verification.dobrushin", "verification.trained", "
 SECTIONS: dict[str, str] = {"dobrushin": "verification.dobrushin", "trained": "verification.trained",
                             "rank": "verification.rank", "poincare": "verification.poincare"}
 COMMANDS = FAMILIES
+# the subcommand of the trained-model section is `rollout`: either name selects it
+SECTION_ALIASES: dict[str, str] = {"rollout": "trained"}
 
 
 def _cmd_theorems(args: argparse.Namespace) -> int:
@@ -45,7 +47,7 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from verification.store import ResultStore
 
-    only = set(args.only) if args.only else None
+    only = {SECTION_ALIASES.get(s, s) for s in args.only} if args.only else None
     with ResultStore(args.db) as store:
         ctx = JobContext(store=store, out_dir=Path(args.out), seed=args.seed, quick=not args.full,
                          only=only)
@@ -63,8 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="the main job: quick checks of every theorem family")
     add_common(p)
     p.add_argument("--full", action="store_true", help="larger campaigns (default: quick)")
-    p.add_argument("--only", default=None, type=name_list(tuple(SECTIONS), "section"),
-                   help=f"comma-separated sections to run, of: {', '.join(SECTIONS)}")
+    p.add_argument("--only", default=None, type=name_list(tuple(SECTIONS) + tuple(SECTION_ALIASES), "section"),
+                   help=f"comma-separated sections to run, of: {', '.join(SECTIONS)} "
+                        "('rollout' is the same as 'trained')")
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser("theorems", help="list the registered theorems with their statements")

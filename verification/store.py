@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from theory.verdicts import Verdict
+from theory.verdicts import Outcome, Verdict, judge  # noqa: F401
 from verification.provenance import versions
 
 DEFAULT_DB = Path("paper") / "results.db"
@@ -58,7 +58,7 @@ class Record:
 
     theorem: str                  # registry id, e.g. "dobrushin.factor"
     instance: str                 # unique key of the instance within its campaign
-    verdict: Verdict
+    verdict: Verdict              # or an Outcome, for claims and statistical comparisons
     slack: Optional[float] = None  # bound minus value (>= 0 unless violated)
     value: Optional[float] = None  # the quantity bounded, e.g. delta((I+A)/2)
     bound: Optional[float] = None  # the bound, e.g. (1+delta(A))/2
@@ -68,7 +68,16 @@ class Record:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.verdict = Verdict(self.verdict)
+        self.verdict = judge(self.verdict)
+
+
+def outcome_record(theorem: str, instance: str, outcome: "Outcome | str", statistic: float,
+                   interval: "tuple[float, float] | None", method: str, **kw: Any) -> Record:
+    """A record of a claim or statistical comparison: the outcome with its statistic, its interval
+    (e.g. a 95% Wilson interval of a share, or estimate +- 2 standard errors) and how they were got."""
+    extra = dict(kw.pop("extra", {}), statistic=float(statistic),
+                 interval=None if interval is None else [float(interval[0]), float(interval[1])], method=method)
+    return Record(theorem, instance, Outcome(outcome), extra=extra, **kw)
 
 
 def _num(x: Optional[float]) -> Optional[float]:
@@ -123,7 +132,7 @@ class ResultStore:
         rows = []
         now = time.time()
         for r in records:
-            rows.append((campaign, chunk, r.theorem, r.instance, Verdict(r.verdict).value,
+            rows.append((campaign, chunk, r.theorem, r.instance, judge(r.verdict).value,
                          _num(r.slack), _num(r.value), _num(r.bound), r.backend, r.dtype,
                          json.dumps(r.provenance, sort_keys=True, default=str),
                          json.dumps(r.extra, sort_keys=True, default=str), self._versions, now))
@@ -182,5 +191,5 @@ class ResultStore:
 
 def record_dict(r: Record) -> dict[str, Any]:
     d = asdict(r)
-    d["verdict"] = Verdict(r.verdict).value
+    d["verdict"] = judge(r.verdict).value
     return d

@@ -3,11 +3,11 @@
 Public API (batched over leading dimensions; numpy arrays or torch tensors in, same kind out):
 
     dobrushin(P)                 delta(P) per matrix                            (..., n, m) -> (...)
-    factor_slack(A)              (1+delta(A))/2 - delta((I+A)/2), closed form   (..., n, n) -> (...)
+    factor_slack(A)              (1+delta(A))/2 - delta((I+A)/2); 0.0 iff tight  (..., n, n) -> (...)
     factor_equality(A)           Theorem D1 equality, decided exactly           (..., n, n) -> bool (...)
     factor_check(A)              everything D1 says about A (FactorCheck)
     product_equality(P, Q)       Theorem D2 equality, decided exactly           -> bool (...)
-    rollout(A, ...)              partial rollout products R_1..R_L              (numerics.dobrushin.rollout)
+    rollout(A, ...)              partial rollout products R_1..R_L (discard variants "offdiag" / "vit-explain")
     rollout_tightness(A, ...)    per-layer bounds and verdicts                  (numerics.dobrushin.rollout)
 
 Exactness: a float matrix stands for the rationals its floats represent, rows renormalised exactly

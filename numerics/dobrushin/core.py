@@ -4,13 +4,14 @@ The public API is re-exported by :mod:`numerics.dobrushin`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Optional
 
 import numpy as np
 
 from numerics import kernels as K
 from numerics.device import DEFAULT_MAX_BYTES, chunk_size
-from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic, give_back
+from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic, give_back, renormalised
 
 
 def float_error(batch_row_dev: np.ndarray, m: int) -> np.ndarray:
@@ -26,9 +27,12 @@ def float_error(batch_row_dev: np.ndarray, m: int) -> np.ndarray:
 def dobrushin(P: Any, *, max_bytes: Optional[int] = None, row_tol: Optional[float] = None) -> Any:
     """Dobrushin coefficient delta(P) = 1/2 max_{i,j} ||P_i - P_j||_1 of each matrix in ``P``.
 
-    ``P``: (..., n, m) row-stochastic, float32/float64 (computed in the input's precision).
+    ``P``: (..., n, m) row-stochastic. One rule on every path (numpy, torch on CPU, torch on CUDA):
+    the result has shape ``P.shape[:-2]`` (``()`` for a single matrix) and is computed in float64
+    for float64 input, float32 for float32, float16 and bfloat16 (widened exactly), and float64
+    for integer input (exact values); boolean and complex input is a ValueError.
     CUDA tensors are computed on their device by a chunked min-form (``max_bytes`` bounds the
-    temporaries of one chunk); CPU input uses the compiled kernel (O(batch) extra memory).
+    temporaries of one chunk) after the same validation; CPU input uses the compiled kernel.
 
     >>> dobrushin(np.array([[0.9, 0.1], [0.2, 0.8]]))  # 2x2: |det P| = 0.7
     array(0.7)
@@ -50,31 +54,42 @@ def dobrushin(P: Any, *, max_bytes: Optional[int] = None, row_tol: Optional[floa
 
 
 def dobrushin_torch(P: Any, *, max_bytes: Optional[int] = None) -> Any:
-    """Min-form delta in plain torch ops (any device), chunked so that the (chunk, n, n, m)
-    temporary of one step stays under ``max_bytes``. Used for CUDA input; also callable on CPU."""
+    """Min-form delta in plain torch ops (any device), batched: each step handles a block of
+    matrices (or, for large n, a block of rows i of one matrix) so that its (matrices, rows, n, m)
+    temporary stays under ``max_bytes`` (default :data:`numerics.device.DEFAULT_MAX_BYTES`).
+    The CUDA route of :func:`dobrushin`; also callable on CPU. Does not validate (use
+    :func:`dobrushin`); dtype and shape rules are :func:`dobrushin`'s."""
     import torch
 
+    from numerics.stochastic import torch_compute_dtype
+
+    dt = torch_compute_dtype(P, "P")
+    if P.dim() < 2:
+        raise ValueError(f"P: needs at least 2 dimensions (..., n, m), got shape {tuple(P.shape)}")
     n, m = P.shape[-2:]
-    flat = P.reshape(-1, n, m)
-    out = torch.empty(flat.shape[0], dtype=P.dtype, device=P.device)
-    item = torch.finfo(P.dtype).bits // 8
-    budget = DEFAULT_MAX_BYTES if max_bytes is None else int(max_bytes)
-    rows_per_step = max(1, budget // max(1, n * m * item))          # rows i handled per step
+    flat = P.to(dt).reshape(-1, n, m)
+    B = flat.shape[0]
+    out = torch.zeros(B, dtype=dt, device=P.device)
+    if n < 2 or B == 0:
+        return out.reshape(P.shape[:-2])
+    per_row = n * m * flat.element_size()                           # one row i against all rows j
+    rows = min(n, chunk_size(per_row, max_bytes))                   # rows i per step
+    mats = chunk_size(per_row * n, max_bytes) if rows == n else 1   # matrices per step
     rs = flat.sum(-1)                                               # (B, n)
-    for b in range(flat.shape[0]):
-        best = torch.zeros((), dtype=P.dtype, device=P.device)
-        p = flat[b]
-        for i0 in range(0, n, rows_per_step):
-            blk = p[i0:i0 + rows_per_step]                          # (r, m)
-            ov = torch.minimum(blk[:, None, :], p[None, :, :]).sum(-1)   # (r, n)
-            d = 0.5 * (rs[b, i0:i0 + rows_per_step, None] + rs[b][None, :]) - ov
-            best = torch.maximum(best, d.max())
-        out[b] = best
+    for b0 in range(0, B, mats):
+        blk, r = flat[b0:b0 + mats], rs[b0:b0 + mats]
+        best = torch.zeros(blk.shape[0], dtype=dt, device=P.device)
+        for i0 in range(0, n, rows):
+            ov = torch.minimum(blk[:, i0:i0 + rows, None, :], blk[:, None, :, :]).sum(-1)   # (c, r, n)
+            d = 0.5 * (r[:, i0:i0 + rows, None] + r[:, None, :]) - ov
+            best = torch.maximum(best, d.amax(dim=(-1, -2)))
+        out[b0:b0 + mats] = best
     return out.reshape(P.shape[:-2])
 
 
 def _dobrushin_torch(P: Any, max_bytes: Optional[int], row_tol: Optional[float]) -> Any:
-    as_stochastic(P, "P", row_tol=row_tol)  # validation (copies to host once; errors name the row)
+    """The CUDA route: :func:`dobrushin`'s validation (same rules, same errors), then the torch kernel."""
+    as_stochastic(P, "P", row_tol=row_tol)  # copies to host once; errors name the matrix and row
     return dobrushin_torch(P, max_bytes=max_bytes)
 
 
@@ -86,7 +101,9 @@ class FactorCheck:
     """What Theorem D1 says about each A (arrays over the batch's leading shape).
 
     delta          float delta(A)
-    slack          (1+delta(A))/2 - delta((I+A)/2) (closed form; 0.0 exactly where tight)
+    slack          (1+delta(A))/2 - delta((I+A)/2) by the closed form, float64. 0.0 exactly iff
+                   tight (exact verdict); where strict it is > 0: the float value when it exceeds
+                   64 rigorous error bounds (then within 7%), else the exact slack rounded to a float (never 0)
     equality       D1 equality, exact
     through_first  equality attained by a maximising pair containing token 0, exact
     through_other  equality attained by a maximising pair not containing token 0, exact
@@ -121,10 +138,38 @@ def _d1_exact(A: np.ndarray, pairs: np.ndarray) -> tuple[bool, bool, bool]:
     return first or other, first, other
 
 
-def factor_check(A: Any, *, row_tol: Optional[float] = None) -> FactorCheck:
-    """Theorem D1 on each A in the batch (see :class:`FactorCheck`)."""
-    batch = as_stochastic(A, "A", square=True, row_tol=row_tol)
+SLACK_EXACT_BELOW = 64  # strict float slack under this many error bounds is recomputed exactly (so a
+                        # reported strict slack is within 4/60 < 7% of the exact one, and never 0)
+
+
+def _exact_slack(A: np.ndarray, best: float, s_float: float, eps: float) -> float:
+    """The exact slack 1/2 min_{i != j} [(delta - d_ij) + x^- + y^-] of one strict float matrix,
+    as a positive float. |s_float - slack| <= 4 eps (d values and entry differences each within
+    eps), so a minimising pair has exact term <= 2 s_float + 8 eps and float d_ij >= best - 2 s_float
+    - 10 eps: only those candidate pairs (which contain every maximiser) are evaluated exactly."""
+    cand = K.near_max_pairs(A[None], 0, best - 2 * s_float - 10 * eps)
+    E = ExactMatrix.from_floats(A)
+    ov = E.overlaps(cand)
+    lo = min(ov)            # overlap = 1 - d_ij: the lowest is 1 - delta(A)
+    zero = Fraction(0)
+    term = min((o - lo) + max(zero, E.entry(j, i) - E.entry(i, i)) + max(zero, E.entry(i, j) - E.entry(j, j))
+               for (i, j), o in zip(((int(a), int(b)) for a, b in cand), ov))
+    exact = term / 2
+    if exact <= 0:
+        raise AssertionError("exact slack is 0 for a strict verdict: the certification is inconsistent")
+    return max(float(exact), 5e-324)   # rounded to nearest; a positive rational stays positive
+
+
+def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool = False) -> FactorCheck:
+    """Theorem D1 on each A in the batch (see :class:`FactorCheck`). ``renormalise=True``: A's rows
+    need not sum to 1 (e.g. a submatrix of attention on kept tokens): the verdict is certified for
+    A's own floats with each row divided by its exact sum (:func:`numerics.stochastic.renormalised`)."""
+    if renormalise:
+        batch, X = renormalised(A, "A", square=True)
+    else:
+        batch = as_stochastic(A, "A", square=True, row_tol=row_tol)
     P = batch.data.astype(np.float64, copy=False)
+    X = X if renormalise else P                  # the floats whose exact renormalisation is certified
     B, n = P.shape[0], P.shape[1]
     best, second, bi, bj, g = K.pair_scan(P, True)
     eps = float_error(batch.row_dev, n)
@@ -153,8 +198,10 @@ def factor_check(A: Any, *, row_tol: Optional[float] = None) -> FactorCheck:
             else:
                 cand = K.near_max_pairs(P, b, best[b] - 2 * eps[b])
             used_exact[b] = True
-            eq[b], first[b], other[b] = _d1_exact(P[b], cand)
+            eq[b], first[b], other[b] = _d1_exact(X[b], cand)
         slack[eq] = 0.0
+        for b in np.flatnonzero(~eq & (slack <= SLACK_EXACT_BELOW * eps)):   # strict, float slack unreliable
+            slack[b] = _exact_slack(X[b], float(best[b]), float(slack[b]), float(eps[b]))
     return FactorCheck(delta=give_back(delta, batch), slack=give_back(slack, batch),
                        equality=give_back(eq, batch), through_first=give_back(first, batch),
                        through_other=give_back(other, batch), pair=give_back(pair, batch),
@@ -163,13 +210,10 @@ def factor_check(A: Any, *, row_tol: Optional[float] = None) -> FactorCheck:
 
 def factor_slack(A: Any, *, row_tol: Optional[float] = None) -> Any:
     """(1 + delta(A))/2 - delta((I + A)/2) per matrix, by Theorem D1's closed form
-    (1/2 min_{i != j} [(delta(A) - d_ij) + x^- + y^-]); float64 (0.5 for n = 1)."""
-    batch = as_stochastic(A, "A", square=True, row_tol=row_tol)
-    P = batch.data.astype(np.float64, copy=False)
-    if P.shape[1] == 1:
-        return give_back(np.full(P.shape[0], 0.5), batch)
-    best, _, _, _, g = K.pair_scan(P, True)
-    return give_back(np.maximum((best - g) / 2, 0.0), batch)
+    (1/2 min_{i != j} [(delta(A) - d_ij) + x^- + y^-]); float64 (0.5 for n = 1). 0.0 exactly iff
+    D1's equality holds (decided exactly); a strict case is never reported as 0.0
+    (:attr:`FactorCheck.slack`)."""
+    return factor_check(A, row_tol=row_tol).slack
 
 
 def factor_equality(A: Any, *, row_tol: Optional[float] = None) -> Any:

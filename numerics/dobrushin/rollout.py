@@ -6,9 +6,24 @@
 
 Bounds checked per layer (THEORY.md §1): delta(R_l) <= prod delta(Ahat) <= prod (1 + delta(A))/2.
 
+Discarding (``discard_ratio > 0``; off by default), two named variants, rows renormalised
+afterwards with keepdims (vit-explain's issue #16 divided columns by row sums):
+
+    "offdiag"      (this project's, the default) the smallest ``int(ratio * (n^2 - n))`` off-diagonal
+                   entries of each fused A_l are zeroed; the diagonal is never discarded;
+    "vit-explain"  (jacobgil/vit-explain, vit_rollout.py) the smallest ``int(ratio * n^2)`` of ALL
+                   entries are selected and then entry (0, 0) (CLS to CLS) is spared, i.e. one fewer
+                   is zeroed when it is among them. vit-explain does not renormalise after max/min
+                   head fusion; here fusion always renormalises (:func:`fuse_heads`), so with max/min
+                   fusion the selected entries can differ from vit-explain's.
+
+Ties among equal values are broken by position (row-major; the earlier entry is discarded first).
+
 Exactness convention: the rational objects are the float64 fused matrices A_l (rows renormalised
-exactly) with the residual applied exactly, and their exact products. With ``discard_ratio > 0``
-the float Ahat_l (after discarding and renormalising) is taken as the rational matrix instead.
+exactly) with the residual applied exactly, and their exact products. Float32/float16/bfloat16
+input is validated once with its own dtype's row tolerance and widened exactly. With
+``discard_ratio > 0`` the float Ahat_l (after discarding and renormalising) is taken as the
+rational matrix instead.
 """
 from __future__ import annotations
 
@@ -21,9 +36,10 @@ import numpy as np
 from theory.verdicts import Verdict
 from numerics import kernels as K
 from numerics.dobrushin.core import d2_decide, factor_check, float_error
-from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic
+from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic, tolerance_of
 
 FUSIONS = ("mean", "max", "min")
+DISCARDS = ("offdiag", "vit-explain")
 EXACT_BUDGET = 400_000  # Fraction multiply-adds allowed for an exact rollout prefix (per chain)
 
 
@@ -47,35 +63,50 @@ def fuse_heads(A: np.ndarray, head_fusion: str) -> np.ndarray:
     raise ValueError(f"head_fusion must be one of {FUSIONS}, got {head_fusion!r}")
 
 
-def residual_factors(A: np.ndarray, residual: float, discard_ratio: float) -> np.ndarray:
-    """Ahat_l = r I + (1-r) A_l, after discarding the smallest ``discard_ratio`` share of each
-    matrix's off-diagonal weights (the common rollout variant), rows renormalised (keepdims)."""
+def _discarded(A: np.ndarray, discard_ratio: float, discard: str) -> np.ndarray:
+    """Copy of the fused stack (..., n, n) with the ``discard`` variant's entries zeroed (module doc)."""
+    n = A.shape[-1]
+    A = A.copy()
+    flat = A.reshape(-1, n * n)
+    pos = np.arange(n * n)
+    eligible = pos // n != pos % n if discard == "offdiag" else np.ones(n * n, dtype=bool)
+    k = int(discard_ratio * int(eligible.sum()))
+    if k:
+        vals = np.where(eligible, flat, np.inf)
+        idx = np.argsort(vals, axis=-1, kind="stable")[:, :k]      # k smallest, earlier position first
+        if discard == "vit-explain":
+            idx = np.where(idx == 0, -1, idx)                      # (0, 0) is spared, not replaced
+        for b, row in enumerate(idx):
+            flat[b, row[row >= 0]] = 0.0
+    return flat.reshape(A.shape)
+
+
+def residual_factors(A: np.ndarray, residual: float, discard_ratio: float, discard: str = "offdiag") -> np.ndarray:
+    """Ahat_l = r I + (1-r) A_l. With ``discard_ratio > 0``: first zero the smallest weights of each
+    fused A_l by the ``discard`` variant ("offdiag" or "vit-explain", see the module doc), then form
+    Ahat_l and renormalise its rows (keepdims)."""
     if not 0.0 <= residual <= 1.0:
         raise ValueError(f"residual must lie in [0, 1], got {residual}")
     if not 0.0 <= discard_ratio < 1.0:
         raise ValueError(f"discard_ratio must lie in [0, 1), got {discard_ratio}")
-    n = A.shape[-1]
-    eye = np.eye(n)
+    if discard not in DISCARDS:
+        raise ValueError(f"discard must be one of {DISCARDS}, got {discard!r}")
+    eye = np.eye(A.shape[-1])
     if discard_ratio > 0:
-        A = A.copy()
-        flat = A.reshape(-1, n * n)
-        off = ~eye.astype(bool).reshape(-1)
-        k = int(discard_ratio * off.sum())
-        if k:
-            vals = np.where(off, flat, np.inf)
-            idx = np.argpartition(vals, k - 1, axis=-1)[:, :k]      # the k smallest off-diagonal
-            np.put_along_axis(flat, idx, 0.0, axis=-1)
-        Ahat = residual * eye + (1 - residual) * flat.reshape(A.shape)
+        Ahat = residual * eye + (1 - residual) * _discarded(A, discard_ratio, discard)
         return _renormalise(Ahat, "rollout factor")
     return residual * eye + (1 - residual) * A
 
 
-def _prepare(A: Any, head_fusion: Optional[str], fused: Optional[bool]) -> tuple[np.ndarray, tuple, Any]:
-    """Validate first (complex, boolean, masked, non-stochastic input is refused, naming the row),
-    then widen to float64 and fuse heads. -> (fused float64 stack (..., L, n, n), lead shape, like)."""
+def _prepare(A: Any, head_fusion: Optional[str], fused: Optional[bool],
+             row_tol: Optional[float] = None) -> tuple[np.ndarray, tuple, Any, float]:
+    """Validate first (complex, boolean, masked, non-stochastic input is refused, naming the row)
+    with the row tolerance of the input's own dtype (or ``row_tol``), then widen to float64 (exact)
+    and fuse heads. -> (fused float64 stack (..., L, n, n), lead shape, like, tolerance used)."""
     if head_fusion is not None and head_fusion not in FUSIONS:
         raise ValueError(f"head_fusion must be one of {FUSIONS}, got {head_fusion!r}")
-    batch = as_stochastic(A, "attention", square=True)
+    batch = as_stochastic(A, "attention", square=True, row_tol=row_tol)
+    tol = tolerance_of(getattr(A, "dtype", np.float64)) if row_tol is None else float(row_tol)
     A = batch.data.reshape(batch.lead + batch.data.shape[-2:]).astype(np.float64)
     if fused is None:
         fused = A.ndim == 3
@@ -88,18 +119,20 @@ def _prepare(A: Any, head_fusion: Optional[str], fused: Optional[bool]) -> tuple
                          "fused (..., layers, n, n); pass (..., layers, heads, n, n) with fused=False")
     if not fused:
         A = fuse_heads(A, head_fusion or "mean")
-    return A, A.shape[:-3], batch.like
+    return A, A.shape[:-3], batch.like, tol
 
 
 def rollout(A: Any, residual: float = 0.5, head_fusion: Optional[str] = None, discard_ratio: float = 0.0,
-            fused: Optional[bool] = None) -> Any:
+            fused: Optional[bool] = None, discard: str = "offdiag", row_tol: Optional[float] = None) -> Any:
     """All partial rollout products R_1..R_L, float64.
 
     ``A``: (..., layers, heads, n, n), or (..., layers, n, n) already fused (``fused=True``; a 3-D
-    input is taken as fused). ``head_fusion``: "mean" (the default), "max" or "min" for unfused
-    input; giving it for fused input is an error. Returns (..., layers, n, n), same kind as the input."""
-    Af, lead, like = _prepare(A, head_fusion, fused)
-    Ahat = residual_factors(Af, residual, discard_ratio)
+    input is taken as fused); float64, float32, float16/bfloat16 (torch) or integers. ``head_fusion``:
+    "mean" (the default), "max" or "min" for unfused input; giving it for fused input is an error.
+    ``discard``: the discarding variant used when ``discard_ratio > 0`` (module doc).
+    Returns (..., layers, n, n), same kind as the input."""
+    Af, lead, like, _ = _prepare(A, head_fusion, fused, row_tol)
+    Ahat = residual_factors(Af, residual, discard_ratio, discard)
     R = np.empty_like(Ahat)
     cur = np.broadcast_to(np.eye(Af.shape[-1]), lead + Af.shape[-2:])
     for l in range(Af.shape[-3]):
@@ -129,6 +162,8 @@ class RolloutTightness:
 
 
 def _exact_factors(A: np.ndarray, Ahat: np.ndarray, residual: float, discard_ratio: float) -> list:
+    """Exact Ahat_l per layer: r I + (1 - r) A_l (A_l rows renormalised exactly, r the float residual
+    as a rational), or the float Ahat_l renormalised exactly when entries were discarded."""
     out = []
     r = Fraction(residual)
     for l in range(A.shape[0]):
@@ -152,18 +187,18 @@ def _exact_product(F: ExactMatrix, R: ExactMatrix) -> ExactMatrix:
     return ExactMatrix.from_rationals(rows)
 
 
-def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budget: int) -> dict:
-    """All per-layer quantities for one stack A (L, n, n) of fused attention."""
+def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budget: int,
+               d1: np.ndarray, discard: str = "offdiag") -> dict:
+    """All per-layer quantities for one stack A (L, n, n) of fused attention, already validated
+    (``d1``: its Theorem D1 verdicts per layer). Every float error bound below uses the stack's
+    actual row deviation, whatever tolerance it was validated with."""
     L, n, _ = A.shape
-    Ahat = residual_factors(A, residual, discard_ratio)
+    Ahat = residual_factors(A, residual, discard_ratio, discard)
     dA = K.dobrushin_batch(A)
     dH = K.dobrushin_batch(np.ascontiguousarray(Ahat))
-    d1 = np.full(L, Verdict.NOT_APPLICABLE, dtype=object)
-    if residual == 0.5 and discard_ratio == 0.0 and n >= 2:
-        fc = factor_check(A)
-        d1[:] = [Verdict.TIGHT if e else Verdict.HOLDS for e in fc.equality]
-    dev = np.abs(A.sum(-1) - 1).max() + (n + 2) * UNIT_ROUNDOFF
+    dev = max(np.abs(A.sum(-1) - 1).max(), np.abs(Ahat.sum(-1) - 1).max()) + (n + 2) * UNIT_ROUNDOFF
     ent_err = dev + 4 * UNIT_ROUNDOFF            # entry error of float Ahat vs the exact factor
+    eps_p = float(float_error(np.array([ent_err]), n)[0])   # error of float d-values of Ahat
     gamma = (n + 2) * UNIT_ROUNDOFF * 1.01        # one float product of stochastic matrices
     R = np.eye(n)
     Rs = np.empty((L, n, n))
@@ -173,11 +208,14 @@ def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budge
     chain = np.full(L, Verdict.NOT_APPLICABLE, dtype=object)
     exact_cache: dict = {"factors": None, "R": [], "spent": 0}
 
-    def exact_prefix(l: int) -> Optional[ExactMatrix]:
-        """Exact R_l (l >= 1), within the budget."""
+    def exact_factors() -> list:
         if exact_cache["factors"] is None:
             exact_cache["factors"] = _exact_factors(A, Ahat, residual, discard_ratio)
-        F, Rx = exact_cache["factors"], exact_cache["R"]
+        return exact_cache["factors"]
+
+    def exact_prefix(l: int) -> Optional[ExactMatrix]:
+        """Exact R_l (l >= 1), within the budget."""
+        F, Rx = exact_factors(), exact_cache["R"]
         while len(Rx) < l:
             k = len(Rx)
             if k == 0:
@@ -190,6 +228,7 @@ def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budge
         return Rx[l - 1]
 
     chain_ok = True
+    zero_factor = False      # some exact delta(Ahat_k) = 0, k <= l: then delta(R_l) = 0 = the product
     for l in range(L):
         R_prev = R
         R = Ahat[l] @ R
@@ -202,34 +241,48 @@ def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budge
         if l == 0:
             d2[l] = Verdict.TIGHT  # R_1 = Ahat_1 R_0 with R_0 = I, delta(I) = 1
         else:
-            eps_p = float(float_error(np.array([ent_err]), n)[0])
             eps_q = float(errR[l - 1])
 
             def exact_pq(l: int = l) -> Optional[tuple]:
                 Rq = exact_prefix(l)
                 if Rq is None:
                     return None
-                return exact_cache["factors"][l], Rq
+                return exact_factors()[l], Rq
             res = d2_decide(np.ascontiguousarray(Ahat[l]), np.ascontiguousarray(R_prev), eps_p, eps_q, exact_pq,
                             best_p=dH[l], best_q=dR[l - 1])   # deltas already computed above
             d2[l] = Verdict.UNDECIDED if res is None else (Verdict.TIGHT if res else Verdict.HOLDS)
+        if dH[l] <= eps_p and exact_factors()[l].rows_equal():   # float filter, then exact equality
+            zero_factor = True
         if d2[l] == Verdict.HOLDS:
             chain_ok = False
-        chain[l] = (Verdict.HOLDS if not chain_ok else
+        chain[l] = (Verdict.TIGHT if zero_factor else Verdict.HOLDS if not chain_ok else
                     Verdict.UNDECIDED if any(v == Verdict.UNDECIDED for v in d2[:l + 1]) else Verdict.TIGHT)
     return dict(dA=dA, dH=dH, dR=dR, errR=errR, d1=d1, d2=d2, chain=chain)
 
 
 def rollout_tightness(A: Any, residual: float = 0.5, head_fusion: Optional[str] = None,
                       discard_ratio: float = 0.0, fused: Optional[bool] = None,
-                      exact_budget: int = EXACT_BUDGET) -> RolloutTightness:
+                      exact_budget: int = EXACT_BUDGET, discard: str = "offdiag",
+                      row_tol: Optional[float] = None) -> RolloutTightness:
     """Per-layer tightness of delta(R_l) <= prod delta(Ahat) <= prod (1+delta(A))/2, with Theorem
     D1's verdict per layer and Theorem D2's verdict per step (exact; ``undecided`` when the float
-    margin is within rounding and the exact rollout prefix would exceed ``exact_budget``)."""
-    Af, lead, _ = _prepare(A, head_fusion, fused)
-    L = Af.shape[-3]
-    flat = Af.reshape((-1,) + Af.shape[-3:])
-    parts = [_chain_one(np.ascontiguousarray(a), residual, discard_ratio, exact_budget) for a in flat]
+    margin is within rounding and the exact rollout prefix would exceed ``exact_budget``).
+    ``chain[l]``: delta(R_l) = prod_{k<=l} delta(Ahat_k) exactly; tight whenever some factor up to l
+    has delta exactly 0 (both sides are 0), else tight iff D2 is tight at every step up to l.
+    Input dtypes as :func:`rollout` (validated once, with the input dtype's row tolerance)."""
+    Af, lead, _, tol = _prepare(A, head_fusion, fused, row_tol)
+    L, n = Af.shape[-3], Af.shape[-1]
+    flat = np.ascontiguousarray(Af.reshape((-1,) + Af.shape[-3:]))
+    d1 = np.full(flat.shape[:2], Verdict.NOT_APPLICABLE, dtype=object)
+    if residual == 0.5 and discard_ratio == 0.0 and n >= 2:
+        # the fused stack was validated above; head averaging moves row sums by rounding only, so it
+        # is checked at the larger of the input's tolerance and its own deviation (the error bounds
+        # of factor_check use the actual deviation either way)
+        _, _, _, _, fdev = K.check_stochastic(flat.reshape(-1, n, n), np.inf)
+        fc = factor_check(flat, row_tol=max(tol, float(fdev.max())))
+        for idx, e in np.ndenumerate(np.asarray(fc.equality)):
+            d1[idx] = Verdict.TIGHT if e else Verdict.HOLDS
+    parts = [_chain_one(a, residual, discard_ratio, exact_budget, d1[b], discard) for b, a in enumerate(flat)]
 
     def stack(key: str) -> np.ndarray:
         return np.stack([p[key] for p in parts]).reshape(lead + (L,))

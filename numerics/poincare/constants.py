@@ -6,8 +6,9 @@ no-flux (Neumann) ends. Discretisation: cell-centred finite volumes; face weight
 rho(centre). The symmetric form M^{-1/2} A M^{-1/2} has the exact null vector sqrt(rho). The scheme
 is second order, so lambda_1(h) = lambda_1 + c h^2 + O(h^4): Richardson extrapolation over grid
 doublings, refined until two successive extrapolants agree; their difference is the reported
-discretisation error (an estimate, not a certificate: the certificate is the test-function lower
-bound, ``rayleigh_lower_mp``, which is a true lower bound for the full-line measure).
+discretisation error (an estimate, not a certificate). ``rayleigh_lower_mp`` evaluates the
+test-function lower bound for the full-line measure by mpmath quadrature: a high-precision
+*estimate* (mpmath.quad reports no error enclosure), not a certificate.
 
 Window: ``gaussian_window`` sizes the box from the regulariser's Gaussian scale
 sigma = 1/sqrt(beta lambda), not from where mu's mass sits: if F >= lambda/2 |theta|^2 + inf L and
@@ -241,11 +242,13 @@ def variance_lower(res: PoincareResult) -> float:
 
 def rayleigh_lower_mp(F_mp: Callable, beta: float, lo: float, hi: float, f_coeffs: np.ndarray,
                       dps: int = 30) -> mpmath.mpf:
-    """Certified-quadrature lower bound C_P(mu on R) >= Var_mu(f) / E_mu f'^2 for the test function
-    f = Chebyshev series ``f_coeffs`` on [lo, hi], extended by constants outside (f is in H^1(R)).
+    """Quadrature estimate of the lower bound C_P(mu on R) >= Var_mu(f) / E_mu f'^2 for the test
+    function f = Chebyshev series ``f_coeffs`` on [lo, hi], extended by constants outside (f is in H^1(R)).
 
     Integrals over R in mpmath (tanh-sinh on pieces, ``dps`` digits); mu is the full-line measure,
-    so this is a lower bound for the untruncated C_P and checks the window as well.
+    so the exact quotient is a lower bound for the untruncated C_P and checks the window as well.
+    mpmath.quad gives no error enclosure, so the returned number is an estimate of that quotient
+    (accurate to many digits in practice), not a certified bound: never use it to certify a violation.
     """
     cheb = np.polynomial.Chebyshev([float(c) for c in f_coeffs], domain=[lo, hi])
     cf = [mpmath.mpf(float(c)) for c in cheb.convert(kind=np.polynomial.Polynomial, domain=[lo, hi],

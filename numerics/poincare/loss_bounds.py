@@ -4,7 +4,9 @@ space and the attention family's Hessian lower bound, for Holley-Stroock and Bak
 Method: an adaptive grid whose step is set by a certified local Lipschitz bound (so the grid misses
 the extremes by at most ``margin``), plus certified decay bounds for the tails beyond +-S. The
 derivative identities used for the attention family are checked symbolically in
-theory.poincare.softmax_readout_derivatives.
+theory.poincare.softmax_readout_derivatives. "Certified" here means a proof by the Lipschitz-grid
+argument whose float evaluations are covered by the stated allowance ``_ROUND`` (values are O(1));
+it is not interval arithmetic.
 """
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 Public API (also for outside scripts):
     optimal_excess_risk(M_star, K, r)   min over rank <= r of tr((M*-M) K (M*-M)^T), per unit d
     energy_rank(singular_values, tau)   min{k : sum_{i<=k} s_i^2 >= tau sum s_i^2}
-    entropy_rank(singular_values)       exp(H(p)), p_i = s_i^2 / sum s^2
+    entropy_rank(singular_values, power) exp(H(p)), p_i = s_i^power / sum s^power (power 2: energy
+                                        shares, THEORY.md; power 1: the sigma-normalised convention)
     threshold_rank(singular_values, noise_std, shape)   Gavish-Donoho hard threshold count
     certify_tail_sum(M_star, K, r)      the tail sum in mpmath interval arithmetic (60 digits)
 
@@ -97,9 +98,13 @@ def energy_rank(singular_values: Any, tau: float) -> np.ndarray | int:
     return int(k) if k.ndim == 0 else k
 
 
-def entropy_rank(singular_values: Any) -> np.ndarray | float:
-    """Entropy effective rank exp(-sum p_i log p_i), p_i = s_i^2 / sum s^2; 0 for a zero spectrum."""
-    s2 = _spectrum(singular_values) ** 2
+def entropy_rank(singular_values: Any, power: int = 2) -> np.ndarray | float:
+    """Entropy effective rank exp(-sum p_i log p_i), p_i = s_i^power / sum s^power; 0 for a zero
+    spectrum. power=2 (default, THEORY.md) normalises the energies sigma_i^2, power=1 the singular
+    values themselves; the two disagree, e.g. on (1, 1/2, 1/4): 1.95 (power 2) and 2.60 (power 1)."""
+    if power not in (1, 2):
+        raise ValueError(f"power: must be 1 (p_i from sigma_i) or 2 (from sigma_i^2), got {power!r}")
+    s2 = _spectrum(singular_values) ** power
     total = s2.sum(axis=-1, keepdims=True)
     p = np.divide(s2, total, out=np.zeros_like(s2), where=total > 0)
     h = -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0), axis=-1)
@@ -207,7 +212,16 @@ def estimate_ranks(M_hat: Any, K_hat: Any, noise_std: float, columns: int) -> di
     s = weighted_singular_values(M, K_hat)
     return {"energy_0.9": energy_rank(s, 0.9), "energy_0.99": energy_rank(s, 0.99),
             "entropy": entropy_rank(s), "entropy_round": int(round(entropy_rank(s))),
+            "entropy_sigma": entropy_rank(s, 1), "entropy_sigma_round": int(round(entropy_rank(s, 1))),
             "threshold": threshold_rank(s, noise_std / math.sqrt(columns), M.shape)}
+
+
+def detection_limit(noise: float, columns: int, shape: tuple[int, int]) -> float:
+    """The Gavish-Donoho threshold with the TRUE noise level: the noise in M_hat L_hat has i.i.d.
+    N(0, noise^2 / columns) entries (see :func:`estimate_ranks`); a signal singular value below it
+    is not expected to be separated from the noise even by the threshold estimator with oracle
+    noise (the noise bulk edge is noise / sqrt(columns) (sqrt(m) + sqrt(n)), a little lower)."""
+    return gavish_donoho_threshold(noise / math.sqrt(columns), shape)
 
 
 # -- exact and high-precision evaluators -----------------------------------------------------------

@@ -52,10 +52,24 @@ def _dyadic(A: np.ndarray) -> tuple[np.ndarray, int]:
                     dtype=object).reshape(np.shape(A)), s
 
 
+def mpf_fraction(x: Any) -> Fraction:
+    """The exact rational value of a finite mpmath mpf (mantissa * 2^exponent)."""
+    man, exp = mpmath.mpf(x).man_exp
+    return Fraction(int(man)) * (Fraction(2) ** int(exp))
+
+
+def float_below(q: Fraction) -> float:
+    """The largest float <= q (rounding toward -infinity, so a lower bound stays one)."""
+    f = float(q)
+    return math.nextafter(f, -math.inf) if Fraction(f) > q else f
+
+
 def linear_deficiency_bound_exact(X: Any, W_star: Any, W_V: Any, r: int, margin: float = 1e-6) -> dict:
-    """Certified lower bound mu_lo * tail_lo: H - mu_lo I is checked positive definite exactly
-    (Fraction LDL^T on H built in exact integer arithmetic), tail_lo is the 60-digit interval
-    lower end of the tail sum."""
+    """Certified lower bound mu_lo * tail_lo on min_{rank W <= r} risk(W), for the rationals the
+    float inputs represent: H - mu_lo I is checked positive definite exactly (Fraction LDL^T on H
+    built in exact integer arithmetic), so mu_lo <= lambda_min(H); tail_lo is the lower end of the
+    60-digit interval enclosure of tail_r(W*), converted to a Fraction exactly; their product is
+    exact (``lower_exact``) and ``lower`` is it rounded toward -infinity."""
     X = as_tokens(X)
     fast = linear_deficiency_bound(X, W_star, W_V, r)
     B, T, d = X.shape
@@ -71,8 +85,10 @@ def linear_deficiency_bound_exact(X: Any, W_star: Any, W_V: Any, r: int, margin:
     certified = is_positive_definite([[Fraction(int(h), denom) - (mu_lo if i == j else 0) for j, h in enumerate(row)]
                                       for i, row in enumerate(H)])
     tail = certify_tail_sum(np.asarray(W_star, dtype=np.float64), np.eye(d), r)
-    return {"mu_lo": float(mu_lo) if certified else 0.0, "certified": certified,
-            "tail_lo": float(tail["tail_lo"]), "lower": float(mu_lo) * float(tail["tail_lo"]) if certified else 0.0}
+    tail_lo = max(mpf_fraction(tail["tail_lo"]), Fraction(0))
+    lower = mu_lo * tail_lo if certified else Fraction(0)
+    return {"mu_lo": float_below(mu_lo) if certified else 0.0, "certified": certified,
+            "tail_lo": float_below(tail_lo), "lower_exact": lower, "lower": float_below(lower)}
 
 
 # -- students ----------------------------------------------------------------------------------
@@ -133,18 +149,26 @@ def _train_kernel_students(X: Any, Y: Any, W_V: Any, r: int, seeds: Sequence[int
         test = ((_forward(Xt, W, WV, kind, beta) - Yt) ** 2).sum(dim=(2, 3)).mean(dim=1)
         final = curve[-1]
     return {"steps": np.array(record), "train_risk": torch.stack(curve, 1).numpy(), "test_risk": test.numpy(),
-            "sigma": torch.linalg.svdvals(W).numpy(), "W": W.numpy(),
+            "sigma": torch.linalg.svdvals(W).numpy(), "W": W.numpy(), "U": U.detach().numpy(),
+            "V": V.detach().numpy(),
             "grad_norm": torch.sqrt((gU**2).sum(dim=(1, 2)) + (gV**2).sum(dim=(1, 2))).numpy(),
             "rel_change_last_tenth": (torch.abs(tenth - final) / final.clamp_min(1e-300)).numpy()}
 
 
 def student_risk_exact(X: Any, W_star: Any, W_V: Any, W_student: Any, kind: str = "linear",
-                       beta: float = 1.0, dps: int = 50) -> Any:
-    """Risk of one student: exact Fraction for linear attention, 50-digit mpmath for softmax."""
+                       beta: float = 1.0, dps: int = 50, factors: Optional[tuple] = None) -> Any:
+    """Risk of one student: exact Fraction for linear attention, 50-digit mpmath for softmax.
+    ``factors`` = (U, V) (d, r) floats: the linear student is the exact product U V^T (of rank
+    <= r, which the rounded float W_student need not be) and W_student is ignored."""
     X = as_tokens(X)
     if kind == "linear":
-        D = np.asarray(W_student, dtype=np.float64) - np.asarray(W_star, dtype=np.float64)
-        Dq = [Fraction(v) for v in D.reshape(-1)]
+        Ws = [[Fraction(v) for v in row] for row in np.asarray(W_star, dtype=np.float64)]
+        if factors is not None:
+            Uq, Vq_ = ([[Fraction(v) for v in row] for row in np.asarray(F, dtype=np.float64)] for F in factors)
+            Wq = [[sum(a * b for a, b in zip(u, v)) for v in Vq_] for u in Uq]
+        else:
+            Wq = [[Fraction(v) for v in row] for row in np.asarray(W_student, dtype=np.float64)]
+        Dq = [a - b for ra, rb in zip(Wq, Ws) for a, b in zip(ra, rb)]
         Xq = [[[Fraction(v) for v in row] for row in x] for x in X]
         Vq = [[Fraction(v) for v in row] for row in np.asarray(W_V, dtype=np.float64)]
         B, T, d = X.shape

@@ -8,7 +8,6 @@ from hypothesis import given, strategies as st
 
 from numerics.dobrushin import (dobrushin, dobrushin_torch, factor_check, factor_equality, factor_slack,
                                 product_equality)
-from numerics.stochastic import ExactMatrix
 from verification.testing import reference as ref
 from verification.testing import strategies as S
 
@@ -58,20 +57,116 @@ def test_chunking_under_a_small_memory_budget_gives_same_answer():
     np.testing.assert_array_equal(dobrushin(P, max_bytes=2000), dobrushin(P))
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_cuda_matches_cpu():
-    P = torch.from_numpy(rng.dirichlet(np.ones(64), size=(20, 64)))
-    np.testing.assert_allclose(dobrushin(P.cuda()).cpu().numpy(), dobrushin(P).numpy(), atol=1e-12)
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64])
+@pytest.mark.parametrize("shape", [(64, 64), (20, 64, 64), (2, 3, 5, 7)])
+def test_cuda_matches_cpu(shape, dtype):
+    """Real devices: the CUDA route and the CPU kernel give the same shape, dtype and values."""
+    if dtype == torch.int64:
+        P = torch.eye(shape[-1], dtype=dtype)[torch.randint(0, shape[-1], shape[:-1])]   # one-hot rows
+    else:
+        P = torch.from_numpy(rng.dirichlet(np.ones(shape[-1]), size=shape[:-1])).to(dtype)
+    cpu, cuda = dobrushin(P), dobrushin(P.cuda())
+    assert cuda.is_cuda and cuda.shape == cpu.shape == shape[:-2] and cuda.dtype == cpu.dtype
+    atol = 1e-12 if cpu.dtype == torch.float64 else 1e-5
+    np.testing.assert_allclose(cuda.cpu().numpy(), cpu.numpy(), atol=atol)
+
+
+# one result rule for every path: shape P.shape[:-2]; float64 -> float64, float32/float16/bfloat16 ->
+# float32, integers -> float64 (exact values)
+RESULT_DTYPE = {torch.float64: torch.float64, torch.float32: torch.float32, torch.float16: torch.float32,
+                torch.bfloat16: torch.float32, torch.int64: torch.float64, torch.uint8: torch.float64}
+
+
+@pytest.mark.parametrize("dtype", list(RESULT_DTYPE))
+@pytest.mark.parametrize("shape", [(2, 2), (4, 2, 2), (3, 1, 2, 2)])
+def test_cpu_and_torch_route_agree_on_shape_dtype_and_value(shape, dtype):
+    """The CPU kernel and the torch route (the CUDA code path, run here on CPU tensors) return the
+    same shape (``()`` for one matrix, like numpy) and dtype; the value is |det| for 2 x 2."""
+    from numerics.dobrushin import core
+
+    rows = [[1, 0], [0, 1]] if dtype in (torch.int64, torch.uint8) else [[0.75, 0.25], [0.25, 0.75]]
+    P = torch.tensor(rows, dtype=torch.float64).to(dtype).expand(*shape)
+    want = 1.0 if dtype in (torch.int64, torch.uint8) else 0.5
+    for out in (dobrushin(P), dobrushin_torch(P), core._dobrushin_torch(P, None, None)):
+        assert out.shape == shape[:-2] and out.dtype == RESULT_DTYPE[dtype]
+        np.testing.assert_array_equal(out.float().numpy(), np.full(shape[:-2], want, dtype=np.float32))
+    assert dobrushin(P.numpy() if dtype != torch.bfloat16 else P.float().numpy()).shape == shape[:-2]
+
+
+@pytest.mark.parametrize("bad,pattern", [
+    (torch.tensor([[0.5, 0.5], [0.5, 0.6]]), r"P: row 1 sums to"),
+    (torch.tensor([[1.0, -0.0], [-0.5, 1.5]]), r"P: negative entry -0.5 at row 1, column 0"),
+    (torch.tensor([[True, False], [False, True]]), r"P: boolean tensor"),
+    (torch.tensor([[1 + 0j, 0j], [0j, 1 + 0j]]), r"P: complex tensor"),
+    (torch.tensor([[2, 0], [0, 1]]), r"P: row 0 sums to 2.0"),
+])
+def test_torch_route_validates_like_the_cpu_path(bad, pattern):
+    """The CUDA route (exercised on CPU tensors) raises the CPU path's errors, word for word."""
+    from numerics.dobrushin import core
+
+    with pytest.raises(ValueError, match=pattern) as cpu:
+        dobrushin(bad)
+    with pytest.raises(ValueError, match=pattern) as route:
+        core._dobrushin_torch(bad, None, None)
+    assert str(cpu.value) == str(route.value)
+
+
+@pytest.mark.parametrize("max_bytes", [1, 200, 2000, 10 ** 9])
+def test_torch_route_batches_under_any_budget(max_bytes):
+    """Blocks of matrices or of rows: same values as the compiled kernel whatever the budget."""
+    P = torch.from_numpy(rng.dirichlet(np.full(7, 0.4), size=(3, 5, 6)))
+    np.testing.assert_allclose(dobrushin_torch(P, max_bytes=max_bytes).numpy(), dobrushin(P).numpy(), atol=1e-15)
 
 
 # ---- Theorem D1: closed form and exact verdicts ------------------------------------------------
-@given(S.any_stochastic())
+def _check_slack(A):
+    """slack is 0.0 exactly iff tight, positive where strict, and close to the exact slack."""
+    exact = ref.factor_slack(A)
+    fc = factor_check(A)
+    assert exact >= 0  # the bound is never violated (exactly)
+    assert (float(fc.slack) == 0.0) == (exact == 0) == bool(fc.equality)
+    # the float value is within 4 float_error bounds; rows may be off by 6e-11 (S.unnormalised)
+    assert float(fc.slack) == pytest.approx(float(exact), abs=1e-9 if np.any(A.sum(-1) != 1) else 1e-12)
+    assert float(factor_slack(A)) == float(fc.slack)
+    return exact, fc
+
+
+@given(st.one_of(S.any_stochastic(), S.unnormalised(), S.twin_rows()))
 def test_factor_slack_closed_form_matches_definition(A):
     if A.shape[0] != A.shape[1] or A.shape[0] < 2:
         return
-    exact = float(ref.factor_slack(A))
-    assert factor_slack(A) == pytest.approx(exact, abs=1e-12)
-    assert exact >= 0  # the bound is never violated (exactly)
+    exact, fc = _check_slack(A)
+    if exact > 0:     # strict: within 4 error bounds of the exact slack and > 64 bounds, else exact
+        assert float(fc.slack) == pytest.approx(float(exact), rel=0.07)
+
+
+@given(S.dyadic(bits=3))
+def test_exact_slack_candidates_contain_the_minimising_pair(A):
+    """The exact slack is searched over pairs with float d_ij >= best - 2 s_float - 10 eps only. On
+    coarse dyadic input every float here is exact (eps = 0 is a valid bound), so this checks that the
+    window reaches minimising pairs that are not maximisers (a window of the maximisers alone fails)."""
+    from numerics.dobrushin import core
+
+    if A.shape[0] < 2:
+        return
+    exact = ref.factor_slack(A)
+    if exact == 0:
+        return
+    best = float(ref.delta(ref.exact_rows(A)))
+    assert core._exact_slack(A, best, float(exact), 0.0) == float(exact)
+
+
+def test_strict_slack_below_float_resolution_is_not_zero():
+    """Regression: a strict case whose slack (~4.3e-19) is below the float error was reported 0.0."""
+    t = 2.0 ** -60
+    A = np.array([[t, 0, 1 - t], [2 * t, 1 - 2 * t, 0], [0.5, 0.25, 0.25]])
+    fc = factor_check(A)
+    assert not fc.equality and fc.exact
+    exact = ref.factor_slack(A)
+    assert 0 < exact < 1e-18
+    assert float(fc.slack) > 0 and float(fc.slack) == pytest.approx(float(exact), rel=1e-15)
+    assert float(factor_slack(A)) == float(fc.slack)
 
 
 @given(S.any_stochastic())
@@ -98,28 +193,49 @@ def test_self_dominance_decided_at_2_to_minus_50(sign):
     assert bool(factor_equality(A)) == (sign >= 0) == ref.factor_equality(A)
 
 
-def test_fast_path_agrees_with_exact_path_on_all_pairs():
+def _check_d1(A):
+    fc = factor_check(A)
+    want = ref.factor_pairs(A)
+    assert (bool(fc.equality), bool(fc.through_first), bool(fc.through_other)) == want
+    return fc
+
+
+def test_random_dirichlet_verdicts_equal_definition():
     for _ in range(30):
         n = int(rng.integers(2, 9))
-        A = rng.dirichlet(np.full(n, 0.3), size=n)
-        E = ExactMatrix.from_floats(A)
-        pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-        ov = {p: E.overlap(*p) for p in pairs}
-        lo = min(ov.values())
-        exact = any(E.diff_sign(i, j, i) >= 0 and E.diff_sign(j, i, j) >= 0 for (i, j), o in ov.items() if o == lo)
-        assert bool(factor_equality(A)) == exact
+        _check_d1(rng.dirichlet(np.full(n, 0.3), size=n))
+
+
+@given(S.twin_rows())
+def test_exact_path_is_taken_and_agrees_with_definition(A):
+    """Twin rows tie every maximiser and the rows do not sum to exactly 1: the float filter must
+    hand over to the exact path (FactorCheck.exact), whose verdict equals the definition's."""
+    fc = _check_d1(A)
+    assert fc.exact
+    assert bool(product_equality(A, A[::-1].copy())) == ref.product_equality(A, A[::-1])
+
+
+@given(S.unnormalised())
+def test_unnormalised_rows_verdicts_equal_definition(A):
+    if A.shape[0] >= 2:
+        _check_d1(A)
 
 
 def test_causal_first_row_one_hot_gives_equality_through_first_token():
+    """THEORY.md §1 corollary: causal attention is always tight, through a pair (0, j)."""
     A = np.tril(rng.random((40, 6, 6)))
     A /= A.sum(-1, keepdims=True)
     fc = factor_check(A)
-    eq = np.asarray(fc.equality)
-    # every such matrix whose delta is attained at a pair with token 0 is tight through token 0
-    assert np.all(np.asarray(fc.through_first) <= eq)
-    assert np.all(eq == (np.asarray(fc.through_first) | np.asarray(fc.through_other)))
-    for a, e in zip(A, eq):
-        assert e == ref.factor_equality(a)
+    assert np.all(np.asarray(fc.equality)) and np.all(np.asarray(fc.through_first))
+    for k, a in enumerate(A):
+        assert ref.factor_pairs(a) == (True, True, bool(fc.through_other[k]))
+
+
+def test_through_other_without_token_zero():
+    """Equality only through the pair (1, 2): token 0 is never in a self-dominant maximiser."""
+    A = np.array([[0.25, 0.375, 0.375], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    fc = _check_d1(A)
+    assert fc.equality and fc.through_other and not fc.through_first
 
 
 # ---- Theorem D2 ------------------------------------------------------------------------------
@@ -191,3 +307,22 @@ def test_half_precision_uses_its_own_row_tolerance():
         dobrushin(np.array(rows, dtype=np.float32))
     with pytest.raises(ValueError, match="row 1 sums"):
         dobrushin(torch.tensor(rows, dtype=torch.float32))
+
+
+def test_renormalise_certifies_the_exact_renormalisation_of_the_given_floats():
+    """A kept submatrix of attention: the verdict is for its floats with each row divided by its
+    exact sum. On this matrix, renormalising in float64 first flips the exact verdict."""
+    M = np.array([[0.0, 0.0, 3.0000000000000018], [0.0, 2.0, 1.0], [3.0, 1.0, 2.0]])
+    F = M / M.sum(axis=-1, keepdims=True)                    # float64 renormalisation
+    assert ref.factor_equality(M) is True and ref.factor_equality(F) is False
+    fc = factor_check(M, renormalise=True)
+    assert bool(fc.equality) is True and float(fc.slack) == 0.0
+    assert bool(factor_check(F).equality) is False
+    rng = np.random.default_rng(5)
+    subs = rng.dirichlet(np.ones(7), size=(40, 7))[:, 2:, 2:]    # rows of mass < 1
+    got = factor_check(subs, renormalise=True).equality
+    assert [bool(g) for g in got] == [ref.factor_equality(s) for s in subs]
+    with pytest.raises(ValueError, match="row 1 is all zero"):
+        factor_check(np.array([[0.5, 0.5], [0.0, 0.0]]), renormalise=True)
+    with pytest.raises(ValueError, match="negative"):
+        factor_check(np.array([[0.5, -0.5], [0.2, 0.3]]), renormalise=True)

@@ -120,3 +120,83 @@ def test_bad_input_is_a_clear_value_error():
         family("mlp")
     with pytest.raises(ValueError, match="last dimension"):
         family("attn2").loss_np(np.zeros((3, 5)))
+
+
+# -- Villani: interval enclosures (numerics.poincare.villani) -------------------------------------------
+
+def test_lora_interval_coefficient_encloses_the_high_precision_value():
+    import mpmath
+
+    from numerics.poincare.villani import lora_coefficient_iv
+
+    fam, beta, lam, p = family("lora2"), 1.0, 0.1, -3.78
+    c = lora_coefficient_iv(fam, beta, lam, p)
+    with mpmath.workdps(40):
+        d1, d2 = mpmath.diff(fam.loss_p_mp, p, 1), mpmath.diff(fam.loss_p_mp, p, 2)
+        ref = beta * (mpmath.mpf(lam) ** 2 + d1 ** 2) / 2 - d2
+        lo, hi = (mpmath.mpf(x) for x in c._mpi_)                      # the enclosure's endpoints, unrounded
+        assert lo <= ref <= hi and hi - lo < 1e-20
+
+
+def test_attn2_interval_moments_enclose_the_high_precision_values():
+    import mpmath
+
+    from numerics.poincare.villani import attn2_moments_iv
+
+    fam, s = family("attn2"), 0.4
+    m, m1, m2 = attn2_moments_iv(fam, s)
+    with mpmath.workdps(40):
+        f = lambda t: fam.moments_mp(t)[0]  # noqa: E731
+        ref = (f(s), mpmath.diff(f, s), mpmath.diff(f, s, 2))
+    def ends(enc):
+        with mpmath.workdps(40):                                       # unrounded endpoints
+            return tuple(mpmath.mpf(x) for x in enc._mpi_)
+
+    for enc, r in zip((m, m1, m2), ref):
+        lo, hi = ends(enc)
+        assert lo <= r <= hi and hi - lo < 1e-12
+    lo, hi = ends(attn2_moments_iv(fam, [0.39, 0.41])[0])             # an interval argument encloses its range
+    assert all(lo <= f(t) <= hi for t in (0.39, 0.395, 0.41))
+
+
+@pytest.mark.parametrize("name, beta", [("lora2", 1.0), ("lora2", 16.0), ("attn2", 1.0)])
+def test_villani_threshold_and_certification(name, beta):
+    """Below lambda_V the failure is enclosed (certified); without the enclosure it is an estimate;
+    above the interval the claim is supported but only estimated (a grid sup on a finite window)."""
+    from numerics.poincare.villani import lambda_v, villani_check
+
+    fam = family(name)
+    lv = lambda_v(fam, beta)
+    lo, hi = lv["interval"]
+    assert 0 < lo <= lv["lambda_V"] <= hi
+    below = villani_check(fam, beta, 0.9 * lo)
+    assert below["holds"] is False and below["certified"] and below["coefficient"][1] < 0
+    assert villani_check(fam, beta, 0.9 * lo, certify=False)["certified"] is False
+    above = villani_check(fam, beta, 1.1 * hi)
+    assert above["holds"] is True and above["certified"] is False
+    assert villani_check(family("attn1"), beta, 1e-3)["certified"] is True      # proved for attn1
+
+
+def test_lambda_v_is_where_the_lora_coefficient_changes_sign():
+    """theory.poincare.villani_lora2: the r^2 coefficient at the witness p is beta (lam^2 - lambda_V^2)/2."""
+    from numerics.poincare.villani import lambda_v, lora_coefficient_iv
+
+    fam, beta = family("lora2"), 4.0
+    lv = lambda_v(fam, beta)
+    for lam in (0.5 * lv["lambda_V"], 2.0 * lv["lambda_V"]):
+        c = lora_coefficient_iv(fam, beta, lam, lv["witness"])
+        expected = beta * (lam ** 2 - lv["lambda_V"] ** 2) / 2
+        assert abs(float(c.mid) - expected) <= 1e-9 * beta
+
+
+def test_failure_is_certified_only_by_an_enclosure_below_zero(monkeypatch):
+    """An enclosure that straddles 0 leaves the failure an estimate (certified False)."""
+    import mpmath
+
+    from numerics.poincare import villani
+
+    fam, beta = family("lora2"), 1.0
+    lam = 0.5 * villani.lambda_v(fam, beta)["interval"][0]
+    monkeypatch.setattr(villani, "lora_coefficient_iv", lambda *a: mpmath.iv.mpf([-1e-3, 1e-3]))
+    out = villani.villani_check(fam, beta, lam)
+    assert out["holds"] is False and out["certified"] is False and out["coefficient"] == [-1e-3, 1e-3]

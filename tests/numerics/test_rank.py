@@ -164,3 +164,31 @@ def test_gd_on_cuda_matches_cpu():
     cpu = G.gd_factorised(M, K, 5, list(range(16)), **kw)
     gpu = G.gd_factorised(M, K, 5, list(range(16)), device="cuda", **kw)
     np.testing.assert_allclose(gpu["risk"], cpu["risk"], rtol=1e-8, atol=1e-14)
+
+
+def test_energy_and_entropy_ranks_are_biased_without_noise():
+    # spectrum (1, 1/2, 1/4), r* = 3: energy_0.9 = 2 and the entropy ranks 1.95 (p ~ sigma^2) and
+    # 2.60 (p ~ sigma) all undercount, with no noise at all
+    s = R.spectrum(3, "geometric")
+    assert s.tolist() == [1.0, 0.5, 0.25]
+    assert R.energy_rank(s, 0.9) == 2 and R.energy_rank(s, 0.99) == 3
+    p2 = np.array([1, 1 / 4, 1 / 16]) / (21 / 16)
+    p1 = np.array([1, 1 / 2, 1 / 4]) / (7 / 4)
+    assert math.isclose(R.entropy_rank(s), math.exp(-np.sum(p2 * np.log(p2))), rel_tol=1e-14)
+    assert math.isclose(R.entropy_rank(s, 1), math.exp(-np.sum(p1 * np.log(p1))), rel_tol=1e-14)
+    assert round(R.entropy_rank(s), 2) == 1.95 and round(R.entropy_rank(s, 1), 2) == 2.60
+    assert round(R.entropy_rank(s)) == 2 and round(R.entropy_rank(s, 1)) == 3    # the convention decides
+    from verification.rank.report import estimator_bias_sentence
+
+    text = estimator_bias_sentence()
+    assert "r* = 3" in text and "energy_0.9 = 2" in text and "1.95" in text and "2.60" in text
+    with pytest.raises(ValueError, match="power"):
+        R.entropy_rank(s, 3)
+
+
+def test_estimate_ranks_reports_both_entropy_conventions_and_the_detection_limit():
+    M, K = np.diag([1.0, 0.5, 0.25, 0.0]), np.eye(4)
+    est = R.estimate_ranks(M, K, 0.0, 100)
+    assert est["entropy_round"] == 2 and est["entropy_sigma_round"] == 3 and est["threshold"] == 3
+    # the noise in M_hat L_hat has entries N(0, noise^2 / columns): the Gavish-Donoho square threshold
+    assert math.isclose(R.detection_limit(0.1, 32, (8, 8)), 4 / math.sqrt(3) * math.sqrt(8) * 0.1 / math.sqrt(32))

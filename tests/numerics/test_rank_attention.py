@@ -116,3 +116,35 @@ def test_softmax_recovery_without_value_map(teacher):
     assert small["rel_error"] < 0.1 < large["rel_error"]
     with pytest.raises(ValueError, match="d \\+ d\\^3"):
         A.recover_softmax_kernel(X[:4], A.softmax_attention(X[:4], W, W_V), None, 1.0)
+
+
+def test_nonlinear_softmax_fit_recovers_what_the_linearisation_misses(teacher):
+    W, W_V, _ = teacher
+    X = A.sample_tokens(32, 6, 4, seed=2)                                   # T > d: no inversion route
+    Y = A.softmax_attention(X, W, W_V, 4.0)
+    lin = A.recover_softmax_kernel(X, Y, W_V, 4.0, W_true=W)
+    fit = A.fit_softmax_kernel(X, Y, W_V, 4.0, lin["W_hat"], starts=2, seed=0, W_true=W)
+    assert lin["method"] == "linearise" and lin["rel_error"] > 0.1           # the estimator's bias
+    assert fit["rel_error"] < 1e-6 and fit["converged"] == fit["starts"] == 2 and fit["spread"] < 1e-6
+    np.testing.assert_allclose(fit["W_hat"], W, atol=1e-6)                  # scale identified too
+    assert fit["energy_0.99"] == 2 and A.kernel_error(-3 * W, W) < 1e-15
+
+
+def test_deficiency_bound_is_rounded_down_and_compared_exactly(teacher):
+    from fractions import Fraction
+
+    W, W_V, X = teacher
+    tenth = Fraction(1, 10)                     # the nearest float to 1/10 lies above it: must step down
+    assert Fraction(float(tenth)) > tenth and Fraction(S.float_below(tenth)) < tenth
+    assert math.nextafter(S.float_below(tenth), math.inf) == float(tenth)     # ... by exactly one ulp
+    assert S.float_below(Fraction(1, 2)) == 0.5
+    assert S.mpf_fraction(__import__("mpmath").mpf("0.375")) == Fraction(3, 8)
+    cert = S.linear_deficiency_bound_exact(X[:8], W, W_V, r=1)
+    assert cert["certified"] and 0 < Fraction(cert["lower"]) <= cert["lower_exact"]
+    fast = S.linear_deficiency_bound(X[:8], W, W_V, r=1)
+    assert cert["lower_exact"] <= Fraction(fast["lower"]) * (1 + Fraction(1, 10**9))
+    run = S.train_kernel_students(X[:8], A.linear_attention(X[:8], W, W_V), W_V, 1, [0], "linear", steps=50,
+                                  lr=0.25 / fast["lam_max"])
+    exact = S.student_risk_exact(X[:8], W, W_V, None, "linear", factors=(run["U"][0], run["V"][0]))
+    assert exact >= cert["lower_exact"]                                  # no rank-1 student beats the bound
+    assert math.isclose(float(exact), run["train_risk"][0, -1], rel_tol=1e-9)

@@ -13,10 +13,21 @@ def test_excess_risk_identity_is_derived_for_general_symmetric_K(n, d, m):
 
 
 def test_excess_risk_derivation_detects_a_wrong_factor():
-    # the derivation is not vacuous: with the wrong factor d the difference is non-zero
-    X = T.derive_excess_risk_identity(2, 2)
-    assert X == 0
-    assert sp.expand(X + sp.Symbol("D_0_0") ** 2 * sp.Symbol("k_0_0")) != 0
+    # the derivation is not vacuous: with a wrong factor c it returns exactly (d - c) tr(D K D^T)
+    n = d = 2
+    D = sp.Matrix(n, n, lambda a, i: sp.Symbol(f"D_{a}_{i}"))
+    K = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"k_{min(i, j)}_{max(i, j)}"))
+    trace = sp.expand((D * K * D.T).trace())
+    assert T.derive_excess_risk_identity(n, d) == 0
+    for wrong in (d - 1, d + 1, 2 * d):
+        got = T.derive_excess_risk_identity(n, d, factor=wrong)
+        assert got != 0 and sp.expand(got - (d - wrong) * trace) == 0, wrong
+    # known answer, n = m = d = 1: E (D x)^2 = D^2 k, so factor 0 leaves the expectation itself
+    assert sp.expand(T.derive_excess_risk_identity(1, 1, factor=0)
+                     - sp.Symbol("D_0_0") ** 2 * sp.Symbol("k_0_0")) == 0
+    # d = 3 columns, n = 1: E ||D x||^2 = 3 D^2 k (independent columns add up)
+    assert sp.expand(T.derive_excess_risk_identity(1, 3, factor=0)
+                     - 3 * sp.Symbol("D_0_0") ** 2 * sp.Symbol("k_0_0")) == 0
 
 
 def test_weighted_norm_identities_are_symbolic_zeros():

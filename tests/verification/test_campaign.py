@@ -52,11 +52,26 @@ def test_violated_proved_theorem_stops_after_storing_it(store, theorem):
 
 @pytest.mark.parametrize("theorem", ["rank.linear.data_recovery", "poincare.gibbs.villani",
                                      "poincare.langevin.rate"])
-def test_violated_conjecture_or_sanity_is_a_finding_not_a_stop(store, theorem):
-    assert get(theorem).category in ("conjecture", "sanity") and not is_proved(theorem)
-    plan = [Chunk(f"c{k}", records, (theorem, "violated", k)) for k in range(3)]
-    result = campaign.run(store, "camp", plan, progress=False)
-    assert result.computed == 3 and len(result.violations) == 6
+def test_refuted_claim_is_a_finding_and_violated_claim_is_refused(store, theorem):
+    from verification.store import outcome_record
+
+    assert get(theorem).category in ("conjecture", "statistical") and not is_proved(theorem)
+    refuted = [Chunk(f"c{k}", lambda k: [outcome_record(theorem, f"i{k}", "refuted", 0.2, (0.1, 0.3),
+                                                        "share, Wilson 95%")], (k,)) for k in range(3)]
+    result = campaign.run(store, "camp", refuted, progress=False)
+    assert result.computed == 3 and not result.violations
+    with pytest.raises(ValueError, match="not a outcome"):
+        campaign.run(store, "camp2", [Chunk("c0", records, (theorem, "violated", 0))], progress=False)
+    assert store.done_chunks("camp2") == set()
+    with pytest.raises(ValueError, match="no statistic"):
+        campaign.run(store, "camp3", [Chunk("c0", records, (theorem, "supported", 0))], progress=False)
+
+
+def test_violated_sanity_check_is_stored_without_a_stop(store):
+    assert get("rank.weights.head_rank").category == "sanity"
+    result = campaign.run(store, "camp", [Chunk("c0", records, ("rank.weights.head_rank", "violated", 0))],
+                          progress=False)
+    assert len(result.violations) == 2 and store.done_chunks("camp") == {"c0"}
 
 
 def test_unknown_theorem_and_duplicate_keys_are_errors(store):

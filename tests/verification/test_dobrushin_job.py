@@ -95,6 +95,42 @@ def test_violation_is_stored_and_fails_loudly(tmp_path, monkeypatch):
         assert any(r["verdict"] == "violated" for r in s.records(PLAN.campaign))
 
 
+@pytest.mark.parametrize("shrink", [1e-9, 1e-6])
+def test_planted_defect_in_delta_is_caught_by_the_direct_check(tmp_path, monkeypatch, shrink):
+    """A real defect in the checked quantity: ``dobrushin`` returns values slightly too small. The
+    campaign's independent direct check (both sides of D1 and D2 recomputed, compared with the
+    closed form within the rigorous float error) must store ``violated`` and stop loudly."""
+    real = job.dobrushin
+    monkeypatch.setattr(job, "dobrushin", lambda P, **kw: real(P, **kw) * (1 - shrink))
+    with ResultStore(tmp_path / "r.db") as s:
+        with pytest.raises(ViolationError, match="violated"):
+            job.run_campaign(s, PLAN)
+        recs = list(s.records(PLAN.campaign))
+    bad = [r for r in recs if r["verdict"] == "violated"]
+    # both direct checks see it: D1's (both sides vs the closed form) and D2's (n = 2 is always tight)
+    assert {r["theorem"] for r in bad} == {"dobrushin.factor", "dobrushin.product"}
+
+
+def test_honest_delta_is_never_flagged(tmp_path):
+    """The same direct check on the true values: nothing violated (the error bound is not too tight)."""
+    with ResultStore(tmp_path / "r.db") as s:
+        job.run_campaign(s, job.Plan(families=("dirichlet", "sparse", "hard", "causal"), sizes=(2, 3, 8), seed=5))
+        assert not any(r["verdict"] == "violated" for r in s.records(
+            job.Plan(families=("dirichlet", "sparse", "hard", "causal"), sizes=(2, 3, 8), seed=5).campaign))
+
+
+def test_table_never_shows_zero_slack_for_a_strict_record():
+    """A strict (holds) record's slack is positive; a legacy record stored as 0.0 is shown as
+    unresolved, never as 0."""
+    def rec(v, slack):
+        return {"theorem": "dobrushin.factor", "verdict": v, "slack": slack, "extra": {},
+                "provenance": {"family": "dirichlet", "n": 3}}
+    rows = dreport.summarise([rec("tight", 0.0), rec("holds", 4.3e-19), rec("holds", 0.25)])
+    assert rows[0][8] == 4.3e-19
+    rows = dreport.summarise([rec("holds", 0.0), rec("holds", 0.25)])
+    assert rows[0][8] == dreport.UNRESOLVED_SLACK and rows[0][8].startswith("> 0")
+
+
 def test_cli_runs_and_rejects_bad_arguments(tmp_path, capsys):
     assert main(["dobrushin", "--db", str(tmp_path / "r.db"), "--out", str(tmp_path),
                  "--families", "hard", "--sizes", "3"]) == 0

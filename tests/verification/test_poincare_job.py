@@ -1,9 +1,11 @@
-"""verification.poincare.checks: verdicts, resumable campaign, loud violations, tables/figures, CLI."""
+"""verification.poincare.checks: verdicts and outcomes, resumable campaign, loud violations, tables/figures, CLI."""
+from fractions import Fraction
+
 import pytest
 from rich.console import Console
 
 from numerics.poincare import bounds as PB
-from theory.verdicts import Verdict, ViolationError
+from theory.verdicts import Outcome, Verdict, ViolationError
 from verification.poincare import checks as job
 from verification.cli import main
 from verification.poincare.report import bounds_rows, report
@@ -19,8 +21,42 @@ def test_gaussian_instance_is_tight_for_both_bounds():
     assert by[("bakry_emery", "l0.3")].verdict == Verdict.TIGHT
     assert by[("holley_stroock", "l0.3")].verdict == Verdict.TIGHT
     assert by[("test_function_lower", "linear")].verdict == Verdict.TIGHT
-    assert by[("villani", "l0.3")].verdict == Verdict.HOLDS
+    assert by[("villani", "l0.3")].verdict == Outcome.SUPPORTED and by[("villani", "l0.3")].extra["certified"]
     assert abs(by[("bakry_emery", "l0.3")].value - 1 / 1.2) < 1e-9
+
+
+@pytest.mark.parametrize("beta, lam", [(4.0, 0.3), (1.0, 0.1), (64.0, 1.0)])
+def test_gaussian_tight_is_the_theorem_not_a_tolerance(beta, lam, monkeypatch):
+    """Regression: the linear test function's Var(theta) = 1/(beta lambda) = C_P is recorded from the
+    theorem (value = bound = the exact 1/kappa, slack 0), never a float 'lower bound' above the
+    computed C_P; the float computation's agreement within its stated error is a separate field."""
+    exact = float(1 / (Fraction(beta) * Fraction(lam)))
+    recs = job.check_instance("gauss1", beta, lam, job.Plan())
+    tight = [r for r in recs if r.verdict == Verdict.TIGHT]
+    assert {r.extra.get("kind", r.theorem) for r in tight} == {"linear", "quadratic", "poincare.gibbs.bakry_emery",
+                                                                 "poincare.gibbs.holley_stroock"}
+    for r in tight:
+        assert r.value == r.bound == exact and r.slack == 0.0
+        assert r.extra["float_agrees"] is True
+        assert abs(r.extra["C_P"] - exact) <= r.extra["err"]          # the float solve, within its error
+    for r in recs:                                                     # no stored lower bound above C_P
+        if r.theorem.endswith("test_function_lower") and r.verdict != Verdict.UNDECIDED:
+            assert r.bound <= r.value
+    # a float computation off by more than its error no longer decides the verdict: still tight,
+    # and the disagreement is reported
+    real = job.rayleigh_lower_grid
+    monkeypatch.setattr(job, "rayleigh_lower_grid", lambda res, span: real(res, span) * (1 + 1e-3))
+    lin = next(r for r in job.check_instance("gauss1", beta, lam, job.Plan()) if r.extra.get("kind") == "linear")
+    assert lin.verdict == Verdict.TIGHT and lin.bound == exact and lin.extra["float_agrees"] is False
+
+
+def test_non_gaussian_lower_bounds_are_never_tight():
+    recs = job.check_instance("attn1", 4.0, 0.3, job.Plan())
+    lows = [r for r in recs if r.theorem.endswith("test_function_lower")]
+    assert {r.extra["kind"] for r in lows} == {"linear", "quadratic", "eigenfunction_mp"}
+    assert all(r.verdict in (Verdict.HOLDS, Verdict.UNDECIDED) for r in lows)
+    mp = next(r for r in lows if r.extra["kind"] == "eigenfunction_mp")
+    assert mp.extra["certified"] is False and mp.backend == "mpmath.quad"   # a quadrature estimate
 
 
 def test_verdict_rules():
@@ -28,9 +64,10 @@ def test_verdict_rules():
     assert job.upper_verdict(0.8, 1.0, 0.1) == Verdict.VIOLATED
     assert job.upper_verdict(0.95, 1.0, 0.1) == Verdict.UNDECIDED
     assert job.upper_verdict(1.2, 1.0, 0.1) == Verdict.HOLDS
-    assert job.upper_verdict(0.99, 0.9, 0.01, certified_lower=1.0) == Verdict.VIOLATED
     assert job.lower_verdict(1.2, 1.0, 0.1) == Verdict.VIOLATED
     assert job.lower_verdict(0.5, 1.0, 0.1) == Verdict.HOLDS
+    assert job.lower_verdict(1.0, 1.0, 0.1) == Verdict.UNDECIDED        # a tolerance never says tight
+    assert job.villani_outcome({"holds": None}) == Outcome.INCONCLUSIVE
 
 
 def test_campaign_resumes_and_reports(store, tmp_path):
@@ -66,10 +103,45 @@ def test_upper_bound_below_truth_stops_the_run(store, monkeypatch):
 def test_lora_villani_failure_is_certified_and_reported():
     recs = job.check_instance("lora2", 1.0, 0.1, job.Plan())
     v = next(r for r in recs if r.theorem == "poincare.gibbs.villani")
-    assert v.verdict == Verdict.VIOLATED and v.extra["certified"]
-    assert v.bound > 0.1                                     # lambda_V(1) above the lambda used
+    assert v.verdict == Outcome.REFUTED and v.extra["certified"]           # a finding, not 'violated'
+    assert v.bound > 0.1 and v.extra["statistic"] == v.bound                # lambda_V(1) above the lambda used
+    lo, hi = v.extra["coefficient"]
+    assert lo <= hi < 0 and "interval arithmetic" in v.extra["method"]     # the enclosure that certifies it
     hs = next(r for r in recs if r.theorem == "poincare.gibbs.holley_stroock")
     assert hs.verdict == Verdict.HOLDS                       # what still holds there
+
+
+def test_villani_support_above_lambda_v_is_an_estimate():
+    recs = job.check_instance("lora2", 16.0, 1.0, job.Plan())
+    v = next(r for r in recs if r.theorem == "poincare.gibbs.villani")
+    assert v.verdict == Outcome.SUPPORTED and v.extra["certified"] is False
+    lo, hi = v.extra["interval"]
+    assert lo <= v.extra["statistic"] <= hi < 1.0
+
+
+def test_villani_map_reports_failing_share(store, tmp_path):
+    from verification.poincare import villani_map as vm
+    from verification.poincare.findings import villani_map_rows
+    from verification.report.stats import wilson
+
+    betas, lams = vm.map_grid(False)
+    assert len(betas) >= 8 and len(lams) >= 8 and len(vm.map_seeds(0, False)) >= 3
+    vm.run_villani_map(store, 0, False, families=("attn1", "lora2"), console=_quiet())
+    recs = list(store.records(campaign=vm.map_campaign(0, False)))
+    assert len(recs) == 2 * 3 * len(betas) * len(lams)
+    rows = {r[0]: r for r in villani_map_rows(recs)}
+    assert rows["attn1"][3] == 0                                     # proved: never fails
+    n, k = rows["lora2"][1], rows["lora2"][3]
+    assert 0 < k < n and rows["lora2"][4] == k                       # every lora2 failure is enclosed
+    lo, hi = wilson(k, n)
+    assert f"[{lo:.3f}, {hi:.3f}]" in rows["lora2"][7]
+    # the failures sit exactly below lambda_V(beta) of their data seed
+    for r in recs:
+        e = r["extra"]
+        if r["verdict"] == "refuted":
+            assert e["lam"] < e["interval"][0]
+        elif r["verdict"] == "supported" and e["family"] == "lora2":
+            assert e["lam"] > e["interval"][1]
 
 
 def test_cli(tmp_path):
@@ -88,7 +160,8 @@ def test_same_seed_gives_byte_identical_tables(tmp_path):
             plan = job.Plan(families=("gauss1",))
             job.run_campaign(st, plan, _quiet())
             report(st, plan, tmp_path / f"t{k}", tmp_path / f"f{k}", _quiet())
-        outs.append([(tmp_path / f"t{k}" / f"poincare_{n}.csv").read_bytes() for n in ("bounds", "villani", "thresholds")])
+        outs.append([(tmp_path / f"t{k}" / f"poincare_{n}.csv").read_bytes()
+                     for n in ("bounds", "villani", "thresholds", "metastable", "expected_loss")])
     assert outs[0] == outs[1]
 
 
@@ -102,12 +175,46 @@ def test_sde_records_and_table(store):
     kinds = {r.extra["kind"] for r in recs}
     assert kinds == {"rate", "mean_loss", "expected_loss", "gap"}
     el = next(r for r in recs if r.extra["kind"] == "expected_loss")
-    assert el.verdict == Verdict.HOLDS and el.value >= el.bound - 3 * el.extra["E_F_se"]
+    lo, hi = el.extra["interval"]
+    assert el.verdict == Outcome.SUPPORTED and lo >= el.bound and lo <= el.extra["statistic"] <= hi
     gaps = [r.value - r.bound for r in recs if r.extra["kind"] == "gap"]
     assert all(g >= 0 for g in gaps) and gaps[-1] > gaps[0]   # the gap grows with lambda
     rate = next(r for r in recs if r.extra["kind"] == "rate")
     assert rate.bound == pytest.approx(0.5)                   # OU: 1/(beta C_P) = lambda
+    lo, hi = rate.extra["interval"]
+    assert hi - lo == pytest.approx(2 * 3 * rate.extra["se"])  # estimate +- 3 se, as stated
+    assert rate.verdict == (Outcome.SUPPORTED if lo <= 0.5 <= hi else Outcome.REFUTED)
+    assert all(isinstance(r.verdict, Outcome) and "statistic" in r.extra for r in recs)
     assert len(sde_rows(store, "poincare.sde-test")) == len(recs) + 1   # E[L] row next to E[F]
+
+
+def test_outcome_rules():
+    from verification.poincare.sde import at_least, two_sided
+
+    assert two_sided(1.0, 0.01, 1.02)[0] == Outcome.SUPPORTED
+    assert two_sided(1.0, 0.01, 1.05)[0] == Outcome.REFUTED              # outside 1 +- 0.03: a finding
+    assert two_sided(1.0, 0.2, 1.05)[0] == Outcome.INCONCLUSIVE           # too wide to tell
+    assert at_least(1.0, 0.01, 0.9)[0] == Outcome.SUPPORTED
+    assert at_least(1.0, 0.01, 1.1)[0] == Outcome.REFUTED
+    assert at_least(1.0, 0.1, 1.1)[0] == Outcome.INCONCLUSIVE
+
+
+def test_findings_tables_state_their_conclusions(store, tmp_path):
+    from verification.poincare import villani_map as vm
+
+    plan = job.Plan(families=("lora2",))
+    store.write_chunk(plan.campaign, "c", job.check_instance("lora2", 1.0, 0.1, plan)
+                      + job.check_instance("attn2", 16.0, 0.1, plan))
+    vm.run_villani_map(store, 0, False, families=("lora2",), console=_quiet())
+    report(store, plan, tmp_path / "t", tmp_path / "f", _quiet())
+    cap = (tmp_path / "t" / "poincare_villani_map.md").read_text().splitlines()[0]
+    recs = list(store.records(campaign=vm.map_campaign(0, False)))
+    k = sum(r["verdict"] == "refuted" for r in recs)
+    assert f"lora2: fails at {k}/{len(recs)} grid points over 3 data seeds" in cap
+    meta = (tmp_path / "t" / "poincare_metastable.md").read_text()
+    assert "of 2 instances have their best" in meta and "attn2" in meta       # listed, not omitted
+    el = (tmp_path / "t" / "poincare_expected_loss.md").read_text()
+    assert "lora2: E_mu[L] > L(argmin F) at" in el and "attn2" in el
 
 
 def test_two_dimensional_constant_is_reproducible():

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from numerics.sources.corpus import Corpus, TextInput
 from numerics.sources.models import load_model
+from numerics.stochastic import submatrix
 from verification.trained.checks import (campaign_name, chunk_key, input_records, restrict, run_campaign,
                                   variants)
 from verification.report.stats import wilson
@@ -57,8 +58,8 @@ def test_layer_and_head_verdicts_equal_the_exact_definition(measured):
     assert [v.name for v in vs] == (["all", "content", "nofirst"] if model.causal else ["all", "content"])
     checked = 0
     for v in vs:
-        mean = restrict(A.mean(axis=1), v.keep)             # head average, then the submatrix
-        heads = restrict(A, v.keep)
+        mean = submatrix(A.mean(axis=1), v.keep)           # head average, then the submatrix: the
+        heads = submatrix(A, v.keep)                        # model's floats, renormalised exactly below
         for l in range(L):
             key = f"{model.name}|{T0}|{v.name}|L{l}"
             eq, first, delta = d1_by_definition(mean[l])

@@ -22,7 +22,8 @@ from verification.store import Record
 
 SIZES = (2, 3, 4, 5, 8, 16, 32, 64, 128)
 CHUNK = 50
-VERSION = "v1"  # bump when the sampling or the checks change: a new campaign, not a resume
+VERSION = "v2"  # bump when the sampling or the checks change: a new campaign, not a resume
+#                 (v2: a strict slack is never stored as 0; it is exact below the float resolution)
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,13 @@ COLUMNS = ("family", "n", "instances", "D1 equality [95% CI]", "D1 only via toke
            "D2 pairs", "D2 equality [95% CI]", "min strict D1 slack", "violated", "undecided")
 
 
+UNRESOLVED_SLACK = "> 0 (unresolved)"   # a strict record stored with slack <= 0 (before slacks were exact)
+
+
 def summarise(records: Iterable[dict]) -> list[tuple]:
     """Aggregate stored records (never recomputes) into the main table's rows."""
     acc: dict = defaultdict(lambda: {"d1": 0, "d1_eq": 0, "d1_first": 0, "d1_exact": 0, "d2": 0, "d2_eq": 0,
-                                     "slack": float("inf"), "viol": 0, "und": 0})
+                                     "slack": float("inf"), "unresolved": False, "viol": 0, "und": 0})
     for r in records:
         p = r["provenance"]
         a = acc[(p["family"], p["n"])]
@@ -28,7 +31,10 @@ def summarise(records: Iterable[dict]) -> list[tuple]:
             a["d1_exact"] += bool(r["extra"].get("exact_path"))
             a["d1_first"] += bool(r["extra"].get("through_first")) and not r["extra"].get("through_other")
             if r["slack"] is not None and r["verdict"] == "holds":
-                a["slack"] = min(a["slack"], r["slack"])
+                if r["slack"] > 0:           # strict slacks are positive (numerics.dobrushin.FactorCheck)
+                    a["slack"] = min(a["slack"], r["slack"])
+                else:                        # never shown as 0: 0 would read as "tight"
+                    a["unresolved"] = True
         else:
             a["d2"] += 1
             a["d2_eq"] += r["verdict"] == "tight"
@@ -37,9 +43,17 @@ def summarise(records: Iterable[dict]) -> list[tuple]:
     for (f, n), a in sorted(acc.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])):
         rows.append((f, n, a["d1"], share_text(a["d1_eq"], a["d1"]), share_text(a["d1_first"], a["d1"]),
                      a["d1_exact"], a["d2"],
-                     share_text(a["d2_eq"], a["d2"]), None if a["slack"] == float("inf") else a["slack"],
+                     share_text(a["d2_eq"], a["d2"]), _min_slack(a),
                      a["viol"], a["und"]))
     return rows
+
+
+def _min_slack(a: dict):
+    """Smallest strict D1 slack of a group: a positive float, "> 0 (unresolved)" when a strict record
+    carries no positive slack, None when the group has no strict record."""
+    if a["unresolved"]:
+        return UNRESOLVED_SLACK
+    return None if a["slack"] == float("inf") else a["slack"]
 
 
 def report(store, plan: Plan, out_dir, console) -> list[tuple]:

@@ -6,6 +6,7 @@ import argparse
 from verification.poincare.checks import FAMILIES, Plan, run_campaign
 from verification.poincare.report import report
 from verification.poincare.sde import run_sde
+from verification.poincare.villani_map import MAP_FAMILIES, run_villani_map
 
 SECTION = "poincare"
 
@@ -14,6 +15,7 @@ def verify_section(ctx) -> None:
     plan = Plan(seed=ctx.seed, full=not ctx.quick)
     ctx.console.rule("[bold]Poincare constants of regularised attention / LoRA Gibbs measures")
     run_campaign(ctx.store, plan, ctx.console)
+    run_villani_map(ctx.store, plan.seed, plan.full, console=ctx.console)
     run_sde(ctx.store, plan.seed, plan.full, ctx.console)
     report(ctx.store, plan, ctx.tables, ctx.figures, ctx.console)
 
@@ -30,6 +32,9 @@ def _cmd(args: argparse.Namespace) -> int:
     out = Path(args.out)
     with ResultStore(args.db) as store:
         run_campaign(store, plan, console)
+        fams = tuple(f for f in MAP_FAMILIES if f in plan.families)
+        if fams:
+            run_villani_map(store, plan.seed, plan.full, fams, console)
         if not args.no_sde:
             run_sde(store, plan.seed, plan.full, console)
         report(store, plan, out / "tables", out / "figures", console)

@@ -1,17 +1,20 @@
 """Tables and figures of the Poincare campaign, aggregated from stored records only (no recomputation).
 
 Tables (paper/tables): poincare_bounds (true C_P, each bound, ratios bound / C_P), poincare_villani
-(lambda_V(beta) and where the seed's Villani route fails), poincare_sde (rates, E[L], the
-regularisation gap). Figures (paper/figures, PNG + PDF): C_P against lambda and against beta with
+(lambda_V(beta) and where the seed's Villani route fails: outcomes), poincare_sde (rates, E[L], the
+regularisation gap: outcomes with their intervals), and the findings of verification.poincare.findings
+(Villani map with Wilson shares, collapsed lower bounds, expected loss). Every caption states its
+conclusion from the stored records (counts, shares), never a typed number. Figures (paper/figures, PNG + PDF): C_P against lambda and against beta with
 the bounds, one file per family.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
+from verification.poincare.findings import write_findings
 from verification.report.figures import save_figure
-from verification.report.tables import print_table, write_table
+from verification.report.tables import fmt, print_table, write_table
 
 
 def _by_instance(store, campaign: str) -> dict:
@@ -59,12 +62,22 @@ def villani_rows(store, campaign: str) -> list[list]:
         e = v["extra"]
         hs = recs.get("holley_stroock")
         still = "HS bound" if hs and hs["bound"] is not None else "lower bounds only"
-        out.append([fam, beta, lam, v["bound"], v["verdict"], e["certified"], e["witness"],
+        iv = e.get("interval") or [None, None]
+        out.append([fam, beta, lam, v["bound"], iv[0], iv[1], v["verdict"], e["certified"], e["witness"],
                     "-" if e["numerically_holds"] else still])
     return out
 
 
-VILLANI_COLUMNS = ["family", "beta", "lambda", "lambda_V(beta)", "verdict", "certified", "witness", "what still holds"]
+VILLANI_COLUMNS = ["family", "beta", "lambda", "lambda_V(beta)", "lambda_V lo", "lambda_V hi", "outcome", "certified",
+                   "witness", "what still holds"]
+
+
+def outcome_summary(rows: list[list], fam_col: int, out_col: int) -> str:
+    """'fam: outcome k, ...' per family, from table rows (for generated captions)."""
+    per: dict = defaultdict(Counter)
+    for r in rows:
+        per[r[fam_col]][r[out_col]] += 1
+    return "; ".join(f"{f}: " + ", ".join(f"{k} {c[k]}" for k in sorted(c)) for f, c in sorted(per.items()))
 
 
 def threshold_rows(store, campaign: str) -> list[list]:
@@ -89,17 +102,23 @@ def sde_rows(store, campaign: str) -> list[list]:
     out = []
     for r in store.records(campaign=campaign):
         e = r["extra"]
+        iv = e.get("interval") or [None, None]
         if e["kind"] in ("rate", "mean_loss"):
-            out.append([e["family"], e["kind"], e.get("beta"), e.get("lam"), r["value"], e["se"], r["bound"], r["verdict"]])
+            out.append([e["family"], e["kind"], e.get("beta"), e.get("lam"), r["value"], e["se"], iv[0], iv[1],
+                        r["bound"], r["verdict"]])
         elif e["kind"] == "expected_loss":
-            out.append([e["family"], "E[F] vs F*", e["beta"], e["lam"], r["value"], e["E_F_se"], r["bound"], r["verdict"]])
-            out.append([e["family"], "E[L] vs L(theta*)", e["beta"], e["lam"], e["E_L"], e["E_L_se"], e["L_star"], "-"])
+            out.append([e["family"], "E[F] vs F*", e["beta"], e["lam"], r["value"], e["E_F_se"], iv[0], iv[1],
+                        r["bound"], r["verdict"]])
+            out.append([e["family"], "E[L] vs L(theta*)", e["beta"], e["lam"], e["E_L"], e["E_L_se"], None, None,
+                        e["L_star"], "-"])
         else:
-            out.append([e["family"], "gap L(theta*)-min L", None, e["lam"], r["slack"], None, r["bound"], r["verdict"]])
+            out.append([e["family"], "gap L(theta*)-min L", None, e["lam"], r["slack"], None, None, None, r["bound"],
+                        r["verdict"]])
     return out
 
 
-SDE_COLUMNS = ["family", "quantity", "beta", "lambda", "measured", "se", "reference", "verdict"]
+SDE_COLUMNS = ["family", "quantity", "beta", "lambda", "measured", "se", "interval lo", "interval hi", "reference",
+               "outcome"]
 
 
 def _plot(rows: list[list], fig_dir: Path, prov: str) -> list[Path]:
@@ -144,28 +163,47 @@ def _plot(rows: list[list], fig_dir: Path, prov: str) -> list[Path]:
     return written
 
 
+def bounds_caption(rows: list[list]) -> str:
+    def summary(col):
+        c = Counter(r[col] for r in rows if r[col] is not None)
+        return ", ".join(f"{k} {c[k]}" for k in sorted(c))
+
+    lin = [r[12] for r in rows if r[12] is not None]
+    return ("True Poincare constant of exp(-beta F) vs Bakry-Emery (BE) and Holley-Stroock (HS) upper bounds and "
+            f"test-function lower bounds (ratios to C_P), {len(rows)} instances. BE: {summary(8)}; HS: {summary(11)}; "
+            f"Var/C_P from {fmt(min(lin, default=None))} to {fmt(max(lin, default=None))}. Tight is the theorem's "
+            "equality (Gaussian, exact arithmetic), never a tolerance")
+
+
+def sde_caption(rows: list[list]) -> str:
+    return ("Langevin SDE (MALA): decay rate vs 1/(beta C_P), E[L] vs quadrature, E[F] >= F(theta*) "
+            "(intervals: estimate +- 3 se), regularisation gap vs lambda. Outcomes: "
+            + outcome_summary([r for r in rows if r[9] != "-"], 1, 9))
+
+
 def report(store, plan, tables_dir, figures_dir, console) -> None:
     from verification.poincare.sde import sde_campaign
+    from verification.poincare.villani_map import map_campaign
 
     prov = f"campaign {plan.campaign}, seed {plan.seed}, {'full' if plan.full else 'quick'} grid"
     rows = bounds_rows(store, plan.campaign)
-    write_table(rows, BOUNDS_COLUMNS, "poincare_bounds",
-                "True Poincare constant of exp(-beta F) vs Bakry-Emery (BE) and Holley-Stroock (HS) upper bounds "
-                "and test-function lower bounds (ratios to C_P)", prov, tables_dir)
+    write_table(rows, BOUNDS_COLUMNS, "poincare_bounds", bounds_caption(rows), prov, tables_dir)
     print_table(console, rows, BOUNDS_COLUMNS, "Poincare: true constant and bounds")
     vrows = villani_rows(store, plan.campaign)
     write_table(vrows, VILLANI_COLUMNS, "poincare_villani",
-                "Villani's condition (the seed's route): fails for lambda < lambda_V(beta)", prov, tables_dir)
+                "Villani's condition (the seed's route, a conjecture here) per instance: refuted for lambda below "
+                "lambda_V(beta). Outcomes: " + outcome_summary(vrows, 0, 6), prov, tables_dir)
     print_table(console, vrows, VILLANI_COLUMNS, "Poincare: Villani condition")
     trows = threshold_rows(store, plan.campaign)
     write_table(trows, THRESHOLD_COLUMNS, "poincare_thresholds",
                 "Smallest lambda each derivation needs (certified m with L'' >= -m; osc L certified; "
-                "lambda_V(beta) from the Villani identities of theory.poincare)", prov, tables_dir)
+                "lambda_V(beta) estimated from the Villani identities of theory.poincare)", prov, tables_dir)
     print_table(console, trows, THRESHOLD_COLUMNS, "Poincare: where each derivation goes through")
-    srows = sde_rows(store, sde_campaign(plan.seed, plan.full))
+    sde = sde_campaign(plan.seed, plan.full)
+    srows = sde_rows(store, sde)
     if srows:
-        write_table(srows, SDE_COLUMNS, "poincare_sde",
-                    "Langevin SDE (MALA): decay rate vs 1/(beta C_P), E[L] vs quadrature, expected loss vs beta, "
-                    "regularisation gap vs lambda", prov + f", {sde_campaign(plan.seed, plan.full)}", tables_dir)
+        write_table(srows, SDE_COLUMNS, "poincare_sde", sde_caption(srows), prov + f", {sde}", tables_dir)
         print_table(console, srows, SDE_COLUMNS, "Poincare: Langevin SDE")
+    write_findings(store, plan, dict(sorted(_by_instance(store, plan.campaign).items())), sde,
+                   map_campaign(plan.seed, plan.full), tables_dir, prov, console)
     _plot(rows, Path(figures_dir), prov)

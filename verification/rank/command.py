@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from verification.rank import attention as att
+from verification.rank import attention_report as att_report
 from verification.rank import report as rank_report
 from verification.rank import weights
 from verification.rank.linear import FULL, QUICK, Plan, run_linear
@@ -28,7 +29,7 @@ def run(store: Any, plan: Plan, out_dir: Path, console: Any, parts: tuple[str, .
     if "attention" in parts:
         ap = att.QUICK_ATT if not plan.full else att.FULL_ATT
         att.run_attention(store, ap, plan.seed, console)
-        summary.update(att.report_attention(store, ap, tables, figures, console, seed=plan.seed))
+        summary.update(att_report.report_attention(store, ap, tables, figures, console, seed=plan.seed))
     if "weights" in parts:
         weights.run_weights(store, console=console)
         summary.update(weights.report_weights(store, tables, figures, console))

@@ -8,8 +8,11 @@ Linear part (this module):
               above 10x their initial scale) against r* and init scale; risk at r < r*, r*, r* + 2
               with how converged it is (relative change over the last tenth, gradient norm).
   gd-data     the same on finite noisy data: the rank GD passes through and the rank it ends at.
-  estimators  least squares then energy rank (0.9, 0.99), entropy rank, Gavish-Donoho threshold:
-              recovery rate vs sample size, noise and spectrum shape.
+  estimators  least squares then energy rank (0.9, 0.99), entropy rank (p_i from sigma_i^2 and
+              from sigma_i), Gavish-Donoho threshold: recovery rate vs sample size, noise and shape.
+The recovery claims (rank.linear.gd_recovery, rank.linear.data_recovery) are conjectures: each
+draw is an outcome (supported / refuted / inconclusive) with its statistic, the rank it found; the
+tables aggregate them as shares with 95% Wilson intervals. A refuted draw is a finding, not a stop.
 Attention part: verification.rank.attention; trained heads: verification.rank.weights.  Records go to the store chunk by chunk
 (re-running resumes); tables and figures are aggregated from the stored records only.
 """
@@ -22,11 +25,21 @@ import numpy as np
 
 from numerics.rank import linear as R
 from numerics.rank import gd as G
-from theory.verdicts import Verdict
+from theory.verdicts import Outcome, Verdict
 from verification import campaign
-from verification.store import Record
+from verification.store import Record, outcome_record
 
-VERSION = "v1"
+VERSION = "v2"
+ESTIMATORS = ("energy_0.9", "energy_0.99", "entropy_round", "entropy_sigma_round", "threshold")
+ONE_DRAW = "one draw: the statistic is the rank this draw gives; no per-draw interval (tables: Wilson 95% of the share)"
+
+
+def rank_outcome(found: Any, want: int) -> Outcome:
+    """supported when the rank found equals the rank claimed, refuted when not, inconclusive when
+    the rank could not be decided (None)."""
+    if found is None:
+        return Outcome.INCONCLUSIVE
+    return Outcome.SUPPORTED if int(found) == int(want) else Outcome.REFUTED
 
 
 @dataclass(frozen=True)
@@ -133,9 +146,11 @@ def gd_population_chunk(plan: Plan, shape: str, r: int, init: float) -> list[Rec
     for i, sd in enumerate(seeds):
         c = counts[i]
         want = min(r, plan.r_star)
-        verdict = Verdict.UNDECIDED if c is None else Verdict.HOLDS if c == want else Verdict.VIOLATED
         risk = float(run["risk"][i, -1])
-        out.append(Record("rank.linear.gd_recovery", f"pop/{shape}/r{r}/init{init}/{sd}", verdict,
+        out.append(outcome_record("rank.linear.gd_recovery", f"pop/{shape}/r{r}/init{init}/{sd}",
+                          rank_outcome(c, want), float("nan") if c is None else float(c), None,
+                          "learned rank = #sigma_i(U V^T K^(1/2)) > 10 x the initial top value (50-digit "
+                          "count near the cut-off; undecided there = inconclusive); " + ONE_DRAW,
                           value=None if c is None else float(c), bound=float(want), backend="torch", dtype="float64",
                           provenance={**prov, "gd_seed": sd},
                           extra={"risk": risk, "optimum": opt, "gap": risk - opt,
@@ -167,8 +182,10 @@ def gd_data_chunk(plan: Plan, shape: str, N: int, noise: float) -> list[Record]:
     out = []
     for i, sd in enumerate(seeds):
         ends = int(path[i, -1])
-        out.append(Record("rank.linear.gd_recovery", f"data/{shape}/N{N}/noise{noise}/{sd}",
-                          Verdict.HOLDS if ends == plan.r_star else Verdict.VIOLATED, value=float(ends),
+        out.append(outcome_record("rank.linear.gd_recovery", f"data/{shape}/N{N}/noise{noise}/{sd}",
+                          rank_outcome(ends, plan.r_star), float(ends), None,
+                          "learned rank at the last step (float count above 10 x the initial top value); " + ONE_DRAW,
+                          value=float(ends),
                           bound=float(plan.r_star), backend="torch", provenance={**prov, "gd_seed": sd},
                           extra={"passes_r_star": bool(np.any(path[i] == plan.r_star)), "path": path[i].tolist(),
                                  "risk_end": float(run["risk"][i, -1]), "risk_min": float(run["risk"][i].min()),
@@ -177,19 +194,26 @@ def gd_data_chunk(plan: Plan, shape: str, N: int, noise: float) -> list[Record]:
 
 
 def estimator_chunk(plan: Plan, shape: str, N: int, noise: float) -> list[Record]:
+    """Every estimator on each draw. Stored with the teacher's smallest signal singular value
+    sigma_{r*}(M* K^{1/2}) and the detection limit (Gavish-Donoho threshold at the true noise)."""
     K, M, seed = _instance(plan, shape, "spread", 0)
+    sigma_last = float(R.weighted_singular_values(M, K)[plan.r_star - 1])
+    limit = R.detection_limit(noise, N * 4, M.shape)
     out = []
     for i in range(plan.est_seeds):
         sd = seed * 1000 + 31 * N + i
         fit = R.least_squares(*R.sample_data(M, K, N, 4, noise, sd))
         est = R.estimate_ranks(fit["M_hat"], fit["K_hat"], fit["noise_std"], fit["columns"])
-        for name in ("energy_0.9", "energy_0.99", "entropy_round", "threshold"):
-            ok = est[name] == plan.r_star
-            out.append(Record("rank.linear.data_recovery", f"{shape}/N{N}/noise{noise}/{sd}/{name}",
-                              Verdict.HOLDS if ok else Verdict.VIOLATED, value=float(est[name]),
-                              bound=float(plan.r_star), provenance={"seed": sd, "shape": shape, "N": N, "d": 4,
-                                                                    "noise": noise, "n": plan.n, "estimator": name},
-                              extra={"entropy": est["entropy"], "noise_hat": fit["noise_std"]}))
+        for name in ESTIMATORS:
+            out.append(outcome_record(
+                "rank.linear.data_recovery", f"{shape}/N{N}/noise{noise}/{sd}/{name}",
+                rank_outcome(est[name], plan.r_star), float(est[name]), None,
+                f"estimator {name} on sigma(M_hat K_hat^(1/2)) of the least-squares fit; " + ONE_DRAW,
+                value=float(est[name]), bound=float(plan.r_star),
+                provenance={"seed": sd, "shape": shape, "N": N, "d": 4, "noise": noise, "n": plan.n,
+                            "estimator": name},
+                extra={"entropy": est["entropy"], "entropy_sigma": est["entropy_sigma"],
+                       "noise_hat": fit["noise_std"], "sigma_r_star": sigma_last, "detection_limit": limit}))
     return out
 
 

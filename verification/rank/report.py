@@ -1,4 +1,9 @@
-"""Tables and figures of the linear rank campaigns, aggregated from stored records only."""
+"""Tables and figures of the linear rank campaigns, aggregated from stored records only.
+
+Claims (GD recovery, data recovery) are stored per draw as outcomes; here they become shares with
+95% Wilson intervals (:func:`outcome_share`), and the estimator captions state the measured
+conclusion, generated from the records (never typed).
+"""
 from __future__ import annotations
 
 from collections import Counter
@@ -8,16 +13,65 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from verification.rank.linear import Plan
+from numerics.rank import linear as R
+from verification.rank.linear import ESTIMATORS, Plan
 from verification.report.aggregate import group as _group
 from verification.report.aggregate import median_keep_nan as _med
 from verification.report.aggregate import pyplot as _plt
 from verification.report.aggregate import share as _share
 from verification.report.aggregate import verdict_counts as _verdicts
 from verification.report.figures import save_figure
+from verification.report.stats import wilson
 from verification.report.tables import print_table, write_table
 
-ESTIMATORS = ("energy_0.9", "energy_0.99", "entropy_round", "threshold")
+ESTIMATOR_NAMES = {"energy_0.9": "energy_0.9", "energy_0.99": "energy_0.99",
+                   "entropy_round": "entropy rank (p ~ sigma^2), rounded",
+                   "entropy_sigma_round": "entropy rank (p ~ sigma), rounded", "threshold": "threshold"}
+
+
+def supported(recs: list[dict]) -> tuple[int, int]:
+    """(how many of ``recs`` are supported, how many are decided: supported or refuted)."""
+    k = sum(x["verdict"] == "supported" for x in recs)
+    return k, k + sum(x["verdict"] == "refuted" for x in recs)
+
+
+def outcome_share(recs: list[dict]) -> str:
+    """``k/n [lo, hi]``: supported draws among the decided ones with the 95% Wilson interval of
+    the share (inconclusive draws are counted apart: ``, m inconclusive``)."""
+    k, n = supported(recs)
+    if n == 0:
+        return f"0/0 ({len(recs)} inconclusive)" if recs else "-"
+    lo, hi = wilson(k, n)
+    rest = len(recs) - n
+    return f"{k}/{n} [{lo:.2f}, {hi:.2f}]" + (f", {rest} inconclusive" if rest else "")
+
+
+def estimator_bias_sentence() -> str:
+    """Energy and entropy ranks are biased without any noise: computed on the geometric spectrum."""
+    s = R.spectrum(3, "geometric")
+    return (f"Energy and entropy ranks are biased even without noise: on the spectrum ({', '.join(f'{x:g}' for x in s)}) with "
+            f"r* = {len(s)}, energy_0.9 = {R.energy_rank(s, 0.9)}, energy_0.99 = {R.energy_rank(s, 0.99)}, entropy "
+            f"rank {R.entropy_rank(s):.2f} (p ~ sigma^2) and {R.entropy_rank(s, 1):.2f} (p ~ sigma).")
+
+
+def estimator_conclusion(est: list[dict], r_star: int) -> str:
+    """The measured conclusion, from the stored records: each estimator's share of draws that
+    recover r* (Wilson 95%), over all draws and over the draws above the detection limit."""
+    parts, rates = [], {}
+    above = [x for x in est if x["extra"]["sigma_r_star"] > x["extra"]["detection_limit"]]
+    for e in ESTIMATORS:
+        mine = [x for x in est if x["provenance"]["estimator"] == e]
+        k, n = supported(mine)
+        ka, na = supported([x for x in above if x["provenance"]["estimator"] == e])
+        if n:
+            parts.append(f"{ESTIMATOR_NAMES[e]} {outcome_share(mine)} (above the detection limit {ka}/{na})")
+            rates[e] = k / n
+    if not parts:
+        return "No draws stored."
+    top = max(rates.values())
+    best = ", ".join(ESTIMATOR_NAMES[e] for e in ESTIMATORS if rates.get(e) == top)
+    return (f"Measured: share of draws recovering r* = {r_star} [95% Wilson]: " + "; ".join(parts)
+            + f". Highest share ({top:.2f}): {best}.")
 
 
 def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: Console) -> dict:
@@ -58,19 +112,19 @@ def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: 
                                                           x["provenance"]["init_scale"])).items():
         ex = [x["extra"] for x in recs]
         counts = Counter(None if x["value"] is None else int(x["value"]) for x in recs)
-        rows.append([shape, f"r*{r - r_star:+d}" if r != r_star else "r*", init, _share(recs),
+        rows.append([shape, f"r*{r - r_star:+d}" if r != r_star else "r*", init, outcome_share(recs),
                      " ".join(f"{k}:{v}" for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))),
                      _med([e["risk"] for e in ex]), ex[0]["optimum"], max(e["gap"] for e in ex),
                      max(e["rel_change_last_tenth"] for e in ex), _med([e["grad_norm"] for e in ex]),
                      _med([e["first_step_at_r_star"] for e in ex])])
-    cols = ["shape", "r", "init", "learned = min(r, r*)", "learned counts", "median risk", "optimum R(r)",
+    cols = ["shape", "r", "init", "learned = min(r, r*) [95% CI]", "learned counts", "median risk", "optimum R(r)",
             "max gap", "max rel. change last 10%", "median grad norm", "median first step"]
     write_table(rows, cols, "rank_gd_population",
                 f"GD on U V^T, population loss, {plan.gd_seeds} seeds per row, {plan.gd_steps} steps: "
                 f"learned rank = #sigma_i(U V^T K^(1/2)) > 10 x its initial top value; risk per unit d; "
                 f"'rel. change' over the last tenth of the steps says how converged the risk is.", prov, tables)
     print_table(console, rows, cols, "rank: GD (population)")
-    summary["gd_population"] = _share(pop)
+    summary["gd_population"] = outcome_share(pop)
 
     # 3. GD on finite noisy data: passes through vs ends at
     data = list(store.records(campaign=f"rank.gd-data-{tag}"))
@@ -78,10 +132,10 @@ def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: 
     for (shape, N, noise), recs in _group(data, lambda x: (x["provenance"]["shape"], x["provenance"]["N"],
                                                             x["provenance"]["noise"])).items():
         ex = [x["extra"] for x in recs]
-        rows.append([shape, N, noise, f"{sum(e['passes_r_star'] for e in ex)}/{len(ex)}", _share(recs),
+        rows.append([shape, N, noise, f"{sum(e['passes_r_star'] for e in ex)}/{len(ex)}", outcome_share(recs),
                      _med([x["value"] for x in recs]), _med([e["risk_min"] for e in ex]),
                      _med([e["risk_end"] for e in ex])])
-    cols = ["shape", "N", "noise", "passes through r*", "ends at r*", "median final rank",
+    cols = ["shape", "N", "noise", "passes through r*", "ends at r* [95% CI]", "median final rank",
             "median min risk on path", "median final risk"]
     write_table(rows, cols, "rank_gd_data",
                 f"GD on U V^T (full width r = n) on N inputs x 4 columns of noisy data, init 1e-3: the learned "
@@ -94,21 +148,34 @@ def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: 
     rows = []
     cells = _group(est, lambda x: (x["provenance"]["shape"], x["provenance"]["N"], x["provenance"]["noise"]))
     for (shape, N, noise), recs in cells.items():
-        rows.append([shape, N, noise] + [_share([x for x in recs if x["provenance"]["estimator"] == e])
-                                         for e in ESTIMATORS])
-    cols = ["shape", "N", "noise"] + [f"{e} recovers r*" for e in ESTIMATORS]
+        ex = recs[0]["extra"]
+        below = ex["sigma_r_star"] <= ex["detection_limit"]
+        rows.append([shape, N, noise, ex["sigma_r_star"], ex["detection_limit"], "BELOW" if below else "above"]
+                    + [outcome_share([x for x in recs if x["provenance"]["estimator"] == e]) for e in ESTIMATORS])
+    cols = ["shape", "N", "noise", "sigma_r*", "detection limit", "sigma_r* vs limit"] + \
+        [f"{ESTIMATOR_NAMES[e]} = r* [95% CI]" for e in ESTIMATORS]
+    definitions = (
+        f"Estimators on sigma_i of M_hat K_hat^(1/2) (least squares, n={plan.n}, N inputs x 4 columns, "
+        f"{plan.est_seeds} draws per cell): energy_tau = min k with sum_(i<=k) sigma_i^2 >= tau sum sigma_i^2; "
+        f"entropy rank = exp(-sum p_i log p_i), rounded, in two normalisations, p_i = sigma_i^2 / sum sigma^2 "
+        f"(THEORY.md) and p_i = sigma_i / sum sigma; threshold = #sigma_i above the Gavish-Donoho known-noise "
+        f"hard threshold lambda(beta) sqrt(n) s (lambda = 4/sqrt(3) for a square matrix), with the entry noise "
+        f"s = noise_hat / sqrt(4 N), noise_hat the least-squares residual std. Detection limit = that same "
+        f"threshold at the TRUE noise; a cell is flagged BELOW when the teacher's smallest signal singular "
+        f"value sigma_r* lies at or below it (then no estimator is expected to see r*).")
     write_table(rows, cols, "rank_estimators",
-                f"Pre-training recovery of r*={r_star} from the least-squares estimate (n={plan.n}, N inputs x 4 "
-                f"columns, {plan.est_seeds} draws per cell): share of draws where each estimator equals r*.",
-                prov, tables)
+                f"Pre-training recovery of r*={r_star}. {estimator_conclusion(est, r_star)} "
+                f"{estimator_bias_sentence()} {definitions}", prov, tables)
     print_table(console, rows, cols, "rank: estimators")
     overall = []
     for shape in sorted({x["provenance"]["shape"] for x in est}) + ["all"]:
         sub = [x for x in est if shape == "all" or x["provenance"]["shape"] == shape]
-        overall.append([shape] + [_share([x for x in sub if x["provenance"]["estimator"] == e]) for e in ESTIMATORS])
+        overall.append([shape] + [outcome_share([x for x in sub if x["provenance"]["estimator"] == e])
+                                  for e in ESTIMATORS])
     write_table(overall, ["shape"] + list(ESTIMATORS), "rank_estimators_summary",
-                "Recovery rate of r* per estimator and spectrum shape, over all sample sizes and noise levels.",
-                prov, tables)
+                "Share of draws recovering r* per estimator and spectrum shape, over all sample sizes and noise "
+                "levels, with 95% Wilson intervals (entropy_round: p ~ sigma^2; entropy_sigma_round: p ~ sigma). "
+                f"{estimator_bias_sentence()}", prov, tables)
     print_table(console, overall, ["shape"] + list(ESTIMATORS), "rank: estimator summary")
     summary["estimators"] = {row[0]: dict(zip(ESTIMATORS, row[1:])) for row in overall}
     _figures(opt, pop, data, est, plan, figures, prov)
@@ -145,9 +212,9 @@ def _figures(opt: list, pop: list, data: list, est: list, plan: Plan, figures: P
     axes[1].axhline(plan.r_star, color="grey", lw=0.8)
     axes[1].set(xlabel="GD step", ylabel="learned rank (median)", title="flat teacher, r = r*+2 / n")
     axes[1].legend(fontsize=6)
-    for e in ("energy_0.9", "energy_0.99", "entropy_round", "threshold"):
+    for e in ESTIMATORS:
         cell = _group([x for x in est if x["provenance"]["estimator"] == e], lambda x: (x["provenance"]["N"],))
-        axes[2].plot([k[0] for k in cell], [np.mean([x["verdict"] == "holds" for x in v]) for v in cell.values()],
+        axes[2].plot([k[0] for k in cell], [np.mean([x["verdict"] == "supported" for x in v]) for v in cell.values()],
                      "o-", label=e)
     axes[2].set_xscale("log")
     axes[2].set(xlabel="N inputs", ylabel="recovery rate (all shapes, noises)", title="estimators", ylim=(-0.05, 1.05))

@@ -8,6 +8,12 @@
     near_tie(n)          coarse dyadic matrices full of ties, then one entry pair nudged by
                          +-2**-50 within a row (rows still sum to exactly 1): near-ties at 1e-16
     any_stochastic(n)    one of the above
+    unnormalised(n)      dyadic / near_tie / sparse / causal with each row scaled by (1 + c 2**-40),
+                         c in [-64, 64]: rows do NOT sum to exactly 1 (deviation up to ~6e-11), so the
+                         float path must decide with a real row deviation
+    twin_rows(n)         square, rows in identical pairs (2q, 2q+1), then unnormalised: every
+                         maximising pair has a twin pair with the same exact d, so the float filter
+                         cannot separate them and the exact path is provably taken
 
 All return numpy float64 arrays of shape (n, m) (m = n unless given).
 """
@@ -127,3 +133,27 @@ def chained_pair(draw, max_n: int = 5):
         return {"dyadic": dyadic, "sparse": sparse, "hard": hard, "near_tie": near_tie,
                 "stochastic": stochastic}[kind](n=r, m=c)
     return draw(one(n, m, draw(fam))), draw(one(m, p, draw(fam)))
+
+
+SCALE = 2.0 ** -40
+
+
+def _scale_rows(draw, a: np.ndarray) -> np.ndarray:
+    c = draw(st.lists(st.integers(-64, 64), min_size=a.shape[0], max_size=a.shape[0]))
+    return a * (1.0 + np.array(c, dtype=np.float64) * SCALE)[:, None]
+
+
+@st.composite
+def unnormalised(draw, n: Optional[int] = None):
+    """Square adversarial matrices whose rows are scaled by 1 + c 2**-40 (the rational matrix is
+    the scaled floats with rows renormalised exactly)."""
+    base = draw(st.one_of(dyadic(n=n), near_tie(n=n), sparse(n=n), causal(n=n)))
+    return _scale_rows(draw, base)
+
+
+@st.composite
+def twin_rows(draw, half: Optional[int] = None):
+    """(2h, 2h) matrices with rows 2q and 2q+1 equal before scaling (see the module doc)."""
+    h = draw(_sizes(half, 1, 3))
+    base = draw(st.one_of(dyadic(n=h, m=2 * h, bits=3), near_tie(n=h, m=2 * h), sparse(n=h, m=2 * h)))
+    return _scale_rows(draw, np.repeat(base, 2, axis=0))

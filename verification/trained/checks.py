@@ -7,8 +7,8 @@ widened to float64), and for each *variant* of the token set
     content   special tokens (CLS/SEP/BOS/EOS/pad/chat markers) dropped       (THEORY.md §2)
     nofirst   the first position dropped (causal models: the attention sink)
 
-the head-averaged A_l = mean_h A_lh (then the variant's submatrix, rows renormalised in float64)
-and every head A_lh (submatrix, renormalised) are checked:
+the head-averaged A_l = mean_h A_lh (then the variant's submatrix) and every head A_lh (its
+submatrix) are checked:
 
 - ``dobrushin.factor`` (Theorem D1): delta, exact equality verdict (tight / holds), slack, and
   whether equality comes through a pair containing the first token (§1 corollary) or another;
@@ -21,8 +21,11 @@ Causal models: every variant keeps a one-hot first row, and then D1's equality i
 = max_j (1 - A_j0) is attained by a pair (0, j), since d_ij <= 1 - min(A_i0, A_j0)); their
 verdicts are all ``tight`` through the first token by construction, not by training.
 
-Exactness: the rational matrix of a verdict is the float64 array checked (head mean, or
-submatrix renormalised in float64), rows renormalised exactly by numerics.dobrushin.
+Exactness: the rational matrix of a D1 verdict is the model's own floats (the float64 head mean,
+or a head's float32 values) on the kept tokens, each row divided by its exact sum
+(``factor_check(..., renormalise=True)``): no float renormalisation stands between the model and
+the verdict. The rollout chain takes the kept submatrices renormalised in float64 as its rational
+matrices (the D2 verdicts are exact for those).
 One results-store chunk per (model, input text): a rerun resumes. Reports: verification.trained.report.
 """
 from __future__ import annotations
@@ -33,11 +36,12 @@ from typing import Any, Optional
 import numpy as np
 
 from numerics.sources.models import QUANTISED_NOTE  # noqa: F401  (re-exported)
-from numerics.stochastic import restrict
+from numerics.stochastic import restrict, submatrix
 from theory.verdicts import Verdict
 from verification import campaign
 from verification.store import Record
 
+VERSION = "v2"   # v2: D1 verdicts certified for the exact renormalisation of the model's floats
 RESIDUAL, FUSION = 0.5, "mean"
 SOFTMAX_BOUND_MAX_T = 128        # per-head comparison bounds cost O(T^3) per head
 
@@ -85,9 +89,12 @@ def measure_variant(A_heads: np.ndarray, keep: np.ndarray, comparison: bool) -> 
     n = int(keep.sum())
     if n < 2:
         return None
-    A_mean = restrict(A_heads.mean(axis=1), keep)         # (L, n, n)
-    A_h = restrict(A_heads, keep)                          # (L, H, n, n)
-    mean, heads = factor_check(A_mean), factor_check(A_h)
+    sub_mean = submatrix(A_heads.mean(axis=1), keep)      # (L, n, n), the floats as they are
+    sub_h = submatrix(A_heads, keep)                       # (L, H, n, n)
+    mean = factor_check(sub_mean, renormalise=True)        # certified for the exact renormalisation
+    heads = factor_check(sub_h, renormalise=True)
+    A_mean = restrict(A_heads.mean(axis=1), keep)         # float64 renormalised: rollout, comparisons
+    A_h = sub_h / sub_h.sum(axis=-1, keepdims=True)
     roll = rollout_tightness(A_mean, residual=RESIDUAL, fused=True)
     out = dict(n=n, mean=mean, heads=heads, roll=roll, birkhoff=None, softmax=None)
     if comparison:
@@ -151,7 +158,7 @@ def campaign_name(model: Any, corpus_name: str) -> str:
     """The campaign of one model: its name, its fingerprint (hash of weights, configuration,
     tokenizer and settings) and the rollout settings. Other weights under the same name or path
     are another campaign, never a resume."""
-    return (f"trained:{model.name}:{corpus_name}:max{model.max_tokens}:r{RESIDUAL}:{FUSION}"
+    return (f"trained-{VERSION}:{model.name}:{corpus_name}:max{model.max_tokens}:r{RESIDUAL}:{FUSION}"
             f":w{model.fingerprint}")
 
 

@@ -1,0 +1,139 @@
+"""The Poincare campaign's findings as tables whose captions are generated from the stored records.
+
+* poincare_villani_map: per family, the share of the (beta, lambda, data seed) grid where Villani's
+  condition fails (refuted), with a 95% Wilson interval, how many failures are interval-certified, and
+  the range of lambda_V(beta).
+* poincare_metastable: every instance ordered by its best test-function lower bound over C_P; those
+  below COLLAPSE (Var/C_P small: the polynomial test functions miss the slow, metastable mode) are
+  listed and counted, not omitted.
+* poincare_expected_loss: per instance, E_mu[L] against L(argmin F) and min L (quadrature under the
+  discretised mu on the bounds grid: every quick family), and the SDE's Monte Carlo E[L] for the
+  higher-dimensional families.
+
+The report layer reads the store only; it never recomputes.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from verification.report.aggregate import group, median
+from verification.report.stats import share_text, wilson
+from verification.report.tables import fmt, print_table, write_table
+
+COLLAPSE = 0.5   # best test-function lower bound below this fraction of C_P: reported as collapsed
+
+
+# -- Villani map ---------------------------------------------------------------------------------------
+
+def villani_map_rows(records: list[dict]) -> list[list]:
+    out = []
+    for (fam,), recs in group(records, lambda r: (r["extra"]["family"],)).items():
+        n = len(recs)
+        ref = [r for r in recs if r["verdict"] == "refuted"]
+        sup = sum(r["verdict"] == "supported" for r in recs)
+        inc = n - len(ref) - sup
+        cert = sum(bool(r["extra"]["certified"]) for r in ref)
+        lv = [r["extra"]["statistic"] for r in recs]
+        seeds = sorted({r["extra"]["data_seed"] for r in recs})
+        out.append([fam, n, len(seeds), len(ref), cert, sup, inc, share_text(len(ref), n), min(lv), max(lv)])
+    return out
+
+
+VILLANI_MAP_COLUMNS = ["family", "points", "data seeds", "refuted", "refuted (interval-certified)", "supported",
+                       "inconclusive", "share refuted [95% Wilson]", "min lambda_V", "max lambda_V"]
+
+
+def villani_map_caption(rows: list[list]) -> str:
+    parts = []
+    for fam, n, seeds, ref, cert, sup, inc, share, lv_lo, lv_hi in rows:
+        lo, hi = wilson(ref, n)
+        parts.append(f"{fam}: fails at {ref}/{n} grid points over {seeds} data seeds (share {ref / n:.3f}, "
+                     f"95% CI [{lo:.3f}, {hi:.3f}]; {cert} of the failures certified by interval arithmetic), "
+                     f"lambda_V from {fmt(lv_lo)} to {fmt(lv_hi)}")
+    return ("Villani's condition (the seed's route to Poincare for every lambda > 0) on the (beta, lambda) map. "
+            + "; ".join(parts) + ". Failures lie below lambda_V(beta); supported points of attn2 / lora2 are "
+            "estimates (grid sup), attn1's are proved.")
+
+
+# -- metastable cases ----------------------------------------------------------------------------------
+
+def metastable_rows(by_instance: dict) -> list[list]:
+    out = []
+    for (fam, beta, lam), recs in by_instance.items():
+        e = next(iter(recs.values()))["extra"]
+        C = e["C_P"]
+        ratio = {k: recs[k]["bound"] / C for k in ("lower_linear", "lower_quadratic", "lower_eigenfunction_mp")
+                 if k in recs and recs[k]["bound"] is not None and C}
+        best = max((v for k, v in ratio.items() if k != "lower_eigenfunction_mp"), default=None)
+        out.append([fam, beta, lam, C, e["gaussian_C"], ratio.get("lower_linear"), ratio.get("lower_quadratic"),
+                    ratio.get("lower_eigenfunction_mp"), best is not None and best < COLLAPSE])
+    return sorted(out, key=lambda r: (min(x for x in (r[5], r[6]) if x is not None), r[0], r[1], r[2]))
+
+
+METASTABLE_COLUMNS = ["family", "beta", "lambda", "C_P", "1/(beta lambda)", "Var/C_P", "quad/C_P", "eig_mp/C_P",
+                      "collapsed"]
+
+
+def metastable_caption(rows: list[list]) -> str:
+    if not rows:
+        return "Test-function lower bounds: no instances stored"
+    bad = [r for r in rows if r[8]]
+    worst = rows[0]
+    head = (f"Test-function lower bounds over C_P, worst first: {len(bad)} of {len(rows)} instances have their best "
+            f"polynomial (degree <= 2) bound below {COLLAPSE:g} C_P (collapsed: a metastable slow mode those "
+            f"functions miss)")
+    tail = (f"; the worst is {worst[0]} at beta {fmt(worst[1])}, lambda {fmt(worst[2])}: Var/C_P {fmt(worst[5])}, "
+            f"quadratic {fmt(worst[6])}")
+    return head + tail + ". The discretised-eigenfunction quotient (eig_mp, a quadrature estimate) stays near 1."
+
+
+# -- expected loss -------------------------------------------------------------------------------------
+
+def expected_loss_rows(by_instance: dict, sde_records: list[dict]) -> list[list]:
+    out = []
+    for (fam, beta, lam), recs in by_instance.items():
+        e = next(iter(recs.values()))["extra"]
+        if "E_L" not in e:
+            continue
+        out.append([fam, "quadrature", beta, lam, e["E_L"], None, e["L_argmin_F"], e["min_L"],
+                    e["E_L"] - e["L_argmin_F"], e["L_argmin_F"] - e["min_L"]])
+    for r in sde_records:
+        e = r["extra"]
+        if e.get("kind") == "expected_loss":
+            out.append([e["family"], "SDE (MALA)", e["beta"], e["lam"], e["E_L"], e["E_L_se"], e["L_star"], e["min_L"],
+                        e["E_L"] - e["L_star"], e["L_star"] - e["min_L"]])
+    return out
+
+
+EXPECTED_LOSS_COLUMNS = ["family", "method", "beta", "lambda", "E_mu[L]", "se", "L(argmin F)", "min L",
+                         "E_mu[L] - L(argmin F)", "L(argmin F) - min L"]
+
+
+def expected_loss_caption(rows: list[list]) -> str:
+    parts = []
+    for (fam,), rs in group([dict(fam=r[0], row=r) for r in rows], lambda d: (d["fam"],)).items():
+        rr = [d["row"] for d in rs]
+        above = sum(r[8] > 0 for r in rr)
+        parts.append(f"{fam}: E_mu[L] > L(argmin F) at {above}/{len(rr)} (median excess {fmt(median(r[8] for r in rr))}), "
+                     f"regularisation gap L(argmin F) - min L median {fmt(median(r[9] for r in rr))}")
+    return ("Expected loss under mu_beta against the loss at the minimiser of F and the smallest loss found "
+            "(quadrature on the discretised mu; min L on the grid or by L-BFGS: upper estimates of inf L). "
+            + "; ".join(parts) + ".")
+
+
+def write_findings(store: Any, plan: Any, by_instance: dict, sde_campaign: str, map_campaign: str,
+                   tables_dir: Any, prov: str, console: Any) -> None:
+    """Write and print the three findings tables (see the module docstring)."""
+    maps = list(store.records(campaign=map_campaign))
+    if maps:
+        rows = villani_map_rows(maps)
+        write_table(rows, VILLANI_MAP_COLUMNS, "poincare_villani_map", villani_map_caption(rows),
+                    prov + f", {map_campaign}", tables_dir)
+        print_table(console, rows, VILLANI_MAP_COLUMNS, "Poincare: where Villani's condition fails")
+    rows = metastable_rows(by_instance)
+    write_table(rows, METASTABLE_COLUMNS, "poincare_metastable", metastable_caption(rows), prov, tables_dir)
+    print_table(console, rows[:10], METASTABLE_COLUMNS, "Poincare: weakest test-function lower bounds")
+    rows = expected_loss_rows(by_instance, list(store.records(campaign=sde_campaign)))
+    write_table(rows, EXPECTED_LOSS_COLUMNS, "poincare_expected_loss", expected_loss_caption(rows),
+                prov + f", {sde_campaign}", tables_dir)
+    print_table(console, rows, EXPECTED_LOSS_COLUMNS, "Poincare: expected loss vs L(argmin F) and min L")
