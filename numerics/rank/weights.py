@@ -76,34 +76,83 @@ def product_singular_values(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
 
 
 def head_spectra(module: Any, config: Any) -> dict[str, np.ndarray]:
-    """QK and OV singular values, (layers, H, dh) each, plus factor conditioning (min over A, B of
-    sigma_min / sigma_max, (layers, H)) that decides whether rank dh is certified."""
-    qk, ov, cond_qk, cond_ov = [], [], [], []
+    """QK and OV singular values, (layers, H, dh) each; factor conditioning (min over A, B of
+    sigma_min / sigma_max, (layers, H), an estimate); and ``full_qk`` / ``full_ov`` (layers, H): both
+    factors have full column rank *certified* exactly (:func:`full_column_rank_certified`), so the
+    circuit's rank is exactly dh."""
+    qk, ov, cond_qk, cond_ov, full_qk, full_ov = [], [], [], [], [], []
     for f in head_factors(module, config):
         qk.append(product_singular_values(f.query, f.key))
         ov.append(product_singular_values(f.value, f.output_t))
         c = lambda X: (lambda s: s[:, -1] / s[:, 0])(torch.linalg.svdvals(X))    # noqa: E731
         cond_qk.append(torch.minimum(c(f.query), c(f.key)))
         cond_ov.append(torch.minimum(c(f.value), c(f.output_t)))
+        full = lambda X: full_column_rank_certified(X.detach().to(torch.float64).numpy())  # noqa: E731
+        full_qk.append(full(f.query) & full(f.key))
+        full_ov.append(full(f.value) & full(f.output_t))
     st = lambda xs: torch.stack(xs).numpy()                                      # noqa: E731
-    return {"qk": st(qk), "ov": st(ov), "cond_qk": st(cond_qk), "cond_ov": st(cond_ov)}
+    return {"qk": st(qk), "ov": st(ov), "cond_qk": st(cond_qk), "cond_ov": st(cond_ov),
+            "full_qk": np.stack(full_qk), "full_ov": np.stack(full_ov)}
+
+
+PRIMES = (2147483647, 2147483629)   # 2^31 - 1 and the next prime below: products fit in int64
+
+
+def rank_mod_p(Z: np.ndarray, p: int) -> int:
+    """Rank of an integer matrix (entries already reduced mod p, int64) over GF(p)."""
+    Z = Z.copy() % p
+    rows, cols = Z.shape
+    r = 0
+    for c in range(cols):
+        piv = np.flatnonzero(Z[r:, c])
+        if piv.size == 0:
+            continue
+        k = r + int(piv[0])
+        Z[[r, k]] = Z[[k, r]]
+        inv = pow(int(Z[r, c]), p - 2, p)
+        Z[r] = (Z[r] * inv) % p
+        below = np.flatnonzero(Z[r + 1:, c]) + r + 1
+        if below.size:
+            Z[below] = (Z[below] - (Z[below, c:c + 1] * Z[r]) % p) % p
+        r += 1
+        if r == rows:
+            break
+    return r
+
+
+def full_column_rank_certified(X: np.ndarray) -> np.ndarray:
+    """(..., D, dh) float factors -> (...) bool: True where the rational matrix the floats represent
+    has full column rank, *certified*: the floats are exact integers times one power of two per
+    matrix, and a rank of dh modulo a prime p means a dh x dh minor is nonzero mod p, hence nonzero
+    over the integers. False means undecided (rank mod p can drop for an unlucky p), not deficient."""
+    X = np.asarray(X, dtype=np.float64)
+    lead, (D, dh) = X.shape[:-2], X.shape[-2:]
+    flat = X.reshape((-1, D, dh))
+    out = np.zeros(flat.shape[0], dtype=bool)
+    for b, M in enumerate(flat):
+        if not np.isfinite(M).all() or D < dh:
+            continue
+        mant, expo = np.frexp(M)
+        ints = (mant * 2.0 ** 53).astype(np.int64)           # exact: M = ints * 2**(expo - 53)
+        nz = ints != 0
+        if not nz.any():
+            continue
+        shift = (expo - 53) - int((expo - 53)[nz].min())     # >= 0: scale the matrix by one power of 2
+        uniq, inv = np.unique(shift, return_inverse=True)
+        for p in PRIMES:
+            twos = np.array([pow(2, int(e), p) for e in uniq], dtype=np.int64)[inv].reshape(shift.shape)
+            Z = ((ints % p) * twos) % p
+            # a dh x dh minor among the first 2 dh rows usually suffices (and is cheap); else all rows
+            if rank_mod_p(Z[: 2 * dh], p) == dh or (D > 2 * dh and rank_mod_p(Z, p) == dh):
+                out[b] = True
+                break
+    return out.reshape(lead)
 
 
 def effective_ranks(spectra: np.ndarray) -> dict[str, np.ndarray]:
     """energy 0.9 / 0.99 and entropy ranks over the last axis of (..., dh)."""
     return {"energy_0.9": energy_rank(spectra, 0.9), "energy_0.99": energy_rank(spectra, 0.99),
             "entropy": entropy_rank(spectra)}
-
-
-# Float SVD is backward stable: computed sigma_min is within c * dh * eps * sigma_max of the true one
-# (c a small constant); a ratio above this floor certifies full column rank of the factor.
-RANK_CERTIFY_FLOOR = 1e-10
-
-
-def head_rank_certified(cond: Any, floor: float = RANK_CERTIFY_FLOOR) -> np.ndarray:
-    """True where both factors have certified full column rank, so rank(A B^T) = dh exactly
-    (rank(A B^T) = rank(B) when A has full column rank); False means undecided, not deficient."""
-    return np.asarray(cond) > floor
 
 
 def kernel_product_full(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:

@@ -61,7 +61,16 @@ def test_qr_core_spectrum_equals_the_explicit_product():
 def test_head_rank_exact_and_certified_flag():
     assert RW.head_rank_exact([[1, 0], [0, 1], [0, 0]], [[1, 0], [0, 2], [1, 1]]) == 2
     assert RW.head_rank_exact([[1, 2], [2, 4], [0, 0]], [[1, 1], [1, 1], [0, 0]]) == 1
-    assert RW.head_rank_certified(np.array([0.5, 1e-12])).tolist() == [True, False]
+    # exact full column rank: a rank-deficient factor whose float SVD looks fine at 1e-10 is not
+    # certified, a nearly deficient but exactly full one is
+    e = 2.0 ** -40
+    full = np.array([[1.0, 1.0], [1.0, 1.0 + e], [0.0, 0.0]])             # det of the top block = e
+    deficient = np.array([[1.0, 3.0], [1.0 / 3, 1.0], [2.0, 6.0]])       # exactly rank 1? 1/3 is not a
+    exact_def = np.array([[1.0, 2.0], [0.5, 1.0], [4.0, 8.0]])           # float third; this one is
+    got = RW.full_column_rank_certified(np.stack([full, exact_def, np.eye(3)[:, :2]]))
+    assert got.tolist() == [True, False, True]
+    assert bool(RW.full_column_rank_certified(deficient)) == (RW.head_rank_exact(deficient, np.eye(3)[:, :2]) == 2)
+    assert RW.rank_mod_p(np.array([[1, 2], [2, 4]], dtype=np.int64), 7) == 1
     with pytest.raises(ValueError, match="unsupported architecture"):
         RW.head_factors(torch.nn.Linear(2, 2), None)
 
@@ -75,6 +84,6 @@ def test_minilm_heads():
     m = load_model("minilm")
     sp = RW.head_spectra(m.module, m.config)
     assert sp["qk"].shape == sp["ov"].shape == (6, 12, 32)
-    assert RW.head_rank_certified(sp["cond_qk"]).all() and RW.head_rank_certified(sp["cond_ov"]).all()
+    assert sp["full_qk"].all() and sp["full_ov"].all() and sp["full_qk"].shape == (6, 12)
     er = RW.effective_ranks(sp["qk"])
     assert np.all(er["energy_0.9"] <= er["energy_0.99"]) and np.all(er["energy_0.99"] <= 32)

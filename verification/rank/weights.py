@@ -2,8 +2,10 @@
 
 For every layer and head: the QK kernel W_Q^h W_K^h^T and the OV circuit W_V^h W_O^h, their energy
 (0.9, 0.99) and entropy effective ranks against the head dimension, and the sanity verdict of
-``rank.weights.head_rank``: rank = dh certified (tight) when both factors have full column rank by a
-margin far above the float SVD error; otherwise undecided. smollm2 is the 4-bit GGUF model
+``rank.weights.head_rank``: rank = dh certified (tight) when both factors have full column rank,
+decided exactly (rank modulo a prime of the integers the floats represent: a nonzero minor mod p is
+nonzero over the rationals); otherwise undecided. The effective ranks and the factor conditioning
+are float estimates. smollm2 is the 4-bit GGUF model
 dequantised by transformers: its numbers are those of the quantised weights (said in every table).
 """
 from __future__ import annotations
@@ -24,7 +26,7 @@ from verification.store import Record
 from verification.report.tables import print_table, write_table
 
 MODELS = ("minilm", "smollm2")
-VERSION = "v1"
+VERSION = "v2"  # v2: head rank certified by exact rank mod p
 
 
 def _label(name: str, quantised: bool) -> str:
@@ -40,7 +42,7 @@ def model_chunk(name: str) -> list[Record]:
     out = []
     for circuit in ("qk", "ov"):
         er = RW.effective_ranks(sp[circuit])
-        full = RW.head_rank_certified(sp[f"cond_{circuit}"])
+        full = sp[f"full_{circuit}"]
         L, H = sp[circuit].shape[:2]
         for layer in range(L):
             for head in range(H):
@@ -48,7 +50,7 @@ def model_chunk(name: str) -> list[Record]:
                 out.append(Record("rank.weights.head_rank", f"{name}/{circuit}/L{layer}/H{head}",
                                   Verdict.TIGHT if full[layer, head] else Verdict.UNDECIDED,
                                   slack=0.0 if full[layer, head] else None, value=float(er["energy_0.99"][layer, head]),
-                                  bound=float(dh), backend="torch-qr", dtype="float64",
+                                  bound=float(dh), backend="exact-mod-p", dtype="float64",
                                   provenance={"model": name, "quantised": bool(m.quantised), "source": str(m.source),
                                               "layer": layer, "head": head, "circuit": circuit, "head_dim": dh},
                                   extra={"energy_0.9": int(er["energy_0.9"][layer, head]),
