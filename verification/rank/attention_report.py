@@ -82,7 +82,8 @@ def report_attention(store: Any, p: AttPlan, tables: Path, figures: Path, consol
                 f"regression does not, 'partial' is the estimator's bias (linearisation), not identifiability; "
                 f"'spread' = largest kernel error between converged starts of equal cost (large = not identified). "
                 f"The proved linear claim applies to noiseless data with an identifiable design (W_V known: full-rank "
-                f"design; W_V unknown: B T >= d^3); elsewhere not-applicable. Exact rational regression (linear, "
+                f"design; W_V unknown: B T >= d^3); elsewhere not-applicable. Its float draws are estimates, stored "
+                f"undecided (the kernel error and ranks are shown); it is certified by the exact rational regression (linear, "
                 f"d=3): {exact['exact/d3']['verdict']}; 50-digit softmax inversion, noiseless, beta 16/64: rel. error "
                 f"{exact['exact/inversion']['value']:.1e} ({exact['exact/inversion']['verdict']}; float64 failures "
                 f"there are precision, not identifiability).", prov, tables)
