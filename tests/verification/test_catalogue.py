@@ -16,7 +16,7 @@ DOBRUSHIN_BACKENDS = {"float64", "float32", "torch-cpu", "cuda", "exact"}
 @pytest.mark.parametrize("inst,backend", PAIRS)
 def test_known_answer(inst, backend):
     if not cat.available(backend):
-        pytest.skip("no CUDA device")
+        pytest.skip("needs a GPU: no CUDA device here")
     ev = cat.evaluate(inst, backend)
     assert isinstance(ev, cat.Evaluation)
     assert ev.verdict is inst.expected_verdict(backend)          # exact, never by tolerance
