@@ -60,7 +60,27 @@ def torch_compute_dtype(x: Any, name: str) -> Any:
     return x.dtype
 
 
+def stack_layers(x: Any, name: str = "attention", axis: int = 0) -> Any:
+    """A tuple or list of per-layer arrays or tensors (what ``transformers`` returns as
+    ``outputs.attentions``: one ``(batch, heads, T, T)`` float32 tensor per layer) stacked along
+    ``axis`` as a new layer dimension; anything else is returned unchanged. Layers of different
+    shapes are a ValueError naming the first that differs."""
+    if not isinstance(x, (tuple, list)) or not x:
+        return x
+    is_tensor = torch is not None and all(isinstance(a, torch.Tensor) for a in x)
+    if not (is_tensor or all(isinstance(a, np.ndarray) for a in x)):
+        return x
+    for k, a in enumerate(x):
+        if a.shape != x[0].shape:
+            raise ValueError(f"{name}: layer {k} has shape {tuple(a.shape)}, layer 0 has {tuple(x[0].shape)}; "
+                             "every layer must have the same shape to be stacked")
+    if is_tensor:
+        return torch.stack([a.detach() for a in x], dim=axis)
+    return np.stack(x, axis=axis)
+
+
 def _to_numpy(x: Any, name: str) -> tuple[np.ndarray, Any]:
+    x = stack_layers(x, name)     # a tuple of per-layer tensors: layers become the leading axis
     if torch is not None and isinstance(x, torch.Tensor):
         dt = torch_compute_dtype(x, name)
         if x.dtype == torch.bfloat16:

