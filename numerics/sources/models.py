@@ -78,7 +78,7 @@ class Encoded:
 class LoadedModel:
     """A loaded model plus what is needed to turn a text into attention matrices."""
 
-    name: str
+    name: str                   # model id: embedded name, or folder/file name + content hash
     causal: bool                # attention is lower triangular (decided by probing the model)
     module: Any                 # the transformers model (eval, float32, eager attention)
     config: Any
@@ -336,15 +336,18 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     if causal is None:
         raise ValueError(f"model {where!r} returns no attention probabilities "
                          "(output_attentions unsupported by this architecture)")
-    name = str(name_or_path) if str(name_or_path) in EMBEDDED else where
-    template = CHAT_TEMPLATE_SMOLLM2 if name == "smollm2" else None
+    embedded = str(name_or_path) in EMBEDDED
+    template = CHAT_TEMPLATE_SMOLLM2 if str(name_or_path) == "smollm2" else None
     max_tokens = min(max_tokens, limit)
+    fp = fingerprint(folder, gguf, {"max_tokens": max_tokens, "template": template, "dtype": "float32",
+                                    "attn": "eager"})
+    # the model id names outputs and provenance: the embedded name, or the folder / file name plus a
+    # content hash (two folders called `model` never collide; no path of this machine is written out)
+    name = str(name_or_path) if embedded else f"{Path(gguf).stem if gguf else folder.name}-{fp[:8]}"
     model = LoadedModel(name=name, causal=causal, module=module, config=module.config,
                         quantised=gguf is not None, tokenizer=tokenizer, source=where,
                         max_tokens=max_tokens, template=template,
-                        special_ids=_special_ids(tokenizer),
-                        fingerprint=fingerprint(folder, gguf, {"max_tokens": max_tokens, "template": template,
-                                                               "dtype": "float32", "attn": "eager"}))
+                        special_ids=_special_ids(tokenizer), fingerprint=fp)
     if cache:
         _CACHE[key] = model
     return model

@@ -180,3 +180,34 @@ def test_causal_attention_forces_d1_equality_through_the_first_token(seed, n):
     eq, first, delta = d1_by_definition(A)
     assert eq and first and bool(fc.equality) and bool(fc.through_first)
     assert delta == max(1 - Fraction(float(x)) / sum(Fraction(float(y)) for y in A[j]) for j, x in enumerate(A[:, 0]))
+
+
+def test_two_model_folders_of_the_same_name_do_not_collide(tmp_path):
+    """`--model a/model` and `--model b/model` (different files) write separate tables, named by
+    a model id with a content hash, and no caption, footer or table carries a path of this machine."""
+    import shutil
+
+    from numerics.sources.models import embedded_path
+    from verification.cli import main
+
+    src = embedded_path("minilm")[0]
+    dirs = []
+    for k, tweak in enumerate(("", " ")):
+        d = tmp_path / f"run{k}" / "model"
+        d.mkdir(parents=True)
+        for f in src.iterdir():
+            if f.is_file():
+                (d / f.name).symlink_to(f) if f.suffix == ".safetensors" else shutil.copy(f, d / f.name)
+        (d / "config.json").write_text((d / "config.json").read_text() + tweak)  # other bytes, same model
+        dirs.append(d)
+    texts = tmp_path / "t.txt"
+    texts.write_text("The cat sat on the mat.\n")
+    out = tmp_path / "out"
+    for d in dirs:
+        assert main(["rollout", "--model", str(d), "--texts", str(texts), "--max-tokens", "16",
+                     "--db", str(tmp_path / "r.db"), "--out", str(out)]) == 0
+    d1 = sorted(p.name for p in (out / "tables").glob("trained_d1_*.md"))
+    assert len(d1) == 2 and all(n.startswith("trained_d1_model_") for n in d1), d1
+    for p in list((out / "tables").iterdir()) + list((out / "figures").iterdir()):
+        body = p.read_bytes()
+        assert str(tmp_path).encode() not in body and str(src).encode() not in body, p.name

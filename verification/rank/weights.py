@@ -51,7 +51,7 @@ def model_chunk(name: str) -> list[Record]:
                                   Verdict.TIGHT if full[layer, head] else Verdict.UNDECIDED,
                                   slack=0.0 if full[layer, head] else None, value=float(er["energy_0.99"][layer, head]),
                                   bound=float(dh), backend="exact-mod-p", dtype="float64",
-                                  provenance={"model": name, "quantised": bool(m.quantised), "source": str(m.source),
+                                  provenance={"model": name, "quantised": bool(m.quantised), "fingerprint": m.fingerprint,
                                               "layer": layer, "head": head, "circuit": circuit, "head_dim": dh},
                                   extra={"energy_0.9": int(er["energy_0.9"][layer, head]),
                                          "entropy": float(er["entropy"][layer, head]),

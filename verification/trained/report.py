@@ -33,7 +33,8 @@ def share_cell(k: int, n: int) -> str:
 
 
 def slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", Path(name).stem if ("/" in name or "." in name) else name).strip("_")
+    """File-name form of a model id (ids carry no path: numerics.sources.models.load_model)."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
 
 
 def _collect(store: Any, campaign: str, inputs: Optional[set]) -> dict:
@@ -61,7 +62,7 @@ def _provenance(model: Any, campaign: str, n_inputs: int, seed: int) -> str:
     from numerics.sources.models import QUANTISED_NOTE
 
     q = f"; {QUANTISED_NOTE}" if model.quantised else ""
-    return (f"model {model.name} ({model.source}){q}; campaign {campaign}; {n_inputs} inputs; "
+    return (f"model {model.name} (files sha256 {model.fingerprint}){q}; campaign {campaign}; {n_inputs} inputs; "
             f"max {model.max_tokens} tokens; rollout residual 0.5, mean head fusion; seed {seed} "
             "(no random draws); D1 verdicts exact (rational), shares with 95% Wilson intervals")
 
