@@ -14,6 +14,41 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 import sympy as sp
 
+_LATEX_TEXT = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+               "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}", "<": r"\textless{}",
+               ">": r"\textgreater{}"}
+
+
+def latex_text(text: str) -> str:
+    r"""Plain words for LaTeX text mode, its special characters escaped (in one pass).
+
+    >>> print(latex_text("A_ii >= 50% {x}"))
+    A\_ii \textgreater{}= 50\% \{x\}
+    """
+    import re
+
+    return re.sub(r"[\\&%$#_{}~^<>]", lambda m: _LATEX_TEXT[m.group(0)], text)
+
+
+# How named symbols print in LaTeX: sympy's default mangles names such as "rank(A B^T)" or "Var_mu_f".
+LATEX_SYMBOLS: dict[str, str] = {
+    "rank(A B^T)": r"\operatorname{rank}(A B^{\top})",
+    "d_head": r"d_{\mathrm{head}}",
+    "Var_mu_f": r"\operatorname{Var}_{\mu}(f)",
+    "E_mu_gradf2": r"\mathbb{E}_{\mu}\|\nabla f\|^{2}",
+    "E_beta_F": r"\mathbb{E}_{\mu_{\beta}}[F]",
+    "E_beta_L": r"\mathbb{E}_{\mu_{\beta}}[L]",
+    "F_star": r"F(\theta^{*}_{\lambda})",
+    "L_theta_star": r"L(\theta^{*}_{\lambda})",
+    "r_SDE": r"r_{\mathrm{SDE}}",
+    "r_GD": r"r_{\mathrm{GD}}",
+    "r_hat": r"\hat{r}",
+    "rank W_hat": r"\operatorname{rank}\hat{W}",
+    "rank M_static": r"\operatorname{rank} M_{\mathrm{static}}",
+    "E||Delta X||_F^2": r"\mathbb{E}\|\Delta X\|_{F}^{2}",
+    "r^*": r"r^{*}",
+}
+
 CATEGORIES = ("proved", "conjecture", "sanity", "statistical")  # records: verdicts, outcomes, verdicts, outcomes
 
 
@@ -102,8 +137,17 @@ class Theorem:
             raise ValueError(f"theorem id {self.id!r} must be dotted, e.g. 'dobrushin.factor'")
 
     def latex(self) -> str:
-        """LaTeX of the statement."""
-        return sp.latex(self.statement)
+        """LaTeX of the statement, named symbols printed as in the papers (:data:`LATEX_SYMBOLS`)."""
+        names = {sym: LATEX_SYMBOLS[sym.name] for sym in self.statement.atoms(sp.Symbol)
+                 if sym.name in LATEX_SYMBOLS}
+        return sp.latex(self.statement, symbol_names=names)
+
+    def latex_block(self) -> str:
+        """A ``theorem`` environment (amsthm) with a label, the statement in display math and the
+        equality condition in words."""
+        kind = {"proved": "theorem", "sanity": "proposition"}.get(self.category, "conjecture")
+        return (f"\\begin{{{kind}}}[{latex_text(self.title)}]\\label{{thm:{self.id}}}\n"
+                f"\\[ {self.latex()} \\]\nEquality: {latex_text(self.equality)}.\n\\end{{{kind}}}")
 
     def evaluator(self, backend: str) -> Callable:
         """Resolve the evaluator registered for ``backend`` (imports numerics lazily)."""
@@ -145,3 +189,16 @@ def theorems() -> list[Theorem]:
 
     load_all()
     return [REGISTRY[k] for k in sorted(REGISTRY)]
+
+
+def theorems_markdown() -> str:
+    """Every registered theorem as Markdown (``docs/theorems.md`` is this text; a test keeps it so)."""
+    from theory import theorems
+
+    out = ["# Registered theorems", "",
+           "Generated from the registry: `attnbounds theorems --markdown > docs/theorems.md`.", ""]
+    for th in theorems():
+        out += [f"## `{th.id}` ({th.category})", "", th.title, "", f"$$ {th.latex()} $$", "",
+                f"- equality: {th.equality}", f"- backends: {', '.join(sorted(th.evaluators))}"]
+        out += [f"- reference: {r}" for r in th.references] + [""]
+    return "\n".join(out)

@@ -33,12 +33,18 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
 
     from rich.markup import escape
 
+    if args.markdown:
+        from theory.registry import theorems_markdown
+
+        sys.stdout.write(theorems_markdown())
+        return 0
     console = make_console()
     for th in theorems():  # statements contain brackets: never parse them as rich markup
         console.print(f"[bold]{escape(th.id)}[/bold]  ({th.category})  {escape(th.title)}")
         console.print(f"    statement: {th.statement}", markup=False)
         if args.latex:
             console.print(f"    latex:     {th.latex()}", markup=False)
+            console.print("    " + th.latex_block().replace("\n", "\n    "), markup=False)
         console.print(f"    equality:  {th.equality}", markup=False)
         console.print(f"    backends:  {', '.join(sorted(th.evaluators))}", markup=False)
     return 0
@@ -71,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser("theorems", help="list the registered theorems with their statements")
-    p.add_argument("--latex", action="store_true")
+    p.add_argument("--latex", action="store_true", help="also print each statement's LaTeX and a theorem block")
+    p.add_argument("--markdown", action="store_true", help="print the list as Markdown (docs/theorems.md)")
     p.set_defaults(func=_cmd_theorems)
 
     for name in COMMANDS:
