@@ -36,7 +36,6 @@ References:
 """
 from __future__ import annotations
 
-from typing import Any, Optional
 
 import sympy as sp
 

@@ -258,7 +258,7 @@ GD_RECOVERY = register(Theorem(
     category="conjecture", statement=sp.Eq(_learned, rs_),
     equality="r_GD = number of singular values of U V^T K^{1/2} that leave the initialisation scale",
     hypotheses=linear_hypotheses, witness=_witness,
-    evaluators={"fast": f"numerics.rank.gd:learned_rank", "exact": f"numerics.rank.gd:learned_rank_exact"},
+    evaluators={"fast": "numerics.rank.gd:learned_rank", "exact": "numerics.rank.gd:learned_rank_exact"},
     references=("[3] seed: recovery under low-rank implicit bias",), symbols=_SYMS))
 
 _rhat = sp.Symbol("r_hat")

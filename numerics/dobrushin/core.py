@@ -10,7 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from numerics import kernels as K
-from numerics.device import DEFAULT_MAX_BYTES, chunk_size
+from numerics.device import chunk_size
 from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic, give_back, renormalised
 
 

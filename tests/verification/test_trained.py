@@ -9,8 +9,8 @@ from rich.console import Console
 
 from numerics.sources.corpus import Corpus, TextInput
 from numerics.sources.models import load_model
-from numerics.stochastic import submatrix
-from verification.trained.checks import (campaign_name, chunk_key, input_records, restrict, run_campaign,
+from numerics.stochastic import restrict, submatrix
+from verification.trained.checks import (campaign_name, chunk_key, input_records, run_campaign,
                                   variants)
 from verification.report.stats import wilson
 from verification.trained.report import report_model

@@ -35,8 +35,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from numerics.sources.models import QUANTISED_NOTE  # noqa: F401  (re-exported)
-from numerics.stochastic import restrict, submatrix
+from numerics.stochastic import submatrix
 from theory.verdicts import Verdict
 from verification import campaign
 from verification.store import Record
@@ -93,7 +92,7 @@ def measure_variant(A_heads: np.ndarray, keep: np.ndarray, comparison: bool) -> 
     sub_h = submatrix(A_heads, keep)                       # (L, H, n, n)
     mean = factor_check(sub_mean, renormalise=True)        # certified for the exact renormalisation
     heads = factor_check(sub_h, renormalise=True)
-    A_mean = restrict(A_heads.mean(axis=1), keep)         # float64 renormalised: rollout, comparisons
+    A_mean = sub_mean / sub_mean.sum(axis=-1, keepdims=True)  # float64 renormalised: rollout, comparisons
     A_h = sub_h / sub_h.sum(axis=-1, keepdims=True)
     roll = rollout_tightness(A_mean, residual=RESIDUAL, fused=True)
     out = dict(n=n, mean=mean, heads=heads, roll=roll, birkhoff=None, softmax=None)
