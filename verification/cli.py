@@ -18,11 +18,19 @@ from verification.options import (JobContext, Parser, add_common, check_out_dir,
                                   make_console, name_list)
 
 # The family packages, in main-job order. Add a new family here.
-FAMILIES: tuple[str, ...] = ("verification.dobrushin", "verification.trained", "verification.rank",
-                             "verification.poincare")
+FAMILIES: tuple[str, ...] = (
+    "verification.dobrushin",
+    "verification.trained",
+    "verification.rank",
+    "verification.poincare",
+)
 # main-job section name -> family package (each package's SECTION)
-SECTIONS: dict[str, str] = {"dobrushin": "verification.dobrushin", "trained": "verification.trained",
-                            "rank": "verification.rank", "poincare": "verification.poincare"}
+SECTIONS: dict[str, str] = {
+    "dobrushin": "verification.dobrushin",
+    "trained": "verification.trained",
+    "rank": "verification.rank",
+    "poincare": "verification.poincare",
+}
 COMMANDS = FAMILIES
 # the subcommand of the trained-model section is `rollout`: either name selects it
 SECTION_ALIASES: dict[str, str] = {"rollout": "trained"}

@@ -1,0 +1,83 @@
+"""What a family gives the paper: tables, figures and the numbers the prose quotes, all read from
+stored records (never recomputed).
+
+Every family package exposes ``paper_part(store, seed=0, full=False) -> Part``. The paper builder
+(:mod:`verification.paper`) writes each :class:`Table` to ``paper/tables/<name>.tex`` (pandas
+``Styler.to_latex`` with booktabs), draws each :class:`Figure` to ``paper/figures/<name>.pdf``
+and ``.png``, and writes every macro to ``paper/generated/macros.tex`` as
+``\\newcommand{\\Name}{value}``. A number the prose needs that the store lacks is an error naming
+the missing campaign (:class:`MissingCampaign`), never a blank.
+
+>>> macro_name("D1", "share", "MiniLM", "last layer")
+'DOneShareMiniLMLastLayer'
+>>> macro_name("n=3", "time s")
+'NThreeTimeS'
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+_DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
+
+
+class MissingCampaign(ValueError):
+    """The store lacks a campaign the paper needs: say which, and which command fills it."""
+
+    def __init__(self, campaign: str, command: str):
+        super().__init__(f"the store has no records of campaign {campaign!r}: run `{command}` first "
+                         f"(the paper never recomputes)")
+        self.campaign, self.command = campaign, command
+
+
+def macro_name(*parts: Any) -> str:
+    """A LaTeX macro name (letters only) from words and numbers: digits become words, each word
+    is capitalised, anything else separates words."""
+    words = []
+    for part in parts:
+        for word in re.split(r"[^A-Za-z0-9]+", str(part)):
+            for piece in re.findall(r"[A-Za-z]+|[0-9]", word):
+                piece = _DIGITS[int(piece)] if piece.isdigit() else piece
+                words.append(piece[0].upper() + piece[1:])
+    if not words:
+        raise ValueError(f"no letters or digits in macro parts {parts!r}")
+    return "".join(words)
+
+
+@dataclass
+class Table:
+    """One table: a pandas DataFrame (index hidden unless ``index``), a caption, and the campaign
+    it comes from (the caption's provenance)."""
+
+    name: str                 # file stem: paper/tables/<name>.tex (letters, digits, '-', '_')
+    frame: Any                # pandas.DataFrame
+    caption: str
+    provenance: str = ""      # campaign(s), seed, model, commit-independent
+    index: bool = False
+
+
+@dataclass
+class Figure:
+    """One figure: ``draw(ax)`` draws on a matplotlib axis, deterministically (no timestamps)."""
+
+    name: str
+    draw: Callable[[Any], None]
+    caption: str
+    provenance: str = ""
+
+
+@dataclass
+class Part:
+    """A family's contribution to the paper."""
+
+    family: str
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    macros: dict[str, Any] = field(default_factory=dict)   # macro name -> number or short text
+    commands: list[str] = field(default_factory=list)      # commands that fill its campaigns
+
+    def macro(self, value: Any, *name_parts: Any) -> Any:
+        """Record ``value`` under ``macro_name(*name_parts)`` and return it."""
+        self.macros[macro_name(*name_parts)] = value
+        return value
