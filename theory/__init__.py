@@ -10,6 +10,7 @@ from theory.verdicts import Verdict  # noqa: F401
 
 # Each module registers its theorems on import. Add a new family here.
 FAMILIES: tuple[str, ...] = ("theory.dobrushin", "theory.rank", "theory.poincare",)
+FAMILIES += ("theory.san",)
 
 
 def load_all() -> None:

@@ -213,6 +213,8 @@ FACTOR = register(Theorem(
     evaluators={"fast": "numerics.dobrushin:factor_slack", "exact": "numerics.dobrushin:factor_equality"},
     references=("Dobrushin 1956", "Seneta 1981, §4.3", "Abnar & Zuidema 2020"),
     symbols={"A": "row-stochastic n x n attention", "delta": "Dobrushin coefficient"},
+    smt_checked=(("d1.bound", (6,), 11.9), ("d1.bound.split", (12,), 45.6), ("d1.iff", (5,), 13.4),
+                 ("d1.iff.split", (9,), 46.3)),
 ))
 
 CAUSAL = register(Theorem(
@@ -228,6 +230,7 @@ CAUSAL = register(Theorem(
     evaluators={"fast": "numerics.dobrushin:factor_slack", "exact": "numerics.dobrushin:factor_equality"},
     references=("THEORY.md §1 corollary, strengthened: the condition on the maximising pair is automatic",),
     symbols={"A": "lower-triangular row-stochastic n x n attention"},
+    smt_checked=(("causal", (8,), 52.1),),
 ))
 
 PRODUCT = register(Theorem(
@@ -242,4 +245,6 @@ PRODUCT = register(Theorem(
     evaluators={"fast": "numerics.dobrushin:dobrushin", "exact": "numerics.dobrushin:product_equality"},
     references=("Dobrushin 1956", "Seneta 1981, Thm 4.8"),
     symbols={"P": "row-stochastic n x m", "Q": "row-stochastic m x p"},
+    smt_checked=(("d2.bound", (2, 2, 2), 0.17), ("d2.bound.split", (4, 4, 4), 16.8), ("d2.iff", (2, 2, 2), 0.30),
+                 ("d2.iff.split", (3, 3, 3), 26.2), ("chain", (2,), 0.33)),
 ))

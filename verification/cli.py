@@ -23,6 +23,9 @@ FAMILIES: tuple[str, ...] = (
     "verification.trained",
     "verification.rank",
     "verification.poincare",
+    "verification.modalities",
+    "verification.san",
+    "verification.prove",
 )
 # main-job section name -> family package (each package's SECTION)
 SECTIONS: dict[str, str] = {
@@ -30,8 +33,11 @@ SECTIONS: dict[str, str] = {
     "trained": "verification.trained",
     "rank": "verification.rank",
     "poincare": "verification.poincare",
+    "modalities": "verification.modalities",
+    "san": "verification.san",
+    "prove": "verification.prove",
 }
-COMMANDS = FAMILIES
+COMMANDS = FAMILIES + ("verification.paper",)   # commands that are not families
 # the subcommand of the trained-model section is `rollout`: either name selects it
 SECTION_ALIASES: dict[str, str] = {"rollout": "trained"}
 
@@ -103,7 +109,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         if getattr(args, "out", None) is not None:
             check_out_dir(args.out)          # before any computation: a file there fails now
-        if getattr(args, "db", None) is not None:
+        if getattr(args, "reads_store", False):  # a command that only reads: the store must exist
+            if args.db != ":memory:" and not Path(args.db).is_file():
+                raise FileNotFoundError(f"--db {args.db!r}: no results store there "
+                                        "(fill one first, e.g. `attnbounds verify`)")
+        elif getattr(args, "db", None) is not None:
             from verification.store import check_writable
             check_writable(args.db)          # likewise a read-only store
         return int(args.func(args) or 0)

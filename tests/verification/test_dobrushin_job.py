@@ -134,7 +134,7 @@ def test_table_never_shows_zero_slack_for_a_strict_record():
 def test_cli_runs_and_rejects_bad_arguments(tmp_path, capsys):
     assert main(["dobrushin", "--db", str(tmp_path / "r.db"), "--out", str(tmp_path),
                  "--families", "hard", "--sizes", "3"]) == 0
-    assert (tmp_path / "tables" / "dobrushin_random.tex").exists()
+    assert (tmp_path / "tables" / "dobrushin_random.md").exists() and (tmp_path / "tables" / "dobrushin_random.csv").exists()
     assert main(["dobrushin", "--db", ":memory:", "--families", "gaussian"]) == 2
     assert "unknown family 'gaussian'" in capsys.readouterr().err
     assert main(["theorems"]) == 0

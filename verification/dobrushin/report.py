@@ -16,8 +16,9 @@ COLUMNS = ("family", "n", "instances", "D1 equality [95% CI]", "D1 only via toke
 UNRESOLVED_SLACK = "> 0 (unresolved)"   # a strict record stored with slack <= 0 (before slacks were exact)
 
 
-def summarise(records: Iterable[dict]) -> list[tuple]:
-    """Aggregate stored records (never recomputes) into the main table's rows."""
+def tally(records: Iterable[dict]) -> dict:
+    """Counts per (family, n), sorted by family order then n: D1 instances / tight / only via
+    token 0 / exact path, D2 pairs / tight, smallest strict D1 slack, violated, undecided."""
     acc: dict = defaultdict(lambda: {"d1": 0, "d1_eq": 0, "d1_first": 0, "d1_exact": 0, "d2": 0, "d2_eq": 0,
                                      "slack": float("inf"), "unresolved": False, "viol": 0, "und": 0})
     for r in records:
@@ -39,16 +40,21 @@ def summarise(records: Iterable[dict]) -> list[tuple]:
             a["d2"] += 1
             a["d2_eq"] += r["verdict"] == "tight"
     order = {f: i for i, f in enumerate(FAMILIES)}
+    return dict(sorted(acc.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])))
+
+
+def summarise(records: Iterable[dict]) -> list[tuple]:
+    """Aggregate stored records (never recomputes) into the main table's rows."""
     rows = []
-    for (f, n), a in sorted(acc.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])):
+    for (f, n), a in tally(records).items():
         rows.append((f, n, a["d1"], share_text(a["d1_eq"], a["d1"]), share_text(a["d1_first"], a["d1"]),
                      a["d1_exact"], a["d2"],
-                     share_text(a["d2_eq"], a["d2"]), _min_slack(a),
+                     share_text(a["d2_eq"], a["d2"]), min_slack(a),
                      a["viol"], a["und"]))
     return rows
 
 
-def _min_slack(a: dict):
+def min_slack(a: dict):
     """Smallest strict D1 slack of a group: a positive float, "> 0 (unresolved)" when a strict record
     carries no positive slack, None when the group has no strict record."""
     if a["unresolved"]:

@@ -17,7 +17,7 @@ from verification.report.figures import save_figure
 from verification.report.tables import fmt, print_table, write_table
 
 
-def _by_instance(store, campaign: str) -> dict:
+def by_instance(store, campaign: str) -> dict:
     rows: dict = defaultdict(dict)
     for r in store.records(campaign=campaign):
         e = r["extra"]
@@ -35,7 +35,7 @@ def _ratio(bound, value):
 
 def bounds_rows(store, campaign: str) -> list[list]:
     out = []
-    for (fam, beta, lam), recs in sorted(_by_instance(store, campaign).items()):
+    for (fam, beta, lam), recs in sorted(by_instance(store, campaign).items()):
         any_r = next(iter(recs.values()))
         e = any_r["extra"]
         C = e["C_P"]
@@ -55,7 +55,7 @@ BOUNDS_COLUMNS = ["family", "beta", "lambda", "C_P", "error", "1/(beta lambda)",
 
 def villani_rows(store, campaign: str) -> list[list]:
     out = []
-    for (fam, beta, lam), recs in sorted(_by_instance(store, campaign).items()):
+    for (fam, beta, lam), recs in sorted(by_instance(store, campaign).items()):
         v = recs.get("villani")
         if v is None:
             continue
@@ -83,7 +83,7 @@ def outcome_summary(rows: list[list], fam_col: int, out_col: int) -> str:
 def threshold_rows(store, campaign: str) -> list[list]:
     """Per (family, beta): the smallest lambda each derivation needs (from the stored records)."""
     seen = {}
-    for (fam, beta, lam), recs in sorted(_by_instance(store, campaign).items()):
+    for (fam, beta, lam), recs in sorted(by_instance(store, campaign).items()):
         be, v = recs.get("bakry_emery"), recs.get("villani")
         if be is None or v is None or (fam, beta) in seen or "hessian_bounded" not in be["extra"]:
             continue
@@ -204,6 +204,6 @@ def report(store, plan, tables_dir, figures_dir, console) -> None:
     if srows:
         write_table(srows, SDE_COLUMNS, "poincare_sde", sde_caption(srows), prov + f", {sde}", tables_dir)
         print_table(console, srows, SDE_COLUMNS, "Poincare: Langevin SDE")
-    write_findings(store, plan, dict(sorted(_by_instance(store, plan.campaign).items())), sde,
+    write_findings(store, plan, dict(sorted(by_instance(store, plan.campaign).items())), sde,
                    map_campaign(plan.seed, plan.full), tables_dir, prov, console)
     _plot(rows, Path(figures_dir), prov)

@@ -60,6 +60,35 @@ def recovery_rows(recs: list[dict]) -> list[list]:
     return rows
 
 
+STUDENTS_COLUMNS = ["kind", "r", "median train risk", "median test risk", "certified lower bound (rounded down)",
+                    "min exact risk - bound", "max rel. change last 10%", "median grad norm", "learned ranks",
+                    "verdicts / outcomes"]
+LADDER_COLUMNS = ["kind", "lambda", "static energy_0.99 ranks", "median static entropy rank", "median unexplained",
+                  "static rank = r* [95% CI]"]
+
+
+def students_rows(stu: list[dict]) -> list[list]:
+    """One row per (kind, r) of the GD students: risks, the certified bound, verdicts / outcomes."""
+    rows = []
+    for (kind, r), rs in _group(stu, lambda x: (x["provenance"]["kind"], x["provenance"]["r"])).items():
+        ex = [x["extra"] for x in rs]
+        rows.append([kind, r, _med([x["value"] for x in rs]), _med([e["test_risk"] for e in ex]),
+                     rs[0]["bound"] if rs[0]["theorem"] == "rank.attention.linear.deficiency" else None,
+                     min((e["exact_slack"] for e in ex if "exact_slack" in e), default=None),
+                     max(e["rel_change_last_tenth"] for e in ex), _med([e["grad_norm"] for e in ex]),
+                     " ".join(str(e["learned"]) for e in ex), _verdicts(rs)])
+    return rows
+
+
+def ladder_rows(lad: list[dict]) -> list[list]:
+    """One row per (kind, lambda) of the interpolation ladder."""
+    rows = []
+    for (kind, lam), rs in _group(lad, lambda x: (x["provenance"]["kind"], x["provenance"]["lam"])).items():
+        rows.append([kind, lam, " ".join(str(int(x["value"])) for x in rs), _med([x["extra"]["entropy"] for x in rs]),
+                     _med([x["extra"]["unexplained"] for x in rs]), outcome_share(rs)])
+    return rows
+
+
 def report_attention(store: Any, p: AttPlan, tables: Path, figures: Path, console: Any, seed: int = 0) -> dict:
     """Tables and the figure of the attention campaigns, from stored records only."""
     rec_c, stu_c, lad_c = campaigns(p, seed)
@@ -90,17 +119,7 @@ def report_attention(store: Any, p: AttPlan, tables: Path, figures: Path, consol
     print_table(console, rows, RECOVERY_COLUMNS, "rank: attention kernel recovery")
 
     stu = list(store.records(campaign=stu_c))
-    rows = []
-    for (kind, r), rs in _group(stu, lambda x: (x["provenance"]["kind"], x["provenance"]["r"])).items():
-        ex = [x["extra"] for x in rs]
-        rows.append([kind, r, _med([x["value"] for x in rs]), _med([e["test_risk"] for e in ex]),
-                     rs[0]["bound"] if rs[0]["theorem"] == "rank.attention.linear.deficiency" else None,
-                     min((e["exact_slack"] for e in ex if "exact_slack" in e), default=None),
-                     max(e["rel_change_last_tenth"] for e in ex), _med([e["grad_norm"] for e in ex]),
-                     " ".join(str(e["learned"]) for e in ex), _verdicts(rs)])
-    cols = ["kind", "r", "median train risk", "median test risk", "certified lower bound (rounded down)",
-            "min exact risk - bound", "max rel. change last 10%", "median grad norm", "learned ranks",
-            "verdicts / outcomes"]
+    rows, cols = students_rows(stu), STUDENTS_COLUMNS
     write_table(rows, cols, "rank_attention_students",
                 f"Kernel-rank-r students trained by plain GD ({p.steps} steps, W_V fixed to the teacher's, beta=1), "
                 f"r*={p.r_star}. Linear r<r* (proved): certified lower bound mu_lo tail_lo (H - mu_lo I positive "
@@ -112,12 +131,7 @@ def report_attention(store: Any, p: AttPlan, tables: Path, figures: Path, consol
     print_table(console, rows, cols, "rank: attention students")
 
     lad = list(store.records(campaign=lad_c))
-    rows = []
-    for (kind, lam), rs in _group(lad, lambda x: (x["provenance"]["kind"], x["provenance"]["lam"])).items():
-        rows.append([kind, lam, " ".join(str(int(x["value"])) for x in rs), _med([x["extra"]["entropy"] for x in rs]),
-                     _med([x["extra"]["unexplained"] for x in rs]), outcome_share(rs)])
-    cols = ["kind", "lambda", "static energy_0.99 ranks", "median static entropy rank", "median unexplained",
-            "static rank = r* [95% CI]"]
+    rows, cols = ladder_rows(lad), LADDER_COLUMNS
     write_table(rows, cols, "rank_ladder",
                 f"Interpolation ladder: Y = ((1-lambda) M_static + lambda A(X)) X W_V, rank(M_static) = kernel rank "
                 f"= r* = {p.r_star}, T={p.T}; the best static token mixer's rank against r* (claim: equal).",

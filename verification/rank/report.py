@@ -74,13 +74,19 @@ def estimator_conclusion(est: list[dict], r_star: int) -> str:
             + f". Highest share ({top:.2f}): {best}.")
 
 
-def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: Console) -> dict:
-    tag, r_star = plan.tag, plan.r_star
-    prov = f"campaigns rank.*-{tag}; seed {plan.seed}; n={plan.n}, r*={r_star}; GD steps {plan.gd_steps}"
-    summary: dict[str, Any] = {}
+RISK_COLUMNS = ["shape", "covariance", "r", "R(r) seed 0", "sigma_r*^2", "max certified width",
+                "max |float - certified|", "EYM agrees to width", "deficiency", "achievability"]
+GD_POPULATION_COLUMNS = ["shape", "r", "init", "learned = min(r, r*) [95% CI]", "learned counts", "median risk",
+                         "optimum R(r)", "max gap", "max rel. change last 10%", "median grad norm",
+                         "median first step"]
+GD_DATA_COLUMNS = ["shape", "N", "noise", "passes through r*", "ends at r* [95% CI]", "median final rank",
+                   "median min risk on path", "median final risk"]
+ESTIMATOR_COLUMNS = ["shape", "N", "noise", "sigma_r*", "detection limit", "sigma_r* vs limit"] + \
+    [f"{ESTIMATOR_NAMES[e]} = r* [95% CI]" for e in ESTIMATORS]
 
-    # 1. excess risk vs r: certified optimum, deficiency and achievability verdicts
-    opt = list(store.records(campaign=f"rank.optimum-{tag}"))
+
+def risk_rows(opt: list[dict]) -> list[list]:
+    """One row per (shape, covariance, r) of the optimum campaign: R(r), sigma_r*^2, verdicts."""
     rows = []
     for (shape, cov, r), recs in _group([x for x in opt if "r" in x["provenance"]],
                                         lambda x: (x["provenance"]["shape"], x["provenance"]["covariance"],
@@ -92,9 +98,68 @@ def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: 
                      max(x["extra"]["certified_width"] for x in eym), max(x["extra"]["fast_error"] for x in eym),
                      f"{sum(x['extra'].get('enclosures_overlap', False) for x in eym)}/{len(eym)}",
                      _verdicts(dfc), _verdicts(ach)])
+    return rows
+
+
+def gd_population_rows(pop: list[dict], r_star: int) -> list[list]:
+    """One row per (shape, r, init) of GD on the population loss."""
+    rows = []
+    for (shape, r, init), recs in _group(pop, lambda x: (x["provenance"]["shape"], x["provenance"]["r"],
+                                                          x["provenance"]["init_scale"])).items():
+        ex = [x["extra"] for x in recs]
+        counts = Counter(None if x["value"] is None else int(x["value"]) for x in recs)
+        rows.append([shape, f"r*{r - r_star:+d}" if r != r_star else "r*", init, outcome_share(recs),
+                     " ".join(f"{k}:{v}" for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))),
+                     _med([e["risk"] for e in ex]), ex[0]["optimum"], max(e["gap"] for e in ex),
+                     max(e["rel_change_last_tenth"] for e in ex), _med([e["grad_norm"] for e in ex]),
+                     _med([e["first_step_at_r_star"] for e in ex])])
+    return rows
+
+
+def gd_data_rows(data: list[dict]) -> list[list]:
+    """One row per (shape, N, noise) of GD on finite noisy data: passes through vs ends at r*."""
+    rows = []
+    for (shape, N, noise), recs in _group(data, lambda x: (x["provenance"]["shape"], x["provenance"]["N"],
+                                                            x["provenance"]["noise"])).items():
+        ex = [x["extra"] for x in recs]
+        rows.append([shape, N, noise, f"{sum(e['passes_r_star'] for e in ex)}/{len(ex)}", outcome_share(recs),
+                     _med([x["value"] for x in recs]), _med([e["risk_min"] for e in ex]),
+                     _med([e["risk_end"] for e in ex])])
+    return rows
+
+
+def estimator_rows(est: list[dict]) -> list[list]:
+    """One row per (shape, N, noise): sigma_r* against the detection limit, each estimator's share."""
+    rows = []
+    cells = _group(est, lambda x: (x["provenance"]["shape"], x["provenance"]["N"], x["provenance"]["noise"]))
+    for (shape, N, noise), recs in cells.items():
+        ex = recs[0]["extra"]
+        below = ex["sigma_r_star"] <= ex["detection_limit"]
+        rows.append([shape, N, noise, ex["sigma_r_star"], ex["detection_limit"], "BELOW" if below else "above"]
+                    + [outcome_share([x for x in recs if x["provenance"]["estimator"] == e]) for e in ESTIMATORS])
+    return rows
+
+
+def estimator_summary_rows(est: list[dict]) -> list[list]:
+    """Per spectrum shape (and "all"): each estimator's share of draws recovering r*."""
+    overall = []
+    for shape in sorted({x["provenance"]["shape"] for x in est}) + ["all"]:
+        sub = [x for x in est if shape == "all" or x["provenance"]["shape"] == shape]
+        overall.append([shape] + [outcome_share([x for x in sub if x["provenance"]["estimator"] == e])
+                                  for e in ESTIMATORS])
+    return overall
+
+
+def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: Console) -> dict:
+    tag, r_star = plan.tag, plan.r_star
+    prov = f"campaigns rank.*-{tag}; seed {plan.seed}; n={plan.n}, r*={r_star}; GD steps {plan.gd_steps}"
+    summary: dict[str, Any] = {}
+
+    # 1. excess risk vs r: certified optimum, deficiency and achievability verdicts
+    opt = list(store.records(campaign=f"rank.optimum-{tag}"))
+    rows = risk_rows(opt)
     ident = [x for x in opt if x["theorem"] == "rank.linear.excess_risk_identity"]
-    cols = ["shape", "covariance", "r", "R(r) seed 0", "sigma_r*^2", "max certified width",
-            "max |float - certified|", "EYM agrees to width", "deficiency", "achievability"]
+    cols = RISK_COLUMNS
     write_table(rows, cols, "rank_linear_risk",
                 f"Optimal rank-r excess risk R(r) (per unit d), n={plan.n}, r*={r_star}: tail sum certified in "
                 f"60-digit intervals; the risk of P_r M* agrees with it within the interval width (Eckart-Young-Mirsky, "
@@ -107,18 +172,7 @@ def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: 
 
     # 2. GD on the population loss
     pop = list(store.records(campaign=f"rank.gd-pop-{tag}"))
-    rows = []
-    for (shape, r, init), recs in _group(pop, lambda x: (x["provenance"]["shape"], x["provenance"]["r"],
-                                                          x["provenance"]["init_scale"])).items():
-        ex = [x["extra"] for x in recs]
-        counts = Counter(None if x["value"] is None else int(x["value"]) for x in recs)
-        rows.append([shape, f"r*{r - r_star:+d}" if r != r_star else "r*", init, outcome_share(recs),
-                     " ".join(f"{k}:{v}" for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))),
-                     _med([e["risk"] for e in ex]), ex[0]["optimum"], max(e["gap"] for e in ex),
-                     max(e["rel_change_last_tenth"] for e in ex), _med([e["grad_norm"] for e in ex]),
-                     _med([e["first_step_at_r_star"] for e in ex])])
-    cols = ["shape", "r", "init", "learned = min(r, r*) [95% CI]", "learned counts", "median risk", "optimum R(r)",
-            "max gap", "max rel. change last 10%", "median grad norm", "median first step"]
+    rows, cols = gd_population_rows(pop, r_star), GD_POPULATION_COLUMNS
     write_table(rows, cols, "rank_gd_population",
                 f"GD on U V^T, population loss, {plan.gd_seeds} seeds per row, {plan.gd_steps} steps: "
                 f"learned rank = #sigma_i(U V^T K^(1/2)) > 10 x its initial top value; risk per unit d; "
@@ -128,15 +182,7 @@ def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: 
 
     # 3. GD on finite noisy data: passes through vs ends at
     data = list(store.records(campaign=f"rank.gd-data-{tag}"))
-    rows = []
-    for (shape, N, noise), recs in _group(data, lambda x: (x["provenance"]["shape"], x["provenance"]["N"],
-                                                            x["provenance"]["noise"])).items():
-        ex = [x["extra"] for x in recs]
-        rows.append([shape, N, noise, f"{sum(e['passes_r_star'] for e in ex)}/{len(ex)}", outcome_share(recs),
-                     _med([x["value"] for x in recs]), _med([e["risk_min"] for e in ex]),
-                     _med([e["risk_end"] for e in ex])])
-    cols = ["shape", "N", "noise", "passes through r*", "ends at r* [95% CI]", "median final rank",
-            "median min risk on path", "median final risk"]
+    rows, cols = gd_data_rows(data), GD_DATA_COLUMNS
     write_table(rows, cols, "rank_gd_data",
                 f"GD on U V^T (full width r = n) on N inputs x 4 columns of noisy data, init 1e-3: the learned "
                 f"rank it passes through and the one it ends at after {plan.gd_steps} steps (population risk).",
@@ -145,15 +191,7 @@ def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: 
 
     # 4. estimators
     est = list(store.records(campaign=f"rank.estimators-{tag}"))
-    rows = []
-    cells = _group(est, lambda x: (x["provenance"]["shape"], x["provenance"]["N"], x["provenance"]["noise"]))
-    for (shape, N, noise), recs in cells.items():
-        ex = recs[0]["extra"]
-        below = ex["sigma_r_star"] <= ex["detection_limit"]
-        rows.append([shape, N, noise, ex["sigma_r_star"], ex["detection_limit"], "BELOW" if below else "above"]
-                    + [outcome_share([x for x in recs if x["provenance"]["estimator"] == e]) for e in ESTIMATORS])
-    cols = ["shape", "N", "noise", "sigma_r*", "detection limit", "sigma_r* vs limit"] + \
-        [f"{ESTIMATOR_NAMES[e]} = r* [95% CI]" for e in ESTIMATORS]
+    rows, cols = estimator_rows(est), ESTIMATOR_COLUMNS
     definitions = (
         f"Estimators on sigma_i of M_hat K_hat^(1/2) (least squares, n={plan.n}, N inputs x 4 columns, "
         f"{plan.est_seeds} draws per cell): energy_tau = min k with sum_(i<=k) sigma_i^2 >= tau sum sigma_i^2; "
@@ -167,11 +205,7 @@ def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: 
                 f"Pre-training recovery of r*={r_star}. {estimator_conclusion(est, r_star)} "
                 f"{estimator_bias_sentence()} {definitions}", prov, tables)
     print_table(console, rows, cols, "rank: estimators")
-    overall = []
-    for shape in sorted({x["provenance"]["shape"] for x in est}) + ["all"]:
-        sub = [x for x in est if shape == "all" or x["provenance"]["shape"] == shape]
-        overall.append([shape] + [outcome_share([x for x in sub if x["provenance"]["estimator"] == e])
-                                  for e in ESTIMATORS])
+    overall = estimator_summary_rows(est)
     write_table(overall, ["shape"] + list(ESTIMATORS), "rank_estimators_summary",
                 "Share of draws recovering r* per estimator and spectrum shape, over all sample sizes and noise "
                 "levels, with 95% Wilson intervals (entropy_round: p ~ sigma^2; entropy_sigma_round: p ~ sigma). "

@@ -67,10 +67,13 @@ def run_weights(store: Any, models: tuple[str, ...] = MODELS, console: Any = Non
     campaign.run(store, CAMPAIGN, [campaign.Chunk(name, model_chunk, (name,)) for name in models], console=console)
 
 
-def report_weights(store: Any, tables: Path, figures: Path, console: Any, models: tuple[str, ...] = MODELS) -> dict:
-    """Tables and the figure of the trained-head ranks, from stored records only."""
-    recs = [x for x in store.records(campaign=CAMPAIGN) if x["provenance"]["model"] in models]
-    prov = f"campaign {CAMPAIGN}; models {', '.join(models)}; spectra via QR of each factor + SVD of the dh x dh core"
+SUMMARY_COLUMNS = ["model", "circuit", "heads (all layers)", "head dim", "energy_0.9 mean (min-max)",
+                   "energy_0.99 mean (min-max)", "entropy rank mean (min-max)", "energy_0.99 / dh",
+                   "rank = dh certified"]
+
+
+def summary_rows(recs: list[dict]) -> list[list]:
+    """One row per (model, circuit): effective ranks over all heads, the certified head-rank share."""
     rows = []
     for (model, circuit), rs in _group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["circuit"])).items():
         p = rs[0]["provenance"]
@@ -81,8 +84,14 @@ def report_weights(store: Any, tables: Path, figures: Path, console: Any, models
                      f"{np.mean(e9):.1f} ({min(e9)}-{max(e9)})", f"{np.mean(e99):.1f} ({min(e99):.0f}-{max(e99):.0f})",
                      f"{np.mean(ent):.1f} ({min(ent):.1f}-{max(ent):.1f})", f"{np.mean(e99) / p['head_dim']:.2f}",
                      _share(rs, ("tight",))])
-    cols = ["model", "circuit", "heads (all layers)", "head dim", "energy_0.9 mean (min-max)",
-            "energy_0.99 mean (min-max)", "entropy rank mean (min-max)", "energy_0.99 / dh", "rank = dh certified"]
+    return rows
+
+
+def report_weights(store: Any, tables: Path, figures: Path, console: Any, models: tuple[str, ...] = MODELS) -> dict:
+    """Tables and the figure of the trained-head ranks, from stored records only."""
+    recs = [x for x in store.records(campaign=CAMPAIGN) if x["provenance"]["model"] in models]
+    prov = f"campaign {CAMPAIGN}; models {', '.join(models)}; spectra via QR of each factor + SVD of the dh x dh core"
+    rows, cols = summary_rows(recs), SUMMARY_COLUMNS
     write_table(rows, cols, "rank_weights_summary",
                 "Effective ranks of per-head QK kernels W_Q W_K^T and OV circuits W_V W_O of the embedded models "
                 "(biases ignored; for smollm2 the static QK kernel is the RoPE kernel at relative offset 0; "

@@ -1,4 +1,6 @@
-"""Write a report table as Markdown, CSV and LaTeX under ``paper/tables/`` with its provenance.
+"""Write a report table as Markdown and CSV under ``paper/tables/`` with its provenance (for the
+README and notebooks; the paper's LaTeX tables come from :mod:`verification.paper`, through
+pandas' Styler).
 
 The report layer only aggregates stored records; it never recomputes.
 """
@@ -29,21 +31,14 @@ def fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
-def _latex_escape(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
-                 ("$", r"\$"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
-        s = s.replace(a, b)
-    return s
-
-
 def write_table(rows: Sequence[Sequence[Any]], columns: Sequence[str], name: str, caption: str,
                 provenance: str, out_dir: str | Path = "paper/tables") -> dict[str, Path]:
-    """Write ``name.md``, ``name.csv`` and ``name.tex``; each carries caption + provenance."""
+    """Write ``name.md`` and ``name.csv``; each carries caption + provenance."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     prov = f"{provenance}; {versions_line()}"
     cells = [[fmt(v) for v in row] for row in rows]
-    paths = {"md": out / f"{name}.md", "csv": out / f"{name}.csv", "tex": out / f"{name}.tex"}
+    paths = {"md": out / f"{name}.md", "csv": out / f"{name}.csv"}
 
     md = [f"**{caption}**", "", "| " + " | ".join(columns) + " |",
           "|" + "|".join("---" for _ in columns) + "|"]
@@ -57,14 +52,6 @@ def write_table(rows: Sequence[Sequence[Any]], columns: Sequence[str], name: str
         w.writerow(columns)
         w.writerows([[("" if v is None else v) for v in row] for row in rows])
 
-    tex = [r"\begin{table}[ht]", r"\centering", r"\small",
-           r"\begin{tabular}{" + "l" * len(columns) + "}", r"\hline",
-           " & ".join(_latex_escape(c) for c in columns) + r" \\", r"\hline"]
-    tex += [" & ".join(_latex_escape(c) for c in r) + r" \\" for r in cells]
-    tex += [r"\hline", r"\end{tabular}",
-            r"\caption{" + _latex_escape(caption) + r" \newline \footnotesize{" + _latex_escape(prov) + "}}",
-            r"\end{table}", ""]
-    paths["tex"].write_text("\n".join(tex))
     return paths
 
 

@@ -4,3 +4,4 @@ checks (model + corpus -> records), report (stored records -> tables, figures), 
 ``rollout`` + main-job section ``trained``). The models come from :mod:`numerics.sources.models`.
 """
 from verification.trained.command import SECTION, register, verify_section  # noqa: F401
+from verification.trained.paper import paper_part  # noqa: F401

@@ -37,13 +37,18 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
 
 
-def _collect(store: Any, campaign: str, inputs: Optional[set]) -> dict:
+def collect(store: Any, campaign: str, inputs: Optional[set]) -> dict:
     """Keep the rows of the inputs ``{(input id, text hash)}`` (None: all) and group them:
     layer rows [variant][layer] -> list, head rows [variant][(l, h)] -> list."""
+    return collect_records(store.records(campaign=campaign), inputs)
+
+
+def collect_records(records: Any, inputs: Optional[set]) -> dict:
+    """:func:`collect` on records already read from the store."""
     layer, head, roll = defaultdict(lambda: defaultdict(list)), defaultdict(lambda: defaultdict(list)), \
         defaultdict(lambda: defaultdict(list))
     seen = set()
-    for r in store.records(campaign=campaign):
+    for r in records:
         p = r["provenance"]
         if inputs is not None and (p["input"], p["text_sha"]) not in inputs:
             continue
@@ -197,7 +202,7 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
                  inputs: Optional[set] = None, seed: int = 0) -> dict:
     """Write every table and figure of one model's campaign; return {name: paths}."""
     out_dir = Path(out_dir)
-    data = _collect(store, campaign, inputs)
+    data = collect(store, campaign, inputs)
     if not data["layer"]:
         raise ValueError(f"no stored records for campaign {campaign!r}")
     s, n = slug(model.name), len(data["inputs"])

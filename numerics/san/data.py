@@ -1,0 +1,143 @@
+"""Training data, offline: byte-level prose from ``pydoc_data.topics`` and two synthetic probes.
+
+Prose: the default corpus of :mod:`numerics.sources.corpus` (prose blocks of the Python reference,
+in sorted topic order) joined by newlines, as UTF-8 bytes (vocabulary 256); the last
+:data:`VAL_SHARE` of the bytes is held out for validation.
+
+Probes, written as bytes too and mixed into training as whole rows (a share ``probe_share`` of each
+batch; each row is a run of probe samples, each of either kind with probability 1/2):
+
+- context-grounded retrieval ``<a3 q7 m1 ?q7>``: four fresh random key/value pairs, then a query;
+  the answer (the byte after ``?q``) can only come from the context;
+- parametric recall ``[xqz:7]``: a fixed table of facts (three-letter name -> digit, drawn from
+  :data:`FACT_SEED`, the same for every run), queried with no context; the answer can only come
+  from the weights.
+
+Every batch is a pure function of (data seed, step): two models of a matched pair see the same
+rows in the same order, and a resumed run sees what it would have seen.
+
+>>> d = Data(ctx=32, n_facts=8)
+>>> x, y = d.batch(seed=0, step=3, batch=4)
+>>> x.shape, y.shape, bool((x[:, 1:] == y[:, :-1]).all())
+((4, 32), (4, 32), True)
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+VAL_SHARE = 0.1
+FACT_SEED = 20260101
+LETTERS = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+DIGITS = np.frombuffer(b"0123456789", dtype=np.uint8)
+KINDS = ("retrieval", "recall")
+
+
+@lru_cache(maxsize=1)
+def prose_bytes() -> bytes:
+    from numerics.sources.corpus import default_corpus
+
+    return "\n".join(t.text for t in default_corpus().inputs).encode("utf-8")
+
+
+def fact_table(n: int) -> list[tuple[bytes, int]]:
+    """``n`` distinct three-letter names with a digit each (fixed by :data:`FACT_SEED`)."""
+    rng = np.random.default_rng([FACT_SEED, n])
+    names: dict[bytes, int] = {}
+    while len(names) < n:
+        name = bytes(rng.choice(LETTERS, 3))
+        names.setdefault(name, int(rng.integers(10)))
+    return list(names.items())
+
+
+@dataclass
+class Data:
+    """Batches and evaluation sets for context ``ctx`` (rows of ctx + 1 bytes)."""
+
+    ctx: int = 64
+    probe_share: float = 0.25
+    n_facts: int = 32
+    n_pairs: int = 4
+    facts: list = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.ctx < 16:
+            raise ValueError(f"Data.ctx: probes need a context of at least 16 bytes, got {self.ctx}")
+        if not (0 <= self.probe_share <= 1):
+            raise ValueError(f"Data.probe_share: must lie in [0, 1], got {self.probe_share}")
+        raw = np.frombuffer(prose_bytes(), dtype=np.uint8)
+        cut = int(len(raw) * (1 - VAL_SHARE))
+        self.train, self.val = raw[:cut], raw[cut:]
+        self.facts = fact_table(self.n_facts)
+
+    @property
+    def fingerprint(self) -> str:
+        h = hashlib.sha256(prose_bytes())
+        h.update(repr((self.ctx, self.probe_share, self.n_facts, self.n_pairs, FACT_SEED)).encode())
+        return h.hexdigest()[:12]
+
+    # -- probe samples: (bytes, index of the answer byte) ------------------------------------------
+    def retrieval(self, rng: np.random.Generator) -> tuple[bytes, int]:
+        keys = rng.choice(LETTERS, self.n_pairs, replace=False)
+        vals = rng.choice(DIGITS, self.n_pairs)
+        q = int(rng.integers(self.n_pairs))
+        body = b" ".join(bytes([k, v]) for k, v in zip(keys, vals))
+        s = b"<" + body + b" ?" + bytes([keys[q], vals[q]]) + b">"
+        return s, len(s) - 2
+
+    def recall(self, rng: np.random.Generator, which: int | None = None) -> tuple[bytes, int]:
+        name, digit = self.facts[int(rng.integers(len(self.facts))) if which is None else which]
+        s = b"[" + name + b":" + str(digit).encode() + b"]"
+        return s, len(s) - 2
+
+    def probe_row(self, rng: np.random.Generator, kind: str | None = None,
+                  facts: list[int] | None = None) -> tuple[np.ndarray, list[tuple[int, str]]]:
+        """A row of ctx + 1 bytes of probe samples and its (answer index, kind) list (answers
+        inside the row only)."""
+        row, answers, k = b"", [], 0
+        while len(row) < self.ctx + 1:
+            use = kind or KINDS[int(rng.integers(2))]
+            if use == "retrieval":
+                s, a = self.retrieval(rng)
+            else:
+                s, a = self.recall(rng, None if facts is None else facts[k % len(facts)])
+                k += 1
+            if len(row) + a < self.ctx + 1:
+                answers.append((len(row) + a, use))
+            row += s
+        return np.frombuffer(row[: self.ctx + 1], dtype=np.uint8), answers
+
+    # -- training batches ------------------------------------------------------------------------
+    def batch(self, seed: int, step: int, batch: int) -> tuple[np.ndarray, np.ndarray]:
+        """Inputs and next-byte targets, each (batch, ctx) int64, a pure function of (seed, step)."""
+        rng = np.random.default_rng([seed, step])
+        rows = np.empty((batch, self.ctx + 1), dtype=np.int64)
+        probe = rng.random(batch) < self.probe_share
+        starts = rng.integers(0, len(self.train) - self.ctx - 1, batch)
+        for b in range(batch):
+            rows[b] = self.probe_row(rng)[0] if probe[b] else self.train[starts[b]: starts[b] + self.ctx + 1]
+        return rows[:, :-1], rows[:, 1:]
+
+    # -- evaluation sets ----------------------------------------------------------------------------
+    def val_rows(self, n: int) -> np.ndarray:
+        """``n`` held-out prose windows, evenly spaced, (n, ctx + 1)."""
+        starts = np.linspace(0, len(self.val) - self.ctx - 2, n).astype(np.int64)
+        return np.stack([self.val[s: s + self.ctx + 1] for s in starts]).astype(np.int64)
+
+    def probe_eval(self, kind: str, n_rows: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of one probe kind (fresh random contexts for retrieval; for recall every fact in
+        turn) and a mask (n_rows, ctx) of the target positions that are answers."""
+        rng = np.random.default_rng([seed, 1_000_003, KINDS.index(kind)])
+        rows = np.empty((n_rows, self.ctx + 1), dtype=np.int64)
+        mask = np.zeros((n_rows, self.ctx), dtype=bool)
+        order = list(range(len(self.facts)))
+        per_row = (self.ctx + 1) // 7 + 1                  # a recall sample is 7 bytes
+        for r in range(n_rows):
+            facts = [order[(r * per_row + i) % len(order)] for i in range(per_row)]
+            rows[r], answers = self.probe_row(rng, kind, facts)
+            for a, _ in answers:
+                mask[r, a - 1] = True          # the target at input position a - 1 is byte a
+        return rows, mask

@@ -1,0 +1,95 @@
+"""numerics.smt: the Dobrushin statements through z3. Proofs at small sizes, every deliberately wrong
+variant refuted with a counterexample re-checked exactly, timeouts reported as undecided."""
+import time
+from fractions import Fraction
+
+import pytest
+
+from numerics import smt
+from numerics.smt import SPLIT, STATEMENTS, decide, decide_split, fractions, recheck
+from numerics.smt import exact as X
+from numerics.smt import solve
+
+WRONG = sorted(k for k, s in {**STATEMENTS, **SPLIT}.items() if s.wrong)
+
+
+@pytest.mark.parametrize("key", ["d1.bound", "d1.iff"])
+def test_d1_and_its_equality_condition_are_proved_at_n3(key):
+    r = decide(STATEMENTS[key], (3,), timeout=60)
+    assert r.status == "proved", r
+    assert r.queries == (1 if key == "d1.bound" else 2) and r.variables > 9 and r.size_chars > 0
+    assert not r.counterexample
+
+
+@pytest.mark.parametrize("key", WRONG)
+def test_every_wrong_variant_comes_back_with_an_exactly_confirmed_counterexample(key):
+    st = STATEMENTS.get(key) or SPLIT[key]
+    r = (decide_split if st.encoding == "split" else decide)(st, st.at, timeout=60)
+    assert r.status == "counterexample", r
+    mats = fractions(r.counterexample)
+    assert r.confirmed is True and not st.holds(mats)
+    assert r.suite_agrees is not False           # the suite's own exact evaluators agree (dyadic models)
+    # the true statement it perturbs holds on the same matrices (the variant, not the theorem, fails)
+    perturbs = {"d1.bound.strict": "d1.bound", "d1.iff.one-sided": "d1.iff", "d1.iff.any-pair": "d1.iff",
+                "causal.any": "causal", "d2.bound.strict": "d2.bound", "d2.iff.always": "d2.iff",
+                "d2.iff.any-pair": "d2.iff", "chain.always": "chain"}
+    true_key = key[:-len(".split.wrong")] if key.endswith(".split.wrong") else perturbs[key]
+    assert STATEMENTS[true_key].holds(mats)
+
+
+def test_split_encodings_prove_what_the_direct_ones_reach_more_slowly():
+    assert decide_split(SPLIT["d2.bound.split"], (3, 3, 3), timeout=60).status == "proved"
+    r = decide_split(SPLIT["d1.iff.split"], (4,), timeout=60)
+    assert r.status == "proved" and r.queries == 2
+
+
+def test_a_timeout_is_undecided_with_the_time_spent():
+    t0 = time.perf_counter()
+    r = decide(STATEMENTS["d2.bound"], (3, 3, 3), timeout=0.5)   # the direct nonlinear encoding: minutes
+    assert r.status == "undecided" and r.reason
+    assert 0 < r.seconds <= time.perf_counter() - t0 < 0.5 + solve.GRACE + 5
+
+
+def test_a_solver_that_ignores_its_budget_is_killed(monkeypatch):
+    monkeypatch.setattr(solve, "GRACE", 0.3)
+    t0 = time.perf_counter()
+    r = decide(STATEMENTS["d1.bound"], (2,), timeout=0.2, build=lambda: time.sleep(30) or [])
+    assert r.status == "undecided" and "hard timeout" in r.reason
+    assert time.perf_counter() - t0 < 10
+
+
+def test_recheck_refuses_a_model_on_which_the_statement_holds():
+    A = [[Fraction(1), Fraction(0), Fraction(0)], [Fraction(1, 2), Fraction(1, 2), Fraction(0)],
+         [Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)]]
+    confirmed, suite = recheck(STATEMENTS["d1.iff"], {"A": A})
+    assert confirmed is False and suite is True
+    # one-sided self-dominance without "mutually": a real counterexample of the wrong variant
+    B = [[Fraction(15, 16), Fraction(1, 16), Fraction(0)], [Fraction(7, 8), Fraction(0), Fraction(1, 8)],
+         [Fraction(15, 16), Fraction(0), Fraction(1, 16)]]
+    assert recheck(STATEMENTS["d1.iff.one-sided"], {"A": B})[0] is True
+    assert X.d1_condition(B, mutual=False) and not X.d1_equality(B)
+
+
+def test_exact_evaluator_rejects_a_non_stochastic_model():
+    with pytest.raises(ValueError, match="row 1"):
+        X.delta([[Fraction(1), Fraction(0)], [Fraction(1, 2), Fraction(1, 3)]])
+
+
+def test_registry_sizes_are_honest_the_cheapest_recorded_sizes_are_proved_again():
+    """Each recorded entry says: proved for every size from 2 up to dims. The entries recorded under a
+    second are proved again at their dims, every other one at the bottom of its ladder."""
+    from theory import theorems
+
+    recorded = [(th.id, key, tuple(dims), secs) for th in theorems() for key, dims, secs in th.smt_checked]
+    assert {"dobrushin.factor", "dobrushin.factor.causal", "dobrushin.product"} <= {r[0] for r in recorded}
+    for tid, key, dims, secs in recorded:
+        st = STATEMENTS.get(key) or SPLIT[key]
+        assert st.theorem == tid and not st.wrong and secs > 0 and dims == st.dims(max(dims)), (tid, key, dims)
+        at = dims if secs < 1 else st.dims(2)
+        r = (decide_split if st.encoding == "split" else decide)(st, at, timeout=60)
+        assert r.status == "proved", (tid, key, at, r)
+
+
+def test_public_api():
+    assert set(smt.STATUSES) == {"proved", "counterexample", "undecided"}
+    assert STATEMENTS["d2.iff"].shape((2, 3, 2)) == "2x3x2" and STATEMENTS["chain"].shape((3,)) == "2 layers of 3x3"

@@ -1,0 +1,101 @@
+"""verification.prove: the SMT campaign (records, vocabulary, resume, the loud stop), the
+`attnbounds prove` command and the paper's part."""
+from dataclasses import replace
+
+import pytest
+
+from numerics.smt import STATEMENTS, SmtResult
+from theory.verdicts import Verdict, ViolationError
+from verification.cli import main
+from verification.prove import checks, paper_part
+from verification.prove.checks import Plan, record, run_campaign, sensitivity_failures
+from verification.prove.report import reach, rows
+from verification.report.paper import MissingCampaign
+from verification.store import ResultStore
+
+
+def test_campaign_stores_proofs_and_expected_counterexamples_and_resumes(store):
+    plan = Plan(statements=("d1.iff", "d1.iff.one-sided"), max_n=3, timeout=30)
+    recs = run_campaign(store, plan)
+    by = {r["instance"]: r for r in recs}
+    assert set(by) == {"d1.iff@2x2", "d1.iff@3x3", "d1.iff.one-sided@3x3"}
+    proved = by["d1.iff@3x3"]
+    assert proved["verdict"] == "holds" and proved["extra"]["smt"] == "proved"
+    assert proved["extra"]["scope"] == "all matrices of this size" and proved["backend"] == "z3"
+    assert proved["provenance"]["solver"].startswith("z3 ") and proved["provenance"]["timeout_s"] == 30
+    wrong = by["d1.iff.one-sided@3x3"]
+    assert wrong["verdict"] == "not-applicable" and wrong["extra"]["expected"] == "counterexample"
+    assert wrong["extra"]["smt"] == "counterexample" and wrong["extra"]["confirmed"] is True
+    assert wrong["extra"]["counterexample"]["A"] and not sensitivity_failures(recs)
+    assert reach(recs)["d1.iff"]["largest"] == "3x3"
+    assert [r[1] for r in rows(recs)] == ["d1.iff", "d1.iff", "d1.iff.one-sided"]
+    n = store.count(plan.campaign)
+    assert run_campaign(store, plan) and store.count(plan.campaign) == n      # resumed: nothing recomputed
+
+
+def test_a_counterexample_to_a_proved_theorem_stops_loudly(store, monkeypatch):
+    # a "true" statement whose encoding is deliberately wrong: its confirmed counterexample must stop the run
+    fake = replace(STATEMENTS["d1.bound.strict"], key="fake", wrong=False)
+    monkeypatch.setitem(checks.ALL, "fake", fake)
+    monkeypatch.setattr(fake.__class__, "dims", lambda self, n: (3,))
+    with pytest.raises(ViolationError, match="fake@3x3"):
+        run_campaign(store, Plan(statements=("fake",), max_n=3, timeout=30))
+    stored = list(store.records())
+    assert stored and stored[0]["verdict"] == "violated"                   # stored before the stop
+
+
+def test_unconfirmed_or_algebraic_models_and_timeouts_are_undecided():
+    st = STATEMENTS["d2.bound"]
+    for res in (SmtResult("d2.bound", (2, 2, 2), "counterexample", 1.0, confirmed=False),
+                SmtResult("d2.bound", (2, 2, 2), "counterexample", 1.0, reason="the model is not rational"),
+                SmtResult("d2.bound", (2, 2, 2), "undecided", 3.0, reason="timeout")):
+        r = record(st, res, 3.0)
+        assert r.verdict is Verdict.UNDECIDED and r.extra["reason"], res
+    wrong = record(STATEMENTS["d2.bound.strict"], SmtResult("d2.bound.strict", (2, 2, 2), "proved", 1.0), 3.0)
+    assert wrong.verdict is Verdict.NOT_APPLICABLE
+    assert sensitivity_failures([{"extra": wrong.extra}])                   # a variant that was not refuted
+
+
+def test_prove_command_runs_and_bad_arguments_are_one_line(tmp_path, capsys):
+    db, out = str(tmp_path / "r.db"), str(tmp_path / "out")
+    assert main(["prove", "dobrushin.factor.causal", "d1.bound", "--max-n", "2", "--timeout", "30",
+                 "--db", db, "--out", out]) == 0
+    text = capsys.readouterr().out
+    assert "causal" in text and "d1.bound" in text and "proved" in text and "2x2" in text
+    assert (tmp_path / "out" / "tables" / "prove-reach.md").exists()
+    for argv, what in ((["prove", "dobrushin.nope"], "unknown theorem"), (["prove", "--timeout", "-1"], "positive"),
+                       (["prove", "--max-n", "1"], ">= 2"), (["prove", "--timeout", "nan"], "positive")):
+        assert main(argv + ["--db", db, "--out", out]) == 2
+        err = capsys.readouterr().err.strip()
+        assert what in err and len(err.splitlines()) == 1, err
+
+
+def test_paper_part_reads_the_store_only(tmp_path):
+    with ResultStore(tmp_path / "p.db") as s:
+        with pytest.raises(MissingCampaign, match="attnbounds prove"):
+            paper_part(s)
+        run_campaign(s, Plan(statements=("d1.bound", "d1.bound.strict"), max_n=3, timeout=3.0))  # QUICK's campaign
+        part = paper_part(s)
+    assert part.macros["ProveDOneBoundLargest"] == "3x3" and part.macros["ProveVariantsRefuted"] == "1"
+    assert {t.name for t in part.tables} == {"prove-reach", "prove-variants"} and part.commands
+
+
+def test_every_macro_and_table_the_section_cites_is_in_the_part(tmp_path):
+    import re
+    from pathlib import Path
+
+    from verification.prove.checks import ALL, TRUE, WRONG
+    from verification.prove.command import QUICK
+
+    tex = (Path(__file__).resolve().parents[2] / "paper" / "sections" / "prove.tex").read_text()
+    with ResultStore(tmp_path / "s.db") as s:
+        for key in TRUE + WRONG:           # one stand-in record per statement (the part reads records only)
+            st = ALL[key]
+            dims = st.at if st.wrong else st.dims(2)
+            res = SmtResult(key, dims, "counterexample" if st.wrong else "proved", 0.5, confirmed=st.wrong or None)
+            s.write_chunk(QUICK.campaign, key, [record(st, res, QUICK.timeout)])
+        part = paper_part(s)
+    cited = set(re.findall(r"\\(Prove[A-Za-z]+)", tex))
+    assert cited and cited <= set(part.macros), cited - set(part.macros)
+    assert set(re.findall(r"tables/([\w-]+)", tex)) == {t.name for t in part.tables}
+    assert part.macros["ProveVariantsRefuted"] == part.macros["ProveVariants"] == str(len(WRONG))

@@ -1,0 +1,142 @@
+"""Attention-only transformers (SANs): the scalar-bottleneck lemma and the third paper's claims
+(THEORY.md §5).
+
+**Lemma (scalar bottleneck).** Let a decoder consist of L attention-only blocks
+h_l = h_{l-1} + g_l(h_{l-1}) Attn_l(N_l(h_{l-1})) (no feed-forward layer), N_l an RMSNorm without
+bias (x / rms(x) * gamma_l) or the identity, g_l a scalar gate or 1, any W_Q, W_K, QK-norm. At
+sequence length 1 every attention distribution is the softmax of one logit, exactly 1, so
+Attn_l(x) = x W_V^l W_O^l, and
+
+    h_L = h_0 prod_{l=1..L} (I + c_l M_l),   M_l = diag(gamma_l) W_V^l W_O^l,   c_l = g_l / rms(h_{l-1})
+
+(the product ordered l = 1 .. L from the left; c_l = 1 without norm and gate): a fixed linear
+map modulated by L scalars; the logits add one more scalar, the final norm's. With feed-forward
+layers no such form exists. Consequence: the first position of a SAN sees the token through
+2^L fixed matrices h_0 M_S weighted by products of L scalars; a standard block's MLP is a free
+nonlinear function of it.
+
+Derivations (residuals that must simplify to 0): :func:`bottleneck_residual` (the recursion
+against the expanded product, noncommutative M_l, for small L) and :func:`single_key_residual`.
+
+Claims of the paper (conjectures, tested for their *direction* at small scale, outcomes against a
+seed-to-seed noise floor; evaluators numerics.san.claims): ``san.claim.*``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import sympy as sp
+
+from theory.registry import Hypotheses, Theorem, check, hyp_all, register
+
+REF = "[SAN] seed abstract 3: attention-only decoders at matched parameters, FLOPs and depth"
+h0, hL = sp.Symbol("h_0", commutative=False), sp.Symbol("h_L", commutative=False)
+_l, _L = sp.symbols("l L", integer=True, positive=True)
+_c, _M = sp.IndexedBase("c"), sp.IndexedBase("M", commutative=False)
+
+
+def bottleneck_residual(L: int) -> sp.Expr:
+    """h_L from the block recursion h_l = h_{l-1} + c_l h_{l-1} M_l minus h_0 prod (1 + c_l M_l),
+    expanded; 0 for every L (noncommutative M_l, scalar c_l)."""
+    if L < 1:
+        raise ValueError(f"bottleneck_residual: L must be >= 1, got {L}")
+    c = sp.symbols(f"c1:{L + 1}")
+    M = sp.symbols(f"M1:{L + 1}", commutative=False)
+    h = h0
+    for l in range(L):
+        h = h + c[l] * h * M[l]
+    prod = h0
+    for l in range(L):
+        prod = prod * (1 + c[l] * M[l])
+    return sp.expand(h - prod)
+
+
+def single_key_residual() -> sp.Expr:
+    """softmax over one key minus 1: exp(s) / sum_{j=1}^{1} exp(s_j) - 1 = 0 for any logit s."""
+    s = sp.Symbol("s", real=True)
+    return sp.simplify(sp.exp(s) / sp.Sum(sp.exp(s), (sp.Symbol("j"), 1, 1)).doit() - 1)
+
+
+def _get(instance: Any, key: str, default: Any = None) -> Any:
+    cfg = getattr(instance, "cfg", instance)
+    return cfg.get(key, default) if isinstance(cfg, dict) else getattr(cfg, key, default)
+
+
+def bottleneck_hypotheses(instance: Any) -> Hypotheses:
+    """A decoder (object with ``cfg`` or a dict): attention-only blocks, RMSNorm or none, at T = 1."""
+    return hyp_all(
+        check(_get(instance, "block") == "attention",
+              f"block is {_get(instance, 'block')!r}: the lemma needs attention-only blocks (no feed-forward layer)"),
+        check(_get(instance, "norm", "rms") in ("rms", "none"),
+              f"norm {_get(instance, 'norm')!r}: RMSNorm without bias or none (a bias makes the map affine)"),
+        check(_get(instance, "seq_len", 1) == 1,
+              f"sequence length {_get(instance, 'seq_len')}: the lemma is about length 1"))
+
+
+def _bottleneck_witness() -> dict:
+    return {"block": "attention", "norm": "rms", "seq_len": 1, "n_layer": 2, "gate": True, "qk_norm": True}
+
+
+BOTTLENECK = register(Theorem(
+    id="san.bottleneck", title="Scalar bottleneck: at length 1 an attention-only stack is linear up to L scalars",
+    category="proved",
+    statement=sp.Eq(hL, h0 * sp.Product(1 + _c[_l] * _M[_l], (_l, 1, _L))),
+    equality="always (an identity): the model at T = 1 equals h_0 prod_l (I + c_l M_l), "
+             "M_l = diag(gamma_l) W_V W_O, c_l = gate_l / rms(h_{l-1}), product ordered l = 1..L",
+    hypotheses=bottleneck_hypotheses, witness=_bottleneck_witness,
+    evaluators={"fast": "numerics.san.bottleneck:bottleneck_residual",
+                "exact": "numerics.san.bottleneck:bottleneck_exact"},
+    references=(REF, "THEORY.md section 5: the scalar-bottleneck lemma"),
+    symbols={"c_l": "gate over rms of the residual stream entering layer l", "M_l": "diag(gamma) W_V W_O"}))
+
+
+def claim_hypotheses(instance: Any) -> Hypotheses:
+    """A claim instance: dict with ``values`` (per seed pair, finite), ``noise`` (>= 0) and
+    ``direction`` ('>' or '<')."""
+    if not isinstance(instance, dict):
+        return Hypotheses(False, f"a claim instance is a dict, got {type(instance).__name__}")
+    vals = instance.get("values")
+    return hyp_all(
+        check(isinstance(vals, (list, tuple)) and len(vals) >= 1, "values: need at least one seed pair"),
+        lambda: check(all(isinstance(v, (int, float)) and v == v and abs(v) != float("inf") for v in vals),
+                      "values: every value must be a finite number"),
+        check(isinstance(instance.get("noise"), (int, float)) and instance.get("noise", -1) >= 0,
+              "noise: the noise floor must be a number >= 0"),
+        check(instance.get("direction", ">") in (">", "<"), "direction: '>' or '<'"))
+
+
+def _claim_witness() -> dict:
+    return {"values": [0.3, 0.32], "noise": 0.01, "direction": ">"}
+
+
+_EVAL = {"fast": "numerics.san.claims:decide", "exact": "numerics.san.claims:decide_exact"}
+
+
+def _claim(id_: str, title: str, statement: sp.Basic, equality: str) -> Theorem:
+    return register(Theorem(id=id_, title=title, category="conjecture", statement=statement, equality=equality,
+                            hypotheses=claim_hypotheses, witness=_claim_witness, evaluators=_EVAL,
+                            references=(REF,)))
+
+
+_Ls, _Ln = sp.Symbol("L_SAN"), sp.Symbol("L_std")
+TRAINABLE = _claim("san.claim.trainable", "A configuration trains: validation loss below the unigram entropy",
+                   sp.StrictLessThan(sp.Symbol("L_val"), sp.Symbol("H_unigram")),
+                   "never (a strict comparison); the run has not diverged")
+GAP = _claim("san.claim.gap", "Deleting feed-forward layers costs loss at matched depth and FLOPs; "
+             "reallocating into attention depth closes the gap at matched parameters",
+             sp.StrictGreaterThan(_Ls - _Ln, 0),
+             "paper: 0.47 nats (depth), 0.26 (FLOPs), 0.006 (parameters)")
+PROBES = _claim("san.claim.probes", "Attention-only wins on context-grounded retrieval, loses on parametric recall",
+                sp.And(sp.StrictGreaterThan(sp.Symbol("acc_ctx_SAN") - sp.Symbol("acc_ctx_std"), 0),
+                       sp.StrictLessThan(sp.Symbol("acc_recall_SAN") - sp.Symbol("acc_recall_std"), 0)),
+                "paper: the remaining gap is parametric recall")
+LOW_CONTEXT = _claim("san.claim.low_context", "The deficit concentrates on low-context (early) positions",
+                     sp.StrictGreaterThan(sp.Symbol("gap_early") - sp.Symbol("gap_late"), 0),
+                     "paper: localises there entirely at the largest budget")
+SPECTRA = _claim("san.claim.spectra", "Routing (Q/K) spectra settle early, content (V/O) keeps gaining rank, "
+                 "and without feed-forward layers rank moves into W_O",
+                 sp.StrictGreaterThan(sp.Symbol("drift_content") - sp.Symbol("drift_routing"), 0),
+                 "paper: weight spectra over training")
+QK_NORM = _claim("san.claim.qk_norm", "QK-normalisation keeps deep attention-only stacks trainable",
+                 sp.StrictGreaterThan(sp.Symbol("L_noQK") - sp.Symbol("L_QK"), 0),
+                 "paper: 48-layer SANs train only with QK-norm")

@@ -1,0 +1,233 @@
+"""Stored records of the modalities campaigns -> per-(model, checkpoint, layer) statistics and tables.
+
+Reads only the store (never recomputes). The text encoder and decoder rows come from the
+``trained`` campaigns (``attnbounds rollout``) when the store holds them; otherwise they are
+omitted and the caption says so.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from verification.modalities.checks import campaign_prefix
+from verification.report.aggregate import median
+from verification.report.stats import wilson
+
+TEXT_MODELS = {"minilm": "text encoder (MiniLM-L6)", "smollm2": "text decoder (SmolLM2-135M, 4-bit)"}
+VARIANTS = ("all", "content")
+
+
+@dataclass
+class Stage:
+    """One model at one checkpoint (or a text model), aggregated over its measured inputs."""
+
+    model: str
+    family: str
+    campaign: str
+    epoch: Optional[int] = None
+    step: Optional[int] = None
+    fraction: Optional[float] = None
+    accuracy: Optional[float] = None
+    weights: str = ""
+    inputs: set = field(default_factory=set)
+    tight: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))     # (variant, l) -> [k, n]
+    heads: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))     # (variant, l) -> [k, n]
+    slack: dict = field(default_factory=lambda: defaultdict(list))               # (variant, l) -> slacks
+    chain: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))     # (variant, l) -> [k, n]
+    fail_pairs: dict = field(default_factory=lambda: defaultdict(Counter))       # l -> pair kind counts
+    correct: int = 0
+    created: float = 0.0          # newest record (picks the latest weights when several were measured)
+
+    @property
+    def layers(self) -> list[int]:
+        return sorted({l for (_, l) in self.tight})
+
+    @property
+    def trained(self) -> bool:
+        return self.epoch is None or self.epoch > 0
+
+    @property
+    def label(self) -> str:
+        if self.epoch is None:
+            return self.family
+        stage = "init" if self.epoch == 0 else f"epoch {self.epoch}"
+        return f"{self.model} {stage}"
+
+    def share(self, variant: str, layer: int) -> Optional[float]:
+        k, n = self.tight.get((variant, layer), (0, 0))
+        return k / n if n else None
+
+    def cell(self, variant: str, layer: int) -> str:
+        k, n = self.tight.get((variant, layer), (0, 0))
+        if not n:
+            return "-"
+        lo, hi = wilson(k, n)
+        return f"{k}/{n} = {k / n:.2f} [{lo:.2f}, {hi:.2f}]"
+
+    def mean_share(self, variant: str) -> Optional[float]:
+        xs = [self.share(variant, l) for l in self.layers]
+        xs = [x for x in xs if x is not None]
+        return sum(xs) / len(xs) if xs else None
+
+
+def pair_kind(pair: Any, n_special: Optional[int], registers: int, token: str) -> Optional[str]:
+    """Which tokens carry the pair attaining delta (all-token variant): CLS, register or content."""
+    if n_special is None or not pair or min(pair) < 0:
+        return None
+
+    def kind(i: int) -> str:
+        return "CLS" if i == 0 else ("register" if i < n_special else token)
+    return "-".join(sorted(kind(int(i)) for i in pair))
+
+
+def add_record(st: Stage, r: dict) -> None:
+    p = r["provenance"]
+    v, l = p["variant"], p["layer"]
+    st.inputs.add((p["input"], p.get("text_sha")))
+    if r["theorem"] == "dobrushin.product":
+        c = st.chain[(v, l)]
+        c[0] += r["verdict"] == "tight"
+        c[1] += 1
+        return
+    tight = r["verdict"] == "tight"
+    if p.get("head") is not None:
+        c = st.heads[(v, l)]
+    else:
+        c = st.tight[(v, l)]
+        st.slack[(v, l)].append(r["slack"])
+        if v == "all" and not tight:
+            k = pair_kind(r["extra"].get("pair"), p.get("n_special"), int(p.get("registers") or 0),
+                          p.get("token_kind", "content"))
+            if k:
+                st.fail_pairs[l][k] += 1
+        if v == "all" and l == 0 and p.get("correct"):
+            st.correct += 1
+    c[0] += tight
+    c[1] += 1
+
+
+def stages_from(records: Iterable[dict]) -> dict[str, Stage]:
+    """Group records by campaign into stages (provenance gives model, epoch, accuracy)."""
+    out: dict[str, Stage] = {}
+    for r in records:
+        c = r["campaign"]
+        if c not in out:
+            p = r["provenance"]
+            if "epoch" in p:
+                out[c] = Stage(model=p["model"], family=p["family"], campaign=c, epoch=int(p["epoch"]),
+                               step=int(p["step"]), fraction=float(p["fraction"]),
+                               accuracy=float(p["test_accuracy"]), weights=p.get("weights", ""))
+            else:
+                name = str(p["model"])
+                out[c] = Stage(model=name, family=TEXT_MODELS.get(name, name), campaign=c)
+        out[c].created = max(out[c].created, r["created"])
+        add_record(out[c], r)
+    return out
+
+
+def modality_stages(store: Any, preset: str, seed: int, campaigns: Optional[list[str]] = None) -> list[Stage]:
+    """The stages of one preset and seed. ``campaigns``: exactly these (what a run just measured);
+    None: every stored campaign of the preset, the newest per (model, epoch) when several
+    weights were measured (e.g. checkpoints trained again elsewhere)."""
+    if campaigns is not None:
+        recs = (r for c in campaigns for r in store.records(campaign=c))
+    else:
+        recs = store.records(campaign=campaign_prefix(preset, seed), prefix=True)
+    found = stages_from(recs)
+    best: dict[tuple, Stage] = {}
+    for st in found.values():
+        key = (st.model, st.epoch)
+        if key not in best or st.created > best[key].created:
+            best[key] = st
+    order = {"vit": 0, "vit-reg": 1, "ft-cancer": 2, "ft-wine": 3}
+    return sorted(best.values(), key=lambda s: (order.get(s.model, 9), s.model, s.epoch))
+
+
+def text_stages(store: Any) -> tuple[list[Stage], str]:
+    """The text encoder / decoder stages from the ``trained`` campaigns (the campaign with the
+    most inputs per model), and a note naming what was used or missing."""
+    from verification.trained.checks import VERSION
+
+    out, notes = [], []
+    for name, family in TEXT_MODELS.items():
+        found = stages_from(store.records(campaign=f"trained-{VERSION}:{name}:", prefix=True))
+        if not found:
+            notes.append(f"{family}: no stored campaign (run `attnbounds rollout --model {name}`), omitted")
+            continue
+        st = max(found.values(), key=lambda s: (len(s.inputs), s.campaign))
+        out.append(st)
+        notes.append(f"{family}: campaign {st.campaign}, {len(st.inputs)} inputs")
+    return out, "; ".join(notes)
+
+
+def final(stages: list[Stage], model: str) -> Optional[Stage]:
+    ms = [s for s in stages if s.model == model and s.epoch is not None]
+    return max(ms, key=lambda s: s.epoch) if ms else None
+
+
+def initial(stages: list[Stage], model: str) -> Optional[Stage]:
+    return next((s for s in stages if s.model == model and s.epoch == 0), None)
+
+
+def side_by_side(stages: list[Stage], texts: list[Stage]) -> tuple[list, list]:
+    """Rows = layers; one column per (model, init / trained) and per text model; each cell the
+    share of inputs with D1 equality, all tokens / content tokens."""
+    cols_st: list[Stage] = []
+    for m in dict.fromkeys(s.model for s in stages):
+        cols_st += [s for s in (initial(stages, m), final(stages, m)) if s is not None]
+    cols_st += texts
+    cols = ["layer"]
+    for s in cols_st:
+        acc = "" if s.accuracy is None else f", acc {s.accuracy:.3f}"
+        cols.append(f"{s.label} (n={len(s.inputs)}{acc})")
+    depth = max((len(s.layers) for s in cols_st), default=0)
+    rows = []
+    for l in range(depth):
+        row: list = [l]
+        for s in cols_st:
+            a, c = s.share("all", l), s.share("content", l)
+            row.append("-" if a is None else f"{a:.2f} / {'-' if c is None else f'{c:.2f}'}")
+        rows.append(row)
+    return rows, cols
+
+
+def detail(stages: list[Stage]) -> tuple[list, list]:
+    """Long table: model, checkpoint, accuracy, layer, shares with Wilson intervals, per-head
+    share, median slack, D2 chain share, which tokens carry delta's pair where equality fails."""
+    cols = ["model", "epoch", "step", "test acc", "layer", "D1 tight, all tokens", "D1 tight, content tokens",
+            "head share (all)", "head share (content)", "median slack (content)", "D2 chain tight (all)",
+            "pair attaining delta where D1 fails (all)"]
+    rows = []
+    for s in stages:
+        for l in s.layers:
+            hk = {v: s.heads.get((v, l), [0, 0]) for v in VARIANTS}
+            ch = s.chain.get(("all", l), [0, 0])
+            fails = ", ".join(f"{k} {n}" for k, n in sorted(s.fail_pairs.get(l, Counter()).items(),
+                                                             key=lambda kv: (-kv[1], kv[0]))) or "-"
+            rows.append([s.model, s.epoch, s.step, s.accuracy, l, s.cell("all", l), s.cell("content", l),
+                         *(round(hk[v][0] / hk[v][1], 4) if hk[v][1] else None for v in VARIANTS),
+                         median(s.slack.get(("content", l), [])),
+                         f"{ch[0]}/{ch[1]}" if ch[1] else "-", fails])
+    return rows, cols
+
+
+def training(stages: list[Stage]) -> tuple[list, list]:
+    """Per model and checkpoint: accuracy and the layer-averaged shares."""
+    cols = ["model", "epoch", "step", "fraction", "test acc", "inputs", "mean share all", "mean share content",
+            "first layer all / content", "last layer all / content"]
+    rows = []
+    for s in stages:
+        ls = s.layers
+        f = lambda l: " / ".join("-" if x is None else f"{x:.2f}" for x in (s.share("all", l), s.share("content", l)))  # noqa: E731
+        rows.append([s.model, s.epoch, s.step, s.fraction, s.accuracy, len(s.inputs), s.mean_share("all"),
+                     s.mean_share("content"), f(ls[0]) if ls else "-", f(ls[-1]) if ls else "-"])
+    return rows, cols
+
+
+def provenance(preset: str, seed: int, stages: list[Stage], note: str = "") -> str:
+    fps = ", ".join(f"{s.model}@e{s.epoch}={s.weights}" for s in stages if s.epoch is not None)
+    return (f"campaigns {campaign_prefix(preset, seed)}*; preset {preset}; seed {seed}; data: scikit-learn "
+            f"bundled sets, stratified 75/25 split (seed {seed}); weights sha256 {fps}; D1 verdicts exact "
+            f"(rational), head mean, content = CLS and registers dropped with exact row renormalisation"
+            + (f"; text rows: {note}" if note else ""))

@@ -1,0 +1,38 @@
+"""The ``attnbounds paper`` subcommand: regenerate the paper's tables, figures and macros from
+the results store (never recomputing), and with ``--pdf`` compile it."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from verification.options import make_console
+    from pathlib import Path
+
+    from verification.paper.build import build, update_readme
+    from verification.store import ResultStore
+
+    console = make_console()
+    with ResultStore(args.db) as store:
+        res = build(store, args.out, seed=args.seed, full=args.full, pdf=args.pdf)
+    if args.readme:
+        findings = res.out / "generated" / "findings.md"
+        changed = update_readme(Path(args.readme), findings.read_text())
+        console.print(f"{args.readme}: findings block {'updated' if changed else 'already current'}", markup=False)
+    console.print(f"paper: {len(res.tables)} tables, {len(res.figures)} figure files, {len(res.macros)} "
+                  f"macros from {len(res.parts)} families -> {res.out}"
+                  + (f"; PDF {res.pdf}" if res.pdf else ""), markup=False)
+    return 0
+
+
+def register(sub: Any) -> None:
+    from verification.options import add_common
+
+    p = sub.add_parser("paper", help="regenerate the paper (tables, figures, macros) from the store; --pdf compiles it")
+    add_common(p)
+    p.add_argument("--full", action="store_true", help="read the full-settings campaigns (default: quick)")
+    p.add_argument("--pdf", action="store_true", help="also compile main.pdf (latexmk or pdflatex)")
+    p.add_argument("--readme", default=None, metavar="FILE",
+                   help="also rewrite FILE's findings block (README.md) from the same numbers")
+    p.set_defaults(func=_cmd, reads_store=True)

@@ -1,0 +1,207 @@
+"""The Poincare family's part of the paper: true Poincare constants against their bounds, where
+Villani's condition (the seed paper's route) fails, and the Langevin SDE, read from the stored
+campaigns only (the rows are those of :mod:`verification.poincare.report` and
+:mod:`~verification.poincare.findings`; nothing is recomputed).
+
+Tables ``poincare-bounds``, ``poincare-thresholds``, ``poincare-villani-map``,
+``poincare-metastable``, ``poincare-sde``; figures ``poincare-villani-<family>`` (the (beta,
+lambda) map with lambda_V(beta)) and ``poincare-constant-<family>`` (C_P and its bounds against
+lambda).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from verification.poincare.checks import Plan
+from verification.poincare.findings import (METASTABLE_COLUMNS, VILLANI_MAP_COLUMNS, metastable_rows,
+                                            villani_map_rows)
+from verification.poincare.report import (BOUNDS_COLUMNS, SDE_COLUMNS, THRESHOLD_COLUMNS, bounds_rows, by_instance,
+                                          sde_rows, threshold_rows, villani_rows)
+from verification.poincare.sde import sde_campaign
+from verification.poincare.villani_map import map_campaign
+from verification.report.paper import Figure, MissingCampaign, Part, Table
+from verification.report.stats import wilson
+from verification.report.tables import fmt
+
+BOUND_COLS = ("family", "beta", "lambda", "C_P", "error", "BE/C_P", "BE verdict", "HS/C_P", "HS verdict",
+              "Var/C_P", "quad/C_P", "eig_mp/C_P")
+GAUSSIAN = ("gauss1", "gauss2")
+SDE_WORDS = {"rate": "rate", "mean_loss": "mean loss", "E[F] vs F*": "expected F", "gap L(theta*)-min L": "gap"}
+MARKERS = {"refuted": ("x", "tab:red"), "supported": ("o", "tab:green"), "inconclusive": ("s", "0.5")}
+
+
+def command(seed: int, full: bool) -> str:
+    return f"attnbounds verify --only poincare --seed {seed}" + (" --full" if full else "")
+
+
+def frame(rows: list, cols: list) -> Any:
+    """A DataFrame of report rows, every number formatted by :func:`fmt` (deterministic strings)."""
+    import pandas as pd
+
+    return pd.DataFrame([[c if isinstance(c, str) else fmt(c) for c in row] for row in rows], columns=list(cols))
+
+
+def _villani_figure(recs: list[dict], fam: str):
+    pts = [(r["extra"]["beta"], r["extra"]["lam"], r["verdict"]) for r in recs]
+    lv: dict = {}
+    for r in recs:
+        lv.setdefault(r["extra"]["data_seed"], {})[r["extra"]["beta"]] = r["extra"]["statistic"]
+
+    def draw(ax: Any) -> None:
+        for verdict, (marker, color) in MARKERS.items():
+            sel = [(b, l) for b, l, v in pts if v == verdict]
+            if sel:
+                ax.scatter(*zip(*sel), marker=marker, color=color, s=14, label=verdict, zorder=3)
+        for seed, curve in sorted(lv.items()):
+            bs = sorted(curve)
+            ax.plot(bs, [max(curve[b], 1e-4) for b in bs], "-", lw=0.8, color="0.3",
+                    label="lambda_V(beta), per data seed" if seed == min(lv) else None)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("beta")
+        ax.set_ylabel("lambda")
+        ax.set_title(f"{fam}: Villani's condition", fontsize=8)
+        ax.legend(fontsize=6)
+    return draw
+
+
+def _constant_figure(rows: list[list], fam: str):
+    betas = sorted({r[1] for r in rows})
+    beta = betas[len(betas) // 2]
+    sel = sorted((r for r in rows if r[1] == beta), key=lambda r: r[2])
+    x = [r[2] for r in sel]
+    series = [("true C_P", "ko-", [r[3] for r in sel]), ("1/(beta lambda)", "k:", [r[5] for r in sel]),
+              ("Bakry-Emery", "b^--", [r[6] for r in sel]), ("Holley-Stroock", "rs--", [r[9] for r in sel]),
+              ("Var theta (lower)", "gv-.", [None if r[12] is None else r[12] * r[3] for r in sel])]
+    cap = 1e6 * max(r[3] for r in sel)
+
+    def draw(ax: Any) -> None:
+        for label, style, ys in series:
+            pts = [(a, b) for a, b in zip(x, ys) if b is not None and b < cap]
+            if pts:
+                ax.plot(*zip(*pts), style, ms=3, label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("lambda")
+        ax.set_ylabel("Poincare constant")
+        ax.set_title(f"{fam}, beta = {beta:g} (bounds above 1e6 C_P omitted)", fontsize=8)
+        ax.legend(fontsize=6)
+    return draw
+
+
+def _bounds(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
+    inst = dict(sorted(by_instance(store, plan.campaign).items()))
+    if not inst:
+        raise MissingCampaign(plan.campaign, cmd)
+    rows = bounds_rows(store, plan.campaign)
+    part.macro(str(len(rows)), "Poincare instances")
+    gauss = [r for recs in inst.values() for r in recs.values() if r["extra"]["family"] in GAUSSIAN
+             and r["theorem"] != "poincare.gibbs.villani" and r["extra"].get("kind") != "eigenfunction_mp"]
+    part.macro("%d/%d" % (sum(r["verdict"] == "tight" for r in gauss), len(gauss)), "Poincare Gaussian tight")
+    part.macro("%d/%d" % (sum(bool(r["extra"].get("float_agrees")) for r in gauss if r["verdict"] == "tight"),
+                          sum(r["verdict"] == "tight" for r in gauss)), "Poincare Gaussian float agrees")
+    for col, word in ((8, "BE"), (11, "HS")):
+        for fam in dict.fromkeys(r[0] for r in rows):
+            mine = [r for r in rows if r[0] == fam]
+            c = Counter(r[col] for r in mine)
+            for verdict in ("holds", "tight", "undecided", "not-applicable"):
+                part.macro(f"{c[verdict]}/{len(mine)}", "Poincare", word, fam, verdict)
+        c = Counter(r[col] for r in rows)
+        part.macro(str(c["violated"]), "Poincare", word, "violated")
+        other = [r for r in rows if r[0] not in GAUSSIAN]
+        c = Counter(r[col] for r in other)
+        for verdict in ("holds", "undecided", "not-applicable"):
+            part.macro(f"{c[verdict]}/{len(other)}", "Poincare", word, "non Gaussian", verdict)
+    need = threshold_rows(store, plan.campaign)
+    every = [f for f in dict.fromkeys(r[0] for r in need if r[0] not in GAUSSIAN)
+             if all(r[4] == "lambda > 0" for r in need if r[0] == f)]
+    never = [f for f in dict.fromkeys(r[0] for r in need if r[0] not in GAUSSIAN)
+             if all(r[2].startswith("never") and r[4].startswith("never") for r in need if r[0] == f)]
+    part.macro(", ".join(every) or "none", "Poincare HS every lambda families")
+    part.macro(", ".join(never) or "none", "Poincare no bound families")
+    lin = [r[12] for r in rows if r[0] not in GAUSSIAN and r[12] is not None]
+    part.macro(fmt(min(lin)) if lin else "-", "Poincare Var ratio min")
+    part.macro(fmt(max(lin)) if lin else "-", "Poincare Var ratio max")
+    eig = [r[14] for r in rows if r[14] is not None]
+    part.macro(fmt(min(eig)) if eig else "-", "Poincare eigenfunction ratio min")
+    meta = metastable_rows(inst)
+    part.macro(f"{sum(bool(r[8]) for r in meta)}/{len(meta)}", "Poincare collapsed")
+    vrows = villani_rows(store, plan.campaign)
+    refuted = [r for r in vrows if r[6] == "refuted"]
+    part.macro(f"{len(refuted)}/{len(vrows)}", "Poincare bounds grid Villani refuted")
+    cp = {(r[0], r[1], r[2]): r[3] for r in rows}
+    part.macro(fmt(max((cp[(r[0], r[1], r[2])] for r in refuted), default=None)), "Poincare C P max where refuted")
+    idx = [BOUNDS_COLUMNS.index(c) for c in BOUND_COLS]
+    part.tables += [
+        Table("poincare-bounds", frame([[r[i] for i in idx] for r in rows], BOUND_COLS),
+              "True Poincare constant C_P of exp(-beta F) (discretised generator; error = discretisation + window "
+              "truncation) against the Bakry-Emery (BE) and Holley-Stroock (HS) upper bounds and the test-function "
+              "lower bounds (ratios to C_P). Tight is the theorem's equality (Gaussian, exact arithmetic).", prov),
+        Table("poincare-thresholds", frame(need, THRESHOLD_COLUMNS),
+              "Smallest lambda each derivation needs, per family and beta.", prov),
+        Table("poincare-metastable", frame(meta, METASTABLE_COLUMNS),
+              "Test-function lower bounds over C_P, worst first; 'collapsed': the best polynomial test function "
+              "(degree <= 2) gives less than half of C_P.", prov)]
+    for fam in dict.fromkeys(r[0] for r in rows):
+        mine = [r for r in rows if r[0] == fam]
+        if len({r[2] for r in mine}) >= 2:
+            part.figures.append(Figure(f"poincare-constant-{fam}", _constant_figure(mine, fam),
+                                       f"{fam}: true C_P and its bounds against lambda at the middle beta.", prov))
+
+
+def _villani_map(part: Part, store: Any, seed: int, full: bool, cmd: str, prov: str) -> None:
+    camp = map_campaign(seed, full)
+    recs = list(store.records(campaign=camp))
+    if not recs:
+        raise MissingCampaign(camp, cmd)
+    rows = villani_map_rows(recs)
+    for fam, n, seeds, ref, cert, sup, inc, _, lv_lo, lv_hi in rows:
+        lo, hi = wilson(ref, n)
+        part.macro(f"{ref / n:.2f}", "Villani refuted share", fam)
+        part.macro(f"{lo:.2f}", "Villani refuted share", fam, "low")
+        part.macro(f"{hi:.2f}", "Villani refuted share", fam, "high")
+        part.macro(f"{ref}/{n}", "Villani refuted", fam)
+        part.macro(f"{cert}/{ref}", "Villani certified", fam)
+        part.macro(str(seeds), "Villani data seeds", fam)
+        part.macro(fmt(lv_lo), "Villani lambda V", fam, "min")
+        part.macro(fmt(lv_hi), "Villani lambda V", fam, "max")
+    grid = recs[0]["provenance"].get("grid", "-")
+    part.macro(grid.replace("x", " x ") if isinstance(grid, str) else str(grid), "Villani grid")
+    part.tables.append(Table("poincare-villani-map", frame(rows, VILLANI_MAP_COLUMNS),
+                             "Villani's condition (the seed paper's route to a Poincare inequality for every "
+                             "lambda > 0) on the (beta, lambda) grid over several data seeds: refuted below "
+                             "lambda_V(beta), with 95% Wilson intervals of the refuted share.", prov + f", {camp}"))
+    for fam in dict.fromkeys(r["extra"]["family"] for r in recs):
+        part.figures.append(Figure(f"poincare-villani-{fam}",
+                                   _villani_figure([r for r in recs if r["extra"]["family"] == fam], fam),
+                                   f"{fam}: outcome of Villani's condition on the (beta, lambda) grid (all data "
+                                   "seeds) and lambda_V(beta) per data seed.", prov + f", {camp}"))
+
+
+def _sde(part: Part, store: Any, seed: int, full: bool, cmd: str, prov: str) -> None:
+    camp = sde_campaign(seed, full)
+    rows = sde_rows(store, camp)
+    if not rows:
+        raise MissingCampaign(camp, cmd)
+    for kind in SDE_WORDS:                  # every kind, so that a partial campaign shows its 0/0
+        c = Counter(r[9] for r in rows if r[1] == kind)
+        n = sum(c.values())
+        for outcome in ("supported", "refuted", "inconclusive"):
+            part.macro(f"{c[outcome]}/{n}", "SDE", SDE_WORDS.get(kind, kind), outcome)
+    part.tables.append(Table("poincare-sde", frame(rows, SDE_COLUMNS),
+                             "Langevin SDE (MALA): decay rate against 1/(beta C_P), E[L] against quadrature, "
+                             "E[F] >= F(theta*), the regularisation gap; intervals estimate +- 3 se.",
+                             prov + f", {camp}"))
+
+
+def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
+    """Tables, figures and macros of the Poincare campaigns (see the module docstring)."""
+    plan = Plan(seed=seed, full=full)
+    cmd = command(seed, full)
+    part = Part("poincare", commands=[cmd])
+    prov = f"campaign {plan.campaign}, seed {seed}, {'full' if full else 'quick'} grid"
+    _bounds(part, store, plan, cmd, prov)
+    _villani_map(part, store, seed, full, cmd, prov)
+    _sde(part, store, seed, full, cmd, prov)
+    return part

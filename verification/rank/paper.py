@@ -1,0 +1,230 @@
+"""The rank family's part of the paper: deficiency, achievability and recovery for the linear
+surrogate, rank estimators, attention-native kernel recovery, GD students, the interpolation
+ladder and the head ranks of the embedded models, read from the stored campaigns only (the rows
+are those of :mod:`verification.rank.report`, :mod:`~verification.rank.attention_report` and
+:mod:`~verification.rank.weights`; nothing is recomputed).
+
+Tables ``rank-linear-risk``, ``rank-gd-population``, ``rank-gd-data``, ``rank-estimators``,
+``rank-estimators-summary``, ``rank-attention-recovery``, ``rank-attention-students``,
+``rank-ladder``, ``rank-weights``; figures ``rank-estimators`` (recovery rate against N) and
+``rank-weights`` (effective rank / head dim by layer).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from numerics.rank import linear as R
+from verification.rank import attention as att
+from verification.rank import attention_report as ar
+from verification.rank import report as rr
+from verification.rank import weights as rw
+from verification.rank.linear import ESTIMATORS, FULL, QUICK
+from verification.report.aggregate import group
+from verification.report.paper import Figure, MissingCampaign, Part, Table
+from verification.report.tables import fmt
+
+MODEL_WORDS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}
+ESTIMATOR_WORDS = {"energy_0.9": "energy ninety", "energy_0.99": "energy ninety nine", "entropy_round": "entropy",
+                   "entropy_sigma_round": "entropy sigma", "threshold": "threshold"}
+
+
+def command(seed: int, full: bool) -> str:
+    return f"attnbounds verify --only rank --seed {seed}" + (" --full" if full else "")
+
+
+def frame(rows: list, cols: list) -> Any:
+    """A DataFrame of report rows, every number formatted by :func:`fmt` (deterministic strings)."""
+    import pandas as pd
+
+    return pd.DataFrame([[c if isinstance(c, str) else fmt(c) for c in row] for row in rows], columns=list(cols))
+
+
+def _share(k: int, n: int) -> str:
+    return f"{k / n:.2f}" if n else "-"
+
+
+def _count(recs: list[dict], verdicts: tuple[str, ...]) -> tuple[int, int]:
+    return sum(r["verdict"] in verdicts for r in recs), len(recs)
+
+
+def _read(store: Any, campaign: str, cmd: str) -> list[dict]:
+    recs = list(store.records(campaign=campaign))
+    if not recs:
+        raise MissingCampaign(campaign, cmd)
+    return recs
+
+
+def _estimator_curve(est: list[dict]):
+    curves = []
+    for e in ESTIMATORS:
+        cell = group([x for x in est if x["provenance"]["estimator"] == e], lambda x: (x["provenance"]["N"],))
+        curves.append((e, [k[0] for k in cell], [float(np.mean([x["verdict"] == "supported" for x in v]))
+                                                 for v in cell.values()]))
+
+    def draw(ax: Any) -> None:
+        for e, xs, ys in curves:
+            ax.plot(xs, ys, "o-", ms=3, label=rr.ESTIMATOR_NAMES[e])
+        ax.set_xscale("log")
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xlabel("N inputs")
+        ax.set_ylabel("share of draws recovering r*")
+        ax.legend(fontsize=6)
+    return draw
+
+
+def _weights_curve(recs: list[dict]):
+    lines = []
+    for (model, circuit), rs in group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["circuit"])).items():
+        dh = rs[0]["provenance"]["head_dim"]
+        cell = group(rs, lambda x: (x["provenance"]["layer"],))
+        lines.append((f"{model} {circuit.upper()}", [k[0] for k in cell],
+                      [float(np.mean([x["value"] for x in v])) / dh for v in cell.values()]))
+
+    def draw(ax: Any) -> None:
+        for label, xs, ys in lines:
+            ax.plot(xs, ys, "o-" if "QK" in label else "s--", ms=3, label=label)
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("layer")
+        ax.set_ylabel("mean energy_0.99 rank / head dim")
+        ax.legend(fontsize=6)
+    return draw
+
+
+def _linear(part: Part, store: Any, plan: Any, cmd: str) -> None:
+    tag, r_star = plan.tag, plan.r_star
+    prov = f"campaigns rank.*-{tag}; seed {plan.seed}; n={plan.n}, r*={r_star}; GD steps {plan.gd_steps}"
+    opt = _read(store, f"rank.optimum-{tag}", cmd)
+    pop = _read(store, f"rank.gd-pop-{tag}", cmd)
+    data = _read(store, f"rank.gd-data-{tag}", cmd)
+    est = _read(store, f"rank.estimators-{tag}", cmd)
+    part.macro(str(plan.n), "rank n")
+    part.macro(str(r_star), "rank r star")
+    for name in ("deficiency", "achievability"):
+        rs = [x for x in opt if x["theorem"] == f"rank.linear.{name}" and x["verdict"] != "not-applicable"]
+        part.macro("%d/%d" % _count(rs, ("holds", "tight")), "rank", name, "certified")
+    eym = [x for x in opt if x["theorem"] == "rank.linear.eckart_young"]
+    part.macro("%d/%d" % (sum(bool(x["extra"].get("enclosures_overlap")) for x in eym), len(eym)), "rank EYM agrees")
+    ident = [x for x in opt if x["theorem"] == "rank.linear.excess_risk_identity"]
+    part.macro("%d/%d" % _count(ident, ("tight",)), "rank identity exact")
+    k, n = rr.supported(pop)
+    part.macro(f"{k}/{n}", "rank GD population recovered")
+    for rel, rs in (("below", [x for x in pop if x["provenance"]["r"] < r_star]),
+                    ("at", [x for x in pop if x["provenance"]["r"] == r_star]),
+                    ("above", [x for x in pop if x["provenance"]["r"] > r_star])):
+        part.macro("%d/%d" % rr.supported(rs), "rank GD population recovered", rel)
+    passes = sum(bool(x["extra"]["passes_r_star"]) for x in data)
+    part.macro(f"{passes}/{len(data)}", "rank GD data passes")
+    part.macro("%d/%d" % rr.supported(data), "rank GD data ends")
+    above = [x for x in est if x["extra"]["sigma_r_star"] > x["extra"]["detection_limit"]]
+    rates = {}
+    for e in ESTIMATORS:
+        mine = [x for x in est if x["provenance"]["estimator"] == e]
+        k, n = rr.supported(mine)
+        rates[e] = k / n if n else -1.0
+        part.macro(_share(k, n), "rank estimator", ESTIMATOR_WORDS[e], "share")
+        part.macro(f"{k}/{n}", "rank estimator", ESTIMATOR_WORDS[e], "count")
+        part.macro("%d/%d" % rr.supported([x for x in above if x["provenance"]["estimator"] == e]),
+                   "rank estimator", ESTIMATOR_WORDS[e], "above limit")
+    best = max(rates.values())
+    part.macro(", ".join(rr.ESTIMATOR_NAMES[e] for e in ESTIMATORS if rates[e] == best), "rank best estimator")
+    # the estimators' bias on a fixed noiseless spectrum: the definitions evaluated, not a measurement
+    s = R.spectrum(3, "geometric")
+    part.macro(", ".join(f"{x:g}" for x in s), "rank bias spectrum")
+    part.macro(str(len(s)), "rank bias r star")
+    part.macro(str(int(R.energy_rank(s, 0.9))), "rank bias energy ninety")
+    part.macro(f"{float(R.entropy_rank(s)):.2f}", "rank bias entropy")
+    part.macro(f"{float(R.entropy_rank(s, 1)):.2f}", "rank bias entropy sigma")
+    part.tables += [
+        Table("rank-linear-risk", frame(rr.risk_rows(opt), rr.RISK_COLUMNS),
+              f"Optimal rank-r excess risk R(r) per unit d (n={plan.n}, r*={r_star}): tail sum certified in 60-digit "
+              "intervals; deficiency (r < r*) and achievability (r >= r*) verdicts decided exactly.", prov),
+        Table("rank-gd-population", frame(rr.gd_population_rows(pop, r_star), rr.GD_POPULATION_COLUMNS),
+              f"Gradient descent on U V^T, population loss, {plan.gd_seeds} seeds per row: learned rank against "
+              "min(r, r*) (95% Wilson), risks per unit d.", prov),
+        Table("rank-gd-data", frame(rr.gd_data_rows(data), rr.GD_DATA_COLUMNS),
+              "Gradient descent (full width) on finite noisy data: the rank it passes through and the one it ends at.",
+              prov),
+        Table("rank-estimators", frame(rr.estimator_rows(est), rr.ESTIMATOR_COLUMNS),
+              f"Pre-training recovery of r*={r_star} from least-squares fits, {plan.est_seeds} draws per cell; "
+              "BELOW: the teacher's smallest signal singular value lies under the detection limit.", prov),
+        Table("rank-estimators-summary", frame(rr.estimator_summary_rows(est), ["shape"] + list(ESTIMATORS)),
+              "Share of draws recovering r* per estimator and spectrum shape (95% Wilson).", prov)]
+    part.figures.append(Figure("rank-estimators", _estimator_curve(est),
+                               "Share of draws whose estimated rank equals r*, against the number of inputs N "
+                               "(all shapes and noise levels).", prov))
+
+
+def _attention(part: Part, store: Any, ap: Any, seed: int, cmd: str) -> None:
+    rec_c, stu_c, lad_c = att.campaigns(ap, seed)
+    prov = f"campaigns {rec_c}, {stu_c}, {lad_c}; d={ap.d}, r*={ap.r_star}, T={ap.T}"
+    allrec = _read(store, rec_c, cmd)
+    stu = _read(store, stu_c, cmd)
+    lad = _read(store, lad_c, cmd)
+    recs = [x for x in allrec if not x["instance"].startswith("exact")]
+    exact = {x["instance"]: x for x in allrec if x["instance"].startswith("exact")}
+    soft = [ar.rejudged(x) for x in recs if x["provenance"]["kind"] == "softmax"]
+    k = sum(x["recovered"] == "supported" for x in soft)
+    n = sum(x["recovered"] in ("supported", "refuted") for x in soft)
+    part.macro(f"{k}/{n}", "rank softmax regression recovered")
+    fits = [x["extra"]["fit"] for x in soft if x["extra"].get("fit")]
+    part.macro(f"{sum(f['rel_error'] <= att.KERNEL_TOL for f in fits)}/{len(fits)}", "rank softmax fit recovered")
+    part.macro(f"{att.KERNEL_TOL:g}", "rank kernel tolerance")
+    part.macro(exact["exact/d3"]["verdict"] if "exact/d3" in exact else "-", "rank linear exact verdict")
+    part.macro(f"{exact['exact/inversion']['value']:.1e}" if "exact/inversion" in exact else "-",
+               "rank softmax inversion error")
+    lin = [x for x in recs if x["provenance"]["kind"] == "linear" and x["verdict"] == "undecided"]
+    part.macro(f"{sum(bool(x['extra'].get('float_rank_matches')) for x in lin)}/{len(lin)}",
+               "rank linear float rank matches")
+    dfc = [x for x in stu if x["theorem"] == "rank.attention.linear.deficiency"]
+    part.macro("%d/%d" % _count(dfc, ("holds", "tight")), "rank students deficiency certified")
+    for kind in ("linear", "softmax"):
+        rs = [x for x in stu if x["theorem"] == "rank.attention.native" and x["provenance"]["kind"] == kind
+              and x["provenance"]["r"] >= ap.r_star]
+        part.macro("%d/%d" % rr.supported(rs), "rank students", kind, "reach zero")
+    part.macro("%d/%d" % rr.supported(lad), "rank ladder static equals r star")
+    cols = ["kind", "value map", "B", "beta", "T", "noise", ar.RECOVERY_COLUMNS[6], "median kernel error",
+            "fit: median kernel error", "outcomes"]
+    idx = [ar.RECOVERY_COLUMNS.index(c) for c in cols]
+    rows = [[row[i] for i in idx] for row in ar.recovery_rows(recs)]
+    part.tables += [
+        Table("rank-attention-recovery", frame(rows, cols),
+              f"Data-only recovery of the query-key kernel W (r*={ap.r_star}, d={ap.d}): a draw recovers W when the "
+              f"relative kernel error (up to scale and sign) is at most {att.KERNEL_TOL:g}; 'fit' is the converged "
+              "nonlinear least-squares fit (softmax, value map known).", prov),
+        Table("rank-attention-students", frame(ar.students_rows(stu), ar.STUDENTS_COLUMNS),
+              f"Kernel-rank-r students trained by GD ({ap.steps} steps): linear r < r* certified against the exact "
+              "lower bound; r >= r* a claim (risk to zero with learned rank r*).", prov),
+        Table("rank-ladder", frame(ar.ladder_rows(lad), ar.LADDER_COLUMNS),
+              "Interpolation ladder between a static mixer (lambda = 0) and attention (lambda = 1): the best "
+              "static mixer's rank against r*.", prov)]
+
+
+def _weights(part: Part, store: Any, cmd: str) -> None:
+    recs = _read(store, rw.CAMPAIGN, cmd)
+    prov = f"campaign {rw.CAMPAIGN}; spectra via QR of each factor + SVD of the dh x dh core"
+    for (model, circuit), rs in group(recs, lambda x: (x["provenance"]["model"],
+                                                       x["provenance"]["circuit"])).items():
+        word = MODEL_WORDS.get(model, model)
+        dh = rs[0]["provenance"]["head_dim"]
+        part.macro(f"{np.mean([x['value'] for x in rs]) / dh:.2f}", "rank", word, circuit, "energy per dim")
+        part.macro("%d/%d" % _count(rs, ("tight",)), "rank", word, circuit, "full rank certified")
+        part.macro(str(dh), "rank", word, "head dim")
+    part.tables.append(Table("rank-weights", frame(rw.summary_rows(recs), rw.SUMMARY_COLUMNS),
+                             "Effective ranks of per-head QK kernels and OV circuits of the embedded models "
+                             "(smollm2: 4-bit GGUF dequantised, the quantised weights).", prov))
+    part.figures.append(Figure("rank-weights", _weights_curve(recs),
+                               "Mean energy_0.99 effective rank over heads, divided by the head dimension, by layer.",
+                               prov))
+
+
+def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
+    """Tables, figures and macros of the rank campaigns (see the module docstring)."""
+    cmd = command(seed, full)
+    part = Part("rank", commands=[cmd])
+    _linear(part, store, replace(FULL if full else QUICK, seed=seed), cmd)
+    _attention(part, store, att.FULL_ATT if full else att.QUICK_ATT, seed, cmd)
+    _weights(part, store, cmd)
+    return part

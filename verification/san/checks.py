@@ -1,0 +1,185 @@
+"""SAN campaigns: presets -> runs (one chunk per trained model) -> records.
+
+A *run* is one decoder trained from one seed on one data order:
+
+    pair runs    per seed: the standard reference (depth L_s) and its three attention-only
+                 partners matched for depth, FLOPs and parameters (numerics.san.config.matched);
+                 all with QK-norm, no gate, the same seed and data order inside a seed pair
+    sweep runs   attention-only stacks of growing depth with and without QK-norm, seed 0, at a
+                 higher learning rate (trainability)
+
+Each chunk trains (or resumes from its safetensors checkpoints), evaluates, measures the weight
+spectra at every checkpoint, checks the scalar-bottleneck lemma (attention-only runs), and runs the
+Dobrushin rollout measurements of the trained-model family (``verification.trained.checks.
+instance_records``) on a few held-out texts. Records:
+
+    san.claim.trainable   one per run: outcome (finite, validation loss below the unigram entropy),
+                          with every measurement of the run in ``extra``
+    san.bottleneck        one per attention-only run: tight (identity certified exactly, float
+                          residual within rounding), violated, or undecided (too deep for the exact path)
+    dobrushin.factor / dobrushin.product   the rollout records of each held-out text
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from theory.verdicts import Verdict
+from verification import campaign as C
+from verification.store import Record, outcome_record
+
+VERSION = "v1"
+ROLES = ("std", "san-depth", "san-flops", "san-params")
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    d_model: int
+    n_head: int
+    ctx: int
+    batch: int
+    steps: int
+    lr: float
+    ref_layers: int
+    seeds: int
+    depths: tuple
+    sweep_steps: int
+    sweep_lr: float
+    n_facts: int = 32
+    n_val: int = 64
+    n_probe: int = 16
+    rollout_texts: int = 2
+
+
+PRESETS = {
+    "tiny": Preset("tiny", d_model=16, n_head=2, ctx=32, batch=4, steps=12, lr=3e-3, ref_layers=1, seeds=2,
+                   depths=(2, 4), sweep_steps=8, sweep_lr=1e-2, n_facts=8, n_val=16, n_probe=4, rollout_texts=1),
+    "quick": Preset("quick", d_model=32, n_head=4, ctx=64, batch=32, steps=150, lr=1e-2, ref_layers=1, seeds=2,
+                    depths=(2, 6), sweep_steps=60, sweep_lr=1e-2, n_facts=16, n_val=96, n_probe=12),
+    "paper": Preset("paper", d_model=96, n_head=4, ctx=128, batch=32, steps=6000, lr=2e-3, ref_layers=3, seeds=5,
+                    depths=(2, 4, 8, 16, 32), sweep_steps=2000, sweep_lr=6e-3, n_facts=64, n_val=256, n_probe=64,
+                    rollout_texts=8),
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    key: str          # chunk key, unique in the campaign
+    role: str         # one of ROLES, or "sweep"
+    seed: int
+    cfg: Any          # numerics.san.SANConfig
+    tc: Any           # numerics.san.TrainConfig
+
+
+def campaign_name(preset: Preset, seed: int) -> str:
+    """Named by the preset's settings too: other settings under the same name are another campaign
+    (and another checkpoint folder), never a resume."""
+    digest = hashlib.sha256(json.dumps(asdict(preset), sort_keys=True).encode()).hexdigest()[:8]
+    return f"san-{VERSION}:{preset.name}:{digest}:s{seed}"
+
+
+def plan(preset: Preset, seed: int = 0) -> list[Run]:
+    """Every run of a preset; seeds ``seed`` .. ``seed + seeds - 1`` (the sweep uses ``seed``)."""
+    from numerics.san import SANConfig, TrainConfig, matched
+
+    ref = SANConfig(block="standard", n_layer=preset.ref_layers, n_head=preset.n_head, d_model=preset.d_model,
+                    ctx=preset.ctx, qk_norm=True)
+    runs = []
+    for s in range(seed, seed + preset.seeds):
+        tc = TrainConfig(steps=preset.steps, batch=preset.batch, lr=preset.lr, seed=s,
+                         warmup=max(1, preset.steps // 10))
+        runs.append(Run(f"std-L{ref.n_layer}-s{s}", "std", s, ref, tc))
+        for kind in ("depth", "flops", "params"):
+            cfg = matched(ref, kind)
+            runs.append(Run(f"san-{kind}-L{cfg.n_layer}-s{s}", f"san-{kind}", s, cfg, tc))
+    tc = TrainConfig(steps=preset.sweep_steps, batch=preset.batch, lr=preset.sweep_lr, seed=seed,
+                     warmup=max(1, preset.sweep_steps // 10))
+    for depth in preset.depths:
+        for qk in (False, True):
+            cfg = replace(ref, block="attention", n_layer=depth, qk_norm=qk)
+            runs.append(Run(f"sweep-{cfg.name}-s{seed}", "sweep", seed, cfg, tc))
+    return runs
+
+
+def unigram_entropy(data: Any) -> float:
+    """Entropy (nats) of the byte distribution of the training prose: a model that learnt nothing
+    beyond byte frequencies reaches it."""
+    p = np.bincount(data.train, minlength=256).astype(float)
+    p = p[p > 0] / p.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def _spectra(ckpts: list, cfg: Any) -> dict:
+    from numerics.san import load_checkpoint
+    from numerics.san.spectra import model_ranks
+
+    return {str(step): model_ranks(load_checkpoint(path)[0], cfg) for step, path in ckpts}
+
+
+def _bottleneck(model: Any, prov: dict, key: str) -> Record:
+    from numerics.san.bottleneck import bottleneck_exact, bottleneck_residual
+
+    fast = bottleneck_residual(model)
+    exact = bottleneck_exact(model, token=int(ord("T")))
+    if not fast["ok"] or exact["equal"] is False:
+        verdict = Verdict.VIOLATED
+    else:
+        verdict = Verdict.TIGHT if exact["decided"] else Verdict.UNDECIDED
+    c = fast["scalars"]
+    return Record("san.bottleneck", f"{key}|T1", verdict, slack=0.0 if verdict is Verdict.TIGHT else None,
+                  value=fast["residual"], bound=fast["bound"], backend="torch+exact-dyadic", provenance=prov,
+                  extra=dict(residual=fast["residual"], exact=exact["equal"], monomials=exact["monomials"],
+                             c_min=[float(v) for v in c.min(0)], c_max=[float(v) for v in c.max(0)],
+                             tokens=fast["tokens"], exact_token=int(ord("T"))))
+
+
+def run_records(preset: Preset, run: Run, ckpt_root: str) -> list[Record]:
+    """Train (resuming from checkpoints), evaluate and measure one run: its records."""
+    from numerics.san import Data, evaluate, flops_per_token, params, train
+    from numerics.san.source import SANSource
+    from numerics.sources.corpus import TextInput
+    from verification.trained.checks import instance_records
+
+    data = Data(ctx=preset.ctx, n_facts=preset.n_facts)
+    res = train(run.cfg, run.tc, data, ckpt_dir=Path(ckpt_root) / run.key)
+    ev = evaluate(res.model, data, n_val=preset.n_val, n_probe=preset.n_probe, seed=run.seed)
+    H1 = unigram_entropy(data)
+    prov = dict(preset=preset.name, run=run.key, role=run.role, seed=run.seed, model=run.cfg.name,
+                config=run.cfg.to_dict(), train=asdict(run.tc), data=data.fingerprint,
+                corpus="pydoc_data.topics (bytes)")
+    val, se = ev["val_loss"], ev["val_loss_se"]
+    finite = not res.diverged and math.isfinite(val)
+    iv = (val - 2 * se, val + 2 * se) if finite else None
+    outcome = "supported" if finite and iv[1] < H1 else "refuted" if not finite or iv[0] > H1 else "inconclusive"
+    extra = dict(ev, role=run.role, key=run.key, n_layer=run.cfg.n_layer, block=run.cfg.block,
+                 qk_norm=run.cfg.qk_norm, params=params(run.cfg), flops=flops_per_token(run.cfg),
+                 diverged=res.diverged, steps_done=res.steps_done, trace=res.trace, unigram=H1,
+                 resumed_from=res.resumed_from, spectra=_spectra(res.checkpoints, run.cfg),
+                 checkpoint_steps=[s for s, _ in res.checkpoints])
+    recs = [outcome_record("san.claim.trainable", run.key, outcome, val if finite else math.inf, iv,
+                           "validation loss +- 2 se over held-out windows, against the unigram entropy",
+                           value=val if finite else None, bound=H1, backend="torch", provenance=prov, extra=extra)]
+    if run.cfg.block == "attention" and not res.diverged:
+        recs.append(_bottleneck(res.model, prov, run.key))
+    if run.role != "sweep" and not res.diverged:
+        source = SANSource(res.model, run.key, prov)
+        starts = np.linspace(0, len(data.val) - preset.ctx - 1, preset.rollout_texts).astype(int)
+        for i, s0 in enumerate(starts):
+            text = bytes(data.val[s0: s0 + preset.ctx]).decode("utf-8", errors="replace")
+            recs += instance_records(source.instance(TextInput(f"val:{i}", text, "pydoc-val")), comparison=False)
+    return recs
+
+
+def run_campaign(store: Any, preset: Preset, seed: int, ckpt_root: Path, console: Any = None) -> str:
+    name = campaign_name(preset, seed)
+    root = Path(ckpt_root) / name.replace(":", "_")
+    chunks = [C.Chunk(r.key, run_records, (preset, r, str(root))) for r in plan(preset, seed)]
+    C.run(store, name, chunks, console=console, description=f"SAN {preset.name}: training")
+    return name

@@ -1,0 +1,186 @@
+"""The trained-transformer part of the paper: per model (all-MiniLM-L6-v2, SmolLM2-135M), per layer
+and head, how often Theorem D1's equality holds (all tokens, content tokens, first position
+dropped), how tight rollout is and the D2 chain, read from the stored campaigns only (the rows are
+those of :mod:`verification.trained.report`; nothing is recomputed, no model is loaded).
+
+The campaign of a model is found in the store by its settings (``trained-v2:<model>:pydoc:max<T>:
+r0.5:mean:w<fingerprint>``, T = 128 quick, 512 full); when several fingerprints were measured, the
+one with the most inputs is reported (ties: the first name in sorted order), its fingerprint in the
+provenance. Tables ``trained-d1-<model>``, ``trained-rollout-<model>``, ``trained-heads-<model>``,
+``trained-compare-<model>``; figures ``trained-heads-<model>``, ``trained-rollout-<model>``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from verification.report.aggregate import median
+from verification.report.paper import Figure, MissingCampaign, Part, Table
+from verification.report.tables import fmt
+from verification.trained.checks import FUSION, RESIDUAL, VERSION
+from verification.trained.command import QUICK
+from verification.trained.report import (VARIANT_TITLES, collect_records, compare_table, d1_table, heads_shares,
+                                         rollout_table, slug)
+
+MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}          # model -> macro word
+TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit GGUF)"}
+FULL_TOKENS = 512
+CORPUS = "pydoc"                                             # the default corpus (numerics.sources.corpus)
+
+
+def command(seed: int, full: bool) -> str:
+    return f"attnbounds verify --only trained --seed {seed}" + (" --full" if full else "")
+
+
+def campaign_prefix(name: str, full: bool) -> str:
+    tokens = FULL_TOKENS if full else QUICK[name]["max_tokens"]
+    return f"trained-{VERSION}:{name}:{CORPUS}:max{tokens}:r{RESIDUAL}:{FUSION}:w"
+
+
+def find_campaign(store: Any, name: str, full: bool, seed: int) -> tuple[str, list[dict]]:
+    """The stored campaign of ``name`` at the quick / full settings and its records."""
+    prefix = campaign_prefix(name, full)
+    by: dict[str, list[dict]] = {}
+    for r in store.records(campaign=prefix, prefix=True):
+        by.setdefault(r["campaign"], []).append(r)
+    if not by:
+        raise MissingCampaign(prefix + "<fingerprint>", command(seed, full))
+    inputs = {c: len({(r["provenance"]["input"], r["provenance"]["text_sha"]) for r in rs}) for c, rs in by.items()}
+    best = max(sorted(by), key=lambda c: inputs[c])
+    return best, by[best]
+
+
+def frame(rows: list, cols: list) -> Any:
+    """A DataFrame of report rows, every number formatted by :func:`fmt` (deterministic strings)."""
+    import pandas as pd
+
+    return pd.DataFrame([[c if isinstance(c, str) else fmt(c) for c in row] for row in rows], columns=cols)
+
+
+def _tight(rs: list[dict]) -> tuple[int, int]:
+    return sum(r["verdict"] == "tight" for r in rs), len(rs)
+
+
+def _s(k: int, n: int) -> str:
+    return f"{k / n:.2f}" if n else "-"
+
+
+def _heatmap(shares: np.ndarray, title: str):
+    def draw(ax: Any) -> None:
+        from matplotlib.ticker import MaxNLocator
+
+        im = ax.imshow(shares, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        ax.set_xlabel("head")
+        ax.set_ylabel("layer")
+        ax.set_title(title, fontsize=8)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.figure.colorbar(im, ax=ax, label="share of inputs with D1 equality")
+    return draw
+
+
+def _rollout_curves(data: dict, title: str):
+    layers = sorted(data["roll"]["all"])
+    curves = []
+    for key, label, style in (("value", "delta(R_l)", "-"), ("bound", "prod delta(Ahat)", "-"),
+                              ("prod_factor_bound", "prod (1+delta(A))/2", "--")):
+        vals = [np.array([x for x in ((r[key] if key in r else r["extra"].get(key)) for r in data["roll"]["all"][l])
+                          if x is not None and x > 0], dtype=float) for l in layers]
+        curves.append((label, style, [float(np.median(v)) if v.size else np.nan for v in vals]))
+
+    def draw(ax: Any) -> None:
+        for label, style, med in curves:
+            ax.plot([l + 1 for l in layers], med, style, marker=".", label=label)
+        ax.set_yscale("log")
+        ax.set_xlabel("depth l")
+        ax.set_ylabel("median over inputs")
+        ax.set_title(title, fontsize=8)
+        ax.legend(fontsize=7)
+    return draw
+
+
+def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed: int) -> None:
+    from numerics.sources.models import QUANTISED_NOTE
+
+    data = collect_records(records, None)
+    p0 = records[0]["provenance"]
+    word, title, s = MODELS[name], TITLES[name], slug(name)
+    n_in, causal, quantised = len(data["inputs"]), bool(p0.get("causal")), bool(p0.get("quantised"))
+    prov = (f"model {name}" + (f"; {QUANTISED_NOTE}" if quantised else "") + f"; campaign {campaign}; {n_in} inputs "
+            f"({CORPUS} corpus); rollout residual {RESIDUAL}, {FUSION} head fusion; seed {seed} (no random draws); "
+            "D1 verdicts exact (rational), shares with 95% Wilson intervals")
+    L = len(data["layer"]["all"])
+    H = 1 + max(h for _, h in data["head"]["all"])
+    part.macro(str(n_in), word, "inputs")
+    part.macro(str(L), word, "layers")
+    part.macro(str(H), word, "heads")
+    layered = [r for v in data["layer"].values() for rs in v.values() for r in rs]
+    headed = [r for v in data["head"].values() for rs in v.values() for r in rs]
+    part.macro(str(len(layered) + len(headed)), word, "D1 verdicts")
+    part.macro(str(sum(bool(r["extra"].get("exact")) for r in layered + headed)), word, "D1 exact path")
+    part.macro("%d/%d" % _tight(layered + headed), word, "D1 tight all records")
+    for v, cells in data["layer"].items():
+        shares = {l: _tight(rs) for l, rs in cells.items()}
+        for l, (k, n) in shares.items():
+            part.macro(_s(k, n), "D1 share", word, "layer", l, v)
+        k, n = shares[L - 1]
+        part.macro(_s(k, n), "D1 share", word, "last layer", "" if v == "all" else v)
+        inner = [k / n for l, (k, n) in shares.items() if l < L - 1 and n]
+        every = [k / n for k, n in shares.values() if n]
+        part.macro(f"{min(inner or every):.2f}", "D1 share", word, v, "early layers min")
+        part.macro(f"{max(inner or every):.2f}", "D1 share", word, v, "early layers max")
+        part.macro(f"{min(every):.2f}", "D1 share", word, v, "min")
+        part.macro(f"{max(every):.2f}", "D1 share", word, v, "max")
+        tight = [r for rs in cells.values() for r in rs if r["verdict"] == "tight"]
+        only = sum(bool(r["extra"].get("through_first")) and not r["extra"].get("through_other") for r in tight)
+        part.macro(f"{only}/{len(tight)}", word, v, "tight only via token zero")
+    hs = heads_shares(data, "all")
+    part.macro(f"{np.nanmin(hs):.2f}", word, "head share min")
+    part.macro(f"{np.nanmax(hs):.2f}", word, "head share max")
+    part.macro(f"{int(np.sum(hs == 1))}/{int(np.sum(~np.isnan(hs)))}", word, "heads always tight")
+    roll = data["roll"]["all"]
+    last = roll[L - 1]
+    for key, label in (("ratio_R", "rollout ratio"), ("ratio_factor", "factor ratio")):
+        m = median(r["extra"].get(key) for r in last)
+        part.macro("-" if m is None else f"{m:.3g}", word, label, "last layer")
+    part.macro(fmt(median(r["value"] for r in last)), word, "delta R last layer")
+    for l, rs in roll.items():
+        part.macro(_s(*_tight(rs)), word, "chain tight", "layer", l)
+    later = [l for l in roll if l >= 1 and _tight(roll[l])[0] == 0]
+    part.macro(f"{len(later)}/{len([l for l in roll if l >= 1])}", word, "chain never tight after step one")
+    part.macro(str(sum(r["extra"].get("ratio_R") is None for rs in roll.values() for r in rs)), word,
+               "rollout ratios undecided")
+
+    q = " 4-bit quantised weights: the quantised model's attention." if quantised else ""
+    c = (" Causal attention: row 0 is one-hot, so equality is structural (THEORY.md, corollary)." if causal else "")
+    rows, cols = d1_table(data, None)
+    part.tables.append(Table(f"trained-d1-{s}", frame(rows, cols),
+                             f"{title}: share of {n_in} inputs where Theorem D1 holds with equality (exact), per layer, "
+                             f"head-averaged attention, with 95% Wilson intervals; median slack.{q}{c}", prov))
+    rows, cols = rollout_table(data)
+    part.tables.append(Table(f"trained-rollout-{s}", frame(rows, cols),
+                             f"{title}: rollout per layer, all tokens, medians over {n_in} inputs: delta(R_l) against "
+                             f"prod delta(Ahat) (D2 chain) and prod (1+delta(A))/2 (D1 factors).{q}", prov))
+    hrows = [[l] + [None if np.isnan(x) else f"{x:.2f}" for x in hs[l]] for l in range(hs.shape[0])]
+    part.tables.append(Table(f"trained-heads-{s}", frame(hrows, ["layer"] + [f"h{h}" for h in range(hs.shape[1])]),
+                             f"{title}: per-head share of {n_in} inputs with D1 equality, {VARIANT_TITLES['all']}.{q}",
+                             prov))
+    rows, cols = compare_table(data)
+    part.tables.append(Table(f"trained-compare-{s}", frame(rows, cols),
+                             f"{title}: comparison bounds on delta(A) of head-averaged attention (Birkhoff's "
+                             f"tau_B and the mean-head softmax-logit bound; trivial wherever A has zeros).{q}", prov))
+    part.figures.append(Figure(f"trained-heads-{s}", _heatmap(hs, f"{title}: D1 equality per head, all tokens"),
+                               f"{title}: share of inputs with D1 equality per layer and head (all tokens).{q}", prov))
+    part.figures.append(Figure(f"trained-rollout-{s}", _rollout_curves(data, f"{title}: rollout, all tokens"),
+                               f"{title}: medians of delta(R_l), prod delta(Ahat) and prod (1+delta(A))/2 by depth.{q}",
+                               prov))
+
+
+def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
+    """Tables, figures and macros of both embedded models (see the module docstring)."""
+    part = Part("trained", commands=[command(seed, full)])
+    for name in MODELS:
+        campaign, records = find_campaign(store, name, full, seed)
+        _model_part(part, name, campaign, records, seed)
+    return part
