@@ -20,6 +20,10 @@ bug before anything of its chunk is stored.
 ...     again = run(store, "demo", chunks, progress=False)     # resumed: nothing recomputed
 >>> (first.computed, first.records, again.computed, again.skipped)
 (3, 3, 0, 3)
+
+A chunk of a compact campaign returns a :class:`ChunkResult`: the records worth keeping, plus one
+summary per theorem (verdict counts, smallest slack, ...) stored with them in the same transaction.
+Executors may yield chunks in any order (a cluster); what is stored depends only on each chunk.
 """
 from __future__ import annotations
 
@@ -42,6 +46,18 @@ class Chunk:
 
     def run(self) -> list:
         return self.fn(*self.args, **self.kwargs)
+
+
+class ChunkResult(list):
+    """What a chunk of a compact campaign returns: a list of records (the instances worth keeping)
+    with ``summaries``, theorem id -> JSON-serialisable summary of all the chunk's instances."""
+
+    def __init__(self, records: Iterable = (), summaries: Optional[dict] = None):
+        super().__init__(records)
+        self.summaries = dict(summaries or {})
+
+    def __reduce__(self) -> tuple:  # ships between processes as (records, summaries)
+        return (ChunkResult, (list(self), self.summaries))
 
 
 @dataclass
@@ -79,8 +95,11 @@ def check_vocabulary(records: list, campaign: str, chunk: str) -> None:
 
 
 def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Any = None, console: Any = None,
-        description: Optional[str] = None, progress: bool = True) -> CampaignResult:
-    """Run every chunk of ``campaign`` not yet in ``store`` (see the module docstring)."""
+        description: Optional[str] = None, progress: bool = True,
+        status: Optional[Callable[[Chunk, list], str]] = None) -> CampaignResult:
+    """Run every chunk of ``campaign`` not yet in ``store`` (see the module docstring).
+    ``status(chunk, records)``, called after each stored chunk, returns a line shown in the
+    progress bar (e.g. instances/s, verdict counts, smallest slack so far)."""
     chunks = list(chunks)
     keys = [c.key for c in chunks]
     if len(set(keys)) != len(keys):
@@ -91,16 +110,20 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Any = N
     result = CampaignResult(campaign, skipped=len(chunks) - len(todo))
     executor = executor or SerialExecutor()
     bar = _progress(console, description or campaign, len(todo), result.skipped) if progress and todo else None
+    results = executor.map(todo)
     try:
-        for chunk, records in executor.map(todo):
+        for chunk, records in results:
             check_vocabulary(records, campaign, chunk.key)
-            store.write_chunk(campaign, chunk.key, records)
+            store.write_chunk(campaign, chunk.key, records, getattr(records, "summaries", None))
             result.computed += 1
             result.records += len(records)
             bad = [r for r in records if judge(r.verdict) is Verdict.VIOLATED]
             result.violations += bad
+            line = status(chunk, records) if status is not None else None
             if bar is not None:
                 bar[0].advance(bar[1])
+                if line:
+                    bar[0].update(bar[1], description=f"{description or campaign} {line}")
             loud = [r for r in bad if is_proved(r.theorem)]
             if loud:
                 r = loud[0]
@@ -109,6 +132,9 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Any = N
                     f"chunk {chunk.key!r}; first: {r.theorem} on {r.instance} (value {r.value}, bound "
                     f"{r.bound}, slack {r.slack}, extra {r.extra})")
     finally:
+        close = getattr(results, "close", None)
+        if close is not None:      # a cluster executor cancels the chunks still in flight
+            close()
         if bar is not None:
             bar[0].stop()
     return result

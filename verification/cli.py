@@ -26,6 +26,7 @@ FAMILIES: tuple[str, ...] = (
     "verification.modalities",
     "verification.san",
     "verification.prove",
+    "verification.stress",
 )
 # main-job section name -> family package (each package's SECTION)
 SECTIONS: dict[str, str] = {

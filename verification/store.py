@@ -2,7 +2,10 @@
 
 One row per checked instance (a :class:`Record`), written chunk by chunk in transactions. A run
 killed at any moment loses at most the chunk in flight; re-running the same campaign skips the
-chunks already stored (``done_chunks``), so it resumes instead of recomputing.
+chunks already stored (``done_chunks``), so it resumes instead of recomputing. A compact campaign
+(stress sweeps of 10^8 instances) stores per chunk one *summary* per theorem (a JSON object: verdict
+counts, smallest slack, histogram) and records only for the instances worth keeping; the summary is
+written in the same transaction as the chunk's records.
 
 Default location: ``paper/results.db`` (``ATTNBOUNDS_DB`` or ``--db`` override; ``:memory:`` works).
 """
@@ -48,6 +51,15 @@ CREATE TABLE IF NOT EXISTS chunks (
     n        INTEGER NOT NULL,
     created  REAL NOT NULL,
     PRIMARY KEY (campaign, chunk)
+);
+CREATE TABLE IF NOT EXISTS summaries (
+    campaign TEXT NOT NULL,
+    chunk    TEXT NOT NULL,
+    theorem  TEXT NOT NULL,
+    body     TEXT NOT NULL,
+    versions TEXT NOT NULL,
+    created  REAL NOT NULL,
+    PRIMARY KEY (campaign, chunk, theorem)
 );
 """
 
@@ -127,8 +139,10 @@ class ResultStore:
         self._versions = json.dumps(versions(), sort_keys=True)
 
     # -- writing -------------------------------------------------------------------------------
-    def write_chunk(self, campaign: str, chunk: str, records: Iterable[Record]) -> int:
-        """Store all records of one chunk and mark the chunk done, in one transaction."""
+    def write_chunk(self, campaign: str, chunk: str, records: Iterable[Record],
+                    summaries: Optional[dict[str, dict[str, Any]]] = None) -> int:
+        """Store all records of one chunk (and its per-theorem ``summaries``: theorem id -> JSON
+        object) and mark the chunk done, in one transaction."""
         rows = []
         now = time.time()
         for r in records:
@@ -141,6 +155,12 @@ class ResultStore:
                 "INSERT OR REPLACE INTO records (campaign, chunk, theorem, instance, verdict, slack, "
                 "value, bound, backend, dtype, provenance, extra, versions, created) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            if summaries:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO summaries (campaign, chunk, theorem, body, versions, created) "
+                    "VALUES (?,?,?,?,?,?)",
+                    [(campaign, chunk, th, json.dumps(body, sort_keys=True, separators=(",", ":")),
+                      self._versions, now) for th, body in summaries.items()])
             self._db.execute("INSERT OR REPLACE INTO chunks (campaign, chunk, n, created) VALUES (?,?,?,?)",
                              (campaign, chunk, len(rows), now))
         return len(rows)
@@ -173,6 +193,28 @@ class ResultStore:
             for key in ("provenance", "extra", "versions"):
                 rec[key] = json.loads(rec[key])
             yield rec
+
+    def summaries(self, campaign: str, theorem: Optional[str] = None) -> Iterator[dict[str, Any]]:
+        """Stored chunk summaries of ``campaign`` (in chunk-key order) as dicts: campaign, chunk,
+        theorem, body (decoded), versions (decoded), created."""
+        sql, args = "SELECT campaign, chunk, theorem, body, versions, created FROM summaries WHERE campaign = ?", [campaign]
+        if theorem is not None:
+            sql += " AND theorem = ?"
+            args.append(theorem)
+        for c, k, th, body, ver, created in self._db.execute(sql + " ORDER BY chunk, theorem", args):
+            yield {"campaign": c, "chunk": k, "theorem": th, "body": json.loads(body),
+                   "versions": json.loads(ver), "created": created}
+
+    def payload_bytes(self, campaign: str) -> int:
+        """Bytes of ``campaign``'s stored values (records, summaries, chunk marks; 8 per number),
+        without SQLite's page and index overhead: what a campaign costs before the file's slack."""
+        q = {"records": "LENGTH(campaign)+LENGTH(chunk)+LENGTH(theorem)+LENGTH(instance)+LENGTH(verdict)"
+                        "+IFNULL(LENGTH(backend),0)+IFNULL(LENGTH(dtype),0)+LENGTH(provenance)+LENGTH(extra)"
+                        "+LENGTH(versions)+40",
+             "summaries": "LENGTH(campaign)+LENGTH(chunk)+LENGTH(theorem)+LENGTH(body)+LENGTH(versions)+8",
+             "chunks": "LENGTH(campaign)+LENGTH(chunk)+16"}
+        return int(sum(self._db.execute(f"SELECT IFNULL(SUM({expr}), 0) FROM {table} WHERE campaign = ?",
+                                        (campaign,)).fetchone()[0] for table, expr in q.items()))
 
     def count(self, campaign: Optional[str] = None) -> int:
         if campaign is None:

@@ -1,0 +1,152 @@
+"""Benchmarks of the stress sweep, against baselines run in the same session.
+
+    sweep        one chunk all included: sampling, float filter, exact certification of what it
+                 cannot decide, summary, kept records, written to a results store (SQLite file);
+                 also its parts apart: sampling only, and the checks on already drawn matrices
+    dobrushin    the bare kernel on the same matrices (already sampled): the baseline
+    before       today's per-instance campaign path (verification.dobrushin.checks.check_chunk:
+                 one Record per instance, D1 plus D2 on count/2 pairs) on the same family, n and
+                 count, written to a store
+
+at n = 16 (chunks of 10,000) and n = 64 (chunks of 1,024), Dirichlet(1) and softmax (T = 1);
+and a campaign of 8 chunks (n = 16, Dirichlet) through the serial executor and a local Dask
+cluster of 2 worker processes (started and warmed once). The summary also prints what is shipped
+per chunk (pickled arguments and result) and the driver's cost of storing one chunk, for the
+scaling note. ``make test`` (benchmarks disabled) runs each once; the Dask case then uses threads.
+"""
+from __future__ import annotations
+
+import pickle
+import time
+
+import numpy as np
+import pytest
+
+from numerics.dobrushin import dobrushin
+from verification import campaign
+from verification.executors import DaskExecutor, SerialExecutor
+from verification.store import ResultStore
+from verification.stress.plan import StressPlan, chunk_size, draw
+from verification.stress.sweep import chunks as stress_chunks
+from verification.stress.sweep import run_chunk
+
+CASES = [pytest.param(f, n, id=f"{f}-n{n}") for f in ("dirichlet", "softmax-T1") for n in (16, 64)]
+
+
+def _spec(family: str, n: int) -> dict:
+    return {"theorem": "dobrushin.factor", "family": family, "n": n, "count": chunk_size(n), "seed": 0,
+            "device": "cpu"}
+
+
+def _record(benchmark, bench_record, name: str, B: int, n: int, baseline: bool) -> None:  # noqa: ANN001
+    if benchmark.disabled or benchmark.stats is None:
+        return
+    bench_record(group=benchmark.group, name=name, seconds=benchmark.stats.stats.median,
+                 min=benchmark.stats.stats.min, matrices=B, ops=B * n * (n - 1) // 2 * n, baseline=baseline)
+
+
+@pytest.mark.parametrize("family,n", CASES)
+def test_sweep(benchmark, bench_record, tmp_path, family, n):
+    benchmark.group = f"stress {family} n={n}"
+    spec = _spec(family, n)
+    with ResultStore(tmp_path / "s.db") as store:
+        def one() -> object:
+            res = run_chunk(spec, 0)
+            store.write_chunk("bench", "c0", res, res.summaries)
+            return res
+        res = benchmark(one)
+        body = res.summaries["dobrushin.factor"]
+        assert body["n"] == chunk_size(n) and sum(body["counts"].values()) == body["n"]
+        assert "violated" not in body["counts"]
+    _record(benchmark, bench_record, "sweep (all included)", chunk_size(n), n, baseline=False)
+
+
+@pytest.mark.parametrize("family,n", CASES)
+def test_kernel_baseline(benchmark, bench_record, family, n):
+    benchmark.group = f"stress {family} n={n}"
+    A = draw("dobrushin.factor", family, n, 0, 0)
+    got = benchmark(dobrushin, A)
+    assert got.shape == (len(A),) and (got > 0).all() and (got <= 1).all()
+    _record(benchmark, bench_record, "dobrushin (bare kernel)", len(A), n, baseline=True)
+
+
+@pytest.mark.parametrize("family,n", CASES)
+def test_parts(benchmark, bench_record, family, n):
+    """The sweep's two parts apart: drawing the chunk, and checking already drawn matrices
+    (filter, certification, summary)."""
+    from verification.stress.summaries import summarise
+    from verification.stress.sweep import check_batch
+
+    benchmark.group = f"stress {family} n={n}"
+    A = draw("dobrushin.factor", family, n, 0, 0)
+
+    def check() -> dict:
+        out = check_batch("dobrushin.factor", A)
+        return summarise(out["verdict"], out["slack"], out["exact"])
+    body = benchmark(check)
+    assert body["n"] == len(A) and "violated" not in body["counts"]
+    _record(benchmark, bench_record, "sweep without sampling", len(A), n, baseline=False)
+
+
+@pytest.mark.parametrize("family,n", CASES)
+def test_sampling(benchmark, bench_record, family, n):
+    benchmark.group = f"stress {family} n={n}"
+    A = benchmark(draw, "dobrushin.factor", family, n, 0, 0)
+    assert A.shape == (chunk_size(n), n, n)
+    _record(benchmark, bench_record, "sampling only", len(A), n, baseline=False)
+
+
+@pytest.mark.parametrize("family,n", CASES)
+def test_before(benchmark, bench_record, tmp_path, family, n):
+    from verification.dobrushin.checks import check_chunk
+
+    benchmark.group = f"stress {family} n={n}"
+    count = chunk_size(n) if not benchmark.disabled else 100
+    with ResultStore(tmp_path / "b.db") as store:
+        def one() -> list:
+            recs = check_chunk(family, n, 0, count, 0)
+            store.write_chunk("bench", "c0", recs)
+            return recs
+        recs = benchmark(one)
+    assert sum(r.theorem == "dobrushin.factor" for r in recs) == count
+    _record(benchmark, bench_record, "before: per-instance records", count, n, baseline=True)
+
+
+PLAN = StressPlan("dobrushin.factor", ("dirichlet",), (16,), instances=80_000)
+SMALL_PLAN = StressPlan("dobrushin.factor", ("dirichlet",), (4,), instances=20_000)   # benchmarks disabled
+
+
+@pytest.fixture(scope="module")
+def cluster(request):
+    disabled = request.config.getoption("benchmark_disable", False)
+    with DaskExecutor(workers=2, processes=not disabled) as ex:
+        if not disabled:
+            warm = StressPlan("dobrushin.factor", ("dirichlet",), (16,), instances=20_000, seed=99)
+            with ResultStore(":memory:") as s:            # import numerics and JIT on both workers
+                campaign.run(s, warm.campaign, stress_chunks(warm), executor=ex, progress=False)
+        yield ex
+
+
+@pytest.mark.parametrize("which", ["serial", "dask-2-workers"])
+def test_executor(benchmark, bench_record, request, which):
+    benchmark.group = "executor: 8 chunks of 10,000, n=16 dirichlet"
+    ex = SerialExecutor() if which == "serial" else request.getfixturevalue("cluster")
+    plan = SMALL_PLAN if benchmark.disabled else PLAN
+    chunks = stress_chunks(plan)
+
+    def one() -> int:
+        with ResultStore(":memory:") as s:
+            return campaign.run(s, plan.campaign, chunks, executor=ex, progress=False).computed
+    assert benchmark.pedantic(one, rounds=3 if not benchmark.disabled else 1, iterations=1) == len(chunks)
+    _record(benchmark, bench_record, which, plan.total(), 16, baseline=which == "serial")
+    if which == "serial" and not benchmark.disabled:
+        chunk = stress_chunks(PLAN)[0]
+        res = chunk.run()
+        with ResultStore(":memory:") as s:
+            t0 = time.perf_counter()
+            for k in range(20):
+                s.write_chunk("w", f"c{k}", res, res.summaries)
+            write = (time.perf_counter() - t0) / 20
+        print(f"\nshipped per chunk: arguments {len(pickle.dumps(chunk.args))} bytes, result "
+              f"{len(pickle.dumps(res))} bytes; driver stores a chunk in {1e3 * write:.2f} ms")
+        assert np.isfinite(write)

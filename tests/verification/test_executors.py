@@ -1,0 +1,150 @@
+"""The Dask executor: a local cluster stores exactly what the serial executor stores (chunks
+arrive in any order), a worker killed mid-run loses nothing, a driver killed mid-run resumes, and
+a loud stop cancels what is in flight. Workers get a plan and a chunk index, never matrices."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from theory.verdicts import ViolationError
+from verification import campaign
+from verification.campaign import Chunk
+from verification.executors import DaskExecutor
+from verification.store import Record, ResultStore
+from verification.stress.plan import StressPlan
+from verification.stress.sweep import chunks as stress_chunks
+
+PLAN = StressPlan("dobrushin.factor", ("dirichlet", "softmax-T1"), (3,), instances=60_000)   # 6 chunks
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def contents(store, name=PLAN.campaign):
+    summaries = sorted((r["chunk"], r["theorem"], repr(r["body"])) for r in store.summaries(name))
+    records = sorted((r["chunk"], r["instance"], r["verdict"], r["slack"], r["value"], r["bound"],
+                      repr(r["provenance"]), repr(r["extra"])) for r in store.records(name))
+    return summaries, records
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    with ResultStore(tmp_path_factory.mktemp("serial") / "s.db") as s:
+        campaign.run(s, PLAN.campaign, stress_chunks(PLAN), progress=False)
+        return contents(s)
+
+
+def test_what_is_shipped_is_a_plan_and_an_index():
+    for chunk in stress_chunks(PLAN):
+        spec, k = chunk.args
+        assert isinstance(k, int) and set(spec) == {"theorem", "family", "n", "count", "seed", "device"}
+        assert all(isinstance(v, (str, int)) for v in spec.values())
+
+
+def test_local_cluster_stores_what_serial_stores(store, serial):
+    with DaskExecutor(workers=2, processes=False) as ex:
+        res = campaign.run(store, PLAN.campaign, stress_chunks(PLAN), executor=ex, progress=False)
+    assert res.computed == 6 and contents(store) == serial
+
+
+def toy_chunk(k):
+    """A chunk whose worker needs only verification.store (worker processes start fast)."""
+    time.sleep(0.2)
+    return [Record("dobrushin.factor", f"i{k}-{j}", "holds", slack=k + j / 10) for j in range(3)]
+
+
+def test_killed_worker_process_loses_nothing(store):
+    import cloudpickle
+    import dask
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])   # workers cannot import a test module
+    chunks = [Chunk(f"c{k}", toy_chunk, (k,)) for k in range(8)]
+    campaign.run(store, "serial", chunks, progress=False)
+    killed = []
+    # real worker processes; forked rather than spawned so that they start in a second, not ten
+    with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}), \
+            DaskExecutor(workers=2, processes=True, window=2) as ex:
+        pids = ex.client.run(os.getpid)
+
+        def kill_one(chunk, records):          # after the first stored chunk, SIGKILL a worker process
+            if not killed:
+                addr, pid = sorted(pids.items())[0]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(addr)
+            return ""
+        res = campaign.run(store, "dask", chunks, executor=ex, progress=False, status=kill_one)
+    assert killed and res.computed == 8
+    strip = lambda rows: sorted((r["chunk"], r["instance"], r["slack"]) for r in rows)  # noqa: E731
+    assert strip(store.records("dask")) == strip(store.records("serial"))
+
+
+DRIVER = """
+import sys, time
+from verification import campaign
+from verification.campaign import Chunk
+from verification.executors import DaskExecutor
+from verification.store import Record, ResultStore
+
+def toy_chunk(k):
+    time.sleep(0.2)
+    return [Record("dobrushin.factor", f"i{k}-{j}", "holds", slack=k + j / 10) for j in range(3)]
+
+chunks = [Chunk(f"c{k}", toy_chunk, (k,)) for k in range(8)]
+if __name__ == "__main__":
+    with ResultStore(sys.argv[1]) as s, DaskExecutor(workers=1, processes=False, window=1) as ex:
+        campaign.run(s, "toy", chunks, executor=ex, progress=False)
+"""
+
+
+def test_killed_driver_resumes(tmp_path):
+    db, script = tmp_path / "d.db", tmp_path / "driver.py"
+    script.write_text(DRIVER)
+    proc = subprocess.Popen([sys.executable, str(script), str(db)], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            if db.exists():
+                with ResultStore(db) as s:
+                    if len(s.done_chunks("toy")) >= 2:
+                        break
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)           # the driver dies between chunks or mid-chunk
+    finally:
+        proc.wait()
+    with ResultStore(db) as s:
+        before = len(s.done_chunks("toy"))
+        assert 2 <= before < 8
+        chunks = [Chunk(f"c{k}", toy_chunk, (k,)) for k in range(8)]
+        with DaskExecutor(workers=2, processes=False) as ex:
+            res = campaign.run(s, "toy", chunks, executor=ex, progress=False)
+        assert res.skipped == before and res.computed == 8 - before
+        campaign.run(s, "serial", chunks, progress=False)
+        strip = lambda rows: sorted((r["chunk"], r["instance"], r["slack"]) for r in rows)  # noqa: E731
+        assert strip(s.records("toy")) == strip(s.records("serial"))
+
+
+def violated_after(k):
+    if k == 1:
+        return [Record("dobrushin.factor", f"i{k}", "violated", slack=-1.0)]
+    time.sleep(0.05)
+    return [Record("dobrushin.factor", f"i{k}", "holds", slack=1.0)]
+
+
+def test_loud_stop_through_the_cluster(store):
+    chunks = [Chunk(f"c{k}", violated_after, (k,)) for k in range(8)]
+    with DaskExecutor(workers=2, processes=False, window=2) as ex:
+        with pytest.raises(ViolationError, match="dobrushin.factor"):
+            campaign.run(store, "toy", chunks, executor=ex, progress=False)
+    assert "c1" in store.done_chunks("toy") and len(store.done_chunks("toy")) < 8
+
+
+def test_bad_cluster_arguments():
+    with pytest.raises(ValueError, match="exactly one of"):
+        DaskExecutor()
+    with pytest.raises(ValueError, match="--workers"):
+        DaskExecutor(workers=0)
+    with pytest.raises(ValueError, match="cannot reach a Dask scheduler"):
+        DaskExecutor(scheduler="tcp://127.0.0.1:9", timeout=1)

@@ -1,0 +1,183 @@
+"""Stress sweeps: certified verdicts against the brute-force definitions, compact summaries that
+add up, any stored instance regenerated from (campaign, chunk, index) and re-checked, resume and
+extension, the torch filter path equal to the CPU path, the loud stop, the search, the command."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from theory.verdicts import ViolationError
+from verification import campaign
+from verification.campaign import Chunk
+from verification.cli import main
+from verification.report.paper import MissingCampaign
+from verification.stress import paper_part
+from verification.stress.plan import StressPlan, draw, parse_chunk, regenerate
+from verification.stress.search import (Counterexample, descend, hypothesis_search, matrix_of, scorer,  # noqa: F401
+                                        search_campaign, search_chunk, shrink)
+from verification.stress.summaries import HOLDS, NAMES, TIGHT, VIOLATED
+from verification.stress.sweep import check_batch, exact_product_slack, run_chunk
+from verification.stress.sweep import chunks as stress_chunks
+from verification.testing import reference as ref
+
+SMALL = StressPlan("dobrushin.factor", ("dirichlet", "softmax-T0.25"), (3,), instances=20_000)
+
+
+def test_factor_verdicts_match_the_definitions():
+    A = draw("dobrushin.factor", "softmax-T0.25", 3, 0, 0)[:60]
+    out = check_batch("dobrushin.factor", A)
+    for k in range(len(A)):
+        exact = ref.factor_slack(A[k])
+        assert NAMES[out["verdict"][k]] == ("tight" if exact == 0 else "holds")
+        assert abs(Fraction(float(out["slack"][k])) - exact) <= Fraction(1, 10 ** 12) + exact / 10
+
+
+def test_product_verdicts_match_the_definitions():
+    A = draw("dobrushin.product", "hard", 3, 0, 0)[:80]          # exact zeros: equality is frequent
+    out = check_batch("dobrushin.product", A)
+    want = [ref.product_equality(A[2 * k], A[2 * k + 1]) for k in range(40)]
+    assert [v == TIGHT for v in out["verdict"]] == want and any(want) and not all(want)
+    for k in range(5):         # the exact slack given to strict pairs whose float slack is within err
+        P, Q = A[2 * k], A[2 * k + 1]
+        Pr, Qr = ref.exact_rows(P), ref.exact_rows(Q)
+        assert exact_product_slack(P, Q) == float(ref.delta(Pr) * ref.delta(Qr) - ref.delta(ref.matmul(Pr, Qr)))
+
+
+def test_summaries_add_up_and_kept_instances_regenerate(store):
+    res = campaign.run(store, SMALL.campaign, stress_chunks(SMALL), progress=False)
+    assert res.computed == 2
+    rows = list(store.summaries(SMALL.campaign))
+    assert len(rows) == 2
+    for row in rows:
+        b = row["body"]
+        assert sum(b["counts"].values()) == b["n"] == 10_000
+        assert sum(b["hist"]) == b["counts"]["holds"]
+    recs = list(store.records(SMALL.campaign))
+    assert 0 < len(recs) <= 2 * 20                                   # compact: only the kept instances
+    for r in recs:                                                    # any instance from (campaign, chunk, index)
+        A = regenerate(SMALL.campaign, r["chunk"], r["provenance"]["index"])
+        assert r["instance"] == f"{r['chunk']}/i{r['provenance']['index']}"
+        exact = ref.factor_slack(A)
+        assert (r["verdict"] == "tight") == (exact == 0)
+        assert abs(Fraction(r["slack"]) - exact) <= exact / 10 + Fraction(1, 10 ** 12)
+    smallest = min(r["body"]["min_slack"] for r in rows)
+    assert smallest == min(r["slack"] for r in recs if r["verdict"] == "holds")
+
+
+def test_resume_and_extend(store):
+    first = campaign.run(store, SMALL.campaign, stress_chunks(SMALL), progress=False)
+    bigger = StressPlan(SMALL.theorem, SMALL.families, SMALL.sizes, instances=40_000)
+    more = campaign.run(store, bigger.campaign, stress_chunks(bigger), progress=False)
+    again = campaign.run(store, bigger.campaign, stress_chunks(bigger), progress=False)
+    assert (first.computed, more.computed, more.skipped, again.computed) == (2, 2, 2, 0)
+    assert sum(r["body"]["n"] for r in store.summaries(bigger.campaign)) == 40_000
+
+
+def test_torch_filter_path_gives_the_cpu_answers():
+    pytest.importorskip("torch")
+    for theorem, family, n in (("dobrushin.factor", "dirichlet", 5), ("dobrushin.factor", "hard", 4),
+                               ("dobrushin.product", "sparse", 4)):
+        A = draw(theorem, family, n, 1, 0)[:400]
+        cpu, tor = check_batch(theorem, A, "cpu"), check_batch(theorem, A, "torch:cpu")
+        assert np.array_equal(cpu["verdict"], tor["verdict"])
+        assert np.allclose(cpu["slack"], tor["slack"], rtol=1e-9, atol=1e-13)
+        assert tor["sent"].sum() < len(tor["sent"]) or family == "hard"   # only undecided go to the CPU
+
+
+@pytest.mark.gpu
+def test_cuda_filter_path_gives_the_cpu_answers():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    A = draw("dobrushin.factor", "softmax-T1", 16, 0, 0)
+    cpu, gpu = check_batch("dobrushin.factor", A, "cpu"), check_batch("dobrushin.factor", A, "cuda")
+    assert np.array_equal(cpu["verdict"], gpu["verdict"])
+    assert np.allclose(cpu["slack"], gpu["slack"], rtol=1e-9, atol=1e-13)
+
+
+def test_a_violation_is_kept_in_full_and_stops_loudly(store):
+    # the causal theorem's equality is false on Dirichlet matrices: its strict verdicts are violations
+    spec = {"theorem": "dobrushin.factor.causal", "family": "dirichlet", "n": 3, "count": 10_000, "seed": 0}
+    with pytest.raises(ViolationError, match="dobrushin.factor.causal"):
+        campaign.run(store, "toy", [Chunk("dirichlet/n3/c0", run_chunk, (spec, 0))], progress=False)
+    body = next(store.summaries("toy"))["body"]
+    bad = [r for r in store.records("toy") if r["verdict"] == "violated"]
+    assert len(bad) == body["counts"]["violated"] > 0 and body["counts"]["tight"] > 0
+
+
+def test_plan_refuses_bad_input():
+    with pytest.raises(ValueError, match="no stress sampler"):
+        StressPlan("rank.linear.deficiency", ("dirichlet",), (4,), 10)
+    with pytest.raises(ValueError, match="needs one of causal"):
+        StressPlan("dobrushin.factor.causal", ("dirichlet",), (4,), 10)
+    with pytest.raises(ValueError, match="not <family>"):
+        parse_chunk("dirichlet-n4")
+    with pytest.raises(ValueError, match="outside chunk"):
+        regenerate(SMALL.campaign, "dirichlet/n3/c0", 10_000)
+
+
+def test_search_shrinks_a_counterexample_and_reaches_tight():
+    def false_claim(X):              # a false "theorem": every entry (0, 0) is at most 1/2
+        v = np.where(X.reshape(-1, X.shape[-2], X.shape[-1])[:, 0, 0] > 0.5, VIOLATED, HOLDS)
+        return v, np.ones(len(v))
+    found = hypothesis_search("dobrushin.factor", 4, 30, seed=1, score=false_claim)
+    bad = [f for f in found if f.verdict == VIOLATED]
+    assert bad and bad[0].matrix[0, 0] > 0.5
+    small = shrink(bad[0].matrix, lambda M: bool(M[0, 0] > 0.5))
+    assert small.shape == (2, 2) and small[0, 0] > 0.5
+    score = scorer("dobrushin.factor")
+    A = draw("dobrushin.factor", "dirichlet", 4, 0, 3)
+    v, _ = score(A[:20])
+    start = A[int(np.flatnonzero(v == HOLDS)[0])]
+    f = descend(start, 600, score, "tight")
+    assert f.verdict == TIGHT and ref.factor_equality(f.matrix)
+
+
+def test_search_records_hold_their_instances(store):
+    chunk = Chunk("n3/b40", search_chunk, ("dobrushin.factor", 3, 40, 0))
+    campaign.run(store, search_campaign("dobrushin.factor", 0), [chunk], progress=False)
+    recs = list(store.records(search_campaign("dobrushin.factor", 0)))
+    assert recs
+    for r in recs:
+        A = matrix_of(r)
+        exact = ref.factor_slack(A)
+        assert (r["verdict"] == "tight") == (exact == 0)
+
+
+def test_command_runs_resumes_and_refuses_bad_arguments(tmp_path, capsys):
+    db, out = str(tmp_path / "s.db"), str(tmp_path / "out")
+    args = ["stress", "dobrushin.factor", "--family", "dirichlet", "--sizes", "3", "--instances", "10000",
+            "--db", db, "--out", out]
+    assert main(args) == 0
+    assert "1 chunks computed" in capsys.readouterr().out
+    assert main(args) == 0
+    assert "0 chunks computed, 1 already stored" in capsys.readouterr().out
+    for bad, what in ((["stress", "no.such"], "no stress sampler"),
+                      (["stress", "dobrushin.factor", "--family", "gauss"], "unknown family"),
+                      (["stress", "dobrushin.factor", "--workers", "0"], "--workers"),
+                      (["stress", "dobrushin.factor", "--workers", "2", "--scheduler", "tcp://x:1"], "not allowed"),
+                      (["stress", "dobrushin.factor.causal", "--family", "dirichlet", "--db", db], "needs one of")):
+        assert main(bad) == 2
+        err = capsys.readouterr().err
+        assert what in err and len(err.strip().splitlines()) == 1
+    import torch
+
+    if not torch.cuda.is_available():          # asking for a GPU that is not there: one line, status 2
+        assert main(["stress", "dobrushin.factor", "--device", "cuda", "--db", db, "--out", out]) == 2
+        assert "no CUDA device" in capsys.readouterr().err
+
+
+def test_paper_part_reads_the_store(store):
+    with pytest.raises(MissingCampaign, match="attnbounds stress dobrushin.factor"):
+        paper_part(store)
+    plan = StressPlan("dobrushin.factor", ("dirichlet",), (3,), instances=10_000)
+    campaign.run(store, plan.campaign, stress_chunks(plan), progress=False)
+    with pytest.raises(MissingCampaign, match="--search"):
+        paper_part(store)
+    campaign.run(store, search_campaign("dobrushin.factor", 0), [Chunk("n3/b40", search_chunk,
+                                                                       ("dobrushin.factor", 3, 40, 0))], progress=False)
+    part = paper_part(store)
+    assert part.macros["StressInstances"] == "10{,}000" and part.macros["StressViolated"] == "0"
+    assert part.tables[0].frame["instances"].tolist() == [10_000]
+    assert part.macros["StressSearchBudget"] == "40" and int(part.macros["StressSearchFound"]) >= 1
+    assert part.macros["StressTightShareDirichletNThree"] == f"{next(store.summaries(plan.campaign))['body']['counts']['tight'] / 10_000:.3f}"

@@ -1,0 +1,137 @@
+"""``attnbounds stress THEOREM_ID``: a sweep of N random instances (or, with ``--search``, a
+guided search for tight cases and counterexamples), serially, on a local Dask cluster
+(``--workers K``) or on an existing one (``--scheduler tcp://HOST:PORT``). Re-running resumes; a
+larger ``--instances`` extends the campaign."""
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from verification.stress.plan import THEOREMS, StressPlan, known_family
+
+SECTION = "stress"
+
+
+def theorem_id(text: str) -> str:
+    if text not in THEOREMS:
+        raise argparse.ArgumentTypeError(f"no stress sampler for {text!r}; known: {', '.join(THEOREMS)}")
+    return text
+
+
+def make_executor(args: argparse.Namespace) -> Any:
+    """Serial, a local Dask cluster (``--workers``) or an existing one (``--scheduler``)."""
+    from verification.executors import DaskExecutor, SerialExecutor
+
+    if args.workers:
+        return DaskExecutor(workers=args.workers)
+    if args.scheduler:
+        return DaskExecutor(scheduler=args.scheduler)
+    return SerialExecutor()
+
+
+def check_device(device: str) -> None:
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ValueError("--device cuda: no CUDA device is visible here (torch.cuda.is_available() is False)")
+
+
+def sweep(store: Any, plan: StressPlan, executor: Any, console: Any) -> dict:
+    """Run the plan's missing chunks through ``executor``; return what the run measured."""
+    from verification import campaign
+    from verification.stress.report import Progress
+    from verification.stress.rollout import chunks as stress_chunks
+
+    t0 = time.perf_counter()
+    progress = Progress(plan.stored_as)
+    res = campaign.run(store, plan.campaign, stress_chunks(plan), executor=executor, console=console,
+                       description=f"stress {plan.theorem}", status=progress)
+    seconds = time.perf_counter() - t0
+    return {"computed": res.computed, "skipped": res.skipped, "instances": progress.tally.n,
+            "seconds": seconds, "rate": progress.tally.n / seconds if seconds > 0 else 0.0}
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from verification.options import make_console
+    from verification.store import ResultStore
+    from verification.stress.report import report, store_bytes
+
+    spec = THEOREMS[args.theorem]
+    check_device(args.device)
+    if args.search and spec.kind == "rollout":
+        raise ValueError(f"--search: not available for {args.theorem} (stacks of layers); it supports "
+                         f"{', '.join(t for t, s in THEOREMS.items() if s.kind != 'rollout')}")
+    console = make_console()
+    if args.search:
+        from verification.stress.search import run_search
+
+        with ResultStore(args.db) as store:
+            executor = make_executor(args)          # one chunk per size: sizes search in parallel
+            try:
+                run_search(store, args.theorem, sizes=args.sizes or (3, 4, 5), budget=args.budget,
+                           seed=args.seed, console=console, executor=executor)
+            finally:
+                close = getattr(executor, "close", None)
+                if close is not None:
+                    close()
+        return 0
+    plan = StressPlan(args.theorem, args.family or spec.families, args.sizes or spec.sizes, args.instances,
+                      seed=args.seed, device=args.device, layers=tuple(args.layers or ()))
+    with ResultStore(args.db) as store:
+        missing = len(set(plan.chunk_keys()) - store.done_chunks(plan.campaign))
+        # nothing left to compute: resume at once, without starting (or joining) a cluster
+        executor = make_executor(args) if missing else None
+        try:
+            where = f"Dask scheduler {executor.address}" if hasattr(executor, "address") else "this process"
+            console.print(f"[bold]{plan.campaign}[/]: {plan.total():,} instances in {len(plan.chunk_keys()):,} chunks "
+                          f"({', '.join(plan.families)}; n = {', '.join(map(str, plan.sizes))}"
+                          + (f"; L = {', '.join(map(str, plan.layers))}" if plan.layers else "") + f"), {missing:,} to "
+                          f"compute, on {where}")
+            run = sweep(store, plan, executor, console)
+        finally:
+            close = getattr(executor, "close", None)
+            if close is not None:
+                close()
+        cells = report(store, plan.campaign, plan.stored_as, Path(args.out) / "tables", console, target=plan.theorem)
+        chunks = sum(t.chunks for t in cells.values())
+        payload = store.payload_bytes(plan.campaign)
+        console.print(f"this run: {run['computed']} chunks computed, {run['skipped']} already stored; "
+                      f"{run['instances']:,} instances in {run['seconds']:.1f} s ({run['rate']:,.0f} instances/s)")
+    disk = store_bytes(args.db)           # after closing: the write-ahead log is checkpointed
+    console.print(f"stored: {chunks} chunks, {payload / max(chunks, 1):,.0f} bytes per chunk of values"
+                  + (f"; store file {disk:,} bytes ({disk / max(chunks, 1):,.0f} per chunk if the store holds "
+                     "only this campaign)" if disk is not None else ""))
+    return 0
+
+
+def register(sub: Any) -> None:
+    from numerics.sources.random import FAMILIES
+    from verification.options import add_common, int_list, name_list, positive_int
+
+    p = sub.add_parser("stress", help="stress-test a theorem on many random instances (sweep or guided search; "
+                                      "serial or Dask)")
+    add_common(p)
+    p.add_argument("theorem", type=theorem_id, help=f"theorem id, one of: {', '.join(THEOREMS)}")
+    p.add_argument("--family", "--families", dest="family", default=None,
+                   type=name_list(FAMILIES, "family", accept=known_family), help="comma-separated random families (default per theorem: "
+                   "dirichlet,softmax-T1; causal for dobrushin.factor.causal)")
+    p.add_argument("--sizes", default=None, type=int_list(2, "size"), help="comma-separated n >= 2 (default 4,16)")
+    p.add_argument("--layers", default=None, type=int_list(2, "layer count"),
+                   help="dobrushin.rollout: comma-separated layer counts L of the random stacks (default 2,4,12)")
+    p.add_argument("--instances", default=100_000, type=positive_int,
+                   help="instances in all (pairs for dobrushin.product, stacks for dobrushin.rollout), split evenly over the cells and "
+                        "rounded up to whole chunks; a larger value extends the campaign (default 100000)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", default=None, type=positive_int, help="start a local Dask cluster of K workers")
+    where.add_argument("--scheduler", default=None, help="join an existing Dask cluster at tcp://HOST:PORT")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                   help="where the float filter runs; exact certification is always on the CPU")
+    p.add_argument("--search", action="store_true", help="guided search (hypothesis target() + local "
+                                                         "optimiser) for tight cases and counterexamples")
+    p.add_argument("--budget", default=4000, type=positive_int,
+                   help="--search: evaluations per size (default 4000; hypothesis gets a quarter, at most 100 examples)")
+    p.set_defaults(func=_cmd)

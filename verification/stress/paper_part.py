@@ -1,0 +1,137 @@
+"""The stress family's part of the paper, read from the stored campaigns only: the sweep of
+Theorem D1 (``stress.dobrushin.factor``) and the guided search (``stress-search.dobrushin.factor``).
+
+Table ``stress-factor`` (per family and n: instances, tight share, exact-path verdicts, smallest
+strict slack, violations), figure ``stress-factor-slack`` (histogram of log10 strict slack),
+macros: instances, chunks, violated, undecided, the smallest strict slack, the tight share per
+cell, bytes per stored chunk, and from the search its budget and what it found.
+
+Optional: when the store holds the rollout sweep (``stress.dobrushin.rollout``, Theorem D2 at every
+step of attention rollout), table ``stress-rollout`` and the ``StressRollout...`` macros, which
+the prose guards with ``\\ifdefined``; without it the part is complete and says nothing about it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from verification.report.paper import Figure, MissingCampaign, Part, Table
+from verification.report.stats import wilson
+from verification.report.tables import fmt
+from verification.stress.plan import campaign_name, chunk_size
+from verification.stress.report import cell_parts, rows, tally, total
+from verification.stress.search import search_campaign
+from verification.stress.summaries import EDGES
+
+THEOREM = "dobrushin.factor"
+INSTANCES = {False: 1_000_000, True: 10_000_000}
+
+
+def command(seed: int, full: bool) -> str:
+    return f"attnbounds stress {THEOREM} --instances {INSTANCES[full]} --seed {seed}"
+
+
+def search_command(seed: int) -> str:
+    return f"attnbounds stress {THEOREM} --search --seed {seed}"
+
+
+ROLLOUT = "dobrushin.rollout"
+ROLLOUT_INSTANCES = {False: 100_000, True: 1_000_000}
+
+
+def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:
+    """Add the rollout sweep's table and macros to ``part`` if the store holds it (else nothing)."""
+    import pandas as pd
+
+    campaign = campaign_name(ROLLOUT, seed)
+    cells = tally(store, campaign, "dobrushin.product")
+    if not cells:
+        return
+    part.commands.append(f"attnbounds stress {ROLLOUT} --instances {ROLLOUT_INSTANCES[full]} --seed {seed}")
+    t = total(cells)
+    table = []
+    steps = {"holds": 0, "tight": 0, "violated": 0, "undecided": 0}
+    for cell, c in sorted(cells.items(), key=lambda kv: (cell_parts(kv[0])[0], cell_parts(kv[0])[1],
+                                                         cell_parts(kv[0])[2])):
+        family, n, L = cell_parts(cell)
+        got = {k: sum(st["counts"].get(k, 0) for st in c.steps[1:]) for k in steps}   # steps l >= 2
+        steps = {k: steps[k] + got[k] for k in steps}
+        table.append([family, n, L, c.n, sum(got.values()), got["holds"], got["tight"], got["violated"],
+                      got["undecided"], fmt(c.min_slack) if c.min_slack is not None else "-"])
+    frame = pd.DataFrame(table, columns=["family", "n", "layers", "stacks", "steps checked", "strict", "tight",
+                                         "violated", "undecided", "smallest strict slack"])
+    part.tables.append(Table("stress-rollout", frame,
+                             "Theorem D2 at every step l >= 2 of attention rollout, delta(R_l) <= "
+                             "delta(Ahat_l) delta(R_{l-1}) with Ahat_l = (I + A_l)/2, on random stacks of L "
+                             "layers: verdict counts over all steps and the smallest certified strict slack.",
+                             f"campaign {campaign}; per-chunk summaries; verdicts exact"))
+    part.macro(f"{t.n:,}".replace(",", "{,}"), "stress rollout instances")
+    part.macro(f"{sum(steps.values()):,}".replace(",", "{,}"), "stress rollout steps")
+    for k, v in steps.items():
+        part.macro(f"{v:,}".replace(",", "{,}"), "stress rollout", k)
+    part.macro(str(max(cell_parts(c)[2] for c in cells)), "stress rollout max layers")
+    part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress rollout min slack")
+
+
+def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
+    import pandas as pd
+
+    campaign = campaign_name(THEOREM, seed)
+    cmd = command(seed, full)
+    cells = tally(store, campaign, THEOREM)
+    if not cells:
+        raise MissingCampaign(campaign, cmd)
+    part = Part("stress", commands=[cmd])
+    t = total(cells)
+    sizes = sorted({int(c.split("/n")[1]) for c in cells})
+    prov = (f"campaign {campaign}; chunks of {', '.join(f'{chunk_size(n)} (n = {n})' for n in sizes)}; "
+            "per-chunk summaries, kept instances in full; verdicts exact")
+    part.macro(f"{t.n:,}".replace(",", "{,}"), "stress instances")
+    part.macro(str(t.chunks), "stress chunks")
+    part.macro(str(t.count("violated")), "stress violated")
+    part.macro(str(t.count("undecided")), "stress undecided")
+    part.macro(str(t.exact), "stress exact path")
+    part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress min slack")
+    part.macro(f"{store.payload_bytes(campaign) / max(t.chunks, 1):,.0f}".replace(",", "{,}"), "stress bytes per chunk")
+    for cell, c in cells.items():
+        family, n = cell.split("/n")
+        part.macro(f"{c.count('tight') / c.n:.3f}", "stress tight share", family, "n", n)
+    table = rows(cells)
+    frame = pd.DataFrame([r[:7] + [r[7], r[9], fmt(r[10])] for r in table],
+                         columns=["family", "n", "instances", "chunks", "holds", "tight", "tight share [95%]",
+                                  "violated", "exact path", "smallest strict slack"])
+    part.tables.append(Table("stress-factor", frame,
+                             "Theorem D1 stress sweep: per family and n, the verdict counts of every instance "
+                             "(from per-chunk summaries), the share with exact equality (95% Wilson interval), "
+                             "verdicts that needed the exact path, and the smallest certified strict slack.", prov))
+    hist = list(t.hist)
+
+    def draw(ax: Any) -> None:
+        xs = [EDGES[0] - 0.5] + [float(e) for e in EDGES]
+        ax.bar(xs, hist, width=0.45, align="edge", color="C0")
+        ax.set_yscale("symlog", linthresh=1)
+        ax.set_xlabel("log10 of the strict slack (bins of half a decade; leftmost: below 1e-18)")
+        ax.set_ylabel("instances")
+    part.figures.append(Figure("stress-factor-slack", draw,
+                               "Distribution of the certified strict slack of Theorem D1 over the sweep "
+                               "(tight instances, slack exactly 0, are counted in the table).", prov))
+    tight, n = t.count("tight"), t.n
+    lo, hi = wilson(tight, n)
+    part.macro(f"{tight / n:.3f}", "stress tight share")
+    part.macro(f"[{lo:.3f}, {hi:.3f}]", "stress tight interval")
+
+    sc = search_campaign(THEOREM, seed)
+    found = list(store.records(sc, THEOREM))
+    if not found:
+        raise MissingCampaign(sc, search_command(seed))
+    part.commands.append(search_command(seed))
+    budget = max(r["provenance"]["budget"] for r in found)
+    found = [r for r in found if r["provenance"]["budget"] == budget]     # the largest search stored
+    if found:
+        part.macro(str(len(found)), "stress search found")
+        part.macro(str(sum(r["verdict"] == "tight" for r in found)), "stress search tight")
+        part.macro(str(sum(r["verdict"] == "violated" for r in found)), "stress search violated")
+        strict = [r["slack"] for r in found if r["verdict"] == "holds" and r["slack"] is not None]
+        part.macro(fmt(min(strict)) if strict else "-", "stress search min slack")
+        part.macro(str(budget), "stress search budget")
+    rollout_part(part, store, seed, full)
+    return part

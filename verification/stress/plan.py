@@ -1,0 +1,228 @@
+"""What a stress campaign is: a theorem, cells (family x n), a number of instances, a seed.
+
+Chunks have a fixed size per n (:func:`chunk_size`), so a larger ``--instances`` only adds chunks
+(the campaign is extended, never recomputed), and a chunk is named ``<family>/n<n>/c<k>``. Every
+instance can be regenerated from (campaign, chunk, index) alone (:func:`regenerate`): the campaign
+name carries the theorem, the version and the seed; the chunk key the family, n and the chunk's
+index; the chunk's generator is :func:`numerics.sources.random.generator`.
+
+The rollout target ``dobrushin.rollout`` draws stacks of L layers (``--layers``, default 2, 4, 12):
+its chunks are ``<family>/n<n>/L<L>/c<k>``, its generator also takes L (:func:`rollout_generator`),
+and its records are Theorem D2's (``dobrushin.product``), one verdict per rollout step.
+
+>>> plan = StressPlan("dobrushin.factor", ("dirichlet",), (16,), instances=25_000)
+>>> plan.campaign, chunk_size(16), plan.chunk_keys()
+('stress.dobrushin.factor-v1-seed0', 10000, ['dirichlet/n16/c0', 'dirichlet/n16/c1', 'dirichlet/n16/c2'])
+>>> parse_campaign(plan.campaign), parse_chunk("dirichlet/n16/c2")
+(('dobrushin.factor', 0), ('dirichlet', 16, 2))
+>>> roll = StressPlan("dobrushin.rollout", ("dirichlet",), (64,), instances=200, layers=(12,))
+>>> roll.stored_as, cell_chunk_size(64, 12), roll.chunk_keys(), chunk_layers("dirichlet/n64/L12/c1")
+('dobrushin.product', 85, ['dirichlet/n64/L12/c0', 'dirichlet/n64/L12/c1', 'dirichlet/n64/L12/c2'], 12)
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+import numpy as np
+
+from numerics.sources.random import FAMILIES, GENERATOR, family_id, generator, sample
+
+VERSION = "v1"   # bump when sampling, chunk sizes or checks change: a new campaign, not a resume
+MAX_CHUNK = 10_000
+CHUNK_ELEMENTS = 2 ** 22       # matrix entries per chunk (32 MiB of float64; the filter holds two copies)
+
+
+@dataclass(frozen=True)
+class TheoremSpec:
+    """How a theorem is stress-tested: which instances (``kind``), default cells."""
+
+    kind: str                      # "factor": one matrix A per instance; "product": a pair (P, Q);
+    families: tuple[str, ...]      # "rollout": a stack of L layers A_1..A_L
+    sizes: tuple[int, ...]
+    allowed: Optional[tuple[str, ...]] = None   # families the theorem's hypotheses admit (None: any)
+    layers: tuple[int, ...] = ()   # "rollout": default layer counts L
+    stored_as: Optional[str] = None   # the registered theorem its records are verdicts of (None: itself)
+
+
+THEOREMS: dict[str, TheoremSpec] = {
+    "dobrushin.factor": TheoremSpec("factor", ("dirichlet", "softmax-T1"), (4, 16)),
+    "dobrushin.factor.causal": TheoremSpec("factor", ("causal",), (4, 16), allowed=("causal",)),
+    "dobrushin.product": TheoremSpec("product", ("dirichlet", "softmax-T1"), (4, 16)),
+    # the rollout chain: Theorem D2 at every step R_l = Ahat_l R_{l-1}, Ahat_l = (I + A_l)/2
+    "dobrushin.rollout": TheoremSpec("rollout", ("dirichlet", "softmax-T1"), (4, 16), layers=(2, 4, 12),
+                                     stored_as="dobrushin.product"),
+}
+MAX_LAYERS = 64
+ROLLOUT_GENERATOR = "numpy.default_rng(SeedSequence([seed, family_id, n, chunk, layers]))"
+
+
+def chunk_size(n: int) -> int:
+    """Instances per chunk at size n: 10^4 up to n = 20, then 2^22 / n^2 (1024 at n = 64)."""
+    return int(max(16, min(MAX_CHUNK, CHUNK_ELEMENTS // (n * n))))
+
+
+def cell_chunk_size(n: int, layers: Optional[int] = None) -> int:
+    """Instances per chunk of a cell: :func:`chunk_size` for one matrix per instance; for stacks of
+    L layers 2^22 / (L n^2) (85 at n = 64, L = 12: 32 MiB per copy of the stack), at most 10^4."""
+    if layers is None:
+        return chunk_size(n)
+    return int(max(1, min(MAX_CHUNK, CHUNK_ELEMENTS // (layers * n * n))))
+
+
+def known_family(name: str) -> bool:
+    """A family of :mod:`numerics.sources.random` (or ``softmax-T<temperature>``, T > 0 finite)."""
+    if name in FAMILIES:
+        return True
+    if name.startswith("softmax-T"):
+        try:
+            T = float(name[len("softmax-T"):])
+        except ValueError:
+            return False
+        return 0 < T < float("inf")
+    return False
+
+
+@dataclass(frozen=True)
+class StressPlan:
+    theorem: str
+    families: tuple[str, ...]
+    sizes: tuple[int, ...]
+    instances: int
+    seed: int = 0
+    device: str = "cpu"        # where the float filter runs: cpu (compiled kernel), cuda, torch:cpu
+    layers: tuple[int, ...] = ()   # dobrushin.rollout: layer counts L (empty: the theorem's default)
+
+    def __post_init__(self) -> None:
+        spec = THEOREMS.get(self.theorem)
+        if spec is None:
+            raise ValueError(f"theorem {self.theorem!r} has no stress sampler; known: {', '.join(THEOREMS)}")
+        if spec.kind != "rollout" and self.layers:
+            raise ValueError(f"--layers: applies to dobrushin.rollout only, not to {self.theorem}")
+        if spec.kind == "rollout":
+            object.__setattr__(self, "layers", tuple(self.layers) or spec.layers)
+            for L in self.layers:
+                if not 2 <= L <= MAX_LAYERS:
+                    raise ValueError(f"--layers: L = {L} outside 2..{MAX_LAYERS} (a rollout step needs two layers)")
+        for f in self.families:
+            if not known_family(f):
+                raise ValueError(f"--family {f!r}: unknown; known: {', '.join(FAMILIES)} (or softmax-T<temperature>)")
+            if spec.allowed and f not in spec.allowed:
+                raise ValueError(f"--family {f!r}: {self.theorem} needs one of {', '.join(spec.allowed)}")
+        for n in self.sizes:
+            if n < 2:
+                raise ValueError(f"--sizes: n = {n} is below 2 (the theorems need two tokens)")
+        if self.instances < 1:
+            raise ValueError(f"--instances: must be at least 1, got {self.instances}")
+
+    @property
+    def spec(self) -> TheoremSpec:
+        return THEOREMS[self.theorem]
+
+    @property
+    def campaign(self) -> str:
+        return campaign_name(self.theorem, self.seed)
+
+    @property
+    def stored_as(self) -> str:
+        """The registered theorem whose verdicts the records and summaries are."""
+        return self.spec.stored_as or self.theorem
+
+    def layer_counts(self) -> tuple:
+        return self.layers if self.spec.kind == "rollout" else (None,)
+
+    def per_cell(self) -> int:
+        return -(-self.instances // (len(self.families) * len(self.sizes) * len(self.layer_counts())))
+
+    def cells(self) -> list[tuple[str, int, Optional[int], int]]:
+        """(family, n, L or None, chunks) per cell: ceil(per-cell instances / chunk size) chunks each."""
+        return [(f, n, L, -(-self.per_cell() // cell_chunk_size(n, L)))
+                for f in self.families for n in self.sizes for L in self.layer_counts()]
+
+    def chunk_keys(self) -> list[str]:
+        return [chunk_key(f, n, k, L) for f, n, L, c in self.cells() for k in range(c)]
+
+    def total(self) -> int:
+        """Instances the plan's chunks hold (per-cell counts rounded up to whole chunks)."""
+        return sum(c * cell_chunk_size(n, L) for _, n, L, c in self.cells())
+
+    def describe(self) -> dict:
+        return asdict(self)
+
+
+def campaign_name(theorem: str, seed: int) -> str:
+    return f"stress.{theorem}-{VERSION}-seed{seed}"
+
+
+def chunk_key(family: str, n: int, k: int, layers: Optional[int] = None) -> str:
+    return f"{family}/n{n}/c{k}" if layers is None else f"{family}/n{n}/L{layers}/c{k}"
+
+
+_CAMPAIGN = re.compile(r"^stress\.(?P<th>.+)-(?P<v>v\d+)-seed(?P<seed>\d+)$")
+_CHUNK = re.compile(r"^(?P<f>[^/]+)/n(?P<n>\d+)(/L(?P<L>\d+))?/c(?P<k>\d+)$")
+
+
+def parse_campaign(campaign: str) -> tuple[str, int]:
+    m = _CAMPAIGN.match(campaign)
+    if not m or m["v"] != VERSION:
+        raise ValueError(f"campaign {campaign!r} is not a stress campaign of version {VERSION} "
+                         f"(stress.<theorem>-{VERSION}-seed<seed>)")
+    return m["th"], int(m["seed"])
+
+
+def parse_chunk(key: str) -> tuple[str, int, int]:
+    m = _CHUNK.match(key)
+    if not m:
+        raise ValueError(f"chunk {key!r} is not <family>/n<n>/c<index> (or <family>/n<n>/L<layers>/c<index>)")
+    return m["f"], int(m["n"]), int(m["k"])
+
+
+def chunk_layers(key: str) -> Optional[int]:
+    """L of a rollout chunk ``<family>/n<n>/L<L>/c<k>``, None for a chunk of single matrices."""
+    parse_chunk(key)
+    m = _CHUNK.match(key)
+    return int(m["L"]) if m and m["L"] else None
+
+
+def rollout_generator(seed: int, family: str, n: int, layers: int, k: int) -> np.random.Generator:
+    """The generator of one rollout chunk: :data:`ROLLOUT_GENERATOR`."""
+    return np.random.default_rng(np.random.SeedSequence([seed, family_id(family), n, k, layers]))
+
+
+def draw_stacks(family: str, n: int, layers: int, k: int, seed: int) -> np.ndarray:
+    """All stacks of one rollout chunk, (count, L, n, n): layer l of stack i is matrix i L + l."""
+    count = cell_chunk_size(n, layers)
+    return sample(family, n, count * layers, rollout_generator(seed, family, n, layers, k)).reshape(count, layers, n, n)
+
+
+def draw(theorem: str, family: str, n: int, k: int, seed: int) -> np.ndarray:
+    """All matrices of one chunk, (count, n, n) for a factor theorem, (2 count, n, n) for a
+    product theorem (pair i is matrices 2i, 2i + 1)."""
+    per = 2 if THEOREMS[theorem].kind == "product" else 1
+    return sample(family, n, per * chunk_size(n), generator(seed, family, n, k))
+
+
+def regenerate(campaign: str, chunk: str, index: int) -> np.ndarray:
+    """Instance ``index`` of ``chunk`` of ``campaign``: A (n, n), or the pair stacked (2, n, n)."""
+    theorem, seed = parse_campaign(campaign)
+    family, n, k = parse_chunk(chunk)
+    L = chunk_layers(chunk)
+    if (L is not None) != (theorem in THEOREMS and THEOREMS[theorem].kind == "rollout"):
+        raise ValueError(f"chunk {chunk!r} does not belong to campaign {campaign!r} "
+                         "(rollout chunks, and only they, carry /L<layers>)")
+    if not 0 <= index < cell_chunk_size(n, L):
+        raise ValueError(f"index {index} outside chunk {chunk!r} (0..{cell_chunk_size(n, L) - 1})")
+    if L is not None:
+        return draw_stacks(family, n, L, k, seed)[index]
+    A = draw(theorem, family, n, k, seed)
+    return A[2 * index:2 * index + 2] if THEOREMS[theorem].kind == "product" else A[index]
+
+
+def provenance(theorem: str, family: str, n: int, k: int, seed: int, layers: Optional[int] = None) -> dict:
+    if layers is not None:
+        return {"generator": ROLLOUT_GENERATOR, "seed": seed, "family": family, "n": n, "layers": layers,
+                "chunk": k, "chunk_size": cell_chunk_size(n, layers), "campaign_version": VERSION,
+                "target": theorem, "residual": 0.5}
+    return {"generator": GENERATOR, "seed": seed, "family": family, "n": n, "chunk": k,
+            "chunk_size": chunk_size(n), "campaign_version": VERSION}

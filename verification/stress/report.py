@@ -1,0 +1,135 @@
+"""Stress campaigns, read back: per-cell tallies from the stored chunk summaries, the kept
+instances, the progress line while a sweep runs, and what a stored chunk costs on disk.
+Aggregates stored rows only; never recomputes."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from verification.report.stats import share_text
+from verification.report.tables import print_table, write_table
+from verification.stress.plan import cell_chunk_size
+from verification.stress.summaries import NAMES, Tally, merge
+
+COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share [95%]", "violated",
+           "undecided", "exact path", "smallest strict slack", "at (chunk, index)"]
+
+
+def tally(store: Any, campaign: str, theorem: str) -> dict[str, Tally]:
+    """One :class:`Tally` per cell ``'<family>/n<n>'`` (rollout: ``'<family>/n<n>/L<L>'``)."""
+    return merge(store.summaries(campaign, theorem))
+
+
+def cell_parts(cell: str) -> tuple[str, int, Optional[int]]:
+    """``'dirichlet/n16'`` -> ('dirichlet', 16, None); ``'dirichlet/n16/L12'`` -> (..., 12)."""
+    family, rest = cell.split("/n")
+    n, _, L = rest.partition("/L")
+    return family, int(n), int(L) if L else None
+
+
+def rows(cells: dict[str, Tally]) -> list[list[Any]]:
+    """One row per cell (:data:`COLUMNS`; rollout cells: ``layers`` after ``n``)."""
+    out = []
+    for cell, t in sorted(cells.items(), key=lambda kv: (cell_parts(kv[0])[0], cell_parts(kv[0])[1],
+                                                         cell_parts(kv[0])[2] or 0)):
+        family, n, L = cell_parts(cell)
+        out.append([family, n] + ([L] if L is not None else []) +
+                   [t.n, t.chunks, t.count("holds"), t.count("tight"),
+                    share_text(t.count("tight"), t.n), t.count("violated"), t.count("undecided"), t.exact,
+                    t.min_slack, f"{t.min_at[0]}, {t.min_at[1]}" if t.min_at else "-"])
+    return out
+
+
+STEP_COLUMNS = ["family", "n", "layers", "step l", "holds", "tight", "violated", "undecided",
+                "smallest strict slack", "at (chunk, index)"]
+
+
+def step_rows(cells: dict[str, Tally]) -> list[list[Any]]:
+    """Rollout campaigns: one row per cell and step l (Theorem D2 for Ahat_l and R_{l-1})."""
+    out = []
+    for cell, t in sorted(cells.items(), key=lambda kv: cell_parts(kv[0])[:2] + (cell_parts(kv[0])[2] or 0,)):
+        family, n, L = cell_parts(cell)
+        for l, st in enumerate(t.steps):
+            c = st["counts"]
+            out.append([family, n, L, l + 1] + [c.get(k, 0) for k in NAMES] +
+                       [st["min_slack"], f"{st['min_at'][0]}, {st['min_at'][1]}" if st["min_at"] else "-"])
+    return out
+
+
+def total(cells: dict[str, Tally]) -> Tally:
+    out = Tally()
+    for t in cells.values():
+        out.n += t.n
+        out.chunks += t.chunks
+        out.exact += t.exact
+        for k, v in t.counts.items():
+            out.counts[k] = out.counts.get(k, 0) + v
+        if t.min_slack is not None and (out.min_slack is None or t.min_slack < out.min_slack):
+            out.min_slack, out.min_at = t.min_slack, t.min_at
+        out.hist = [a + b for a, b in zip(out.hist, t.hist)]
+    return out
+
+
+def kept(store: Any, campaign: str, theorem: str, limit: int = 10) -> list[dict]:
+    """The stored instances (violated and undecided first, then by slack), at most ``limit``."""
+    recs = [r for r in store.records(campaign, theorem)]
+    order = {"violated": 0, "undecided": 1, "holds": 2, "tight": 3}
+    recs.sort(key=lambda r: (order.get(r["verdict"], 4), r["slack"] if r["slack"] is not None else 0.0))
+    return recs[:limit]
+
+
+def store_bytes(path: str) -> Optional[int]:
+    """Size on disk of a store file (with its write-ahead log), None for ``:memory:``."""
+    if path == ":memory:":
+        return None
+    return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+
+
+def report(store: Any, campaign: str, theorem: str, out_dir: Path, console: Any,
+           target: Optional[str] = None) -> dict[str, Tally]:
+    """Print and write the campaign's table (``stress-<target>``; ``target`` defaults to the
+    theorem; the rollout target also writes its per-step table ``stress-<target>-steps``)."""
+    cells = tally(store, campaign, theorem)
+    if not cells:
+        return cells
+    name = f"stress-{(target or theorem).replace('.', '-')}"
+    table = rows(cells)
+    rollout = any(cell_parts(c)[2] is not None for c in cells)
+    columns = COLUMNS[:2] + ["layers"] + COLUMNS[2:] if rollout else COLUMNS
+    title = f"Stress sweep of {target or theorem}: campaign {campaign}"
+    print_table(console, table, columns, title)
+    sizes = sorted({cell_parts(c)[1:] for c in cells}, key=lambda nl: (nl[0], nl[1] or 0))
+    seeded = "[seed, family, n, chunk, layers]" if rollout else "[seed, family, n, chunk]"
+    prov = (f"campaign {campaign}; chunks of "
+            f"{', '.join(f'{cell_chunk_size(n, L)} at n = {n}' + (f', L = {L}' if L else '') for n, L in sizes)}; "
+            f"numpy default_rng seeded by SeedSequence({seeded}); verdicts exact")
+    write_table(table, columns, name, title, prov, out_dir)
+    if rollout:
+        steps = step_rows(cells)
+        step_title = f"Theorem D2 at every rollout step: campaign {campaign}"
+        print_table(console, steps, STEP_COLUMNS, step_title)
+        write_table(steps, STEP_COLUMNS, f"{name}-steps", step_title, prov, out_dir)
+    t = total(cells)
+    console.print(f"{t.n:,} instances in {t.chunks:,} chunks: {t.line()}")
+    for r in kept(store, campaign, theorem, 3):
+        console.print(f"  kept {r['instance']}: {r['verdict']} ({r['extra'].get('kept')}), slack {r['slack']!r}")
+    return cells
+
+
+class Progress:
+    """The progress line of a running sweep: instances/s, verdict shares, smallest slack so far
+    (merged from each stored chunk's summary); ``status`` for :func:`verification.campaign.run`."""
+
+    def __init__(self, theorem: str):
+        self.theorem = theorem
+        self.tally = Tally()
+        self.start = time.perf_counter()
+
+    def __call__(self, chunk: Any, records: Any) -> str:
+        body = getattr(records, "summaries", {}).get(self.theorem)
+        if body is not None:
+            self.tally.add(chunk.key, body)
+        rate = self.tally.n / max(time.perf_counter() - self.start, 1e-9)
+        return f"{rate:,.0f} inst/s, {self.tally.line()}"
