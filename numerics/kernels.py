@@ -11,6 +11,7 @@ float64 only.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -147,60 +148,190 @@ def _row_sum(P, b, i, m):  # noqa: ANN001
     return s
 
 
+# st = [best, second, bi, bj, g, top_first, top_other, zero_any, zero_first, zero_other]
+_NSTAT = 10
+_NONE = -1e300   # "no pair yet" (finite: fastmath assumes no infinities)
+
+
 @njit(**_FLAGS)
-def _visit(d, i, j, P, b, diag, st):  # noqa: ANN001
-    # st = [best, second, bi, bj, g]; g = max over pairs of d - x^- - y^- (Theorem D1 closed form)
+def _visit(d, ov, i, j, P, b, diag, eps, st):  # noqa: ANN001
+    """Fold pair (i, j), i < j, with float d_ij and overlap ov into the running statistics ``st``."""
+    if ov == 0:                                         # disjoint supports: d_ij = 1 exactly
+        st[7] = 1.0
+        if diag and P[b, j, i] == 0 and P[b, i, j] == 0:    # then x >= 0 and y >= 0 exactly
+            st[8 if i == 0 else 9] = 1.0
     if d > st[0]:
         st[1] = st[0]
         st[0] = d
         st[2] = i
         st[3] = j
-    elif d > st[1]:
-        st[1] = d
+    else:
+        if d > st[1]:
+            st[1] = d
+        if d == st[0] and (i < st[2] or (i == st[2] and j < st[3])):
+            st[2] = i                                   # ties: the row-major first maximiser
+            st[3] = j
     if diag:
-        x = P[b, i, i] - P[b, j, i]
-        y = P[b, j, j] - P[b, i, j]
+        x = np.float64(P[b, i, i]) - np.float64(P[b, j, i])
+        y = np.float64(P[b, j, j]) - np.float64(P[b, i, j])
         pen = (-x if x < 0 else 0.0) + (-y if y < 0 else 0.0)
         if d - pen > st[4]:
             st[4] = d - pen
+        if x >= -eps and y >= -eps:                    # not certainly refuted as self-dominant
+            k = 5 if i == 0 else 6
+            if d > st[k]:
+                st[k] = d
+
+
+@njit(**_FLAGS)
+def _scan_block(P, rsb, b, ib, diag, e, st, ov):  # noqa: ANN001
+    """Pairs (i, j > i) with i in row block ib (4 rows) of matrix b, folded into ``st``."""
+    n = P.shape[1]
+    i0 = 4 * ib
+    for jb in range(ib, (n + 3) // 4):
+        ss = _tile_sums(P, b, i0, 4 * jb)
+        for r in range(4):
+            for c in range(min(4, n - 4 * jb)):
+                ov[r, 4 * jb + c] = ss[r][c]
+    thr = min(st[1], st[4], st[5], st[6]) if diag else st[1]   # a pair below these changes nothing
+    for r in range(min(4, n - i0)):                  # then visit the pairs, row-major
+        i = i0 + r
+        ri = np.float64(rsb[i])
+        for j in range(i + 1, n):
+            o = ov[r, j]
+            d = np.float64(0.5) * (ri + np.float64(rsb[j])) - o
+            if d >= thr or o == 0:
+                _visit(d, o, i, j, P, b, diag, e, st)
+                thr = min(st[1], st[4], st[5], st[6]) if diag else st[1]
+
+
+@njit(**_FLAGS)
+def _init(st, n):  # noqa: ANN001
+    st[0] = st[1] = st[4] = st[5] = st[6] = _NONE
+    st[2] = st[3] = n
+    st[7] = st[8] = st[9] = 0.0
 
 
 @njit(parallel=True, **_FLAGS)
-def pair_scan(P, diag):  # noqa: ANN001
-    """One pass over all row pairs of each P (B, n, m), float64.
+def _pair_blocks(P, diag, eps, threads):  # noqa: ANN001
+    """Statistics per matrix (parallel over matrices when there are enough of them), or per row
+    block of a single matrix (parallel over its row blocks): (B, blocks, 10), merged by _merge."""
+    B, n, _ = P.shape
+    nblk = (n + 3) // 4
+    if B >= 2 * threads:
+        part = np.empty((B, 1, _NSTAT))
+        for b in prange(B):
+            st = part[b, 0]
+            _init(st, n)
+            ov = np.empty((4, n))
+            rsb = np.empty(n, dtype=P.dtype)             # row sums while the matrix is in cache
+            for i in range(n):
+                rsb[i] = _row_sum(P, b, i, P.shape[2])
+            for ib in range(nblk):
+                _scan_block(P, rsb, b, ib, diag, eps[b], st, ov)
+        return part
+    rs = _row_sums_serial(P)
+    part = np.empty((B, nblk, _NSTAT))
+    for w in prange(B * nblk):
+        b, q = w // nblk, w % nblk
+        ib = q // 2 if q % 2 == 0 else nblk - 1 - q // 2      # long and short stretches alternate
+        _init(part[b, ib], n)
+        _scan_block(P, rs[b], b, ib, diag, eps[b], part[b, ib], np.empty((4, n)))
+    return part
 
-    Returns (best, second, bi, bj, g): the largest d_ij, the second largest over the other pairs,
-    a maximising pair (bi < bj), and g = max_{i<j} [d_ij - x^- - y^-] with x = P_ii - P_ji,
-    y = P_jj - P_ij (only when ``diag``, i.e. P square). For n = 1 every value is -1.
-    """
+
+@njit(**_FLAGS)
+def _merge(part):  # noqa: ANN001
+    B, nblk, _ = part.shape
+    out = np.empty((B, _NSTAT))
+    for b in range(B):
+        o = out[b]
+        o[:] = part[b, 0]
+        for q in range(1, nblk):
+            s = part[b, q]
+            if s[0] > o[0] or (s[0] == o[0] and (s[2] < o[2] or (s[2] == o[2] and s[3] < o[3]))):
+                o[1] = max(o[1], s[1], o[0] if s[0] > o[0] else s[0])
+                o[0], o[2], o[3] = s[0], s[2], s[3]
+            else:
+                o[1] = max(o[1], s[1], s[0])
+            for k in (4, 5, 6):
+                o[k] = max(o[k], s[k])
+            for k in (7, 8, 9):
+                o[k] = max(o[k], s[k])
+    return out
+
+
+def pair_scan(P: np.ndarray, diag: bool, eps: np.ndarray | None = None) -> np.ndarray:
+    """One pass over all row pairs of each P (B, n, m), float32 or float64 (accumulated in P's dtype),
+    parallel over (matrix, block of 4 rows). Returns (B, 10) float64 statistics:
+
+        0 best      largest float d_ij            1 second   second largest over the other pairs
+        2, 3 bi, bj the row-major first maximiser 4 g        max_{i<j} d_ij - x^- - y^-  (``diag``)
+        5 top_first max d_(0,j) over pairs with x >= -eps and y >= -eps (x = P_ii - P_ji, y = P_jj - P_ij)
+        6 top_other the same over pairs avoiding row 0
+        7 zero_any   some pair has float overlap exactly 0 (disjoint supports: d_ij = 1 exactly)
+        8, 9        such a pair with P_ji = P_ij = 0 (self-dominant exactly) contains / avoids row 0
+
+    (5..9 only when ``diag``, i.e. P square; ``eps`` per matrix, default 0.) For n = 1 best = -1e300 (no pair)."""
     B, n, m = P.shape
-    best = np.full(B, -1.0)
-    second = np.full(B, -1.0)
-    bi = np.zeros(B, dtype=np.int64)
-    bj = np.zeros(B, dtype=np.int64)
-    g = np.full(B, -1.0)
+    eps = np.zeros(B) if eps is None else np.ascontiguousarray(eps, dtype=np.float64)
+    return _merge(_pair_blocks(P, diag, eps, numba.get_num_threads()))
+
+
+@njit(parallel=True, **_FLAGS)
+def pair_d(P, b):  # noqa: ANN001
+    """(n, n) float64: d_ij of matrix b for i < j (min-form, as :func:`pair_scan`), -1e300 elsewhere."""
+    _, n, m = P.shape
+    rs = np.empty(n)
+    for i in range(n):
+        rs[i] = _row_sum(P, b, i, m)
+    D = np.full((n, n), _NONE)
+    nblk = (n + 3) // 4
+    for ib in prange(nblk):
+        i0 = 4 * ib
+        for jb in range(ib, nblk):
+            ss = _tile_sums(P, b, i0, 4 * jb)
+            for r in range(4):
+                for c in range(4):
+                    i, j = i0 + r, 4 * jb + c
+                    if i < j < n:
+                        D[i, j] = 0.5 * (rs[i] + rs[j]) - np.float64(ss[r][c])
+    return D
+
+
+@njit(parallel=True, **_FLAGS)
+def pair_overlaps(N, ii, jj):  # noqa: ANN001
+    """sum_k min(N_ik, N_jk) for the listed pairs of one matrix N (n, m), float64."""
+    out = np.empty(len(ii))
+    for p in prange(len(ii)):
+        s = 0.0
+        for k in range(N.shape[1]):
+            s += min(N[ii[p], k], N[jj[p], k])
+        out[p] = s
+    return out
+
+
+@njit(parallel=True, cache=True, nogil=True, boundscheck=False)
+def exact_grid(P, q):  # noqa: ANN001
+    """Per matrix of P (B, n, m): every entry an integer multiple of ``q`` (a power of two) and every
+    row summing to exactly 1. With q >= 2**-50 every sum and difference the float64 pair pass forms
+    is then exact (magnitudes <= 4, all multiples of q/2), so its verdicts need no error margin."""
+    B, n, m = P.shape
+    out = np.ones(B, dtype=np.bool_)
+    inv = 1.0 / q
     for b in prange(B):
-        rs = np.empty(n)
         for i in range(n):
-            rs[i] = _row_sum(P, b, i, m)
-        st = np.array([-1.0, -1.0, 0.0, 0.0, -1.0])
-        ov = np.empty((4, n))                          # overlaps of 4 rows i0.. with every row j
-        for i0 in range(0, n - 1, 4):
-            for j0 in range(i0, n, 4):
-                ss = _tile_sums(P, b, i0, j0)
-                for r in range(4):
-                    for c in range(min(4, n - j0)):
-                        ov[r, j0 + c] = ss[r][c]
-            for r in range(min(4, n - i0)):              # visit pairs in row-major order
-                i = i0 + r
-                for j in range(i + 1, n):
-                    _visit(0.5 * (rs[i] + rs[j]) - ov[r, j], i, j, P, b, diag, st)
-        best[b] = st[0]
-        second[b] = st[1]
-        bi[b] = int(st[2])
-        bj[b] = int(st[3])
-        g[b] = st[4]
-    return best, second, bi, bj, g
+            s = 0.0
+            for k in range(m):
+                v = np.float64(P[b, i, k]) * inv
+                if v != np.floor(v):
+                    out[b] = False
+                s += np.float64(P[b, i, k])
+            if s != 1.0:
+                out[b] = False
+            if not out[b]:
+                break
+    return out
 
 
 @njit(**_FLAGS)

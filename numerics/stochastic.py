@@ -141,17 +141,22 @@ def as_stochastic(x: Any, name: str = "P", square: bool = False, row_tol: float 
     kind, row, col, val, dev = check_stochastic(data, tol)
     if kind.any():
         b = int(np.flatnonzero(kind)[0])
-        i, k, v = int(row[b]), int(col[b]), float(val[b])
-        where = _where(lead, b)
-        if kind[b] == 1:
-            raise ValueError(f"{name}: non-finite entry {v} at {where}row {i}, column {k}")
-        if kind[b] == 2:
-            raise ValueError(f"{name}: negative entry {v!r} at {where}row {i}, column {k}")
-        raise ValueError(f"{name}: row {i} sums to {v!r}, not 1 (tolerance {tol:g})"
-                         + (f" at {where}".rstrip(", ") if where else ""))
+        raise ValueError(problem_message(name, lead, b, int(kind[b]), int(row[b]), int(col[b]), float(val[b]), tol))
     # |true sum - 1| <= |float sum - 1| + m u (sum computed in float64 of nonnegative terms)
     row_dev = dev + (m + 2) * UNIT_ROUNDOFF * 1.01
     return Batch(data=data, lead=lead, like=like, row_dev=row_dev)
+
+
+def problem_message(name: str, lead: tuple[int, ...], b: int, kind: int, i: int, k: int, v: float, tol: float) -> str:
+    """The one-line error for problem ``kind`` of :func:`numerics.kernels.check_stochastic` (1 non-finite
+    entry, 2 negative entry, 3 row sum off) at matrix ``b`` of a batch of leading shape ``lead``."""
+    where = _where(lead, b)
+    if kind == 1:
+        return f"{name}: non-finite entry {v} at {where}row {i}, column {k}"
+    if kind == 2:
+        return f"{name}: negative entry {v!r} at {where}row {i}, column {k}"
+    return (f"{name}: row {i} sums to {v!r}, not 1 (tolerance {tol:g})"
+            + (f" at {where}".rstrip(", ") if where else ""))
 
 
 def _where(lead: tuple[int, ...], b: int) -> str:

@@ -4,13 +4,13 @@ The public API is re-exported by :mod:`numerics.dobrushin`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, Optional
 
 import numpy as np
 
 from numerics import kernels as K
 from numerics.device import chunk_size
+from numerics.dobrushin import certify as C
 from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic, give_back, renormalised
 
 
@@ -54,11 +54,12 @@ def dobrushin(P: Any, *, max_bytes: Optional[int] = None, row_tol: Optional[floa
 
 
 def dobrushin_torch(P: Any, *, max_bytes: Optional[int] = None) -> Any:
-    """Min-form delta in plain torch ops (any device), batched: each step handles a block of
-    matrices (or, for large n, a block of rows i of one matrix) so that its (matrices, rows, n, m)
-    temporary stays under ``max_bytes`` (default :data:`numerics.device.DEFAULT_MAX_BYTES`).
-    The CUDA route of :func:`dobrushin`; also callable on CPU. Does not validate (use
-    :func:`dobrushin`); dtype and shape rules are :func:`dobrushin`'s."""
+    """delta of each matrix of a torch tensor (any device), batched in one call: the fused Triton
+    kernel (:mod:`numerics.dobrushin.triton_kernel`: min-form, row sums and maximum in registers)
+    on CUDA when Triton is installed, else ``torch.cdist(p=1)`` over the whole batch, blocked only
+    when its (matrices, rows, n) distances would exceed ``max_bytes`` (default
+    :data:`numerics.device.DEFAULT_MAX_BYTES`). The CUDA route of :func:`dobrushin`; also callable
+    on CPU. Does not validate (use :func:`dobrushin`); dtype and shape rules are :func:`dobrushin`'s."""
     import torch
 
     from numerics.stochastic import torch_compute_dtype
@@ -69,27 +70,73 @@ def dobrushin_torch(P: Any, *, max_bytes: Optional[int] = None) -> Any:
     n, m = P.shape[-2:]
     flat = P.to(dt).reshape(-1, n, m)
     B = flat.shape[0]
+    if n < 2 or B == 0 or m == 0:
+        return torch.zeros(P.shape[:-2], dtype=dt, device=P.device)
+    if flat.is_cuda:
+        from numerics.dobrushin import triton_kernel as TK
+        if TK.available() and dt in (torch.float32, torch.float64):
+            try:
+                return TK.dobrushin_triton(flat).reshape(P.shape[:-2])
+            except Exception as exc:  # noqa: BLE001  (a Triton/driver mismatch must not stop the run)
+                import warnings
+                warnings.warn(f"Triton kernel unavailable ({type(exc).__name__}: {exc}); using torch.cdist")
+    size = flat.element_size()
+    rows = min(n, chunk_size(n * size, max_bytes))                    # rows i per step
+    mats = chunk_size(n * n * size, max_bytes) if rows == n else 1    # matrices per step
+    if rows == n and mats >= B:                                        # the usual case: one call
+        return (torch.cdist(flat, flat, p=1).amax(dim=(-1, -2)) / 2).reshape(P.shape[:-2])
     out = torch.zeros(B, dtype=dt, device=P.device)
-    if n < 2 or B == 0:
-        return out.reshape(P.shape[:-2])
-    per_row = n * m * flat.element_size()                           # one row i against all rows j
-    rows = min(n, chunk_size(per_row, max_bytes))                   # rows i per step
-    mats = chunk_size(per_row * n, max_bytes) if rows == n else 1   # matrices per step
-    rs = flat.sum(-1)                                               # (B, n)
-    for b0 in range(0, B, mats):
-        blk, r = flat[b0:b0 + mats], rs[b0:b0 + mats]
-        best = torch.zeros(blk.shape[0], dtype=dt, device=P.device)
+    for b0 in range(0, B, mats):                                       # only past the memory budget
+        blk = flat[b0:b0 + mats]
         for i0 in range(0, n, rows):
-            ov = torch.minimum(blk[:, i0:i0 + rows, None, :], blk[:, None, :, :]).sum(-1)   # (c, r, n)
-            d = 0.5 * (r[:, i0:i0 + rows, None] + r[:, None, :]) - ov
-            best = torch.maximum(best, d.amax(dim=(-1, -2)))
-        out[b0:b0 + mats] = best
+            d = torch.cdist(blk[:, i0:i0 + rows], blk, p=1).amax(dim=(-1, -2)) / 2
+            out[b0:b0 + mats] = torch.maximum(out[b0:b0 + mats], d)
     return out.reshape(P.shape[:-2])
 
 
+def validate_torch(P: Any, name: str = "P", row_tol: Optional[float] = None) -> None:
+    """:func:`numerics.stochastic.as_stochastic`'s checks and errors (word for word) on a torch tensor
+    where it lies: one vectorised sweep on the device (float64 row sums, row minima); only rows it
+    flags (a bad entry, or a sum within rounding of the tolerance) are copied to the host and checked
+    there with the CPU path's own kernel, so the verdict and message are the CPU path's."""
+    import torch
+
+    from numerics.stochastic import problem_message, tolerance_of, torch_compute_dtype
+
+    dt = torch_compute_dtype(P, name)
+    shape = tuple(P.shape)
+    if P.dim() < 2:
+        raise ValueError(f"{name}: needs at least 2 dimensions (..., n, m), got shape {shape}")
+    n, m = shape[-2:]
+    if n == 0 or m == 0:
+        raise ValueError(f"{name}: empty matrix (shape {shape}); at least one token is needed")
+    lead = shape[:-2]
+    x = P.detach().to(dt).reshape(-1, n, m)
+    if x.shape[0] == 0:
+        raise ValueError(f"{name}: empty batch (shape {shape})")
+    tol = tolerance_of(P.dtype) if row_tol is None else float(row_tol)
+    rs = x.sum(dim=-1, dtype=torch.float64)
+    margin = 2 * (m + 2) * UNIT_ROUNDOFF * (1 + rs.abs())          # two summation orders differ by less
+    flag = ~torch.isfinite(rs) | (x.amin(dim=-1) < 0) | ((rs - 1).abs() > tol - margin)
+    if not bool(flag.any()):
+        return
+    idx = torch.nonzero(flag.reshape(-1)).reshape(-1)
+    for s in range(0, len(idx), 1024):                              # row-major: the CPU path's order
+        part = idx[s:s + 1024]
+        rows = x.reshape(-1, m)[part].cpu().numpy()
+        if rows.dtype != np.float64 and rows.dtype != np.float32:
+            rows = rows.astype(np.float64)
+        kind, _, col, val, _ = K.check_stochastic(np.ascontiguousarray(rows[:, None, :]), tol)
+        bad = np.flatnonzero(kind)
+        if len(bad):
+            r, flat_row = int(bad[0]), int(part[int(bad[0])])
+            raise ValueError(problem_message(name, lead, flat_row // n, int(kind[r]), flat_row % n,
+                                             int(col[r]), float(val[r]), tol))
+
+
 def _dobrushin_torch(P: Any, max_bytes: Optional[int], row_tol: Optional[float]) -> Any:
-    """The CUDA route: :func:`dobrushin`'s validation (same rules, same errors), then the torch kernel."""
-    as_stochastic(P, "P", row_tol=row_tol)  # copies to host once; errors name the matrix and row
+    """The CUDA route: :func:`dobrushin`'s validation on the device (same rules, same errors), then the kernel."""
+    validate_torch(P, "P", row_tol)
     return dobrushin_torch(P, max_bytes=max_bytes)
 
 
@@ -108,7 +155,7 @@ class FactorCheck:
     through_first  equality attained by a maximising pair containing token 0, exact
     through_other  equality attained by a maximising pair not containing token 0, exact
     pair           a maximising pair (i, j), i < j (-1, -1 for n = 1)
-    exact          whether the exact path was needed
+    exact          whether the exact path (numerics.dobrushin.certify: candidate pairs only) ran
     """
 
     delta: Any
@@ -120,88 +167,104 @@ class FactorCheck:
     exact: Any
 
 
-def _d1_exact(A: np.ndarray, pairs: np.ndarray) -> tuple[bool, bool, bool]:
-    """Exact D1 verdict for one float matrix, given candidate pairs that contain every maximiser."""
-    E = ExactMatrix.from_floats(A)
-    ov = E.overlaps(pairs)
-    lo = min(ov)
-    first = other = False
-    for (i, j), o in zip(pairs, ov):
-        if o != lo:
-            continue
-        i, j = int(i), int(j)
-        if E.diff_sign(i, j, i) >= 0 and E.diff_sign(j, i, j) >= 0:  # A_ii >= A_ji, A_jj >= A_ij
-            if i == 0 or j == 0:
-                first = True
-            else:
-                other = True
-    return first or other, first, other
-
-
 SLACK_EXACT_BELOW = 64  # strict float slack under this many error bounds is recomputed exactly (so a
                         # reported strict slack is within 4/60 < 7% of the exact one, and never 0)
+GRID = 2.0 ** -50       # entries on this dyadic grid with rows summing to exactly 1: the float64 pass is exact
 
 
-def _exact_slack(A: np.ndarray, best: float, s_float: float, eps: float) -> float:
-    """The exact slack 1/2 min_{i != j} [(delta - d_ij) + x^- + y^-] of one strict float matrix,
-    as a positive float. |s_float - slack| <= 4 eps (d values and entry differences each within
-    eps), so a minimising pair has exact term <= 2 s_float + 8 eps and float d_ij >= best - 2 s_float
-    - 10 eps: only those candidate pairs (which contain every maximiser) are evaluated exactly."""
-    cand = K.near_max_pairs(A[None], 0, best - 2 * s_float - 10 * eps)
-    E = ExactMatrix.from_floats(A)
-    ov = E.overlaps(cand)
-    lo = min(ov)            # overlap = 1 - d_ij: the lowest is 1 - delta(A)
-    zero = Fraction(0)
-    term = min((o - lo) + max(zero, E.entry(j, i) - E.entry(i, i)) + max(zero, E.entry(i, j) - E.entry(j, j))
-               for (i, j), o in zip(((int(a), int(b)) for a, b in cand), ov))
-    exact = term / 2
-    if exact <= 0:
-        raise AssertionError("exact slack is 0 for a strict verdict: the certification is inconsistent")
-    return max(float(exact), 5e-324)   # rounded to nearest; a positive rational stays positive
+def _exact_slack(A: np.ndarray, best: float, s_float: float, eps: float, P: Optional[np.ndarray] = None) -> float:
+    """:func:`numerics.dobrushin.certify.exact_slack` (A: the floats certified, P: the float pass's)."""
+    return C.exact_slack(A, best, s_float, eps, P)
+
+
+def _decide(st: np.ndarray, x: np.ndarray, y: np.ndarray, eps: np.ndarray) -> tuple:
+    """Verdicts the float statistics of :func:`numerics.kernels.pair_scan` settle, exactly: -> (decided,
+    eq, first, other). Disjoint supports (a float overlap of exactly 0) give delta = 1 exactly and
+    self-dominance from zero patterns; no unrefuted pair within 2 eps of the maximum refutes
+    equality; a unique maximiser with x, y > eps confirms it; eps = 0 (exact floats) decides all."""
+    best, second, bi = st[:, 0], st[:, 1], st[:, 2].astype(np.int64)
+    tf, to, zany, zf, zo = st[:, 5], st[:, 6], st[:, 7] > 0, st[:, 8] > 0, st[:, 9] > 0
+    top = np.maximum(tf, to)
+    refuted = ~zany & (top < best - 2 * eps)
+    unique = ~zany & ~refuted & (best - second > 2 * eps) & (x > eps) & (y > eps)
+    grid = ~zany & ~refuted & ~unique & (eps == 0)
+    decided = zany | refuted | unique | grid
+    first = np.where(zany, zf, np.where(unique, bi == 0, grid & (tf == best)))
+    other = np.where(zany, zo, np.where(unique, bi != 0, grid & (to == best)))
+    return decided, first | other, first, other
+
+
+def _scan(P: np.ndarray, eps: np.ndarray, zeros_ok: np.ndarray) -> tuple:
+    """pair_scan + what it decides for the matrices P (float32 or float64)."""
+    st = K.pair_scan(P, True, eps)
+    st[~zeros_ok, 7:] = 0.0
+    ar = np.arange(P.shape[0])
+    bi, bj = st[:, 2].astype(np.int64), st[:, 3].astype(np.int64)
+    x = P[ar, bi, bi].astype(np.float64) - P[ar, bj, bi]
+    y = P[ar, bj, bj].astype(np.float64) - P[ar, bi, bj]
+    return (st,) + _decide(st, x, y, eps)
 
 
 def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool = False) -> FactorCheck:
     """Theorem D1 on each A in the batch (see :class:`FactorCheck`). ``renormalise=True``: A's rows
     need not sum to 1 (e.g. a submatrix of attention on kept tokens): the verdict is certified for
-    A's own floats with each row divided by its exact sum (:func:`numerics.stochastic.renormalised`)."""
+    A's own floats with each row divided by its exact sum (:func:`numerics.stochastic.renormalised`).
+
+    Float32 input is scanned in float32 first (error bounds with float32's unit roundoff); what
+    that leaves undecided (or strict with a slack under 64 float32 error bounds) is rescanned in
+    float64, and only then does the exact path
+    (:mod:`numerics.dobrushin.certify`) touch the rows of the remaining candidate pairs."""
     if renormalise:
         batch, X = renormalised(A, "A", square=True)
     else:
         batch = as_stochastic(A, "A", square=True, row_tol=row_tol)
-    P = batch.data.astype(np.float64, copy=False)
+    data = batch.data
+    P = data.astype(np.float64, copy=False)
     X = X if renormalise else P                  # the floats whose exact renormalisation is certified
     B, n = P.shape[0], P.shape[1]
-    best, second, bi, bj, g = K.pair_scan(P, True)
     eps = float_error(batch.row_dev, n)
     eq = np.zeros(B, dtype=bool)
     first = np.zeros(B, dtype=bool)
     other = np.zeros(B, dtype=bool)
     used_exact = np.zeros(B, dtype=bool)
     if n == 1:
-        delta = np.zeros(B)
-        slack = np.full(B, 0.5)
-        pair = np.full((B, 2), -1)
-    else:
-        delta = np.maximum(best, 0.0)
-        slack = np.maximum((best - g) / 2, 0.0)
-        pair = np.stack([bi, bj], axis=-1)
-        ar = np.arange(B)
-        x = P[ar, bi, bi] - P[ar, bj, bi]       # A_ii - A_ji at the float maximiser
-        y = P[ar, bj, bj] - P[ar, bi, bj]       # A_jj - A_ij
-        unique = best - second > 2 * eps        # only the maximiser's signs matter
-        no = unique & ((x < -eps) | (y < -eps))
-        yes = unique & (x > eps) & (y > eps)
-        eq[yes], first[yes], other[yes] = True, bi[yes] == 0, bi[yes] != 0
-        for b in np.flatnonzero(~(no | yes)):   # near-ties: the exact path decides
-            if unique[b]:
-                cand = np.array([[bi[b], bj[b]]])
-            else:
-                cand = K.near_max_pairs(P, b, best[b] - 2 * eps[b])
+        return FactorCheck(delta=give_back(np.zeros(B), batch), slack=give_back(np.full(B, 0.5), batch),
+                           equality=give_back(eq, batch), through_first=give_back(first, batch),
+                           through_other=give_back(other, batch), pair=give_back(np.full((B, 2), -1), batch),
+                           exact=give_back(used_exact, batch))
+    zeros_ok = np.ones(B, dtype=bool)
+    if renormalise:                               # zero patterns of X and of its float renormalisation
+        zeros_ok = ((X == 0) == (P == 0)).all(axis=(1, 2))
+    grid = K.exact_grid(X, GRID)
+    eps = np.where(grid, 0.0, eps)
+    st = np.empty((B, 10))
+    done = np.zeros(B, dtype=bool)
+    eps_used = eps.copy()
+    if data.dtype == np.float32:                  # float32 level: the same bound with float32 roundoff
+        lvl = np.flatnonzero(~grid)
+        eps32 = 3.0 * batch.row_dev[lvl] + 4.0 * (n + 4) * 2.0 ** -24
+        if len(lvl):
+            s32, dec, e_, f_, o_ = _scan(data[lvl], eps32, zeros_ok[lvl])
+            st[lvl], eps_used[lvl] = s32, eps32
+            sure = dec & (e_ | ((s32[:, 0] - s32[:, 4]) / 2 > SLACK_EXACT_BELOW * eps32))   # slack good to 7%
+            done[lvl[sure]] = True
+            eq[lvl], first[lvl], other[lvl] = e_, f_, o_
+    rest = np.flatnonzero(~done)
+    if len(rest):
+        s64, dec, e_, f_, o_ = _scan(np.ascontiguousarray(P[rest]), eps[rest], zeros_ok[rest])
+        st[rest], eps_used[rest] = s64, eps[rest]
+        eq[rest], first[rest], other[rest] = e_, f_, o_
+        for k in np.flatnonzero(~dec):            # near-ties: the exact path decides
+            b = rest[k]
             used_exact[b] = True
-            eq[b], first[b], other[b] = _d1_exact(X[b], cand)
-        slack[eq] = 0.0
-        for b in np.flatnonzero(~eq & (slack <= SLACK_EXACT_BELOW * eps)):   # strict, float slack unreliable
-            slack[b] = _exact_slack(X[b], float(best[b]), float(slack[b]), float(eps[b]))
+            eq[b], first[b], other[b] = C.d1_exact(P[b], X[b], float(eps[b]), float(max(s64[k, 5], s64[k, 6])))
+    best, g = st[:, 0], st[:, 4]
+    delta = np.maximum(best, 0.0)
+    slack = np.maximum((best - g) / 2, 0.0)
+    pair = st[:, 2:4].astype(np.int64)
+    slack[eq] = 0.0
+    for b in np.flatnonzero(~eq & (slack <= SLACK_EXACT_BELOW * eps_used)):   # strict, float slack unreliable
+        slack[b] = _exact_slack(X[b], float(best[b]), float(slack[b]), float(eps[b]), P[b])
     return FactorCheck(delta=give_back(delta, batch), slack=give_back(slack, batch),
                        equality=give_back(eq, batch), through_first=give_back(first, batch),
                        through_other=give_back(other, batch), pair=give_back(pair, batch),
@@ -230,14 +293,17 @@ def _pairs_set(pairs: np.ndarray) -> set[tuple[int, int]]:
 
 def d2_decide(P: np.ndarray, Q: np.ndarray, eps_p: float, eps_q: float,
               exact_pq: Optional[Any] = None, best_p: Optional[float] = None,
-              best_q: Optional[float] = None) -> Optional[bool]:
+              best_q: Optional[float] = None, stats_p: Optional[np.ndarray] = None,
+              stats_q: Optional[np.ndarray] = None) -> Optional[bool]:
     """Theorem D2 equality delta(PQ) = delta(P) delta(Q) for one float pair (P: (n, m), Q: (m, p)).
 
     ``eps_p``/``eps_q`` bound the error of float d-values and entry differences of P and Q.
     ``exact_pq()`` returns the exact (ExactMatrix, ExactMatrix) pair; if None or it returns None
     (budget exhausted), cases the float filter cannot settle come back as None (undecided).
     ``best_p``/``best_q``: float delta(P), delta(Q) if the caller has them (any float64 pass with the
-    same error bound will do); computed here otherwise.
+    same error bound will do); computed here otherwise. ``stats_p``/``stats_q``: rows of
+    :func:`numerics.kernels.pair_scan` (float64) for P and Q if the caller has them: a maximiser more
+    than 2 eps above every other pair is then the only candidate, with no second pass.
     """
     P3, Q3 = P[None], Q[None]
     bestP = float(K.dobrushin_batch(P3)[0]) if best_p is None else float(best_p)
@@ -245,8 +311,8 @@ def d2_decide(P: np.ndarray, Q: np.ndarray, eps_p: float, eps_q: float,
     if P.shape[0] == 1 or Q.shape[0] == 1:
         return True  # delta = 0 on one side: equality is trivial (both sides 0)
     nontrivial = bestP > eps_p and bestQ > eps_q
-    candP = K.near_max_pairs(P3, 0, bestP - 2 * eps_p)
-    candQ = K.near_max_pairs(Q3, 0, bestQ - 2 * eps_q)
+    candP = candidates(P3, bestP, eps_p, stats_p)
+    candQ = candidates(Q3, bestQ, eps_q, stats_q)
     if nontrivial:
         qset = _pairs_set(candQ)
         possible = certain = False
@@ -270,6 +336,14 @@ def d2_decide(P: np.ndarray, Q: np.ndarray, eps_p: float, eps_q: float,
     if exact is None:
         return None
     return _d2_exact(exact[0], exact[1], candP, candQ)
+
+
+def candidates(P3: np.ndarray, best: float, eps: float, stats: Optional[np.ndarray] = None) -> np.ndarray:
+    """Pairs (i < j) of the one matrix P3[0] whose float d is within 2 eps of ``best``: every exact
+    maximiser. From pair_scan statistics when the maximiser is unique beyond rounding, else one pass."""
+    if stats is not None and stats[0] - stats[1] > 2 * eps:
+        return np.array([[int(stats[2]), int(stats[3])]], dtype=np.int64)
+    return K.near_max_pairs(P3, 0, best - 2 * eps)
 
 
 def _d2_exact(EP: ExactMatrix, EQ: ExactMatrix, candP: np.ndarray, candQ: np.ndarray) -> bool:

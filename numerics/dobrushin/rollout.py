@@ -197,7 +197,8 @@ def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budge
     L, n, _ = A.shape
     Ahat = residual_factors(A, residual, discard_ratio, discard)
     dA = K.dobrushin_batch(A)
-    dH = K.dobrushin_batch(np.ascontiguousarray(Ahat))
+    stH = K.pair_scan(np.ascontiguousarray(Ahat), False)          # delta(Ahat_l) and its maximisers
+    dH = np.maximum(stH[:, 0], 0.0) if n > 1 else np.zeros(L)
     dev = max(np.abs(A.sum(-1) - 1).max(), np.abs(Ahat.sum(-1) - 1).max()) + (n + 2) * UNIT_ROUNDOFF
     ent_err = dev + 4 * UNIT_ROUNDOFF            # entry error of float Ahat vs the exact factor
     eps_p = float(float_error(np.array([ent_err]), n)[0])   # error of float d-values of Ahat
@@ -231,11 +232,14 @@ def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budge
 
     chain_ok = True
     zero_factor = False      # some exact delta(Ahat_k) = 0, k <= l: then delta(R_l) = 0 = the product
+    stR = np.zeros((L, 10))
     for l in range(L):
         R_prev = R
         R = Ahat[l] @ R
         Rs[l] = R
-        dR[l] = K.dobrushin_batch(R[None])[0]
+        if n > 1:
+            stR[l] = K.pair_scan(R[None], False)[0]                 # delta(R_l), kept for step l + 1
+        dR[l] = max(stR[l, 0], 0.0)
         err_entry = (l + 1) * (ent_err + gamma)
         errR[l] = n * err_entry + 4 * (n + 4) * UNIT_ROUNDOFF
         if n < 2:
@@ -251,7 +255,8 @@ def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budge
                     return None
                 return exact_factors()[l], Rq
             res = d2_decide(np.ascontiguousarray(Ahat[l]), np.ascontiguousarray(R_prev), eps_p, eps_q, exact_pq,
-                            best_p=dH[l], best_q=dR[l - 1])   # deltas already computed above
+                            best_p=dH[l], best_q=dR[l - 1],   # deltas already computed above
+                            stats_p=stH[l], stats_q=stR[l - 1])
             d2[l] = Verdict.UNDECIDED if res is None else (Verdict.TIGHT if res else Verdict.HOLDS)
         if dH[l] <= eps_p and exact_factors()[l].rows_equal():   # float filter, then exact equality
             zero_factor = True

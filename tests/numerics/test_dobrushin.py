@@ -208,10 +208,24 @@ def test_random_dirichlet_verdicts_equal_definition():
 
 @given(S.twin_rows())
 def test_exact_path_is_taken_and_agrees_with_definition(A):
-    """Twin rows tie every maximiser and the rows do not sum to exactly 1: the float filter must
-    hand over to the exact path (FactorCheck.exact), whose verdict equals the definition's."""
+    """Twin rows tie every maximiser. The float pass may settle them exactly (dyadic grid with rows
+    summing to exactly 1, disjoint supports, or no unrefuted pair near the maximum); the exact path
+    run on the same matrix anyway (what a near-tie hands it) must give the definition's verdict too,
+    and FactorCheck.exact is set exactly when the float pass could not decide."""
+    from numerics import kernels as K
+    from numerics.dobrushin import certify, core, float_error
+    from numerics.stochastic import as_stochastic
+
     fc = _check_d1(A)
-    assert fc.exact
+    batch = as_stochastic(A, "A", square=True)
+    eps = float_error(batch.row_dev, A.shape[0])
+    eps = np.where(K.exact_grid(batch.data, core.GRID), 0.0, eps)
+    st = K.pair_scan(batch.data, True, eps)
+    assert certify.d1_exact(batch.data[0], A, float(eps[0]), float(st[0, 5:7].max())) == ref.factor_pairs(A)
+    x = A[int(st[0, 2]), int(st[0, 2])] - A[int(st[0, 3]), int(st[0, 2])]
+    y = A[int(st[0, 3]), int(st[0, 3])] - A[int(st[0, 2]), int(st[0, 3])]
+    decided = core._decide(st, np.array([x]), np.array([y]), eps)[0][0]
+    assert bool(fc.exact) == (not decided)
     assert bool(product_equality(A, A[::-1].copy())) == ref.product_equality(A, A[::-1])
 
 

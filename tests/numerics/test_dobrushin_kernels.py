@@ -1,0 +1,166 @@
+"""The fast paths of the Dobrushin kernels: exact float decisions on tie-heavy input, the float32
+level and the candidate-row exact path of factor_check, device-side validation, the Triton kernel
+(through Triton's interpreter on the CPU)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from numerics.dobrushin import core, dobrushin, dobrushin_torch, factor_check
+from verification.testing import reference as ref
+
+
+def _perm_pairs(sigma):
+    """Theorem D1 on a permutation matrix by its condition: every pair has disjoint supports
+    (d = 1); (i, j) is self-dominant iff sigma(i) != j and sigma(j) != i."""
+    n = len(sigma)
+    good = [(i, j) for i in range(n) for j in range(i + 1, n) if sigma[i] != j and sigma[j] != i]
+    return bool(good), any(i == 0 for i, _ in good), any(i != 0 for i, _ in good)
+
+
+@pytest.mark.parametrize("n", [2, 3, 256])
+def test_tie_heavy_inputs_are_decided_by_the_float_pass(n):
+    """Identity, uniform and permutation matrices: every pair ties, the floats are exact (dyadic
+    grid / disjoint supports), so no exact path runs and the verdicts are the definition's."""
+    rng = np.random.default_rng(n)
+    sigma = rng.permutation(n)
+    for A, want_delta, want in [(np.eye(n), 1.0, (True, True, n > 2)),
+                                (np.full((n, n), 1.0 / n) if n != 3 else np.full((4, 4), 0.25), 0.0, (True, True, n != 2)),
+                                (np.eye(n)[sigma], 1.0, _perm_pairs(sigma))]:
+        fc = factor_check(A)
+        assert not fc.exact and float(fc.delta) == want_delta
+        assert (bool(fc.equality), bool(fc.through_first), bool(fc.through_other)) == want
+        if A.shape[0] <= 4:
+            assert ref.factor_pairs(A) == want
+
+
+def test_uniform_non_dyadic_ties_use_row_classes():
+    """1/7 is not dyadic: the exact path runs, but equal rows form one class (overlap exactly 1),
+    so it does no per-pair integer work; verdict as the definition (every pair a maximiser)."""
+    A = np.full((300, 300), 1 / 300)
+    fc = factor_check(A)
+    assert fc.exact and fc.equality and fc.through_first and fc.through_other
+    small = np.full((7, 7), 1 / 7)
+    assert (bool(factor_check(small).equality), True, True) == ref.factor_pairs(small)
+
+
+def _hard_softmax(rng, n, temp, dtype):
+    """Softmax rows at low temperature: near-one-hot rows with tiny (not zero) off-peak entries,
+    the trained-attention pattern that ties many pairs near d = 1."""
+    logits = rng.standard_normal((n, n)) / temp
+    e = np.exp(logits - logits.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)).astype(dtype)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 7), st.sampled_from([0.02, 0.05, 0.3, 1.0]), st.sampled_from([np.float32, np.float64]),
+       st.integers(0, 2 ** 32 - 1))
+def test_float32_level_and_refined_exact_path_equal_definition(n, temp, dtype, seed):
+    rng = np.random.default_rng(seed)
+    A = _hard_softmax(rng, n, temp, dtype)
+    if rng.random() < 0.3:
+        A[1] = A[0]                                  # a repeated row: every pair with it ties
+    fc = factor_check(A)
+    assert (bool(fc.equality), bool(fc.through_first), bool(fc.through_other)) == ref.factor_pairs(A)
+    exact = ref.factor_slack(A)
+    assert (float(fc.slack) == 0.0) == (exact == 0)
+    if exact > 0:
+        assert float(fc.slack) == pytest.approx(float(exact), rel=0.07)
+
+
+def test_near_one_hot_head_is_settled_without_integer_overlaps(monkeypatch):
+    """79 near-one-hot rows (entries down to 1e-40, none zero): thousands of pairs tie within the
+    float64 bound at d ~ 1; the overlap-relative filter leaves one candidate, so no pair overlap is
+    computed with integers."""
+    from numerics.dobrushin import certify
+
+    rng = np.random.default_rng(3)
+    A = _hard_softmax(rng, 96, 0.01, np.float32)
+    calls = []
+    monkeypatch.setattr(certify.ExactRows, "overlap", lambda self, i, j: calls.append((i, j)) or 1 / 0)
+    fc = factor_check(A)
+    assert not calls
+    batch = factor_check(np.stack([A, A.T.copy() / A.T.sum(-1, keepdims=True)]).astype(np.float32))
+    assert bool(batch.equality[0]) == bool(fc.equality)
+
+
+@pytest.mark.parametrize("bad,pattern", [
+    (torch.tensor([[[0.5, 0.5], [0.5, 0.5]], [[0.5, 0.5], [0.25, 0.5]]]), "row 1 sums to 0.75"),
+    (torch.tensor([[0.5, float("nan")], [0.5, 0.5]]), "non-finite entry nan at row 0, column 1"),
+    (torch.tensor([[0.5, 0.5], [0.5, 0.5], [2.0, -1.0]]), "negative entry -1.0 at row 2, column 1"),
+    (torch.zeros((3, 0, 2)), "empty matrix"),
+    (torch.zeros((0, 2, 2)), "empty batch"),
+])
+def test_device_validation_matches_the_cpu_path_word_for_word(bad, pattern):
+    with pytest.raises(ValueError, match=pattern) as cpu:
+        dobrushin(bad)
+    with pytest.raises(ValueError, match=pattern) as dev:
+        core.validate_torch(bad, "P")
+    assert str(cpu.value) == str(dev.value)
+
+
+def test_device_validation_rows_near_the_tolerance_are_judged_by_the_cpu_sum():
+    """Rows whose float64 sum lies within rounding of the tolerance are re-checked on the host with
+    the CPU kernel: accept/refuse and the reported sum agree with the CPU path."""
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(50), size=(4, 6, 6 * 0 + 50))[:, :6]
+    P[2, 3] *= 1 + 1e-9 + 3e-17 * rng.standard_normal(50)        # right at float64's 1e-9 tolerance
+    T = torch.from_numpy(np.ascontiguousarray(P))
+    try:
+        dobrushin(T)
+        cpu = None
+    except ValueError as e:
+        cpu = str(e)
+    try:
+        core.validate_torch(T, "P")
+        dev = None
+    except ValueError as e:
+        dev = str(e)
+    assert cpu == dev
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])
+def test_dobrushin_torch_is_one_batched_call(dtype, monkeypatch):
+    """Under the default budget the whole batch is one torch.cdist call (no loop over matrices)."""
+    P = torch.from_numpy(np.random.default_rng(1).dirichlet(np.ones(9), size=(5, 4, 9))).to(dtype)
+    calls = []
+    real = torch.cdist
+    monkeypatch.setattr(torch, "cdist", lambda *a, **k: calls.append(a[0].shape) or real(*a, **k))
+    got = dobrushin_torch(P)
+    assert len(calls) == 1 and got.shape == (5, 4)
+    np.testing.assert_allclose(got.double().numpy(), dobrushin(P).double().numpy(), atol=1e-6)
+
+
+TRITON_SCRIPT = textwrap.dedent("""
+    import os, sys
+    os.environ["TRITON_INTERPRET"] = "1"
+    import numpy as np, torch
+    from numerics.dobrushin import triton_kernel as TK, dobrushin
+    rng = np.random.default_rng(7)
+    worst = 0.0
+    for B, n, m, blocks in [(3, 5, 7, (8, 8, 8)), (1, 11, 6, (4, 8, 4))]:        # ragged blocks in i, j, k
+        for dt, tol in ((np.float64, 1e-14), (np.float32, 2e-6)):
+            P = rng.dirichlet(np.full(m, 0.4), size=(B, n)).astype(dt)
+            P[:, n // 2] = P[:, 0]
+            got = TK.dobrushin_triton(torch.from_numpy(P), *blocks)
+            assert got.dtype == torch.from_numpy(P).dtype and got.shape == (B,)
+            err = np.abs(got.numpy() - dobrushin(P)).max()
+            assert err <= tol, (B, n, m, dt, err)
+    print("ok")
+""")
+
+
+def test_triton_kernel_matches_numpy_path_in_the_interpreter():
+    """The fused Triton kernel, run by Triton's interpreter on CPU tensors (a subprocess, so that
+    TRITON_INTERPRET=1 is set before Triton loads), equals the compiled CPU kernel, ragged blocks included."""
+    pytest.importorskip("triton", reason="Triton is not installed (its interpreter runs the GPU kernel's test)")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=root)
+    res = subprocess.run([sys.executable, "-c", TRITON_SCRIPT], cwd=root, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-2000:]
