@@ -37,6 +37,7 @@ SECTIONS: dict[str, str] = {
     "modalities": "verification.modalities",
     "san": "verification.san",
     "prove": "verification.prove",
+    "stress": "verification.stress",
 }
 COMMANDS = FAMILIES + ("verification.paper",)   # commands that are not families
 # the subcommand of the trained-model section is `rollout`: either name selects it

@@ -16,7 +16,7 @@ from verification.store import Record, ResultStore
 from theory.verdicts import Verdict
 
 MAIN = r"""\documentclass{article}
-\usepackage{amsmath,amssymb,amsthm,booktabs,graphicx}
+\usepackage{amsmath,amssymb,amsthm,booktabs,graphicx,adjustbox}
 \newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}
 \input{generated/macros}
 \begin{document}
@@ -181,3 +181,15 @@ def test_findings_block_cites_the_store(toy, tmp_path):
         findings_md({"ToyShare": 1}, src / "findings.md.j2")
     with pytest.raises(ValueError, match="no findings block"):
         update_readme(tmp_path / "r2.md" if (tmp_path / "r2.md").write_text("none") else None, text)
+
+
+def test_dangling_refs_and_uncited_tables_are_problems(toy, tmp_path):
+    store, src = toy
+    fill(store)
+    sec = src / "sections" / "toy.tex"
+    sec.write_text(TOY + "See Table~\\ref{tab:nowhere}.\n")
+    with pytest.raises(ValueError, match="tab:nowhere"):
+        build(store, tmp_path / "a", families=["toy_family"], source=src)
+    sec.write_text(TOY.replace("\\input{tables/toy-table}\n", ""))
+    with pytest.raises(ValueError, match="toy-table is generated but no section inputs it"):
+        build(store, tmp_path / "b", families=["toy_family"], source=src)

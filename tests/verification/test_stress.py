@@ -17,6 +17,7 @@ from verification.stress.search import (Counterexample, descend, hypothesis_sear
                                         search_campaign, search_chunk, shrink)
 from verification.stress.summaries import HOLDS, NAMES, TIGHT, VIOLATED
 from verification.stress.sweep import check_batch, exact_product_slack, run_chunk
+from verification.stress.rollout import chunks as rollout_chunks
 from verification.stress.sweep import chunks as stress_chunks
 from verification.testing import reference as ref
 
@@ -176,8 +177,12 @@ def test_paper_part_reads_the_store(store):
         paper_part(store)
     campaign.run(store, search_campaign("dobrushin.factor", 0), [Chunk("n3/b40", search_chunk,
                                                                        ("dobrushin.factor", 3, 40, 0))], progress=False)
+    with pytest.raises(MissingCampaign, match="dobrushin.rollout"):
+        paper_part(store)
+    rollout = StressPlan("dobrushin.rollout", ("dirichlet",), (3,), instances=10, layers=(2,))
+    campaign.run(store, rollout.campaign, rollout_chunks(rollout), progress=False)
     part = paper_part(store)
-    assert part.macros["StressInstances"] == "10{,}000" and part.macros["StressViolated"] == "0"
+    assert part.macros["StressInstances"] == 10_000 and part.macros["StressViolated"] == "0"
     assert part.tables[0].frame["instances"].tolist() == [10_000]
     assert part.macros["StressSearchBudget"] == "40" and int(part.macros["StressSearchFound"]) >= 1
     assert part.macros["StressTightShareDirichletNThree"] == f"{next(store.summaries(plan.campaign))['body']['counts']['tight'] / 10_000:.3f}"

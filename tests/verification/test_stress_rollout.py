@@ -11,6 +11,7 @@ from verification import campaign
 from verification.cli import main
 from verification.stress import rollout as R
 from verification.stress.plan import StressPlan, draw_stacks, regenerate
+from verification.report.paper import MissingCampaign
 from verification.stress.summaries import HOLDS, TIGHT
 from verification.stress.rollout import chunks as stress_chunks
 from verification.testing import reference as ref
@@ -117,7 +118,7 @@ def test_command_runs_resumes_and_refuses_bad_arguments(tmp_path, capsys):
         assert what in err and len(err.strip().splitlines()) == 1
 
 
-def test_paper_part_adds_the_rollout_only_when_stored(store):
+def test_paper_part_needs_the_rollout_campaign(store):
     from verification.campaign import Chunk
     from verification.stress import paper_part
     from verification.stress.search import search_campaign, search_chunk
@@ -126,13 +127,13 @@ def test_paper_part_adds_the_rollout_only_when_stored(store):
     campaign.run(store, factor.campaign, stress_chunks(factor), progress=False)
     campaign.run(store, search_campaign("dobrushin.factor", 0),
                  [Chunk("n3/b40", search_chunk, ("dobrushin.factor", 3, 40, 0))], progress=False)
-    part = paper_part(store)                     # complete without the rollout sweep
-    assert "StressRolloutInstances" not in part.macros and len(part.commands) == 2
+    with pytest.raises(MissingCampaign, match="stress.dobrushin.rollout.*attnbounds stress dobrushin.rollout"):
+        paper_part(store)                        # the prose quotes the rollout sweep: it must be stored
     plan = StressPlan("dobrushin.rollout", ("dirichlet",), (3,), instances=10, layers=(3,))
     campaign.run(store, plan.campaign, stress_chunks(plan), progress=False)
     part = paper_part(store)
     body = next(store.summaries(plan.campaign))["body"]
-    assert part.macros["StressRolloutInstances"] == f"{body['n']:,}".replace(",", "{,}")
-    assert part.macros["StressRolloutHolds"] == f"{2 * body['n']:,}".replace(",", "{,}")   # steps 2, 3: strict
-    assert part.macros["StressRolloutTight"] == "0" and part.macros["StressRolloutMaxLayers"] == "3"
+    assert part.macros["StressRolloutInstances"] == body["n"]
+    assert part.macros["StressRolloutHolds"] == 2 * body["n"]   # steps 2, 3: strict
+    assert part.macros["StressRolloutTight"] == 0 and part.macros["StressRolloutMaxLayers"] == "3"
     assert part.tables[-1].name == "stress-rollout" and "dobrushin.rollout" in part.commands[-1]

@@ -146,6 +146,9 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
     if (source / FINDINGS).exists():
         _write(out / "generated" / "findings.md", findings_md(result.macros, source / FINDINGS))
     problems = check_tree(out)
+    cited = "".join(p.read_text() for p in [out / "main.tex", *sorted((out / "sections").glob("*.tex"))])
+    problems += [f"table {t.name} is generated but no section inputs it" for part in parts for t in part.tables
+                 if f"tables/{t.name}}}" not in cited]
     if problems:
         raise ValueError("the paper does not hold together: " + "; ".join(problems[:8])
                          + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""))

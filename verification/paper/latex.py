@@ -11,13 +11,14 @@ figure and table files), which runs without a TeX engine.
 \\small
 \\caption{D1 \\& co {\\footnotesize (seed 0)}}
 \\label{tab:t}
+\\adjustbox{max width=\\linewidth, max totalheight=0.85\\textheight}{%
 \\begin{tabular}{ll}
 \\toprule
 model & share \\\\
 \\midrule
 a\\_b & 3/4 \\\\
 \\bottomrule
-\\end{tabular}
+\\end{tabular}}
 \\end{table}
 <BLANKLINE>
 """
@@ -33,6 +34,7 @@ from typing import Any, Iterable
 from theory.registry import latex_text
 from verification.report.paper import Table
 
+FIT = r"\adjustbox{max width=\linewidth, max totalheight=0.85\textheight}"   # shrink, never enlarge
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _MACRO = re.compile(r"^[A-Za-z]+$")
 
@@ -61,8 +63,10 @@ def table_tex(table: Table) -> str:
         caption += r" {\footnotesize (" + latex_text(table.provenance) + ")}"
     body = styler.to_latex(hrules=True, position="ht", position_float="centering",
                            caption=caption, label=f"tab:{table.name}")
-    # \small for wide tables, right after \centering
-    return body.replace("\\centering\n", "\\centering\n\\small\n", 1)
+    # \small, and a table wider than the text shrinks to the text width (graphicx's \resizebox)
+    body = body.replace("\\centering\n", "\\centering\n\\small\n", 1)
+    body = body.replace("\\begin{tabular}", FIT + "{%\n\\begin{tabular}", 1)
+    return body.replace("\\end{tabular}\n", "\\end{tabular}}\n", 1)
 
 
 def macro_value(name: str, value: Any) -> str:
@@ -130,7 +134,8 @@ def _strip_comments(text: str) -> str:
 def check_tree(root: Path, main: str = "main.tex") -> list[str]:
     """Problems in a paper folder: unbalanced ``\\begin``/``\\end``, a macro used but defined
     nowhere (capitalised names: the generated ones and the paper's own), a missing ``\\input``
-    file or ``\\includegraphics`` figure. An empty list means the folder is consistent."""
+    file or ``\\includegraphics`` figure, a ``\\ref`` without its ``\\label``. An empty list
+    means the folder is consistent."""
     root = Path(root)
     problems: list[str] = []
     defined: set[str] = set()
@@ -153,8 +158,11 @@ def check_tree(root: Path, main: str = "main.tex") -> list[str]:
         defined |= set(re.findall(r"\\(?:re)?newcommand\{?\\([A-Za-z]+)", text))
         defined |= set(re.findall(r"\\DeclareMathOperator\*?\{\\([A-Za-z]+)\}", text))
         defined |= set(re.findall(r"\\newtheorem\{([A-Za-z]+)\}", text))
+    labels = {m for text in texts.values() for m in re.findall(r"\\label\{([^}]+)\}", text)}
     for path, text in texts.items():
         rel = path.relative_to(root)
+        for ref in sorted(set(re.findall(r"\\(?:ref|eqref|autoref)\{([^}]+)\}", text)) - labels):
+            problems.append(f"{rel}: \\ref{{{ref}}} has no \\label (a table or figure that is never input?)")
         stack: list[str] = []
         for m in re.finditer(r"\\(begin|end)\{([^}]+)\}", text):
             kind, env = m.groups()

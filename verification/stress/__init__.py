@@ -8,5 +8,5 @@ random layers), summaries (per-chunk summary, kept instances, merge), search (hy
 ``target()`` and a local optimiser on the simplex rows), report (tables, progress), command (the
 ``stress`` subcommand), paper_part (the paper's part).
 """
-from verification.stress.command import SECTION, register  # noqa: F401
+from verification.stress.command import SECTION, register, verify_section  # noqa: F401
 from verification.stress.paper_part import paper_part  # noqa: F401

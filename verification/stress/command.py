@@ -11,6 +11,33 @@ from typing import Any
 from verification.stress.plan import THEOREMS, StressPlan, known_family
 
 SECTION = "stress"
+# the main job's stress section: Theorem D1's sweep and its guided search (quick / --full)
+SECTION_THEOREM = "dobrushin.factor"
+SECTION_INSTANCES = {False: 200_000, True: 1_000_000}
+SECTION_BUDGET = {False: 500, True: 4000}
+SECTION_SIZES = (3, 4, 5)      # the search's sizes
+SECTION_ROLLOUT_INSTANCES = {False: 20_000, True: 100_000}   # dobrushin.rollout stacks (default cells)
+
+
+def verify_section(ctx: Any) -> None:
+    """The ``stress`` section of the main job: the D1 sweep (serial), the guided search and the
+    rollout-chain sweep, with their tables; what ``attnbounds paper`` reads for its stress section."""
+    from verification.executors import SerialExecutor
+    from verification.stress.report import report
+    from verification.stress.search import run_search
+
+    full = not ctx.quick
+    spec = THEOREMS[SECTION_THEOREM]
+    plan = StressPlan(SECTION_THEOREM, spec.families, spec.sizes, SECTION_INSTANCES[full], seed=ctx.seed)
+    ctx.console.rule(f"[bold]Stress: {SECTION_THEOREM} on {plan.total():,} random matrices, and a guided search")
+    sweep(ctx.store, plan, SerialExecutor(), ctx.console)
+    report(ctx.store, plan.campaign, plan.stored_as, ctx.tables, ctx.console, target=plan.theorem)
+    run_search(ctx.store, SECTION_THEOREM, sizes=SECTION_SIZES, budget=SECTION_BUDGET[full], seed=ctx.seed,
+               console=ctx.console, executor=SerialExecutor())
+    spec = THEOREMS["dobrushin.rollout"]
+    plan = StressPlan("dobrushin.rollout", spec.families, spec.sizes, SECTION_ROLLOUT_INSTANCES[full], seed=ctx.seed)
+    sweep(ctx.store, plan, SerialExecutor(), ctx.console)
+    report(ctx.store, plan.campaign, plan.stored_as, ctx.tables, ctx.console, target=plan.theorem)
 
 
 def theorem_id(text: str) -> str:

@@ -6,9 +6,8 @@ strict slack, violations), figure ``stress-factor-slack`` (histogram of log10 st
 macros: instances, chunks, violated, undecided, the smallest strict slack, the tight share per
 cell, bytes per stored chunk, and from the search its budget and what it found.
 
-Optional: when the store holds the rollout sweep (``stress.dobrushin.rollout``, Theorem D2 at every
-step of attention rollout), table ``stress-rollout`` and the ``StressRollout...`` macros, which
-the prose guards with ``\\ifdefined``; without it the part is complete and says nothing about it.
+And the rollout sweep (``stress.dobrushin.rollout``, Theorem D2 at every step of attention
+rollout): table ``stress-rollout`` and the ``StressRollout...`` macros.
 """
 from __future__ import annotations
 
@@ -22,31 +21,36 @@ from verification.stress.report import cell_parts, rows, tally, total
 from verification.stress.search import search_campaign
 from verification.stress.summaries import EDGES
 
-THEOREM = "dobrushin.factor"
-INSTANCES = {False: 1_000_000, True: 10_000_000}
+from verification.stress.command import (SECTION_BUDGET, SECTION_INSTANCES, SECTION_ROLLOUT_INSTANCES,
+                                         SECTION_SIZES, SECTION_THEOREM)
+
+THEOREM = SECTION_THEOREM
 
 
 def command(seed: int, full: bool) -> str:
-    return f"attnbounds stress {THEOREM} --instances {INSTANCES[full]} --seed {seed}"
+    """What fills the sweep: the main job's stress section (or this command; a larger
+    ``--instances`` extends the same campaign, and the paper reports what is stored)."""
+    return f"attnbounds stress {THEOREM} --instances {SECTION_INSTANCES[full]} --seed {seed}"
 
 
-def search_command(seed: int) -> str:
-    return f"attnbounds stress {THEOREM} --search --seed {seed}"
+def search_command(seed: int, full: bool = False) -> str:
+    return (f"attnbounds stress {THEOREM} --search --budget {SECTION_BUDGET[full]} "
+            f"--sizes {','.join(map(str, SECTION_SIZES))} --seed {seed}")
 
 
 ROLLOUT = "dobrushin.rollout"
-ROLLOUT_INSTANCES = {False: 100_000, True: 1_000_000}
 
 
 def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:
-    """Add the rollout sweep's table and macros to ``part`` if the store holds it (else nothing)."""
+    """Add the rollout sweep's table and macros to ``part`` (the main job's stress section fills it)."""
     import pandas as pd
 
     campaign = campaign_name(ROLLOUT, seed)
     cells = tally(store, campaign, "dobrushin.product")
+    cmd = f"attnbounds stress {ROLLOUT} --instances {SECTION_ROLLOUT_INSTANCES[full]} --seed {seed}"
     if not cells:
-        return
-    part.commands.append(f"attnbounds stress {ROLLOUT} --instances {ROLLOUT_INSTANCES[full]} --seed {seed}")
+        raise MissingCampaign(campaign, cmd)
+    part.commands.append(cmd)
     t = total(cells)
     table = []
     steps = {"holds": 0, "tight": 0, "violated": 0, "undecided": 0}
@@ -64,10 +68,10 @@ def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:
                              "delta(Ahat_l) delta(R_{l-1}) with Ahat_l = (I + A_l)/2, on random stacks of L "
                              "layers: verdict counts over all steps and the smallest certified strict slack.",
                              f"campaign {campaign}; per-chunk summaries; verdicts exact"))
-    part.macro(f"{t.n:,}".replace(",", "{,}"), "stress rollout instances")
-    part.macro(f"{sum(steps.values()):,}".replace(",", "{,}"), "stress rollout steps")
+    part.macro(int(t.n), "stress rollout instances")
+    part.macro(int(sum(steps.values())), "stress rollout steps")
     for k, v in steps.items():
-        part.macro(f"{v:,}".replace(",", "{,}"), "stress rollout", k)
+        part.macro(int(v), "stress rollout", k)
     part.macro(str(max(cell_parts(c)[2] for c in cells)), "stress rollout max layers")
     part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress rollout min slack")
 
@@ -85,13 +89,13 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     sizes = sorted({int(c.split("/n")[1]) for c in cells})
     prov = (f"campaign {campaign}; chunks of {', '.join(f'{chunk_size(n)} (n = {n})' for n in sizes)}; "
             "per-chunk summaries, kept instances in full; verdicts exact")
-    part.macro(f"{t.n:,}".replace(",", "{,}"), "stress instances")
+    part.macro(int(t.n), "stress instances")
     part.macro(str(t.chunks), "stress chunks")
     part.macro(str(t.count("violated")), "stress violated")
     part.macro(str(t.count("undecided")), "stress undecided")
     part.macro(str(t.exact), "stress exact path")
     part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress min slack")
-    part.macro(f"{store.payload_bytes(campaign) / max(t.chunks, 1):,.0f}".replace(",", "{,}"), "stress bytes per chunk")
+    part.macro(round(store.payload_bytes(campaign) / max(t.chunks, 1)), "stress bytes per chunk")
     for cell, c in cells.items():
         family, n = cell.split("/n")
         part.macro(f"{c.count('tight') / c.n:.3f}", "stress tight share", family, "n", n)
@@ -122,8 +126,8 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     sc = search_campaign(THEOREM, seed)
     found = list(store.records(sc, THEOREM))
     if not found:
-        raise MissingCampaign(sc, search_command(seed))
-    part.commands.append(search_command(seed))
+        raise MissingCampaign(sc, search_command(seed, full))
+    part.commands.append(search_command(seed, full))
     budget = max(r["provenance"]["budget"] for r in found)
     found = [r for r in found if r["provenance"]["budget"] == budget]     # the largest search stored
     if found:
