@@ -20,7 +20,7 @@ from verification.poincare.report import (BOUNDS_COLUMNS, SDE_COLUMNS, THRESHOLD
                                           sde_rows, threshold_rows, villani_rows)
 from verification.poincare.sde import sde_campaign
 from verification.poincare.villani_map import map_campaign
-from verification.report.paper import Figure, MissingCampaign, Part, Table
+from verification.report.paper import Figure, MissingCampaign, Part, Table, frame
 from verification.report.stats import wilson
 from verification.report.tables import fmt
 
@@ -33,13 +33,6 @@ MARKERS = {"refuted": ("x", "tab:red"), "supported": ("o", "tab:green"), "inconc
 
 def command(seed: int, full: bool) -> str:
     return f"attnbounds verify --only poincare --seed {seed}" + (" --full" if full else "")
-
-
-def frame(rows: list, cols: list) -> Any:
-    """A DataFrame of report rows, every number formatted by :func:`fmt` (deterministic strings)."""
-    import pandas as pd
-
-    return pd.DataFrame([[c if isinstance(c, str) else fmt(c) for c in row] for row in rows], columns=list(cols))
 
 
 def _villani_figure(recs: list[dict], fam: str):

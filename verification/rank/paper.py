@@ -23,8 +23,7 @@ from verification.rank import report as rr
 from verification.rank import weights as rw
 from verification.rank.linear import ESTIMATORS, FULL, QUICK
 from verification.report.aggregate import group
-from verification.report.paper import Figure, MissingCampaign, Part, Table
-from verification.report.tables import fmt
+from verification.report.paper import Figure, MissingCampaign, Part, Table, frame
 
 MODEL_WORDS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}
 ESTIMATOR_WORDS = {"energy_0.9": "energy ninety", "energy_0.99": "energy ninety nine", "entropy_round": "entropy",
@@ -33,13 +32,6 @@ ESTIMATOR_WORDS = {"energy_0.9": "energy ninety", "energy_0.99": "energy ninety 
 
 def command(seed: int, full: bool) -> str:
     return f"attnbounds verify --only rank --seed {seed}" + (" --full" if full else "")
-
-
-def frame(rows: list, cols: list) -> Any:
-    """A DataFrame of report rows, every number formatted by :func:`fmt` (deterministic strings)."""
-    import pandas as pd
-
-    return pd.DataFrame([[c if isinstance(c, str) else fmt(c) for c in row] for row in rows], columns=list(cols))
 
 
 def _share(k: int, n: int) -> str:

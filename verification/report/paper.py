@@ -31,6 +31,16 @@ class MissingCampaign(ValueError):
         self.campaign, self.command = campaign, command
 
 
+def frame(rows: list, cols: list) -> Any:
+    """A DataFrame of report rows, every number formatted by
+    :func:`verification.report.tables.fmt` (deterministic strings)."""
+    import pandas as pd
+
+    from verification.report.tables import fmt
+
+    return pd.DataFrame([[c if isinstance(c, str) else fmt(c) for c in row] for row in rows], columns=list(cols))
+
+
 def macro_name(*parts: Any) -> str:
     """A LaTeX macro name (letters only) from words and numbers: digits become words, each word
     is capitalised, anything else separates words."""

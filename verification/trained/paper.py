@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from verification.report.aggregate import median
-from verification.report.paper import Figure, MissingCampaign, Part, Table
+from verification.report.paper import Figure, MissingCampaign, Part, Table, frame
 from verification.report.tables import fmt
 from verification.trained.checks import FUSION, RESIDUAL, VERSION
 from verification.trained.command import QUICK
@@ -49,13 +49,6 @@ def find_campaign(store: Any, name: str, full: bool, seed: int) -> tuple[str, li
     inputs = {c: len({(r["provenance"]["input"], r["provenance"]["text_sha"]) for r in rs}) for c, rs in by.items()}
     best = max(sorted(by), key=lambda c: inputs[c])
     return best, by[best]
-
-
-def frame(rows: list, cols: list) -> Any:
-    """A DataFrame of report rows, every number formatted by :func:`fmt` (deterministic strings)."""
-    import pandas as pd
-
-    return pd.DataFrame([[c if isinstance(c, str) else fmt(c) for c in row] for row in rows], columns=cols)
 
 
 def _tight(rs: list[dict]) -> tuple[int, int]:
