@@ -13,7 +13,7 @@ from verification.cli import main
 from verification.report.paper import MissingCampaign
 from verification.stress import paper_part
 from verification.stress.plan import StressPlan, draw, parse_chunk, regenerate
-from verification.stress.search import (Counterexample, descend, hypothesis_search, matrix_of, scorer,  # noqa: F401
+from verification.stress.search import (descend, hypothesis_search, matrix_of, scorer,
                                         search_campaign, search_chunk, shrink)
 from verification.stress.summaries import HOLDS, NAMES, TIGHT, VIOLATED
 from verification.stress.sweep import check_batch, exact_product_slack, run_chunk
