@@ -109,9 +109,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     prog = f"attnbounds {args.command}"
     try:
+        if getattr(args, "precheck", None) is not None:
+            args.precheck(args)              # the command's own refusals, before anything is written
         if getattr(args, "out", None) is not None:
             check_out_dir(args.out)          # before any computation: a file there fails now
-        if getattr(args, "reads_store", False):  # a command that only reads: the store must exist
+        if getattr(args, "reads_store", False):  # a command that only reads (and opens it read-only,
+            # never check_writable): the store must exist
             if args.db != ":memory:" and not Path(args.db).is_file():
                 raise FileNotFoundError(f"--db {args.db!r}: no results store there "
                                         "(fill one first, e.g. `attnbounds verify`)")

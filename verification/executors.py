@@ -3,10 +3,33 @@
 pair in one transaction. :class:`SerialExecutor` runs them one after another in this process; a
 distributed executor (:class:`DaskExecutor`, a Dask cluster) plugs in behind the same interface, so results do not depend
 on where a chunk ran: every chunk carries its own deterministic seed.
+
+Both are also :class:`concurrent.futures.Executor` subclasses: ``submit(fn, *args)`` returns a
+:class:`concurrent.futures.Future`, ``map(fn, *iterables)`` is the standard one (results in order),
+``shutdown()`` and ``with`` stop them. ``map`` called with one iterable of chunks and no function
+is the chunk interface above.
+
+Joining a cluster (``scheduler=``) is bounded in time: the address must be ``tcp://HOST:PORT`` or
+``tls://HOST:PORT`` (checked before anything connects), and a scheduler that does not complete the
+connect, the handshake and an identity request within ``timeout`` seconds (default
+:data:`CONNECT_TIMEOUT`; ``attnbounds stress --connect-timeout``) is given up with a
+``ValueError``, before any ``distributed.Client`` exists. A local cluster (``workers=``) speaks TLS
+with credentials made for it in memory (``distributed.security.Security.temporary()``): its ports
+refuse any client without them, so another user of the machine cannot submit code to it.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Optional, Protocol
+import asyncio
+import concurrent.futures as cf
+import math
+import threading
+from contextlib import suppress
+from typing import Any, Callable, Iterable, Iterator, Optional, Protocol
+from urllib.parse import urlsplit
+
+# seconds to connect to a scheduler and finish the handshake (--connect-timeout)
+CONNECT_TIMEOUT = 10.0
+SCHEMES = ("tcp", "tls")
 
 
 class Executor(Protocol):
@@ -18,22 +41,183 @@ class Executor(Protocol):
         ...
 
 
-class SerialExecutor:
-    """Run each chunk in this process, in plan order."""
+def check_scheduler_address(address: Optional[str]) -> str:
+    """``address`` if it is ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (port 1-65535, nothing
+    after it), else a ``ValueError`` saying what is wrong (without the address: the caller names
+    it). Nothing connects."""
+    want = "give tcp://HOST:PORT or tls://HOST:PORT"
+    if address is None or not str(address).strip():
+        raise ValueError(f"empty address; {want}")
+    text = str(address)
+    if text != text.strip() or any(c.isspace() for c in text):
+        raise ValueError(f"white space in the address; {want}")
+    if "://" not in text:
+        raise ValueError(f"no scheme; {want}")
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"not an address ({exc}); {want}") from None
+    if parts.scheme not in SCHEMES:
+        raise ValueError(f"scheme {parts.scheme!r} is not a Dask scheduler's; {want}")
+    if not parts.hostname:
+        raise ValueError(f"no host; {want}")
+    if port is None or port == 0:
+        raise ValueError(f"no port (1-65535); {want}")
+    if parts.username is not None or parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError(f"more than a host and a port; {want}")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def check_timeout(timeout: Any) -> float:
+    try:
+        t = float(timeout)
+    except (TypeError, ValueError):
+        t = math.nan
+    if not (0 < t < math.inf):
+        raise ValueError(f"--connect-timeout: must be a positive number of seconds, got {timeout!r}")
+    return t
+
+
+def one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def root_cause(exc: BaseException) -> str:
+    """The innermost cause, in words (``Connection refused``, not distributed's wrapping)."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else None) or one_line(exc)
+
+
+def probe_scheduler(address: str, timeout: float, connection_args: Optional[dict] = None) -> dict:
+    """Connect to ``address``, do distributed's handshake and ask its identity, all within
+    ``timeout`` seconds (a refused connection is retried until then, as distributed does);
+    return the identity (``{"type": "Scheduler", "workers": {...}, ...}``).
+
+    distributed's own ``connect`` bounds only the TCP connect, not the handshake read after it: a
+    server that accepts and never answers holds ``Client(address, timeout=...)`` forever. Here every
+    step is under one deadline, the connection is aborted whatever happens, and the event loop runs
+    in a thread of its own that is abandoned (daemon) if even name resolution outlives the deadline,
+    so this returns or raises ``TimeoutError``/``OSError`` within about ``timeout`` seconds."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["identity"] = asyncio.run(_identity(address, timeout, connection_args or {}))
+        except BaseException as exc:      # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="attnbounds-scheduler-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {timeout:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["identity"]
+
+
+async def _identity(address: str, timeout: float, connection_args: dict) -> dict:
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.core import FatalCommClosedError
+    from distributed.comm.registry import get_backend
+
+    scheme, loc = parse_address(address)
+    connector = get_backend(scheme).get_connector()
+    state: dict[str, Any] = {"comm": None, "last": None}
+
+    async def talk() -> dict:
+        delay = 0.01
+        while state["comm"] is None:
+            try:
+                state["comm"] = await connector.connect(loc, deserialize=True, **connection_args)
+            except FatalCommClosedError:
+                raise
+            except OSError as exc:           # refused (not listening yet): retry until the deadline
+                state["last"] = exc
+                await asyncio.sleep(delay)
+                delay = min(2 * delay, 0.5)
+        comm = state["comm"]
+        local = comm.handshake_info()        # what distributed.comm.connect does, step by step
+        await comm.write(local)
+        remote = await comm.read()
+        comm.local_info = {**local, "address": comm.local_address}
+        comm.remote_info = {**remote, "address": comm.peer_address}
+        comm.handshake_options = comm.handshake_configuration(comm.local_info, comm.remote_info)
+        await comm.write({"op": "identity", "reply": True})
+        return await comm.read()
+
+    try:
+        return await asyncio.wait_for(talk(), timeout)
+    except (asyncio.TimeoutError, TimeoutError):
+        if state["comm"] is not None:
+            raise TimeoutError(f"it accepted the connection but did not complete the handshake "
+                               f"within {timeout:g} s") from None
+        last = f" (last: {root_cause(state['last'])})" if state["last"] is not None else ""
+        raise TimeoutError(f"no connection within {timeout:g} s{last}") from None
+    finally:
+        if state["comm"] is not None:
+            state["comm"].abort()
+
+
+def _refuse_after_shutdown(executor: Any) -> None:
+    if executor._shut:
+        raise RuntimeError(f"{type(executor).__name__}: cannot schedule new work after shutdown")
+
+
+class SerialExecutor(cf.Executor):
+    """Run each chunk in this process, in plan order (``submit`` runs ``fn`` at once and returns a
+    finished future)."""
 
     name = "serial"
 
-    def map(self, chunks: Iterable[Any]) -> Iterator[tuple[Any, list]]:
+    def __init__(self) -> None:
+        self._shut = False
+
+    def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> cf.Future:
+        _refuse_after_shutdown(self)
+        fut: cf.Future = cf.Future()
+        fut.set_running_or_notify_cancel()
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except Exception as exc:
+            fut.set_exception(exc)
+        return fut
+
+    def map(self, fn: Any, *iterables: Iterable[Any], **kwargs: Any) -> Iterator[Any]:
+        if not iterables and not kwargs and not callable(fn):
+            _refuse_after_shutdown(self)
+            return self._chunks(fn)
+        return super().map(fn, *iterables, **kwargs)
+
+    def _chunks(self, chunks: Iterable[Any]) -> Iterator[tuple[Any, list]]:
         for chunk in chunks:
             out = chunk.run()
             yield chunk, out if isinstance(out, list) else list(out)
 
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._shut = True
 
-class DaskExecutor:
+    def close(self) -> None:
+        self.shutdown()
+
+
+class DaskExecutor(cf.Executor):
     """Run chunks on a Dask ``distributed`` cluster: ``workers=K`` starts a ``LocalCluster`` of K
     single-threaded worker processes (``processes=False``: threads in this process, for tests);
-    ``scheduler="tcp://HOST:PORT"`` joins a running cluster (``dask scheduler`` and ``dask worker``
-    started by hand or by a job system, each worker in an environment with this package installed).
+    ``scheduler="tcp://HOST:PORT"`` (or ``tls://``) joins a running cluster (``dask scheduler`` and
+    ``dask worker`` started by hand or by a job system, each worker in an environment with this
+    package installed).
+
+    A local cluster of processes speaks TLS with throw-away credentials made in memory for it
+    (``Security.temporary()``; ``security`` is them): its scheduler, nannies and workers refuse any
+    client that lacks them. Threads (``processes=False``) talk ``inproc://`` and open no port.
+    Joining: the address is checked first, then :func:`probe_scheduler` must get the scheduler's
+    identity within ``timeout`` seconds, and only then is a ``Client`` made (with the same
+    timeout). A cluster that is joined runs what this process sends and sends back pickles this
+    process loads: join only clusters you control. ``tls://`` takes its credentials from the Dask
+    configuration (``distributed.comm.tls.*``).
 
     Each chunk is submitted as its function (pickled by reference: module and name) and its
     arguments: for a stress campaign a plan and a chunk index (the seed derives from them), never
@@ -41,43 +225,149 @@ class DaskExecutor:
     each chunk finishes (any order). At most ``window`` chunks are in flight (default 4 per worker
     thread), so a campaign of 10^4 chunks never queues 10^4 results in memory. A worker that dies
     loses only its chunks in flight: the scheduler recomputes them elsewhere.
-    Use as a context manager (or call :meth:`close`) to stop a cluster it started.
+    Use as a context manager (or call :meth:`shutdown` / :meth:`close`) to stop a cluster it started.
     """
 
     name = "dask"
 
     def __init__(self, workers: Optional[int] = None, scheduler: Optional[str] = None, *,
-                 processes: bool = True, window: Optional[int] = None, timeout: float = 20.0):
+                 processes: bool = True, window: Optional[int] = None, timeout: float = CONNECT_TIMEOUT):
         if (workers is None) == (scheduler is None):
             raise ValueError("DaskExecutor: give exactly one of workers=K (a local cluster) and "
                              "scheduler='tcp://HOST:PORT' (an existing cluster)")
         if workers is not None and int(workers) < 1:
             raise ValueError(f"--workers: must be at least 1, got {workers}")
+        self.timeout = check_timeout(timeout)
+        self._shut = False
+        self._pending: set = set()
+        self.cluster = None
+        self.security = None
+        if workers is not None:
+            self._start_local(int(workers), processes)
+        else:
+            self._join(scheduler)
+        threads = sum(self.client.nthreads().values()) or 1
+        self.window = int(window) if window else 4 * threads
+
+    def _start_local(self, workers: int, processes: bool) -> None:
         import logging
 
         from distributed import Client, LocalCluster
 
-        self.cluster = None
-        if workers is not None:
-            # one core per worker process: its compiled kernels and torch run single-threaded, so
-            # K workers use K cores (not K times the machine's threads)
-            single = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-            extra = {"env": single} if processes else {}
-            self.cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=processes,
-                                        dashboard_address=None, silence_logs=logging.ERROR, **extra)
-            self.client = Client(self.cluster, set_as_default=False)
-            self.address = self.cluster.scheduler_address
-        else:
-            try:
-                self.client = Client(scheduler, timeout=timeout, set_as_default=False)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise ValueError(f"--scheduler {scheduler!r}: cannot reach a Dask scheduler there "
-                                 f"({' '.join(str(exc).split()) or type(exc).__name__})") from None
-            self.address = scheduler
-        threads = sum(self.client.nthreads().values()) or 1
-        self.window = int(window) if window else 4 * threads
+        # one core per worker process: its compiled kernels and torch run single-threaded, so
+        # K workers use K cores (not K times the machine's threads)
+        single = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        extra: dict[str, Any] = {"env": single} if processes else {}
+        if processes:                       # real ports: TLS, credentials only this run holds
+            from distributed.security import Security
 
-    def map(self, chunks: Iterable[Any]) -> Iterator[tuple[Any, list]]:
+            try:
+                self.security = Security.temporary()
+            except ImportError:
+                raise ValueError("--workers: the local Dask cluster needs the 'cryptography' package "
+                                 "for its TLS credentials (pip install cryptography)") from None
+            extra.update(security=self.security, protocol="tls://", host="127.0.0.1")
+        self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                                    dashboard_address=None, silence_logs=logging.ERROR, **extra)
+        try:
+            self.client = Client(self.cluster, set_as_default=False)
+        except BaseException:
+            self.cluster.close()
+            raise
+        self.address = self.cluster.scheduler_address
+
+    def _join(self, scheduler: Any) -> None:
+        try:
+            address = check_scheduler_address(scheduler)
+        except ValueError as exc:
+            raise ValueError(f"--scheduler {scheduler!r}: {exc}") from None
+        from distributed import Client
+        from distributed.security import Security
+
+        security = Security()                # tls:// credentials, if any, from the Dask config
+        args = security.get_connection_args("client")
+        if address.startswith("tls://") and args.get("ssl_context") is None:
+            raise ValueError(f"--scheduler {address!r}: tls:// needs client credentials in the Dask "
+                             "configuration (distributed.comm.tls.ca-file, .client.cert, .client.key)")
+        how = "--connect-timeout SECONDS sets how long to wait"
+        try:
+            identity = probe_scheduler(address, self.timeout, args)
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            raise ValueError(f"--scheduler {address!r}: cannot reach a Dask scheduler there "
+                             f"({root_cause(exc)}; {how})") from None
+        kind = identity.get("type") if isinstance(identity, dict) else None
+        if kind != "Scheduler":
+            raise ValueError(f"--scheduler {address!r}: what answers there is not a Dask scheduler "
+                             f"(it says it is {kind!r}); give the scheduler's address")
+        try:   # it answered the handshake just now; every later step of Client's start is bounded
+            self.client = Client(address, timeout=self.timeout, set_as_default=False, security=security)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ValueError(f"--scheduler {address!r}: cannot reach a Dask scheduler there "
+                             f"({root_cause(exc)}; {how})") from None
+        self.address = address
+
+    # concurrent.futures.Executor -------------------------------------------------------------
+
+    def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> cf.Future:
+        """``fn(*args, **kwargs)`` on the cluster (``pure=False``: each call runs), as a
+        :class:`concurrent.futures.Future`; cancelling it cancels the task."""
+        _refuse_after_shutdown(self)
+        task = self.client.submit(fn, *args, pure=False, **kwargs)
+        out: cf.Future = cf.Future()
+        out.dask_future = task              # holds the task: a released future is forgotten
+        self._pending.add(task)
+
+        def settle(done: Any) -> None:
+            self._pending.discard(done)
+            if out.done():
+                return
+            with suppress(cf.InvalidStateError):
+                if done.cancelled():
+                    out.cancel()
+                    out.set_running_or_notify_cancel()
+                    return
+                try:
+                    value = done.result()
+                except Exception as exc:     # the task's error (or a lost task), as raised here
+                    out.set_exception(exc)
+                else:
+                    out.set_result(value)
+
+        def forward_cancel(f: cf.Future) -> None:
+            if f.cancelled() and not task.done():
+                with suppress(Exception):
+                    task.cancel()
+
+        out.add_done_callback(forward_cancel)
+        task.add_done_callback(settle)
+        return out
+
+    def map(self, fn: Any, *iterables: Iterable[Any], **kwargs: Any) -> Iterator[Any]:
+        if not iterables and not kwargs and not callable(fn):
+            _refuse_after_shutdown(self)
+            return self._chunks(fn)
+        return super().map(fn, *iterables, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Close the client and the local cluster this started (idempotent). A scheduler that
+        has gone away does not turn this into a traceback."""
+        if self._shut:
+            return
+        self._shut = True
+        if cancel_futures and self._pending:
+            with suppress(Exception):
+                self.client.cancel(list(self._pending))
+        with suppress(OSError, TimeoutError, RuntimeError):
+            self.client.close(timeout=self.timeout)
+        if self.cluster is not None:
+            self.cluster.close()
+
+    def close(self) -> None:
+        self.shutdown()
+
+    # the chunk interface ------------------------------------------------------------------------
+
+    def _chunks(self, chunks: Iterable[Any]) -> Iterator[tuple[Any, list]]:
         from distributed import as_completed
 
         pending = iter(chunks)
@@ -106,14 +396,3 @@ class DaskExecutor:
         finally:   # stopped early (a loud stop, an interrupt): cancel what is still in flight
             if where:
                 self.client.cancel(list(where))
-
-    def close(self) -> None:
-        self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
-
-    def __enter__(self) -> "DaskExecutor":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()

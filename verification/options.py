@@ -105,6 +105,24 @@ def name_list(known: Optional[Sequence[str]] = None, what: str = "name",
     return parse
 
 
+def family_list(text: str) -> tuple[str, ...]:
+    """Comma-separated random-matrix families, each checked by the instance source that defines them
+    (:func:`numerics.sources.random.check_family`): an unknown name or an unusable temperature is a
+    one-line error naming the option."""
+    from numerics.sources.random import check_family
+
+    items = [s.strip() for s in text.split(",")]
+    if not text.strip() or any(not s for s in items):
+        raise argparse.ArgumentTypeError(f"empty family in {text!r}; give a comma-separated list")
+    try:
+        return tuple(dict.fromkeys(check_family(s) for s in items))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+family_list.__name__ = "family list"
+
+
 def int_list(lo: int, what: str = "size") -> Callable[[str], tuple[int, ...]]:
     """Comma-separated integers >= ``lo``; an empty list is an error."""
     def parse(text: str) -> tuple[int, ...]:

@@ -8,6 +8,14 @@ counts, smallest slack, histogram) and records only for the instances worth keep
 written in the same transaction as the chunk's records.
 
 Default location: ``paper/results.db`` (``ATTNBOUNDS_DB`` or ``--db`` override; ``:memory:`` works).
+
+A command that only reads (``attnbounds paper``) opens the store with ``readonly=True``: SQLite's
+``mode=ro``, no schema creation, no PRAGMA, no probe write, so a store its user cannot write is
+read and the file's bytes never change. A WAL store with no ``-wal`` file beside it (no open
+connection, every write merged) that belongs to another user, or lies in a folder that cannot be
+written (SQLite cannot create its ``-shm`` index there), is opened ``immutable``; otherwise
+``mode=ro`` reads the ``-wal`` too (a read-only connection may leave an empty ``-wal`` and a
+``-shm`` beside a store of its own user).
 """
 from __future__ import annotations
 
@@ -105,14 +113,31 @@ def check_writable(path: str | os.PathLike) -> None:
     ResultStore(path).close()
 
 
+_TABLES = ("records", "chunks", "summaries")
+
+
+def _ro_uri(path: str, immutable: bool = False) -> str:
+    from urllib.parse import quote
+
+    return f"file:{quote(os.path.abspath(path))}?mode=ro" + ("&immutable=1" if immutable else "")
+
+
 class ResultStore:
     """SQLite-backed store of :class:`Record` rows, grouped into campaigns and chunks.
 
     Opening checks that the store can be written (a write inside a transaction that is rolled
-    back), so a read-only store fails at once, not after the first chunk has been computed."""
+    back), so a read-only store fails at once, not after the first chunk has been computed.
+    ``readonly=True`` opens an existing store for reading only and writes nothing at all (see the
+    module docstring); writing to it is a ValueError."""
 
-    def __init__(self, path: str | os.PathLike = DEFAULT_DB):
+    def __init__(self, path: str | os.PathLike = DEFAULT_DB, readonly: bool = False):
         self.path = str(path)
+        self.readonly = bool(readonly)
+        self._versions = json.dumps(versions(), sort_keys=True)
+        if self.readonly and self.path != ":memory:":
+            self._open_readonly()
+            return
+        self._tables = set(_TABLES)
         where = f"--db {self.path!r}"
         if self.path != ":memory:":
             p = Path(self.path)
@@ -136,13 +161,53 @@ class ResultStore:
             raise ValueError(f"{where}: the results store cannot be written ({exc})") from None
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"{where} is not a usable SQLite database: {exc}") from None
-        self._versions = json.dumps(versions(), sort_keys=True)
+
+    def _open_readonly(self) -> None:
+        where = f"--db {self.path!r}"
+        if Path(self.path).is_dir():
+            raise ValueError(f"{where} is a folder, not a results store file")
+        if not Path(self.path).is_file():
+            raise FileNotFoundError(f"{where}: no results store there (fill one first, e.g. `attnbounds verify`)")
+
+        def connect(immutable: bool) -> sqlite3.Connection:
+            db = sqlite3.connect(_ro_uri(self.path, immutable), uri=True, timeout=30)
+            try:
+                names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            except BaseException:
+                db.close()
+                raise
+            self._tables = names & set(_TABLES)
+            return db
+
+        # A WAL store read with mode=ro needs its -shm index, which SQLite creates when missing
+        # (and a read-only connection leaves behind). Without a -wal file no connection is open and
+        # the main file holds everything: another user's store is then read immutable, so that no
+        # file owned by this user is left beside it (it would make the store read-only for its
+        # owner). Immutable is also the way when the folder cannot be written and no -wal holds
+        # writes not yet merged.
+        wal = Path(self.path + "-wal")
+        try:
+            if wal.exists() or os.stat(self.path).st_uid == os.geteuid():
+                try:
+                    self._db = connect(False)
+                except sqlite3.OperationalError:
+                    if wal.exists() and wal.stat().st_size > 0:
+                        raise
+                    self._db = connect(True)
+            else:
+                self._db = connect(True)
+        except sqlite3.OperationalError as exc:
+            raise ValueError(f"{where}: the results store cannot be read ({exc})") from None
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"{where} is not a usable SQLite database: {exc}") from None
 
     # -- writing -------------------------------------------------------------------------------
     def write_chunk(self, campaign: str, chunk: str, records: Iterable[Record],
                     summaries: Optional[dict[str, dict[str, Any]]] = None) -> int:
         """Store all records of one chunk (and its per-theorem ``summaries``: theorem id -> JSON
         object) and mark the chunk done, in one transaction."""
+        if self.readonly:
+            raise ValueError(f"--db {self.path!r} was opened read-only: nothing can be written to it")
         rows = []
         now = time.time()
         for r in records:
@@ -167,6 +232,8 @@ class ResultStore:
 
     # -- reading -------------------------------------------------------------------------------
     def done_chunks(self, campaign: str) -> set[str]:
+        if "chunks" not in self._tables:   # a read-only store without the table: nothing stored
+            return set()
         cur = self._db.execute("SELECT chunk FROM chunks WHERE campaign = ?", (campaign,))
         return {row[0] for row in cur}
 
@@ -174,6 +241,8 @@ class ResultStore:
                 prefix: bool = False) -> Iterator[dict[str, Any]]:
         """Stored rows as dicts (provenance/extra/versions decoded). ``prefix`` matches
         campaign names that start with ``campaign``."""
+        if "records" not in self._tables:
+            return
         sql, args = "SELECT * FROM records WHERE 1=1", []
         if campaign is not None:
             if prefix:
@@ -197,6 +266,8 @@ class ResultStore:
     def summaries(self, campaign: str, theorem: Optional[str] = None) -> Iterator[dict[str, Any]]:
         """Stored chunk summaries of ``campaign`` (in chunk-key order) as dicts: campaign, chunk,
         theorem, body (decoded), versions (decoded), created."""
+        if "summaries" not in self._tables:
+            return
         sql, args = "SELECT campaign, chunk, theorem, body, versions, created FROM summaries WHERE campaign = ?", [campaign]
         if theorem is not None:
             sql += " AND theorem = ?"
@@ -205,18 +276,29 @@ class ResultStore:
             yield {"campaign": c, "chunk": k, "theorem": th, "body": json.loads(body),
                    "versions": json.loads(ver), "created": created}
 
-    def payload_bytes(self, campaign: str) -> int:
+    def payload_bytes(self, campaign: str, chunks: Optional[Iterable[str]] = None) -> int:
         """Bytes of ``campaign``'s stored values (records, summaries, chunk marks; 8 per number),
-        without SQLite's page and index overhead: what a campaign costs before the file's slack."""
+        without SQLite's page and index overhead: what a campaign costs before the file's slack;
+        over the chunk keys ``chunks`` only when given (a report reads its plan's chunks)."""
+        if chunks is not None:
+            return sum(self.payload_bytes_of(campaign, k) for k in chunks)
+        return self.payload_bytes_of(campaign, None)
+
+    def payload_bytes_of(self, campaign: str, chunk: Optional[str]) -> int:
+        """:meth:`payload_bytes` of one chunk (of the whole campaign when ``chunk`` is None)."""
         q = {"records": "LENGTH(campaign)+LENGTH(chunk)+LENGTH(theorem)+LENGTH(instance)+LENGTH(verdict)"
                         "+IFNULL(LENGTH(backend),0)+IFNULL(LENGTH(dtype),0)+LENGTH(provenance)+LENGTH(extra)"
                         "+LENGTH(versions)+40",
              "summaries": "LENGTH(campaign)+LENGTH(chunk)+LENGTH(theorem)+LENGTH(body)+LENGTH(versions)+8",
              "chunks": "LENGTH(campaign)+LENGTH(chunk)+16"}
-        return int(sum(self._db.execute(f"SELECT IFNULL(SUM({expr}), 0) FROM {table} WHERE campaign = ?",
-                                        (campaign,)).fetchone()[0] for table, expr in q.items()))
+        where, args = ("campaign = ?", (campaign,)) if chunk is None else ("campaign = ? AND chunk = ?", (campaign, chunk))
+        return int(sum(self._db.execute(f"SELECT IFNULL(SUM({expr}), 0) FROM {table} WHERE {where}",
+                                        args).fetchone()[0] for table, expr in q.items()
+                       if table in self._tables))
 
     def count(self, campaign: Optional[str] = None) -> int:
+        if "records" not in self._tables:
+            return 0
         if campaign is None:
             return self._db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
         return self._db.execute("SELECT COUNT(*) FROM records WHERE campaign = ?", (campaign,)).fetchone()[0]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -26,6 +25,7 @@ import numerics  # noqa: F401  (thread policy before torch loads)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from numerics.atomic import atomic_path  # noqa: E402
 from numerics.device import single_thread  # noqa: E402
 from numerics.modalities.data import Dataset, load_dataset  # noqa: E402
 from numerics.modalities.networks import NetConfig, build  # noqa: E402
@@ -90,10 +90,9 @@ def save(path: Path, net: torch.nn.Module, opt: torch.optim.Optimizer, meta: dic
     for idx, st in opt.state_dict()["state"].items():
         for k, v in st.items():
             tensors[f"optim.{idx}.{k}"] = torch.as_tensor(v).detach().contiguous().clone()
-    tmp = path.with_name(path.name + ".partial")
     try:
-        save_file(tensors, str(tmp), metadata={k: str(v) for k, v in meta.items()})
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:     # a temporary file renamed into place: whole or absent
+            save_file(tensors, str(tmp), metadata={k: str(v) for k, v in meta.items()})
     except OSError as exc:
         raise ValueError(f"checkpoint {str(path)!r} cannot be written ({exc.strerror or exc})") from None
 

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from numerics.atomic import atomic_path
 from numerics.device import single_thread
 from numerics.san.config import SANConfig
 from numerics.san.data import Data
@@ -92,9 +93,8 @@ def save_checkpoint(path: Path, model: Decoder, opt: torch.optim.Optimizer, meta
     for i, st in opt.state_dict()["state"].items():
         for k, v in st.items():
             tensors[f"opt.{names[i]}.{k}"] = torch.as_tensor(v).detach().clone().contiguous()
-    tmp = path.with_suffix(".tmp")
-    save_file(tensors, str(tmp), metadata={"meta": json.dumps(meta, sort_keys=True)})
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:         # a temporary file renamed into place: whole or absent
+        save_file(tensors, str(tmp), metadata={"meta": json.dumps(meta, sort_keys=True)})
 
 
 def load_checkpoint(path: Path) -> tuple[dict, dict, dict]:

@@ -3,7 +3,11 @@
 :func:`decide` returns an :class:`SmtResult`: ``proved`` (every query ``unsat``), ``counterexample``
 (a query ``sat``; the model's rational entries, and whether the exact evaluation confirms that the
 statement fails on them), or ``undecided`` (a query came back ``unknown``: timeout or incompleteness;
-the time spent and z3's reason are kept). The timeout is one budget for all queries of the size.
+the time spent and z3's reason are kept). The timeout is one budget for all queries of the size,
+between :data:`MIN_TIMEOUT` and :data:`MAX_TIMEOUT` seconds (1 ms .. one day; else ValueError).
+
+The solver runs in a forked child process that dies with its parent: a driver killed with
+``kill -9`` leaves no z3 running (see :func:`_tie_to_parent`).
 
 >>> from numerics.smt.statements import STATEMENTS
 >>> r = decide(STATEMENTS["d1.bound"], (2,), timeout=30)
@@ -12,9 +16,14 @@ the time spent and z3's reason are kept). The timeout is one budget for all quer
 """
 from __future__ import annotations
 
+import ctypes
 import json
+import math
 import multiprocessing
 import os
+import signal
+import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
@@ -68,6 +77,22 @@ def recheck(st: Statement, mats: dict) -> tuple[bool, Optional[bool]]:
 
 
 GRACE = 5.0     # seconds past the budget before a solver that ignores its timeout is killed
+MIN_TIMEOUT = 0.001       # seconds: z3 counts its timeout in whole milliseconds
+MAX_TIMEOUT = 86400.0     # seconds (one day): z3's timeout is an unsigned 32-bit count of milliseconds
+WATCHDOG_EVERY = 0.2      # seconds between a solver child's looks at whether its parent is still there
+PR_SET_PDEATHSIG = 1      # <linux/prctl.h>
+
+
+def check_timeout(timeout: Any) -> float:
+    """``timeout`` as float seconds if finite and within [MIN_TIMEOUT, MAX_TIMEOUT], else ValueError."""
+    try:
+        v = float(timeout)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not (math.isfinite(v) and MIN_TIMEOUT <= v <= MAX_TIMEOUT):
+        raise ValueError(f"timeout must be a finite number of seconds from {MIN_TIMEOUT:g} to {MAX_TIMEOUT:g} "
+                         f"(one day), got {timeout!r}")
+    return v
 
 
 def decide(st: Statement, dims: tuple, timeout: float = 60.0, build: Optional[Callable[[], list]] = None,
@@ -76,7 +101,9 @@ def decide(st: Statement, dims: tuple, timeout: float = 60.0, build: Optional[Ca
 
     ``isolate``: solve in a forked child process that is killed ``GRACE`` seconds after the budget
     (z3's own timeout is not always honoured by its nonlinear engine); the answer comes back as JSON.
+    A timeout outside [MIN_TIMEOUT, MAX_TIMEOUT] seconds, or not finite, is a ValueError.
     """
+    timeout = check_timeout(timeout)
     res = _isolated(st, dims, timeout, build) if isolate and hasattr(os, "fork") else _decide(st, dims, timeout, build)
     if res.counterexample:                   # re-checked here, not in the child (numba compiles once)
         res.confirmed, res.suite_agrees = recheck(st, fractions(res.counterexample))
@@ -84,10 +111,13 @@ def decide(st: Statement, dims: tuple, timeout: float = 60.0, build: Optional[Ca
 
 
 def _isolated(st: Statement, dims: tuple, timeout: float, build: Optional[Callable[[], list]]) -> SmtResult:
+    """Solve in a forked child. This thread forks it and does not return before the child is dead
+    (killed or joined in ``finally``), so the parent-death signal, which Linux sends when the
+    *forking thread* ends, fires only when the whole parent process is gone."""
     t0 = time.perf_counter()
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(send, st, dims, timeout, build), daemon=True)
+    child = ctx.Process(target=_child, args=(os.getpid(), send, st, dims, timeout, build), daemon=True)
     child.start()
     send.close()
     try:
@@ -106,7 +136,38 @@ def _isolated(st: Statement, dims: tuple, timeout: float, build: Optional[Callab
                      else f"solver process ended with exit code {child.exitcode}")
 
 
-def _child(send: Any, st: Statement, dims: tuple, timeout: float, build: Optional[Callable[[], list]]) -> None:
+def _tie_to_parent(parent: int) -> None:
+    """Make this (solver child) process die with its parent process ``parent``, in three ways:
+
+    * Linux's parent-death signal: ``prctl(PR_SET_PDEATHSIG, SIGKILL)``; the kernel kills this process
+      the moment the parent (the thread that forked it: see :func:`_isolated`) is gone, even while z3
+      runs in C and holds the GIL;
+    * a watchdog thread that looks every ``WATCHDOG_EVERY`` seconds whether ``os.getppid()`` is still
+      ``parent`` and SIGKILLs this process if not (other systems; or a prctl that failed);
+    * the process group: the child stays in its parent's group (inherited with fork, never changed),
+      so a signal to the group (^C on a terminal, ``kill -- -PGID``, a CI runner's timeout) reaches it.
+
+    A parent that died before the prctl took effect is caught by the first ``getppid`` check here.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass                              # the watchdog below still ties the child to its parent
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
+    threading.Thread(target=_watchdog, args=(parent,), name="smt-parent-watchdog", daemon=True).start()
+
+
+def _watchdog(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCHDOG_EVERY)
+    os.kill(os.getpid(), signal.SIGKILL)      # orphaned (reparented to init or a subreaper): nobody waits
+
+
+def _child(parent: int, send: Any, st: Statement, dims: tuple, timeout: float,
+           build: Optional[Callable[[], list]]) -> None:
+    _tie_to_parent(parent)
     res = _decide(st, dims, timeout, build)
     send.send_bytes(json.dumps(asdict(res)).encode())
     send.close()

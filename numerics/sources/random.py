@@ -20,6 +20,47 @@ FAMILIES = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4", "sparse", 
 GENERATOR = "numpy.default_rng(SeedSequence([seed, family_id, n, chunk]))"
 
 
+TEMPERATURES = (1e-3, 1e3)   # softmax-T<T>: the temperatures a family name may carry
+
+
+def check_family(name: str, option: str = "") -> str:
+    """``name`` if it names a family here (or ``softmax-T<T>`` with T in :data:`TEMPERATURES`),
+    else a ValueError, prefixed by ``option`` when given: the instance source owns the validation
+    of its families.
+
+    >>> check_family("softmax-T2")
+    'softmax-T2'
+    >>> check_family("softmax-T1e-320", "--families")
+    Traceback (most recent call last):
+    ...
+    ValueError: --families: family 'softmax-T1e-320' has temperature 1e-320, outside [0.001, 1000] (softmax of Gaussian logits / T must stay finite)
+    """
+    where = f"{option}: " if option else ""
+    if name in FAMILIES:
+        return name
+    if name.startswith("softmax-T"):
+        text = name[len("softmax-T"):]
+        try:
+            T = float(text)
+        except ValueError:
+            raise ValueError(f"{where}family {name!r}: temperature {text!r} is not a number") from None
+        lo, hi = TEMPERATURES
+        if not lo <= T <= hi:   # also refuses nan and inf
+            raise ValueError(f"{where}family {name!r} has temperature {text}, outside [{lo:g}, {hi:g}] "
+                             "(softmax of Gaussian logits / T must stay finite)")
+        return name
+    raise ValueError(f"{where}unknown family {name!r}; known: {', '.join(FAMILIES)} (or softmax-T<temperature>)")
+
+
+def known_family(name: str) -> bool:
+    """True when :func:`check_family` accepts ``name``."""
+    try:
+        check_family(name)
+    except ValueError:
+        return False
+    return True
+
+
 def family_id(family: str) -> int:
     """A stable 32-bit integer for a family name (part of every chunk's seed)."""
     return int.from_bytes(hashlib.sha256(family.encode()).digest()[:4], "little")

@@ -1,6 +1,9 @@
 """The Dask executor: a local cluster stores exactly what the serial executor stores (chunks
 arrive in any order), a worker killed mid-run loses nothing, a driver killed mid-run resumes, and
-a loud stop cancels what is in flight. Workers get a plan and a chunk index, never matrices."""
+a loud stop cancels what is in flight. Workers get a plan and a chunk index, never matrices. Both
+executors are concurrent.futures executors too; a bad scheduler address is refused before anything
+connects (hostile servers and the local cluster's TLS: test_cluster_hostile.py)."""
+import concurrent.futures as cf
 import os
 import signal
 import subprocess
@@ -13,7 +16,7 @@ import pytest
 from theory.verdicts import ViolationError
 from verification import campaign
 from verification.campaign import Chunk
-from verification.executors import DaskExecutor
+from verification.executors import DaskExecutor, SerialExecutor
 from verification.store import Record, ResultStore
 from verification.stress.plan import StressPlan
 from verification.stress.sweep import chunks as stress_chunks
@@ -84,7 +87,7 @@ DRIVER = """
 import sys, time
 from verification import campaign
 from verification.campaign import Chunk
-from verification.executors import DaskExecutor
+from verification.executors import DaskExecutor, SerialExecutor
 from verification.store import Record, ResultStore
 
 def toy_chunk(k):
@@ -148,3 +151,63 @@ def test_bad_cluster_arguments():
         DaskExecutor(workers=0)
     with pytest.raises(ValueError, match="cannot reach a Dask scheduler"):
         DaskExecutor(scheduler="tcp://127.0.0.1:9", timeout=1)
+    for bad, what in (("garbage", "no scheme"), ("http://x:1", "scheme 'http'"), ("", "empty address"),
+                      (None, "exactly one of"), ("tcp://h:0", "no port")):
+        t0 = time.monotonic()
+        with pytest.raises(ValueError, match=what):
+            DaskExecutor(scheduler=bad)
+        assert time.monotonic() - t0 < 1.0
+    with pytest.raises(ValueError, match="tls:// needs client credentials"):
+        DaskExecutor(scheduler="tls://127.0.0.1:9", timeout=1)
+    for t in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="--connect-timeout"):
+            DaskExecutor(scheduler="tcp://127.0.0.1:9", timeout=t)
+
+
+def square(x):
+    if x < 0:
+        raise ArithmeticError(f"negative: {x}")
+    return x * x
+
+
+@pytest.fixture(params=["serial", "dask"])
+def any_executor(request):
+    ex = SerialExecutor() if request.param == "serial" else DaskExecutor(workers=1, processes=False)
+    yield ex
+    ex.shutdown()
+
+
+def test_executors_are_concurrent_futures_executors(any_executor):
+    """submit / map / shutdown / with, as for any concurrent.futures.Executor; the chunk interface
+    (``map(chunks)`` -> (chunk, records)) is unchanged beside it."""
+    ex = any_executor
+    assert isinstance(ex, cf.Executor)
+    fut = ex.submit(square, 7)
+    assert isinstance(fut, cf.Future) and fut.result(timeout=30) == 49
+    bad = ex.submit(square, -1)
+    with pytest.raises(ArithmeticError, match="negative"):
+        bad.result(timeout=30)
+    assert list(ex.map(square, range(6), timeout=30)) == [0, 1, 4, 9, 16, 25]
+    assert list(ex.map(pow, [2, 3], [3, 2])) == [8, 9]
+    futures = [ex.submit(square, k) for k in range(5)]
+    assert sorted(f.result() for f in cf.as_completed(futures, timeout=30)) == [0, 1, 4, 9, 16]
+    chunks = [Chunk(f"c{k}", toy_chunk, (k,)) for k in range(3)]
+    got = sorted((c.key, len(r)) for c, r in ex.map(chunks))
+    assert got == [("c0", 3), ("c1", 3), ("c2", 3)]
+    with ex as same:
+        assert same is ex
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        ex.submit(square, 1)
+    ex.shutdown()                               # idempotent
+
+
+def test_dask_submit_cancel_reaches_the_task():
+    with DaskExecutor(workers=1, processes=False) as ex:
+        blocker = ex.submit(time.sleep, 1.0)          # one worker thread: the next one waits
+        fut = ex.submit(square, 3)
+        assert fut.cancel() and fut.cancelled()
+        deadline = time.monotonic() + 10
+        while not fut.dask_future.cancelled() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fut.dask_future.cancelled()
+        blocker.result(timeout=30)

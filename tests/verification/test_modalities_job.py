@@ -95,17 +95,20 @@ def test_pair_kind_names_the_tokens():
 
 
 def text_standin(name, causal, T=6, L=2, H=2):
-    """Random softmax attention under a text model's name (loading the real models takes minutes)."""
+    """Random softmax attention under a text model's name (loading the real models takes minutes), as
+    the trained main job's first input (the text rows read the main job's inputs only)."""
     from numerics.sources import AttentionInstance
+    from verification.trained.paper import main_inputs
 
+    first = main_inputs(name, False)[0]
     rng = np.random.default_rng(1)
     logits = rng.standard_normal((L, H, T, T)) + (np.where(np.tri(T, dtype=bool), 0.0, -np.inf) if causal else 0)
     A = np.exp(logits - logits.max(-1, keepdims=True))
     A /= A.sum(-1, keepdims=True)
     special = np.zeros(T, dtype=bool)
     special[[0, -1]] = True
-    prov = dict(model=name, input="s0", text_sha="stand-in", T=T, causal=causal)
-    return AttentionInstance(model=name, input="s0", sha="stand-in", attention=A, special=special,
+    prov = dict(model=name, input=first.id, text_sha=first.sha, T=T, causal=causal)
+    return AttentionInstance(model=name, input=first.id, sha=first.sha, attention=A, special=special,
                              causal=causal, provenance=prov)
 
 
@@ -138,9 +141,13 @@ def test_tiny_preset_end_to_end_resumes_and_reports(store, tmp_path):
     final = stages[2 * len(epochs) - 1]                                 # vit-reg, last checkpoint
     assert part.macros["ModVitRegTrainedAcc"] == round(final.accuracy, 3)
     assert part.macros["ModVitRegTrainedContentLayerOne"] == round(final.share("content", 1), 2)
+    from verification.trained.checks import chunk_key
+    from verification.trained.paper import campaign_prefix, main_inputs
+
     for name, causal in (("minilm", False), ("smollm2", True)):          # stand-ins for the text campaigns
-        campaign.run(store, f"trained-v2:{name}:stand-in", [campaign.Chunk(
-            "s0", lambda n=name, c=causal: instance_records(text_standin(n, c)))], progress=False)
+        campaign.run(store, campaign_prefix(name, False) + "stand-in", [campaign.Chunk(
+            chunk_key(main_inputs(name, False)[0]), lambda n=name, c=causal: instance_records(text_standin(n, c)))],
+            progress=False)
     part = preset_part(store, "tiny", 0)
     assert part.macros["ModSmollmTwoAllMeanShare"] == 1.0               # causal: equality is structural
     prose = (SECTIONS / "modalities.tex").read_text()

@@ -32,36 +32,37 @@ def _dobrushin(store):
 
 def _causal_standin(T=6, L=3, H=2, seed=0):
     """A causal attention instance under the SmolLM2 name (loading the 4-bit GGUF takes minutes):
-    the real checks on softmax rows of a random lower-triangular logit matrix."""
+    the real checks on softmax rows of a random lower-triangular logit matrix, as the main job's
+    first SmolLM2 input (the paper reads the main job's inputs only)."""
     from numerics.sources import AttentionInstance
+    from verification.trained.paper import main_inputs
 
+    first = main_inputs("smollm2", False)[0]
     rng = np.random.default_rng(seed)
     logits = rng.standard_normal((L, H, T, T)) + np.where(np.tri(T, dtype=bool), 0.0, -np.inf)
     A = np.exp(logits - logits.max(-1, keepdims=True))
     A /= A.sum(-1, keepdims=True)
     special = np.zeros(T, dtype=bool)
     special[0] = True
-    prov = dict(model="smollm2", quantised=True, causal=True, input="s0", source="test", text_sha="stand-in",
+    prov = dict(model="smollm2", quantised=True, causal=True, input=first.id, source="test", text_sha=first.sha,
                 T=T, truncated=False, tokens_full=T)
-    return AttentionInstance(model="smollm2", input="s0", sha="stand-in", attention=A, special=special,
+    return AttentionInstance(model="smollm2", input=first.id, sha=first.sha, attention=A, special=special,
                              causal=True, provenance=prov)
 
 
 def _trained(store):
-    from numerics.sources.corpus import TextInput
     from numerics.sources.models import load_model
     from verification.trained.checks import chunk_key, input_records, instance_records
-    from verification.trained.paper import campaign_prefix
+    from verification.trained.paper import campaign_prefix, main_inputs
 
-    # the model as the other tests load it (cached in-process); the texts are far below any cut-off,
-    # so they are measured as the quick settings would measure them
-    model = load_model("minilm")
-    texts = [TextInput(id=f"t{i}", text=t, source="test")
-             for i, t in enumerate(["Attention is all you need.", "A cat sat on the mat, quietly."])]
+    # the first two of the main job's inputs (the paper reads those only), at the quick settings
+    model = load_model("minilm", max_tokens=128)
+    texts = main_inputs("minilm", False)[:2]
     campaign.run(store, campaign_prefix("minilm", False) + model.fingerprint,
                  [campaign.Chunk(chunk_key(t), input_records, (model, t)) for t in texts])
+    first = main_inputs("smollm2", False)[0]
     campaign.run(store, campaign_prefix("smollm2", False) + "stand-in",
-                 [campaign.Chunk("s0#stand-in", instance_records, (_causal_standin(),))])
+                 [campaign.Chunk(chunk_key(first), instance_records, (_causal_standin(),))])
 
 
 def _tiny_llama():
@@ -227,13 +228,14 @@ def test_results_match_the_theorems(stores):
 
 
 def test_a_missing_model_is_a_missing_campaign(tmp_path):
-    from verification.trained.paper import campaign_prefix
+    from verification.trained.paper import campaign_prefix, main_inputs
 
-    from verification.trained.checks import instance_records
+    from verification.trained.checks import chunk_key, instance_records
 
     with ResultStore(tmp_path / "one.db") as s:
         campaign.run(s, campaign_prefix("smollm2", False) + "stand-in",
-                     [campaign.Chunk("s0#stand-in", instance_records, (_causal_standin(),))])
+                     [campaign.Chunk(chunk_key(main_inputs("smollm2", False)[0]), instance_records,
+                                     (_causal_standin(),))])
         with pytest.raises(MissingCampaign) as err:
             _part(tmp_path / "one.db", "trained")
     assert "minilm" in err.value.campaign

@@ -168,10 +168,11 @@ def test_command_runs_resumes_and_refuses_bad_arguments(tmp_path, capsys):
         assert "no CUDA device" in capsys.readouterr().err
 
 
-def test_paper_part_reads_the_store(store):
+def test_paper_part_reads_the_store(store, small_stress_section):
+    plans = small_stress_section()
     with pytest.raises(MissingCampaign, match="attnbounds stress dobrushin.factor"):
         paper_part(store)
-    plan = StressPlan("dobrushin.factor", ("dirichlet",), (3,), instances=10_000)
+    plan = plans["dobrushin.factor"]
     campaign.run(store, plan.campaign, stress_chunks(plan), progress=False)
     with pytest.raises(MissingCampaign, match="--search"):
         paper_part(store)
@@ -179,10 +180,66 @@ def test_paper_part_reads_the_store(store):
                                                                        ("dobrushin.factor", 3, 40, 0))], progress=False)
     with pytest.raises(MissingCampaign, match="dobrushin.rollout"):
         paper_part(store)
-    rollout = StressPlan("dobrushin.rollout", ("dirichlet",), (3,), instances=10, layers=(2,))
+    rollout = plans["dobrushin.rollout"]
     campaign.run(store, rollout.campaign, rollout_chunks(rollout), progress=False)
     part = paper_part(store)
     assert part.macros["StressInstances"] == 10_000 and part.macros["StressViolated"] == "0"
     assert part.tables[0].frame["instances"].tolist() == [10_000]
     assert part.macros["StressSearchBudget"] == "40" and int(part.macros["StressSearchFound"]) >= 1
     assert part.macros["StressTightShareDirichletNThree"] == f"{next(store.summaries(plan.campaign))['body']['counts']['tight'] / 10_000:.3f}"
+
+
+def test_paper_part_ignores_other_runs_in_the_same_store(store, small_stress_section):
+    """Issue: one extra run into the main store (other cells, a larger run of the same cells,
+    another search) changed the paper's numbers. The paper reads exactly the main job's chunks."""
+    plans = small_stress_section()
+    for plan in plans.values():
+        campaign.run(store, plan.campaign, rollout_chunks(plan), progress=False)
+    search = search_campaign("dobrushin.factor", 0)
+    campaign.run(store, search, [Chunk("n3/b40", search_chunk, ("dobrushin.factor", 3, 40, 0))], progress=False)
+    clean = paper_part(store)
+    other = StressPlan("dobrushin.factor", ("hard",), (5,), instances=10_000)           # other cells
+    bigger = StressPlan("dobrushin.factor", ("dirichlet",), (3,), instances=30_000)     # the same cells, extended
+    assert other.campaign != plans["dobrushin.factor"].campaign == bigger.campaign
+    for plan in (other, bigger):
+        campaign.run(store, plan.campaign, stress_chunks(plan), progress=False)
+    campaign.run(store, search, [Chunk("n4/b60", search_chunk, ("dobrushin.factor", 4, 60, 0))], progress=False)
+    mixed = paper_part(store)
+    assert mixed.macros == clean.macros
+    for a, b in zip(clean.tables, mixed.tables):
+        assert a.frame.equals(b.frame)
+
+
+def test_campaign_names_carry_the_cells():
+    base = StressPlan("dobrushin.factor", ("dirichlet", "softmax-T1"), (4, 16), instances=10)
+    same = StressPlan("dobrushin.factor", ("softmax-T1", "dirichlet"), (16, 4), instances=10 ** 6)
+    assert base.campaign == same.campaign                       # order and size do not define it
+    for other in (StressPlan("dobrushin.factor", ("dirichlet",), (4, 16), instances=10),
+                  StressPlan("dobrushin.factor", ("dirichlet", "softmax-T1"), (4,), instances=10),
+                  StressPlan("dobrushin.factor", ("dirichlet", "softmax-T1"), (4, 16), instances=10, seed=1)):
+        assert other.campaign != base.campaign
+    r2 = StressPlan("dobrushin.rollout", ("dirichlet",), (4,), instances=10, layers=(2,))
+    r4 = StressPlan("dobrushin.rollout", ("dirichlet",), (4,), instances=10, layers=(4,))
+    assert r2.campaign != r4.campaign
+
+
+@pytest.mark.parametrize("argv, what", [
+    (["--instances", str(10 ** 12)], "chunks per plan"),
+    (["--sizes", "100000"], "memory budget"),
+    (["--search", "--sizes", "100000"], "memory budget"),
+    (["--search", "--budget", str(10 ** 12)], "--budget"),
+    (["--families", "softmax-T1e-320"], "temperature"),
+])
+def test_unbounded_work_is_refused_at_once(argv, what, tmp_path, capsys):
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    assert main(["stress", "dobrushin.factor", *argv, "--db", str(tmp_path / "s.db"), "--out", str(tmp_path)]) == 2
+    seconds = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    err = capsys.readouterr().err
+    assert what in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert seconds < 5 and peak < 50 * 2 ** 20

@@ -118,18 +118,19 @@ def test_command_runs_resumes_and_refuses_bad_arguments(tmp_path, capsys):
         assert what in err and len(err.strip().splitlines()) == 1
 
 
-def test_paper_part_needs_the_rollout_campaign(store):
+def test_paper_part_needs_the_rollout_campaign(store, small_stress_section):
     from verification.campaign import Chunk
     from verification.stress import paper_part
     from verification.stress.search import search_campaign, search_chunk
 
-    factor = StressPlan("dobrushin.factor", ("dirichlet",), (3,), instances=10_000)
+    plans = small_stress_section(layers=(3,))
+    factor = plans["dobrushin.factor"]
     campaign.run(store, factor.campaign, stress_chunks(factor), progress=False)
     campaign.run(store, search_campaign("dobrushin.factor", 0),
                  [Chunk("n3/b40", search_chunk, ("dobrushin.factor", 3, 40, 0))], progress=False)
     with pytest.raises(MissingCampaign, match="stress.dobrushin.rollout.*attnbounds stress dobrushin.rollout"):
         paper_part(store)                        # the prose quotes the rollout sweep: it must be stored
-    plan = StressPlan("dobrushin.rollout", ("dirichlet",), (3,), instances=10, layers=(3,))
+    plan = plans["dobrushin.rollout"]
     campaign.run(store, plan.campaign, stress_chunks(plan), progress=False)
     part = paper_part(store)
     body = next(store.summaries(plan.campaign))["body"]

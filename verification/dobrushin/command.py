@@ -17,17 +17,6 @@ def verify_section(ctx) -> None:
     report(ctx.store, plan, ctx.tables, ctx.console)
 
 
-def _softmax_family(name: str) -> bool:
-    """``softmax-T<temperature>`` with a positive finite temperature."""
-    if not name.startswith("softmax-T"):
-        return False
-    try:
-        T = float(name[len("softmax-T"):])
-    except ValueError:
-        return False
-    return 0 < T < float("inf")
-
-
 def check_plan(plan: Plan) -> None:
     """Refuse a plan whose chunks would exceed the memory budget (before computing anything)."""
     from numerics.device import check_memory, chunk_memory
@@ -52,11 +41,11 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    from verification.options import add_common, int_list, name_list
+    from verification.options import add_common, family_list, int_list
 
     p = sub.add_parser("dobrushin", help="Theorems D1/D2 on random stochastic families (resumable)")
     add_common(p)
-    p.add_argument("--families", default=None, type=name_list(FAMILIES, "family", accept=_softmax_family),
+    p.add_argument("--families", default=None, type=family_list,
                    help=f"comma-separated, default all: {','.join(FAMILIES)} (or softmax-T<temperature>)")
     p.add_argument("--sizes", default=None, type=int_list(2, "size"),
                    help="comma-separated n >= 2 (Theorem D1 needs two tokens), default 2,3,4,5,8,16,32,64,128")

@@ -1,5 +1,7 @@
 """The Dobrushin family's part of the paper: Theorems D1/D2 on random row-stochastic matrices,
-read from the stored campaign only (:func:`verification.dobrushin.report.tally`; never recomputed).
+read from the stored campaign only (:func:`verification.dobrushin.report.tally`; never recomputed),
+and there only the chunks of the main job's plan (other families or sizes a user stored in the same
+campaign with ``attnbounds dobrushin`` are never read).
 
 Tables: ``dobrushin-d1-share`` and ``dobrushin-d2-share`` (share of instances with exact equality,
 family x n), ``dobrushin-summary`` (per family: instances, ranges of the shares, smallest strict
@@ -80,7 +82,10 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
 
     plan = Plan(seed=seed, full=full)
     cmd = command(seed, full)
-    acc = tally(store.records(plan.campaign))
+    # exactly the main job's chunks: a user's `attnbounds dobrushin --families ... --sizes ...` run
+    # stores other families / sizes in the same campaign, which the paper never reads
+    keys = {c.key for c in plan.chunks()}
+    acc = tally(r for r in store.records(plan.campaign) if r["chunk"] in keys)
     if not acc:
         raise MissingCampaign(plan.campaign, cmd)
     part = Part("dobrushin", commands=[cmd])

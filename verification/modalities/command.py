@@ -1,4 +1,8 @@
-"""The ``attnbounds modalities`` subcommand and the ``modalities`` section of the main job."""
+"""The ``attnbounds modalities`` subcommand and the ``modalities`` section of the main job.
+
+Checkpoints go under ``<out>/checkpoints/modalities`` (as ``attnbounds san``'s go under
+``<out>/checkpoints/san``), or under ``--checkpoints`` / ``ATTNBOUNDS_CHECKPOINTS`` when given:
+never under the working directory unless ``--out`` is there."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +12,15 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 SECTION = "modalities"
-DEFAULT_CHECKPOINTS = os.environ.get("ATTNBOUNDS_CHECKPOINTS", str(Path("paper") / "checkpoints"))
+
+
+def checkpoint_root(out_dir: str | os.PathLike, checkpoints: Optional[str | os.PathLike] = None) -> Path:
+    """Where checkpoints go: ``checkpoints`` when given, else ``ATTNBOUNDS_CHECKPOINTS``, else
+    ``<out_dir>/checkpoints`` (the family adds ``modalities/``)."""
+    if checkpoints is not None:
+        return Path(checkpoints)
+    env = os.environ.get("ATTNBOUNDS_CHECKPOINTS")
+    return Path(env) if env else Path(out_dir) / "checkpoints"
 
 
 def measure_and_report(store: Any, preset: str, seed: int, out_dir: Path, checkpoints: Path, console: Any,
@@ -29,9 +41,9 @@ def _cmd(args: argparse.Namespace) -> int:
     from verification.options import make_console
     from verification.store import ResultStore
 
-    ckpt = Path(args.checkpoints)
+    ckpt = checkpoint_root(args.out, args.checkpoints)
     if ckpt.exists() and not ckpt.is_dir():
-        raise ValueError(f"--checkpoints {args.checkpoints!r} exists and is not a folder")
+        raise ValueError(f"--checkpoints {str(ckpt)!r} exists and is not a folder")
     console = make_console()
     with ResultStore(args.db) as store:
         measure_and_report(store, args.preset, args.seed, Path(args.out), ckpt, console, args.models)
@@ -49,8 +61,8 @@ def register(sub: Any) -> None:
                    help="tiny (seconds, tests) | quick (main job, about 2 minutes) | paper (larger, longer)")
     p.add_argument("--models", default=None, type=name_list(tuple(MODELS), "model"),
                    help=f"comma-separated, default all: {','.join(MODELS)}")
-    p.add_argument("--checkpoints", default=DEFAULT_CHECKPOINTS,
-                   help="folder of the safetensors checkpoints (resumed from; default paper/checkpoints, "
+    p.add_argument("--checkpoints", default=None,
+                   help="folder of the safetensors checkpoints (resumed from; default <out>/checkpoints, "
                         "or ATTNBOUNDS_CHECKPOINTS)")
     p.set_defaults(func=_cmd)
 
@@ -59,5 +71,4 @@ def verify_section(ctx: Any) -> None:
     """The quick preset (``--full``: the paper preset)."""
     ctx.console.rule("[bold]Beyond text: D1 equality in vision and tabular transformers trained here")
     measure_and_report(ctx.store, "quick" if ctx.quick else "paper", ctx.seed, ctx.out_dir,
-                       Path(DEFAULT_CHECKPOINTS) if ctx.out_dir == Path("paper") else ctx.out_dir / "checkpoints",
-                       ctx.console)
+                       checkpoint_root(ctx.out_dir), ctx.console)

@@ -89,7 +89,7 @@ def load(store: Any, preset: str, seed: int, campaigns: Optional[list[str]] = No
     stages = modality_stages(store, preset, seed, campaigns)
     if not stages:
         raise MissingCampaign(f"{campaign_prefix(preset, seed)}*", f"attnbounds modalities --preset {preset} --seed {seed}")
-    texts, note = text_stages(store)
+    texts, note = text_stages(store, preset == "paper", seed)
     return stages, texts, note
 
 
@@ -104,12 +104,19 @@ def preset_part(store: Any, preset: str, seed: int = 0, require_text: bool = Tru
     import pandas as pd
 
     from verification.modalities.report import TEXT_MODELS
-    from verification.trained.checks import VERSION
+    from verification.trained.paper import campaign_prefix as text_prefix
+    from verification.trained.paper import rollout_command
 
-    stages, texts, note = load(store, preset, seed)
-    missing = [m for m in TEXT_MODELS if m not in {s.model for s in texts}]
-    if require_text and missing:
-        raise MissingCampaign(f"trained-{VERSION}:{missing[0]}:*", f"attnbounds rollout --model {missing[0]}")
+    full = preset == "paper"                # the text rows: the trained main job at the same settings
+    stages = modality_stages(store, preset, seed)
+    texts, note = text_stages(store, full, seed)
+    errors = [] if stages else [MissingCampaign(f"{campaign_prefix(preset, seed)}*",
+                                                f"attnbounds modalities --preset {preset} --seed {seed}")]
+    if require_text:                       # every missing campaign named, each with its command
+        errors += [MissingCampaign(f"{text_prefix(m, full)}<fingerprint>", rollout_command(m, full))
+                   for m in TEXT_MODELS if m not in {s.model for s in texts}]
+    if errors:
+        raise MissingCampaign.combine(errors)
     tables, figures, prov = parts(stages, texts, note, preset, seed)
     part = Part(family="modalities", commands=[f"attnbounds modalities --preset {preset} --seed {seed}"])
     for name, rows, cols, cap in tables:

@@ -1,8 +1,9 @@
 """Stored records of the modalities campaigns -> per-(model, checkpoint, layer) statistics and tables.
 
 Reads only the store (never recomputes). The text encoder and decoder rows come from the
-``trained`` campaigns (``attnbounds rollout``) when the store holds them; otherwise they are
-omitted and the caption says so.
+``trained`` main job's campaigns (``attnbounds verify --only trained``; at the matching quick / full
+settings, its inputs only) when the store holds them; otherwise they are omitted and the caption
+says so.
 """
 from __future__ import annotations
 
@@ -144,18 +145,23 @@ def modality_stages(store: Any, preset: str, seed: int, campaigns: Optional[list
     return sorted(best.values(), key=lambda s: (order.get(s.model, 9), s.model, s.epoch))
 
 
-def text_stages(store: Any) -> tuple[list[Stage], str]:
-    """The text encoder / decoder stages from the ``trained`` campaigns (the campaign with the
-    most inputs per model), and a note naming what was used or missing."""
-    from verification.trained.checks import VERSION
+def text_stages(store: Any, full: bool = False, seed: int = 0) -> tuple[list[Stage], str]:
+    """The text encoder / decoder stages from the ``trained`` main job's campaigns at the quick
+    (``full``: full) settings, its inputs only (:func:`verification.trained.paper.find_campaign`:
+    never another corpus, token limit or a user's longer run), and a note naming what was used or
+    missing."""
+    from verification.report.paper import MissingCampaign
+    from verification.trained.paper import find_campaign, rollout_command
 
     out, notes = [], []
     for name, family in TEXT_MODELS.items():
-        found = stages_from(store.records(campaign=f"trained-{VERSION}:{name}:", prefix=True))
-        if not found:
-            notes.append(f"{family}: no stored campaign (run `attnbounds rollout --model {name}`), omitted")
+        try:
+            camp, recs = find_campaign(store, name, full, seed)
+        except MissingCampaign as exc:
+            notes.append(f"{family}: no stored campaign {exc.campaign} (run `{rollout_command(name, full)}`), "
+                         "omitted")
             continue
-        st = max(found.values(), key=lambda s: (len(s.inputs), s.campaign))
+        st = stages_from(recs)[camp]
         out.append(st)
         notes.append(f"{family}: campaign {st.campaign}, {len(st.inputs)} inputs")
     return out, "; ".join(notes)

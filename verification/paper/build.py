@@ -11,6 +11,12 @@ Layout written under ``out`` (default ``paper/``)::
     generated/appendix.tex     the commands that filled the store, seeds, versions, commit
     tables/<name>.tex          booktabs tables (pandas Styler)
     figures/<name>.pdf|png     figures (fixed metadata, provenance in the footer)
+
+Every file is written atomically (:mod:`numerics.atomic`: a temporary file renamed into place),
+so a build killed at any moment leaves each file old or new, never empty or truncated. What
+can be refused without the store (``--readme`` without a findings block, ``--pdf`` without TeX)
+is refused before anything is written (:func:`precheck`); every campaign the parts lack is named
+in one :class:`~verification.report.paper.MissingCampaign`, with the command that fills it.
 """
 from __future__ import annotations
 
@@ -22,8 +28,9 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from numerics.atomic import copy_file, copy_tree, write_text
 from verification.paper.latex import check_name, check_tree, macros_tex, table_tex, theorems_tex
-from verification.report.paper import Part
+from verification.report.paper import MissingCampaign, Part
 
 SOURCE = Path(__file__).resolve().parents[2] / "paper"     # the hand-written document in the repository
 HAND_WRITTEN = ("main.tex", "sections")
@@ -49,13 +56,20 @@ def family_packages() -> tuple[str, ...]:
 
 def collect(store: Any, seed: int = 0, full: bool = False,
             families: Optional[Sequence[str]] = None) -> list[Part]:
-    """Each family's part, in main-job order; a family without ``paper_part`` is an error."""
-    parts = []
+    """Each family's part, in main-job order; a family without ``paper_part`` is an error. Every
+    family is asked: the campaigns all of them lack are named together in one
+    :class:`MissingCampaign` (each with the command that fills it)."""
+    parts, missing = [], []
     for name in families or family_packages():
         pkg = import_module(name)
         if not hasattr(pkg, "paper_part"):
             raise ValueError(f"family package {name} has no paper_part(store, seed, full)")
-        parts.append(pkg.paper_part(store, seed=seed, full=full))
+        try:
+            parts.append(pkg.paper_part(store, seed=seed, full=full))
+        except MissingCampaign as exc:
+            missing.append(exc)
+    if missing:
+        raise MissingCampaign.combine(missing)
     return parts
 
 
@@ -88,9 +102,8 @@ def appendix_tex(parts: list[Part], seed: int, full: bool) -> str:
 
 
 def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:   # leave identical files untouched
-        path.write_text(text)
+        write_text(path, text)
     return path
 
 
@@ -116,16 +129,17 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
     from theory import theorems
 
     out, source = Path(out), Path(source)
+    if pdf:
+        tex_command()                      # no TeX: refused before anything is read or written
     parts = collect(store, seed=seed, full=full, families=families)
     result = BuildResult(out=out, parts=parts)
     if out.resolve() != source.resolve():
         for item in HAND_WRITTEN:
             src = source / item
             if src.is_dir():
-                shutil.copytree(src, out / item, dirs_exist_ok=True)
+                copy_tree(src, out / item)
             else:
-                out.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, out / item)
+                copy_file(src, out / item)
     owner: dict[str, str] = {}
     for part in parts:
         for key, kind in [(t.name, "table") for t in part.tables] + [(f.name, "figure") for f in part.figures]:
@@ -165,14 +179,20 @@ def tex_engine() -> Optional[list[str]]:
     return None
 
 
-def compile_pdf(out: Path) -> Path:
-    """``main.pdf`` with latexmk (or pdflatex twice); the TeX dates pinned so that the PDF does
-    not change between identical builds."""
+def tex_command() -> list[str]:
+    """:func:`tex_engine`, or a ValueError saying how to install one."""
     cmd = tex_engine()
     if cmd is None:
         raise ValueError("--pdf: no TeX engine found (latexmk or pdflatex); install one from the "
                          "distribution's packages, e.g. `sudo apt-get install latexmk "
                          "texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended`")
+    return cmd
+
+
+def compile_pdf(out: Path) -> Path:
+    """``main.pdf`` with latexmk (or pdflatex twice); the TeX dates pinned so that the PDF does
+    not change between identical builds."""
+    cmd = tex_command()
     env = dict(os.environ, SOURCE_DATE_EPOCH="0", FORCE_SOURCE_DATE="1")
     for _ in range(1 if cmd[0] == "latexmk" else 2):
         run = subprocess.run(cmd, cwd=out, capture_output=True, text=True, env=env, timeout=600)
@@ -197,15 +217,43 @@ def findings_md(macros: dict[str, Any], template: Path) -> str:
         raise ValueError(f"{template.name}: {exc.message} (no such number in the store's macros)") from None
 
 
-def update_readme(readme: Path, findings: str) -> bool:
-    """Replace the findings block of ``readme`` (between its markers); True when it changed."""
+def check_readme(readme: str | os.PathLike) -> str:
+    """The text of ``readme``, which must be a readable file with a findings block (its markers,
+    in order) in a folder that can be written; else a ValueError naming it."""
     readme = Path(readme)
-    text = readme.read_text()
-    if BEGIN not in text or END not in text:
+    try:
+        text = readme.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise ValueError(f"--readme {str(readme)!r} cannot be read ({why})") from None
+    if BEGIN not in text or END not in text.split(BEGIN, 1)[1]:
         raise ValueError(f"{readme}: no findings block (the markers {BEGIN!r} ... {END!r})")
+    if not os.access(readme.parent, os.W_OK | os.X_OK):
+        raise ValueError(f"--readme {str(readme)!r}: its folder cannot be written (the file is "
+                         "replaced atomically)")
+    return text
+
+
+def precheck(readme: Optional[str | os.PathLike] = None, pdf: bool = False, source: Path = SOURCE) -> None:
+    """What ``attnbounds paper`` can refuse before reading the store or writing anything: a
+    ``--readme`` without a findings block (or no findings template in ``source``), ``--pdf``
+    without a TeX engine."""
+    if readme is not None:
+        check_readme(readme)
+        if not (Path(source) / FINDINGS).is_file():
+            raise ValueError(f"--readme: no findings template {str(Path(source) / FINDINGS)!r} to render")
+    if pdf:
+        tex_command()
+
+
+def update_readme(readme: Path, findings: str) -> bool:
+    """Replace the findings block of ``readme`` (between its markers), atomically; True when it
+    changed."""
+    readme = Path(readme)
+    text = check_readme(readme)
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     new = head + BEGIN + "\n" + findings.strip("\n") + "\n" + END + tail
     if new != text:
-        readme.write_text(new)
+        write_text(readme, new)
     return new != text

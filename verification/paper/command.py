@@ -1,5 +1,9 @@
 """The ``attnbounds paper`` subcommand: regenerate the paper's tables, figures and macros from
-the results store (never recomputing), and with ``--pdf`` compile it."""
+the results store (never recomputing), and with ``--pdf`` compile it.
+
+The store is opened read-only (a store its user cannot write is fine, and its bytes never
+change). ``--readme`` without a findings block and ``--pdf`` without TeX are refused before
+anything is written (:func:`_precheck`, run by the CLI before ``--out`` is touched)."""
 from __future__ import annotations
 
 import argparse
@@ -14,7 +18,8 @@ def _cmd(args: argparse.Namespace) -> int:
     from verification.store import ResultStore
 
     console = make_console()
-    with ResultStore(args.db) as store:
+    _precheck(args)
+    with ResultStore(args.db, readonly=True) as store:
         res = build(store, args.out, seed=args.seed, full=args.full, pdf=args.pdf)
     if args.readme:
         findings = res.out / "generated" / "findings.md"
@@ -26,6 +31,12 @@ def _cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _precheck(args: argparse.Namespace) -> None:
+    from verification.paper.build import precheck
+
+    precheck(args.readme, args.pdf)
+
+
 def register(sub: Any) -> None:
     from verification.options import add_common
 
@@ -35,4 +46,4 @@ def register(sub: Any) -> None:
     p.add_argument("--pdf", action="store_true", help="also compile main.pdf (latexmk or pdflatex)")
     p.add_argument("--readme", default=None, metavar="FILE",
                    help="also rewrite FILE's findings block (README.md) from the same numbers")
-    p.set_defaults(func=_cmd, reads_store=True)
+    p.set_defaults(func=_cmd, reads_store=True, precheck=_precheck)

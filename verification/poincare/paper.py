@@ -194,7 +194,14 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     cmd = command(seed, full)
     part = Part("poincare", commands=[cmd])
     prov = f"campaign {plan.campaign}, seed {seed}, {'full' if full else 'quick'} grid"
-    _bounds(part, store, plan, cmd, prov)
-    _villani_map(part, store, seed, full, cmd, prov)
-    _sde(part, store, seed, full, cmd, prov)
+    missing = []
+    for section in (lambda: _bounds(part, store, plan, cmd, prov),
+                    lambda: _villani_map(part, store, seed, full, cmd, prov),
+                    lambda: _sde(part, store, seed, full, cmd, prov)):
+        try:                               # every campaign looked up: all missing ones named
+            section()
+        except MissingCampaign as exc:
+            missing.append(exc)
+    if missing:
+        raise MissingCampaign.combine(missing)
     return part

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from numerics.smt import SPLIT, STATEMENTS, SmtResult, Statement, decide, decide_split
+from numerics.smt.solve import check_timeout
 from theory.verdicts import Verdict
 from verification import campaign
 from verification.store import Record
@@ -56,6 +57,9 @@ class Plan:
     statements: tuple[str, ...] = TRUE + WRONG
     max_n: int = 4
     timeout: float = 60.0
+
+    def __post_init__(self) -> None:
+        check_timeout(self.timeout)         # 1 ms .. one day, finite: else ValueError before any solving
 
     @property
     def campaign(self) -> str:

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
+from numerics.smt.solve import MAX_TIMEOUT, MIN_TIMEOUT, check_timeout
 from verification.prove.checks import ALL, TRUE, WRONG, Plan, run_campaign, select, sensitivity_failures
 from verification.prove.report import report
 
@@ -42,9 +42,11 @@ def _seconds(text: str) -> float:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a positive finite number of seconds, got {text!r}")
-    return v
+    try:
+        return check_timeout(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive finite number of seconds from {MIN_TIMEOUT:g} "
+                                         f"to {MAX_TIMEOUT:g} (one day), got {text!r}") from None
 
 
 def _cmd(args: argparse.Namespace) -> int:
@@ -72,5 +74,6 @@ def register(sub: Any) -> None:
                         f"statement keys ({', '.join(TRUE + WRONG)}); default all")
     p.add_argument("--max-n", type=int_at_least(2), default=4, help="largest size n (D2: n x n x n), default 4")
     p.add_argument("--timeout", type=_seconds, default=60.0,
-                   help="seconds per statement and size, all its queries together (default 60)")
+                   help="seconds per statement and size, all its queries together, from "
+                        f"{MIN_TIMEOUT:g} (1 ms) to {MAX_TIMEOUT:g} (one day); default 60")
     p.set_defaults(func=_cmd)

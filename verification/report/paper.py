@@ -23,12 +23,35 @@ _DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight
 
 
 class MissingCampaign(ValueError):
-    """The store lacks a campaign the paper needs: say which, and which command fills it."""
+    """The store lacks a campaign the paper needs: say which, and which command fills it.
+
+    ``missing`` lists every (campaign, command) pair; :meth:`combine` joins the errors of several
+    families into one message (``campaign`` and ``command`` are then the first pair's).
+
+    >>> e = MissingCampaign.combine([MissingCampaign("a", "attnbounds x"), MissingCampaign("b", "attnbounds y")])
+    >>> e.missing
+    [('a', 'attnbounds x'), ('b', 'attnbounds y')]
+    >>> print(e)
+    the store has no records of 2 campaigns the paper needs (it never recomputes): 'a' (run `attnbounds x`); 'b' (run `attnbounds y`)
+    """
 
     def __init__(self, campaign: str, command: str):
         super().__init__(f"the store has no records of campaign {campaign!r}: run `{command}` first "
                          f"(the paper never recomputes)")
         self.campaign, self.command = campaign, command
+        self.missing: list[tuple[str, str]] = [(campaign, command)]
+
+    @classmethod
+    def combine(cls, errors: "list[MissingCampaign]") -> "MissingCampaign":
+        """One error naming every missing campaign of ``errors`` (in order, without repeats)."""
+        pairs = list(dict.fromkeys(p for e in errors for p in e.missing))
+        if len(pairs) == 1:
+            return cls(*pairs[0])
+        err = cls(*pairs[0])
+        err.missing = pairs
+        err.args = (f"the store has no records of {len(pairs)} campaigns the paper needs (it never "
+                    "recomputes): " + "; ".join(f"{c!r} (run `{cmd}`)" for c, cmd in pairs),)
+        return err
 
 
 def frame(rows: list, cols: list) -> Any:

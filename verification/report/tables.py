@@ -7,6 +7,7 @@ The report layer only aggregates stored records; it never recomputes.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 from typing import Any, Sequence
@@ -14,6 +15,7 @@ from typing import Any, Sequence
 from rich.console import Console
 from rich.table import Table
 
+from numerics.atomic import write_text
 from verification.provenance import versions_line
 
 
@@ -44,13 +46,14 @@ def write_table(rows: Sequence[Sequence[Any]], columns: Sequence[str], name: str
           "|" + "|".join("---" for _ in columns) + "|"]
     md += ["| " + " | ".join(r) + " |" for r in cells]
     md += ["", f"_Provenance: {prov}_", ""]
-    paths["md"].write_text("\n".join(md))
+    write_text(paths["md"], "\n".join(md))
 
-    with paths["csv"].open("w", newline="") as fh:
-        fh.write(f"# {caption}\n# provenance: {prov}\n")
-        w = csv.writer(fh)
-        w.writerow(columns)
-        w.writerows([[("" if v is None else v) for v in row] for row in rows])
+    buf = io.StringIO(newline="")
+    buf.write(f"# {caption}\n# provenance: {prov}\n")
+    w = csv.writer(buf)
+    w.writerow(columns)
+    w.writerows([[("" if v is None else v) for v in row] for row in rows])
+    write_text(paths["csv"], buf.getvalue(), newline="")
 
     return paths
 

@@ -150,11 +150,17 @@ def claim_records(runs: list[dict], preset: str, seed: int) -> list[Record]:
     return recs
 
 
+def claims_chunk(runs: list[dict]) -> str:
+    """The chunk holding the claims decided from ``runs`` (their digest) under this claims version:
+    a report reads this chunk only, never claims left by other runs or versions."""
+    return f"claims-{CLAIMS_VERSION}-{digest(runs)}"
+
+
 def run_claims(store: Any, campaign: str, preset: str, seed: int, console: Any = None) -> str:
     from verification import campaign as C
 
     runs = summaries(store, campaign)
     name = campaign.replace("san-", "san-claims-", 1)
-    C.run(store, name, [C.Chunk(f"claims-{CLAIMS_VERSION}-{digest(runs)}", claim_records, (runs, preset, seed))],
+    C.run(store, name, [C.Chunk(claims_chunk(runs), claim_records, (runs, preset, seed))],
           console=console, description=f"SAN {preset}: claims")
     return name

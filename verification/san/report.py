@@ -14,7 +14,7 @@ import pandas as pd
 
 from verification.report.paper import MissingCampaign, Part, Table
 from verification.san.checks import PRESETS, campaign_name
-from verification.san.claims import loss, summaries
+from verification.san.claims import claims_chunk, loss, summaries
 
 ROLE_ORDER = ("std", "san-depth", "san-flops", "san-params")
 MATRICES = ("W_Q", "W_K", "QK", "W_V", "W_O", "OV")
@@ -109,7 +109,8 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, preset: str | None
     if not runs:
         raise MissingCampaign(camp, command)
     claims_camp = camp.replace("san-", "san-claims-", 1)
-    claims = list(store.records(claims_camp))
+    chunk = claims_chunk(runs)           # the claims decided from exactly these runs, this claims version
+    claims = [r for r in store.records(claims_camp) if r["chunk"] == chunk]
     if not claims:
         raise MissingCampaign(claims_camp, command)
     prov = (f"campaigns {camp}, {claims_camp}; preset {name}; seeds {sorted({r['seed'] for r in runs})}; "

@@ -8,7 +8,7 @@ import argparse
 import time
 from typing import Any
 
-from verification.stress.plan import THEOREMS, StressPlan, known_family
+from verification.stress.plan import THEOREMS, StressPlan
 
 SECTION = "stress"
 # the main job's stress section: Theorem D1's sweep and its guided search (quick / --full)
@@ -31,13 +31,15 @@ def verify_section(ctx: Any) -> None:
     plan = StressPlan(SECTION_THEOREM, spec.families, spec.sizes, SECTION_INSTANCES[full], seed=ctx.seed)
     ctx.console.rule(f"[bold]Stress: {SECTION_THEOREM} on {plan.total():,} random matrices, and a guided search")
     sweep(ctx.store, plan, SerialExecutor(), ctx.console)
-    report(ctx.store, plan.campaign, plan.stored_as, ctx.tables, ctx.console, target=plan.theorem)
+    report(ctx.store, plan.campaign, plan.stored_as, ctx.tables, ctx.console, target=plan.theorem,
+           chunks=plan.chunk_keys())
     run_search(ctx.store, SECTION_THEOREM, sizes=SECTION_SIZES, budget=SECTION_BUDGET[full], seed=ctx.seed,
                console=ctx.console, executor=SerialExecutor())
     spec = THEOREMS["dobrushin.rollout"]
     plan = StressPlan("dobrushin.rollout", spec.families, spec.sizes, SECTION_ROLLOUT_INSTANCES[full], seed=ctx.seed)
     sweep(ctx.store, plan, SerialExecutor(), ctx.console)
-    report(ctx.store, plan.campaign, plan.stored_as, ctx.tables, ctx.console, target=plan.theorem)
+    report(ctx.store, plan.campaign, plan.stored_as, ctx.tables, ctx.console, target=plan.theorem,
+           chunks=plan.chunk_keys())
 
 
 def theorem_id(text: str) -> str:
@@ -47,14 +49,41 @@ def theorem_id(text: str) -> str:
 
 
 def make_executor(args: argparse.Namespace) -> Any:
-    """Serial, a local Dask cluster (``--workers``) or an existing one (``--scheduler``)."""
-    from verification.executors import DaskExecutor, SerialExecutor
+    """Serial, a local Dask cluster (``--workers``, TLS with throw-away credentials) or an existing
+    one (``--scheduler``, given up after ``--connect-timeout`` seconds)."""
+    from verification.executors import CONNECT_TIMEOUT, DaskExecutor, SerialExecutor
 
-    if args.workers:
+    if args.workers is not None:
         return DaskExecutor(workers=args.workers)
-    if args.scheduler:
-        return DaskExecutor(scheduler=args.scheduler)
+    if args.scheduler is not None:      # '' is refused there, never taken for "serial"
+        return DaskExecutor(scheduler=args.scheduler,
+                            timeout=getattr(args, "connect_timeout", None) or CONNECT_TIMEOUT)
     return SerialExecutor()
+
+
+def close_executor(executor: Any) -> None:
+    """Stop what ``make_executor`` started (nothing for ``None`` or the serial executor)."""
+    if executor is not None:
+        executor.shutdown()
+
+
+def scheduler_address(text: str) -> str:
+    """``--scheduler``: tcp://HOST:PORT or tls://HOST:PORT, checked before anything connects."""
+    from verification.executors import check_scheduler_address
+
+    try:
+        return check_scheduler_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+def seconds(text: str) -> float:
+    from verification.executors import check_timeout
+
+    try:
+        return check_timeout(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}") from None
 
 
 def check_device(device: str) -> None:
@@ -94,7 +123,10 @@ def _cmd(args: argparse.Namespace) -> int:
                          f"{', '.join(t for t, s in THEOREMS.items() if s.kind != 'rollout')}")
     console = make_console()
     if args.search:
+        from verification.stress.plan import check_search
         from verification.stress.search import run_search
+
+        check_search(args.sizes or (3, 4, 5), args.budget)      # before any work
 
         with ResultStore(args.db) as store:
             executor = make_executor(args)          # one chunk per size: sizes search in parallel
@@ -102,9 +134,7 @@ def _cmd(args: argparse.Namespace) -> int:
                 run_search(store, args.theorem, sizes=args.sizes or (3, 4, 5), budget=args.budget,
                            seed=args.seed, console=console, executor=executor)
             finally:
-                close = getattr(executor, "close", None)
-                if close is not None:
-                    close()
+                close_executor(executor)
         return 0
     plan = StressPlan(args.theorem, args.family or spec.families, args.sizes or spec.sizes, args.instances,
                       seed=args.seed, device=args.device, layers=tuple(args.layers or ()))
@@ -120,10 +150,9 @@ def _cmd(args: argparse.Namespace) -> int:
                           f"compute, on {where}")
             run = sweep(store, plan, executor, console)
         finally:
-            close = getattr(executor, "close", None)
-            if close is not None:
-                close()
-        cells = report(store, plan.campaign, plan.stored_as, Path(args.out) / "tables", console, target=plan.theorem)
+            close_executor(executor)
+        cells = report(store, plan.campaign, plan.stored_as, Path(args.out) / "tables", console, target=plan.theorem,
+                       chunks=plan.chunk_keys())
         chunks = sum(t.chunks for t in cells.values())
         payload = store.payload_bytes(plan.campaign)
         console.print(f"this run: {run['computed']} chunks computed, {run['skipped']} already stored; "
@@ -136,15 +165,14 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    from numerics.sources.random import FAMILIES
-    from verification.options import add_common, int_list, name_list, positive_int
+    from verification.options import add_common, family_list, int_list, positive_int
 
     p = sub.add_parser("stress", help="stress-test a theorem on many random instances (sweep or guided search; "
                                       "serial or Dask)")
     add_common(p)
     p.add_argument("theorem", type=theorem_id, help=f"theorem id, one of: {', '.join(THEOREMS)}")
     p.add_argument("--family", "--families", dest="family", default=None,
-                   type=name_list(FAMILIES, "family", accept=known_family), help="comma-separated random families (default per theorem: "
+                   type=family_list, help="comma-separated random families (default per theorem: "
                    "dirichlet,softmax-T1; causal for dobrushin.factor.causal)")
     p.add_argument("--sizes", default=None, type=int_list(2, "size"), help="comma-separated n >= 2 (default 4,16)")
     p.add_argument("--layers", default=None, type=int_list(2, "layer count"),
@@ -152,9 +180,20 @@ def register(sub: Any) -> None:
     p.add_argument("--instances", default=100_000, type=positive_int,
                    help="instances in all (pairs for dobrushin.product, stacks for dobrushin.rollout), split evenly over the cells and "
                         "rounded up to whole chunks; a larger value extends the campaign (default 100000)")
+    from verification.executors import CONNECT_TIMEOUT
+
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", default=None, type=positive_int, help="start a local Dask cluster of K workers")
-    where.add_argument("--scheduler", default=None, help="join an existing Dask cluster at tcp://HOST:PORT")
+    where.add_argument("--workers", default=None, type=positive_int, metavar="K",
+                       help="start a local Dask cluster of K worker processes; it speaks TLS with credentials made "
+                            "in memory for this run, so no other user of the machine can join it or send it code")
+    where.add_argument("--scheduler", default=None, type=scheduler_address, metavar="ADDRESS",
+                       help="join an existing Dask cluster at tcp://HOST:PORT or tls://HOST:PORT (tls:// credentials "
+                            "from the Dask configuration). That cluster runs what this command sends, and this "
+                            "command unpickles what it sends back: a scheduler can run code here, so join only "
+                            "clusters you control")
+    p.add_argument("--connect-timeout", default=CONNECT_TIMEOUT, type=seconds, metavar="SECONDS",
+                   help="--scheduler: give up, with one line and exit status 2, if no Dask scheduler completes the "
+                        f"connect and handshake within SECONDS (default {CONNECT_TIMEOUT:g})")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="where the float filter runs; exact certification is always on the CPU")
     p.add_argument("--search", action="store_true", help="guided search (hypothesis target() + local "

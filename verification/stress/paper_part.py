@@ -16,7 +16,7 @@ from typing import Any
 from verification.report.paper import Figure, MissingCampaign, Part, Table
 from verification.report.stats import wilson
 from verification.report.tables import fmt
-from verification.stress.plan import campaign_name, chunk_size
+from verification.stress.plan import THEOREMS, StressPlan, chunk_size
 from verification.stress.report import cell_parts, rows, tally, total
 from verification.stress.search import search_campaign
 from verification.stress.summaries import EDGES
@@ -41,14 +41,29 @@ def search_command(seed: int, full: bool = False) -> str:
 ROLLOUT = "dobrushin.rollout"
 
 
+def section_plan(theorem: str, seed: int, full: bool) -> StressPlan:
+    """The plan the main job's stress section runs for ``theorem``: the paper reads exactly its
+    chunks (a user's run with other cells is another campaign; a larger run of the same cells
+    adds chunks the paper does not read)."""
+    spec = THEOREMS[theorem]
+    count = SECTION_ROLLOUT_INSTANCES[full] if theorem == ROLLOUT else SECTION_INSTANCES[full]
+    return StressPlan(theorem, spec.families, spec.sizes, count, seed=seed)
+
+
+def search_chunks(full: bool) -> set[str]:
+    """The chunk keys of the main job's guided search (one per size, at its budget)."""
+    return {f"n{n}/b{SECTION_BUDGET[full]}" for n in SECTION_SIZES}
+
+
 def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:
     """Add the rollout sweep's table and macros to ``part`` (the main job's stress section fills it)."""
     import pandas as pd
 
-    campaign = campaign_name(ROLLOUT, seed)
-    cells = tally(store, campaign, "dobrushin.product")
+    plan = section_plan(ROLLOUT, seed, full)
+    campaign = plan.campaign
+    cells = tally(store, campaign, "dobrushin.product", plan.chunk_keys())
     cmd = f"attnbounds stress {ROLLOUT} --instances {SECTION_ROLLOUT_INSTANCES[full]} --seed {seed}"
-    if not cells:
+    if not cells or not set(plan.chunk_keys()) <= store.done_chunks(campaign):   # all of the main job's chunks
         raise MissingCampaign(campaign, cmd)
     part.commands.append(cmd)
     t = total(cells)
@@ -79,10 +94,11 @@ def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:
 def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     import pandas as pd
 
-    campaign = campaign_name(THEOREM, seed)
+    plan = section_plan(THEOREM, seed, full)
+    campaign = plan.campaign
     cmd = command(seed, full)
-    cells = tally(store, campaign, THEOREM)
-    if not cells:
+    cells = tally(store, campaign, THEOREM, plan.chunk_keys())
+    if not cells or not set(plan.chunk_keys()) <= store.done_chunks(campaign):   # all of the main job's chunks
         raise MissingCampaign(campaign, cmd)
     part = Part("stress", commands=[cmd])
     t = total(cells)
@@ -95,7 +111,7 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     part.macro(str(t.count("undecided")), "stress undecided")
     part.macro(str(t.exact), "stress exact path")
     part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress min slack")
-    part.macro(round(store.payload_bytes(campaign) / max(t.chunks, 1)), "stress bytes per chunk")
+    part.macro(round(store.payload_bytes(campaign, plan.chunk_keys()) / max(t.chunks, 1)), "stress bytes per chunk")
     for cell, c in cells.items():
         family, n = cell.split("/n")
         part.macro(f"{c.count('tight') / c.n:.3f}", "stress tight share", family, "n", n)
@@ -124,12 +140,12 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     part.macro(f"[{lo:.3f}, {hi:.3f}]", "stress tight interval")
 
     sc = search_campaign(THEOREM, seed)
-    found = list(store.records(sc, THEOREM))
-    if not found:
+    wanted = search_chunks(full)
+    found = [r for r in store.records(sc, THEOREM) if r["chunk"] in wanted]   # the main job's search only
+    if not wanted <= store.done_chunks(sc):
         raise MissingCampaign(sc, search_command(seed, full))
     part.commands.append(search_command(seed, full))
-    budget = max(r["provenance"]["budget"] for r in found)
-    found = [r for r in found if r["provenance"]["budget"] == budget]     # the largest search stored
+    budget = SECTION_BUDGET[full]
     if found:
         part.macro(str(len(found)), "stress search found")
         part.macro(str(sum(r["verdict"] == "tight" for r in found)), "stress search tight")

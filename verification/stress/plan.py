@@ -3,8 +3,15 @@
 Chunks have a fixed size per n (:func:`chunk_size`), so a larger ``--instances`` only adds chunks
 (the campaign is extended, never recomputed), and a chunk is named ``<family>/n<n>/c<k>``. Every
 instance can be regenerated from (campaign, chunk, index) alone (:func:`regenerate`): the campaign
-name carries the theorem, the version and the seed; the chunk key the family, n and the chunk's
-index; the chunk's generator is :func:`numerics.sources.random.generator`.
+name carries the theorem, the version, the seed and a digest of the cells (families, sizes, layer
+counts: everything that defines the campaign but its size), so a run with other cells is another
+campaign, never merged into this one; the chunk key the family, n and the chunk's index; the
+chunk's generator is :func:`numerics.sources.random.generator`. A report reads exactly the chunks
+of a plan (:meth:`StressPlan.chunk_keys`), never the union of every run stored under the name.
+
+A plan is refused before any work when one chunk would exceed the memory budget
+(:func:`numerics.device.check_memory`) or when it has more than :data:`MAX_CHUNKS` chunks (a count
+too large to finish is refused, never materialised).
 
 The rollout target ``dobrushin.rollout`` draws stacks of L layers (``--layers``, default 2, 4, 12):
 its chunks are ``<family>/n<n>/L<L>/c<k>``, its generator also takes L (:func:`rollout_generator`),
@@ -12,7 +19,7 @@ and its records are Theorem D2's (``dobrushin.product``), one verdict per rollou
 
 >>> plan = StressPlan("dobrushin.factor", ("dirichlet",), (16,), instances=25_000)
 >>> plan.campaign, chunk_size(16), plan.chunk_keys()
-('stress.dobrushin.factor-v1-seed0', 10000, ['dirichlet/n16/c0', 'dirichlet/n16/c1', 'dirichlet/n16/c2'])
+('stress.dobrushin.factor-v1-seed0-cellsa19b5fab', 10000, ['dirichlet/n16/c0', 'dirichlet/n16/c1', 'dirichlet/n16/c2'])
 >>> parse_campaign(plan.campaign), parse_chunk("dirichlet/n16/c2")
 (('dobrushin.factor', 0), ('dirichlet', 16, 2))
 >>> roll = StressPlan("dobrushin.rollout", ("dirichlet",), (64,), instances=200, layers=(12,))
@@ -21,17 +28,22 @@ and its records are Theorem D2's (``dobrushin.product``), one verdict per rollou
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import asdict, dataclass
 from typing import Optional
 
 import numpy as np
 
-from numerics.sources.random import FAMILIES, GENERATOR, family_id, generator, sample
+from numerics.sources.random import GENERATOR, check_family, family_id, generator, sample
 
 VERSION = "v1"   # bump when sampling, chunk sizes or checks change: a new campaign, not a resume
 MAX_CHUNK = 10_000
 CHUNK_ELEMENTS = 2 ** 22       # matrix entries per chunk (32 MiB of float64; the filter holds two copies)
+MAX_CHUNKS = 100_000           # chunks in one plan: about 10^9 instances at n <= 20, hours of a laptop's time
+COPIES = 8                     # float64 copies of a chunk's matrices alive at once (input, (I+A)/2, filter temporaries)
+MAX_BUDGET = 1_000_000         # --search: evaluations per size
 
 
 @dataclass(frozen=True)
@@ -71,19 +83,6 @@ def cell_chunk_size(n: int, layers: Optional[int] = None) -> int:
     return int(max(1, min(MAX_CHUNK, CHUNK_ELEMENTS // (layers * n * n))))
 
 
-def known_family(name: str) -> bool:
-    """A family of :mod:`numerics.sources.random` (or ``softmax-T<temperature>``, T > 0 finite)."""
-    if name in FAMILIES:
-        return True
-    if name.startswith("softmax-T"):
-        try:
-            T = float(name[len("softmax-T"):])
-        except ValueError:
-            return False
-        return 0 < T < float("inf")
-    return False
-
-
 @dataclass(frozen=True)
 class StressPlan:
     theorem: str
@@ -106,8 +105,7 @@ class StressPlan:
                 if not 2 <= L <= MAX_LAYERS:
                     raise ValueError(f"--layers: L = {L} outside 2..{MAX_LAYERS} (a rollout step needs two layers)")
         for f in self.families:
-            if not known_family(f):
-                raise ValueError(f"--family {f!r}: unknown; known: {', '.join(FAMILIES)} (or softmax-T<temperature>)")
+            check_family(f, "--family")
             if spec.allowed and f not in spec.allowed:
                 raise ValueError(f"--family {f!r}: {self.theorem} needs one of {', '.join(spec.allowed)}")
         for n in self.sizes:
@@ -115,6 +113,24 @@ class StressPlan:
                 raise ValueError(f"--sizes: n = {n} is below 2 (the theorems need two tokens)")
         if self.instances < 1:
             raise ValueError(f"--instances: must be at least 1, got {self.instances}")
+        self.check_budget()
+
+    def check_budget(self) -> None:
+        """Refuse, before any work, a plan whose chunks would exceed the memory budget or whose
+        chunk count exceeds :data:`MAX_CHUNKS` (computed from the cells, nothing materialised)."""
+        from numerics.device import check_memory
+
+        per = 2 if self.spec.kind == "product" else 1
+        for n in self.sizes:
+            for L in self.layer_counts():
+                count = cell_chunk_size(n, L) * per * (L or 1)
+                check_memory(f"--sizes {n}" + (f" with --layers {L}" if L else ""), COPIES * count * n * n * 8)
+        chunks = sum(c for *_, c in self.cells())
+        if chunks > MAX_CHUNKS:
+            most = sum(MAX_CHUNKS // len(self.cells()) * cell_chunk_size(n, L) for _, n, L, _ in self.cells())
+            raise ValueError(f"--instances {self.instances:,}: {chunks:,} chunks, over the limit of {MAX_CHUNKS:,} "
+                             f"chunks per plan (at most about {most:,} instances for these cells); run a smaller "
+                             "campaign and extend it later with a larger --instances")
 
     @property
     def spec(self) -> TheoremSpec:
@@ -122,7 +138,7 @@ class StressPlan:
 
     @property
     def campaign(self) -> str:
-        return campaign_name(self.theorem, self.seed)
+        return campaign_name(self.theorem, self.seed, self.families, self.sizes, self.layers)
 
     @property
     def stored_as(self) -> str:
@@ -151,15 +167,38 @@ class StressPlan:
         return asdict(self)
 
 
-def campaign_name(theorem: str, seed: int) -> str:
-    return f"stress.{theorem}-{VERSION}-seed{seed}"
+def check_search(sizes: tuple[int, ...], budget: int) -> None:
+    """Refuse, before any work, a guided search too large to finish (``--budget`` over
+    :data:`MAX_BUDGET`) or whose batches of starts would exceed the memory budget."""
+    from numerics.device import check_memory
+
+    if budget > MAX_BUDGET:
+        raise ValueError(f"--budget {budget:,}: over the limit of {MAX_BUDGET:,} evaluations per size")
+    for n in sizes:
+        if n < 2:
+            raise ValueError(f"--sizes: n = {n} is below 2 (the theorems need two tokens)")
+        check_memory(f"--sizes {n}", COPIES * 32 * n * n * 8)      # 16 starts, pairs for D2
+
+
+def cells_digest(families: tuple[str, ...], sizes: tuple[int, ...], layers: tuple[int, ...] = ()) -> str:
+    """8 hex digits naming a plan's cells (families, sizes and layer counts, as sets)."""
+    key = json.dumps({"families": sorted(set(families)), "sizes": sorted(set(map(int, sizes))),
+                      "layers": sorted(set(map(int, layers)))}, sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:8]
+
+
+def campaign_name(theorem: str, seed: int, families: tuple[str, ...], sizes: tuple[int, ...],
+                  layers: tuple[int, ...] = ()) -> str:
+    """``stress.<theorem>-<version>-seed<seed>-cells<digest>``: everything that defines a campaign
+    but its size (a larger ``--instances`` extends the same campaign)."""
+    return f"stress.{theorem}-{VERSION}-seed{seed}-cells{cells_digest(families, sizes, layers)}"
 
 
 def chunk_key(family: str, n: int, k: int, layers: Optional[int] = None) -> str:
     return f"{family}/n{n}/c{k}" if layers is None else f"{family}/n{n}/L{layers}/c{k}"
 
 
-_CAMPAIGN = re.compile(r"^stress\.(?P<th>.+)-(?P<v>v\d+)-seed(?P<seed>\d+)$")
+_CAMPAIGN = re.compile(r"^stress\.(?P<th>.+)-(?P<v>v\d+)-seed(?P<seed>\d+)-cells[0-9a-f]{8}$")
 _CHUNK = re.compile(r"^(?P<f>[^/]+)/n(?P<n>\d+)(/L(?P<L>\d+))?/c(?P<k>\d+)$")
 
 
@@ -167,7 +206,7 @@ def parse_campaign(campaign: str) -> tuple[str, int]:
     m = _CAMPAIGN.match(campaign)
     if not m or m["v"] != VERSION:
         raise ValueError(f"campaign {campaign!r} is not a stress campaign of version {VERSION} "
-                         f"(stress.<theorem>-{VERSION}-seed<seed>)")
+                         f"(stress.<theorem>-{VERSION}-seed<seed>-cells<digest>)")
     return m["th"], int(m["seed"])
 
 

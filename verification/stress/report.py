@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from verification.report.stats import share_text
 from verification.report.tables import print_table, write_table
@@ -17,9 +17,15 @@ COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share 
            "undecided", "exact path", "smallest strict slack", "at (chunk, index)"]
 
 
-def tally(store: Any, campaign: str, theorem: str) -> dict[str, Tally]:
-    """One :class:`Tally` per cell ``'<family>/n<n>'`` (rollout: ``'<family>/n<n>/L<L>'``)."""
-    return merge(store.summaries(campaign, theorem))
+def tally(store: Any, campaign: str, theorem: str, chunks: Optional[Iterable[str]] = None) -> dict[str, Tally]:
+    """One :class:`Tally` per cell ``'<family>/n<n>'`` (rollout: ``'<family>/n<n>/L<L>'``), over
+    the stored chunks of ``chunks`` only (a plan's :meth:`~verification.stress.plan.StressPlan.chunk_keys`:
+    a report reads exactly what its plan defines, not chunks a larger run added), or all."""
+    rows = store.summaries(campaign, theorem)
+    if chunks is not None:
+        keep = set(chunks)
+        rows = (r for r in rows if r["chunk"] in keep)
+    return merge(rows)
 
 
 def cell_parts(cell: str) -> tuple[str, int, Optional[int]]:
@@ -88,10 +94,11 @@ def store_bytes(path: str) -> Optional[int]:
 
 
 def report(store: Any, campaign: str, theorem: str, out_dir: Path, console: Any,
-           target: Optional[str] = None) -> dict[str, Tally]:
+           target: Optional[str] = None, chunks: Optional[Iterable[str]] = None) -> dict[str, Tally]:
     """Print and write the campaign's table (``stress-<target>``; ``target`` defaults to the
-    theorem; the rollout target also writes its per-step table ``stress-<target>-steps``)."""
-    cells = tally(store, campaign, theorem)
+    theorem; the rollout target also writes its per-step table ``stress-<target>-steps``), over
+    ``chunks`` (the plan's chunk keys) when given."""
+    cells = tally(store, campaign, theorem, chunks)
     if not cells:
         return cells
     name = f"stress-{(target or theorem).replace('.', '-')}"

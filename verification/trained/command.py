@@ -63,12 +63,13 @@ def register(subparsers: Any) -> None:
 
 
 QUICK = {"minilm": dict(limit=18, max_tokens=128), "smollm2": dict(limit=12, max_tokens=128)}
+FULL = dict(limit=120, max_tokens=512)   # every model, `attnbounds verify --full`
 
 
 def verify_section(ctx: Any) -> None:
     """Quick sample of both embedded models (full: 120 inputs each at 512 tokens)."""
     for name, quick in QUICK.items():
-        opts = quick if ctx.quick else dict(limit=120, max_tokens=512)
+        opts = quick if ctx.quick else FULL
         ctx.console.rule(f"trained transformers: {name}")
         measure_and_report(name, ctx.store, ctx.out_dir, ctx.console, seed=ctx.seed, **opts)
 

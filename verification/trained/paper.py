@@ -4,10 +4,13 @@ dropped), how tight rollout is and the D2 chain, read from the stored campaigns 
 those of :mod:`verification.trained.report`; nothing is recomputed, no model is loaded).
 
 The campaign of a model is found in the store by its settings (``trained-v2:<model>:pydoc:max<T>:
-r0.5:mean:w<fingerprint>``, T = 128 quick, 512 full); when several fingerprints were measured, the
-one with the most inputs is reported (ties: the first name in sorted order), its fingerprint in the
-provenance. Tables ``trained-d1-<model>``, ``trained-rollout-<model>``, ``trained-heads-<model>``,
-``trained-compare-<model>``; figures ``trained-heads-<model>``, ``trained-rollout-<model>``.
+r0.5:mean:w<fingerprint>``, T = 128 quick, 512 full), and only the chunks of the main job's inputs
+are read (the first 18 / 12 pydoc inputs quick, 120 full: :func:`main_inputs`), so the inputs a
+user's ``attnbounds rollout --limit ...`` adds to the same campaign never reach the paper; when
+several fingerprints were measured, the one with the most of those inputs is reported (ties: the
+first name in sorted order), its fingerprint in the provenance. Tables ``trained-d1-<model>``,
+``trained-rollout-<model>``, ``trained-heads-<model>``, ``trained-compare-<model>``; figures
+``trained-heads-<model>``, ``trained-rollout-<model>``.
 """
 from __future__ import annotations
 
@@ -18,14 +21,14 @@ import numpy as np
 from verification.report.aggregate import median
 from verification.report.paper import Figure, MissingCampaign, Part, Table, frame
 from verification.report.tables import fmt
-from verification.trained.checks import FUSION, RESIDUAL, VERSION
-from verification.trained.command import QUICK
+from verification.trained.checks import FUSION, RESIDUAL, VERSION, chunk_key
+from verification.trained.command import FULL, QUICK
 from verification.trained.report import (VARIANT_TITLES, collect_records, compare_table, d1_table, heads_shares,
                                          rollout_table, slug)
 
 MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}          # model -> macro word
 TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit GGUF)"}
-FULL_TOKENS = 512
+FULL_TOKENS = FULL["max_tokens"]
 CORPUS = "pydoc"                                             # the default corpus (numerics.sources.corpus)
 
 
@@ -38,12 +41,28 @@ def campaign_prefix(name: str, full: bool) -> str:
     return f"trained-{VERSION}:{name}:{CORPUS}:max{tokens}:r{RESIDUAL}:{FUSION}:w"
 
 
+def rollout_command(name: str, full: bool) -> str:
+    """The ``attnbounds rollout`` run that measures exactly the main job's inputs of ``name``."""
+    s = FULL if full else QUICK[name]
+    return f"attnbounds rollout --model {name} --limit {s['limit']} --max-tokens {s['max_tokens']}"
+
+
+def main_inputs(name: str, full: bool) -> list:
+    """The texts the main job measures for ``name`` (:class:`numerics.sources.corpus.TextInput`)."""
+    from numerics.sources.corpus import load_corpus
+
+    return load_corpus(None, limit=FULL["limit"] if full else QUICK[name]["limit"]).inputs
+
+
 def find_campaign(store: Any, name: str, full: bool, seed: int) -> tuple[str, list[dict]]:
-    """The stored campaign of ``name`` at the quick / full settings and its records."""
+    """The stored campaign of ``name`` at the quick / full settings and its records of the main
+    job's inputs only (one chunk per input text: :func:`verification.trained.checks.chunk_key`)."""
     prefix = campaign_prefix(name, full)
+    keys = {chunk_key(t) for t in main_inputs(name, full)}
     by: dict[str, list[dict]] = {}
     for r in store.records(campaign=prefix, prefix=True):
-        by.setdefault(r["campaign"], []).append(r)
+        if r["chunk"] in keys:
+            by.setdefault(r["campaign"], []).append(r)
     if not by:
         raise MissingCampaign(prefix + "<fingerprint>", command(seed, full))
     inputs = {c: len({(r["provenance"]["input"], r["provenance"]["text_sha"]) for r in rs}) for c, rs in by.items()}
@@ -173,7 +192,14 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
 def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     """Tables, figures and macros of both embedded models (see the module docstring)."""
     part = Part("trained", commands=[command(seed, full)])
-    for name in MODELS:
-        campaign, records = find_campaign(store, name, full, seed)
+    found, missing = {}, []
+    for name in MODELS:                    # every model's campaign looked up: all missing ones named
+        try:
+            found[name] = find_campaign(store, name, full, seed)
+        except MissingCampaign as exc:
+            missing.append(exc)
+    if missing:
+        raise MissingCampaign.combine(missing)
+    for name, (campaign, records) in found.items():
         _model_part(part, name, campaign, records, seed)
     return part

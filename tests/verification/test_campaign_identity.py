@@ -1,0 +1,132 @@
+"""The paper reads exactly what the main job wrote: a user's run of a family's command with other
+settings into the same store (other families or sizes, more inputs, another token limit) leaves
+every macro and table of the paper parts unchanged, even where it writes into the same campaign.
+
+Each test builds the main job's part of the store (at the smallest size the other tests use),
+takes the paper part, adds the user's run through the command line, and compares."""
+import shutil
+
+import pytest
+
+from verification.cli import main
+from verification.store import ResultStore
+
+
+def _snapshot(part) -> dict:
+    """Everything of a paper part that reaches the paper, figures by name and caption."""
+    return dict(macros=dict(part.macros),
+                tables=[(t.name, t.frame.to_csv(), t.caption, t.provenance) for t in part.tables],
+                figures=[(f.name, f.caption, f.provenance) for f in part.figures],
+                commands=list(part.commands))
+
+
+def _assert_unchanged(before: dict, after: dict) -> None:
+    changed = {k: (before["macros"].get(k), after["macros"].get(k))
+               for k in set(before["macros"]) | set(after["macros"])
+               if before["macros"].get(k) != after["macros"].get(k)}
+    assert not changed, f"macros changed by another run: {sorted(changed.items())[:8]}"
+    assert after == before
+
+
+# -- dobrushin -------------------------------------------------------------------------------------
+
+def test_dobrushin_paper_ignores_a_user_run_of_other_families_and_sizes(tmp_path, monkeypatch):
+    from verification.dobrushin import checks as job
+    from verification.dobrushin import paper_part
+
+    # the main job's design (every family and size), a few instances per (family, n)
+    monkeypatch.setattr(job.Plan, "instances", lambda self, n: 4)
+    monkeypatch.setattr(job, "CHUNK", 4)
+    db = tmp_path / "r.db"
+    with ResultStore(db) as s:
+        job.run_campaign(s, job.Plan(seed=0))
+        before = _snapshot(paper_part(s, seed=0, full=False))
+    # the same seed and quick settings, so the same campaign name: another family, another size
+    assert main(["dobrushin", "--families", "softmax-T2,hard", "--sizes", "3,6", "--seed", "0",
+                 "--db", str(db), "--out", str(tmp_path / "user")]) == 0
+    with ResultStore(db) as s:
+        stored = {(r["provenance"]["family"], r["provenance"]["n"]) for r in s.records(job.Plan(seed=0).campaign)}
+        assert ("softmax-T2", 3) in stored and ("hard", 6) in stored     # the user's run is in the campaign
+        after = _snapshot(paper_part(s, seed=0, full=False))
+    _assert_unchanged(before, after)
+
+
+# -- trained (and the text rows of modalities) ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def trained_store(tmp_path_factory):
+    """The trained main job's quick campaigns: all-MiniLM-L6-v2 measured as `attnbounds verify`
+    measures it (18 inputs at 128 tokens); SmolLM2 by a causal stand-in on its first main-job input
+    (loading the 4-bit GGUF takes minutes)."""
+    import numpy as np
+    from rich.console import Console
+
+    from numerics.sources import AttentionInstance
+    from verification import campaign
+    from verification.trained.checks import chunk_key, instance_records
+    from verification.trained.command import QUICK, measure_and_report
+    from verification.trained.paper import campaign_prefix, main_inputs
+
+    root = tmp_path_factory.mktemp("trained")
+    db = root / "trained.db"
+    first = main_inputs("smollm2", False)[0]
+    rng = np.random.default_rng(0)
+    T, L, H = 6, 3, 2
+    logits = rng.standard_normal((L, H, T, T)) + np.where(np.tri(T, dtype=bool), 0.0, -np.inf)
+    A = np.exp(logits - logits.max(-1, keepdims=True))
+    A /= A.sum(-1, keepdims=True)
+    special = np.zeros(T, dtype=bool)
+    special[0] = True
+    prov = dict(model="smollm2", quantised=True, causal=True, input=first.id, source="test", text_sha=first.sha,
+                T=T, truncated=False, tokens_full=T)
+    inst = AttentionInstance(model="smollm2", input=first.id, sha=first.sha, attention=A, special=special,
+                             causal=True, provenance=prov)
+    with ResultStore(db) as s:
+        measure_and_report("minilm", s, root / "out", Console(width=200, quiet=True), seed=0, **QUICK["minilm"])
+        campaign.run(s, campaign_prefix("smollm2", False) + "stand-in",
+                     [campaign.Chunk(chunk_key(first), instance_records, (inst,))], progress=False)
+    return db
+
+
+def _copy(db, tmp_path):
+    out = tmp_path / "r.db"
+    shutil.copy(db, out)
+    return out
+
+
+def test_trained_paper_ignores_more_inputs_of_the_same_settings(trained_store, tmp_path):
+    from verification.trained import paper_part
+    from verification.trained.paper import campaign_prefix
+
+    db = _copy(trained_store, tmp_path)
+    with ResultStore(db) as s:
+        before = _snapshot(paper_part(s, seed=0, full=False))
+    assert before["macros"]["MiniLMInputs"] == "18"
+    # the main job's model and token limit: the same campaign, three more inputs in it
+    assert main(["rollout", "--model", "minilm", "--max-tokens", "128", "--limit", "21",
+                 "--db", str(db), "--out", str(tmp_path / "user")]) == 0
+    with ResultStore(db) as s:
+        (camp,) = {r["campaign"] for r in s.records(campaign_prefix("minilm", False), prefix=True)}
+        assert len(s.done_chunks(camp)) == 21                          # the user's inputs are in it
+        after = _snapshot(paper_part(s, seed=0, full=False))
+    _assert_unchanged(before, after)
+
+
+def test_modalities_text_rows_ignore_a_user_rollout_with_other_settings(trained_store, tmp_path):
+    from rich.console import Console
+
+    from verification.modalities.command import measure_and_report
+    from verification.modalities.paper import preset_part
+
+    db = _copy(trained_store, tmp_path)
+    with ResultStore(db) as s:     # the tiny preset stands in for the quick one (one model: seconds)
+        measure_and_report(s, "tiny", 0, tmp_path / "out", tmp_path / "ck", Console(width=200, quiet=True),
+                           ("ft-wine",))
+        before = _snapshot(preset_part(s, "tiny", 0))
+    assert before["macros"]["ModMinilmInputs"] == 18
+    # MiniLM at another token limit and with more inputs: another campaign of the same model
+    assert main(["rollout", "--model", "minilm", "--max-tokens", "512", "--limit", "20",
+                 "--db", str(db), "--out", str(tmp_path / "user")]) == 0
+    with ResultStore(db) as s:
+        after = _snapshot(preset_part(s, "tiny", 0))
+    _assert_unchanged(before, after)
