@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from verification.report.tables import Table  # noqa: F401  (one table class for every output)
+
 _DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 
 
@@ -76,18 +78,6 @@ def macro_name(*parts: Any) -> str:
     if not words:
         raise ValueError(f"no letters or digits in macro parts {parts!r}")
     return "".join(words)
-
-
-@dataclass
-class Table:
-    """One table: a pandas DataFrame (index hidden unless ``index``), a caption, and the campaign
-    it comes from (the caption's provenance)."""
-
-    name: str                 # file stem: paper/tables/<name>.tex (letters, digits, '-', '_')
-    frame: Any                # pandas.DataFrame
-    caption: str
-    provenance: str = ""      # campaign(s), seed, model, commit-independent
-    index: bool = False
 
 
 @dataclass

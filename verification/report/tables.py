@@ -1,6 +1,16 @@
-"""Write a report table as Markdown and CSV under ``paper/tables/`` with its provenance (for the
-README and notebooks; the paper's LaTeX tables come from :mod:`verification.paper`, through
-pandas' Styler).
+"""Tables: each defined once, as named columns read from the store (:class:`Table`), and rendered
+by one renderer to Markdown and CSV (:meth:`Table.write`, under ``paper/tables/`` with its
+provenance, for the README and notebooks) and to LaTeX (:func:`verification.paper.latex.table_tex`,
+pandas' Styler, for the paper). A view of a table for another output picks columns by name
+(:meth:`Table.select`), never by position; every table declares the campaigns and the command that
+produce it.
+
+>>> t = Table.from_rows("demo", [["a", 1, 0.5], ["b", 2, None]], ["family", "n", "share"], "A demo.",
+...                     "campaign x", campaigns=("x",), command="attnbounds verify")
+>>> t.select(["family", "share"]).rows()
+[['a', 0.5], ['b', None]]
+>>> t.formatted()["share"].tolist()
+['0.5000', '-']
 
 The report layer only aggregates stored records; it never recomputes.
 """
@@ -9,8 +19,9 @@ from __future__ import annotations
 import csv
 import io
 import math
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -31,6 +42,55 @@ def fmt(x: Any, digits: int = 4) -> str:
             return f"{x:.{digits - 1}e}"
         return f"{x:.{digits}f}"
     return str(x)
+
+
+@dataclass
+class Table:
+    """One table: a pandas DataFrame of named columns (index hidden unless ``index``), a caption,
+    its provenance, and the campaigns and command that produce it. Built once per table; every
+    output (Markdown, CSV, LaTeX) renders this object."""
+
+    name: str                 # file stem: <out>/tables/<name>.{md,csv,tex} (letters, digits, '-', '_')
+    frame: Any                # pandas.DataFrame
+    caption: str
+    provenance: str = ""      # campaign(s), seed, model, commit-independent
+    index: bool = False
+    campaigns: tuple = ()     # the campaigns its rows are read from
+    command: str = ""         # the command that fills them
+
+    @classmethod
+    def from_rows(cls, name: str, rows: Sequence[Sequence[Any]], columns: Sequence[str], caption: str,
+                  provenance: str = "", **kw: Any) -> "Table":
+        """A table of report rows; cells are kept as they are (object dtype: no coercion)."""
+        import pandas as pd
+
+        frame = pd.DataFrame([list(r) for r in rows], columns=list(columns), dtype=object)
+        return cls(name, frame, caption, provenance, **kw)
+
+    def rows(self) -> list[list[Any]]:
+        """The cells, row by row, as stored (None stays None)."""
+        return [list(row) for row in self.frame.itertuples(index=False)]
+
+    def columns(self) -> list[str]:
+        return [str(c) for c in self.frame.columns]
+
+    def select(self, columns: Sequence[str], name: Optional[str] = None, **kw: Any) -> "Table":
+        """A view with the named ``columns`` only (an unknown name is a KeyError naming it)."""
+        unknown = [c for c in columns if c not in self.frame.columns]
+        if unknown:
+            raise KeyError(f"table {self.name!r} has no column {unknown[0]!r}; it has {self.columns()}")
+        return replace(self, frame=self.frame[list(columns)], name=name or self.name, **kw)
+
+    def formatted(self) -> Any:
+        """The frame with every number formatted by :func:`fmt` (deterministic strings)."""
+        import pandas as pd
+
+        return pd.DataFrame([[c if isinstance(c, str) else fmt(c) for c in row] for row in self.rows()],
+                            columns=self.columns())
+
+    def write(self, out_dir: str | Path = "paper/tables") -> dict[str, Path]:
+        """``<name>.md`` and ``<name>.csv`` (see :func:`write_table`)."""
+        return write_table(self.rows(), self.columns(), self.name, self.caption, self.provenance, out_dir)
 
 
 def write_table(rows: Sequence[Sequence[Any]], columns: Sequence[str], name: str, caption: str,
