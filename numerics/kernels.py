@@ -148,8 +148,13 @@ def _row_sum(P, b, i, m):  # noqa: ANN001
     return s
 
 
-# st = [best, second, bi, bj, g, top_first, top_other, zero_any, zero_first, zero_other]
-_NSTAT = 10
+# The fields of the pair scan's statistics ``st`` (one float64 vector per matrix, or per row block
+# before _merge), described in pair_scan's docstring. numba freezes module-level integers into the
+# compiled code: ``st[BEST]`` compiles exactly as ``st[0]``.
+BEST, SECOND, BEST_I, BEST_J, PENALISED = 0, 1, 2, 3, 4
+TOP_FIRST, TOP_OTHER, ZERO_ANY, ZERO_FIRST, ZERO_OTHER = 5, 6, 7, 8, 9
+NSTAT = 10
+_MAXIMA = (PENALISED, TOP_FIRST, TOP_OTHER, ZERO_ANY, ZERO_FIRST, ZERO_OTHER)  # merged by max
 _NONE = -1e300   # "no pair yet" (finite: fastmath assumes no infinities)
 
 
@@ -157,28 +162,28 @@ _NONE = -1e300   # "no pair yet" (finite: fastmath assumes no infinities)
 def _visit(d, ov, i, j, P, b, diag, eps, st):  # noqa: ANN001
     """Fold pair (i, j), i < j, with float d_ij and overlap ov into the running statistics ``st``."""
     if ov == 0:                                         # disjoint supports: d_ij = 1 exactly
-        st[7] = 1.0
+        st[ZERO_ANY] = 1.0
         if diag and P[b, j, i] == 0 and P[b, i, j] == 0:    # then x >= 0 and y >= 0 exactly
-            st[8 if i == 0 else 9] = 1.0
-    if d > st[0]:
-        st[1] = st[0]
-        st[0] = d
-        st[2] = i
-        st[3] = j
+            st[ZERO_FIRST if i == 0 else ZERO_OTHER] = 1.0
+    if d > st[BEST]:
+        st[SECOND] = st[BEST]
+        st[BEST] = d
+        st[BEST_I] = i
+        st[BEST_J] = j
     else:
-        if d > st[1]:
-            st[1] = d
-        if d == st[0] and (i < st[2] or (i == st[2] and j < st[3])):
-            st[2] = i                                   # ties: the row-major first maximiser
-            st[3] = j
+        if d > st[SECOND]:
+            st[SECOND] = d
+        if d == st[BEST] and (i < st[BEST_I] or (i == st[BEST_I] and j < st[BEST_J])):
+            st[BEST_I] = i                              # ties: the row-major first maximiser
+            st[BEST_J] = j
     if diag:
         x = np.float64(P[b, i, i]) - np.float64(P[b, j, i])
         y = np.float64(P[b, j, j]) - np.float64(P[b, i, j])
         pen = (-x if x < 0 else 0.0) + (-y if y < 0 else 0.0)
-        if d - pen > st[4]:
-            st[4] = d - pen
+        if d - pen > st[PENALISED]:
+            st[PENALISED] = d - pen
         if x >= -eps and y >= -eps:                    # not certainly refuted as self-dominant
-            k = 5 if i == 0 else 6
+            k = TOP_FIRST if i == 0 else TOP_OTHER
             if d > st[k]:
                 st[k] = d
 
@@ -193,7 +198,7 @@ def _scan_block(P, rsb, b, ib, diag, e, st, ov):  # noqa: ANN001
         for r in range(4):
             for c in range(min(4, n - 4 * jb)):
                 ov[r, 4 * jb + c] = ss[r][c]
-    thr = min(st[1], st[4], st[5], st[6]) if diag else st[1]   # a pair below these changes nothing
+    thr = min(st[SECOND], st[PENALISED], st[TOP_FIRST], st[TOP_OTHER]) if diag else st[SECOND]  # lower d: no change
     for r in range(min(4, n - i0)):                  # then visit the pairs, row-major
         i = i0 + r
         ri = np.float64(rsb[i])
@@ -202,24 +207,24 @@ def _scan_block(P, rsb, b, ib, diag, e, st, ov):  # noqa: ANN001
             d = np.float64(0.5) * (ri + np.float64(rsb[j])) - o
             if d >= thr or o == 0:
                 _visit(d, o, i, j, P, b, diag, e, st)
-                thr = min(st[1], st[4], st[5], st[6]) if diag else st[1]
+                thr = min(st[SECOND], st[PENALISED], st[TOP_FIRST], st[TOP_OTHER]) if diag else st[SECOND]
 
 
 @njit(**_FLAGS)
 def _init(st, n):  # noqa: ANN001
-    st[0] = st[1] = st[4] = st[5] = st[6] = _NONE
-    st[2] = st[3] = n
-    st[7] = st[8] = st[9] = 0.0
+    st[BEST] = st[SECOND] = st[PENALISED] = st[TOP_FIRST] = st[TOP_OTHER] = _NONE
+    st[BEST_I] = st[BEST_J] = n
+    st[ZERO_ANY] = st[ZERO_FIRST] = st[ZERO_OTHER] = 0.0
 
 
 @njit(parallel=True, **_FLAGS)
 def _pair_blocks(P, diag, eps, threads):  # noqa: ANN001
     """Statistics per matrix (parallel over matrices when there are enough of them), or per row
-    block of a single matrix (parallel over its row blocks): (B, blocks, 10), merged by _merge."""
+    block of a single matrix (parallel over its row blocks): (B, blocks, NSTAT), merged by _merge."""
     B, n, _ = P.shape
     nblk = (n + 3) // 4
     if B >= 2 * threads:
-        part = np.empty((B, 1, _NSTAT))
+        part = np.empty((B, 1, NSTAT))
         for b in prange(B):
             st = part[b, 0]
             _init(st, n)
@@ -231,7 +236,7 @@ def _pair_blocks(P, diag, eps, threads):  # noqa: ANN001
                 _scan_block(P, rsb, b, ib, diag, eps[b], st, ov)
         return part
     rs = _row_sums_serial(P)
-    part = np.empty((B, nblk, _NSTAT))
+    part = np.empty((B, nblk, NSTAT))
     for w in prange(B * nblk):
         b, q = w // nblk, w % nblk
         ib = q // 2 if q % 2 == 0 else nblk - 1 - q // 2      # long and short stretches alternate
@@ -243,36 +248,40 @@ def _pair_blocks(P, diag, eps, threads):  # noqa: ANN001
 @njit(**_FLAGS)
 def _merge(part):  # noqa: ANN001
     B, nblk, _ = part.shape
-    out = np.empty((B, _NSTAT))
+    out = np.empty((B, NSTAT))
     for b in range(B):
         o = out[b]
         o[:] = part[b, 0]
         for q in range(1, nblk):
             s = part[b, q]
-            if s[0] > o[0] or (s[0] == o[0] and (s[2] < o[2] or (s[2] == o[2] and s[3] < o[3]))):
-                o[1] = max(o[1], s[1], o[0] if s[0] > o[0] else s[0])
-                o[0], o[2], o[3] = s[0], s[2], s[3]
+            if s[BEST] > o[BEST] or (s[BEST] == o[BEST] and (s[BEST_I] < o[BEST_I] or
+                                                             (s[BEST_I] == o[BEST_I] and s[BEST_J] < o[BEST_J]))):
+                o[SECOND] = max(o[SECOND], s[SECOND], o[BEST] if s[BEST] > o[BEST] else s[BEST])
+                o[BEST], o[BEST_I], o[BEST_J] = s[BEST], s[BEST_I], s[BEST_J]
             else:
-                o[1] = max(o[1], s[1], s[0])
-            for k in (4, 5, 6):
-                o[k] = max(o[k], s[k])
-            for k in (7, 8, 9):
+                o[SECOND] = max(o[SECOND], s[SECOND], s[BEST])
+            for k in _MAXIMA:
                 o[k] = max(o[k], s[k])
     return out
 
 
 def pair_scan(P: np.ndarray, diag: bool, eps: np.ndarray | None = None) -> np.ndarray:
     """One pass over all row pairs of each P (B, n, m), float32 or float64 (accumulated in P's dtype),
-    parallel over (matrix, block of 4 rows). Returns (B, 10) float64 statistics:
+    parallel over (matrix, block of 4 rows). Returns (B, NSTAT) float64 statistics, columns named by
+    this module's constants (``st[:, BEST]``):
 
-        0 best      largest float d_ij            1 second   second largest over the other pairs
-        2, 3 bi, bj the row-major first maximiser 4 g        max_{i<j} d_ij - x^- - y^-  (``diag``)
-        5 top_first max d_(0,j) over pairs with x >= -eps and y >= -eps (x = P_ii - P_ji, y = P_jj - P_ij)
-        6 top_other the same over pairs avoiding row 0
-        7 zero_any   some pair has float overlap exactly 0 (disjoint supports: d_ij = 1 exactly)
-        8, 9        such a pair with P_ji = P_ij = 0 (self-dominant exactly) contains / avoids row 0
+        BEST            largest float d_ij
+        SECOND          second largest over the other pairs
+        BEST_I, BEST_J  the row-major first maximiser
+        PENALISED       max_{i<j} d_ij - x^- - y^-  (x = P_ii - P_ji, y = P_jj - P_ij)
+        TOP_FIRST       max d_(0,j) over the pairs with x >= -eps and y >= -eps
+        TOP_OTHER       the same over the pairs avoiding row 0
+        ZERO_ANY        1.0 if some pair has float overlap exactly 0 (disjoint supports: d_ij = 1 exactly)
+        ZERO_FIRST      1.0 if such a pair with P_ji = P_ij = 0 (self-dominant exactly) contains row 0
+        ZERO_OTHER      the same for such a pair avoiding row 0
 
-    (5..9 only when ``diag``, i.e. P square; ``eps`` per matrix, default 0.) For n = 1 best = -1e300 (no pair)."""
+    (PENALISED, TOP_* and ZERO_FIRST/ZERO_OTHER only when ``diag``, i.e. P square; ``eps`` per
+    matrix, default 0.) For n = 1 BEST = -1e300 (no pair)."""
     B, n, m = P.shape
     eps = np.zeros(B) if eps is None else np.ascontiguousarray(eps, dtype=np.float64)
     return _merge(_pair_blocks(P, diag, eps, numba.get_num_threads()))

@@ -3,7 +3,7 @@
 Every public kernel goes through :func:`as_stochastic`: bad input is a ``ValueError`` that names the
 problem and where (which matrix of the batch, which row, which entry), never a deep traceback.
 
-Exactness convention (THEORY.md §2): a float matrix stands for the rational numbers its floats
+Exactness convention (docs/theory.md §2): a float matrix stands for the rational numbers its floats
 represent. Rows whose float sum is within ``row_tol`` of 1 are renormalised *exactly*
 (entry / exact row sum); the verdicts of the exact paths are correct for that rational matrix.
 """
@@ -13,16 +13,21 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import sys
+
 import numpy as np
 
-try:  # torch is a core dependency, but keep numpy-only use possible
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-
-# Default tolerance on |row sum - 1| by input dtype (the sum itself is computed in float64).
-from theory.dobrushin import ROW_TOL, row_tol as tolerance_of  # noqa: E402,F401  (the one table; theory/ owns it)
+# Default tolerance on |row sum - 1| by input dtype (the sum itself is computed in float64): the one
+# table, owned by theory/ (sympy-free, so a worker checking inputs never loads sympy).
+from theory.tolerances import ROW_TOL, row_tol as tolerance_of  # noqa: E402,F401
 UNIT_ROUNDOFF = 2.0 ** -53  # float64
+
+
+def loaded_torch() -> Any:
+    """The torch module if it is already imported, else None; never imports it (a tensor exists
+    only once torch is imported, so an input that is not a tensor costs no torch start-up: a
+    worker checking numpy chunks stays light)."""
+    return sys.modules.get("torch")
 
 
 @dataclass
@@ -49,6 +54,7 @@ def torch_compute_dtype(x: Any, name: str) -> Any:
     """The dtype a torch tensor is computed in, on every device (one rule for the CPU and CUDA
     paths): float32/float64 as they are, float16/bfloat16 widened to float32 (exactly), integers
     as exact values in float64; complex and boolean tensors are a ValueError naming ``name``."""
+    torch = loaded_torch()
     if x.is_complex():
         raise ValueError(f"{name}: complex tensor (dtype {x.dtype}); a stochastic matrix is real")
     if x.dtype == torch.bool:
@@ -67,6 +73,7 @@ def stack_layers(x: Any, name: str = "attention", axis: int = 0) -> Any:
     shapes are a ValueError naming the first that differs."""
     if not isinstance(x, (tuple, list)) or not x:
         return x
+    torch = loaded_torch()
     is_tensor = torch is not None and all(isinstance(a, torch.Tensor) for a in x)
     if not (is_tensor or all(isinstance(a, np.ndarray) for a in x)):
         return x
@@ -81,6 +88,7 @@ def stack_layers(x: Any, name: str = "attention", axis: int = 0) -> Any:
 
 def _to_numpy(x: Any, name: str) -> tuple[np.ndarray, Any]:
     x = stack_layers(x, name)     # a tuple of per-layer tensors: layers become the leading axis
+    torch = loaded_torch()
     if torch is not None and isinstance(x, torch.Tensor):
         dt = torch_compute_dtype(x, name)
         if x.dtype == torch.bfloat16:
@@ -207,8 +215,8 @@ def renormalised(x: Any, name: str = "A", square: bool = False) -> tuple[Batch, 
 def give_back(values: np.ndarray, batch: Batch) -> Any:
     """Reshape a per-matrix result ``(B, ...)`` to ``lead + (...)`` and return it as the input kind."""
     out = values.reshape(batch.lead + values.shape[1:])
-    if batch.like is not None:
-        t = torch.from_numpy(np.require(out, requirements="C"))  # keeps shape (): not ascontiguousarray
+    if batch.like is not None:           # the input was a tensor: torch is loaded
+        t = loaded_torch().from_numpy(np.require(out, requirements="C"))  # keeps shape (): not ascontiguousarray
         return t.to(batch.like.device)
     return out
 

@@ -123,3 +123,125 @@ def test_folders_stay_small_and_modules_short(pkg):
         for p in mods:
             n = len(p.read_text().splitlines())
             assert n <= 400, f"{p.relative_to(ROOT)} has {n} lines (split it by concept)"
+
+
+# -- the shape of a family (issue "One shape for every family, one check per theorem, a CLI that
+# starts at once"); the families and their roles are read from the one table, verification.commands --
+
+NUMERICS_FAMILIES = ("dobrushin", "rank", "poincare", "san", "modalities", "smt")
+
+
+def test_every_family_package_has_the_four_roles_and_nothing_else():
+    """``verification/<family>/`` holds ``__init__.py`` and exactly the roles ``checks``, ``report``,
+    ``paper``, ``command`` (each a module or a subpackage), and its ``__init__`` is a docstring only:
+    no import (the CLI imports ``<family>.command``, the paper builder ``<family>.paper``), no SECTION.
+    (Written with the reshape of the families; it fails while a family is not yet reshaped.)"""
+    from verification.commands import FAMILIES, ROLES
+
+    bad = []
+    for package in FAMILIES.values():
+        folder = ROOT.joinpath(*package.split("."))
+        found = set()
+        for entry in folder.iterdir():
+            if entry.name in ("__init__.py", "__pycache__"):
+                continue
+            if entry.is_dir() and not (entry / "__init__.py").is_file():
+                bad.append(f"{package}: {entry.name}/ is a folder but not a package")
+            found.add(entry.stem if entry.suffix == ".py" else entry.name)
+        if found != set(ROLES):
+            extra, missing = sorted(found - set(ROLES)), sorted(set(ROLES) - found)
+            bad.append(f"{package}: " + "; ".join(([f"not a role: {', '.join(extra)}"] if extra else [])
+                                                 + ([f"missing: {', '.join(missing)}"] if missing else [])))
+        body = ast.parse((folder / "__init__.py").read_text()).body
+        if not body or not (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                            and isinstance(body[0].value.value, str)):
+            bad.append(f"{package}/__init__.py: no docstring naming its roles")
+        if any(not isinstance(node, ast.Expr) for node in body):
+            bad.append(f"{package}/__init__.py: holds more than its docstring (imports, SECTION, ...)")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_numerics_family_exports_a_public_api():
+    """``numerics/<family>/__init__.py`` declares its public API: a non-empty ``__all__`` whose
+    names all resolve. (Written with the reshape; it fails while a package is not yet reshaped.)"""
+    from importlib import import_module
+
+    bad = []
+    for name in NUMERICS_FAMILIES:
+        module = import_module(f"numerics.{name}")
+        public = getattr(module, "__all__", None)
+        if not public:
+            bad.append(f"numerics.{name}: no __all__ (or an empty one)")
+            continue
+        missing = [n for n in public if not hasattr(module, n)]
+        if missing:
+            bad.append(f"numerics.{name}.__all__ names what it does not define: {', '.join(missing)}")
+    assert not bad, "\n".join(bad)
+
+
+def cli_imports(path: Path, name: str, known: dict) -> list[str]:
+    """The imports of ``verification.cli`` in ``path``: statements (function-level included) and
+    ``import_module("verification.cli...")`` calls."""
+    out = [mod for mod, _ in imports(path, name, known) if mod == "verification.cli" or mod.startswith("verification.cli.")]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "import_module"
+                and node.args and isinstance(node.args[0], ast.Constant)
+                and str(node.args[0].value).startswith("verification.cli")):
+            out.append(node.args[0].value)
+    return out
+
+
+def is_paper_module(name: str) -> bool:
+    """verification/paper/ and every family's paper role (``verification.<family>.paper[...]``)."""
+    parts = name.split(".")
+    return parts[:2] == ["verification", "paper"] or (len(parts) >= 3 and parts[0] == "verification"
+                                                       and parts[2] == "paper")
+
+
+def test_the_paper_never_imports_the_cli():
+    known = modules()
+    bad = [f"{name} imports {mod}" for name, path in known.items() if is_paper_module(name)
+           for mod in cli_imports(path, name, known)]
+    assert [n for n in known if is_paper_module(n)], "no paper module found: the test would pass vacuously"
+    assert not bad, "\n".join(bad)
+
+
+def reaches(g: dict[str, set[str]], start: str, goal: str) -> bool:
+    seen, todo = set(), [start]
+    while todo:
+        u = todo.pop()
+        if u == goal:
+            return True
+        if u not in seen:
+            seen.add(u)
+            todo += sorted(g.get(u, ()))
+    return False
+
+
+def back_edges(g: dict[str, set[str]]) -> list[str]:
+    """Modules that import a package containing them whose ``__init__`` imports them back (a cycle
+    that :func:`test_no_import_cycles` does not see, as it drops a package's edges to its own
+    submodules): ``theory.registry`` importing ``theory`` to load the families was one."""
+    return sorted(f"{u} imports its own package {v}, whose __init__ imports {u}" for u, vs in g.items()
+                  for v in vs if u.startswith(v + ".") and reaches(g, v, u))
+
+
+def test_no_module_imports_back_into_its_own_package():
+    bad = back_edges(graph())
+    assert not bad, "\n".join(bad)
+
+
+def test_the_shape_checks_can_fail(tmp_path):
+    """The checkers above on sources that break each rule."""
+    (tmp_path / "paper.py").write_text("import verification.cli\nfrom importlib import import_module\n"
+                                       "def f():\n    import_module('verification.cli')\n")
+    (tmp_path / "registry.py").write_text("def load():\n    from theory import load_all\n")
+    known = {"verification.toy.paper": tmp_path / "paper.py", "verification.cli": None,
+             "theory": None, "theory.registry": tmp_path / "registry.py"}
+    assert is_paper_module("verification.toy.paper") and is_paper_module("verification.paper.build")
+    assert not is_paper_module("verification.toy.report")
+    assert cli_imports(tmp_path / "paper.py", "verification.toy.paper", known) == ["verification.cli"] * 2
+    assert [m for m, _ in imports(tmp_path / "registry.py", "theory.registry", known)] == ["theory"]
+    assert back_edges({"theory": {"theory.registry"}, "theory.registry": {"theory"}}) == [
+        "theory.registry imports its own package theory, whose __init__ imports theory.registry"]
+    assert back_edges({"numerics": {"numerics.device"}, "numerics.device": set(), "numerics.x": {"numerics"}}) == []

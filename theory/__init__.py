@@ -1,19 +1,27 @@
 """What attnbounds claims: theorem objects, their statements, hypotheses and derivations.
 
-theory/ imports nothing from numerics/ or verification/. Importing this package registers
-every theorem family listed in :data:`FAMILIES`.
+theory/ imports nothing from numerics/ or verification/. The registry (:mod:`theory.registry`)
+lists the theorem families and imports them, registering their theorems, the first time it is
+asked for one (:func:`load_all`). Importing this package loads nothing: its names come from
+:mod:`theory.registry` (sympy) and :mod:`theory.verdicts` when first used, so a light module of
+the package (:mod:`theory.verdicts`, :mod:`theory.tolerances`) is imported without sympy.
 """
 from importlib import import_module
+from typing import Any
 
-from theory.registry import REGISTRY, Hypotheses, Theorem, check, get, hyp_all, register, theorems  # noqa: F401
-from theory.verdicts import Verdict  # noqa: F401
+# public name -> the module that defines it
+_EXPORTS = {name: "theory.registry" for name in (
+    "REGISTRY", "FAMILIES", "Hypotheses", "Theorem", "check", "get", "hyp_all", "load_all", "register",
+    "theorems")}
+_EXPORTS["Verdict"] = "theory.verdicts"
+__all__ = sorted(_EXPORTS)
 
-# Each module registers its theorems on import. Add a new family here.
-FAMILIES: tuple[str, ...] = ("theory.dobrushin", "theory.rank", "theory.poincare",)
-FAMILIES += ("theory.san",)
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'theory' has no attribute {name!r}")
 
 
-def load_all() -> None:
-    """Import every theorem family so that the registry is complete."""
-    for name in FAMILIES:
-        import_module(name)
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

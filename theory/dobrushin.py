@@ -1,4 +1,4 @@
-"""Theorems D1 and D2 on the Dobrushin coefficient of attention rollout (THEORY.md §1).
+"""Theorems D1 and D2 on the Dobrushin coefficient of attention rollout (docs/theory.md §1).
 
 delta(P) = 1/2 max_{i,j} ||P_i - P_j||_1 = 1 - min_{i,j} sum_k min(P_ik, P_jk)
 
@@ -21,6 +21,7 @@ import numpy as np
 import sympy as sp
 
 from theory.registry import HOLDS, Hypotheses, Theorem, check, hyp_all, register
+from theory.tolerances import ROW_TOL, row_tol  # noqa: F401  (re-exported: theory's view of the table)
 
 n = sp.Symbol("n", integer=True, positive=True)
 delta = sp.Function("delta", real=True, nonnegative=True)
@@ -34,23 +35,8 @@ AHAT = sp.MatMul(sp.Rational(1, 2), sp.MatAdd(I, A))  # the rollout factor (I + 
 # -------------------------------------------------------------------------------------------------
 # hypotheses (plain numpy, theory/ imports nothing from numerics/)
 # -------------------------------------------------------------------------------------------------
-# The one table of tolerances on |row sum - 1| by input dtype (the sum itself is taken in float64);
-# numerics.stochastic imports it. bfloat16 uses float16's entry; any other dtype float64's.
-ROW_TOL = {np.dtype(np.float64): 1e-9, np.dtype(np.float32): 1e-5, np.dtype(np.float16): 2e-2}
-
-
-def row_tol(dtype: Any) -> float:
-    """The :data:`ROW_TOL` entry for ``dtype`` (numpy, torch or ml_dtypes dtype, or its name);
-    bfloat16 as float16; integers, bool, object and anything unknown as float64."""
-    try:
-        name = np.dtype(dtype).name                   # numpy dtypes and scalar types, "float32"
-    except TypeError:
-        name = str(dtype).rsplit(".", 1)[-1]          # "torch.float32" -> "float32"
-    name = "float16" if name == "bfloat16" else name
-    try:
-        return ROW_TOL.get(np.dtype(name), ROW_TOL[np.dtype(np.float64)])
-    except TypeError:
-        return ROW_TOL[np.dtype(np.float64)]
+# The one table of tolerances on |row sum - 1| by input dtype lives in theory.tolerances (sympy-free:
+# numerics.stochastic imports it there); the hypotheses below use it through row_tol.
 
 
 def _stochastic(M: Any, name: str = "A", tol: Optional[float] = None) -> Hypotheses:
@@ -228,7 +214,7 @@ CAUSAL = register(Theorem(
     hypotheses=causal_hypotheses,
     witness=factor_witness,
     evaluators={"fast": "numerics.dobrushin:factor_slack", "exact": "numerics.dobrushin:factor_equality"},
-    references=("THEORY.md §1 corollary, strengthened: the condition on the maximising pair is automatic",),
+    references=("docs/theory.md §1 corollary, strengthened: the condition on the maximising pair is automatic",),
     symbols={"A": "lower-triangular row-stochastic n x n attention"},
     smt_checked=(("causal", (8,), 52.1),),
 ))

@@ -1,4 +1,4 @@
-"""Poincare constants of Gibbs measures of regularised losses (THEORY.md section 4).
+"""Poincare constants of Gibbs measures of regularised losses (docs/theory.md §4).
 
 mu_beta ~ exp(-beta F), F = L + lambda/2 |theta|^2. Poincare: Var_mu f <= C_P E_mu |grad f|^2;
 C_P = 1/lambda_1 with lambda_1 the gap of -L, L f = Delta f - beta grad F . grad f.
@@ -141,7 +141,7 @@ def villani_attn2() -> dict[str, sp.Expr]:
 
 
 def softmax_readout_derivatives(T: int = 3) -> dict[str, bool]:
-    """The cumulant identities behind the certified attn1 constants (numerics.losses.attn1_certified):
+    """The cumulant identities behind the certified attn1 constants (numerics.poincare.loss_bounds.attn1_certified):
     for g(s) = sum_j a_j u_j, a = softmax(s c), with g1, g2, g3 its first three derivatives in s,
         g1 = Cov_a(c, u),  g2 = E_a[(c - cbar)^2 (u - ubar)],
         g3 = E_a[(c - cbar)^3 (u - ubar)] - 3 Var_a(c) Cov_a(c, u),
@@ -263,7 +263,7 @@ LANGEVIN_RATE = register(Theorem(
     equality="always: the generator is (1/beta) L; the slowest eigenfunction decays at exactly this rate",
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
     evaluators={"fast": "numerics.poincare.langevin:decay_rate", "exact": "numerics.poincare.langevin:predicted_rate"},
-    references=("THEORY.md section 4",), symbols=_SYMS))
+    references=("docs/theory.md §4",), symbols=_SYMS))
 
 EXPECTED_LOSS = register(Theorem(
     id="poincare.langevin.expected_loss",

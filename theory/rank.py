@@ -1,4 +1,4 @@
-"""Rank lower bounds for attention: the "Entropic Bound" (THEORY.md section 3).
+"""Rank lower bounds for attention: the "Entropic Bound" (docs/theory.md §3).
 
 Linear token-mixing surrogate.  Y = M* X + noise, X in R^{n x d}, E[X X^T] = d K with K > 0.
 A student Y_hat = M X with rank(M) <= r has excess risk
@@ -225,7 +225,7 @@ EXCESS_RISK_IDENTITY = register(Theorem(
     statement=sp.Eq(_EXPECT, d_ * sp.Trace(_Delta * _K * _Delta.T)),
     equality="always (an identity of second moments)", hypotheses=linear_hypotheses, witness=_witness,
     evaluators={"fast": f"{_EVAL}:excess_risk_monte_carlo", "exact": f"{_EVAL}:excess_risk_exact"},
-    references=("THEORY.md section 3",), symbols=_SYMS))
+    references=("docs/theory.md §3",), symbols=_SYMS))
 
 ECKART_YOUNG = register(Theorem(
     id="rank.linear.eckart_young", title="Rank-r optimum in the K-weighted norm (tail-sum identity)",
@@ -323,7 +323,7 @@ ATTN_LINEAR_DEFICIENCY = register(Theorem(
     hypotheses=attention_hypotheses, witness=_attention_witness,
     evaluators={"fast": "numerics.rank.students:linear_deficiency_bound",
                 "exact": "numerics.rank.students:linear_deficiency_bound_exact"},
-    references=("THEORY.md section 3",)))
+    references=("docs/theory.md §3",)))
 
 ATTN_SOFTMAX_RECOVERY = register(Theorem(
     id="rank.attention.softmax.recovery", title="Softmax attention: r* from data only partially",
@@ -376,4 +376,4 @@ WEIGHTS_HEAD_RANK = register(Theorem(
     hypotheses=weights_hypotheses,
     witness=lambda: {"A": [[1, 0], [0, 1], [0, 0]], "B": [[1, 0], [0, 2], [1, 1]]},
     evaluators={"fast": "numerics.rank.weights:head_spectra", "exact": "numerics.rank.weights:head_rank_exact"},
-    references=("THEORY.md section 3 (trained weights)", "TransformerLens FactoredMatrix")))
+    references=("docs/theory.md §3 (trained weights)", "TransformerLens FactoredMatrix")))

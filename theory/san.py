@@ -1,5 +1,5 @@
 """Attention-only transformers (SANs): the scalar-bottleneck lemma and the third paper's claims
-(THEORY.md §5).
+(docs/theory.md §5).
 
 **Lemma (scalar bottleneck).** Let a decoder consist of L attention-only blocks
 h_l = h_{l-1} + g_l(h_{l-1}) Attn_l(N_l(h_{l-1})) (no feed-forward layer), N_l an RMSNorm without
@@ -86,7 +86,7 @@ BOTTLENECK = register(Theorem(
     hypotheses=bottleneck_hypotheses, witness=_bottleneck_witness,
     evaluators={"fast": "numerics.san.bottleneck:bottleneck_residual",
                 "exact": "numerics.san.bottleneck:bottleneck_exact"},
-    references=(REF, "THEORY.md section 5: the scalar-bottleneck lemma"),
+    references=(REF, "docs/theory.md §5: the scalar-bottleneck lemma"),
     symbols={"c_l": "gate over rms of the residual stream entering layer l", "M_l": "diag(gamma) W_V W_O"}))
 
 

@@ -1,4 +1,4 @@
-"""The two vocabularies of attnbounds (DESIGN.md).
+"""The two vocabularies of attnbounds (README.md, "Verdicts and exactness").
 
 A *proved* theorem (or a sanity check that must hold) checked on an instance gets a
 :class:`Verdict`: holds / tight / violated / undecided / not-applicable, certified. A *claim* (a

@@ -23,12 +23,19 @@ bug before anything of its chunk is stored.
 
 A chunk of a compact campaign returns a :class:`ChunkResult`: the records worth keeping, plus one
 summary per theorem (verdict counts, smallest slack, ...) stored with them in the same transaction.
-Executors may yield chunks in any order (a cluster); what is stored depends only on each chunk.
+An executor is any :class:`concurrent.futures.Executor`: :class:`~verification.executors.SerialExecutor`
+(the default), :class:`~verification.executors.DaskExecutor` (a cluster), or the standard library's
+``ThreadPoolExecutor`` / ``ProcessPoolExecutor``; the runner only calls ``submit`` and cancels the
+futures still in flight when it stops. Chunks may finish in any order (a cluster); what is stored
+depends only on each chunk. Whoever makes an executor shuts it down (``with``).
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
+import os
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from theory.verdicts import Verdict, ViolationError, judge, vocabulary
 from verification.executors import SerialExecutor
@@ -94,12 +101,49 @@ def check_vocabulary(records: list, campaign: str, chunk: str) -> None:
                              f"{r.theorem} carries no statistic (use verification.store.outcome_record)")
 
 
-def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Any = None, console: Any = None,
-        description: Optional[str] = None, progress: bool = True,
-        status: Optional[Callable[[Chunk, list], str]] = None) -> CampaignResult:
-    """Run every chunk of ``campaign`` not yet in ``store`` (see the module docstring).
-    ``status(chunk, records)``, called after each stored chunk, returns a line shown in the
-    progress bar (e.g. instances/s, verdict counts, smallest slack so far)."""
+# chunks in flight at once, by default: enough to keep every core of this machine busy, few
+# enough that a campaign of 10^4 chunks never holds 10^4 results in memory
+WINDOW = 4 * (os.cpu_count() or 1)
+
+
+def finished(executor: cf.Executor, chunks: Iterable[Chunk], window: int = WINDOW) -> Iterator[tuple[Chunk, list]]:
+    """``(chunk, records)`` as each chunk finishes, at most ``window`` submitted and not yet
+    handed back; finished chunks are handed back in the order they were submitted (so an
+    executor that runs ``submit`` at once, :class:`~verification.executors.SerialExecutor`, runs
+    and hands back one chunk at a time, in plan order). A chunk's exception is raised here.
+    Closing the iterator early (a loud stop, an interrupt) cancels the chunks still in flight."""
+    if window < 1:
+        raise ValueError(f"window: must be at least 1, got {window}")
+    todo = iter(chunks)
+    flight: dict[cf.Future, Chunk] = {}           # in submission order
+    try:
+        while True:
+            for fut in [f for f in flight if f.done()]:
+                chunk = flight.pop(fut)
+                out = fut.result()
+                yield chunk, out if isinstance(out, list) else list(out)
+            if len(flight) < window:
+                chunk = next(todo, None)
+                if chunk is not None:
+                    flight[executor.submit(chunk.fn, *chunk.args, **chunk.kwargs)] = chunk
+                    continue
+            if not flight:
+                return
+            cf.wait(flight, return_when=cf.FIRST_COMPLETED)
+    finally:
+        for fut in flight:
+            fut.cancel()
+
+
+def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Optional[cf.Executor] = None,
+        console: Any = None, description: Optional[str] = None, progress: bool = True,
+        status: Optional[Callable[[Chunk, list], str]] = None, window: int = WINDOW) -> CampaignResult:
+    """Run every chunk of ``campaign`` not yet in ``store`` (see the module docstring) on
+    ``executor`` (default: a :class:`~verification.executors.SerialExecutor`), at most ``window``
+    chunks in flight (:func:`finished`; on a cluster, e.g. a :class:`~verification.executors.DaskExecutor`'s
+    ``window``, 4 per worker thread). ``status(chunk, records)``, called after each stored
+    chunk, returns a line shown in the progress bar (e.g. instances/s, verdict counts, smallest
+    slack so far)."""
     chunks = list(chunks)
     keys = [c.key for c in chunks]
     if len(set(keys)) != len(keys):
@@ -108,36 +152,46 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Any = N
     done = store.done_chunks(campaign)
     todo = [c for c in chunks if c.key not in done]
     result = CampaignResult(campaign, skipped=len(chunks) - len(todo))
-    executor = executor or SerialExecutor()
-    bar = _progress(console, description or campaign, len(todo), result.skipped) if progress and todo else None
-    results = executor.map(todo)
-    try:
-        for chunk, records in results:
-            check_vocabulary(records, campaign, chunk.key)
-            store.write_chunk(campaign, chunk.key, records, getattr(records, "summaries", None))
-            result.computed += 1
-            result.records += len(records)
-            bad = [r for r in records if judge(r.verdict) is Verdict.VIOLATED]
-            result.violations += bad
-            line = status(chunk, records) if status is not None else None
+    if not todo:
+        return result
+    # an executor made here is shut down here; one the caller made, by the caller
+    with SerialExecutor() if executor is None else nullcontext(executor) as ex:
+        bar = _progress(console, description or campaign, len(todo), result.skipped) if progress else None
+        results = finished(ex, todo, window)
+        try:
+            for chunk, records in results:
+                _store(store, campaign, chunk, records, result)
+                line = status(chunk, records) if status is not None else None
+                if bar is not None:
+                    bar[0].advance(bar[1])
+                    if line:
+                        bar[0].update(bar[1], description=f"{description or campaign} {line}")
+                _stop_if_violated(campaign, chunk, records)
+        finally:
+            results.close()             # cancels the chunks still in flight
             if bar is not None:
-                bar[0].advance(bar[1])
-                if line:
-                    bar[0].update(bar[1], description=f"{description or campaign} {line}")
-            loud = [r for r in bad if is_proved(r.theorem)]
-            if loud:
-                r = loud[0]
-                raise ViolationError(
-                    f"{len(loud)} violated record(s) of proved theorems stored in campaign {campaign!r}, "
-                    f"chunk {chunk.key!r}; first: {r.theorem} on {r.instance} (value {r.value}, bound "
-                    f"{r.bound}, slack {r.slack}, extra {r.extra})")
-    finally:
-        close = getattr(results, "close", None)
-        if close is not None:      # a cluster executor cancels the chunks still in flight
-            close()
-        if bar is not None:
-            bar[0].stop()
+                bar[0].stop()
     return result
+
+
+def _store(store: Any, campaign: str, chunk: Chunk, records: list, result: CampaignResult) -> None:
+    """Write one finished chunk (its records and summaries) in one transaction; count it."""
+    check_vocabulary(records, campaign, chunk.key)
+    store.write_chunk(campaign, chunk.key, records, records.summaries if isinstance(records, ChunkResult) else None)
+    result.computed += 1
+    result.records += len(records)
+    result.violations += [r for r in records if judge(r.verdict) is Verdict.VIOLATED]
+
+
+def _stop_if_violated(campaign: str, chunk: Chunk, records: list) -> None:
+    """The loud stop: a violated record of a *proved* theorem, once its chunk is stored."""
+    loud = [r for r in records if judge(r.verdict) is Verdict.VIOLATED and is_proved(r.theorem)]
+    if loud:
+        r = loud[0]
+        raise ViolationError(
+            f"{len(loud)} violated record(s) of proved theorems stored in campaign {campaign!r}, "
+            f"chunk {chunk.key!r}; first: {r.theorem} on {r.instance} (value {r.value}, bound "
+            f"{r.bound}, slack {r.slack}, extra {r.extra})")
 
 
 def _progress(console: Any, description: str, total: int, stored: int) -> tuple:

@@ -1,9 +1,12 @@
 """The ``attnbounds`` command line.
 
-Every family package in :data:`FAMILIES` exposes ``register(subparsers)`` (its subcommand),
-``SECTION`` and ``verify_section(ctx)`` (its quick part of the main job). ``attnbounds verify`` runs
-the sections in order, all writing to one results store and to ``paper/``. Common options, the
-console and the section context live in :mod:`verification.options`.
+The subcommands and the family packages are listed once, in :mod:`verification.commands`. The
+parser lists every subcommand from that table with its one-line help and imports nothing else:
+only the module of the command that runs is imported (and asked to ``register`` its options), so
+``attnbounds --help`` starts at once and ``attnbounds CMD --help`` still shows all of CMD's
+options. ``attnbounds verify`` runs the families' sections in order (each family's
+``command.verify_section(ctx)``), all writing to one results store and to ``paper/``. Common
+options, the console and the section context live in :mod:`verification.options`.
 """
 from __future__ import annotations
 
@@ -11,43 +14,17 @@ import argparse
 import sys
 from importlib import import_module
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 import numerics  # noqa: F401  (applies the thread policy before torch loads)
-from verification.options import (JobContext, Parser, add_common, check_out_dir, fail,  # noqa: F401
-                                  make_console, name_list)
-
-# The family packages, in main-job order. Add a new family here.
-FAMILIES: tuple[str, ...] = (
-    "verification.dobrushin",
-    "verification.trained",
-    "verification.rank",
-    "verification.poincare",
-    "verification.modalities",
-    "verification.san",
-    "verification.prove",
-    "verification.stress",
-)
-# main-job section name -> family package (each package's SECTION)
-SECTIONS: dict[str, str] = {
-    "dobrushin": "verification.dobrushin",
-    "trained": "verification.trained",
-    "rank": "verification.rank",
-    "poincare": "verification.poincare",
-    "modalities": "verification.modalities",
-    "san": "verification.san",
-    "prove": "verification.prove",
-    "stress": "verification.stress",
-}
-COMMANDS = FAMILIES + ("verification.paper",)   # commands that are not families
-# the subcommand of the trained-model section is `rollout`: either name selects it
-SECTION_ALIASES: dict[str, str] = {"rollout": "trained"}
+from verification.commands import COMMANDS, FAMILIES, SECTION_ALIASES, section_of
+from verification.options import JobContext, Parser, add_common, check_out_dir, fail, make_console, name_list
 
 
 def _cmd_theorems(args: argparse.Namespace) -> int:
-    from theory import theorems
-
     from rich.markup import escape
+
+    from theory import theorems
 
     if args.markdown:
         from theory.registry import theorems_markdown
@@ -69,42 +46,59 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from verification.store import ResultStore
 
-    only = {SECTION_ALIASES.get(s, s) for s in args.only} if args.only else None
+    only = {section_of(s) for s in args.only} if args.only else None
     with ResultStore(args.db) as store:
         ctx = JobContext(store=store, out_dir=Path(args.out), seed=args.seed, quick=not args.full,
                          only=only)
-        for section, name in SECTIONS.items():
+        for section, package in FAMILIES.items():
             if only and section not in only:
                 continue
-            import_module(name).verify_section(ctx)
+            import_module(f"{package}.command").verify_section(ctx)
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="attnbounds", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("verify", help="the main job: quick checks of every theorem family")
+def register_verify(sub: Any) -> None:
+    p = sub.add_parser("verify", help=COMMANDS["verify"].help)
     add_common(p)
     p.add_argument("--full", action="store_true", help="larger campaigns (default: quick)")
-    p.add_argument("--only", default=None, type=name_list(tuple(SECTIONS) + tuple(SECTION_ALIASES), "section"),
-                   help=f"comma-separated sections to run, of: {', '.join(SECTIONS)} "
+    p.add_argument("--only", default=None, type=name_list(tuple(FAMILIES) + tuple(SECTION_ALIASES), "section"),
+                   help=f"comma-separated sections to run, of: {', '.join(FAMILIES)} "
                         "('rollout' is the same as 'trained')")
     p.set_defaults(func=_cmd_verify)
 
-    p = sub.add_parser("theorems", help="list the registered theorems with their statements")
+
+def register_theorems(sub: Any) -> None:
+    p = sub.add_parser("theorems", help=COMMANDS["theorems"].help)
     p.add_argument("--latex", action="store_true", help="also print each statement's LaTeX and a theorem block")
     p.add_argument("--markdown", action="store_true", help="print the list as Markdown (docs/theorems.md)")
     p.set_defaults(func=_cmd_theorems)
 
-    for name in COMMANDS:
-        import_module(name).register(sub)
+
+def selected(argv: Sequence[str]) -> Optional[str]:
+    """The subcommand named in ``argv``: its first word that is not an option (the top-level
+    parser has no option that takes a value), if it is in the table."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in COMMANDS else None
+
+
+def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
+    """The parser for ``argv``: every subcommand listed with its help from the table; only the one
+    ``argv`` selects is imported and registered with its options (``argv`` None: all of them)."""
+    parser = Parser(prog="attnbounds", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    chosen = selected(argv) if argv is not None else None
+    for name, cmd in COMMANDS.items():
+        if argv is None or name == chosen:
+            getattr(import_module(cmd.module), cmd.register)(sub)
+        else:
+            sub.add_parser(name, help=cmd.help)     # listed, not loaded
     return parser
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
     except SystemExit as exc:  # a bad argument (one line already printed) or --help
         return exc.code if isinstance(exc.code, int) else 2
     prog = f"attnbounds {args.command}"

@@ -1,13 +1,10 @@
-"""How the chunks of a campaign run. One interface: ``executor.map(chunks)`` yields
-``(chunk, records)`` pairs, in any order, as each chunk finishes; the campaign runner stores each
-pair in one transaction. :class:`SerialExecutor` runs them one after another in this process; a
-distributed executor (:class:`DaskExecutor`, a Dask cluster) plugs in behind the same interface, so results do not depend
-on where a chunk ran: every chunk carries its own deterministic seed.
-
-Both are also :class:`concurrent.futures.Executor` subclasses: ``submit(fn, *args)`` returns a
-:class:`concurrent.futures.Future`, ``map(fn, *iterables)`` is the standard one (results in order),
-``shutdown()`` and ``with`` stop them. ``map`` called with one iterable of chunks and no function
-is the chunk interface above.
+"""How the chunks of a campaign run: behind the standard :class:`concurrent.futures.Executor`
+interface (``submit(fn, *args)`` returns a :class:`concurrent.futures.Future`, ``map``,
+``shutdown()``, ``with``), so the campaign runner (:func:`verification.campaign.run`) never asks
+which executor it holds. :class:`SerialExecutor` runs each chunk in this process when it is
+submitted; :class:`DaskExecutor` runs them on a Dask cluster; the standard library's thread and
+process pools plug in the same way. Results do not depend on where a chunk ran: every chunk
+carries its own deterministic seed.
 
 Joining a cluster (``scheduler=``) is bounded in time: the address must be ``tcp://HOST:PORT`` or
 ``tls://HOST:PORT`` (checked before anything connects), and a scheduler that does not complete the
@@ -19,26 +16,16 @@ refuse any client without them, so another user of the machine cannot submit cod
 """
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures as cf
 import math
 import threading
 from contextlib import suppress
-from typing import Any, Callable, Iterable, Iterator, Optional, Protocol
+from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
 # seconds to connect to a scheduler and finish the handshake (--connect-timeout)
 CONNECT_TIMEOUT = 10.0
 SCHEMES = ("tcp", "tls")
-
-
-class Executor(Protocol):
-    """Anything with a name and ``map``; chunks are :class:`verification.campaign.Chunk`."""
-
-    name: str
-
-    def map(self, chunks: Iterable[Any]) -> Iterator[tuple[Any, list]]:
-        ...
 
 
 def check_scheduler_address(address: Optional[str]) -> str:
@@ -100,6 +87,8 @@ def probe_scheduler(address: str, timeout: float, connection_args: Optional[dict
     step is under one deadline, the connection is aborted whatever happens, and the event loop runs
     in a thread of its own that is abandoned (daemon) if even name resolution outlives the deadline,
     so this returns or raises ``TimeoutError``/``OSError`` within about ``timeout`` seconds."""
+    import asyncio
+
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -119,6 +108,8 @@ def probe_scheduler(address: str, timeout: float, connection_args: Optional[dict
 
 
 async def _identity(address: str, timeout: float, connection_args: dict) -> dict:
+    import asyncio
+
     from distributed.comm.addressing import parse_address
     from distributed.comm.core import FatalCommClosedError
     from distributed.comm.registry import get_backend
@@ -171,6 +162,7 @@ class SerialExecutor(cf.Executor):
     finished future)."""
 
     name = "serial"
+    window = 1            # chunks worth keeping in flight (campaign.run's ``window``)
 
     def __init__(self) -> None:
         self._shut = False
@@ -185,22 +177,8 @@ class SerialExecutor(cf.Executor):
             fut.set_exception(exc)
         return fut
 
-    def map(self, fn: Any, *iterables: Iterable[Any], **kwargs: Any) -> Iterator[Any]:
-        if not iterables and not kwargs and not callable(fn):
-            _refuse_after_shutdown(self)
-            return self._chunks(fn)
-        return super().map(fn, *iterables, **kwargs)
-
-    def _chunks(self, chunks: Iterable[Any]) -> Iterator[tuple[Any, list]]:
-        for chunk in chunks:
-            out = chunk.run()
-            yield chunk, out if isinstance(out, list) else list(out)
-
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         self._shut = True
-
-    def close(self) -> None:
-        self.shutdown()
 
 
 class DaskExecutor(cf.Executor):
@@ -222,10 +200,11 @@ class DaskExecutor(cf.Executor):
     Each chunk is submitted as its function (pickled by reference: module and name) and its
     arguments: for a stress campaign a plan and a chunk index (the seed derives from them), never
     matrices. Workers compute; results come back to this process, which alone writes the store, as
-    each chunk finishes (any order). At most ``window`` chunks are in flight (default 4 per worker
-    thread), so a campaign of 10^4 chunks never queues 10^4 results in memory. A worker that dies
-    loses only its chunks in flight: the scheduler recomputes them elsewhere.
-    Use as a context manager (or call :meth:`shutdown` / :meth:`close`) to stop a cluster it started.
+    each chunk finishes (any order). ``window`` is how many chunks are worth keeping in flight on
+    this cluster (default 4 per worker thread): give it to :func:`verification.campaign.run`, which
+    never holds more, so a campaign of 10^4 chunks never queues 10^4 results in memory. A worker
+    that dies loses only its chunks in flight: the scheduler recomputes them elsewhere.
+    Use as a context manager (or call :meth:`shutdown`) to stop a cluster it started.
     """
 
     name = "dask"
@@ -342,12 +321,6 @@ class DaskExecutor(cf.Executor):
         task.add_done_callback(settle)
         return out
 
-    def map(self, fn: Any, *iterables: Iterable[Any], **kwargs: Any) -> Iterator[Any]:
-        if not iterables and not kwargs and not callable(fn):
-            _refuse_after_shutdown(self)
-            return self._chunks(fn)
-        return super().map(fn, *iterables, **kwargs)
-
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Close the client and the local cluster this started (idempotent). A scheduler that
         has gone away does not turn this into a traceback."""
@@ -361,38 +334,3 @@ class DaskExecutor(cf.Executor):
             self.client.close(timeout=self.timeout)
         if self.cluster is not None:
             self.cluster.close()
-
-    def close(self) -> None:
-        self.shutdown()
-
-    # the chunk interface ------------------------------------------------------------------------
-
-    def _chunks(self, chunks: Iterable[Any]) -> Iterator[tuple[Any, list]]:
-        from distributed import as_completed
-
-        pending = iter(chunks)
-        where: dict[Any, Any] = {}
-        done = as_completed(loop=self.client.loop)
-
-        def submit() -> bool:
-            chunk = next(pending, None)
-            if chunk is None:
-                return False
-            fut = self.client.submit(chunk.fn, *chunk.args, pure=False, **chunk.kwargs)
-            where[fut] = chunk
-            done.add(fut)
-            return True
-
-        for _ in range(self.window):
-            if not submit():
-                break
-        try:
-            for fut in done:
-                chunk = where.pop(fut)
-                out = fut.result()
-                fut.release()
-                submit()
-                yield chunk, out if isinstance(out, list) else list(out)
-        finally:   # stopped early (a loud stop, an interrupt): cancel what is still in flight
-            if where:
-                self.client.cancel(list(where))

@@ -13,15 +13,18 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, Sequence
 
-from rich.console import Console
+if TYPE_CHECKING:   # rich loads when a console is made, not when a parser is built
+    from rich.console import Console
 
 
 def make_console() -> Console:
     """A console for reports: 200 columns when output is not a terminal (logs, CI, a pipe), where
     :func:`verification.report.tables.print_table` widens a table to its full width rather than
     cut it; on a terminal, cells fold rather than end in an ellipsis."""
+    from rich.console import Console
+
     return Console() if sys.stdout.isatty() else Console(width=200)
 
 

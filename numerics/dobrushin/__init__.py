@@ -1,4 +1,4 @@
-"""Dobrushin coefficient kernels: fast float paths and exact certification (THEORY.md §1).
+"""Dobrushin coefficient kernels: fast float paths and exact certification (docs/theory.md §1).
 
 Public API (batched over leading dimensions; numpy arrays or torch tensors in, same kind out):
 

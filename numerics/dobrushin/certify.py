@@ -1,7 +1,7 @@
 """The exact path of Theorem D1: what the float pass of :func:`numerics.dobrushin.factor_check`
 leaves undecided, settled with integers on the rows that matter only.
 
-A float matrix stands for its floats with each row divided by its exact sum (THEORY.md §2). Exact
+A float matrix stands for its floats with each row divided by its exact sum (docs/theory.md §2). Exact
 renormalisation of a row needs only that row, so :class:`ExactRows` builds the integer form of a
 row the first time a candidate pair asks for it; bitwise equal rows share one class (their exact
 rows are equal, their overlap is exactly 1) and an overlap is computed once per pair of classes,

@@ -1,4 +1,4 @@
-"""Comparison contraction bounds for the Dobrushin coefficient (THEORY.md §1, "Related bounds").
+"""Comparison contraction bounds for the Dobrushin coefficient (docs/theory.md §1, "Related contraction bounds").
 
     Birkhoff:        delta(T) <= tau_B(T) = tanh(Diam(T)/4),
                      Diam(T) = max_{i,j,k,l} log(T_ik T_jl / (T_jk T_il))      (T positive)

@@ -11,7 +11,7 @@ import numpy as np
 from numerics import kernels as K
 from numerics.device import chunk_size
 from numerics.dobrushin import certify as C
-from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic, give_back, renormalised
+from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic, give_back, loaded_torch, renormalised
 
 
 def float_error(batch_row_dev: np.ndarray, m: int) -> np.ndarray:
@@ -37,12 +37,9 @@ def dobrushin(P: Any, *, max_bytes: Optional[int] = None, row_tol: Optional[floa
     >>> dobrushin(np.array([[0.9, 0.1], [0.2, 0.8]]))  # 2x2: |det P| = 0.7
     array(0.7)
     """
-    try:
-        import torch
-        if isinstance(P, torch.Tensor) and P.is_cuda:
-            return _dobrushin_torch(P, max_bytes=max_bytes, row_tol=row_tol)
-    except ImportError:  # pragma: no cover
-        pass
+    torch = loaded_torch()          # never imported here: a tensor exists only once torch is loaded
+    if torch is not None and isinstance(P, torch.Tensor) and P.is_cuda:
+        return _dobrushin_torch(P, max_bytes=max_bytes, row_tol=row_tol)
     batch = as_stochastic(P, "P", row_tol=row_tol)
     data = batch.data
     out = np.empty(data.shape[0], dtype=data.dtype)

@@ -4,7 +4,7 @@
     Ahat_l = r I + (1 - r) A_l          (r = residual, 0.5 in the paper: (I + A)/2)
     R_l    = Ahat_l R_{l-1},  R_0 = I   (later layers multiply on the left)
 
-Bounds checked per layer (THEORY.md §1): delta(R_l) <= prod delta(Ahat) <= prod (1 + delta(A))/2.
+Bounds checked per layer (docs/theory.md §1): delta(R_l) <= prod delta(Ahat) <= prod (1 + delta(A))/2.
 
 Discarding (``discard_ratio > 0``; off by default), two named variants, rows renormalised
 afterwards with keepdims (vit-explain's issue #16 divided columns by row sums):

@@ -12,8 +12,22 @@
 - :mod:`numerics.modalities.source`: a checkpoint as an :class:`numerics.sources.AttentionSource`
   whose instances the trained-model pipeline measures unchanged.
 """
-from numerics.modalities.data import DATASETS, Dataset, TestItem, load_dataset  # noqa: F401
-from numerics.modalities.networks import NetConfig, build  # noqa: F401
-from numerics.modalities.presets import MODELS, PRESETS, ModelSpec, Preset, spec_config  # noqa: F401
-from numerics.modalities.source import CheckpointSource, load_checkpoint  # noqa: F401
-from numerics.modalities.training import Checkpoint, train  # noqa: F401
+from importlib import import_module
+from typing import Any
+
+# public name -> its module, imported on first use (PEP 562): listing presets loads no torch
+_WHERE = {"DATASETS": "data", "Dataset": "data", "TestItem": "data", "load_dataset": "data",
+          "NetConfig": "networks", "build": "networks",
+          "MODELS": "presets", "PRESETS": "presets", "ModelSpec": "presets", "Preset": "presets",
+          "spec_config": "presets", "CheckpointSource": "source", "load_checkpoint": "source",
+          "Checkpoint": "training", "train": "training"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(import_module(f"numerics.modalities.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'numerics.modalities' has no attribute {name!r}")
+
+
+__all__ = ["Checkpoint", "CheckpointSource", "DATASETS", "Dataset", "MODELS", "ModelSpec", "NetConfig", "PRESETS",
+           "Preset", "TestItem", "build", "load_checkpoint", "load_dataset", "spec_config", "train"]

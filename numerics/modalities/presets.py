@@ -13,9 +13,10 @@ and how many test inputs are measured per checkpoint.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from numerics.modalities.networks import NetConfig
+if TYPE_CHECKING:   # torch stays unloaded until a network is built: the CLI lists presets from here
+    from numerics.modalities.networks import NetConfig
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,8 @@ PRESETS: dict[str, Preset] = {
 
 def spec_config(spec: ModelSpec, preset: Preset, n_classes: int, n_inputs: int) -> NetConfig:
     """The network of ``spec`` at ``preset``'s size."""
+    from numerics.modalities.networks import NetConfig
+
     return NetConfig(kind=spec.kind, n_inputs=n_inputs, n_classes=n_classes, dim=preset.dim,
                      depth=preset.depth, heads=preset.heads, patch=preset.patch,
                      registers=preset.registers if spec.registers else 0)

@@ -1,8 +1,9 @@
 """Langevin SDE d theta = -grad F dt + sqrt(2/beta) dB for thousands of chains at once (torch).
 
-Time scaling: the generator is (1/beta) Delta - grad F . grad = (1/beta) L with L of THEORY.md, so
-the spectral gap of the SDE is lambda_1 / beta = 1 / (beta C_P): the slowest eigenfunction's
-autocorrelation decays like exp(-t / (beta C_P)), and chi^2 converges at rate 2 / (beta C_P).
+Time scaling: the generator is (1/beta) Delta - grad F . grad = (1/beta) L with L of docs/theory.md
+section 4, so the spectral gap of the SDE is lambda_1 / beta = 1 / (beta C_P): the slowest
+eigenfunction's autocorrelation decays like exp(-t / (beta C_P)), and chi^2 converges at rate
+2 / (beta C_P).
 (Check: F = lambda/2 theta^2 is Ornstein-Uhlenbeck with rate lambda = 1 / (beta * 1/(beta lambda)).)
 
 Schemes: Euler-Maruyama (``mala=False``, bias O(step)) and MALA (Metropolis-adjusted, exact

@@ -1,5 +1,5 @@
-"""Certified constants of the loss families (numerics/losses.py): loss ranges over all of parameter
-space and the attention family's Hessian lower bound, for Holley-Stroock and Bakry-Emery.
+"""Certified constants of the loss families (numerics/poincare/losses.py): loss ranges over all of
+parameter space and the attention family's Hessian lower bound, for Holley-Stroock and Bakry-Emery.
 
 Method: an adaptive grid whose step is set by a certified local Lipschitz bound (so the grid misses
 the extremes by at most ``margin``), plus certified decay bounds for the tails beyond +-S. The

@@ -1,4 +1,4 @@
-"""Regularised regression losses whose Gibbs measures THEORY.md section 4 studies.
+"""Regularised regression losses whose Gibbs measures docs/theory.md section 4 studies.
 
 Families (all deterministic given a seed; data small on purpose so the truth is computable):
 

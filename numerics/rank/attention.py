@@ -3,7 +3,7 @@
 Shapes: X (B, T, d) tokens, W (d, d) query-key kernel W_Q W_K^T of rank r*, W_V (d, d_v).
     linear  attention  Y = (X W X^T / T) X W_V
     softmax attention  Y = softmax(beta X W X^T / sqrt(d)) X W_V        (row-wise softmax)
-Data-only recovery (THEORY.md s.3):
+Data-only recovery (docs/theory.md §3):
   * linear, W_V known: Y W_V^+ = X W G / T with G = X^T X is linear in W  -> least squares.
   * linear, W_V unknown: Y[t, e] = sum X[t,a] G[c,f] Theta[(a,c),(f,e)] / T with
     Theta = vec(W) vec(W_V)^T (rank one) -> least squares for Theta, W = top singular vector.

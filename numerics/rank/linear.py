@@ -1,14 +1,14 @@
-"""Rank lower bounds, computed: optimum, estimators, teachers, data, certification (THEORY.md s.3).
+"""Rank lower bounds, computed: optimum, estimators, teachers, data, certification (docs/theory.md §3).
 
 Public API (also for outside scripts):
     optimal_excess_risk(M_star, K, r)   min over rank <= r of tr((M*-M) K (M*-M)^T), per unit d
     energy_rank(singular_values, tau)   min{k : sum_{i<=k} s_i^2 >= tau sum s_i^2}
     entropy_rank(singular_values, power) exp(H(p)), p_i = s_i^power / sum s^power (power 2: energy
-                                        shares, THEORY.md; power 1: the sigma-normalised convention)
+                                        shares, docs/theory.md §3; power 1: the sigma-normalised convention)
     threshold_rank(singular_values, noise_std, shape)   Gavish-Donoho hard threshold count
     certify_tail_sum(M_star, K, r)      the tail sum in mpmath interval arithmetic (60 digits)
 
-Gradient descent on U V^T lives in numerics/rank_gd.py.
+Gradient descent on U V^T lives in numerics/rank/gd.py.
 """
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def energy_rank(singular_values: Any, tau: float) -> np.ndarray | int:
 
 def entropy_rank(singular_values: Any, power: int = 2) -> np.ndarray | float:
     """Entropy effective rank exp(-sum p_i log p_i), p_i = s_i^power / sum s^power; 0 for a zero
-    spectrum. power=2 (default, THEORY.md) normalises the energies sigma_i^2, power=1 the singular
+    spectrum. power=2 (default, docs/theory.md §3) normalises the energies sigma_i^2, power=1 the singular
     values themselves; the two disagree, e.g. on (1, 1/2, 1/4): 1.95 (power 2) and 2.60 (power 1)."""
     if power not in (1, 2):
         raise ValueError(f"power: must be 1 (p_i from sigma_i) or 2 (from sigma_i^2), got {power!r}")

@@ -9,8 +9,16 @@
     decide, decide_exact, noise_floor               numerics.san.claims (outcomes against noise)
     SANSource                                       numerics.san.source (an AttentionSource)
 """
-from numerics.san.config import MATCH_KINDS, SANConfig, flops_per_token, matched, params  # noqa: F401
-from numerics.san.data import Data  # noqa: F401
-from numerics.san.model import Decoder, build  # noqa: F401
-from numerics.san.train import (TrainConfig, TrainResult, checkpoint_steps, evaluate,  # noqa: F401
-                                load_checkpoint, train)
+from numerics.san.bottleneck import bottleneck_exact, bottleneck_residual
+from numerics.san.claims import decide, decide_exact, noise_floor
+from numerics.san.config import MATCH_KINDS, SANConfig, flops_per_token, matched, params
+from numerics.san.data import Data
+from numerics.san.model import Decoder, build
+from numerics.san.source import SANSource
+from numerics.san.spectra import layer_spectra, model_ranks
+from numerics.san.train import TrainConfig, TrainResult, checkpoint_steps, evaluate, load_checkpoint, train
+
+__all__ = ["Data", "Decoder", "MATCH_KINDS", "SANConfig", "SANSource", "TrainConfig", "TrainResult",
+           "bottleneck_exact", "bottleneck_residual", "build", "checkpoint_steps", "decide", "decide_exact",
+           "evaluate", "flops_per_token", "layer_spectra", "load_checkpoint", "matched", "model_ranks",
+           "noise_floor", "params", "train"]

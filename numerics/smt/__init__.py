@@ -1,6 +1,6 @@
 """Machine-checked proofs of the Dobrushin theorems in small dimension, through the z3 SMT solver.
 
-For fixed sizes each statement of THEORY.md §1 becomes a query for a counterexample over exact
+For fixed sizes each statement of docs/theory.md §1 becomes a query for a counterexample over exact
 rationals: ``unsat`` proves it at that size for *all* stochastic matrices, ``sat`` gives a
 counterexample that is re-checked exactly (:mod:`numerics.smt.exact`), ``unknown`` is undecided.
 

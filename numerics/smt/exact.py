@@ -62,7 +62,7 @@ def d1_condition(A: FMatrix, mutual: bool = True, attaining: bool = True) -> boo
 
 
 def d2_condition(P: FMatrix, Q: FMatrix, cancel: bool = True, attaining: bool = True) -> bool:
-    """D2's equality condition (THEORY.md §1), or its wrong variants (without (b); any pair)."""
+    """D2's equality condition (docs/theory.md §1), or its wrong variants (without (b); any pair)."""
     DP, DQ = delta(P), delta(Q)
     m, p = len(Q), len(Q[0])
     for i in range(len(P)):

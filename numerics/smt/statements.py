@@ -1,4 +1,4 @@
-"""The Dobrushin statements (THEORY.md §1) and deliberately wrong variants, as SMT queries.
+"""The Dobrushin statements (docs/theory.md §1) and deliberately wrong variants, as SMT queries.
 
 A :class:`Statement` at size n is a list of *queries*, each a set of z3 constraints whose models are
 exactly the counterexamples of one direction of the statement: all ``unsat`` proves it at that size,

@@ -1,4 +1,4 @@
-"""Benchmark: Langevin chains advanced together (numerics.langevin.simulate) against a per-chain
+"""Benchmark: Langevin chains advanced together (numerics.poincare.langevin.simulate) against a per-chain
 loop of the same Euler scheme (simulate_loop), in the same session, on the 12-parameter attention
 loss. Group "B chains x steps"; the loop is the baseline. Each benchmark checks its answer (finite
 states, and the batched chains' spread matches the looped chains' within Monte Carlo error), so it

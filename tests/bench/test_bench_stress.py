@@ -4,9 +4,9 @@
                  cannot decide, summary, kept records, written to a results store (SQLite file);
                  also its parts apart: sampling only, and the checks on already drawn matrices
     dobrushin    the bare kernel on the same matrices (already sampled): the baseline
-    before       today's per-instance campaign path (verification.dobrushin.checks.check_chunk:
-                 one Record per instance, D1 plus D2 on count/2 pairs) on the same family, n and
-                 count, written to a store
+    before       the Dobrushin campaign's path (verification.dobrushin.checks.check_chunk: the same
+                 vectorised check, every D1 instance certified exactly, one Record per instance,
+                 D1 plus D2 on count/2 pairs) on the same family, n and count, written to a store
 
 at n = 16 (chunks of 10,000) and n = 64 (chunks of 1,024), Dirichlet(1) and softmax (T = 1);
 and a campaign of 8 chunks (n = 16, Dirichlet) through the serial executor and a local Dask
@@ -19,16 +19,15 @@ from __future__ import annotations
 import pickle
 import time
 
-import numpy as np
 import pytest
 
 from numerics.dobrushin import dobrushin
 from verification import campaign
 from verification.executors import DaskExecutor, SerialExecutor
 from verification.store import ResultStore
-from verification.stress.plan import StressPlan, chunk_size, draw
-from verification.stress.sweep import chunks as stress_chunks
-from verification.stress.sweep import run_chunk
+from verification.stress.checks.plan import StressPlan, chunk_size, draw
+from verification.stress.checks.sweep import chunks as stress_chunks
+from verification.stress.checks.sweep import run_chunk
 
 CASES = [pytest.param(f, n, id=f"{f}-n{n}") for f in ("dirichlet", "softmax-T1") for n in (16, 64)]
 
@@ -74,8 +73,8 @@ def test_kernel_baseline(benchmark, bench_record, family, n):
 def test_parts(benchmark, bench_record, family, n):
     """The sweep's two parts apart: drawing the chunk, and checking already drawn matrices
     (filter, certification, summary)."""
-    from verification.stress.summaries import summarise
-    from verification.stress.sweep import check_batch
+    from verification.stress.checks.summaries import summarise
+    from verification.stress.checks.sweep import check_batch
 
     benchmark.group = f"stress {family} n={n}"
     A = draw("dobrushin.factor", family, n, 0, 0)
@@ -147,6 +146,9 @@ def test_executor(benchmark, bench_record, request, which):
             for k in range(20):
                 s.write_chunk("w", f"c{k}", res, res.summaries)
             write = (time.perf_counter() - t0) / 20
+            stored = [row["body"] for row in s.summaries("w")]
+        body = res.summaries["dobrushin.factor"]
+        assert len(stored) == 20 and all(b == body for b in stored)      # stored as computed, 20 times
+        assert sum(body["counts"].values()) == body["n"] == chunk_size(16)
         print(f"\nshipped per chunk: arguments {len(pickle.dumps(chunk.args))} bytes, result "
               f"{len(pickle.dumps(res))} bytes; driver stores a chunk in {1e3 * write:.2f} ms")
-        assert np.isfinite(write)

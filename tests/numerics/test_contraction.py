@@ -1,4 +1,4 @@
-"""Comparison bounds: Birkhoff tanh(Diam/4) and the softmax-logit bound (THEORY.md §1)."""
+"""Comparison bounds: Birkhoff tanh(Diam/4) and the softmax-logit bound (docs/theory.md §1)."""
 import math
 
 import numpy as np

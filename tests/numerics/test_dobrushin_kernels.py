@@ -104,24 +104,37 @@ def test_device_validation_matches_the_cpu_path_word_for_word(bad, pattern):
     assert str(cpu.value) == str(dev.value)
 
 
-def test_device_validation_rows_near_the_tolerance_are_judged_by_the_cpu_sum():
+def test_device_validation_rows_near_the_tolerance_are_judged_by_the_cpu_sum(monkeypatch):
     """Rows whose float64 sum lies within rounding of the tolerance are re-checked on the host with
-    the CPU kernel: accept/refuse and the reported sum agree with the CPU path."""
-    rng = np.random.default_rng(0)
-    P = rng.dirichlet(np.ones(50), size=(4, 6, 6 * 0 + 50))[:, :6]
-    P[2, 3] *= 1 + 1e-9 + 3e-17 * rng.standard_normal(50)        # right at float64's 1e-9 tolerance
-    T = torch.from_numpy(np.ascontiguousarray(P))
-    try:
-        dobrushin(T)
-        cpu = None
-    except ValueError as e:
-        cpu = str(e)
-    try:
-        core.validate_torch(T, "P")
-        dev = None
-    except ValueError as e:
-        dev = str(e)
-    assert cpu == dev
+    the CPU kernel: accept/refuse and the reported sum agree with the CPU path. Row 3 of matrix 2 is
+    scaled to sum 1 + 1e-9 + k ulp, right at float64's 1e-9 tolerance: the sweep over k must send
+    the row to the host every time and must see both verdicts."""
+    from numerics import kernels as K
+
+    base = np.random.default_rng(0).dirichlet(np.ones(50), size=(4, 6))      # 4 matrices of 6 x 50
+    verdicts = set()
+    for k in (-4, -2, -1, 0, 1, 2, 4):
+        P = base.copy()
+        P[2, 3] *= 1 + 1e-9 + k * 2.0 ** -52
+        T = torch.from_numpy(P)
+        try:
+            dobrushin(T)
+            cpu = None
+        except ValueError as e:
+            cpu = str(e)
+        host = []
+        with monkeypatch.context() as m:
+            m.setattr(K, "check_stochastic", lambda rows, tol, real=K.check_stochastic: host.append(rows.shape)
+                      or real(rows, tol))
+            try:
+                core.validate_torch(T, "P")
+                dev = None
+            except ValueError as e:
+                dev = str(e)
+        assert host == [(1, 1, 50)], (k, host)          # only the near-tolerance row went to the host
+        assert cpu == dev, k
+        verdicts.add(cpu is None)
+    assert verdicts == {True, False}                    # the band holds rows on both sides
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])
@@ -164,3 +177,45 @@ def test_triton_kernel_matches_numpy_path_in_the_interpreter():
     res = subprocess.run([sys.executable, "-c", TRITON_SCRIPT], cwd=root, env=env, capture_output=True,
                          text=True, timeout=300)
     assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-2000:]
+
+
+def _scan_by_definition(A):
+    """pair_scan's fields of one square matrix A, by brute force over the pairs (eps = 0)."""
+    from numerics import kernels as K
+
+    n = len(A)
+    st = np.full(K.NSTAT, -1e300)
+    st[[K.ZERO_ANY, K.ZERO_FIRST, K.ZERO_OTHER]] = 0.0
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    d = {(i, j): 0.5 * np.abs(A[i] - A[j]).sum() for i, j in pairs}
+    st[K.BEST] = max(d.values())
+    st[K.BEST_I], st[K.BEST_J] = min(p for p in pairs if d[p] == st[K.BEST])      # row-major first
+    st[K.SECOND] = max([d[p] for p in pairs if p != tuple(st[[K.BEST_I, K.BEST_J]])], default=-1e300)
+    for i, j in pairs:
+        x, y = A[i, i] - A[j, i], A[j, j] - A[i, j]
+        st[K.PENALISED] = max(st[K.PENALISED], d[i, j] - max(-x, 0) - max(-y, 0))
+        if x >= 0 and y >= 0:
+            k = K.TOP_FIRST if i == 0 else K.TOP_OTHER
+            st[k] = max(st[k], d[i, j])
+        if np.minimum(A[i], A[j]).sum() == 0:
+            st[K.ZERO_ANY] = 1.0
+            if A[j, i] == 0 and A[i, j] == 0:
+                st[K.ZERO_FIRST if i == 0 else K.ZERO_OTHER] = 1.0
+    return st
+
+
+@pytest.mark.parametrize("n", [2, 3, 9, 17])
+@pytest.mark.parametrize("batch", [1, 64])          # per row block (merged) and per matrix
+def test_pair_scan_fields_are_what_their_names_say(n, batch):
+    """Each named field of pair_scan's statistics equals its definition, on dyadic matrices (every
+    float exact, ties everywhere: tie-breaking and the merge of row blocks are checked too)."""
+    from numerics import kernels as K
+
+    rng = np.random.default_rng(n)
+    counts = rng.multinomial(8, np.ones(n) / n, size=(batch, n)) * (rng.random((batch, n, n)) < 0.7)
+    counts[..., 0] += 8 - counts.sum(-1)                      # each row: eighths summing to 1
+    P = np.ascontiguousarray(counts / 8.0)
+    got = K.pair_scan(P, True)
+    assert got.shape == (batch, K.NSTAT)
+    for b in range(batch):
+        np.testing.assert_array_equal(got[b], _scan_by_definition(P[b]), err_msg=f"matrix {b}")

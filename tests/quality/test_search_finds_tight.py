@@ -1,10 +1,10 @@
 """Quality tier: the guided search finds known tight families within a stated budget.
 
 * Theorem D2 on 3 x 3 pairs with positive entries (Dirichlet(1)): equality has probability zero
-  there (THEORY.md §1), and the same budget spent on random pairs finds none. From strict starts
+  there (docs/theory.md §1), and the same budget spent on random pairs finds none. From strict starts
   the local optimiser (projected moves on the simplex rows, scored by the certified check) reaches
   certified equality delta(PQ) = delta(P) delta(Q) from at least 6 of 8 starts within 500
-  evaluations each, in the known family of THEORY.md (checked here by brute force on Fractions):
+  evaluations each, in the known family of docs/theory.md (checked here by brute force on Fractions):
   a pair (i, j) attaining delta(P) whose S+ x S- pairs all attain delta(Q) with no column
   cancelling; from positive starts the search gets there by creating an exact tie (an entry of P
   equal across the maximising rows, or two pairs of rows of Q at the same distance).
@@ -17,8 +17,8 @@ from itertools import combinations
 import numpy as np
 
 from numerics.sources.random import generator, sample
-from verification.stress.search import descend, scorer
-from verification.stress.summaries import HOLDS, TIGHT
+from verification.stress.checks.search import descend, scorer
+from verification.stress.checks.summaries import HOLDS, TIGHT
 from verification.testing import reference as ref
 
 D2_BUDGET, D2_STARTS, D2_NEEDED = 500, 8, 6
@@ -30,7 +30,7 @@ def tv(x, y):
 
 
 def d2_family(P, Q) -> bool:
-    """THEORY.md's D2 equality condition, by brute force: some (i, j) attaining delta(P) with every
+    """docs/theory.md's D2 equality condition, by brute force: some (i, j) attaining delta(P) with every
     (k, l) in S+ x S- attaining delta(Q) and no column t with Q_kt > Q_lt for one such pair and
     Q_k't < Q_l't for another."""
     Pr, Qr = ref.exact_rows(P), ref.exact_rows(Q)

@@ -162,6 +162,10 @@ def test_attention_and_weights_shapes():
 _POINCARE = [th for th in theorems() if th.id.startswith("poincare.")]
 
 
+def test_the_poincare_parametrisations_below_are_not_empty():
+    assert len(_POINCARE) >= 4, [th.id for th in _POINCARE]      # an empty list would skip them silently
+
+
 @pytest.mark.parametrize("th", _POINCARE, ids=lambda t: t.id)
 @pytest.mark.parametrize("name", ["beta", "lam"])
 @pytest.mark.parametrize("value", [0, -1, sp.Rational(-1, 2)])

@@ -1,4 +1,4 @@
-"""Rank lower bounds, stated: symbolic derivations and exact rational checks (THEORY.md s.3)."""
+"""Rank lower bounds, stated: symbolic derivations and exact rational checks (docs/theory.md §3)."""
 import pytest
 import sympy as sp
 from hypothesis import given, settings, strategies as st
@@ -74,15 +74,16 @@ def test_eym_exact_on_rational_witnesses(args):
     risk, tail = T.exact_eym_check(w, r)
     assert risk == tail                                # the explicit minimizer attains the tail sum
     n = len(s)
-    # any other rank <= r student does at least as well as... no: does no better than the tail
+    # any other student of rank <= r does no better than the tail sum
     B = sp.Matrix(n, n, [sp.Rational(x) for x in other])
     M = B[:, :r] * B[:r, :] if r > 0 else sp.zeros(n, n)
     D = w["M_star"] - M
     assert (D * w["K"] * D.T).trace() >= tail
     r_star = T.exact_rank(w["M_star"])
     assert r_star == sum(1 for x in w["sigma"] if x != 0)
-    if 0 < r_star and r == r_star - 1:
-        assert tail == w["sigma"][r_star - 1] ** 2      # deficiency is tight at r* - 1
+    if r_star > 0:                                     # the deficiency is tight at r* - 1, on every draw
+        assert T.exact_eym_check(w, r_star - 1) == (w["sigma"][r_star - 1] ** 2,) * 2
+    assert T.exact_eym_check(w, r_star) == (0, 0)      # and vanishes from r* on
 
 
 def test_exact_rank_and_definiteness_known_cases():

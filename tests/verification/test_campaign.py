@@ -83,7 +83,9 @@ def test_unknown_theorem_and_duplicate_keys_are_errors(store):
 
 
 def test_executor_interface():
+    """The runner speaks only concurrent.futures: serial chunks come back one by one, in plan order."""
     chunks = [Chunk(f"c{k}", records, ("dobrushin.factor", "holds", k)) for k in range(3)]
-    out = list(SerialExecutor().map(chunks))
+    with SerialExecutor() as ex:
+        out = list(campaign.finished(ex, chunks, window=2))
     assert [c.key for c, _ in out] == ["c0", "c1", "c2"] and all(len(r) == 2 for _, r in out)
     assert Verdict(out[0][1][0].verdict) is Verdict.HOLDS

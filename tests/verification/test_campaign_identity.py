@@ -32,7 +32,7 @@ def _assert_unchanged(before: dict, after: dict) -> None:
 
 def test_dobrushin_paper_ignores_a_user_run_of_other_families_and_sizes(tmp_path, monkeypatch):
     from verification.dobrushin import checks as job
-    from verification.dobrushin import paper_part
+    from verification.dobrushin.paper import paper_part
 
     # the main job's design (every family and size), a few instances per (family, n)
     monkeypatch.setattr(job.Plan, "instances", lambda self, n: 4)
@@ -95,7 +95,7 @@ def _copy(db, tmp_path):
 
 
 def test_trained_paper_ignores_more_inputs_of_the_same_settings(trained_store, tmp_path):
-    from verification.trained import paper_part
+    from verification.trained.paper import paper_part
     from verification.trained.paper import campaign_prefix
 
     db = _copy(trained_store, tmp_path)

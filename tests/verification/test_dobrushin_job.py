@@ -6,6 +6,7 @@ from theory.verdicts import Verdict, ViolationError
 from numerics.sources.random import FAMILIES, sample
 from verification.dobrushin import checks as job
 from verification.dobrushin import report as dreport
+from verification.dobrushin.paper import paper_part
 from verification.cli import main
 from verification.store import ResultStore
 
@@ -100,8 +101,10 @@ def test_planted_defect_in_delta_is_caught_by_the_direct_check(tmp_path, monkeyp
     """A real defect in the checked quantity: ``dobrushin`` returns values slightly too small. The
     campaign's independent direct check (both sides of D1 and D2 recomputed, compared with the
     closed form within the rigorous float error) must store ``violated`` and stop loudly."""
-    real = job.dobrushin
-    monkeypatch.setattr(job, "dobrushin", lambda P, **kw: real(P, **kw) * (1 - shrink))
+    from verification.stress.checks import sweep      # the one check of D1/D2 the campaign runs
+
+    real = sweep.dobrushin
+    monkeypatch.setattr(sweep, "dobrushin", lambda P, **kw: real(P, **kw) * (1 - shrink))
     with ResultStore(tmp_path / "r.db") as s:
         with pytest.raises(ViolationError, match="violated"):
             job.run_campaign(s, PLAN)
@@ -139,3 +142,74 @@ def test_cli_runs_and_rejects_bad_arguments(tmp_path, capsys):
     assert "unknown family 'gaussian'" in capsys.readouterr().err
     assert main(["theorems"]) == 0
     assert "dobrushin.factor" in capsys.readouterr().out
+
+
+def legacy_check_chunk(family, n, chunk, count, seed):
+    """The campaign's records as its own per-instance loop made them before it used the stress
+    sweep's vectorised check (``verification.stress.checks.sweep.check_batch``): the reference the
+    records, tables and macros must still equal byte for byte."""
+    from numerics.dobrushin import dobrushin, factor_check, float_error, product_equality
+    from numerics.sources.random import GENERATOR, generator
+    from numerics.stochastic import UNIT_ROUNDOFF, as_stochastic
+    from verification.store import Record
+
+    A = sample(family, n, count, generator(seed, family, n, chunk))
+    prov = {"generator": GENERATOR, "seed": seed, "family": family, "n": n, "chunk": chunk}
+    out = []
+    fc = factor_check(A)
+    value, dA = dobrushin(0.5 * (np.eye(n) + A)), dobrushin(A)
+    bound = (1 + dA) / 2
+    err = 2 * float_error(as_stochastic(A, "A").row_dev, n) + 2 * UNIT_ROUNDOFF
+    for k in range(count):
+        direct = bound[k] - value[k]
+        verdict = Verdict.TIGHT if fc.equality[k] else Verdict.HOLDS
+        if direct < -err[k] or abs(direct - fc.slack[k]) > 2 * err[k]:
+            verdict = Verdict.VIOLATED
+        out.append(Record("dobrushin.factor", f"{family}/n{n}/c{chunk}/i{k}", verdict,
+                          slack=float(fc.slack[k]), value=float(value[k]), bound=float(bound[k]),
+                          provenance={**prov, "index": k},
+                          extra={"exact_path": bool(fc.exact[k]), "through_first": bool(fc.through_first[k]),
+                                 "through_other": bool(fc.through_other[k]), "delta_A": float(dA[k]),
+                                 "pair": [int(v) for v in fc.pair[k]]}))
+    P, Q = A[0::2][: count // 2], A[1::2][: count // 2]
+    eq = product_equality(P, Q)
+    dP, dQ, dPQ = dobrushin(P), dobrushin(Q), dobrushin(P @ Q)
+    err2 = 4 * float_error(np.maximum(as_stochastic(P, "P").row_dev, as_stochastic(Q, "Q").row_dev), n)
+    for k in range(len(P)):
+        b = dP[k] * dQ[k]
+        verdict = Verdict.TIGHT if eq[k] else Verdict.HOLDS
+        if dPQ[k] > b + err2[k]:
+            verdict = Verdict.VIOLATED
+        out.append(Record("dobrushin.product", f"{family}/n{n}/c{chunk}/p{k}", verdict,
+                          slack=float(b - dPQ[k]), value=float(dPQ[k]), bound=float(b),
+                          provenance={**prov, "pair": [2 * k, 2 * k + 1]}))
+    return out
+
+
+def test_records_tables_and_macros_equal_the_per_instance_loop(tmp_path, monkeypatch):
+    """The campaign checks with the stress sweep's vectorised check (one check per theorem); on the
+    main job's design (every family and size, a few instances each) its records, its table and the
+    paper's tables and macros are byte-identical to those of the per-instance loop it replaced."""
+    from rich.console import Console
+
+    from verification.paper.latex import macro_value, table_tex
+
+    monkeypatch.setattr(job.Plan, "instances", lambda self, n: 7)       # 7 matrices: odd, a lone D1 instance
+    plan = job.Plan(seed=2)
+    got = {}
+    for which, check in (("vectorised", job.check_chunk), ("legacy", legacy_check_chunk)):
+        monkeypatch.setattr(job, "check_chunk", check)
+        with ResultStore(tmp_path / f"{which}.db") as s:
+            job.run_campaign(s, plan)
+            dreport.report(s, plan, tmp_path / which, Console(file=open(tmp_path / f"{which}.log", "w")))
+            fields = ("theorem", "instance", "verdict", "slack", "value", "bound", "backend", "provenance", "extra")
+            records = sorted(([r[f] for f in fields] for r in s.records(plan.campaign)), key=repr)
+            part = paper_part(s, seed=2)
+        got[which] = {"records": records,
+                      "tables": {p.name: p.read_bytes() for p in sorted((tmp_path / which).iterdir())},
+                      "paper": [table_tex(t) for t in part.tables],
+                      "macros": {k: macro_value(k, v) for k, v in part.macros.items()}}
+    new, old = got["vectorised"], got["legacy"]
+    assert len(new["records"]) == 7 * 9 * (7 + 3) and any(r[2] == "tight" for r in new["records"])
+    for key in ("records", "tables", "paper", "macros"):
+        assert new[key] == old[key], key

@@ -1,13 +1,15 @@
-"""The Dask executor: a local cluster stores exactly what the serial executor stores (chunks
+"""The executors: a local Dask cluster stores exactly what the serial executor stores (chunks
 arrive in any order), a worker killed mid-run loses nothing, a driver killed mid-run resumes, and
 a loud stop cancels what is in flight. Workers get a plan and a chunk index, never matrices. Both
-executors are concurrent.futures executors too; a bad scheduler address is refused before anything
+executors are concurrent.futures executors, and the standard library's thread and process pools
+plug into the campaign runner unchanged; a bad scheduler address is refused before anything
 connects (hostile servers and the local cluster's TLS: test_cluster_hostile.py)."""
 import concurrent.futures as cf
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,8 +20,8 @@ from verification import campaign
 from verification.campaign import Chunk
 from verification.executors import DaskExecutor, SerialExecutor
 from verification.store import Record, ResultStore
-from verification.stress.plan import StressPlan
-from verification.stress.sweep import chunks as stress_chunks
+from verification.stress.checks.plan import StressPlan
+from verification.stress.checks.sweep import chunks as stress_chunks
 
 PLAN = StressPlan("dobrushin.factor", ("dirichlet", "softmax-T1"), (3,), instances=60_000)   # 6 chunks
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +79,7 @@ def test_killed_worker_process_loses_nothing(store):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(addr)
             return ""
-        res = campaign.run(store, "dask", chunks, executor=ex, progress=False, status=kill_one)
+        res = campaign.run(store, "dask", chunks, executor=ex, window=ex.window, progress=False, status=kill_one)
     assert killed and res.computed == 8
     strip = lambda rows: sorted((r["chunk"], r["instance"], r["slack"]) for r in rows)  # noqa: E731
     assert strip(store.records("dask")) == strip(store.records("serial"))
@@ -97,7 +99,7 @@ def toy_chunk(k):
 chunks = [Chunk(f"c{k}", toy_chunk, (k,)) for k in range(8)]
 if __name__ == "__main__":
     with ResultStore(sys.argv[1]) as s, DaskExecutor(workers=1, processes=False, window=1) as ex:
-        campaign.run(s, "toy", chunks, executor=ex, progress=False)
+        campaign.run(s, "toy", chunks, executor=ex, window=ex.window, progress=False)
 """
 
 
@@ -140,7 +142,7 @@ def test_loud_stop_through_the_cluster(store):
     chunks = [Chunk(f"c{k}", violated_after, (k,)) for k in range(8)]
     with DaskExecutor(workers=2, processes=False, window=2) as ex:
         with pytest.raises(ViolationError, match="dobrushin.factor"):
-            campaign.run(store, "toy", chunks, executor=ex, progress=False)
+            campaign.run(store, "toy", chunks, executor=ex, window=ex.window, progress=False)
     assert "c1" in store.done_chunks("toy") and len(store.done_chunks("toy")) < 8
 
 
@@ -178,8 +180,7 @@ def any_executor(request):
 
 
 def test_executors_are_concurrent_futures_executors(any_executor):
-    """submit / map / shutdown / with, as for any concurrent.futures.Executor; the chunk interface
-    (``map(chunks)`` -> (chunk, records)) is unchanged beside it."""
+    """submit / map / shutdown / with, as for any concurrent.futures.Executor."""
     ex = any_executor
     assert isinstance(ex, cf.Executor)
     fut = ex.submit(square, 7)
@@ -191,9 +192,6 @@ def test_executors_are_concurrent_futures_executors(any_executor):
     assert list(ex.map(pow, [2, 3], [3, 2])) == [8, 9]
     futures = [ex.submit(square, k) for k in range(5)]
     assert sorted(f.result() for f in cf.as_completed(futures, timeout=30)) == [0, 1, 4, 9, 16]
-    chunks = [Chunk(f"c{k}", toy_chunk, (k,)) for k in range(3)]
-    got = sorted((c.key, len(r)) for c, r in ex.map(chunks))
-    assert got == [("c0", 3), ("c1", 3), ("c2", 3)]
     with ex as same:
         assert same is ex
     with pytest.raises(RuntimeError, match="after shutdown"):
@@ -211,3 +209,49 @@ def test_dask_submit_cancel_reaches_the_task():
             time.sleep(0.05)
         assert fut.dask_future.cancelled()
         blocker.result(timeout=30)
+
+
+def test_standard_thread_and_process_pools_plug_in(tmp_path):
+    """A ``ThreadPoolExecutor`` or ``ProcessPoolExecutor`` runs a campaign unchanged, storing what
+    the serial executor stores; the runner never holds more than ``window`` chunks in flight and
+    leaves the pool open (its owner shuts it down)."""
+    import multiprocessing
+
+    chunks = [Chunk(f"c{k}", violated_after, (k + 2,)) for k in range(6)]     # all hold
+    strip = lambda rows: sorted((r["chunk"], r["instance"], r["verdict"], r["slack"]) for r in rows)  # noqa: E731
+    with ResultStore(tmp_path / "s.db") as s:
+        campaign.run(s, "serial", chunks, progress=False)
+        with cf.ThreadPoolExecutor(max_workers=3) as pool:
+            res = campaign.run(s, "threads", chunks, executor=pool, window=2, progress=False)
+            assert res.computed == 6 and pool.submit(square, 4).result() == 16     # still open
+        # fork: the child has this test module loaded, so the chunk function pickles by name
+        with cf.ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork")) as pool:
+            res = campaign.run(s, "processes", chunks, executor=pool, progress=False)
+        assert res.computed == 6
+        assert strip(s.records("threads")) == strip(s.records("processes")) == strip(s.records("serial"))
+
+
+def test_window_bounds_the_chunks_in_flight(store):
+    """At most ``window`` chunks are submitted and not yet stored; a loud stop cancels the rest."""
+    lock, state = threading.Lock(), {"now": 0, "most": 0}
+
+    def counted(k):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.02)
+        with lock:
+            state["now"] -= 1
+        return violated_after(k)
+
+    chunks = [Chunk(f"c{k}", counted, (k + 2,)) for k in range(12)]
+    with cf.ThreadPoolExecutor(max_workers=8) as pool:
+        assert campaign.run(store, "w", chunks, executor=pool, window=3, progress=False).computed == 12
+    assert 1 <= state["most"] <= 3
+    with pytest.raises(ValueError, match="window"):
+        campaign.run(store, "w0", chunks, window=0, progress=False)
+    stop = [Chunk(f"c{k}", violated_after, (k,)) for k in range(40)]           # c1 is violated
+    with cf.ThreadPoolExecutor(max_workers=2) as pool:
+        with pytest.raises(ViolationError):
+            campaign.run(store, "stop", stop, executor=pool, window=4, progress=False)
+    assert "c1" in store.done_chunks("stop") and len(store.done_chunks("stop")) < 10

@@ -13,7 +13,7 @@ from numerics.modalities import MODELS, PRESETS, NetConfig, load_dataset
 from numerics.modalities.source import CheckpointSource
 from verification import campaign
 from verification.cli import main
-from verification.modalities import paper_part
+from verification.modalities.paper import paper_part
 from verification.modalities.checks import campaign_name
 from verification.modalities.command import measure_and_report
 from verification.modalities.paper import preset_part

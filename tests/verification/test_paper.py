@@ -193,3 +193,18 @@ def test_dangling_refs_and_uncited_tables_are_problems(toy, tmp_path):
     sec.write_text(TOY.replace("\\input{tables/toy-table}\n", ""))
     with pytest.raises(ValueError, match="toy-table is generated but no section inputs it"):
         build(store, tmp_path / "b", families=["toy_family"], source=src)
+
+
+def test_the_families_parts_come_from_their_paper_roles():
+    """The builder asks each family of the one table (verification.commands), in main-job order,
+    through its ``paper`` role; the CLI is not imported for it."""
+    import subprocess
+
+    from verification.commands import FAMILIES
+    from verification.paper.build import paper_modules
+
+    assert paper_modules() == tuple(f"{package}.paper" for package in FAMILIES.values())
+    code = ("import sys; from importlib import import_module; from verification.paper.build import paper_modules\n"
+            "assert all(callable(import_module(m).paper_part) for m in paper_modules())\n"
+            "assert 'verification.cli' not in sys.modules, 'the paper imported the CLI'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)

@@ -79,9 +79,9 @@ def _tiny_llama():
 
 def _rank(store):
     import numerics.sources.models as models
-    from verification.rank import attention as att
-    from verification.rank import linear, weights
-    from verification.rank.linear import QUICK, run_linear
+    from verification.rank.checks import attention as att
+    from verification.rank.checks import linear, weights
+    from verification.rank.checks.linear import QUICK, run_linear
 
     # fewer seeds, steps and cells than the quick plan, with its n and r*: the same campaign names
     real = models.load_model
@@ -96,7 +96,7 @@ def _rank(store):
 
 
 def _poincare(store):
-    from verification.poincare import checks, sde, villani_map
+    from verification.poincare.checks import bounds as checks, sde, villani as villani_map
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(checks.Plan, "grid", lambda self, name: [(4.0, 0.3)] if name.startswith("gauss") else
@@ -130,7 +130,7 @@ def _part(path, family):
     from importlib import import_module
 
     with ResultStore(path) as s:
-        return import_module(f"verification.{family}").paper_part(s, seed=0, full=False)
+        return import_module(f"verification.{family}.paper").paper_part(s, seed=0, full=False)
 
 
 @pytest.fixture(scope="module", params=FAMILIES)
@@ -208,7 +208,7 @@ def test_an_empty_store_names_the_missing_campaign(tmp_path, family):
         from importlib import import_module
 
         with ResultStore(tmp_path / "empty.db") as s:
-            import_module(f"verification.{family}").paper_part(s, seed=3, full=True)
+            import_module(f"verification.{family}.paper").paper_part(s, seed=3, full=True)
     assert err.value.command == f"attnbounds verify --only {family} --seed 3 --full"
 
 

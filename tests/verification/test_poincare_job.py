@@ -1,4 +1,4 @@
-"""verification.poincare.checks: verdicts and outcomes, resumable campaign, loud violations, tables/figures, CLI."""
+"""verification.poincare.checks.bounds: verdicts and outcomes, resumable campaign, loud violations, tables/figures, CLI."""
 from fractions import Fraction
 
 import pytest
@@ -6,9 +6,10 @@ from rich.console import Console
 
 from numerics.poincare import bounds as PB
 from theory.verdicts import Outcome, Verdict, ViolationError
-from verification.poincare import checks as job
+from verification.poincare.checks import bounds as job
 from verification.cli import main
-from verification.poincare.report import bounds_rows, report
+from verification.poincare.report.tables import bounds_rows
+from verification.poincare.report.write import report
 
 
 def _quiet():
@@ -120,8 +121,8 @@ def test_villani_support_above_lambda_v_is_an_estimate():
 
 
 def test_villani_map_reports_failing_share(store, tmp_path):
-    from verification.poincare import villani_map as vm
-    from verification.poincare.findings import villani_map_rows
+    from verification.poincare.checks import villani as vm
+    from verification.poincare.report.findings import villani_map_rows
     from verification.report.stats import wilson
 
     betas, lams = vm.map_grid(False)
@@ -166,8 +167,8 @@ def test_same_seed_gives_byte_identical_tables(tmp_path):
 
 
 def test_sde_records_and_table(store):
-    from verification.poincare.report import sde_rows
-    from verification.poincare.sde import expected_loss_records, rate_records
+    from verification.poincare.report.tables import sde_rows
+    from verification.poincare.checks.sde import expected_loss_records, rate_records
 
     recs = rate_records("gauss1", 2.0, 0.5, 0, 1000, 200, step=0.02)
     recs += expected_loss_records("lorafull", 0.3, (32.0,), 0, 64, 200)
@@ -189,7 +190,7 @@ def test_sde_records_and_table(store):
 
 
 def test_outcome_rules():
-    from verification.poincare.sde import at_least, two_sided
+    from verification.poincare.checks.sde import at_least, two_sided
 
     assert two_sided(1.0, 0.01, 1.02)[0] == Outcome.SUPPORTED
     assert two_sided(1.0, 0.01, 1.05)[0] == Outcome.REFUTED              # outside 1 +- 0.03: a finding
@@ -200,7 +201,7 @@ def test_outcome_rules():
 
 
 def test_findings_tables_state_their_conclusions(store, tmp_path):
-    from verification.poincare import villani_map as vm
+    from verification.poincare.checks import villani as vm
 
     plan = job.Plan(families=("lora2",))
     store.write_chunk(plan.campaign, "c", job.check_instance("lora2", 1.0, 0.1, plan)

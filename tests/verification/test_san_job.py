@@ -4,17 +4,19 @@ import pytest
 
 from theory.verdicts import Outcome, judge
 from verification.report.paper import MissingCampaign
-from verification.san import checks as K
-from verification.san.claims import run_claims
-from verification.san.report import paper_part, write_part
+from verification.san.checks import runs as K
+from verification.san.checks.claims import run_claims
+from verification.san.checks.presets import PRESETS, Preset
+from verification.san.paper import paper_part
+from verification.san.report import write_part
 
-MICRO = K.Preset("micro", d_model=16, n_head=2, ctx=16, batch=2, steps=4, lr=1e-2, ref_layers=1, seeds=2,
+MICRO = Preset("micro", d_model=16, n_head=2, ctx=16, batch=2, steps=4, lr=1e-2, ref_layers=1, seeds=2,
                  depths=(2,), sweep_steps=2, sweep_lr=1e-2, n_facts=4, n_val=4, n_probe=2, rollout_texts=1)
 
 
 @pytest.fixture(autouse=True)
 def _micro(monkeypatch):
-    monkeypatch.setitem(K.PRESETS, "micro", MICRO)
+    monkeypatch.setitem(PRESETS, "micro", MICRO)
 
 
 def test_micro_campaign_claims_and_report(store, tmp_path):

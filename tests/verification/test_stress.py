@@ -11,14 +11,14 @@ from verification import campaign
 from verification.campaign import Chunk
 from verification.cli import main
 from verification.report.paper import MissingCampaign
-from verification.stress import paper_part
-from verification.stress.plan import StressPlan, draw, parse_chunk, regenerate
-from verification.stress.search import (descend, hypothesis_search, matrix_of, scorer,
+from verification.stress.paper import paper_part
+from verification.stress.checks.plan import StressPlan, draw, parse_chunk, regenerate
+from verification.stress.checks.search import (descend, hypothesis_search, matrix_of, scorer,
                                         search_campaign, search_chunk, shrink)
-from verification.stress.summaries import HOLDS, NAMES, TIGHT, VIOLATED
-from verification.stress.sweep import check_batch, exact_product_slack, run_chunk
-from verification.stress.rollout import chunks as rollout_chunks
-from verification.stress.sweep import chunks as stress_chunks
+from verification.stress.checks.summaries import HOLDS, NAMES, TIGHT, VIOLATED
+from verification.stress.checks.sweep import check_batch, exact_product_slack, run_chunk
+from verification.stress.checks import chunks as plan_chunks
+from verification.stress.checks.sweep import chunks as stress_chunks
 from verification.testing import reference as ref
 
 SMALL = StressPlan("dobrushin.factor", ("dirichlet", "softmax-T0.25"), (3,), instances=20_000)
@@ -106,6 +106,20 @@ def test_a_violation_is_kept_in_full_and_stops_loudly(store):
     assert len(bad) == body["counts"]["violated"] > 0 and body["counts"]["tight"] > 0
 
 
+def test_chunks_of_any_plan_come_from_one_place():
+    """The sweep makes the chunks of single matrices and pairs, the rollout those of stacks of
+    layers; :func:`verification.stress.checks.chunks` picks one, and each refuses the other's plans."""
+    from verification.stress.checks import rollout, sweep
+
+    stacks = StressPlan("dobrushin.rollout", ("dirichlet",), (3,), instances=10, layers=(2,))
+    assert [c.key for c in plan_chunks(SMALL)] == [c.key for c in sweep.chunks(SMALL)] == SMALL.chunk_keys()
+    assert [c.key for c in plan_chunks(stacks)] == [c.key for c in rollout.chunks(stacks)] == stacks.chunk_keys()
+    with pytest.raises(ValueError, match="stacks of layers"):
+        sweep.chunks(stacks)
+    with pytest.raises(ValueError, match="single matrices or pairs"):
+        rollout.chunks(SMALL)
+
+
 def test_plan_refuses_bad_input():
     with pytest.raises(ValueError, match="no stress sampler"):
         StressPlan("rank.linear.deficiency", ("dirichlet",), (4,), 10)
@@ -181,7 +195,7 @@ def test_paper_part_reads_the_store(store, small_stress_section):
     with pytest.raises(MissingCampaign, match="dobrushin.rollout"):
         paper_part(store)
     rollout = plans["dobrushin.rollout"]
-    campaign.run(store, rollout.campaign, rollout_chunks(rollout), progress=False)
+    campaign.run(store, rollout.campaign, plan_chunks(rollout), progress=False)
     part = paper_part(store)
     assert part.macros["StressInstances"] == 10_000 and part.macros["StressViolated"] == "0"
     assert part.tables[0].frame["instances"].tolist() == [10_000]
@@ -194,7 +208,7 @@ def test_paper_part_ignores_other_runs_in_the_same_store(store, small_stress_sec
     another search) changed the paper's numbers. The paper reads exactly the main job's chunks."""
     plans = small_stress_section()
     for plan in plans.values():
-        campaign.run(store, plan.campaign, rollout_chunks(plan), progress=False)
+        campaign.run(store, plan.campaign, plan_chunks(plan), progress=False)
     search = search_campaign("dobrushin.factor", 0)
     campaign.run(store, search, [Chunk("n3/b40", search_chunk, ("dobrushin.factor", 3, 40, 0))], progress=False)
     clean = paper_part(store)

@@ -9,11 +9,11 @@ import pytest
 from theory.verdicts import ViolationError
 from verification import campaign
 from verification.cli import main
-from verification.stress import rollout as R
-from verification.stress.plan import StressPlan, draw_stacks, regenerate
+from verification.stress.checks import rollout as R
+from verification.stress.checks.plan import StressPlan, draw_stacks, regenerate
 from verification.report.paper import MissingCampaign
-from verification.stress.summaries import HOLDS, TIGHT
-from verification.stress.rollout import chunks as stress_chunks
+from verification.stress.checks.summaries import HOLDS, TIGHT
+from verification.stress.checks import chunks as stress_chunks
 from verification.testing import reference as ref
 
 PLAN = StressPlan("dobrushin.rollout", ("dirichlet", "softmax-T0.25"), (3,), instances=20_000, layers=(3,))
@@ -120,8 +120,8 @@ def test_command_runs_resumes_and_refuses_bad_arguments(tmp_path, capsys):
 
 def test_paper_part_needs_the_rollout_campaign(store, small_stress_section):
     from verification.campaign import Chunk
-    from verification.stress import paper_part
-    from verification.stress.search import search_campaign, search_chunk
+    from verification.stress.paper import paper_part
+    from verification.stress.checks.search import search_campaign, search_chunk
 
     plans = small_stress_section(layers=(3,))
     factor = plans["dobrushin.factor"]

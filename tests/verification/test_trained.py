@@ -21,7 +21,7 @@ T0 = f"t0#{TextInput(id='t0', text=TEXTS[0], source='test').sha}"  # records are
 
 
 def exact_rows(M):
-    """Float matrix -> exact rationals, rows renormalised exactly (the THEORY.md §2 convention)."""
+    """Float matrix -> exact rationals, rows renormalised exactly (the docs/theory.md §2 convention)."""
     rows = [[Fraction(float(x)) for x in r] for r in M]
     return [[x / sum(r) for x in r] for r in rows]
 

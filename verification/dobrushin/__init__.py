@@ -1,6 +1,7 @@
 """Dobrushin family: Theorems D1/D2 on random row-stochastic matrices.
 
-checks (plan -> chunks -> records), report (stored records -> tables), command (CLI + section).
+Its roles: ``checks`` (the campaign's plan -> chunks -> one record per instance, each checked by
+the one vectorised check of D1/D2, :func:`verification.stress.checks.sweep.check_batch`),
+``report`` (stored records -> the per-family, per-n table), ``paper`` (the paper's tables,
+figures and macros), ``command`` (the ``dobrushin`` subcommand and the main job's section).
 """
-from verification.dobrushin.command import SECTION, register, verify_section  # noqa: F401
-from verification.dobrushin.paper import paper_part  # noqa: F401

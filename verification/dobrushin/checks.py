@@ -1,24 +1,23 @@
 """The Dobrushin campaign: Theorems D1 and D2 on random row-stochastic families
-(:mod:`numerics.sources.random`).
+(:mod:`numerics.sources.random`), one record per instance.
 
-For every instance: D1's verdict (exact), its slack by the closed form, and an independent check
-that delta((I+A)/2) <= (1+delta(A))/2 by computing both sides directly; for pairs (P, Q) of the same
-family: D2's verdict (exact) and delta(PQ) <= delta(P) delta(Q) checked directly. A violation
-beyond the rigorous float error is stored as ``violated`` and stops the run loudly (through the
-campaign runner). One chunk of instances per (family, n, chunk index), seeded on its own.
+Every instance is checked by the one vectorised check of these theorems,
+:func:`verification.stress.checks.sweep.check_batch` (both sides computed directly and compared
+with the exact verdicts within a rigorous float error), on the chunk's matrices at once: D1 on
+every matrix, with every instance certified exactly (``certify_all``: its closed-form slack, its
+maximising pair, whether equality goes through token 0), and D2 on the pairs (A[2k], A[2k+1]).
+A violation beyond the rigorous float error is stored as ``violated`` and stops the run loudly
+(through the campaign runner). One chunk of instances per (family, n, chunk index), seeded on its own.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from numerics.dobrushin import dobrushin, factor_check, float_error, product_equality
 from numerics.sources.random import FAMILIES, GENERATOR, generator, sample
-from numerics.stochastic import UNIT_ROUNDOFF, as_stochastic
-from theory.verdicts import Verdict
 from verification import campaign
 from verification.store import Record
+from verification.stress.checks.summaries import NAMES
+from verification.stress.checks.sweep import check_batch, check_factor
 
 SIZES = (2, 3, 4, 5, 8, 16, 32, 64, 128)
 CHUNK = 50
@@ -52,44 +51,24 @@ def check_chunk(family: str, n: int, chunk: int, count: int, seed: int) -> list[
     A = sample(family, n, count, generator(seed, family, n, chunk))
     prov = {"generator": GENERATOR, "seed": seed,
             "family": family, "n": n, "chunk": chunk}
-    out: list[Record] = []
 
-    # Theorem D1 -----------------------------------------------------------------------------
-    fc = factor_check(A)
-    Ahat = 0.5 * (np.eye(n) + A)
-    value = dobrushin(Ahat)                     # delta((I+A)/2), computed directly
-    dA = dobrushin(A)
-    bound = (1 + dA) / 2
-    # rigorous bound on the float error of each side (rounding + exact renormalisation of the rows;
-    # forming Ahat rounds only the diagonal): a "violated" verdict is certified, never a guess
-    err = 2 * float_error(as_stochastic(A, "A").row_dev, n) + 2 * UNIT_ROUNDOFF
-    for k in range(count):
-        direct = bound[k] - value[k]
-        verdict = Verdict.TIGHT if fc.equality[k] else Verdict.HOLDS
-        if direct < -err[k] or abs(direct - fc.slack[k]) > 2 * err[k]:
-            verdict = Verdict.VIOLATED          # the bound, or its closed form, fails: a bug or a false claim
-        out.append(Record("dobrushin.factor", f"{family}/n{n}/c{chunk}/i{k}", verdict,
-                          slack=float(fc.slack[k]), value=float(value[k]), bound=float(bound[k]),
-                          provenance={**prov, "index": k},
-                          extra={"exact_path": bool(fc.exact[k]), "through_first": bool(fc.through_first[k]),
-                                 "through_other": bool(fc.through_other[k]), "delta_A": float(dA[k]),
-                                 "pair": [int(v) for v in fc.pair[k]]}))
+    d1 = check_factor(A, certify_all=True)      # Theorem D1, every instance certified exactly
+    fc = d1["certificate"]
+    out = [Record("dobrushin.factor", f"{family}/n{n}/c{chunk}/i{k}", NAMES[d1["verdict"][k]],
+                  slack=float(fc.slack[k]), value=float(d1["value"][k]), bound=float(d1["bound"][k]),
+                  provenance={**prov, "index": k},
+                  extra={"exact_path": bool(fc.exact[k]), "through_first": bool(fc.through_first[k]),
+                         "through_other": bool(fc.through_other[k]), "delta_A": float(d1["delta"][k]),
+                         "pair": [int(v) for v in fc.pair[k]]})
+           for k in range(count)]
 
-    # Theorem D2 on pairs (A[2k], A[2k+1]) -------------------------------------------------------
-    P, Q = A[0::2][: count // 2], A[1::2][: count // 2]
-    eq = product_equality(P, Q)
-    dP, dQ, dPQ = dobrushin(P), dobrushin(Q), dobrushin(P @ Q)
-    # each row of the float product is off by <= gamma_n in l1 (stochastic factors), and each of the
-    # three deltas carries float_error: together at most 4 float_error
-    err2 = 4 * float_error(np.maximum(as_stochastic(P, "P").row_dev, as_stochastic(Q, "Q").row_dev), n)
-    for k in range(len(P)):
-        b = dP[k] * dQ[k]
-        verdict = Verdict.TIGHT if eq[k] else Verdict.HOLDS
-        if dPQ[k] > b + err2[k]:
-            verdict = Verdict.VIOLATED
-        out.append(Record("dobrushin.product", f"{family}/n{n}/c{chunk}/p{k}", verdict,
-                          slack=float(b - dPQ[k]), value=float(dPQ[k]), bound=float(b),
-                          provenance={**prov, "pair": [2 * k, 2 * k + 1]}))
+    pairs = count // 2                          # Theorem D2 on pairs (A[2k], A[2k+1])
+    if pairs:
+        d2 = check_batch("dobrushin.product", A[:2 * pairs])
+        out += [Record("dobrushin.product", f"{family}/n{n}/c{chunk}/p{k}", NAMES[d2["verdict"][k]],
+                       slack=float(d2["bound"][k] - d2["value"][k]), value=float(d2["value"][k]),
+                       bound=float(d2["bound"][k]), provenance={**prov, "pair": [2 * k, 2 * k + 1]})
+                for k in range(pairs)]
     return out
 
 

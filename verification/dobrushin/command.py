@@ -1,25 +1,26 @@
-"""The ``attnbounds dobrushin`` subcommand and the ``dobrushin`` section of the main job."""
+"""The ``attnbounds dobrushin`` subcommand and the ``dobrushin`` section of the main job.
+
+Light at import: the checks, the kernels and the store load only when a command runs."""
 from __future__ import annotations
 
 import argparse
-
-from numerics.sources.random import FAMILIES
-from verification.dobrushin.checks import CHUNK, SIZES, Plan, run_campaign
-from verification.dobrushin.report import report
-
-SECTION = "dobrushin"
+from typing import Any
 
 
-def verify_section(ctx) -> None:
+def verify_section(ctx: Any) -> None:
+    from verification.dobrushin.checks import Plan, run_campaign
+    from verification.dobrushin.report import report
+
     plan = Plan(seed=ctx.seed, full=not ctx.quick)
     ctx.console.rule("[bold]Dobrushin coefficient: Theorems D1 and D2 on random families")
     run_campaign(ctx.store, plan, ctx.console)
     report(ctx.store, plan, ctx.tables, ctx.console)
 
 
-def check_plan(plan: Plan) -> None:
+def check_plan(plan: Any) -> None:
     """Refuse a plan whose chunks would exceed the memory budget (before computing anything)."""
     from numerics.device import check_memory, chunk_memory
+    from verification.dobrushin.checks import CHUNK
 
     n = max(plan.sizes)
     check_memory(f"--sizes {n}", chunk_memory(n, min(CHUNK, plan.instances(n))))
@@ -28,6 +29,9 @@ def check_plan(plan: Plan) -> None:
 def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from numerics.sources.random import FAMILIES
+    from verification.dobrushin.checks import SIZES, Plan, run_campaign
+    from verification.dobrushin.report import report
     from verification.options import make_console
     from verification.store import ResultStore
 
@@ -40,7 +44,8 @@ def _cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub) -> None:
+def register(sub: Any) -> None:
+    from numerics.sources.random import FAMILIES
     from verification.options import add_common, family_list, int_list
 
     p = sub.add_parser("dobrushin", help="Theorems D1/D2 on random stochastic families (resumable)")

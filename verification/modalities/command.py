@@ -11,8 +11,6 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-SECTION = "modalities"
-
 
 def checkpoint_root(out_dir: str | os.PathLike, checkpoints: Optional[str | os.PathLike] = None) -> Path:
     """Where checkpoints go: ``checkpoints`` when given, else ``ATTNBOUNDS_CHECKPOINTS``, else
@@ -27,7 +25,7 @@ def measure_and_report(store: Any, preset: str, seed: int, out_dir: Path, checkp
                        models: Optional[Sequence[str]] = None) -> dict:
     """Train (resuming), measure (resuming) and write the report of one preset."""
     from verification.modalities.checks import run_plan
-    from verification.modalities.paper import write_report
+    from verification.modalities.report import write_report
 
     t0 = time.perf_counter()
     measured = run_plan(store, preset, seed, Path(checkpoints) / "modalities", console, models)

@@ -1,4 +1,6 @@
-"""Stored records of the modalities campaigns -> per-(model, checkpoint, layer) statistics and tables.
+"""Stored records of the modalities campaigns -> per-(model, checkpoint, layer) statistics, their
+tables (:func:`parts`: each defined once, for the files and the paper alike) and figures, and the
+files of the command line and the main job (:func:`write_report`: Markdown, CSV, PNG, PDF).
 
 Reads only the store (never recomputes). The text encoder and decoder rows come from the
 ``trained`` main job's campaigns (``attnbounds verify --only trained``; at the matching quick / full
@@ -9,11 +11,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
 
 from verification.modalities.checks import campaign_prefix
 from verification.report.aggregate import median
+from verification.report.paper import MissingCampaign
 from verification.report.stats import wilson
+from verification.report.tables import Table, print_table
 
 TEXT_MODELS = {"minilm": "text encoder (MiniLM-L6)", "smollm2": "text decoder (SmolLM2-135M, 4-bit)"}
 VARIANTS = ("all", "content")
@@ -150,7 +155,6 @@ def text_stages(store: Any, full: bool = False, seed: int = 0) -> tuple[list[Sta
     (``full``: full) settings, its inputs only (:func:`verification.trained.paper.find_campaign`:
     never another corpus, token limit or a user's longer run), and a note naming what was used or
     missing."""
-    from verification.report.paper import MissingCampaign
     from verification.trained.paper import find_campaign, rollout_command
 
     out, notes = [], []
@@ -237,3 +241,115 @@ def provenance(preset: str, seed: int, stages: list[Stage], note: str = "") -> s
             f"bundled sets, stratified 75/25 split (seed {seed}); weights sha256 {fps}; D1 verdicts exact "
             f"(rational), head mean, content = CLS and registers dropped with exact row renormalisation"
             + (f"; text rows: {note}" if note else ""))
+
+
+COLOURS = {"vit": "C0", "vit-reg": "C1", "ft-cancer": "C2", "ft-wine": "C3", "minilm": "0.35", "smollm2": "0.65"}
+CAPTIONS = {
+    "modalities_share": "Share of test inputs where Theorem D1 holds with equality (exact), per layer, "
+                        "head-averaged attention, all tokens / content tokens (CLS and registers dropped, rows "
+                        "renormalised exactly); each model at initialisation and after training (test accuracy "
+                        "in the header), text models beside them.",
+    "modalities_detail": "Per model, checkpoint and layer: D1 equality shares with 95% Wilson intervals, per-head "
+                         "shares, median slack, rollout chain (D2) tightness, and which tokens carry the pair "
+                         "attaining delta where equality fails.",
+    "modalities_training": "How the share moves during training: layer-averaged D1 equality shares and test "
+                           "accuracy at each kept checkpoint (epoch 0: initialisation).",
+}
+
+
+def relative(s: Stage) -> list[float]:
+    """Layer l (0-based) of L layers at relative depth (l + 1) / L: models of any depth side by side."""
+    return [(l + 1) / len(s.layers) for l in s.layers]
+
+
+def depth_figure(stages: list[Stage], texts: list[Stage], variant: str) -> Callable[[Any], None]:
+    def draw(ax: Any) -> None:
+        for m in dict.fromkeys(s.model for s in stages):
+            for s, style in ((initial(stages, m), ":"), (final(stages, m), "-")):
+                if s is None:
+                    continue
+                acc = "" if s.accuracy is None else f" (acc {s.accuracy:.2f})"
+                ax.plot(relative(s), [s.share(variant, l) for l in s.layers], style, marker="o",
+                        color=COLOURS.get(m), label=f"{s.label}{acc}")
+        for s in texts:
+            ax.plot(relative(s), [s.share(variant, l) for l in s.layers], "--", marker=".",
+                    color=COLOURS.get(s.model), label=s.family)
+        ax.set_xlabel("relative depth (layer / number of layers)")
+        ax.set_ylabel(f"share with D1 equality ({variant} tokens)")
+        ax.set_ylim(-0.03, 1.03)
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    return draw
+
+
+def training_figure(stages: list[Stage]) -> Callable[[Any], None]:
+    def draw(ax: Any) -> None:
+        for m in dict.fromkeys(s.model for s in stages):
+            ss = [s for s in stages if s.model == m]
+            steps = [s.step for s in ss]
+            ax.plot(steps, [s.mean_share("content") for s in ss], "-", marker="o", color=COLOURS.get(m),
+                    label=f"{m}: D1 share (content, layer mean)")
+            ax.plot(steps, [s.mean_share("all") for s in ss], ":", marker=".", color=COLOURS.get(m),
+                    label=f"{m}: D1 share (all tokens)")
+            ax.plot(steps, [s.accuracy for s in ss], "--", marker="x", color=COLOURS.get(m), alpha=0.6,
+                    label=f"{m}: test accuracy")
+        ax.set_xlabel("training step")
+        ax.set_ylabel("share / accuracy")
+        ax.set_ylim(-0.03, 1.03)
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    return draw
+
+
+def command(preset: str, seed: int) -> str:
+    return f"attnbounds modalities --preset {preset} --seed {seed}"
+
+
+def parts(stages: list[Stage], texts: list[Stage], note: str, preset: str, seed: int) -> tuple[list, list, str]:
+    """(tables, each defined once as a :class:`verification.report.tables.Table` for every output,
+    figures as (name, draw, caption), provenance)."""
+    prov = provenance(preset, seed, stages, note)
+    sbs = CAPTIONS["modalities_share"] + ("" if len(texts) == 2 else f" Text rows: {note}.")
+    made = dict(campaigns=tuple(s.campaign for s in stages + texts), command=command(preset, seed))
+    tables = [Table.from_rows(name, *rows_cols, cap, prov, **made)
+              for name, rows_cols, cap in (("modalities_share", side_by_side(stages, texts), sbs),
+                                           ("modalities_detail", detail(stages), CAPTIONS["modalities_detail"]),
+                                           ("modalities_training", training(stages), CAPTIONS["modalities_training"]))]
+    figures = [(f"modalities_share_vs_depth_{v}", depth_figure(stages, texts, v),
+                f"D1 equality share vs relative depth ({v} tokens): dotted = initialisation, solid = trained, dashed = "
+                "text models (when stored).") for v in ("content", "all")]
+    figures.append(("modalities_share_vs_step", training_figure(stages),
+                    "D1 equality share (layer mean) and test accuracy vs training step."))
+    return tables, figures, prov
+
+
+def load(store: Any, preset: str, seed: int, campaigns: Optional[list[str]] = None) -> tuple[list, list, str]:
+    stages = modality_stages(store, preset, seed, campaigns)
+    if not stages:
+        raise MissingCampaign(f"{campaign_prefix(preset, seed)}*", command(preset, seed))
+    texts, note = text_stages(store, preset == "paper", seed)
+    return stages, texts, note
+
+
+def write_report(store: Any, preset: str, seed: int, out_dir: Path, console: Any,
+                 campaigns: Optional[list[str]] = None) -> dict:
+    """Write the tables and figures under ``out_dir`` and print the side-by-side table."""
+    from verification.report.aggregate import pyplot
+    from verification.report.figures import save_figure
+
+    stages, texts, note = load(store, preset, seed, campaigns)
+    tables, figures, prov = parts(stages, texts, note, preset, seed)
+    written: dict = {}
+    for t in tables:
+        written[t.name] = t.write(Path(out_dir) / "tables")
+        if t.name != "modalities_detail":
+            print_table(console, t.rows(), t.columns(), t.caption)
+    plt = pyplot()
+    for name, draw, cap in figures:
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        draw(ax)
+        ax.set_title(cap, fontsize=7, wrap=True)
+        fig.tight_layout()
+        written[name] = save_figure(fig, Path(out_dir) / "figures", name, prov)
+        plt.close(fig)
+    if len(texts) < 2:
+        console.print(f"[dim]text rows: {note}[/dim]")
+    return written

@@ -48,24 +48,27 @@ class BuildResult:
     pdf: Optional[Path] = None
 
 
-def family_packages() -> tuple[str, ...]:
-    from verification.cli import FAMILIES
+def paper_modules() -> tuple[str, ...]:
+    """Each family's ``paper`` role (``verification.<family>.paper``), in main-job order, from the
+    one table of families (:data:`verification.commands.FAMILIES`)."""
+    from verification.commands import FAMILIES, module_of
 
-    return FAMILIES
+    return tuple(module_of(section, "paper") for section in FAMILIES)
 
 
 def collect(store: Any, seed: int = 0, full: bool = False,
             families: Optional[Sequence[str]] = None) -> list[Part]:
-    """Each family's part, in main-job order; a family without ``paper_part`` is an error. Every
-    family is asked: the campaigns all of them lack are named together in one
+    """Each family's part, in main-job order: ``paper_part(store, seed=, full=)`` of each module
+    of ``families`` (dotted names; default :func:`paper_modules`); a module without it is an
+    error. Every family is asked: the campaigns all of them lack are named together in one
     :class:`MissingCampaign` (each with the command that fills it)."""
     parts, missing = [], []
-    for name in families or family_packages():
-        pkg = import_module(name)
-        if not hasattr(pkg, "paper_part"):
-            raise ValueError(f"family package {name} has no paper_part(store, seed, full)")
+    for name in families or paper_modules():
+        module = import_module(name)
+        if not hasattr(module, "paper_part"):
+            raise ValueError(f"{name} has no paper_part(store, seed, full)")
         try:
-            parts.append(pkg.paper_part(store, seed=seed, full=full))
+            parts.append(module.paper_part(store, seed=seed, full=full))
         except MissingCampaign as exc:
             missing.append(exc)
     if missing:

@@ -1,5 +1,10 @@
 """Poincare family: true Poincare constants of regularised attention / LoRA Gibbs measures against
-their bounds (checks), the Langevin SDE (sde), report (stored records -> tables, figures), command
-(CLI + main-job section)."""
-from verification.poincare.command import SECTION, register, verify_section  # noqa: F401
-from verification.poincare.paper import paper_part  # noqa: F401
+their bounds, Villani's condition and the Langevin SDE (docs/theory.md section 4).
+
+* ``checks``: what is run (:mod:`~verification.poincare.checks.plan`, ``bounds``, ``villani``,
+  ``sde``): plans, chunks, instance -> records.
+* ``report``: stored records -> tables (Markdown / CSV, the terminal) and figures.
+* ``paper``: ``paper_part(store, seed=0, full=False)``: the paper's tables, figures and macros.
+* ``command``: ``register(subparsers)`` (the ``attnbounds poincare`` subcommand) and
+  ``verify_section(ctx)`` (the main job's part).
+"""

@@ -1,17 +1,23 @@
-"""The ``attnbounds poincare`` subcommand and the ``poincare`` section of the main job."""
+"""The ``attnbounds poincare`` subcommand and the ``poincare`` section of the main job.
+
+Light at import: the parser is built from :mod:`verification.poincare.checks.plan` and
+:mod:`verification.options` only; the checks and the report (numpy, torch, scipy, matplotlib) are
+imported when a command runs.
+"""
 from __future__ import annotations
 
 import argparse
 
-from verification.poincare.checks import FAMILIES, Plan, run_campaign
-from verification.poincare.report import report
-from verification.poincare.sde import run_sde
-from verification.poincare.villani_map import MAP_FAMILIES, run_villani_map
-
-SECTION = "poincare"
+from verification.options import add_common, name_list
+from verification.poincare.checks.plan import FAMILIES, Plan
 
 
 def verify_section(ctx) -> None:
+    from verification.poincare.checks.bounds import run_campaign
+    from verification.poincare.checks.sde import run_sde
+    from verification.poincare.checks.villani import run_villani_map
+    from verification.poincare.report.write import report
+
     plan = Plan(seed=ctx.seed, full=not ctx.quick)
     ctx.console.rule("[bold]Poincare constants of regularised attention / LoRA Gibbs measures")
     run_campaign(ctx.store, plan, ctx.console)
@@ -24,6 +30,10 @@ def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from verification.options import make_console
+    from verification.poincare.checks.bounds import run_campaign
+    from verification.poincare.checks.sde import run_sde
+    from verification.poincare.checks.villani import MAP_FAMILIES, run_villani_map
+    from verification.poincare.report.write import report
     from verification.store import ResultStore
 
     fams = args.families or FAMILIES
@@ -42,8 +52,6 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    from verification.options import add_common, name_list
-
     p = sub.add_parser("poincare", help="true Poincare constants vs Bakry-Emery / Holley-Stroock / test functions")
     add_common(p)
     p.add_argument("--families", default=None, type=name_list(FAMILIES, "family"),

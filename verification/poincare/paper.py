@@ -1,7 +1,8 @@
 """The Poincare family's part of the paper: true Poincare constants against their bounds, where
 Villani's condition (the seed paper's route) fails, and the Langevin SDE, read from the stored
-campaigns only (the rows are those of :mod:`verification.poincare.report` and
-:mod:`~verification.poincare.findings`; nothing is recomputed).
+campaigns only (docs/theory.md section 4). The tables are the very objects the report writes
+(:mod:`verification.poincare.report.tables` and :mod:`~verification.poincare.report.findings`),
+with the paper's columns picked by name, its name and its caption; nothing is recomputed.
 
 Tables ``poincare-bounds``, ``poincare-thresholds``, ``poincare-villani-map``,
 ``poincare-metastable``, ``poincare-sde``; figures ``poincare-villani-<family>`` (the (beta,
@@ -11,16 +12,16 @@ lambda).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from dataclasses import replace
+from typing import Any, Optional, Sequence
 
-from verification.poincare.checks import Plan
-from verification.poincare.findings import (METASTABLE_COLUMNS, VILLANI_MAP_COLUMNS, metastable_rows,
-                                            villani_map_rows)
-from verification.poincare.report import (BOUNDS_COLUMNS, SDE_COLUMNS, THRESHOLD_COLUMNS, bounds_rows, by_instance,
-                                          sde_rows, threshold_rows, villani_rows)
-from verification.poincare.sde import sde_campaign
-from verification.poincare.villani_map import map_campaign
-from verification.report.paper import Figure, MissingCampaign, Part, Table, frame
+from verification.poincare.checks.plan import Plan
+from verification.poincare.checks.sde import sde_campaign
+from verification.poincare.checks.villani import map_campaign
+from verification.poincare.report.findings import metastable_table, villani_map_table
+from verification.poincare.report.tables import (by_instance, bounds_table, command, provenance, sde_table,
+                                                 thresholds_table, villani_rows)
+from verification.report.paper import Figure, MissingCampaign, Part, Table
 from verification.report.stats import wilson
 from verification.report.tables import fmt
 
@@ -31,8 +32,11 @@ SDE_WORDS = {"rate": "rate", "mean_loss": "mean loss", "E[F] vs F*": "expected F
 MARKERS = {"refuted": ("x", "tab:red"), "supported": ("o", "tab:green"), "inconclusive": ("s", "0.5")}
 
 
-def command(seed: int, full: bool) -> str:
-    return f"attnbounds verify --only poincare --seed {seed}" + (" --full" if full else "")
+def latex(table: Table, name: str, caption: str, columns: Optional[Sequence[str]] = None) -> Table:
+    """The paper's view of a report table: its ``columns`` (by name; default all), ``name`` and
+    ``caption``, every number formatted as in the Markdown / CSV (verification.report.tables.fmt)."""
+    view = table.select(list(columns or table.columns()), name=name, caption=caption)
+    return replace(view, frame=view.formatted())
 
 
 def _villani_figure(recs: list[dict], fam: str):
@@ -87,7 +91,8 @@ def _bounds(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
     inst = dict(sorted(by_instance(store, plan.campaign).items()))
     if not inst:
         raise MissingCampaign(plan.campaign, cmd)
-    rows = bounds_rows(store, plan.campaign)
+    bounds = bounds_table(store, plan)
+    rows = bounds.rows()
     part.macro(str(len(rows)), "Poincare instances")
     gauss = [r for recs in inst.values() for r in recs.values() if r["extra"]["family"] in GAUSSIAN
              and r["theorem"] != "poincare.gibbs.villani" and r["extra"].get("kind") != "eigenfunction_mp"]
@@ -106,7 +111,8 @@ def _bounds(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
         c = Counter(r[col] for r in other)
         for verdict in ("holds", "undecided", "not-applicable"):
             part.macro(f"{c[verdict]}/{len(other)}", "Poincare", word, "non Gaussian", verdict)
-    need = threshold_rows(store, plan.campaign)
+    thresholds = thresholds_table(store, plan)
+    need = thresholds.rows()
     every = [f for f in dict.fromkeys(r[0] for r in need if r[0] not in GAUSSIAN)
              if all(r[4] == "lambda > 0" for r in need if r[0] == f)]
     never = [f for f in dict.fromkeys(r[0] for r in need if r[0] not in GAUSSIAN)
@@ -118,24 +124,24 @@ def _bounds(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
     part.macro(fmt(max(lin)) if lin else "-", "Poincare Var ratio max")
     eig = [r[14] for r in rows if r[14] is not None]
     part.macro(fmt(min(eig)) if eig else "-", "Poincare eigenfunction ratio min")
-    meta = metastable_rows(inst)
+    metastable = metastable_table(inst, plan)
+    meta = metastable.rows()
     part.macro(f"{sum(bool(r[8]) for r in meta)}/{len(meta)}", "Poincare collapsed")
     vrows = villani_rows(store, plan.campaign)
     refuted = [r for r in vrows if r[6] == "refuted"]
     part.macro(f"{len(refuted)}/{len(vrows)}", "Poincare bounds grid Villani refuted")
     cp = {(r[0], r[1], r[2]): r[3] for r in rows}
     part.macro(fmt(max((cp[(r[0], r[1], r[2])] for r in refuted), default=None)), "Poincare C P max where refuted")
-    idx = [BOUNDS_COLUMNS.index(c) for c in BOUND_COLS]
     part.tables += [
-        Table("poincare-bounds", frame([[r[i] for i in idx] for r in rows], BOUND_COLS),
+        latex(bounds, "poincare-bounds",
               "True Poincare constant C_P of exp(-beta F) (discretised generator; error = discretisation + window "
               "truncation) against the Bakry-Emery (BE) and Holley-Stroock (HS) upper bounds and the test-function "
-              "lower bounds (ratios to C_P). Tight is the theorem's equality (Gaussian, exact arithmetic).", prov),
-        Table("poincare-thresholds", frame(need, THRESHOLD_COLUMNS),
-              "Smallest lambda each derivation needs, per family and beta.", prov),
-        Table("poincare-metastable", frame(meta, METASTABLE_COLUMNS),
+              "lower bounds (ratios to C_P). Tight is the theorem's equality (Gaussian, exact arithmetic).",
+              BOUND_COLS),
+        latex(thresholds, "poincare-thresholds", "Smallest lambda each derivation needs, per family and beta."),
+        latex(metastable, "poincare-metastable",
               "Test-function lower bounds over C_P, worst first; 'collapsed': the best polynomial test function "
-              "(degree <= 2) gives less than half of C_P.", prov)]
+              "(degree <= 2) gives less than half of C_P.")]
     for fam in dict.fromkeys(r[0] for r in rows):
         mine = [r for r in rows if r[0] == fam]
         if len({r[2] for r in mine}) >= 2:
@@ -143,12 +149,13 @@ def _bounds(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
                                        f"{fam}: true C_P and its bounds against lambda at the middle beta.", prov))
 
 
-def _villani_map(part: Part, store: Any, seed: int, full: bool, cmd: str, prov: str) -> None:
-    camp = map_campaign(seed, full)
+def _villani_map(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
+    camp = map_campaign(plan.seed, plan.full)
     recs = list(store.records(campaign=camp))
     if not recs:
         raise MissingCampaign(camp, cmd)
-    rows = villani_map_rows(recs)
+    table = villani_map_table(recs, camp, plan)
+    rows = table.rows()
     for fam, n, seeds, ref, cert, sup, inc, _, lv_lo, lv_hi in rows:
         lo, hi = wilson(ref, n)
         part.macro(f"{ref / n:.2f}", "Villani refuted share", fam)
@@ -161,10 +168,10 @@ def _villani_map(part: Part, store: Any, seed: int, full: bool, cmd: str, prov: 
         part.macro(fmt(lv_hi), "Villani lambda V", fam, "max")
     grid = recs[0]["provenance"].get("grid", "-")
     part.macro(grid.replace("x", " x ") if isinstance(grid, str) else str(grid), "Villani grid")
-    part.tables.append(Table("poincare-villani-map", frame(rows, VILLANI_MAP_COLUMNS),
+    part.tables.append(latex(table, "poincare-villani-map",
                              "Villani's condition (the seed paper's route to a Poincare inequality for every "
                              "lambda > 0) on the (beta, lambda) grid over several data seeds: refuted below "
-                             "lambda_V(beta), with 95% Wilson intervals of the refuted share.", prov + f", {camp}"))
+                             "lambda_V(beta), with 95% Wilson intervals of the refuted share."))
     for fam in dict.fromkeys(r["extra"]["family"] for r in recs):
         part.figures.append(Figure(f"poincare-villani-{fam}",
                                    _villani_figure([r for r in recs if r["extra"]["family"] == fam], fam),
@@ -172,9 +179,10 @@ def _villani_map(part: Part, store: Any, seed: int, full: bool, cmd: str, prov: 
                                    "seeds) and lambda_V(beta) per data seed.", prov + f", {camp}"))
 
 
-def _sde(part: Part, store: Any, seed: int, full: bool, cmd: str, prov: str) -> None:
-    camp = sde_campaign(seed, full)
-    rows = sde_rows(store, camp)
+def _sde(part: Part, store: Any, plan: Plan, cmd: str) -> None:
+    camp = sde_campaign(plan.seed, plan.full)
+    table = sde_table(store, camp, plan)
+    rows = table.rows()
     if not rows:
         raise MissingCampaign(camp, cmd)
     for kind in SDE_WORDS:                  # every kind, so that a partial campaign shows its 0/0
@@ -182,10 +190,9 @@ def _sde(part: Part, store: Any, seed: int, full: bool, cmd: str, prov: str) -> 
         n = sum(c.values())
         for outcome in ("supported", "refuted", "inconclusive"):
             part.macro(f"{c[outcome]}/{n}", "SDE", SDE_WORDS.get(kind, kind), outcome)
-    part.tables.append(Table("poincare-sde", frame(rows, SDE_COLUMNS),
+    part.tables.append(latex(table, "poincare-sde",
                              "Langevin SDE (MALA): decay rate against 1/(beta C_P), E[L] against quadrature, "
-                             "E[F] >= F(theta*), the regularisation gap; intervals estimate +- 3 se.",
-                             prov + f", {camp}"))
+                             "E[F] >= F(theta*), the regularisation gap; intervals estimate +- 3 se."))
 
 
 def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
@@ -193,11 +200,11 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     plan = Plan(seed=seed, full=full)
     cmd = command(seed, full)
     part = Part("poincare", commands=[cmd])
-    prov = f"campaign {plan.campaign}, seed {seed}, {'full' if full else 'quick'} grid"
+    prov = provenance(plan)
     missing = []
     for section in (lambda: _bounds(part, store, plan, cmd, prov),
-                    lambda: _villani_map(part, store, seed, full, cmd, prov),
-                    lambda: _sde(part, store, seed, full, cmd, prov)):
+                    lambda: _villani_map(part, store, plan, cmd, prov),
+                    lambda: _sde(part, store, plan, cmd)):
         try:                               # every campaign looked up: all missing ones named
             section()
         except MissingCampaign as exc:

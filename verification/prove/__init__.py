@@ -1,7 +1,7 @@
-"""SMT family: the Dobrushin theorems proved for all matrices of small size by z3 (``numerics.smt``).
+"""SMT family: the Dobrushin theorems (docs/theory.md, section 1) proved for all matrices of small
+size by z3 (:mod:`numerics.smt`).
 
-checks (plan -> chunks -> records), report (stored records -> tables), command (CLI + section),
-paper (the paper's part).
+checks (plan -> chunks -> records), report (stored records -> tables), paper (``paper_part``: the
+paper's tables and macros), command (the ``attnbounds prove`` subcommand and the ``prove`` section
+of the main job).
 """
-from verification.prove.command import SECTION, register, verify_section  # noqa: F401
-from verification.prove.paper import paper_part  # noqa: F401

@@ -82,6 +82,10 @@ class Plan:
         return campaign.Chunk(f"{key}@{statement(key).shape(dims)}", prove_chunk, (key, dims, self.timeout))
 
 
+QUICK = Plan(max_n=3, timeout=3.0)      # the main job's quick section (about 20 s here)
+FULL = Plan(max_n=12, timeout=60.0)     # `attnbounds verify --full` and the paper's full tables (about 15 min)
+
+
 def record(st: Statement, r: SmtResult, timeout: float) -> Record:
     """One record of the SMT answer ``r`` for ``st`` (see the module docstring for the vocabulary)."""
     extra: dict[str, Any] = dict(

@@ -1,19 +1,20 @@
-"""The ``attnbounds prove`` subcommand and the ``prove`` section of the main job."""
+"""The ``attnbounds prove`` subcommand and the ``prove`` section of the main job.
+
+Light at import: z3, the statements and the exact re-check load only when a command runs (the
+bounds of ``--timeout`` in the help are those of :data:`numerics.smt.solve.MIN_TIMEOUT` and
+:data:`numerics.smt.solve.MAX_TIMEOUT`, which the tests compare)."""
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from numerics.smt.solve import MAX_TIMEOUT, MIN_TIMEOUT, check_timeout
-from verification.prove.checks import ALL, TRUE, WRONG, Plan, run_campaign, select, sensitivity_failures
-from verification.prove.report import report
-
-SECTION = "prove"
-QUICK = Plan(max_n=3, timeout=3.0)      # the main job's quick section (about 20 s here)
-FULL = Plan(max_n=12, timeout=60.0)     # `attnbounds verify --full` and the paper's full tables (about 15 min)
+MIN_TIMEOUT, MAX_TIMEOUT = 0.001, 86400.0     # numerics.smt.solve's, without loading z3 for the help
 
 
 def verify_section(ctx: Any) -> None:
+    from verification.prove.checks import FULL, QUICK, run_campaign
+    from verification.prove.report import report
+
     plan = QUICK if ctx.quick else FULL
     ctx.console.rule("[bold]Dobrushin theorems through an SMT solver (z3): proved for all matrices of small size")
     records = run_campaign(ctx.store, plan, ctx.console)
@@ -22,6 +23,8 @@ def verify_section(ctx: Any) -> None:
 
 
 def _loud(records: list, console: Any) -> int:
+    from verification.prove.checks import sensitivity_failures
+
     bad = sensitivity_failures(records)
     for r in bad:
         console.print(f"[bold red]the wrong variant {r['extra']['statement']} at {r['extra']['shape']} came back "
@@ -31,6 +34,8 @@ def _loud(records: list, console: Any) -> int:
 
 
 def _name(text: str) -> str:
+    from verification.prove.checks import ALL, TRUE, WRONG
+
     known = sorted({s.theorem for s in ALL.values()}) + list(TRUE + WRONG)
     if text not in known:
         raise argparse.ArgumentTypeError(f"unknown theorem or statement {text!r}; known: {', '.join(known)}")
@@ -38,6 +43,8 @@ def _name(text: str) -> str:
 
 
 def _seconds(text: str) -> float:
+    from numerics.smt.solve import check_timeout
+
     try:
         v = float(text)
     except ValueError:
@@ -53,6 +60,8 @@ def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from verification.options import make_console
+    from verification.prove.checks import Plan, run_campaign, select
+    from verification.prove.report import report
     from verification.store import ResultStore
 
     plan = Plan(statements=select(tuple(args.theorems)), max_n=args.max_n, timeout=args.timeout)
@@ -71,7 +80,8 @@ def register(sub: Any) -> None:
     add_common(p)
     p.add_argument("theorems", nargs="*", type=_name, metavar="THEOREM_ID",
                    help="registry ids (dobrushin.factor, dobrushin.factor.causal, dobrushin.product) or "
-                        f"statement keys ({', '.join(TRUE + WRONG)}); default all")
+                        "statement keys (d1.bound, d1.iff, d2.bound, chain, ..., and the deliberately wrong "
+                        "variants; an unknown one is refused with the list of all); default all")
     p.add_argument("--max-n", type=int_at_least(2), default=4, help="largest size n (D2: n x n x n), default 4")
     p.add_argument("--timeout", type=_seconds, default=60.0,
                    help="seconds per statement and size, all its queries together, from "

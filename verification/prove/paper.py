@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from verification.prove.checks import Plan
-from verification.prove.command import FULL, QUICK
-from verification.prove.report import reach, recheck_text
+from verification.prove.checks import FULL, QUICK, Plan
+from verification.prove.report import reach_table, recheck_text
 from verification.report.paper import MissingCampaign, Part, Table
 
 
@@ -33,17 +32,18 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     prov = f"campaign {plan.campaign}; solver {records[0]['extra']['solver']}; budget {plan.timeout:g} s per size"
     part.macro(f"{plan.timeout:g}", "prove budget seconds")
     part.macro(str(plan.max_n), "prove max n")
-    rows = []
-    for key, v in reach(records).items():
-        part.macro(v["largest"] or "none", "prove", key, "largest")
-        part.macro("-" if v["seconds"] is None else f"{v['seconds']:.1f}", "prove", key, "seconds")
-        rows.append([v["theorem"], key, v["encoding"], v["largest"] or "-",
-                     "-" if v["seconds"] is None else f"{v['seconds']:.1f}", v["undecided"] or "-",
-                     v["counterexamples"]])
-    part.tables.append(Table("prove-reach", pd.DataFrame(rows, columns=[
-        "theorem", "statement", "encoding", "proved for all sizes up to", "seconds", "first undecided",
-        "counterexamples"]), "Dobrushin statements proved by z3 for all row-stochastic matrices of every size "
-        "up to the one shown (D2: n x n x n), within the stated budget per size.", prov))
+    seconds = lambda s: "-" if s is None else f"{s:.1f}"  # noqa: E731
+    reach = reach_table(records, plan.campaign, cmd).frame     # the report's table; columns read by name
+    for key, largest, s in zip(reach["statement"], reach["proved for all sizes up to"], reach["seconds there"]):
+        part.macro(largest or "none", "prove", key, "largest")
+        part.macro(seconds(s), "prove", key, "seconds")
+    shown = reach.assign(**{"proved for all sizes up to": [v or "-" for v in reach["proved for all sizes up to"]],
+                            "seconds there": [seconds(s) for s in reach["seconds there"]],
+                            "first undecided": [v or "-" for v in reach["first undecided"]]})
+    part.tables.append(Table("prove-reach", shown.rename(columns={"seconds there": "seconds"}).infer_objects(),
+        "Dobrushin statements proved by z3 for all row-stochastic matrices of every size "
+        "up to the one shown (D2: n x n x n), within the stated budget per size.", prov,
+        campaigns=(plan.campaign,), command=cmd))
     wrong = [r for r in records if r["extra"]["wrong"]]
     refuted = [r for r in wrong if r["extra"]["smt"] == "counterexample" and r["extra"]["confirmed"]]
     part.macro(str(len(refuted)), "prove variants refuted")
@@ -52,5 +52,6 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
               recheck_text(r["extra"]), f"{r['extra']['seconds']:.2f}"] for r in wrong]
     part.tables.append(Table("prove-variants", pd.DataFrame(vrows, columns=[
         "variant", "statement", "size", "z3", "exact re-check", "seconds"]),
-        "Deliberately wrong variants: each must come back with a counterexample, re-checked exactly.", prov))
+        "Deliberately wrong variants: each must come back with a counterexample, re-checked exactly.", prov,
+        campaigns=(plan.campaign,), command=cmd))
     return part

@@ -1,10 +1,12 @@
-"""Tables of the SMT campaign, from stored records only (never recomputes)."""
+"""Tables of the SMT campaign, from stored records only (never recomputes): ``prove-sizes`` (every
+statement and size) and ``prove-reach`` (:func:`reach_table`, defined once: the paper shows a view of
+it, :func:`verification.prove.paper.paper_part`)."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from verification.report.tables import print_table, write_table
+from verification.report.tables import Table, print_table, write_table
 
 COLUMNS = ("theorem", "statement", "encoding", "size", "result", "solver", "seconds", "queries", "variables",
            "query chars", "re-check")
@@ -71,14 +73,21 @@ def summary_rows(records: Iterable[dict]) -> list[tuple]:
             for k, v in reach(records).items()]
 
 
+def reach_table(records: Iterable[dict], campaign: str, command: str = "attnbounds prove") -> Table:
+    """``prove-reach``: per true statement, proved for all sizes up to (None: not even the first),
+    the seconds there, the first undecided size and the counterexamples (a true statement: 0)."""
+    return Table.from_rows("prove-reach", summary_rows(records), SUMMARY_COLUMNS,
+                           "Dobrushin statements: proved for all sizes up to", f"campaign {campaign}",
+                           campaigns=(campaign,), command=command)
+
+
 def report(records: list[dict], campaign: str, tables: Optional[Path], console: Any) -> None:
     """Print (and write under ``tables``) the per-size table and the reach summary."""
     prov = f"campaign {campaign}"
-    detail, summary = rows(records), summary_rows(records)
+    detail, summary = rows(records), reach_table(records, campaign)
     if console is not None:
         print_table(console, detail, COLUMNS, f"SMT: every statement and size ({campaign})")
-        print_table(console, summary, SUMMARY_COLUMNS, "SMT: proved for all sizes up to")
+        print_table(console, summary.rows(), summary.columns(), "SMT: proved for all sizes up to")
     if tables is not None:
         write_table(detail, COLUMNS, "prove-sizes", "Dobrushin statements through z3, per size", prov, tables)
-        write_table(summary, SUMMARY_COLUMNS, "prove-reach", "Dobrushin statements: proved for all sizes up to",
-                    prov, tables)
+        summary.write(tables)

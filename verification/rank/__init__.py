@@ -1,5 +1,12 @@
-"""Rank family: deficiency, achievability and recovery for the linear surrogate (linear), attention
-(attention) and trained heads (weights); report (stored records -> tables, figures); command (CLI
-+ main-job section)."""
-from verification.rank.command import SECTION, register, verify_section  # noqa: F401
-from verification.rank.paper import paper_part  # noqa: F401
+"""Rank family: deficiency, achievability and recovery of rank r* for the linear surrogate, for
+attention (linear and softmax kernels) and for the heads of trained models (docs/theory.md).
+
+Roles (import the role module; this package imports nothing):
+
+    checks/   what is run: plans, campaigns and chunk functions (instance -> records) for the linear
+              surrogate (checks.linear), attention (checks.attention) and trained heads (checks.weights)
+    report/   stored records -> tables (verification.report.tables.Table) and figures, per part
+              (report.linear, report.attention, report.weights); never recomputes
+    paper     paper_part(store, seed=0, full=False) -> Part: the paper's tables, figures and macros
+    command   register(subparsers) for ``attnbounds rank`` and verify_section(ctx) for the main job
+"""

@@ -1,8 +1,9 @@
 """The rank family's part of the paper: deficiency, achievability and recovery for the linear
 surrogate, rank estimators, attention-native kernel recovery, GD students, the interpolation
-ladder and the head ranks of the embedded models, read from the stored campaigns only (the rows
-are those of :mod:`verification.rank.report`, :mod:`~verification.rank.attention_report` and
-:mod:`~verification.rank.weights`; nothing is recomputed).
+ladder and the head ranks of the embedded models, read from the stored campaigns only (the tables
+are those of :mod:`verification.rank.report.linear`, :mod:`~verification.rank.report.attention` and
+:mod:`~verification.rank.report.weights`, built once there; here they get the paper's names and
+captions and, where the paper shows fewer columns, columns selected by name; nothing is recomputed).
 
 Tables ``rank-linear-risk``, ``rank-gd-population``, ``rank-gd-data``, ``rank-estimators``,
 ``rank-estimators-summary``, ``rank-attention-recovery``, ``rank-attention-students``,
@@ -12,18 +13,19 @@ Tables ``rank-linear-risk``, ``rank-gd-population``, ``rank-gd-data``, ``rank-es
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from numerics.rank import linear as R
-from verification.rank import attention as att
-from verification.rank import attention_report as ar
-from verification.rank import report as rr
-from verification.rank import weights as rw
-from verification.rank.linear import ESTIMATORS, FULL, QUICK
+from verification.rank.checks import attention as att
+from verification.rank.checks import weights as rw
+from verification.rank.checks.linear import ESTIMATORS, FULL, QUICK
+from verification.rank.report import attention as ar
+from verification.rank.report import linear as rr
+from verification.rank.report import weights as rwr
 from verification.report.aggregate import group
-from verification.report.paper import Figure, MissingCampaign, Part, Table, frame
+from verification.report.paper import Figure, MissingCampaign, Part, Table
 
 MODEL_WORDS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}
 ESTIMATOR_WORDS = {"energy_0.9": "energy ninety", "energy_0.99": "energy ninety nine", "entropy_round": "entropy",
@@ -32,6 +34,15 @@ ESTIMATOR_WORDS = {"energy_0.9": "energy ninety", "energy_0.99": "energy ninety 
 
 def command(seed: int, full: bool) -> str:
     return f"attnbounds verify --only rank --seed {seed}" + (" --full" if full else "")
+
+
+def _view(table: Table, name: str, caption: str, columns: Optional[Sequence[str]] = None,
+          provenance: Optional[str] = None) -> Table:
+    """The paper's rendering of a report table: its own name and caption, the ``columns`` named
+    (all by default), every number formatted (:meth:`Table.formatted`)."""
+    view = table.select(columns) if columns is not None else table
+    return replace(view, name=name, caption=caption, frame=view.formatted(),
+                   provenance=table.provenance if provenance is None else provenance)
 
 
 def _share(k: int, n: int) -> str:
@@ -87,7 +98,7 @@ def _weights_curve(recs: list[dict]):
 
 def _linear(part: Part, store: Any, plan: Any, cmd: str) -> None:
     tag, r_star = plan.tag, plan.r_star
-    prov = f"campaigns rank.*-{tag}; seed {plan.seed}; n={plan.n}, r*={r_star}; GD steps {plan.gd_steps}"
+    prov = rr.linear_provenance(plan)
     opt = _read(store, f"rank.optimum-{tag}", cmd)
     pop = _read(store, f"rank.gd-pop-{tag}", cmd)
     data = _read(store, f"rank.gd-data-{tag}", cmd)
@@ -129,21 +140,21 @@ def _linear(part: Part, store: Any, plan: Any, cmd: str) -> None:
     part.macro(str(int(R.energy_rank(s, 0.9))), "rank bias energy ninety")
     part.macro(f"{float(R.entropy_rank(s)):.2f}", "rank bias entropy")
     part.macro(f"{float(R.entropy_rank(s, 1)):.2f}", "rank bias entropy sigma")
+    risk, gd_pop, gd_data, estimators, summary = rr.linear_tables(opt, pop, data, est, plan)
     part.tables += [
-        Table("rank-linear-risk", frame(rr.risk_rows(opt), rr.RISK_COLUMNS),
+        _view(risk, "rank-linear-risk",
               f"Optimal rank-r excess risk R(r) per unit d (n={plan.n}, r*={r_star}): tail sum certified in 60-digit "
-              "intervals; deficiency (r < r*) and achievability (r >= r*) verdicts decided exactly.", prov),
-        Table("rank-gd-population", frame(rr.gd_population_rows(pop, r_star), rr.GD_POPULATION_COLUMNS),
+              "intervals; deficiency (r < r*) and achievability (r >= r*) verdicts decided exactly."),
+        _view(gd_pop, "rank-gd-population",
               f"Gradient descent on U V^T, population loss, {plan.gd_seeds} seeds per row: learned rank against "
-              "min(r, r*) (95% Wilson), risks per unit d.", prov),
-        Table("rank-gd-data", frame(rr.gd_data_rows(data), rr.GD_DATA_COLUMNS),
-              "Gradient descent (full width) on finite noisy data: the rank it passes through and the one it ends at.",
-              prov),
-        Table("rank-estimators", frame(rr.estimator_rows(est), rr.ESTIMATOR_COLUMNS),
+              "min(r, r*) (95% Wilson), risks per unit d."),
+        _view(gd_data, "rank-gd-data",
+              "Gradient descent (full width) on finite noisy data: the rank it passes through and the one it ends at."),
+        _view(estimators, "rank-estimators",
               f"Pre-training recovery of r*={r_star} from least-squares fits, {plan.est_seeds} draws per cell; "
-              "BELOW: the teacher's smallest signal singular value lies under the detection limit.", prov),
-        Table("rank-estimators-summary", frame(rr.estimator_summary_rows(est), ["shape"] + list(ESTIMATORS)),
-              "Share of draws recovering r* per estimator and spectrum shape (95% Wilson).", prov)]
+              "BELOW: the teacher's smallest signal singular value lies under the detection limit."),
+        _view(summary, "rank-estimators-summary",
+              "Share of draws recovering r* per estimator and spectrum shape (95% Wilson).")]
     part.figures.append(Figure("rank-estimators", _estimator_curve(est),
                                "Share of draws whose estimated rank equals r*, against the number of inputs N "
                                "(all shapes and noise levels).", prov))
@@ -151,17 +162,14 @@ def _linear(part: Part, store: Any, plan: Any, cmd: str) -> None:
 
 def _attention(part: Part, store: Any, ap: Any, seed: int, cmd: str) -> None:
     rec_c, stu_c, lad_c = att.campaigns(ap, seed)
-    prov = f"campaigns {rec_c}, {stu_c}, {lad_c}; d={ap.d}, r*={ap.r_star}, T={ap.T}"
     allrec = _read(store, rec_c, cmd)
     stu = _read(store, stu_c, cmd)
     lad = _read(store, lad_c, cmd)
-    recs = [x for x in allrec if not x["instance"].startswith("exact")]
-    exact = {x["instance"]: x for x in allrec if x["instance"].startswith("exact")}
-    soft = [ar.rejudged(x) for x in recs if x["provenance"]["kind"] == "softmax"]
+    recs, exact = ar.split_exact(allrec)
+    soft, fits = ar.softmax_fits(recs)
     k = sum(x["recovered"] == "supported" for x in soft)
     n = sum(x["recovered"] in ("supported", "refuted") for x in soft)
     part.macro(f"{k}/{n}", "rank softmax regression recovered")
-    fits = [x["extra"]["fit"] for x in soft if x["extra"].get("fit")]
     part.macro(f"{sum(f['rel_error'] <= att.KERNEL_TOL for f in fits)}/{len(fits)}", "rank softmax fit recovered")
     part.macro(f"{att.KERNEL_TOL:g}", "rank kernel tolerance")
     part.macro(exact["exact/d3"]["verdict"] if "exact/d3" in exact else "-", "rank linear exact verdict")
@@ -177,26 +185,25 @@ def _attention(part: Part, store: Any, ap: Any, seed: int, cmd: str) -> None:
               and x["provenance"]["r"] >= ap.r_star]
         part.macro("%d/%d" % rr.supported(rs), "rank students", kind, "reach zero")
     part.macro("%d/%d" % rr.supported(lad), "rank ladder static equals r star")
-    cols = ["kind", "value map", "B", "beta", "T", "noise", ar.RECOVERY_COLUMNS[6], "median kernel error",
-            "fit: median kernel error", "outcomes"]
-    idx = [ar.RECOVERY_COLUMNS.index(c) for c in cols]
-    rows = [[row[i] for i in idx] for row in ar.recovery_rows(recs)]
+    recovery, students, ladder = ar.attention_tables(allrec, stu, lad, ap, seed)
     part.tables += [
-        Table("rank-attention-recovery", frame(rows, cols),
+        _view(recovery, "rank-attention-recovery",
               f"Data-only recovery of the query-key kernel W (r*={ap.r_star}, d={ap.d}): a draw recovers W when the "
               f"relative kernel error (up to scale and sign) is at most {att.KERNEL_TOL:g}; 'fit' is the converged "
-              "nonlinear least-squares fit (softmax, value map known).", prov),
-        Table("rank-attention-students", frame(ar.students_rows(stu), ar.STUDENTS_COLUMNS),
+              "nonlinear least-squares fit (softmax, value map known).",
+              ["kind", "value map", "B", "beta", "T", "noise", ar.RECOVERY_COLUMNS[6], "median kernel error",
+               "fit: median kernel error", "outcomes"]),
+        _view(students, "rank-attention-students",
               f"Kernel-rank-r students trained by GD ({ap.steps} steps): linear r < r* certified against the exact "
-              "lower bound; r >= r* a claim (risk to zero with learned rank r*).", prov),
-        Table("rank-ladder", frame(ar.ladder_rows(lad), ar.LADDER_COLUMNS),
+              "lower bound; r >= r* a claim (risk to zero with learned rank r*)."),
+        _view(ladder, "rank-ladder",
               "Interpolation ladder between a static mixer (lambda = 0) and attention (lambda = 1): the best "
-              "static mixer's rank against r*.", prov)]
+              "static mixer's rank against r*.")]
 
 
 def _weights(part: Part, store: Any, cmd: str) -> None:
     recs = _read(store, rw.CAMPAIGN, cmd)
-    prov = f"campaign {rw.CAMPAIGN}; spectra via QR of each factor + SVD of the dh x dh core"
+    prov = f"campaign {rw.CAMPAIGN}; {rwr.SPECTRA}"
     for (model, circuit), rs in group(recs, lambda x: (x["provenance"]["model"],
                                                        x["provenance"]["circuit"])).items():
         word = MODEL_WORDS.get(model, model)
@@ -204,9 +211,9 @@ def _weights(part: Part, store: Any, cmd: str) -> None:
         part.macro(f"{np.mean([x['value'] for x in rs]) / dh:.2f}", "rank", word, circuit, "energy per dim")
         part.macro("%d/%d" % _count(rs, ("tight",)), "rank", word, circuit, "full rank certified")
         part.macro(str(dh), "rank", word, "head dim")
-    part.tables.append(Table("rank-weights", frame(rw.summary_rows(recs), rw.SUMMARY_COLUMNS),
+    part.tables.append(_view(rwr.summary_table(recs, prov), "rank-weights",
                              "Effective ranks of per-head QK kernels and OV circuits of the embedded models "
-                             "(smollm2: 4-bit GGUF dequantised, the quantised weights).", prov))
+                             "(smollm2: 4-bit GGUF dequantised, the quantised weights)."))
     part.figures.append(Figure("rank-weights", _weights_curve(recs),
                                "Mean energy_0.99 effective rank over heads, divided by the head dimension, by layer.",
                                prov))

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from rich.console import Console
-from rich.table import Table
+from rich.table import Table as RichTable
 
 from numerics.atomic import write_text
 from verification.provenance import versions_line
@@ -119,7 +119,7 @@ def write_table(rows: Sequence[Sequence[Any]], columns: Sequence[str], name: str
 
 
 def print_table(console: Console, rows: Sequence[Sequence[Any]], columns: Sequence[str], title: str) -> None:
-    t = Table(title=title, show_lines=False)
+    t = RichTable(title=title, show_lines=False)
     for c in columns:
         t.add_column(c, justify="right" if c not in ("family", "model", "claim") else "left",
                      overflow="fold")  # never cut a cell with an ellipsis

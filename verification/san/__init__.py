@@ -1,7 +1,8 @@
-"""SAN family: attention-only vs standard decoders at tiny scale (THEORY.md section 5).
+"""SAN family: attention-only vs standard decoders at tiny scale (docs/theory.md, section 5).
 
-checks (presets -> runs -> records), claims (stored runs -> claim outcomes), report and figures
-(stored records -> tables, figures, macros), command (CLI + section).
+checks (``checks.presets``: the settings; ``checks.runs``: a preset -> one chunk per trained
+decoder -> records; ``checks.claims``: the stored runs -> the paper's claims), report (stored records
+-> tables and figures, written as Markdown/CSV and PNG/PDF), paper (``paper_part``: the paper's
+tables, figures and macros), command (the ``attnbounds san`` subcommand and the ``san`` section of
+the main job).
 """
-from verification.san.command import SECTION, register, verify_section  # noqa: F401
-from verification.san.report import paper_part  # noqa: F401

@@ -12,14 +12,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from verification.san.checks import PRESETS, run_campaign
-from verification.san.claims import run_claims
-from verification.san.report import paper_part, write_part
-
-SECTION = "san"
-
 
 def measure_and_report(store: Any, preset: str, seed: int, out_dir: Path, console: Any) -> dict:
+    from verification.san.checks.claims import run_claims
+    from verification.san.checks.presets import PRESETS
+    from verification.san.checks.runs import run_campaign
+    from verification.san.paper import paper_part
+    from verification.san.report import write_part
+
     t0 = time.perf_counter()
     p = PRESETS[preset]
     camp = run_campaign(store, p, seed, Path(out_dir) / "checkpoints" / "san", console)
@@ -47,6 +47,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     from verification.options import add_common, name_list
+    from verification.san.checks.presets import PRESETS
 
     p = sub.add_parser("san", help="attention-only vs standard decoders at tiny scale (resumable)")
     add_common(p)

@@ -1,7 +1,10 @@
-"""SAN report: stored records -> tables, figures and the macros of the paper (never recomputed).
+"""SAN report: stored records -> tables and figures (never recomputed).
 
-:func:`paper_part` builds the family's :class:`verification.report.paper.Part` from the store;
-:func:`write_part` writes its tables (Markdown, CSV, LaTeX with provenance) and figures (PNG, PDF).
+The table builders (runs, claims, spectra, trainability, rollout, bottleneck) and the figures
+(``draw(ax)`` callables over stored summaries, deterministic, no timestamps: loss gaps with their
+noise-floor intervals, probe accuracies per role, loss by context position, threshold ranks over
+training, trainability by depth) are used by :func:`verification.san.paper.paper_part`;
+:func:`write_part` writes a part's tables (Markdown, CSV with provenance) and figures (PNG, PDF).
 """
 from __future__ import annotations
 
@@ -12,9 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from verification.report.paper import MissingCampaign, Part, Table
-from verification.san.checks import PRESETS, campaign_name
-from verification.san.claims import claims_chunk, loss, summaries
+from verification.report.paper import Figure, Part
+from verification.san.checks.claims import loss
 
 ROLE_ORDER = ("std", "san-depth", "san-flops", "san-params")
 MATRICES = ("W_Q", "W_K", "QK", "W_V", "W_O", "OV")
@@ -98,77 +100,77 @@ def bottleneck_table(store: Any, campaign: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def paper_part(store: Any, seed: int = 0, full: bool = False, preset: str | None = None) -> Part:
-    """The SAN family's tables, figures and macros (preset ``paper`` with ``full``, else ``quick``)."""
-    from verification.san.figures import figures
-
-    name = preset or ("paper" if full else "quick")
-    camp = campaign_name(PRESETS[name], seed)
-    command = f"attnbounds san --preset {name} --seed {seed}"
-    runs = summaries(store, camp)
-    if not runs:
-        raise MissingCampaign(camp, command)
-    claims_camp = camp.replace("san-", "san-claims-", 1)
-    chunk = claims_chunk(runs)           # the claims decided from exactly these runs, this claims version
-    claims = [r for r in store.records(claims_camp) if r["chunk"] == chunk]
-    if not claims:
-        raise MissingCampaign(claims_camp, command)
-    prov = (f"campaigns {camp}, {claims_camp}; preset {name}; seeds {sorted({r['seed'] for r in runs})}; "
-            f"byte-level pydoc_data.topics prose + retrieval/recall probes")
-    part = Part(family="san", commands=[command])
-    runs_df, claims_df = runs_table(runs), claims_table(claims)
-    scale = f"tiny scale: {runs_df['params'].min():,}-{runs_df['params'].max():,} non-embedding parameters"
-    part.tables += [
-        Table("san-runs", runs_df, f"SAN runs ({scale}): validation loss (nats per byte), probe accuracies", prov),
-        Table("san-claims", claims_df, "The paper's claims at tiny scale: outcome, statistic, interval from "
-              "the seed-to-seed noise floor (mean +- 2 max(noise, sd)/sqrt(n))", prov),
-        Table("san-spectra", spectra_table(runs), "Effective ranks over training (mean over seeds and layers)", prov),
-        Table("san-trainability", trainability_table(runs), "Trainability by depth, with and without QK-norm "
-              "(a diverged run counts at the unigram entropy)", prov),
-        Table("san-rollout", rollout_table(store, camp), "Rollout on the trained decoders: delta(R_l) and the "
-              "D2 chain ratio delta(R_l)/prod delta(Ahat) (D1 is structurally tight for causal attention)", prov),
-        Table("san-bottleneck", bottleneck_table(store, camp), "Scalar-bottleneck lemma on the trained "
-              "attention-only weights at sequence length 1", prov)]
-    part.figures += figures(runs, claims_df, spectra_table(runs), prov)
-    for _, c in claims_df.iterrows():
-        part.macro(c["statistic"], "San", c["claim"], c["instance"])
-        part.macro(c["outcome"], "San", c["claim"], c["instance"], "outcome")
-    _summary_macros(part, runs, runs_df, claims_df, rollout_table(store, camp), bottleneck_table(store, camp))
-    return part
+def _pairs(runs: list[dict]) -> list[dict]:
+    return [r for r in runs if r["role"] != "sweep"]
 
 
-def _summary_macros(part: Part, runs: list, runs_df: Any, claims_df: Any, roll: Any, bott: Any) -> None:
-    """Preset-independent numbers the prose quotes (the per-claim macros are set by the caller)."""
-    gaps = claims_df[claims_df["claim"] == "gap"]
-    if len(gaps):
-        part.macro(float(gaps["noise_floor"].iloc[0]), "San", "noise floor")
-    pairs = runs_df[runs_df["role"] != "sweep"]
-    part.macro(int(runs_df["params"].min()), "San", "min params")
-    part.macro(int(runs_df["params"].max()), "San", "max params")
-    part.macro(int(pairs["seed"].nunique()), "San", "seed pairs")
-    part.macro(int(runs[0]["steps_done"]) if runs else 0, "San", "steps")
-    for role in ROLE_ORDER:
-        sub = pairs[pairs["role"] == role]
-        part.macro(float(sub["val_loss"].mean()), "San", "loss", role)
-        for kind in ("retrieval", "recall"):
-            part.macro(float(sub[f"{kind}_acc"].mean()), "San", kind, "acc", role)
-    qk = claims_df[claims_df["claim"] == "qk_norm"]
-    if len(qk):
-        deepest = max(qk["instance"], key=lambda s: int(s[1:]))
-        row = qk[qk["instance"] == deepest].iloc[0]
-        part.macro(int(deepest[1:]), "San", "qk norm deepest layers")
-        part.macro(float(row["statistic"]), "San", "qk norm deepest")
-        part.macro(str(row["outcome"]), "San", "qk norm deepest outcome")
-    part.macro(int((bott["verdict"] == "tight").sum()) if len(bott) else 0, "San", "bottleneck tight")
-    part.macro(int(len(bott)), "San", "bottleneck runs")
-    if len(roll):
-        last = roll[(roll["variant"] == "all")]
-        for role in ("std", "san-params"):
-            sub = last[last["role"] == role]
-            if len(sub):
-                top = sub[sub["layer"] == sub["layer"].max()].iloc[0]
-                part.macro(float(top["chain_ratio"]), "San", "chain ratio last", role)
-                part.macro(float(top["delta_R"]), "San", "delta R last", role)
+def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figure]:
+    pair_runs = _pairs(runs)
+
+    def gaps(ax: Any) -> None:
+        g = claims[(claims["claim"] == "gap") & claims["instance"].isin(["depth", "flops", "params"])]
+        x = np.arange(len(g))
+        ax.bar(x, g["statistic"], color="0.6")
+        ax.errorbar(x, g["statistic"], yerr=[g["statistic"] - g["low"], g["high"] - g["statistic"]], fmt="none",
+                    ecolor="k", capsize=4)
+        if len(g):
+            nf = float(g["noise_floor"].iloc[0])
+            ax.axhspan(-nf, nf, color="tab:blue", alpha=0.15, label="seed-to-seed noise floor")
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xticks(x, [f"matched {k}" for k in g["instance"]])
+        ax.set_ylabel("L(SAN) - L(standard), nats/byte")
+        ax.legend(fontsize=7)
+
+    def probes(ax: Any) -> None:
+        w = 0.38
+        for i, kind in enumerate(("retrieval", "recall")):
+            vals = [np.mean([r[f"{kind}_acc"] for r in pair_runs if r["role"] == role] or [math.nan])
+                    for role in ROLE_ORDER]
+            ax.bar(np.arange(len(ROLE_ORDER)) + (i - 0.5) * w, vals, w, label=f"{kind} (context)" if kind == "retrieval"
+                   else "recall (weights)")
+        ax.set_xticks(np.arange(len(ROLE_ORDER)), ROLE_ORDER)
+        ax.set_ylabel("accuracy at the answer byte")
+        ax.legend(fontsize=7)
+
+    def by_position(ax: Any) -> None:
+        for role in ROLE_ORDER:
+            curves = [r["loss_by_pos"] for r in pair_runs if r["role"] == role]
+            if curves:
+                ax.plot(np.mean(curves, axis=0), label=role)
+        ax.set_xlabel("position in the context (bytes)")
+        ax.set_ylabel("validation loss, nats/byte")
+        ax.legend(fontsize=7)
+
+    def spectra_over_training(ax: Any) -> None:
+        for role, style in (("std", "-"), ("san-depth", "--")):
+            for m, color in (("W_Q", "tab:blue"), ("W_K", "tab:cyan"), ("W_V", "tab:orange"), ("W_O", "tab:red")):
+                s = spectra[(spectra["role"] == role) & (spectra["matrix"] == m)] if len(spectra) else spectra
+                if len(s):
+                    ax.plot(s["fraction"], s["threshold_rank"], style, color=color, marker="o", ms=3,
+                            label=f"{role} {m}")
+        ax.set_xlabel("fraction of training")
+        ax.set_ylabel("threshold rank (above the init bulk)")
+        ax.legend(fontsize=6, ncol=2)
+
+    def trainability(ax: Any) -> None:
+        sweep = [r for r in runs if r["role"] == "sweep"]
+        for qk, marker in ((False, "x"), (True, "o")):
+            rs = sorted((r for r in sweep if r["qk_norm"] == qk), key=lambda r: r["n_layer"])
+            ax.plot([r["n_layer"] for r in rs], [r["unigram"] if r["diverged"] else r["val_loss"] for r in rs],
+                    marker=marker, label=f"QK-norm {'on' if qk else 'off'}")
+            for r in rs:
+                if r["diverged"]:
+                    ax.annotate("diverged", (r["n_layer"], r["unigram"]), fontsize=6)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("attention-only layers")
+        ax.set_ylabel("validation loss, nats/byte")
+        ax.legend(fontsize=7)
+
+    return [Figure("san-gaps", gaps, "Loss gaps of matched pairs with noise-floor intervals", prov),
+            Figure("san-probes", probes, "Probe accuracies: context-grounded retrieval and parametric recall", prov),
+            Figure("san-loss-by-position", by_position, "Validation loss by context position", prov),
+            Figure("san-spectra", spectra_over_training, "Threshold ranks over training", prov),
+            Figure("san-trainability", trainability, "Trainability by depth with and without QK-norm", prov)]
 
 
 def write_part(part: Part, out_dir: Path, console: Any = None) -> list[Path]:

@@ -2,11 +2,9 @@
 per-chunk summaries, a guided search for tight cases and counterexamples, serial or on a Dask
 cluster.
 
-plan (campaign, chunks, regeneration of any instance), sweep (one chunk: float filter, exact
-certification, summary), rollout (the rollout chain: Theorem D2 at every step of stacks of L
-random layers), summaries (per-chunk summary, kept instances, merge), search (hypothesis
-``target()`` and a local optimiser on the simplex rows), report (tables, progress), command (the
-``stress`` subcommand), paper_part (the paper's part).
+Its roles: ``checks`` (what is run: the plan of a campaign and regeneration of any instance, the
+sweep of single matrices and pairs, the rollout chain of stacks of L layers, per-chunk summaries,
+the guided search, the main job's section design), ``report`` (stored summaries -> the tables and
+the progress line), ``paper`` (the paper's part: tables, figure and macros), ``command`` (the
+``stress`` subcommand and the main job's section).
 """
-from verification.stress.command import SECTION, register, verify_section  # noqa: F401
-from verification.stress.paper_part import paper_part  # noqa: F401

@@ -1,48 +1,43 @@
 """``attnbounds stress THEOREM_ID``: a sweep of N random instances (or, with ``--search``, a
 guided search for tight cases and counterexamples), serially, on a local Dask cluster
 (``--workers K``) or on an existing one (``--scheduler tcp://HOST:PORT``). Re-running resumes; a
-larger ``--instances`` extends the campaign."""
+larger ``--instances`` extends the campaign. And ``verify_section(ctx)``, the main job's stress
+section (what it runs: :mod:`verification.stress.checks.section`).
+
+Light at import: the plans, checks, executors and the store load only when a command runs."""
 from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
-
-from verification.stress.plan import THEOREMS, StressPlan
-
-SECTION = "stress"
-# the main job's stress section: Theorem D1's sweep and its guided search (quick / --full)
-SECTION_THEOREM = "dobrushin.factor"
-SECTION_INSTANCES = {False: 200_000, True: 1_000_000}
-SECTION_BUDGET = {False: 500, True: 4000}
-SECTION_SIZES = (3, 4, 5)      # the search's sizes
-SECTION_ROLLOUT_INSTANCES = {False: 20_000, True: 100_000}   # dobrushin.rollout stacks (default cells)
+from typing import Any, Optional
 
 
 def verify_section(ctx: Any) -> None:
     """The ``stress`` section of the main job: the D1 sweep (serial), the guided search and the
     rollout-chain sweep, with their tables; what ``attnbounds paper`` reads for its stress section."""
     from verification.executors import SerialExecutor
+    from verification.stress.checks import section
+    from verification.stress.checks.search import run_search
     from verification.stress.report import report
-    from verification.stress.search import run_search
 
     full = not ctx.quick
-    spec = THEOREMS[SECTION_THEOREM]
-    plan = StressPlan(SECTION_THEOREM, spec.families, spec.sizes, SECTION_INSTANCES[full], seed=ctx.seed)
-    ctx.console.rule(f"[bold]Stress: {SECTION_THEOREM} on {plan.total():,} random matrices, and a guided search")
-    sweep(ctx.store, plan, SerialExecutor(), ctx.console)
-    report(ctx.store, plan.campaign, plan.stored_as, ctx.tables, ctx.console, target=plan.theorem,
-           chunks=plan.chunk_keys())
-    run_search(ctx.store, SECTION_THEOREM, sizes=SECTION_SIZES, budget=SECTION_BUDGET[full], seed=ctx.seed,
-               console=ctx.console, executor=SerialExecutor())
-    spec = THEOREMS["dobrushin.rollout"]
-    plan = StressPlan("dobrushin.rollout", spec.families, spec.sizes, SECTION_ROLLOUT_INSTANCES[full], seed=ctx.seed)
-    sweep(ctx.store, plan, SerialExecutor(), ctx.console)
-    report(ctx.store, plan.campaign, plan.stored_as, ctx.tables, ctx.console, target=plan.theorem,
-           chunks=plan.chunk_keys())
+    factor = section.section_plan(section.THEOREM, ctx.seed, full)
+    rollout = section.section_plan(section.ROLLOUT, ctx.seed, full)
+    ctx.console.rule(f"[bold]Stress: {factor.theorem} on {factor.total():,} random matrices, and a guided search")
+    with SerialExecutor() as executor:
+        sweep(ctx.store, factor, executor, ctx.console)
+        report(ctx.store, factor.campaign, factor.stored_as, ctx.tables, ctx.console, target=factor.theorem,
+               chunks=factor.chunk_keys(), command=section.sweep_command(factor.theorem, ctx.seed, full))
+        run_search(ctx.store, section.THEOREM, sizes=section.SIZES, budget=section.BUDGET[full], seed=ctx.seed,
+                   console=ctx.console, executor=executor)
+        sweep(ctx.store, rollout, executor, ctx.console)
+        report(ctx.store, rollout.campaign, rollout.stored_as, ctx.tables, ctx.console, target=rollout.theorem,
+               chunks=rollout.chunk_keys(), command=section.sweep_command(rollout.theorem, ctx.seed, full))
 
 
 def theorem_id(text: str) -> str:
+    from verification.stress.checks.plan import THEOREMS
+
     if text not in THEOREMS:
         raise argparse.ArgumentTypeError(f"no stress sampler for {text!r}; known: {', '.join(THEOREMS)}")
     return text
@@ -50,7 +45,8 @@ def theorem_id(text: str) -> str:
 
 def make_executor(args: argparse.Namespace) -> Any:
     """Serial, a local Dask cluster (``--workers``, TLS with throw-away credentials) or an existing
-    one (``--scheduler``, given up after ``--connect-timeout`` seconds)."""
+    one (``--scheduler``, given up after ``--connect-timeout`` seconds): a
+    :class:`concurrent.futures.Executor`, to be used in a ``with`` block (which shuts it down)."""
     from verification.executors import CONNECT_TIMEOUT, DaskExecutor, SerialExecutor
 
     if args.workers is not None:
@@ -59,12 +55,6 @@ def make_executor(args: argparse.Namespace) -> Any:
         return DaskExecutor(scheduler=args.scheduler,
                             timeout=getattr(args, "connect_timeout", None) or CONNECT_TIMEOUT)
     return SerialExecutor()
-
-
-def close_executor(executor: Any) -> None:
-    """Stop what ``make_executor`` started (nothing for ``None`` or the serial executor)."""
-    if executor is not None:
-        executor.shutdown()
 
 
 def scheduler_address(text: str) -> str:
@@ -94,26 +84,48 @@ def check_device(device: str) -> None:
             raise ValueError("--device cuda: no CUDA device is visible here (torch.cuda.is_available() is False)")
 
 
-def sweep(store: Any, plan: StressPlan, executor: Any, console: Any) -> dict:
-    """Run the plan's missing chunks through ``executor``; return what the run measured."""
+def sweep(store: Any, plan: Any, executor: Any, console: Any, todo: Optional[list] = None) -> dict:
+    """Run the plan's missing chunks (``todo``, when the caller has already asked the store which
+    are stored) through ``executor``; return what the run measured."""
     from verification import campaign
+    from verification.stress.checks import chunks
     from verification.stress.report import Progress
-    from verification.stress.rollout import chunks as stress_chunks
 
     t0 = time.perf_counter()
     progress = Progress(plan.stored_as)
-    res = campaign.run(store, plan.campaign, stress_chunks(plan), executor=executor, console=console,
-                       description=f"stress {plan.theorem}", status=progress)
+    every = chunks(plan)
+    if todo == []:              # everything stored: nothing to run, and no second question to the store
+        return {"computed": 0, "skipped": len(every), "instances": 0, "seconds": 0.0, "rate": 0.0}
+    res = campaign.run(store, plan.campaign, every if todo is None else todo, executor=executor, console=console,
+                       description=f"stress {plan.theorem}", status=progress,
+                       window=getattr(executor, "window", campaign.WINDOW))
+    skipped = res.skipped if todo is None else len(every) - len(todo)
     seconds = time.perf_counter() - t0
-    return {"computed": res.computed, "skipped": res.skipped, "instances": progress.tally.n,
+    return {"computed": res.computed, "skipped": skipped, "instances": progress.tally.n,
             "seconds": seconds, "rate": progress.tally.n / seconds if seconds > 0 else 0.0}
+
+
+def _search(args: argparse.Namespace, console: Any) -> int:
+    from verification.store import ResultStore
+    from verification.stress.checks.plan import check_search
+    from verification.stress.checks.search import run_search
+
+    sizes = args.sizes or (3, 4, 5)
+    check_search(sizes, args.budget)      # before any work
+    with ResultStore(args.db) as store, make_executor(args) as executor:   # one chunk per size: in parallel
+        run_search(store, args.theorem, sizes=sizes, budget=args.budget, seed=args.seed, console=console,
+                   executor=executor)
+    return 0
 
 
 def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from verification.executors import SerialExecutor
     from verification.options import make_console
     from verification.store import ResultStore
+    from verification.stress.checks import chunks
+    from verification.stress.checks.plan import THEOREMS, StressPlan
     from verification.stress.report import report, store_bytes
 
     spec = THEOREMS[args.theorem]
@@ -123,49 +135,38 @@ def _cmd(args: argparse.Namespace) -> int:
                          f"{', '.join(t for t, s in THEOREMS.items() if s.kind != 'rollout')}")
     console = make_console()
     if args.search:
-        from verification.stress.plan import check_search
-        from verification.stress.search import run_search
-
-        check_search(args.sizes or (3, 4, 5), args.budget)      # before any work
-
-        with ResultStore(args.db) as store:
-            executor = make_executor(args)          # one chunk per size: sizes search in parallel
-            try:
-                run_search(store, args.theorem, sizes=args.sizes or (3, 4, 5), budget=args.budget,
-                           seed=args.seed, console=console, executor=executor)
-            finally:
-                close_executor(executor)
-        return 0
+        return _search(args, console)
     plan = StressPlan(args.theorem, args.family or spec.families, args.sizes or spec.sizes, args.instances,
                       seed=args.seed, device=args.device, layers=tuple(args.layers or ()))
     with ResultStore(args.db) as store:
-        missing = len(set(plan.chunk_keys()) - store.done_chunks(plan.campaign))
+        done = store.done_chunks(plan.campaign)               # asked once: the run gets what is missing
+        todo = [c for c in chunks(plan) if c.key not in done]
         # nothing left to compute: resume at once, without starting (or joining) a cluster
-        executor = make_executor(args) if missing else None
-        try:
-            where = f"Dask scheduler {executor.address}" if hasattr(executor, "address") else "this process"
+        with make_executor(args) if todo else SerialExecutor() as executor:
+            where = (f"Dask scheduler {executor.address}" if executor.name == "dask" and todo
+                     else "this process")
             console.print(f"[bold]{plan.campaign}[/]: {plan.total():,} instances in {len(plan.chunk_keys()):,} chunks "
                           f"({', '.join(plan.families)}; n = {', '.join(map(str, plan.sizes))}"
-                          + (f"; L = {', '.join(map(str, plan.layers))}" if plan.layers else "") + f"), {missing:,} to "
+                          + (f"; L = {', '.join(map(str, plan.layers))}" if plan.layers else "") + f"), {len(todo):,} to "
                           f"compute, on {where}")
-            run = sweep(store, plan, executor, console)
-        finally:
-            close_executor(executor)
+            run = sweep(store, plan, executor, console, todo)
         cells = report(store, plan.campaign, plan.stored_as, Path(args.out) / "tables", console, target=plan.theorem,
-                       chunks=plan.chunk_keys())
-        chunks = sum(t.chunks for t in cells.values())
+                       chunks=plan.chunk_keys(), command=f"attnbounds stress {args.theorem} --instances {args.instances} --seed {args.seed}")
+        chunks_stored = sum(t.chunks for t in cells.values())
         payload = store.payload_bytes(plan.campaign)
         console.print(f"this run: {run['computed']} chunks computed, {run['skipped']} already stored; "
                       f"{run['instances']:,} instances in {run['seconds']:.1f} s ({run['rate']:,.0f} instances/s)")
     disk = store_bytes(args.db)           # after closing: the write-ahead log is checkpointed
-    console.print(f"stored: {chunks} chunks, {payload / max(chunks, 1):,.0f} bytes per chunk of values"
-                  + (f"; store file {disk:,} bytes ({disk / max(chunks, 1):,.0f} per chunk if the store holds "
+    console.print(f"stored: {chunks_stored} chunks, {payload / max(chunks_stored, 1):,.0f} bytes per chunk of values"
+                  + (f"; store file {disk:,} bytes ({disk / max(chunks_stored, 1):,.0f} per chunk if the store holds "
                      "only this campaign)" if disk is not None else ""))
     return 0
 
 
 def register(sub: Any) -> None:
+    from verification.executors import CONNECT_TIMEOUT
     from verification.options import add_common, family_list, int_list, positive_int
+    from verification.stress.checks.plan import THEOREMS
 
     p = sub.add_parser("stress", help="stress-test a theorem on many random instances (sweep or guided search; "
                                       "serial or Dask)")
@@ -180,8 +181,6 @@ def register(sub: Any) -> None:
     p.add_argument("--instances", default=100_000, type=positive_int,
                    help="instances in all (pairs for dobrushin.product, stacks for dobrushin.rollout), split evenly over the cells and "
                         "rounded up to whole chunks; a larger value extends the campaign (default 100000)")
-    from verification.executors import CONNECT_TIMEOUT
-
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", default=None, type=positive_int, metavar="K",
                        help="start a local Dask cluster of K worker processes; it speaks TLS with credentials made "

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from verification.report.stats import share_text
-from verification.report.tables import print_table, write_table
-from verification.stress.plan import cell_chunk_size
-from verification.stress.summaries import NAMES, Tally, merge
+from verification.report.tables import Table, print_table
+from verification.stress.checks.plan import cell_chunk_size
+from verification.stress.checks.summaries import NAMES, Tally, merge
 
 COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share [95%]", "violated",
            "undecided", "exact path", "smallest strict slack", "at (chunk, index)"]
@@ -19,7 +19,7 @@ COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share 
 
 def tally(store: Any, campaign: str, theorem: str, chunks: Optional[Iterable[str]] = None) -> dict[str, Tally]:
     """One :class:`Tally` per cell ``'<family>/n<n>'`` (rollout: ``'<family>/n<n>/L<L>'``), over
-    the stored chunks of ``chunks`` only (a plan's :meth:`~verification.stress.plan.StressPlan.chunk_keys`:
+    the stored chunks of ``chunks`` only (a plan's :meth:`~verification.stress.checks.plan.StressPlan.chunk_keys`:
     a report reads exactly what its plan defines, not chunks a larger run added), or all."""
     rows = store.summaries(campaign, theorem)
     if chunks is not None:
@@ -93,31 +93,48 @@ def store_bytes(path: str) -> Optional[int]:
     return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
 
 
+def cell_table(cells: dict[str, Tally], campaign: str, target: str, command: str = "") -> Table:
+    """The campaign's table ``stress-<target>``: one row per cell (:data:`COLUMNS`; rollout cells:
+    ``layers`` after ``n``), the numbers as stored (the paper selects its columns by name)."""
+    rollout = any(cell_parts(c)[2] is not None for c in cells)
+    columns = COLUMNS[:2] + ["layers"] + COLUMNS[2:] if rollout else COLUMNS
+    return Table.from_rows(f"stress-{target.replace('.', '-')}", rows(cells), columns,
+                           f"Stress sweep of {target}: campaign {campaign}", provenance(cells, campaign),
+                           campaigns=(campaign,), command=command)
+
+
+def step_table(cells: dict[str, Tally], campaign: str, target: str, command: str = "") -> Table:
+    """Rollout campaigns: the table ``stress-<target>-steps``, one row per cell and step l."""
+    return Table.from_rows(f"stress-{target.replace('.', '-')}-steps", step_rows(cells), STEP_COLUMNS,
+                           f"Theorem D2 at every rollout step: campaign {campaign}", provenance(cells, campaign),
+                           campaigns=(campaign,), command=command)
+
+
+def provenance(cells: dict[str, Tally], campaign: str) -> str:
+    """The campaign, its chunk sizes, how its instances are seeded."""
+    rollout = any(cell_parts(c)[2] is not None for c in cells)
+    sizes = sorted({cell_parts(c)[1:] for c in cells}, key=lambda nl: (nl[0], nl[1] or 0))
+    seeded = "[seed, family, n, chunk, layers]" if rollout else "[seed, family, n, chunk]"
+    return (f"campaign {campaign}; chunks of "
+            f"{', '.join(f'{cell_chunk_size(n, L)} at n = {n}' + (f', L = {L}' if L else '') for n, L in sizes)}; "
+            f"numpy default_rng seeded by SeedSequence({seeded}); verdicts exact")
+
+
 def report(store: Any, campaign: str, theorem: str, out_dir: Path, console: Any,
-           target: Optional[str] = None, chunks: Optional[Iterable[str]] = None) -> dict[str, Tally]:
-    """Print and write the campaign's table (``stress-<target>``; ``target`` defaults to the
-    theorem; the rollout target also writes its per-step table ``stress-<target>-steps``), over
-    ``chunks`` (the plan's chunk keys) when given."""
+           target: Optional[str] = None, chunks: Optional[Iterable[str]] = None,
+           command: str = "") -> dict[str, Tally]:
+    """Print and write the campaign's table (:func:`cell_table`; ``target`` defaults to the
+    theorem; the rollout target also writes its per-step table, :func:`step_table`), over
+    ``chunks`` (the plan's chunk keys) when given; ``command`` is what fills the campaign."""
     cells = tally(store, campaign, theorem, chunks)
     if not cells:
         return cells
-    name = f"stress-{(target or theorem).replace('.', '-')}"
-    table = rows(cells)
-    rollout = any(cell_parts(c)[2] is not None for c in cells)
-    columns = COLUMNS[:2] + ["layers"] + COLUMNS[2:] if rollout else COLUMNS
-    title = f"Stress sweep of {target or theorem}: campaign {campaign}"
-    print_table(console, table, columns, title)
-    sizes = sorted({cell_parts(c)[1:] for c in cells}, key=lambda nl: (nl[0], nl[1] or 0))
-    seeded = "[seed, family, n, chunk, layers]" if rollout else "[seed, family, n, chunk]"
-    prov = (f"campaign {campaign}; chunks of "
-            f"{', '.join(f'{cell_chunk_size(n, L)} at n = {n}' + (f', L = {L}' if L else '') for n, L in sizes)}; "
-            f"numpy default_rng seeded by SeedSequence({seeded}); verdicts exact")
-    write_table(table, columns, name, title, prov, out_dir)
-    if rollout:
-        steps = step_rows(cells)
-        step_title = f"Theorem D2 at every rollout step: campaign {campaign}"
-        print_table(console, steps, STEP_COLUMNS, step_title)
-        write_table(steps, STEP_COLUMNS, f"{name}-steps", step_title, prov, out_dir)
+    tables = [cell_table(cells, campaign, target or theorem, command)]
+    if any(cell_parts(c)[2] is not None for c in cells):
+        tables.append(step_table(cells, campaign, target or theorem, command))
+    for table in tables:
+        print_table(console, table.rows(), table.columns(), table.caption)
+        table.write(out_dir)
     t = total(cells)
     console.print(f"{t.n:,} instances in {t.chunks:,} chunks: {t.line()}")
     for r in kept(store, campaign, theorem, 3):

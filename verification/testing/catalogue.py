@@ -290,7 +290,7 @@ def _ey_certified(inst: KnownAnswer) -> Evaluation:
     c = certify_tail_sum(M, K, r)
     tail, risk = (c["tail_lo"] + c["tail_hi"]) / 2, (c["risk_lo"] + c["risk_hi"]) / 2
     overlap = c["risk_lo"] <= c["tail_hi"] and c["tail_lo"] <= c["risk_hi"]
-    verdict = Verdict.UNDECIDED if overlap else Verdict.VIOLATED     # as verification/rank/linear.py
+    verdict = Verdict.UNDECIDED if overlap else Verdict.VIOLATED     # as verification/rank/checks/linear.py
     return Evaluation(verdict, float(d * (risk - tail)), float(d * tail))
 
 
@@ -316,12 +316,12 @@ def _be_fast(inst: KnownAnswer) -> Evaluation:
     from numerics.poincare.constants import gaussian_window, poincare_constant_1d
     from numerics.poincare.losses import family
     fam, beta, lam = family(inst.data["family"]), float(inst.data["beta"]), float(inst.data["lam"])
-    R = gaussian_window(beta, lam, fam.oscillation(), fam.dim)   # as verification/poincare/checks.py
+    R = gaussian_window(beta, lam, fam.oscillation(), fam.dim)   # as verification/poincare/checks/bounds.py
     res, wide = (poincare_constant_1d(fam.F(lam), beta, -w, w) for w in (R, 1.25 * R))
     C, err, bound = res.value, res.error + abs(wide.value - res.value), bakry_emery(fam, beta, lam)["bound"]
     if bound is None:
         return Evaluation(Verdict.NOT_APPLICABLE, None, C)
-    # the solver's own error estimate (as verification/poincare/checks.py upper_verdict): a bound
+    # the solver's own error estimate (as verification/poincare/checks/bounds.py upper_verdict): a bound
     # within err of C can be neither certified tight nor strict, so the answer is UNDECIDED
     verdict = Verdict.VIOLATED if bound < C - err else Verdict.HOLDS if bound > C + err else Verdict.UNDECIDED
     return Evaluation(verdict, bound - C, C)

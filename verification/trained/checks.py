@@ -4,7 +4,7 @@ For each (model, input): the attention probabilities ``(L, H, T, T)`` (float32 f
 widened to float64), and for each *variant* of the token set
 
     all       every position
-    content   special tokens (CLS/SEP/BOS/EOS/pad/chat markers) dropped       (THEORY.md §2)
+    content   special tokens (CLS/SEP/BOS/EOS/pad/chat markers) dropped       (docs/theory.md §2)
     nofirst   the first position dropped (causal models: the attention sink)
 
 the head-averaged A_l = mean_h A_lh (then the variant's submatrix) and every head A_lh (its

@@ -5,10 +5,6 @@ import argparse
 import time
 from typing import Any, Optional
 
-from verification.trained.checks import run_campaign
-
-SECTION = "trained"
-
 
 def measure_and_report(model_name: str, store: Any, out_dir: Any, console: Any,
                        texts: Optional[str] = None, limit: Optional[int] = None,
@@ -17,6 +13,7 @@ def measure_and_report(model_name: str, store: Any, out_dir: Any, console: Any,
     """Load, measure (resuming), and write the tables and figures of one model."""
     from numerics.sources.corpus import load_corpus
     from numerics.sources.models import MAX_TOKENS, load_model
+    from verification.trained.checks import run_campaign
     from verification.trained.report import report_model
 
     t0 = time.perf_counter()

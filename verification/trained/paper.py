@@ -165,23 +165,25 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
                "rollout ratios undecided")
 
     q = " 4-bit quantised weights: the quantised model's attention." if quantised else ""
-    c = (" Causal attention: row 0 is one-hot, so equality is structural (THEORY.md, corollary)." if causal else "")
+    c = (" Causal attention: row 0 is one-hot, so equality is structural (docs/theory.md §1, corollary)." if causal else "")
+    made = dict(campaigns=(campaign,), command=part.commands[0])     # every table: its campaign, its command
     rows, cols = d1_table(data, None)
     part.tables.append(Table(f"trained-d1-{s}", frame(rows, cols),
                              f"{title}: share of {n_in} inputs where Theorem D1 holds with equality (exact), per layer, "
-                             f"head-averaged attention, with 95% Wilson intervals; median slack.{q}{c}", prov))
+                             f"head-averaged attention, with 95% Wilson intervals; median slack.{q}{c}", prov, **made))
     rows, cols = rollout_table(data)
     part.tables.append(Table(f"trained-rollout-{s}", frame(rows, cols),
                              f"{title}: rollout per layer, all tokens, medians over {n_in} inputs: delta(R_l) against "
-                             f"prod delta(Ahat) (D2 chain) and prod (1+delta(A))/2 (D1 factors).{q}", prov))
+                             f"prod delta(Ahat) (D2 chain) and prod (1+delta(A))/2 (D1 factors).{q}", prov, **made))
     hrows = [[l] + [None if np.isnan(x) else f"{x:.2f}" for x in hs[l]] for l in range(hs.shape[0])]
     part.tables.append(Table(f"trained-heads-{s}", frame(hrows, ["layer"] + [f"h{h}" for h in range(hs.shape[1])]),
                              f"{title}: per-head share of {n_in} inputs with D1 equality, {VARIANT_TITLES['all']}.{q}",
-                             prov))
+                             prov, **made))
     rows, cols = compare_table(data)
     part.tables.append(Table(f"trained-compare-{s}", frame(rows, cols),
                              f"{title}: comparison bounds on delta(A) of head-averaged attention (Birkhoff's "
-                             f"tau_B and the mean-head softmax-logit bound; trivial wherever A has zeros).{q}", prov))
+                             f"tau_B and the mean-head softmax-logit bound; trivial wherever A has zeros).{q}", prov,
+                             **made))
     part.figures.append(Figure(f"trained-heads-{s}", _heatmap(hs, f"{title}: D1 equality per head, all tokens"),
                                f"{title}: share of inputs with D1 equality per layer and head (all tokens).{q}", prov))
     part.figures.append(Figure(f"trained-rollout-{s}", _rollout_curves(data, f"{title}: rollout, all tokens"),

@@ -7,7 +7,8 @@ enclosed in interval arithmetic: ``certified``), supported where lambda is above
 estimate for attn2 / lora2, a proof for attn1), inconclusive inside it. lambda_V depends on beta and
 the data only, so each (family, data seed) chunk computes its derivative table once
 (numerics.poincare.villani) and decides its grid from it. The report gives the refuted share of the
-grid per family with a Wilson interval (verification.poincare.findings).
+grid per family with a Wilson interval (verification.poincare.report.findings). The condition:
+docs/theory.md section 4.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from numerics.poincare.losses import family
 from verification import campaign
-from verification.poincare.checks import villani_record
+from verification.poincare.checks.bounds import villani_record
 from verification.store import Record
 
 VERSION = "v1"

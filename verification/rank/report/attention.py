@@ -1,4 +1,6 @@
-"""Tables and the figure of the attention rank campaigns, aggregated from stored records only.
+"""Tables and the figure of the attention rank campaigns (:mod:`verification.rank.checks.attention`),
+aggregated from stored records only; each table built once (:func:`attention_tables`) for Markdown/CSV
+here and LaTeX in :mod:`verification.rank.paper`.
 
 Kernel recovery is judged by the recovered kernel (relative error of W_Q W_K^T up to scale and
 sign, at most KERNEL_TOL), never by a rank estimate alone; every estimator's rank of the recovered
@@ -11,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from verification.rank.attention import KERNEL_TOL, AttPlan, campaigns, kernel_outcome
-from verification.rank.report import outcome_share
+from verification.rank.checks.attention import KERNEL_TOL, AttPlan, campaigns, kernel_outcome
+from verification.rank.report.linear import fill_command, outcome_share
 from verification.report.aggregate import group as _group
 from verification.report.aggregate import median_keep_nan as _med
 from verification.report.aggregate import pyplot as _plt
 from verification.report.aggregate import verdict_counts as _verdicts
 from verification.report.figures import save_figure
-from verification.report.tables import print_table, write_table
+from verification.report.tables import Table, print_table
 
 RECOVERY_COLUMNS = ["kind", "value map", "B", "beta", "T", "noise", f"kernel error <= {KERNEL_TOL} [95% CI]",
                     "median kernel error", "energy_0.9", "energy_0.99", "entropy (p~sigma^2)", "entropy (p~sigma)",
@@ -89,57 +91,81 @@ def ladder_rows(lad: list[dict]) -> list[list]:
     return rows
 
 
+def attention_provenance(p: AttPlan, seed: int) -> str:
+    rec_c, stu_c, lad_c = campaigns(p, seed)
+    return f"campaigns {rec_c}, {stu_c}, {lad_c}; d={p.d}, r*={p.r_star}, T={p.T}"
+
+
+def split_exact(allrec: list[dict]) -> tuple[list[dict], dict[str, dict]]:
+    """The recovery campaign's float draws, and its exact checks by instance (``exact/...``)."""
+    return ([x for x in allrec if not x["instance"].startswith("exact")],
+            {x["instance"]: x for x in allrec if x["instance"].startswith("exact")})
+
+
+def softmax_fits(recs: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The softmax draws judged from their kernel error (:func:`rejudged`), and their nonlinear fits."""
+    soft = [rejudged(x) for x in recs if x["provenance"]["kind"] == "softmax"]
+    return soft, [x["extra"]["fit"] for x in soft if x["extra"].get("fit")]
+
+
+def attention_tables(allrec: list[dict], stu: list[dict], lad: list[dict], p: AttPlan, seed: int) -> list[Table]:
+    """The three tables of the attention part, in order: ``rank_attention_recovery``,
+    ``rank_attention_students``, ``rank_ladder`` (Markdown captions)."""
+    rec_c, stu_c, lad_c = campaigns(p, seed)
+    prov, cmd = attention_provenance(p, seed), fill_command("attention", seed, p.full)
+    recs, exact = split_exact(allrec)
+    soft, fits = softmax_fits(recs)
+    fit_ok = sum(f["rel_error"] <= KERNEL_TOL for f in fits)
+    specs = [
+        ("rank_attention_recovery", recovery_rows(recs), RECOVERY_COLUMNS, rec_c,
+         f"Data-only recovery of the query-key kernel W (r*={p.r_star}, d={p.d}). A draw recovers W when the "
+         f"relative error of the recovered kernel, up to scale and sign, is <= {KERNEL_TOL}; the ranks of the "
+         f"recovered kernel by every estimator are listed per draw (energy_tau; entropy rank exp H(p) with "
+         f"p ~ sigma^2 and p ~ sigma; Gavish-Donoho threshold where the noise is known). Softmax, measured: "
+         f"the regression recovers W in {outcome_share([{**x, 'verdict': x['recovered']} for x in soft])} "
+         f"draws; the converged nonlinear least-squares fit (W_V known, {p.fit_starts} starts: the "
+         f"regression's estimate + random) in {fit_ok}/{len(fits)}. Where the fit recovers W and the "
+         f"regression does not, 'partial' is the estimator's bias (linearisation), not identifiability; "
+         f"'spread' = largest kernel error between converged starts of equal cost (large = not identified). "
+         f"The proved linear claim applies to noiseless data with an identifiable design (W_V known: full-rank "
+         f"design; W_V unknown: B T >= d^3); elsewhere not-applicable. Its float draws are estimates, stored "
+         f"undecided (the kernel error and ranks are shown); it is certified by the exact rational regression (linear, "
+         f"d=3): {exact['exact/d3']['verdict']}; 50-digit softmax inversion, noiseless, beta 16/64: rel. error "
+         f"{exact['exact/inversion']['value']:.1e} ({exact['exact/inversion']['verdict']}; float64 failures "
+         f"there are precision, not identifiability)."),
+        ("rank_attention_students", students_rows(stu), STUDENTS_COLUMNS, stu_c,
+         f"Kernel-rank-r students trained by plain GD ({p.steps} steps, W_V fixed to the teacher's, beta=1), "
+         f"r*={p.r_star}. Linear r<r* (proved): certified lower bound mu_lo tail_lo (H - mu_lo I positive "
+         f"definite in exact rationals, tail_lo the lower end of a 60-digit interval enclosure, product exact, "
+         f"shown rounded down), compared with the exact rational risk of the exact rank-r product U V^T. "
+         f"Softmax r<r*: a GD risk bounds the minimum from above only: inconclusive. r>=r* (claim): supported "
+         f"when train/initial risk < 1e-6 with learned rank r*. Learned rank: sigma_i > 1e-3 sigma_1 of U V^T."),
+        ("rank_ladder", ladder_rows(lad), LADDER_COLUMNS, lad_c,
+         f"Interpolation ladder: Y = ((1-lambda) M_static + lambda A(X)) X W_V, rank(M_static) = kernel rank "
+         f"= r* = {p.r_star}, T={p.T}; the best static token mixer's rank against r* (claim: equal).")]
+    return [Table.from_rows(name, rows, cols, caption, prov, campaigns=(c,), command=cmd)
+            for name, rows, cols, c, caption in specs]
+
+
+TITLES = {"rank_attention_recovery": "rank: attention kernel recovery",
+          "rank_attention_students": "rank: attention students", "rank_ladder": "rank: interpolation ladder"}
+
+
 def report_attention(store: Any, p: AttPlan, tables: Path, figures: Path, console: Any, seed: int = 0) -> dict:
     """Tables and the figure of the attention campaigns, from stored records only."""
     rec_c, stu_c, lad_c = campaigns(p, seed)
-    prov = f"campaigns {rec_c}, {stu_c}, {lad_c}; d={p.d}, r*={p.r_star}, T={p.T}"
-
-    recs = [x for x in store.records(campaign=rec_c) if not x["instance"].startswith("exact")]
-    rows = recovery_rows(recs)
-    exact = {x["instance"]: x for x in store.records(campaign=rec_c) if x["instance"].startswith("exact")}
-    soft = [rejudged(x) for x in recs if x["provenance"]["kind"] == "softmax"]
-    fits = [x["extra"]["fit"] for x in soft if x["extra"].get("fit")]
-    fit_ok = sum(f["rel_error"] <= KERNEL_TOL for f in fits)
-    write_table(rows, RECOVERY_COLUMNS, "rank_attention_recovery",
-                f"Data-only recovery of the query-key kernel W (r*={p.r_star}, d={p.d}). A draw recovers W when the "
-                f"relative error of the recovered kernel, up to scale and sign, is <= {KERNEL_TOL}; the ranks of the "
-                f"recovered kernel by every estimator are listed per draw (energy_tau; entropy rank exp H(p) with "
-                f"p ~ sigma^2 and p ~ sigma; Gavish-Donoho threshold where the noise is known). Softmax, measured: "
-                f"the regression recovers W in {outcome_share([{**x, 'verdict': x['recovered']} for x in soft])} "
-                f"draws; the converged nonlinear least-squares fit (W_V known, {p.fit_starts} starts: the "
-                f"regression's estimate + random) in {fit_ok}/{len(fits)}. Where the fit recovers W and the "
-                f"regression does not, 'partial' is the estimator's bias (linearisation), not identifiability; "
-                f"'spread' = largest kernel error between converged starts of equal cost (large = not identified). "
-                f"The proved linear claim applies to noiseless data with an identifiable design (W_V known: full-rank "
-                f"design; W_V unknown: B T >= d^3); elsewhere not-applicable. Its float draws are estimates, stored "
-                f"undecided (the kernel error and ranks are shown); it is certified by the exact rational regression (linear, "
-                f"d=3): {exact['exact/d3']['verdict']}; 50-digit softmax inversion, noiseless, beta 16/64: rel. error "
-                f"{exact['exact/inversion']['value']:.1e} ({exact['exact/inversion']['verdict']}; float64 failures "
-                f"there are precision, not identifiability).", prov, tables)
-    print_table(console, rows, RECOVERY_COLUMNS, "rank: attention kernel recovery")
-
-    stu = list(store.records(campaign=stu_c))
-    rows, cols = students_rows(stu), STUDENTS_COLUMNS
-    write_table(rows, cols, "rank_attention_students",
-                f"Kernel-rank-r students trained by plain GD ({p.steps} steps, W_V fixed to the teacher's, beta=1), "
-                f"r*={p.r_star}. Linear r<r* (proved): certified lower bound mu_lo tail_lo (H - mu_lo I positive "
-                f"definite in exact rationals, tail_lo the lower end of a 60-digit interval enclosure, product exact, "
-                f"shown rounded down), compared with the exact rational risk of the exact rank-r product U V^T. "
-                f"Softmax r<r*: a GD risk bounds the minimum from above only: inconclusive. r>=r* (claim): supported "
-                f"when train/initial risk < 1e-6 with learned rank r*. Learned rank: sigma_i > 1e-3 sigma_1 of U V^T.",
-                prov, tables)
-    print_table(console, rows, cols, "rank: attention students")
-
-    lad = list(store.records(campaign=lad_c))
-    rows, cols = ladder_rows(lad), LADDER_COLUMNS
-    write_table(rows, cols, "rank_ladder",
-                f"Interpolation ladder: Y = ((1-lambda) M_static + lambda A(X)) X W_V, rank(M_static) = kernel rank "
-                f"= r* = {p.r_star}, T={p.T}; the best static token mixer's rank against r* (claim: equal).",
-                prov, tables)
-    print_table(console, rows, cols, "rank: interpolation ladder")
-    _figure(recs, lad, figures, prov)
+    allrec, stu, lad = (list(store.records(campaign=c)) for c in (rec_c, stu_c, lad_c))
+    for table in attention_tables(allrec, stu, lad, p, seed):
+        table.write(tables)
+        print_table(console, table.rows(), table.columns(), TITLES[table.name])
+    recs, _ = split_exact(allrec)
+    soft, fits = softmax_fits(recs)
+    _figure(recs, lad, figures, attention_provenance(p, seed))
     return {"att_recovery": outcome_share([{**x, "verdict": x["recovered"]} for x in soft]),
-            "att_fit_recovery": f"{fit_ok}/{len(fits)}", "att_students": _verdicts(stu), "ladder": outcome_share(lad)}
+            "att_fit_recovery": f"{sum(f['rel_error'] <= KERNEL_TOL for f in fits)}/{len(fits)}",
+            "att_students": _verdicts(stu), "ladder": outcome_share(lad)}
+
+
 def _figure(recs: list, lad: list, figures: Path, prov: str) -> None:
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))

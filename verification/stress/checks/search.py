@@ -1,7 +1,7 @@
 """The guided search: steer toward tight and near-tight instances, and toward counterexamples.
 
 Two engines, both scoring an instance with the sweep's own certified check
-(:func:`verification.stress.sweep.check_batch`: float filter, exact certification):
+(:func:`verification.stress.checks.sweep.check_batch`: float filter, exact certification):
 
 * **hypothesis** (:func:`hypothesis_search`): matrices from the adversarial strategies of
   :mod:`verification.testing.strategies` (floats, dyadic rationals full of ties, 2^-50 near-ties),
@@ -26,7 +26,7 @@ import numpy as np
 
 from verification.campaign import ChunkResult
 from verification.store import Record
-from verification.stress.summaries import HOLDS, NAMES, TIGHT, VIOLATED
+from verification.stress.checks.summaries import HOLDS, NAMES, TIGHT, VIOLATED
 
 VERSION = "v1"
 GRID = 2 ** 30                       # the optimiser's dyadic grid: entries k / 2^30, rows sum to 1 exactly
@@ -42,7 +42,7 @@ Scorer = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 def scorer(theorem: str, device: str = "cpu") -> Scorer:
     """(verdict codes, slacks) of a batch of instances of ``theorem``: (B, n, n) matrices, or
     (B, 2, n, n) pairs for a product theorem; certified (the sweep's own check)."""
-    from verification.stress.sweep import check_batch
+    from verification.stress.checks.sweep import check_batch
 
     def score(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         A = X.reshape(-1, X.shape[-2], X.shape[-1])
@@ -235,7 +235,7 @@ def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cp
     """The search at size n: hypothesis (a quarter of the budget, at most 100 examples), then the optimiser from the strictest
     of a few seeded Dirichlet starts toward tight and toward near-tight; records of what it found."""
     from numerics.sources.random import generator, sample
-    from verification.stress.plan import THEOREMS
+    from verification.stress.checks.plan import THEOREMS
 
     product = THEOREMS[theorem].kind == "product"
     score = scorer(theorem, device)
@@ -281,7 +281,8 @@ def run_search(store: Any, theorem: str, sizes: tuple[int, ...], budget: int, se
 
     name = search_campaign(theorem, seed)
     chunks = [Chunk(f"n{n}/b{budget}", search_chunk, (theorem, n, budget, seed)) for n in sizes]
-    res = campaign.run(store, name, chunks, executor=executor, console=console, description=f"search {theorem}")
+    res = campaign.run(store, name, chunks, executor=executor, console=console, description=f"search {theorem}",
+                       window=getattr(executor, "window", campaign.WINDOW))
     if console is not None:
         for r in store.records(name, theorem):
             console.print(f"  {r['instance']} ({r['provenance']['how']}): {r['verdict']}, slack {r['slack']!r}")

@@ -13,7 +13,8 @@ students  GD on U V^T of rank r in {r*-1, r*, r*+1} for linear and softmax teach
           Linear r < r*: the certified lower bound mu_lo tail_lo (Fraction LDL^T + 60-digit tail,
           multiplied exactly) against the exact risk of the exact rank-r product U V^T.
 ladder    Y = ((1 - lam) M_static + lam A(X)) X W_V: rank of the best static mixer vs r* (a claim).
-Tables: verification.rank.attention_report.
+Kernels: :mod:`numerics.rank.attention`, :mod:`numerics.rank.students` (docs/theory.md); tables:
+:mod:`verification.rank.report.attention`.
 """
 from __future__ import annotations
 

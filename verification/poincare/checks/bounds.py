@@ -15,13 +15,13 @@ functions attains it. Those records store the exact value as both value and boun
 the float computation agrees within its stated error is a separate field (``extra["float_agrees"]``).
 An upper bound below the truth beyond the error is ``violated`` and raises ViolationError after the
 chunk is stored. Every record also carries quadrature expectations under the discretised mu
-(E_mu[L], E_mu[F], L at the grid argmin of F, min L on the grid) for the report. Tables and figures:
-verification.poincare.report, verification.poincare.findings.
+(E_mu[L], E_mu[F], L at the grid argmin of F, min L on the grid) for the report. The mathematics:
+docs/theory.md section 4; the plan (families, grid, campaign name): verification.poincare.checks.plan;
+tables and figures: verification.poincare.report.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -32,35 +32,8 @@ from numerics.poincare.constants import (chebyshev_fit, gaussian_window, poincar
                                          rayleigh_lower_mp, rayleigh_lower_grid)
 from theory.verdicts import Outcome, Verdict
 from verification import campaign
+from verification.poincare.checks.plan import Plan
 from verification.store import Record, outcome_record
-
-VERSION = "v2"
-FAMILIES = ("gauss1", "attn1", "gauss2", "attn2", "lora2")
-
-
-@dataclass(frozen=True)
-class Plan:
-    seed: int = 0
-    full: bool = False
-    families: tuple[str, ...] = FAMILIES
-
-    def grid(self, name: str) -> list[tuple[float, float]]:
-        if self.full:
-            betas, lams = (0.5, 1, 2, 4, 8, 16, 32, 64), (0.03, 0.1, 0.3, 1.0, 3.0)
-        elif name.endswith("1"):
-            betas, lams = (1, 4, 16, 64), (0.1, 0.3, 1.0)
-        elif name.startswith("gauss"):
-            betas, lams = (4,), (0.3,)
-        else:
-            betas, lams = (1, 16), (0.1, 1.0)
-        return [(float(b), float(l)) for b in betas for l in lams]
-
-    @property
-    def campaign(self) -> str:
-        return f"poincare.bounds-{VERSION}-seed{self.seed}-{'full' if self.full else 'quick'}"
-
-    def mp_check(self, name: str, lam: float) -> bool:
-        return name.endswith("1") and (self.full or lam == 0.3)
 
 
 def window(fam, beta: float, lam: float) -> tuple[float, float, str]:

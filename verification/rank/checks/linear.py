@@ -1,6 +1,6 @@
-"""The rank campaigns: deficiency, achievability and recovery, linear surrogate and attention.
+"""The linear rank campaigns: deficiency, achievability and recovery for the linear surrogate
+(docs/theory.md; kernels in :mod:`numerics.rank.linear` and :mod:`numerics.rank.gd`).
 
-Linear part (this module):
   optimum     R(r) for r = 0..r*+2 on teachers of three spectrum shapes; the tail sum certified in
               60-digit intervals, the risk of the explicit minimizer, deficiency/achievability
               verdicts decided exactly from r* = rank(M*) (the rational the floats represent).
@@ -13,8 +13,10 @@ Linear part (this module):
 The recovery claims (rank.linear.gd_recovery, rank.linear.data_recovery) are conjectures: each
 draw is an outcome (supported / refuted / inconclusive) with its statistic, the rank it found; the
 tables aggregate them as shares with 95% Wilson intervals. A refuted draw is a finding, not a stop.
-Attention part: verification.rank.attention; trained heads: verification.rank.weights.  Records go to the store chunk by chunk
-(re-running resumes); tables and figures are aggregated from the stored records only.
+Attention part: :mod:`verification.rank.checks.attention`; trained heads:
+:mod:`verification.rank.checks.weights`. Records go to the store chunk by chunk (re-running
+resumes); tables and figures (:mod:`verification.rank.report.linear`) are aggregated from the
+stored records only.
 """
 from __future__ import annotations
 

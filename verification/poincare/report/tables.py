@@ -1,20 +1,32 @@
-"""Tables and figures of the Poincare campaign, aggregated from stored records only (no recomputation).
+"""The Poincare campaign's own tables, each built once as a :class:`verification.report.tables.Table`
+from stored records only (no recomputation): the report writes it to Markdown / CSV
+(:mod:`verification.poincare.report.write`) and the paper (:mod:`verification.poincare.paper`)
+picks its columns by name for LaTeX.
 
-Tables (paper/tables): poincare_bounds (true C_P, each bound, ratios bound / C_P), poincare_villani
-(lambda_V(beta) and where the seed's Villani route fails: outcomes), poincare_sde (rates, E[L], the
-regularisation gap: outcomes with their intervals), and the findings of verification.poincare.findings
-(Villani map with Wilson shares, collapsed lower bounds, expected loss). Every caption states its
-conclusion from the stored records (counts, shares), never a typed number. Figures (paper/figures, PNG + PDF): C_P against lambda and against beta with
-the bounds, one file per family.
+* poincare_bounds: true C_P, each bound, ratios bound / C_P (:func:`bounds_table`).
+* poincare_villani: lambda_V(beta) and where the seed's Villani route fails: outcomes (:func:`villani_table`).
+* poincare_thresholds: the smallest lambda each derivation needs (:func:`thresholds_table`).
+* poincare_sde: rates, E[L], the regularisation gap: outcomes with their intervals (:func:`sde_table`).
+
+The findings (Villani map, collapsed lower bounds, expected loss) are in
+:mod:`verification.poincare.report.findings`. Every caption states its conclusion from the stored
+records (counts, shares), never a typed number. The mathematics: docs/theory.md section 4.
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from pathlib import Path
 
-from verification.poincare.findings import write_findings
-from verification.report.figures import save_figure
-from verification.report.tables import fmt, print_table, write_table
+from verification.report.tables import Table, fmt
+
+
+def command(seed: int, full: bool) -> str:
+    """The command that fills the Poincare campaigns of the main job."""
+    return f"attnbounds verify --only poincare --seed {seed}" + (" --full" if full else "")
+
+
+def provenance(plan) -> str:
+    """The provenance line of every Poincare table of ``plan``."""
+    return f"campaign {plan.campaign}, seed {plan.seed}, {'full' if plan.full else 'quick'} grid"
 
 
 def by_instance(store, campaign: str) -> dict:
@@ -121,48 +133,6 @@ SDE_COLUMNS = ["family", "quantity", "beta", "lambda", "measured", "se", "interv
                "outcome"]
 
 
-def _plot(rows: list[list], fig_dir: Path, prov: str) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    fams = sorted({r[0] for r in rows})
-    for fam in fams:
-        mine = [r for r in rows if r[0] == fam]
-        betas, lams = sorted({r[1] for r in mine}), sorted({r[2] for r in mine})
-        if len(betas) * len(lams) < 2:
-            continue
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for ax, (xs_name, fixed_name, xi, fi, fixed) in zip(
-                axes, (("lambda", "beta", 2, 1, betas[len(betas) // 2]), ("beta", "lambda", 1, 2, lams[len(lams) // 2]))):
-            sel = sorted((r for r in mine if r[fi] == fixed), key=lambda r: r[xi])
-            x = [r[xi] for r in sel]
-            C = [r[3] for r in sel]
-            ax.plot(x, C, "ko-", label="true C_P")
-            ax.plot(x, [r[5] for r in sel], "k:", label="1/(beta lambda)")
-            for col, lab, sty in ((6, "Bakry-Emery", "b^--"), (9, "Holley-Stroock", "rs--")):
-                pts = [(xx, r[col]) for xx, r in zip(x, sel) if r[col] is not None and r[col] < 1e6 * max(C)]
-                if pts:
-                    ax.plot(*zip(*pts), sty, label=lab)
-            for col, lab, sty in ((12, "Var theta (lower)", "gv-."), (13, "quadratic (lower)", "c.-.")):
-                pts = [(xx, r[col] * r[3]) for xx, r in zip(x, sel) if r[col] is not None]
-                if pts:
-                    ax.plot(*zip(*pts), sty, label=lab)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel(xs_name)
-            ax.set_title(f"{fam}: {fixed_name} = {fixed:g}")
-            ax.legend(fontsize=7)
-        fig.suptitle(f"Poincare constant and bounds ({fam}); HS omitted where > 1e6 C_P", fontsize=9)
-        fig.subplots_adjust(bottom=0.2)
-        written += save_figure(fig, fig_dir, f"poincare_{fam}", prov)
-        plt.close(fig)
-    return written
-
-
 def bounds_caption(rows: list[list]) -> str:
     def summary(col):
         c = Counter(r[col] for r in rows if r[col] is not None)
@@ -181,29 +151,33 @@ def sde_caption(rows: list[list]) -> str:
             + outcome_summary([r for r in rows if r[9] != "-"], 1, 9))
 
 
-def report(store, plan, tables_dir, figures_dir, console) -> None:
-    from verification.poincare.sde import sde_campaign
-    from verification.poincare.villani_map import map_campaign
-
-    prov = f"campaign {plan.campaign}, seed {plan.seed}, {'full' if plan.full else 'quick'} grid"
+def bounds_table(store, plan) -> Table:
+    """True C_P against every bound, one row per (family, beta, lambda) of ``plan``'s campaign."""
     rows = bounds_rows(store, plan.campaign)
-    write_table(rows, BOUNDS_COLUMNS, "poincare_bounds", bounds_caption(rows), prov, tables_dir)
-    print_table(console, rows, BOUNDS_COLUMNS, "Poincare: true constant and bounds")
-    vrows = villani_rows(store, plan.campaign)
-    write_table(vrows, VILLANI_COLUMNS, "poincare_villani",
-                "Villani's condition (the seed's route, a conjecture here) per instance: refuted for lambda below "
-                "lambda_V(beta). Outcomes: " + outcome_summary(vrows, 0, 6), prov, tables_dir)
-    print_table(console, vrows, VILLANI_COLUMNS, "Poincare: Villani condition")
-    trows = threshold_rows(store, plan.campaign)
-    write_table(trows, THRESHOLD_COLUMNS, "poincare_thresholds",
-                "Smallest lambda each derivation needs (certified m with L'' >= -m; osc L certified; "
-                "lambda_V(beta) estimated from the Villani identities of theory.poincare)", prov, tables_dir)
-    print_table(console, trows, THRESHOLD_COLUMNS, "Poincare: where each derivation goes through")
-    sde = sde_campaign(plan.seed, plan.full)
-    srows = sde_rows(store, sde)
-    if srows:
-        write_table(srows, SDE_COLUMNS, "poincare_sde", sde_caption(srows), prov + f", {sde}", tables_dir)
-        print_table(console, srows, SDE_COLUMNS, "Poincare: Langevin SDE")
-    write_findings(store, plan, dict(sorted(by_instance(store, plan.campaign).items())), sde,
-                   map_campaign(plan.seed, plan.full), tables_dir, prov, console)
-    _plot(rows, Path(figures_dir), prov)
+    return Table.from_rows("poincare_bounds", rows, BOUNDS_COLUMNS, bounds_caption(rows), provenance(plan),
+                           campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
+
+
+def villani_table(store, plan) -> Table:
+    """Villani's condition per instance of ``plan``'s campaign: outcomes."""
+    rows = villani_rows(store, plan.campaign)
+    return Table.from_rows("poincare_villani", rows, VILLANI_COLUMNS,
+                           "Villani's condition (the seed's route, a conjecture here) per instance: refuted for "
+                           "lambda below lambda_V(beta). Outcomes: " + outcome_summary(rows, 0, 6), provenance(plan),
+                           campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
+
+
+def thresholds_table(store, plan) -> Table:
+    """The smallest lambda each derivation needs, per (family, beta)."""
+    return Table.from_rows("poincare_thresholds", threshold_rows(store, plan.campaign), THRESHOLD_COLUMNS,
+                           "Smallest lambda each derivation needs (certified m with L'' >= -m; osc L certified; "
+                           "lambda_V(beta) estimated from the Villani identities of theory.poincare)",
+                           provenance(plan), campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
+
+
+def sde_table(store, campaign: str, plan) -> Table:
+    """The Langevin SDE's outcomes of ``campaign`` (no rows when it is not stored)."""
+    rows = sde_rows(store, campaign)
+    return Table.from_rows("poincare_sde", rows, SDE_COLUMNS, sde_caption(rows),
+                           provenance(plan) + f", {campaign}", campaigns=(campaign,),
+                           command=command(plan.seed, plan.full))

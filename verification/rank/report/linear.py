@@ -1,4 +1,7 @@
-"""Tables and figures of the linear rank campaigns, aggregated from stored records only.
+"""Tables and figures of the linear rank campaigns (:mod:`verification.rank.checks.linear`),
+aggregated from stored records only. Each table is built once (:func:`linear_tables`, one
+:class:`~verification.report.tables.Table` each) and rendered to Markdown/CSV here and to LaTeX by
+:mod:`verification.rank.paper`.
 
 Claims (GD recovery, data recovery) are stored per draw as outcomes; here they become shares with
 95% Wilson intervals (:func:`outcome_share`), and the estimator captions state the measured
@@ -14,7 +17,7 @@ import numpy as np
 from rich.console import Console
 
 from numerics.rank import linear as R
-from verification.rank.linear import ESTIMATORS, Plan
+from verification.rank.checks.linear import ESTIMATORS, Plan
 from verification.report.aggregate import group as _group
 from verification.report.aggregate import median_keep_nan as _med
 from verification.report.aggregate import pyplot as _plt
@@ -22,11 +25,16 @@ from verification.report.aggregate import share as _share
 from verification.report.aggregate import verdict_counts as _verdicts
 from verification.report.figures import save_figure
 from verification.report.stats import wilson
-from verification.report.tables import print_table, write_table
+from verification.report.tables import Table, print_table
 
 ESTIMATOR_NAMES = {"energy_0.9": "energy_0.9", "energy_0.99": "energy_0.99",
                    "entropy_round": "entropy rank (p ~ sigma^2), rounded",
                    "entropy_sigma_round": "entropy rank (p ~ sigma), rounded", "threshold": "threshold"}
+
+
+def fill_command(part: str, seed: int = 0, full: bool = False) -> str:
+    """The command that fills the campaigns of one part (linear, attention, weights)."""
+    return f"attnbounds rank --part {part} --seed {seed}" + (" --full" if full else "")
 
 
 def supported(recs: list[dict]) -> tuple[int, int]:
@@ -150,69 +158,74 @@ def estimator_summary_rows(est: list[dict]) -> list[list]:
     return overall
 
 
-def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: Console) -> dict:
-    tag, r_star = plan.tag, plan.r_star
-    prov = f"campaigns rank.*-{tag}; seed {plan.seed}; n={plan.n}, r*={r_star}; GD steps {plan.gd_steps}"
-    summary: dict[str, Any] = {}
+def linear_campaigns(plan: Plan) -> dict[str, str]:
+    """The four campaigns of the linear part: optimum, gd-pop, gd-data, estimators."""
+    return {k: f"rank.{k}-{plan.tag}" for k in ("optimum", "gd-pop", "gd-data", "estimators")}
 
-    # 1. excess risk vs r: certified optimum, deficiency and achievability verdicts
-    opt = list(store.records(campaign=f"rank.optimum-{tag}"))
-    rows = risk_rows(opt)
+
+def linear_provenance(plan: Plan) -> str:
+    return (f"campaigns rank.*-{plan.tag}; seed {plan.seed}; n={plan.n}, r*={plan.r_star}; "
+            f"GD steps {plan.gd_steps}")
+
+
+def linear_tables(opt: list[dict], pop: list[dict], data: list[dict], est: list[dict], plan: Plan) -> list[Table]:
+    """The five tables of the linear part, in order: ``rank_linear_risk``, ``rank_gd_population``,
+    ``rank_gd_data``, ``rank_estimators``, ``rank_estimators_summary`` (Markdown captions)."""
+    r_star, prov = plan.r_star, linear_provenance(plan)
+    camp = linear_campaigns(plan)
+    cmd = fill_command("linear", plan.seed, plan.full)
     ident = [x for x in opt if x["theorem"] == "rank.linear.excess_risk_identity"]
-    cols = RISK_COLUMNS
-    write_table(rows, cols, "rank_linear_risk",
-                f"Optimal rank-r excess risk R(r) (per unit d), n={plan.n}, r*={r_star}: tail sum certified in "
-                f"60-digit intervals; the risk of P_r M* agrees with it within the interval width (Eckart-Young-Mirsky, "
-                f"recorded undecided: overlapping enclosures do not certify equality of irrational values); "
-                f"deficiency/achievability verdicts decided exactly from r* = rank(M*). "
-                f"Excess-risk identity exact on {_share(ident)} instances, Monte Carlo |z| max "
-                f"{max(abs(x['extra']['mc_z']) for x in ident):.2f}.", prov, tables)
-    print_table(console, rows, cols, "rank: R(r) vs r")
-    summary["identity_exact"] = _share(ident)
-
-    # 2. GD on the population loss
-    pop = list(store.records(campaign=f"rank.gd-pop-{tag}"))
-    rows, cols = gd_population_rows(pop, r_star), GD_POPULATION_COLUMNS
-    write_table(rows, cols, "rank_gd_population",
-                f"GD on U V^T, population loss, {plan.gd_seeds} seeds per row, {plan.gd_steps} steps: "
-                f"learned rank = #sigma_i(U V^T K^(1/2)) > 10 x its initial top value; risk per unit d; "
-                f"'rel. change' over the last tenth of the steps says how converged the risk is.", prov, tables)
-    print_table(console, rows, cols, "rank: GD (population)")
-    summary["gd_population"] = outcome_share(pop)
-
-    # 3. GD on finite noisy data: passes through vs ends at
-    data = list(store.records(campaign=f"rank.gd-data-{tag}"))
-    rows, cols = gd_data_rows(data), GD_DATA_COLUMNS
-    write_table(rows, cols, "rank_gd_data",
-                f"GD on U V^T (full width r = n) on N inputs x 4 columns of noisy data, init 1e-3: the learned "
-                f"rank it passes through and the one it ends at after {plan.gd_steps} steps (population risk).",
-                prov, tables)
-    print_table(console, rows, cols, "rank: GD (finite data)")
-
-    # 4. estimators
-    est = list(store.records(campaign=f"rank.estimators-{tag}"))
-    rows, cols = estimator_rows(est), ESTIMATOR_COLUMNS
     definitions = (
         f"Estimators on sigma_i of M_hat K_hat^(1/2) (least squares, n={plan.n}, N inputs x 4 columns, "
         f"{plan.est_seeds} draws per cell): energy_tau = min k with sum_(i<=k) sigma_i^2 >= tau sum sigma_i^2; "
         f"entropy rank = exp(-sum p_i log p_i), rounded, in two normalisations, p_i = sigma_i^2 / sum sigma^2 "
-        f"(THEORY.md) and p_i = sigma_i / sum sigma; threshold = #sigma_i above the Gavish-Donoho known-noise "
+        f"(docs/theory.md §3) and p_i = sigma_i / sum sigma; threshold = #sigma_i above the Gavish-Donoho known-noise "
         f"hard threshold lambda(beta) sqrt(n) s (lambda = 4/sqrt(3) for a square matrix), with the entry noise "
         f"s = noise_hat / sqrt(4 N), noise_hat the least-squares residual std. Detection limit = that same "
         f"threshold at the TRUE noise; a cell is flagged BELOW when the teacher's smallest signal singular "
         f"value sigma_r* lies at or below it (then no estimator is expected to see r*).")
-    write_table(rows, cols, "rank_estimators",
-                f"Pre-training recovery of r*={r_star}. {estimator_conclusion(est, r_star)} "
-                f"{estimator_bias_sentence()} {definitions}", prov, tables)
-    print_table(console, rows, cols, "rank: estimators")
-    overall = estimator_summary_rows(est)
-    write_table(overall, ["shape"] + list(ESTIMATORS), "rank_estimators_summary",
-                "Share of draws recovering r* per estimator and spectrum shape, over all sample sizes and noise "
-                "levels, with 95% Wilson intervals (entropy_round: p ~ sigma^2; entropy_sigma_round: p ~ sigma). "
-                f"{estimator_bias_sentence()}", prov, tables)
-    print_table(console, overall, ["shape"] + list(ESTIMATORS), "rank: estimator summary")
-    summary["estimators"] = {row[0]: dict(zip(ESTIMATORS, row[1:])) for row in overall}
-    _figures(opt, pop, data, est, plan, figures, prov)
+    specs = [
+        ("rank_linear_risk", risk_rows(opt), RISK_COLUMNS, ("optimum",),
+         f"Optimal rank-r excess risk R(r) (per unit d), n={plan.n}, r*={r_star}: tail sum certified in "
+         f"60-digit intervals; the risk of P_r M* agrees with it within the interval width (Eckart-Young-Mirsky, "
+         f"recorded undecided: overlapping enclosures do not certify equality of irrational values); "
+         f"deficiency/achievability verdicts decided exactly from r* = rank(M*). "
+         f"Excess-risk identity exact on {_share(ident)} instances, Monte Carlo |z| max "
+         f"{max(abs(x['extra']['mc_z']) for x in ident):.2f}."),
+        ("rank_gd_population", gd_population_rows(pop, r_star), GD_POPULATION_COLUMNS, ("gd-pop",),
+         f"GD on U V^T, population loss, {plan.gd_seeds} seeds per row, {plan.gd_steps} steps: "
+         f"learned rank = #sigma_i(U V^T K^(1/2)) > 10 x its initial top value; risk per unit d; "
+         f"'rel. change' over the last tenth of the steps says how converged the risk is."),
+        ("rank_gd_data", gd_data_rows(data), GD_DATA_COLUMNS, ("gd-data",),
+         f"GD on U V^T (full width r = n) on N inputs x 4 columns of noisy data, init 1e-3: the learned "
+         f"rank it passes through and the one it ends at after {plan.gd_steps} steps (population risk)."),
+        ("rank_estimators", estimator_rows(est), ESTIMATOR_COLUMNS, ("estimators",),
+         f"Pre-training recovery of r*={r_star}. {estimator_conclusion(est, r_star)} "
+         f"{estimator_bias_sentence()} {definitions}"),
+        ("rank_estimators_summary", estimator_summary_rows(est), ["shape"] + list(ESTIMATORS), ("estimators",),
+         "Share of draws recovering r* per estimator and spectrum shape, over all sample sizes and noise "
+         "levels, with 95% Wilson intervals (entropy_round: p ~ sigma^2; entropy_sigma_round: p ~ sigma). "
+         f"{estimator_bias_sentence()}")]
+    return [Table.from_rows(name, rows, cols, caption, prov, campaigns=tuple(camp[c] for c in cs), command=cmd)
+            for name, rows, cols, cs, caption in specs]
+
+
+TITLES = {"rank_linear_risk": "rank: R(r) vs r", "rank_gd_population": "rank: GD (population)",
+          "rank_gd_data": "rank: GD (finite data)", "rank_estimators": "rank: estimators",
+          "rank_estimators_summary": "rank: estimator summary"}
+
+
+def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: Console) -> dict:
+    camp = linear_campaigns(plan)
+    opt, pop, data, est = (list(store.records(campaign=camp[k]))
+                           for k in ("optimum", "gd-pop", "gd-data", "estimators"))
+    for table in linear_tables(opt, pop, data, est, plan):
+        table.write(tables)
+        print_table(console, table.rows(), table.columns(), TITLES[table.name])
+    ident = [x for x in opt if x["theorem"] == "rank.linear.excess_risk_identity"]
+    summary: dict[str, Any] = {"identity_exact": _share(ident), "gd_population": outcome_share(pop)}
+    summary["estimators"] = {row[0]: dict(zip(ESTIMATORS, row[1:])) for row in estimator_summary_rows(est)}
+    _figures(opt, pop, data, est, plan, figures, linear_provenance(plan))
     return summary
 
 

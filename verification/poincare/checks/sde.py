@@ -1,4 +1,4 @@
-"""Langevin checks of the Poincare campaign (numerics/langevin.py), stored as records.
+"""Langevin checks of the Poincare campaign (numerics/poincare/langevin.py), stored as records.
 
 Statistical comparisons (registry category "statistical"): each record is an *outcome* (supported /
 refuted / inconclusive) with its statistic, its interval and the method (verification.store.outcome_record).
@@ -16,6 +16,9 @@ a refuted comparison is a finding for the tables, never a stop.
   E[F] - 3 se >= F*, refuted if E[F] + 3 se < F*, else inconclusive; E_beta[L] against L(theta*_lambda)
   and min L is stored with it. The regularisation gap L(theta*_lambda) - min L (min L: the best of
   L-BFGS runs on L and of every theta*_lambda found, an upper estimate of inf L) is deterministic.
+
+The mathematics (time scaling, rate 1/(beta C_P)): docs/theory.md section 4; the table:
+verification.poincare.report.tables.
 """
 from __future__ import annotations
 

@@ -13,7 +13,12 @@ instance with slack > 64 err is certified strict (``holds``, the float slack wit
 (exact verdict, exact slack for strict near-ties), whose closed-form slack must agree with the
 direct one within 2 err (else the closed form or the kernel is wrong: ``violated``, a loud stop).
 ``dobrushin.factor.causal``: the same, and a strict verdict is a violation (the theorem says equality).
-Theorem D2, ``dobrushin.product``: pairs (A[2i], A[2i+1]); value delta(PQ), bound delta(P) delta(Q).
+Theorem D2, ``dobrushin.product``: pairs (A[2i], A[2i+1]); value delta(PQ), bound delta(P) delta(Q);
+slack > 64 err is strict, the rest goes to :func:`product_equality` (exact); a certified equality
+whose float slack is beyond err, or a slack < -err, is ``violated``.
+
+This is the one check of Theorems D1 and D2 on random matrices: the stress sweeps and the
+Dobrushin family's campaign (:mod:`verification.dobrushin.checks`, with ``certify_all``) both use it.
 """
 from __future__ import annotations
 
@@ -26,8 +31,8 @@ from numerics.dobrushin import dobrushin, factor_check, float_error, product_equ
 from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix
 from verification.campaign import ChunkResult
 from verification.store import Record
-from verification.stress.plan import THEOREMS, chunk_key, chunk_size, draw, provenance
-from verification.stress.summaries import HOLDS, NAMES, TIGHT, VIOLATED, keep, summarise
+from verification.stress.checks.plan import THEOREMS, chunk_key, chunk_size, draw, provenance
+from verification.stress.checks.summaries import HOLDS, NAMES, TIGHT, VIOLATED, keep, summarise
 
 MARGIN = 64    # a strict verdict from the float filter needs slack > MARGIN * err (as factor_check)
 
@@ -67,10 +72,10 @@ def deltas(mats: list, device: str) -> list[np.ndarray]:
     return [dobrushin_torch(torch.from_numpy(np.ascontiguousarray(M)).to(dev)).cpu().numpy() for M in mats]
 
 
-def factor_filter(A: np.ndarray, device: str = "cpu") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(value, bound, err) of Theorem D1 per matrix: delta((I+A)/2), (1+delta(A))/2, and a
+def factor_filter(A: np.ndarray, device: str = "cpu") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(value, bound, err, delta) of Theorem D1 per matrix: delta((I+A)/2), (1+delta(A))/2, a
     rigorous bound on the float error of bound - value (each delta within float_error; forming
-    (I+A)/2 rounds only the diagonal)."""
+    (I+A)/2 rounds only the diagonal), and delta(A)."""
     if device == "cpu":
         dA, dH = deltas([A, residual(A)], device)
     else:
@@ -83,23 +88,28 @@ def factor_filter(A: np.ndarray, device: str = "cpu") -> tuple[np.ndarray, np.nd
         H.diagonal(0, -2, -1).add_(0.5)
         dA, dH = dobrushin_torch(T).cpu().numpy(), dobrushin_torch(H).cpu().numpy()
     err = 2 * float_error(row_dev(A), A.shape[-1]) + 2 * UNIT_ROUNDOFF
-    return dH, (1 + dA) / 2, err
+    return dH, (1 + dA) / 2, err, dA
 
 
-def check_factor(A: np.ndarray, device: str = "cpu", causal: bool = False) -> dict[str, np.ndarray]:
-    """Verdict codes, slack, value, bound, ``sent`` (the float filter could not decide: certified
-    on the CPU) and ``exact`` (the certification needed Fraction arithmetic) of Theorem D1 on
-    (B, n, n). One code path for every device: both deltas by the device's kernel (the compiled
-    kernel for ``cpu``, :func:`dobrushin_torch` for a torch device), then :func:`factor_check`
-    on the instances with slack <= 64 err only. Verdicts do not depend on the device; a strict
-    slack decided by the filter is the device's float value (within err of the exact one)."""
-    value, bound, err = factor_filter(A, device)
+def check_factor(A: np.ndarray, device: str = "cpu", causal: bool = False,
+                 certify_all: bool = False) -> dict[str, Any]:
+    """Verdict codes, slack, value, bound, delta (of A), ``sent`` (the float filter could not
+    decide: certified on the CPU) and ``exact`` (the certification needed Fraction arithmetic) of
+    Theorem D1 on (B, n, n). One code path for every device: both deltas by the device's kernel
+    (the compiled kernel for ``cpu``, :func:`dobrushin_torch` for a torch device), then
+    :func:`factor_check` on the instances with slack <= 64 err only (``certify_all``: on every
+    instance, its :class:`~numerics.dobrushin.FactorCheck` returned as ``certificate``: exact
+    slack, maximising pair, equality through token 0). Verdicts do not depend on the device or on
+    ``certify_all``; a strict slack decided by the filter is the device's float value (within err
+    of the exact one)."""
+    value, bound, err, dA = factor_filter(A, device)
     direct = bound - value
     slack = direct.copy()
     verdict = np.full(len(A), HOLDS, dtype=np.int64)
     exact = np.zeros(len(A), dtype=bool)
-    sent = ~(direct > MARGIN * err)
+    sent = np.ones(len(A), dtype=bool) if certify_all else ~(direct > MARGIN * err)
     idx = np.flatnonzero(sent)
+    fc = None
     if len(idx):
         fc = factor_check(A[idx])
         eq = np.asarray(fc.equality, dtype=bool)
@@ -111,7 +121,8 @@ def check_factor(A: np.ndarray, device: str = "cpu", causal: bool = False) -> di
     slack[bad] = direct[bad]
     if causal:
         verdict[verdict == HOLDS] = VIOLATED      # the causal theorem is an equality
-    return {"verdict": verdict, "slack": slack, "value": value, "bound": bound, "exact": exact, "sent": sent}
+    return {"verdict": verdict, "slack": slack, "value": value, "bound": bound, "delta": dA, "exact": exact,
+            "sent": sent, "certificate": fc if certify_all else None}
 
 
 def exact_delta(E: Any) -> Fraction:
@@ -146,30 +157,32 @@ def check_product(A: np.ndarray, device: str = "cpu") -> dict[str, np.ndarray]:
     if len(idx):
         eq = np.asarray(product_equality(P[idx], Q[idx]), dtype=bool)
         verdict[idx[eq]] = TIGHT
-        slack[idx[eq]] = 0.0
         for b in idx[~eq & (slack[idx] <= err[idx])]:     # strict, float slack unreliable: exact
             slack[b] = exact_product_slack(P[b], Q[b])
-    verdict[slack < -err] = VIOLATED
+    tight = verdict == TIGHT
+    bad = (slack < -err) | (tight & (np.abs(slack) > err))   # the bound fails, or an exact equality
+    slack[tight & ~bad] = 0.0                                 # whose float slack is beyond its error
+    verdict[bad] = VIOLATED
     return {"verdict": verdict, "slack": slack, "value": value, "bound": bound, "exact": sent, "sent": sent}
 
 
-def check_batch(theorem: str, A: np.ndarray, device: str = "cpu") -> dict[str, np.ndarray]:
+def check_batch(theorem: str, A: np.ndarray, device: str = "cpu") -> dict[str, Any]:
     """Per-instance arrays (verdict codes, slack, value, bound, exact) for ``theorem`` on the
-    matrices of one chunk (:func:`verification.stress.plan.draw`)."""
+    matrices of one chunk (:func:`verification.stress.checks.plan.draw`)."""
     if THEOREMS[theorem].kind == "product":
         return check_product(A, device)
     return check_factor(A, device, causal=theorem == "dobrushin.factor.causal")
 
 
 def chunks(plan: Any) -> list:
-    """The chunks of a :class:`~verification.stress.plan.StressPlan`: ``run_chunk(spec, k)`` with
+    """The chunks of a :class:`~verification.stress.checks.plan.StressPlan`: ``run_chunk(spec, k)`` with
     ``spec`` the cell (theorem, family, n, count, seed, device): what a worker receives."""
     from verification.campaign import Chunk
 
     out = []
     for f, n, L, count in plan.cells():
         if L is not None:
-            raise ValueError(f"{plan.theorem}: stacks of layers; its chunks are verification.stress.rollout.chunks")
+            raise ValueError(f"{plan.theorem}: stacks of layers; its chunks are verification.stress.checks.rollout.chunks")
         spec = {"theorem": plan.theorem, "family": f, "n": n, "count": chunk_size(n), "seed": plan.seed,
                 "device": plan.device}
         out += [Chunk(chunk_key(f, n, k), run_chunk, (spec, k)) for k in range(count)]

@@ -16,53 +16,25 @@ from typing import Any
 from verification.report.paper import Figure, MissingCampaign, Part, Table
 from verification.report.stats import wilson
 from verification.report.tables import fmt
-from verification.stress.plan import THEOREMS, StressPlan, chunk_size
-from verification.stress.report import cell_parts, rows, tally, total
-from verification.stress.search import search_campaign
-from verification.stress.summaries import EDGES
+from verification.stress.checks import section
+from verification.stress.checks.plan import chunk_size
+from verification.stress.checks.search import search_campaign
+from verification.stress.checks.summaries import EDGES
+from verification.stress.report import cell_parts, cell_table, tally, total
 
-from verification.stress.command import (SECTION_BUDGET, SECTION_INSTANCES, SECTION_ROLLOUT_INSTANCES,
-                                         SECTION_SIZES, SECTION_THEOREM)
-
-THEOREM = SECTION_THEOREM
-
-
-def command(seed: int, full: bool) -> str:
-    """What fills the sweep: the main job's stress section (or this command; a larger
-    ``--instances`` extends the same campaign, and the paper reports what is stored)."""
-    return f"attnbounds stress {THEOREM} --instances {SECTION_INSTANCES[full]} --seed {seed}"
-
-
-def search_command(seed: int, full: bool = False) -> str:
-    return (f"attnbounds stress {THEOREM} --search --budget {SECTION_BUDGET[full]} "
-            f"--sizes {','.join(map(str, SECTION_SIZES))} --seed {seed}")
-
-
-ROLLOUT = "dobrushin.rollout"
-
-
-def section_plan(theorem: str, seed: int, full: bool) -> StressPlan:
-    """The plan the main job's stress section runs for ``theorem``: the paper reads exactly its
-    chunks (a user's run with other cells is another campaign; a larger run of the same cells
-    adds chunks the paper does not read)."""
-    spec = THEOREMS[theorem]
-    count = SECTION_ROLLOUT_INSTANCES[full] if theorem == ROLLOUT else SECTION_INSTANCES[full]
-    return StressPlan(theorem, spec.families, spec.sizes, count, seed=seed)
-
-
-def search_chunks(full: bool) -> set[str]:
-    """The chunk keys of the main job's guided search (one per size, at its budget)."""
-    return {f"n{n}/b{SECTION_BUDGET[full]}" for n in SECTION_SIZES}
+# the sweep's table in the paper: these columns of the report's table (verification.stress.report.cell_table)
+FACTOR_COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share [95%]", "violated",
+                  "exact path", "smallest strict slack"]
 
 
 def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:
     """Add the rollout sweep's table and macros to ``part`` (the main job's stress section fills it)."""
     import pandas as pd
 
-    plan = section_plan(ROLLOUT, seed, full)
+    plan = section.section_plan(section.ROLLOUT, seed, full)
     campaign = plan.campaign
-    cells = tally(store, campaign, "dobrushin.product", plan.chunk_keys())
-    cmd = f"attnbounds stress {ROLLOUT} --instances {SECTION_ROLLOUT_INSTANCES[full]} --seed {seed}"
+    cells = tally(store, campaign, plan.stored_as, plan.chunk_keys())
+    cmd = section.sweep_command(section.ROLLOUT, seed, full)
     if not cells or not set(plan.chunk_keys()) <= store.done_chunks(campaign):   # all of the main job's chunks
         raise MissingCampaign(campaign, cmd)
     part.commands.append(cmd)
@@ -82,7 +54,8 @@ def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:
                              "Theorem D2 at every step l >= 2 of attention rollout, delta(R_l) <= "
                              "delta(Ahat_l) delta(R_{l-1}) with Ahat_l = (I + A_l)/2, on random stacks of L "
                              "layers: verdict counts over all steps and the smallest certified strict slack.",
-                             f"campaign {campaign}; per-chunk summaries; verdicts exact"))
+                             f"campaign {campaign}; per-chunk summaries; verdicts exact",
+                             campaigns=(campaign,), command=cmd))
     part.macro(int(t.n), "stress rollout instances")
     part.macro(int(sum(steps.values())), "stress rollout steps")
     for k, v in steps.items():
@@ -92,12 +65,11 @@ def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:
 
 
 def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
-    import pandas as pd
-
-    plan = section_plan(THEOREM, seed, full)
+    """Tables, figure and macros of the main job's stress section (see the module docstring)."""
+    plan = section.section_plan(section.THEOREM, seed, full)
     campaign = plan.campaign
-    cmd = command(seed, full)
-    cells = tally(store, campaign, THEOREM, plan.chunk_keys())
+    cmd = section.sweep_command(section.THEOREM, seed, full)
+    cells = tally(store, campaign, plan.stored_as, plan.chunk_keys())
     if not cells or not set(plan.chunk_keys()) <= store.done_chunks(campaign):   # all of the main job's chunks
         raise MissingCampaign(campaign, cmd)
     part = Part("stress", commands=[cmd])
@@ -115,14 +87,15 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     for cell, c in cells.items():
         family, n = cell.split("/n")
         part.macro(f"{c.count('tight') / c.n:.3f}", "stress tight share", family, "n", n)
-    table = rows(cells)
-    frame = pd.DataFrame([r[:7] + [r[7], r[9], fmt(r[10])] for r in table],
-                         columns=["family", "n", "instances", "chunks", "holds", "tight", "tight share [95%]",
-                                  "violated", "exact path", "smallest strict slack"])
-    part.tables.append(Table("stress-factor", frame,
-                             "Theorem D1 stress sweep: per family and n, the verdict counts of every instance "
-                             "(from per-chunk summaries), the share with exact equality (95% Wilson interval), "
-                             "verdicts that needed the exact path, and the smallest certified strict slack.", prov))
+    view = cell_table(cells, campaign, section.THEOREM, cmd).select(
+        FACTOR_COLUMNS, name="stress-factor", provenance=prov,
+        caption="Theorem D1 stress sweep: per family and n, the verdict counts of every instance "
+                "(from per-chunk summaries), the share with exact equality (95% Wilson interval), "
+                "verdicts that needed the exact path, and the smallest certified strict slack.")
+    frame = view.frame.copy()
+    frame["smallest strict slack"] = [fmt(x) for x in frame["smallest strict slack"]]
+    view.frame = frame.infer_objects()      # integer columns as integers: right-aligned in LaTeX
+    part.tables.append(view)
     hist = list(t.hist)
 
     def draw(ax: Any) -> None:
@@ -139,13 +112,13 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     part.macro(f"{tight / n:.3f}", "stress tight share")
     part.macro(f"[{lo:.3f}, {hi:.3f}]", "stress tight interval")
 
-    sc = search_campaign(THEOREM, seed)
-    wanted = search_chunks(full)
-    found = [r for r in store.records(sc, THEOREM) if r["chunk"] in wanted]   # the main job's search only
+    sc = search_campaign(section.THEOREM, seed)
+    wanted = section.search_chunks(full)
+    found = [r for r in store.records(sc, section.THEOREM) if r["chunk"] in wanted]   # the main job's search only
     if not wanted <= store.done_chunks(sc):
-        raise MissingCampaign(sc, search_command(seed, full))
-    part.commands.append(search_command(seed, full))
-    budget = SECTION_BUDGET[full]
+        raise MissingCampaign(sc, section.search_command(seed, full))
+    part.commands.append(section.search_command(seed, full))
+    budget = section.BUDGET[full]
     if found:
         part.macro(str(len(found)), "stress search found")
         part.macro(str(sum(r["verdict"] == "tight" for r in found)), "stress search tight")

@@ -10,7 +10,9 @@
   discretised mu on the bounds grid: every quick family), and the SDE's Monte Carlo E[L] for the
   higher-dimensional families.
 
-The report layer reads the store only; it never recomputes.
+Each is built once as a :class:`verification.report.tables.Table` (``*_table``): the report writes it
+(:func:`write_findings`), the paper (:mod:`verification.poincare.paper`) renders the same object. The
+report layer reads the store only; it never recomputes.
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from typing import Any
 
 from verification.report.aggregate import group, median
 from verification.report.stats import share_text, wilson
-from verification.report.tables import fmt, print_table, write_table
+from verification.poincare.report.tables import command, provenance
+from verification.report.tables import Table, fmt, print_table
 
 COLLAPSE = 0.5   # best test-function lower bound below this fraction of C_P: reported as collapsed
 
@@ -121,19 +124,40 @@ def expected_loss_caption(rows: list[list]) -> str:
             + "; ".join(parts) + ".")
 
 
+def villani_map_table(records: list[dict], campaign: str, plan: Any) -> Table:
+    """The Villani map's refuted share per family, from the stored ``records`` of ``campaign``."""
+    rows = villani_map_rows(records)
+    return Table.from_rows("poincare_villani_map", rows, VILLANI_MAP_COLUMNS, villani_map_caption(rows),
+                           provenance(plan) + f", {campaign}", campaigns=(campaign,),
+                           command=command(plan.seed, plan.full))
+
+
+def metastable_table(by_instance: dict, plan: Any) -> Table:
+    """Every instance of ``plan``'s campaign, worst test-function lower bound first."""
+    rows = metastable_rows(by_instance)
+    return Table.from_rows("poincare_metastable", rows, METASTABLE_COLUMNS, metastable_caption(rows),
+                           provenance(plan), campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
+
+
+def expected_loss_table(by_instance: dict, sde_records: list[dict], sde_campaign: str, plan: Any) -> Table:
+    """E_mu[L] by quadrature (``plan``'s campaign) and by the SDE (``sde_campaign``)."""
+    rows = expected_loss_rows(by_instance, sde_records)
+    return Table.from_rows("poincare_expected_loss", rows, EXPECTED_LOSS_COLUMNS, expected_loss_caption(rows),
+                           provenance(plan) + f", {sde_campaign}", campaigns=(plan.campaign, sde_campaign),
+                           command=command(plan.seed, plan.full))
+
+
 def write_findings(store: Any, plan: Any, by_instance: dict, sde_campaign: str, map_campaign: str,
-                   tables_dir: Any, prov: str, console: Any) -> None:
+                   tables_dir: Any, console: Any) -> None:
     """Write and print the three findings tables (see the module docstring)."""
     maps = list(store.records(campaign=map_campaign))
     if maps:
-        rows = villani_map_rows(maps)
-        write_table(rows, VILLANI_MAP_COLUMNS, "poincare_villani_map", villani_map_caption(rows),
-                    prov + f", {map_campaign}", tables_dir)
-        print_table(console, rows, VILLANI_MAP_COLUMNS, "Poincare: where Villani's condition fails")
-    rows = metastable_rows(by_instance)
-    write_table(rows, METASTABLE_COLUMNS, "poincare_metastable", metastable_caption(rows), prov, tables_dir)
-    print_table(console, rows[:10], METASTABLE_COLUMNS, "Poincare: weakest test-function lower bounds")
-    rows = expected_loss_rows(by_instance, list(store.records(campaign=sde_campaign)))
-    write_table(rows, EXPECTED_LOSS_COLUMNS, "poincare_expected_loss", expected_loss_caption(rows),
-                prov + f", {sde_campaign}", tables_dir)
-    print_table(console, rows, EXPECTED_LOSS_COLUMNS, "Poincare: expected loss vs L(argmin F) and min L")
+        t = villani_map_table(maps, map_campaign, plan)
+        t.write(tables_dir)
+        print_table(console, t.rows(), t.columns(), "Poincare: where Villani's condition fails")
+    t = metastable_table(by_instance, plan)
+    t.write(tables_dir)
+    print_table(console, t.rows()[:10], t.columns(), "Poincare: weakest test-function lower bounds")
+    t = expected_loss_table(by_instance, list(store.records(campaign=sde_campaign)), sde_campaign, plan)
+    t.write(tables_dir)
+    print_table(console, t.rows(), t.columns(), "Poincare: expected loss vs L(argmin F) and min L")

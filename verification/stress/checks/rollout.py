@@ -7,7 +7,7 @@ delta(R_l) <= delta(Ahat_l) delta(R_{l-1}) (Theorem D2, ``dobrushin.product``, w
 Q = R_{l-1}); step 1 is tight by definition (R_0 = I, delta(I) = 1).
 
 Per chunk: the products R_l and all deltas in one batched pass per layer (no Python loop over
-stacks; the deltas on the chunk's device through :func:`verification.stress.sweep.deltas`), then
+stacks; the deltas on the chunk's device through :func:`verification.stress.checks.sweep.deltas`), then
 the **float filter** per step: with ``err`` a rigorous bound on the float error of the slack (the
 error bounds of :func:`numerics.dobrushin.rollout_tightness`), slack > 64 err is strict (``holds``)
 and slack < -err a violation. Only the stacks with a step the filter cannot decide go to the
@@ -32,9 +32,9 @@ from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix
 from theory.verdicts import Verdict
 from verification.campaign import ChunkResult
 from verification.store import Record
-from verification.stress.plan import chunk_key, draw_stacks, provenance
-from verification.stress.summaries import HOLDS, NAMES, TIGHT, UNDECIDED, VIOLATED, keep, summarise
-from verification.stress.sweep import MARGIN, deltas, exact_delta, residual, row_dev
+from verification.stress.checks.plan import chunk_key, draw_stacks, provenance
+from verification.stress.checks.summaries import HOLDS, NAMES, TIGHT, UNDECIDED, VIOLATED, keep, summarise
+from verification.stress.checks.sweep import MARGIN, deltas, exact_delta, residual, row_dev
 
 STORED_AS = "dobrushin.product"
 CODE = {Verdict.HOLDS: HOLDS, Verdict.TIGHT: TIGHT, Verdict.UNDECIDED: UNDECIDED, Verdict.VIOLATED: VIOLATED}
@@ -146,14 +146,14 @@ def step_summaries(steps: np.ndarray, slack: np.ndarray) -> list[dict[str, Any]]
 
 
 def chunks(plan: Any) -> list:
-    """The chunks of a rollout :class:`~verification.stress.plan.StressPlan` (of any other plan:
-    :func:`verification.stress.sweep.chunks`): ``run_rollout_chunk(spec, k)``, ``spec`` the cell
+    """The chunks of a rollout :class:`~verification.stress.checks.plan.StressPlan` (any plan:
+    :func:`verification.stress.checks.chunks`): ``run_rollout_chunk(spec, k)``, ``spec`` the cell
     (theorem, family, n, layers, seed, device): what a worker receives."""
     from verification.campaign import Chunk
-    from verification.stress import sweep
 
     if plan.spec.kind != "rollout":
-        return sweep.chunks(plan)
+        raise ValueError(f"{plan.theorem}: single matrices or pairs; "
+                         "its chunks are verification.stress.checks.sweep.chunks")
     out = []
     for f, n, L, count in plan.cells():
         spec = {"theorem": plan.theorem, "family": f, "n": n, "layers": L, "seed": plan.seed, "device": plan.device}

@@ -1,0 +1,107 @@
+"""Tables and the figure of the trained-head ranks (:mod:`verification.rank.checks.weights`),
+aggregated from stored records only.
+
+Per (model, circuit): energy (0.9, 0.99) and entropy effective ranks of the QK kernels and OV
+circuits against the head dimension, and the share of heads whose rank = dh is certified; per
+layer: the mean effective ranks over heads. smollm2 is the 4-bit GGUF model dequantised by
+transformers: its numbers are those of the quantised weights (said in every table).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verification.rank.checks.weights import CAMPAIGN, MODELS
+from verification.rank.report.linear import fill_command
+from verification.report.aggregate import group as _group
+from verification.report.aggregate import pyplot as _plt
+from verification.report.aggregate import share as _share
+from verification.report.figures import save_figure
+from verification.report.tables import Table, print_table
+
+
+def _label(name: str, quantised: bool) -> str:
+    return f"{name} (quantised 4-bit)" if quantised else name
+
+
+SUMMARY_COLUMNS = ["model", "circuit", "heads (all layers)", "head dim", "energy_0.9 mean (min-max)",
+                   "energy_0.99 mean (min-max)", "entropy rank mean (min-max)", "energy_0.99 / dh",
+                   "rank = dh certified"]
+
+
+def summary_rows(recs: list[dict]) -> list[list]:
+    """One row per (model, circuit): effective ranks over all heads, the certified head-rank share."""
+    rows = []
+    for (model, circuit), rs in _group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["circuit"])).items():
+        p = rs[0]["provenance"]
+        e9 = [x["extra"]["energy_0.9"] for x in rs]
+        e99 = [x["value"] for x in rs]
+        ent = [x["extra"]["entropy"] for x in rs]
+        rows.append([_label(model, p["quantised"]), circuit.upper(), len(rs), p["head_dim"],
+                     f"{np.mean(e9):.1f} ({min(e9)}-{max(e9)})", f"{np.mean(e99):.1f} ({min(e99):.0f}-{max(e99):.0f})",
+                     f"{np.mean(ent):.1f} ({min(ent):.1f}-{max(ent):.1f})", f"{np.mean(e99) / p['head_dim']:.2f}",
+                     _share(rs, ("tight",))])
+    return rows
+
+
+SPECTRA = "spectra via QR of each factor + SVD of the dh x dh core"
+LAYER_COLUMNS = ["model", "layer", "QK energy_0.99", "OV energy_0.99", "QK entropy rank", "OV entropy rank"]
+
+
+def summary_table(recs: list[dict], prov: str) -> Table:
+    """``rank_weights_summary``: :func:`summary_rows` with its caption."""
+    return Table.from_rows(
+        "rank_weights_summary", summary_rows(recs), SUMMARY_COLUMNS,
+        "Effective ranks of per-head QK kernels W_Q W_K^T and OV circuits W_V W_O of the embedded models "
+        "(biases ignored; for smollm2 the static QK kernel is the RoPE kernel at relative offset 0; "
+        "smollm2 weights are 4-bit GGUF dequantised: quantised weights).", prov,
+        campaigns=(CAMPAIGN,), command=fill_command("weights"))
+
+
+def layer_rows(recs: list[dict]) -> list[list]:
+    """One row per (model, layer): mean (over heads) energy_0.99 and entropy ranks of QK and OV."""
+    rows = []
+    for (model, layer), rs in _group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["layer"])).items():
+        by = {c: [x for x in rs if x["provenance"]["circuit"] == c] for c in ("qk", "ov")}
+        rows.append([_label(model, rs[0]["provenance"]["quantised"]), layer]
+                    + [float(np.mean([x["value"] for x in by[c]])) for c in ("qk", "ov")]
+                    + [float(np.mean([x["extra"]["entropy"] for x in by[c]])) for c in ("qk", "ov")])
+    return rows
+
+
+def report_weights(store: Any, tables: Path, figures: Path, console: Any, models: tuple[str, ...] = MODELS) -> dict:
+    """Tables and the figure of the trained-head ranks, from stored records only."""
+    recs = [x for x in store.records(campaign=CAMPAIGN) if x["provenance"]["model"] in models]
+    prov = f"campaign {CAMPAIGN}; models {', '.join(models)}; {SPECTRA}"
+    table = summary_table(recs, prov)
+    table.write(tables)
+    print_table(console, table.rows(), table.columns(), "rank: trained heads")
+    Table.from_rows("rank_weights_layers", layer_rows(recs), LAYER_COLUMNS,
+                    "Per-layer mean (over heads) effective ranks of the head circuits.", prov,
+                    campaigns=(CAMPAIGN,), command=fill_command("weights")).write(tables)
+    _figure(recs, figures, prov)
+    return {"weights_records": len(recs)}
+
+
+def _figure(recs: list, figures: Path, prov: str) -> None:
+    plt = _plt()
+    models = sorted({x["provenance"]["model"] for x in recs})
+    fig, axes = plt.subplots(1, max(len(models), 1), figsize=(4.5 * max(len(models), 1), 3.3), squeeze=False)
+    for ax, model in zip(axes[0], models):
+        rs = [x for x in recs if x["provenance"]["model"] == model]
+        dh = rs[0]["provenance"]["head_dim"]
+        for circuit, style in (("qk", "-"), ("ov", "--")):
+            cell = _group([x for x in rs if x["provenance"]["circuit"] == circuit], lambda x: (x["provenance"]["layer"],))
+            layers = [k[0] for k in cell]
+            ax.plot(layers, [np.mean([x["value"] for x in v]) / dh for v in cell.values()], "o" + style, ms=3,
+                    label=f"{circuit.upper()} energy_0.99 / dh")
+            ax.plot(layers, [np.mean([x["extra"]["entropy"] for x in v]) / dh for v in cell.values()], "s" + style,
+                    ms=3, label=f"{circuit.upper()} entropy / dh")
+        ax.set(xlabel="layer", ylabel="effective rank / head dim", ylim=(0, 1.05),
+               title=_label(model, rs[0]["provenance"]["quantised"]) + f", dh={dh}")
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    save_figure(fig, figures, "rank_weights", prov)
+    plt.close(fig)
