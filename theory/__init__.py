@@ -11,7 +11,7 @@ from typing import Any
 
 # public name -> the module that defines it
 _EXPORTS = {name: "theory.registry" for name in (
-    "REGISTRY", "FAMILIES", "Hypotheses", "Theorem", "check", "get", "hyp_all", "load_all", "register",
+    "REGISTRY", "THEORY_MODULES", "Hypotheses", "Theorem", "check", "get", "hyp_all", "load_all", "register",
     "theorems")}
 _EXPORTS["Verdict"] = "theory.verdicts"
 __all__ = sorted(_EXPORTS)

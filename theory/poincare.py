@@ -267,9 +267,11 @@ LANGEVIN_RATE = register(Theorem(
 
 EXPECTED_LOSS = register(Theorem(
     id="poincare.langevin.expected_loss",
-    title="E_mu_beta[F] >= F(theta*_lambda): the SDE targets the minimiser of F, not of L",
-    category="statistical", statement=sp.GreaterThan(sp.Symbol("E_beta_F"), sp.Symbol("F_star")),
-    equality="beta -> oo (Laplace: E[F] - F* ~ dim / (2 beta)); E_beta[L] -> L(theta*_lambda) > min L",
+    title="The Langevin SDE minimises the loss: E_beta[L] - inf L against the Laplace curve d/(2 beta)",
+    category="statistical",
+    statement=sp.LessThan(sp.Symbol("E_beta_L") - sp.Symbol("L_inf"), sp.Symbol("d") / (2 * sp.Symbol("beta"))),
+    equality="beta -> oo (Laplace: E[F] - F* ~ dim / (2 beta)); E_beta[L] -> L(theta*_lambda) >= inf L, so the "
+             "excess tends to the regularisation gap L(theta*_lambda) - inf L, not to 0",
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
     evaluators={"fast": "numerics.poincare.langevin:simulate", "exact": "numerics.poincare.langevin:simulate"},
     references=("[4] seed paper 1: the SDE minimises the regularised loss",), symbols=_SYMS))

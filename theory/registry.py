@@ -167,12 +167,12 @@ class Theorem:
 REGISTRY: dict[str, Theorem] = {}
 # The modules that register their theorems on import (each imports this one), named here and
 # imported by name in load_all. Add a new family here.
-FAMILIES: tuple[str, ...] = ("theory.dobrushin", "theory.rank", "theory.poincare", "theory.san")
+THEORY_MODULES: tuple[str, ...] = ("theory.dobrushin", "theory.rank", "theory.poincare", "theory.san")
 
 
 def load_all() -> None:
     """Import every theorem family so that the registry is complete."""
-    for name in FAMILIES:
+    for name in THEORY_MODULES:
         import_module(name)
 
 

@@ -48,7 +48,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
     only = {section_of(s) for s in args.only} if args.only else None
     with ResultStore(args.db) as store:
-        ctx = JobContext(store=store, out_dir=Path(args.out), seed=args.seed, quick=not args.full,
+        ctx = JobContext(store=store, out_dir=Path(args.out), seed=args.seed, full=args.full,
                          only=only)
         for section, package in FAMILIES.items():
             if only and section not in only:

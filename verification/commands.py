@@ -58,12 +58,12 @@ COMMANDS: dict[str, Command] = {
     "dobrushin": _family("dobrushin", "Theorems D1/D2 on random stochastic families (resumable)"),
     "rollout": _family("trained", "D1 equality shares and rollout tightness on a trained model"),
     "rank": _family("rank", "rank lower bounds (Entropic Bound): deficiency, achievability, recovery"),
-    "poincare": _family("poincare", "true Poincare constants vs Bakry-Emery / Holley-Stroock / test functions"),
+    "poincare": _family("poincare", "estimated Poincare constants (rigorous 1-D brackets) vs Bakry-Emery / Holley-Stroock / test functions"),
     "modalities": _family("modalities", "D1 equality shares in small vision and tabular transformers "
                                         "trained here (scikit-learn's bundled data; resumable)"),
     "san": _family("san", "attention-only vs standard decoders at tiny scale (resumable)"),
-    "prove": _family("prove", "prove the Dobrushin theorems for all matrices of small size with z3 "
-                              "(counterexamples re-checked exactly; resumable)"),
+    "prove": _family("prove", "prove the Dobrushin theorems for all matrices of small size with z3 and "
+                              "cvc5 (counterexamples re-checked exactly; resumable)"),
     "stress": _family("stress", "stress-test a theorem on many random instances (sweep or guided search; "
                                 "serial or Dask)"),
     "paper": Command("verification.paper.command",

@@ -35,7 +35,7 @@ class JobContext:
     store: Any
     out_dir: Path
     seed: int = 0
-    quick: bool = True
+    full: bool = False       # the larger campaigns (--full); the quick ones by default
     console: Console = field(default_factory=make_console)
     only: Optional[set[str]] = None
 

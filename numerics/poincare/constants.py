@@ -1,4 +1,5 @@
-"""The true Poincare constant of mu ~ exp(-beta F) on a box with reflecting ends, and lower bounds.
+"""The Poincare constant of mu ~ exp(-beta F) on a box with reflecting ends, estimated by a discretised
+generator, and lower bounds.
 
 C_P = 1 / lambda_1 where lambda_1 is the spectral gap of -L, L f = Delta f - beta grad F . grad f,
 i.e. the smallest nonzero eigenvalue of  -div(rho grad f) = lambda rho f,  rho = exp(-beta F), with

@@ -19,6 +19,7 @@ beta (lam + m2(S))^2 - m2''(S) lies below 0. ``certified`` is True only then (or
 """
 from __future__ import annotations
 
+import heapq
 import math
 from contextlib import contextmanager
 from functools import lru_cache
@@ -199,3 +200,88 @@ def villani_check(fam: LossFamily, beta: float, lam: float, certify: bool = True
 def villani_check_exact(fam: LossFamily, beta: float, lam: float) -> dict:
     """The certifying path (interval arithmetic for every failure)."""
     return villani_check(fam, beta, lam, certify=True)
+
+
+# -- a certified bracket of lambda_V(beta) for lora2 (python-flint arb balls) -------------------------
+
+def _lora_derivs_arb(fam: LoRADirectional, P):
+    """Enclosures of L'(p), L''(p) for every p in the arb ball P (closed forms of lora_coefficient_iv)."""
+    from flint import arb
+
+    d1, d2 = arb(0), arb(0)
+    for z0i, dzi, yi in zip(fam.z0.tolist(), fam.dz.tolist(), fam.y.tolist()):
+        r, r1, r2 = arb(-yi), arb(0), arb(0)
+        for ak, zk, dk in zip(fam.a.tolist(), z0i, dzi):
+            A, D = arb(ak), arb(dk)
+            t = (arb(zk) + P * D).tanh()
+            s2 = 1 - t * t
+            r, r1, r2 = r + A * t, r1 + A * D * s2, r2 - 2 * A * D * D * t * s2
+        d1, d2 = d1 + r * r1, d2 + r1 * r1 + r * r2
+    return d1 / fam.n, d2 / fam.n
+
+
+def _lora_tail(fam: LoRADirectional, beta: float, P: float) -> float:
+    """An upper bound of K = 2 L''/beta - L'^2 <= 2 |L''| / beta for all |p| >= P: |r| <= |y| + |a|_1,
+    |r'| <= sum |a dz| sech^2 z, |r''| <= 2 sum |a| dz^2 sech^2 z, sech^2 z <= min(1, 4 e^{-2|z|}) with
+    |z| >= P |dz| - |z0| (arb, rounded up)."""
+    from flint import arb
+
+    A = sum((abs(arb(x)) for x in fam.a.tolist()), arb(0))
+    tot = arb(0)
+    for z0i, dzi, yi in zip(fam.z0.tolist(), fam.dz.tolist(), fam.y.tolist()):
+        R = abs(arb(yi)) + A
+        b1, b2 = arb(0), arb(0)
+        for ak, zk, dk in zip(fam.a.tolist(), z0i, dzi):
+            z = arb(P) * abs(arb(dk)) - abs(arb(zk))
+            s2 = arb(1) if not z > 0 else (4 * (-2 * z).exp() if 4 * (-2 * z).exp() < 1 else arb(1))
+            b1 += abs(arb(ak) * arb(dk)) * s2
+            b2 += 2 * abs(arb(ak)) * arb(dk) * arb(dk) * s2
+        tot += b1 * b1 + R * b2
+    return float((2 * tot / fam.n / arb(beta)).upper()) * (1 + 2.0 ** -48)
+
+
+def lambda_v_certified(fam: LossFamily, beta: float, witness=None, max_evals: int = 2000,
+                       rtol: float = 1e-6) -> dict | None:
+    """lora2: a certified bracket of lambda_V(beta) = sqrt(max(0, sup_p 2 L''(p)/beta - L'(p)^2)).
+
+    Lower end: K at the ``witness`` p (a point ball). Upper end: branch and bound over arb balls
+    covering |p| <= P (best first: the ball with the largest enclosure of K is bisected until that
+    enclosure is within ``rtol`` of the best point value, or ``max_evals`` evaluations are spent), and the
+    decay bound of :func:`_lora_tail` beyond P. None for the other families (attn2's threshold is an
+    estimate here; gauss and attn1 have lambda_V = 0 by proof).
+    """
+    if not isinstance(fam, LoRADirectional):
+        return None
+    from flint import arb
+
+    def K(P):
+        d1, d2 = _lora_derivs_arb(fam, P)
+        return 2 * d2 / arb(beta) - d1 * d1
+
+    adz, az0 = np.abs(fam.dz), np.abs(fam.z0)
+    live = adz > 0
+    P = float(np.max((az0[live] + 20.0) / adz[live]))            # beyond P: sech^2 <= 4 e^{-40}
+    tail = _lora_tail(fam, beta, P)
+    p0 = lambda_v(fam, beta)["witness"] if witness is None else witness
+    best = float(K(arb(p0)).lower())
+
+    def enclose(a, b):
+        return float(K(arb((a + b) / 2, (b - a) / 2 * (1 + 2.0 ** -40))).upper()) * (1 + 2.0 ** -48) + 2.0 ** -1000
+
+    heap, evals = [(-enclose(-P, P), -P, P)], 1               # best first: the ball with the largest enclosure
+    while evals < max_evals:
+        neg_hi, a, b = heap[0]
+        if -neg_hi <= max(best, 0.0) + rtol * max(abs(best), 1e-12):
+            break
+        heapq.heappop(heap)
+        m = (a + b) / 2
+        best = max(best, float(K(arb(m)).lower()))
+        for lo, hi in ((a, m), (m, b)):
+            heapq.heappush(heap, (-enclose(lo, hi), lo, hi))
+        evals += 3
+    upper = -heap[0][0]
+    upper = max(upper, tail, best)
+    return {"bracket": (math.sqrt(max(0.0, best)) * (1 - 2.0 ** -48), math.sqrt(max(0.0, upper)) * (1 + 2.0 ** -48)),
+            "evaluations": evals, "P": P, "tail_bound": tail,
+            "method": "K = 2L''/beta - L'^2 enclosed on arb balls over |p| <= P (branch and bound), decay bound "
+                      "beyond P; lower end: K at the witness (python-flint)"}

@@ -22,6 +22,7 @@ Public API (numpy in, numpy out unless said; estimators batched over leading dim
     recover_linear_kernel / recover_softmax_kernel(X, Y, W_V, ...)      data-only recovery of W = W_Q W_K^T
     recover_linear_kernel_exact(X, W, W_V) exact rational regression (noiseless, linear attention)
     kernel_error(W_hat, W)                 relative error up to scale and sign                 (d, d), (d, d) -> float
+    fit_softmax_kernel / fit_softmax_joint  nonlinear least squares of W (W_V known) / of (W, W_V)  (numerics.rank.fits)
     linear_deficiency_bound(_exact)(X, W_star, W_V, r)   mu tail_r(W*) <= min risk, certified   (numerics.rank.students)
     train_kernel_students(X, Y, W_V, r, seeds, kind, ...) batched GD students of kernel rank r
     ladder_rung(X, Y, W_V)                 the best static token mixer and its ranks
@@ -34,9 +35,10 @@ Exactness: a float matrix stands for the rationals its floats represent. Verdict
 theorems (deficiency, achievability, recovery, the students' lower bound) come from exact
 rational arithmetic or interval enclosures, never from a tolerance; estimators are estimates.
 """
-from numerics.rank.attention import (fit_softmax_kernel, kernel_error, kernel_teacher, linear_attention,  # noqa: F401
+from numerics.rank.attention import (kernel_error, kernel_teacher, linear_attention,  # noqa: F401
                                      recover_linear_kernel, recover_linear_kernel_exact, recover_softmax_kernel,
                                      recover_softmax_kernel_exact, sample_tokens, softmax_attention)
+from numerics.rank.fits import fit_softmax_joint, fit_softmax_kernel  # noqa: F401
 from numerics.rank.gd import (convergence, escape_threshold, gd_factorised, learned_rank,  # noqa: F401
                               learned_rank_exact)
 from numerics.rank.linear import (COVARIANCES, SPECTRUM_SHAPES, achievability_exact,  # noqa: F401
@@ -54,7 +56,7 @@ from numerics.rank.weights import (effective_ranks, head_rank_exact, head_spectr
 __all__ = ["COVARIANCES", "SPECTRUM_SHAPES", "achievability_exact", "achievability_fast", "certify_tail_sum",
            "convergence", "covariance", "deficiency_exact", "deficiency_fast", "detection_limit", "effective_ranks",
            "energy_rank", "entropy_rank", "escape_threshold", "estimate_ranks", "excess_risk_exact",
-           "excess_risk_monte_carlo", "fit_softmax_kernel", "gavish_donoho_threshold", "gd_factorised",
+           "excess_risk_monte_carlo", "fit_softmax_joint", "fit_softmax_kernel", "gavish_donoho_threshold", "gd_factorised",
            "head_rank_exact", "head_spectra", "kernel_error", "kernel_teacher", "ladder_data", "ladder_rung",
            "ladder_rung_exact", "learned_rank", "learned_rank_exact", "least_squares", "linear_attention",
            "linear_deficiency_bound", "linear_deficiency_bound_exact", "optimal_excess_risk",

@@ -11,9 +11,8 @@ Data-only recovery (docs/theory.md §3):
     C = X - 1 xbar^T -> least squares (breaks when A saturates: log of tiny entries + noise).
   * softmax, any T: first-order expansion A ~ (11^T + beta/sqrt(d) (S - rowmean S)) / T, exact
     only as beta -> 0 (the linearisation bias grows with beta).
-  * softmax, W_V known, any T: the nonlinear least-squares fit of W to the softmax model's output
-    (:func:`fit_softmax_kernel`, several starts, convergence reported): separates the estimator's
-    bias (linearisation) from precision (saturation) and identifiability (starts disagree).
+  * softmax, any T, W_V known or unknown: the nonlinear least-squares fits of W (and W_V) to the
+    softmax model's output live in :mod:`numerics.rank.fits`.
 """
 from __future__ import annotations
 
@@ -68,7 +67,7 @@ def softmax_attention(X: Any, W: Any, W_V: Any, beta: float = 1.0) -> np.ndarray
 # -- data-only recovery ----------------------------------------------------------------------------
 
 
-def _rank_report(W_hat: np.ndarray, W: Optional[np.ndarray], noise_entry: Optional[float]) -> dict:
+def rank_report(W_hat: np.ndarray, W: Optional[np.ndarray], noise_entry: Optional[float]) -> dict:
     s = np.linalg.svd(W_hat, compute_uv=False)
     out = {"sigma": s, "energy_0.9": energy_rank(s, 0.9), "energy_0.99": energy_rank(s, 0.99),
            "entropy": entropy_rank(s), "entropy_sigma": entropy_rank(s, 1),
@@ -111,7 +110,7 @@ def recover_linear_kernel(X: Any, Y: Any, W_V: Optional[Any] = None, W_true: Opt
         coef, noise, sv = _lstsq(D, Yt.reshape(-1))
         W_hat = coef.reshape(d, d)
         entry = noise * math.sqrt(float(np.mean(1 / sv**2))) if sv.min() > 0 else None
-        return {**_rank_report(W_hat, W_true, entry), "W_hat": W_hat, "design_cond": float(sv.max() / sv.min())}
+        return {**rank_report(W_hat, W_true, entry), "W_hat": W_hat, "design_cond": float(sv.max() / sv.min())}
     # Without W_V: G is symmetric, so only sym_{c<->f} Theta is identified; its mode-a unfolding
     # (a) x (c, f, e) has the column space of W, and an alternating refit gives W itself.
     d_v = Y.shape[2]
@@ -128,7 +127,7 @@ def recover_linear_kernel(X: Any, Y: Any, W_V: Optional[Any] = None, W_true: Opt
         W_hat = W_new
         if done:
             break
-    return {**_rank_report(W_hat, W_true, None), "W_hat": W_hat,
+    return {**rank_report(W_hat, W_true, None), "W_hat": W_hat,
             "unfolding_energy_0.99": energy_rank(np.linalg.svd(unfold, compute_uv=False), 0.99)}
 
 
@@ -153,7 +152,7 @@ def recover_softmax_kernel(X: Any, Y: Any, W_V: Optional[Any], beta: float = 1.0
         coef, *_ = np.linalg.lstsq(np.hstack([mean_part, Phi]), Y.reshape(B * T, d_v), rcond=None)
         u, sv, _ = np.linalg.svd(coef[d:].reshape(d * d, d * d_v))
         W_hat = (u[:, 0] * sv[0]).reshape(d, d)
-        return {**_rank_report(W_hat, None if W_true is None else np.asarray(W_true), None), "W_hat": W_hat,
+        return {**rank_report(W_hat, None if W_true is None else np.asarray(W_true), None), "W_hat": W_hat,
                 "method": "linearise-free", "clipped_fraction": 0.0}
     method = ("invert" if T <= d else "linearise") if method == "auto" else method
     Yt = np.asarray(Y, dtype=np.float64) @ np.linalg.pinv(W_V)                 # (B, T, d) = A X
@@ -175,7 +174,7 @@ def recover_softmax_kernel(X: Any, Y: Any, W_V: Optional[Any], beta: float = 1.0
         raise ValueError(f"method {method!r} not in ('auto', 'invert', 'linearise')")
     coef, noise, sv = _lstsq(D, target.reshape(-1))
     W_hat = coef.reshape(d, d)
-    return {**_rank_report(W_hat, None if W_true is None else np.asarray(W_true), None),
+    return {**rank_report(W_hat, None if W_true is None else np.asarray(W_true), None),
             "W_hat": W_hat, "method": method, "clipped_fraction": clipped}
 
 
@@ -250,50 +249,3 @@ def kernel_error(W_hat: Any, W: Any) -> float:
     W_hat, W = np.asarray(W_hat, dtype=np.float64), np.asarray(W, dtype=np.float64)
     a, b = W_hat / max(np.linalg.norm(W_hat), 1e-300), W / np.linalg.norm(W)
     return float(min(np.linalg.norm(a - b), np.linalg.norm(a + b)))
-
-
-def fit_softmax_kernel(X: Any, Y: Any, W_V: Any, beta: float, W_init: Any, starts: int = 3, seed: int = 0,
-                       W_true: Optional[Any] = None, max_nfev: int = 400) -> dict:
-    """Nonlinear least squares min_W ||softmax(beta X W X^T / sqrt d) X W_V - Y||^2 (scipy MINPACK
-    Levenberg-Marquardt, analytic Jacobian) from ``W_init`` and ``starts - 1`` random
-    starts (seeded). Reports the best fit (lowest cost), how many starts converged (scipy status
-    > 0: a tolerance met, not the evaluation budget), the first-order optimality of the best, and
-    ``spread``: the largest kernel error between converged starts whose cost is within 1e-6
-    (relative) of the best; a large spread at equal cost means W is not identified by the data."""
-    from scipy.optimize import least_squares
-
-    X = as_tokens(X)
-    d = X.shape[2]
-    Y = np.asarray(Y, dtype=np.float64)
-    W_init = np.asarray(W_init, dtype=np.float64)
-
-    c = beta / math.sqrt(d)
-    Z = X @ np.asarray(W_V, dtype=np.float64)                                   # (B, T, d_v)
-
-    def attention(w: np.ndarray) -> np.ndarray:
-        S = c * (X @ w.reshape(d, d) @ X.transpose(0, 2, 1))                    # (B, T, T)
-        E = np.exp(S - S.max(axis=-1, keepdims=True))
-        return E / E.sum(axis=-1, keepdims=True)
-
-    def residual(w: np.ndarray) -> np.ndarray:
-        return (attention(w) @ Z - Y).reshape(-1)
-
-    def jacobian(w: np.ndarray) -> np.ndarray:
-        # dY[i,e]/dW[a,c] = c x_ia sum_j A_ij (x_jc - sum_k A_ik x_kc) Z_je
-        Att = attention(w)
-        M = np.einsum("bij,bijc,bje->bice", Att, X[:, None, :, :] - (Att @ X)[:, :, None, :], Z)
-        return c * np.einsum("bia,bice->bieac", X, M).reshape(-1, d * d)
-
-    rng = np.random.default_rng(seed)
-    scale = max(float(np.linalg.norm(W_init)), 1.0) / d
-    inits = [W_init] + [rng.standard_normal((d, d)) * scale for _ in range(max(starts, 1) - 1)]
-    fits = [least_squares(residual, w0.reshape(-1), jac=jacobian, method="lm", x_scale="jac", max_nfev=max_nfev,
-                          ftol=1e-12, xtol=1e-12, gtol=1e-12) for w0 in inits]
-    best = min(fits, key=lambda f: f.cost)
-    W_hat = best.x.reshape(d, d)
-    tied = [f for f in fits if f.status > 0 and f.cost <= best.cost * (1 + 1e-6) + 1e-300]
-    spread = max((kernel_error(f.x, best.x) for f in tied), default=float("nan"))
-    rep = _rank_report(W_hat, None if W_true is None else np.asarray(W_true), None)
-    return {**rep, "W_hat": W_hat, "converged": sum(f.status > 0 for f in fits), "starts": len(fits),
-            "cost": float(best.cost), "optimality": float(best.optimality), "spread": float(spread),
-            "nfev": int(sum(f.nfev for f in fits))}

@@ -38,9 +38,9 @@ KINDS = ("retrieval", "recall")
 
 @lru_cache(maxsize=1)
 def prose_bytes() -> bytes:
-    from numerics.sources.corpus import default_corpus
+    from numerics.sources.corpus import pydoc_corpus
 
-    return "\n".join(t.text for t in default_corpus().inputs).encode("utf-8")
+    return "\n".join(t.text for t in pydoc_corpus().inputs).encode("utf-8")
 
 
 def fact_table(n: int) -> list[tuple[bytes, int]]:

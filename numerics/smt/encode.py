@@ -92,24 +92,30 @@ def mutually_self_dominant(A: Matrix, i: int, j: int) -> z3.BoolRef:
     return z3.And(A[i][i] >= A[j][i], A[j][j] >= A[i][j])
 
 
-def d1_condition(A: Matrix, D: z3.ArithRef, d: dict, mutual: bool = True, attaining: bool = True) -> z3.BoolRef:
+def d1_condition(A: Matrix, D: z3.ArithRef, d: dict, mutual: bool = True, attaining: bool = True,
+                 strict: bool = False) -> z3.BoolRef:
     """Theorem D1's equality condition: some pair (i, j), i != j, attaining delta(A) = ``D`` is
     mutually self-dominant. ``mutual=False``: only A_ii >= A_ji (a wrong variant); ``attaining=False``:
-    any pair (a wrong variant)."""
+    any pair (a wrong variant); ``strict``: strictly self-dominant, A_ii > A_ji and A_jj > A_ij (a
+    mutation: too strong a condition)."""
     cases = []
     for (i, j), dij in d.items():
         for a, b in ((i, j), (j, i)) if not mutual else ((i, j),):
-            dom = mutually_self_dominant(A, a, b) if mutual else A[a][a] >= A[b][a]
+            if strict:
+                dom = z3.And(A[a][a] > A[b][a], A[b][b] > A[a][b])
+            else:
+                dom = mutually_self_dominant(A, a, b) if mutual else A[a][a] >= A[b][a]
             cases.append(z3.And(dij == D, dom) if attaining else dom)
     return z3.Or(cases)
 
 
 def d2_condition(P: Matrix, Q: Matrix, DP: z3.ArithRef, DQ: z3.ArithRef, dP: dict, dQ: dict,
-                 cancel: bool = True, attaining: bool = True) -> z3.BoolRef:
+                 cancel: bool = True, attaining: bool = True, unit: bool = False) -> z3.BoolRef:
     """Theorem D2's equality condition (delta(P) delta(Q) > 0 assumed by the caller): some pair
     (i, j) attaining delta(P) (``DP``) such that (a) every (k, l) in S+ x S- attains delta(Q)
     (``DQ``), and (b) no column t has Q_kt > Q_lt for one pair of S+ x S- and Q_k't < Q_l't for
-    another. ``cancel=False`` drops (b), ``attaining=False`` drops "attaining delta(P)" (wrong variants)."""
+    another. ``cancel=False`` drops (b), ``attaining=False`` drops "attaining delta(P)" (wrong variants);
+    ``unit`` adds "and delta(P) = 1" inside every case (a mutation: too strong a condition)."""
     m, p = len(Q), len(Q[0])
 
     def dq(k: int, l: int) -> z3.ArithRef:
@@ -132,5 +138,7 @@ def d2_condition(P: Matrix, Q: Matrix, DP: z3.ArithRef, DQ: z3.ArithRef, dP: dic
                     parts.append(z3.Not(z3.And(up, down)))
             if attaining:
                 parts.append(dP[(min(i, j), max(i, j))] == DP)
+            if unit:
+                parts.append(DP == 1)
             cases.append(z3.And(parts))
     return z3.Or(cases)

@@ -49,35 +49,40 @@ def d1_equality(A: FMatrix) -> bool:
     return delta(residual(A)) == (1 + delta(A)) / 2
 
 
-def d1_condition(A: FMatrix, mutual: bool = True, attaining: bool = True) -> bool:
-    """D1's equality condition, or its wrong variants (one-sided self-dominance, any pair)."""
+def d1_condition(A: FMatrix, mutual: bool = True, attaining: bool = True, strict: bool = False) -> bool:
+    """D1's equality condition, or its wrong variants (one-sided self-dominance, any pair), or its
+    mutation ``strict`` (strict self-dominance both ways)."""
     D, n = delta(A), len(A)
     for i in range(n):
         for j in range(n):
             if i == j or (attaining and tv(A, i, j) != D):
                 continue
-            if A[i][i] >= A[j][i] and (not mutual or A[j][j] >= A[i][j]):
+            if strict and A[i][i] > A[j][i] and A[j][j] > A[i][j]:
+                return True
+            if not strict and A[i][i] >= A[j][i] and (not mutual or A[j][j] >= A[i][j]):
                 return True
     return False
 
 
-def d2_condition(P: FMatrix, Q: FMatrix, cancel: bool = True, attaining: bool = True) -> bool:
-    """D2's equality condition (docs/theory.md §1), or its wrong variants (without (b); any pair)."""
-    DP, DQ = delta(P), delta(Q)
-    m, p = len(Q), len(Q[0])
-    for i in range(len(P)):
-        for j in range(len(P)):
-            if i == j or (attaining and tv(P, i, j) != DP):
-                continue
-            plus = [k for k in range(m) if P[i][k] > P[j][k]]
-            minus = [k for k in range(m) if P[i][k] < P[j][k]]
-            if any(tv(Q, k, l) != DQ for k in plus for l in minus):
-                continue
-            if cancel and any({(Q[k][t] > Q[l][t]) - (Q[k][t] < Q[l][t]) for k in plus for l in minus} >= {1, -1}
-                              for t in range(p)):
-                continue
-            return True
-    return False
+def d2_condition(P: FMatrix, Q: FMatrix, cancel: bool = True, attaining: bool = True, unit: bool = False) -> bool:
+    """D2's equality condition (docs/theory.md §1), or its wrong variants (without (b); any pair), or
+    its mutation ``unit`` (the condition and delta(P) = 1)."""
+    DP = delta(P)
+    if unit and DP != 1:
+        return False
+    return any(d2_pair(P, Q, i, j, cancel) for i in range(len(P)) for j in range(len(P))
+               if i != j and (not attaining or tv(P, i, j) == DP))
+
+
+def d2_pair(P: FMatrix, Q: FMatrix, i: int, j: int, cancel: bool = True) -> bool:
+    """(a) and, unless ``cancel=False``, (b) of D2's condition for the pair (i, j) of rows of P."""
+    DQ, m, p = delta(Q), len(Q), len(Q[0])
+    plus = [k for k in range(m) if P[i][k] > P[j][k]]
+    minus = [k for k in range(m) if P[i][k] < P[j][k]]
+    if any(tv(Q, k, l) != DQ for k in plus for l in minus):
+        return False
+    return not (cancel and any({(Q[k][t] > Q[l][t]) - (Q[k][t] < Q[l][t]) for k in plus for l in minus} >= {1, -1}
+                               for t in range(p)))
 
 
 def lower_triangular(A: FMatrix) -> bool:

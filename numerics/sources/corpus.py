@@ -1,14 +1,29 @@
 """Input texts for the trained-model measurements: a default corpus and user corpora.
 
-Default corpus: English prose from the standard library's ``pydoc_data.topics`` (the help texts of
-the Python language reference; their content depends on the Python version, so every input
-carries a hash of its text). Deterministic rule:
+Default corpus (:func:`default_corpus`, name :data:`DEFAULT_NAME`): English text of three offline
+sources of different register, interleaved input by input (pydoc, docstrings, licenses, pydoc, ...),
+so that the first ``k`` inputs hold about ``k/3`` of each. Their content depends on the Python
+version and the installed packages, so every input carries a hash of its text (records are keyed by
+it). The sources (:data:`SOURCES`):
 
-1. topics in sorted key order; each topic split into blank-line separated blocks;
-2. a block is *prose* unless one of its lines is indented (code, grammar) or it is a heading
-   underline (``****``, ``====``); prose blocks are whitespace-normalised;
-3. all prose words form one stream, cut into consecutive windows whose word counts cycle through
-   :data:`LENGTHS` (3 .. 350 words, i.e. a few tokens up to about 512 tokens).
+- ``pydoc``: the help texts of the Python language reference (``pydoc_data.topics``), topics in
+  sorted key order;
+- ``docstrings``: the docstrings of a fixed list of standard-library modules (:data:`DOC_MODULES`):
+  the module's own, then those of the public functions and classes defined at the top of its source
+  file, in sorted name order, read with ``ast`` from the file (never imported, so the texts do not
+  depend on what else was imported or patched);
+- ``licenses``: the license texts shipped with the installed distributions (their ``*.dist-info``
+  folders, found through ``importlib.metadata``): the files named LICENSE / LICENCE / COPYING / NOTICE
+  at the top of a dist-info folder or its ``licenses/`` folder (vendored and third-party copies
+  skipped), distributions in sorted name order, a text that repeats an earlier one up to its
+  copyright lines dropped. The files are read as text (data, never code).
+
+Rule for each source: split its texts into blank-line separated blocks; keep a block unless one of
+its lines is indented (code, grammar; licenses: every block, stripped) or a heading underline
+(``****``, ``====``), or (docstrings) a doctest line (``>>>``, ``...``); whitespace-normalise; all
+kept words form one stream per source, cut into consecutive windows whose word counts cycle through
+:data:`LENGTHS` (3 .. 350 words, i.e. a few tokens up to about 512 tokens). :func:`pydoc_corpus` is the pydoc source
+alone (the default corpus before the other two sources were added).
 
 User corpora (:func:`read_corpus`):
 
@@ -34,6 +49,15 @@ from typing import Optional
 LENGTHS = (3, 12, 40, 100, 200, 350)  # words per default input, cycled
 MAX_CHARS = 20_000                     # far beyond 512 tokens; protects the tokenizer
 _HEADING = re.compile(r"^\s*([*=\-~^])\1{3,}\s*$")
+SOURCES = ("pydoc", "docstrings", "licenses")      # the default corpus's sources, interleaved in this order
+PREFIX = {"pydoc": "pydoc", "docstrings": "doc", "licenses": "lic"}   # input ids: "<prefix>:<k>"
+DEFAULT_NAME = "pydoc+doc+lic"                      # the default corpus (part of every campaign name)
+DOC_MODULES = ("abc", "argparse", "base64", "bisect", "calendar", "collections", "contextlib", "copy", "csv",
+               "dataclasses", "datetime", "decimal", "difflib", "enum", "fractions", "functools", "glob", "gzip",
+               "hashlib", "heapq", "html", "inspect", "ipaddress", "itertools", "json", "logging", "operator",
+               "pathlib", "pickle", "pprint", "queue", "random", "re", "shlex", "shutil", "statistics", "string",
+               "struct", "tempfile", "textwrap", "threading", "typing", "unittest", "uuid", "zipfile")
+_LICENSE = re.compile(r"^(LICEN[CS]E|COPYING|NOTICE)([._-].*)?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -61,32 +85,125 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _prose_blocks(doc: str) -> list[str]:
+def _prose_blocks(doc: str, loose: bool = False, doctest: bool = False) -> list[str]:
+    """The kept blocks of ``doc`` (see the module docstring); ``loose``: indented lines kept;
+    ``doctest``: blocks with doctest lines dropped too."""
     out = []
     for block in re.split(r"\n\s*\n", doc):
         lines = [ln for ln in block.split("\n") if ln.strip()]
-        if not lines or any(ln[:1].isspace() for ln in lines) or any(_HEADING.match(ln) for ln in lines):
+        if not lines or any(_HEADING.match(ln) for ln in lines):
+            continue
+        if doctest and any(ln.lstrip().startswith((">>>", "... ")) for ln in lines):
+            continue
+        if not loose and any(ln[:1].isspace() for ln in lines):
             continue
         out.append(" ".join(" ".join(lines).split()))
     return out
 
 
-def default_corpus(limit: Optional[int] = None) -> Corpus:
-    """The pydoc-topics corpus (see the module docstring); ``limit`` keeps the first inputs."""
+def pydoc_texts() -> list[str]:
+    """The ``pydoc`` source: one text per topic, topics in sorted key order."""
     from pydoc_data import topics  # standard library
 
+    return [topics.topics[key] for key in sorted(topics.topics)]
+
+
+def docstring_texts(modules: tuple[str, ...] = DOC_MODULES) -> list[str]:
+    """The ``docstrings`` source: per module of ``modules`` (in order) its docstring, then those of
+    the public functions and classes defined at the top of its source file, in sorted name order.
+    Read from the source file (``ast``), never imported: the texts do not depend on what else was
+    imported or patched (torch, for one, replaces ``inspect.getfile``)."""
+    import ast
+    import importlib.util
+
+    out = []
+    for name in modules:
+        spec = importlib.util.find_spec(name)     # locate only
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            continue
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+        docs = [ast.get_docstring(tree)]
+        defs: dict = {}
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                    not node.name.startswith("_"):
+                defs.setdefault(node.name, node)  # the first definition of a name
+        docs += [ast.get_docstring(defs[k]) for k in sorted(defs)]
+        out += [d for d in docs if d and d.strip()]
+    return out
+
+
+def license_texts() -> list[str]:
+    """The ``licenses`` source (see the module docstring): read as text, never imported."""
+    import importlib.metadata as md
+
+    dists = {}
+    for d in md.distributions():
+        name = (d.metadata["Name"] or "").lower()
+        if name and name not in dists:
+            dists[name] = d
+    out, seen = [], set()
+    for name in sorted(dists):
+        files = []
+        for f in dists[name].files or ():
+            parts = f.parts
+            if len(parts) < 2 or not parts[0].endswith(".dist-info") or not _LICENSE.match(parts[-1]):
+                continue
+            if len(parts) == 2 or (len(parts) == 3 and parts[1] == "licenses"):
+                files.append(f)
+        for f in sorted(files, key=str):
+            try:
+                text = f.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if not text or not text.strip():
+                continue
+            key = " ".join(" ".join(ln for ln in text.splitlines() if "copyright" not in ln.lower()).split())
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(text)
+    return out
+
+
+def source_inputs(source: str, limit: Optional[int] = None) -> list[TextInput]:
+    """The inputs of one source of the default corpus, in order (``limit``: the first ones)."""
+    texts = {"pydoc": pydoc_texts, "docstrings": docstring_texts, "licenses": license_texts}[source]()
     words: list[str] = []
-    for key in sorted(topics.topics):
-        for block in _prose_blocks(topics.topics[key]):
+    for text in texts:
+        for block in _prose_blocks(text, loose=source == "licenses", doctest=source == "docstrings"):
             words.extend(block.split())
     inputs, pos, k = [], 0, 0
     while pos < len(words) and (limit is None or len(inputs) < limit):
         size = LENGTHS[k % len(LENGTHS)]
         chunk = words[pos:pos + size]
         pos, k = pos + size, k + 1
-        inputs.append(TextInput(id=f"pydoc:{len(inputs):04d}", text=" ".join(chunk), source="pydoc_data.topics"))
+        inputs.append(TextInput(id=f"{PREFIX[source]}:{len(inputs):04d}", text=" ".join(chunk), source=source))
+    return inputs
+
+
+def pydoc_corpus(limit: Optional[int] = None) -> Corpus:
+    """The ``pydoc`` source alone (name ``pydoc``, source ``pydoc_data.topics``): the default
+    corpus before it had three sources, the same texts (the attention-only training data uses it)."""
+    inputs = [TextInput(id=t.id, text=t.text, source="pydoc_data.topics") for t in source_inputs("pydoc", limit)]
     return Corpus(name="pydoc", inputs=inputs,
-                  notes=[f"{len(inputs)} inputs cut from {len(words)} prose words, lengths cycling {LENGTHS}"])
+                  notes=[f"{len(inputs)} inputs from pydoc_data.topics, lengths cycling {LENGTHS}"])
+
+
+def default_corpus(limit: Optional[int] = None) -> Corpus:
+    """The default corpus (see the module docstring): the sources interleaved, input by input, until
+    ``limit`` inputs (None: until every source is used up)."""
+    per = None if limit is None else -(-limit // len(SOURCES))
+    lists = {s: source_inputs(s, per) for s in SOURCES}
+    inputs: list[TextInput] = []
+    for k in range(max(len(v) for v in lists.values())):
+        inputs += [lists[s][k] for s in SOURCES if k < len(lists[s])]
+    if limit is not None:
+        inputs = inputs[:limit]
+    counts = {s: sum(t.source == s for t in inputs) for s in SOURCES}
+    return Corpus(name=DEFAULT_NAME, inputs=inputs,
+                  notes=[f"{len(inputs)} inputs from {len(SOURCES)} sources, interleaved "
+                         + ", ".join(f"{s} {n}" for s, n in counts.items()) + f"; word counts cycling {LENGTHS}"])
 
 
 def _decode_lines(path: Path, notes: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ import hashlib
 
 import numpy as np
 
-FAMILIES = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4", "sparse", "hard", "causal")
+DISTRIBUTIONS = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4", "sparse", "hard", "causal")
 GENERATOR = "numpy.default_rng(SeedSequence([seed, family_id, n, chunk]))"
 
 
@@ -36,7 +36,7 @@ def check_family(name: str, option: str = "") -> str:
     ValueError: --families: family 'softmax-T1e-320' has temperature 1e-320, outside [0.001, 1000] (softmax of Gaussian logits / T must stay finite)
     """
     where = f"{option}: " if option else ""
-    if name in FAMILIES:
+    if name in DISTRIBUTIONS:
         return name
     if name.startswith("softmax-T"):
         text = name[len("softmax-T"):]
@@ -49,7 +49,7 @@ def check_family(name: str, option: str = "") -> str:
             raise ValueError(f"{where}family {name!r} has temperature {text}, outside [{lo:g}, {hi:g}] "
                              "(softmax of Gaussian logits / T must stay finite)")
         return name
-    raise ValueError(f"{where}unknown family {name!r}; known: {', '.join(FAMILIES)} (or softmax-T<temperature>)")
+    raise ValueError(f"{where}unknown family {name!r}; known: {', '.join(DISTRIBUTIONS)} (or softmax-T<temperature>)")
 
 
 def known_family(name: str) -> bool:
@@ -98,4 +98,4 @@ def sample(family: str, n: int, count: int, rng: np.random.Generator) -> np.ndar
         z -= z.max(axis=-1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=-1, keepdims=True)
-    raise ValueError(f"unknown family {family!r}; known: {FAMILIES}")
+    raise ValueError(f"unknown family {family!r}; known: {DISTRIBUTIONS}")

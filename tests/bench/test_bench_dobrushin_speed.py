@@ -207,10 +207,10 @@ def test_rollout_against_torch(benchmark, bench_record, which):
 @functools.lru_cache(maxsize=None)
 def minilm_attention(index: int) -> np.ndarray:
     """(L, H, T, T) float32 attention of MiniLM on default-corpus input ``index``."""
-    from numerics.sources.corpus import default_corpus
+    from numerics.sources.corpus import pydoc_corpus
     from numerics.sources.models import load_model
 
-    text = default_corpus(limit=index + 1).inputs[index].text
+    text = pydoc_corpus(limit=index + 1).inputs[index].text
     return load_model("minilm").attentions(text).numpy()
 
 

@@ -3,17 +3,71 @@ import json
 
 import pytest
 
-from numerics.sources.corpus import LENGTHS, MAX_CHARS, default_corpus, load_corpus, read_corpus, text_hash
+from numerics.sources.corpus import (DEFAULT_NAME, LENGTHS, MAX_CHARS, SOURCES, default_corpus, docstring_texts,
+                                     license_texts, load_corpus, pydoc_corpus, read_corpus, source_inputs, text_hash)
 
 
 def test_default_corpus_is_deterministic_with_the_length_mix():
     a, b = default_corpus(), default_corpus(limit=12)
+    assert a.name == b.name == DEFAULT_NAME
     assert [t.text for t in a.inputs[:12]] == [t.text for t in b.inputs]
-    assert len(a.inputs) > 100
-    sizes = [len(t.text.split()) for t in a.inputs[:len(LENGTHS)]]
-    assert sizes == list(LENGTHS)
+    assert len(a.inputs) > 300
+    for src in SOURCES:                       # each source cycles through the lengths on its own
+        sizes = [len(t.text.split()) for t in a.inputs if t.source == src][:len(LENGTHS)]
+        assert sizes == list(LENGTHS), src
     assert len({t.id for t in a.inputs}) == len(a.inputs)
     assert all(t.text.strip() for t in a.inputs)
+
+
+def test_the_pydoc_corpus_is_the_pydoc_source_alone():
+    p, d = pydoc_corpus(limit=7), default_corpus(limit=21)
+    assert p.name == "pydoc" and {t.source for t in p.inputs} == {"pydoc_data.topics"}
+    assert [t.text for t in p.inputs] == [t.text for t in d.inputs if t.source == "pydoc"]
+    assert [t.id for t in p.inputs] == [f"pydoc:{k:04d}" for k in range(7)]
+
+
+def enough_sources(inputs, total: int, sources: int, each: int) -> None:
+    """The issue's bar for the quick run: at least ``total`` inputs from at least ``sources`` sources,
+    each with at least ``each`` of them."""
+    counts = {}
+    for t in inputs:
+        counts[t.source] = counts.get(t.source, 0) + 1
+    assert len(inputs) >= total, f"{len(inputs)} inputs"
+    assert len(counts) >= sources and min(counts.values()) >= each, counts
+
+
+def test_the_first_inputs_are_balanced_over_three_sources_of_different_register():
+    c = default_corpus(limit=210)
+    assert [t.source for t in c.inputs[:6]] == list(SOURCES) * 2          # interleaved input by input
+    enough_sources(c.inputs, 210, 3, 70)
+    with pytest.raises(AssertionError):                                 # planted: one source only
+        enough_sources(source_inputs("pydoc", 210), 210, 3, 70)
+    texts = {s: " ".join(t.text for t in c.inputs if t.source == s) for s in SOURCES}
+    assert "statement" in texts["pydoc"] and "License" in texts["licenses"]
+    assert "Return" in texts["docstrings"] and "Command-line parsing library" in texts["docstrings"]
+    assert len({t.sha for t in c.inputs}) == len(c.inputs)               # no input repeats another
+
+
+def test_docstrings_are_read_from_the_source_file_and_licenses_are_read_not_imported(tmp_path, monkeypatch):
+    import sys
+
+    (tmp_path / "corpus_probe_mod.py").write_text(
+        '"""Module text."""\n'
+        'class Base:\n    """Base text."""\n'
+        'class Sub(Base):\n    pass\n'                           # no docstring of its own: nothing
+        'def _private():\n    """Private text."""\n'
+        'def alpha():\n    """Alpha text."""\n'
+        'raise RuntimeError("never imported")\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    texts = docstring_texts(("corpus_probe_mod",))
+    assert texts == ["Module text.", "Base text.", "Alpha text."] and "corpus_probe_mod" not in sys.modules
+    import inspect                                   # what another package patches in changes nothing
+    monkeypatch.setattr(inspect, "getfile", lambda obj: "patched")
+    assert "Work out which source or compiled file an object was defined in." in docstring_texts(("inspect",))
+    before = set(sys.modules)
+    lic = license_texts()
+    assert len(lic) >= 10 and set(sys.modules) - before <= {"importlib.metadata"}
+    assert len({" ".join(t.split()) for t in lic}) == len(lic)          # duplicates dropped
 
 
 def test_text_file_lines_and_blocks(tmp_path):

@@ -200,3 +200,56 @@ def test_failure_is_certified_only_by_an_enclosure_below_zero(monkeypatch):
     monkeypatch.setattr(villani, "lora_coefficient_iv", lambda *a: mpmath.iv.mpf([-1e-3, 1e-3]))
     out = villani.villani_check(fam, beta, lam)
     assert out["holds"] is False and out["certified"] is False and out["coefficient"] == [-1e-3, 1e-3]
+
+
+# -- Muckenhoupt brackets (numerics.poincare.muckenhoupt) and the certified lambda_V (lora2) ------------
+
+@given(beta=st.floats(0.5, 32), lam=st.floats(0.1, 3), terms=st.lists(
+    st.tuples(st.floats(-0.5, 0.5), st.floats(0.2, 2.0), st.floats(0, 6.3)), min_size=0, max_size=2))
+@settings(max_examples=8, deadline=None)
+def test_muckenhoupt_bracket_contains_the_discretised_constant(beta, lam, terms):
+    """Random bounded perturbations of the ridge Gaussian: the certified bracket (arb) holds the
+    discretised C_P of the same window (and 1/(beta lam) when unperturbed)."""
+    from flint import arb
+
+    from numerics.poincare.muckenhoupt import muckenhoupt_bracket
+
+    def F(t):
+        return 0.5 * lam * t ** 2 + sum(a * np.cos(w * t + p) for a, w, p in terms)
+
+    def V(s):
+        return arb(beta) * (arb(lam) * s * s / 2 + sum((arb(a) * (arb(w) * s + arb(p)).cos() for a, w, p in terms), 0))
+
+    R = gaussian_window(beta, lam, 2 * sum(abs(a) for a, _, _ in terms))
+    r = poincare_constant_1d(F, beta, -R, R)
+    mk = muckenhoupt_bracket(V, -R, R)
+    assert mk["lower"] <= r.value - r.error and r.value + r.error <= mk["upper"]
+    assert mk["upper"] / mk["lower"] < 20
+    if not terms:
+        assert mk["lower"] <= 1 / (beta * lam) <= mk["upper"]
+
+
+def test_muckenhoupt_bracket_excludes_a_wrong_measure():
+    """The bracket is not wide enough to pass anything: the bracket of N(0, 1) excludes the C_P of
+    N(0, 1/25) (and vice versa), so a wrong potential is caught."""
+    from numerics.poincare.muckenhoupt import muckenhoupt_bracket
+
+    one = muckenhoupt_bracket(lambda s: s * s / 2, -12.0, 12.0)
+    narrow = muckenhoupt_bracket(lambda s: 25 * s * s / 2, -12.0 / 5, 12.0 / 5)
+    assert one["lower"] <= 1 <= one["upper"] and not (one["lower"] <= 1 / 25 <= one["upper"])
+    assert narrow["lower"] <= 1 / 25 <= narrow["upper"] and not (narrow["lower"] <= 1 <= narrow["upper"])
+
+
+@pytest.mark.parametrize("seed, beta", [(0, 1.0), (1, 16.0)])
+def test_certified_lambda_v_brackets_the_estimate(seed, beta):
+    """lora2: lambda_V(beta) from the grid sup lies in the certified arb bracket, which is tight; the
+    mpmath enclosure of the r^2 coefficient is negative just below the bracket (a certified failure)."""
+    from numerics.poincare.villani import lambda_v, lambda_v_certified, lora_coefficient_iv
+
+    fam = family("lora2", seed)
+    est = lambda_v(fam, beta)
+    c = lambda_v_certified(fam, beta, est["witness"])
+    lo, hi = c["bracket"]
+    assert 0 < lo <= est["lambda_V"] * (1 + 1e-9) and est["lambda_V"] <= hi < lo * (1 + 1e-3)
+    assert lora_coefficient_iv(fam, beta, 0.999 * lo, est["witness"]).b < 0
+    assert lambda_v_certified(family("attn2", seed), beta) is None

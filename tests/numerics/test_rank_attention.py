@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from numerics.rank import attention as A
+from numerics.rank import fits as F
 from numerics.rank import students as S
 
 
@@ -123,7 +124,7 @@ def test_nonlinear_softmax_fit_recovers_what_the_linearisation_misses(teacher):
     X = A.sample_tokens(32, 6, 4, seed=2)                                   # T > d: no inversion route
     Y = A.softmax_attention(X, W, W_V, 4.0)
     lin = A.recover_softmax_kernel(X, Y, W_V, 4.0, W_true=W)
-    fit = A.fit_softmax_kernel(X, Y, W_V, 4.0, lin["W_hat"], starts=2, seed=0, W_true=W)
+    fit = F.fit_softmax_kernel(X, Y, W_V, 4.0, lin["W_hat"], starts=2, seed=0, W_true=W)
     assert lin["method"] == "linearise" and lin["rel_error"] > 0.1           # the estimator's bias
     assert fit["rel_error"] < 1e-6 and fit["converged"] == fit["starts"] == 2 and fit["spread"] < 1e-6
     np.testing.assert_allclose(fit["W_hat"], W, atol=1e-6)                  # scale identified too
@@ -148,3 +149,50 @@ def test_deficiency_bound_is_rounded_down_and_compared_exactly(teacher):
     exact = S.student_risk_exact(X[:8], W, W_V, None, "linear", factors=(run["U"][0], run["V"][0]))
     assert exact >= cert["lower_exact"]                                  # no rank-1 student beats the bound
     assert math.isclose(float(exact), run["train_risk"][0, -1], rel_tol=1e-9)
+
+
+def test_joint_fit_recovers_the_kernel_without_the_value_map(teacher):
+    W, W_V, _ = teacher
+    X = A.sample_tokens(32, 6, 4, seed=2)
+    Y = A.softmax_attention(X, W, W_V, 4.0)
+    lin = A.recover_softmax_kernel(X, Y, None, 4.0, W_true=W)                # W_V unknown: linearised, biased
+    fit = F.fit_softmax_joint(X, Y, 4.0, lin["W_hat"], starts=2, seed=0, W_true=W)
+    assert lin["rel_error"] > 0.1 and fit["rel_error"] < 1e-6 and fit["best_converged"]
+    assert fit["value_map"] == "unknown" and fit["energy_0.99"] == 2 and fit["spread"] < 1e-6
+    # the data fix the product only up to nothing here: W itself and W_V come back
+    np.testing.assert_allclose(fit["W_hat"], W, atol=1e-5)
+    np.testing.assert_allclose(fit["V_hat"], W_V, atol=1e-5)
+    with pytest.raises(ValueError, match="Y: expected shape"):
+        F.fit_softmax_joint(X, Y[:3], 4.0, lin["W_hat"])
+
+
+def test_convergence_is_decided_by_first_order_optimality():
+    # a residual orthogonal to the Jacobian's columns is stationary, whatever its size; a planted
+    # non-stationary point (residual along a column) is not, and an exact fit (r = 0) is
+    rng = np.random.default_rng(0)
+    J = rng.standard_normal((20, 3))
+    q, _ = np.linalg.qr(np.hstack([J, rng.standard_normal((20, 1))]))
+    r_perp = q[:, 3] * 5.0                                                  # J^T r = 0 up to rounding
+    assert F.converged(J, r_perp, y_norm=10.0)
+    assert not F.converged(J, r_perp + 1e-3 * J[:, 0], y_norm=10.0)           # planted: gradient 1e-3 |J| |r|
+    assert F.converged(J, np.zeros(20), y_norm=10.0)
+    assert not F.converged(J, 1e-6 * J[:, 0], y_norm=10.0)                  # tiny but not stationary, |Y| = 10
+
+
+def test_joint_fit_jacobian_matches_finite_differences(teacher):
+    # the analytic Jacobian is what LM steps on: checked against central differences; a planted sign
+    # error in either block (W or W_V) is caught by the same comparison
+    W, W_V, _ = teacher
+    X = A.sample_tokens(3, 4, 4, seed=5)
+    theta = np.concatenate([W.reshape(-1), W_V.reshape(-1)])
+
+    def res(t):
+        return A.softmax_attention(X, t[:16].reshape(4, 4), t[16:].reshape(4, 4), 1.5).reshape(-1)
+
+    fd = np.stack([(res(theta + 1e-6 * e) - res(theta - 1e-6 * e)) / 2e-6 for e in np.eye(32)], axis=1)
+    J = F.joint_jacobian(X, W, W_V, 1.5)
+    np.testing.assert_allclose(J, fd, atol=1e-7)
+    for block in (slice(0, 16), slice(16, 32)):
+        planted = J.copy()
+        planted[:, block] *= -1
+        assert np.abs(planted - fd).max() > 1e-2

@@ -18,13 +18,14 @@ def test_d1_and_its_equality_condition_are_proved_at_n3(key):
     r = decide(STATEMENTS[key], (3,), timeout=60)
     assert r.status == "proved", r
     assert r.queries == (1 if key == "d1.bound" else 2) and r.variables > 9 and r.size_chars > 0
+    assert r.cvc5 == "proved" and r.cvc5_seconds > 0
     assert not r.counterexample
 
 
 @pytest.mark.parametrize("key", WRONG)
 def test_every_wrong_variant_comes_back_with_an_exactly_confirmed_counterexample(key):
     st = STATEMENTS.get(key) or SPLIT[key]
-    r = (decide_split if st.encoding == "split" else decide)(st, st.at, timeout=60)
+    r = (decide_split if st.encoding == "split" else decide)(st, st.at, timeout=20)
     assert r.status == "counterexample", r
     mats = fractions(r.counterexample)
     assert r.confirmed is True and not st.holds(mats)
@@ -52,10 +53,46 @@ def test_a_timeout_is_undecided_with_the_time_spent():
 
 def test_a_solver_that_ignores_its_budget_is_killed(monkeypatch):
     monkeypatch.setattr(solve, "GRACE", 0.3)
+    monkeypatch.setattr(solve, "run_z3", lambda *a: time.sleep(30))
     t0 = time.perf_counter()
-    r = decide(STATEMENTS["d1.bound"], (2,), timeout=0.2, build=lambda: time.sleep(30) or [])
+    r = decide(STATEMENTS["d1.bound"], (2,), timeout=0.2)
     assert r.status == "undecided" and "hard timeout" in r.reason
     assert time.perf_counter() - t0 < 10
+
+
+def test_cvc5_that_hangs_leaves_z3s_proof_undecided_and_keeps_its_earlier_answers(monkeypatch):
+    monkeypatch.setattr(solve, "GRACE", 0.3)
+    real = solve.run_cvc5
+    monkeypatch.setattr(solve, "run_cvc5", lambda src, t, names: real(src, t, names) if "dA" not in src
+                        else time.sleep(30))
+    r = decide(STATEMENTS["causal"], (3,), timeout=1)     # "equality" uses delta_exact: dA; both queries do
+    assert r.status == "undecided" and r.cvc5 == "undecided" and "z3 unsat, cvc5" in r.reason
+
+
+def test_both_solvers_decide_the_same_text_and_a_disagreement_is_loud(monkeypatch):
+    r = decide(STATEMENTS["d2.iff"], (2, 2, 2), timeout=60)
+    assert r.status == r.cvc5 == "proved" and [a[1:4:2] for a in r.answers] == [["unsat", "unsat"]] * 2
+    assert r.solver.startswith("z3 ") and r.solver2.startswith("cvc5 ") and len(r.digest) == 64
+    monkeypatch.setattr(solve, "run_cvc5", lambda src, t, names: ("sat", 0.0, "", None))
+    with pytest.raises(solve.SolverDisagreement, match="z3 unsat, cvc5 sat"):
+        decide(STATEMENTS["d1.bound"], (2,), timeout=30)
+
+
+def test_an_empty_list_of_queries_is_an_error_not_a_proof():
+    with pytest.raises(ValueError, match="no queries"):
+        decide(STATEMENTS["d1.bound"], (2,), timeout=30, build=lambda: [])
+    with pytest.raises(ValueError, match="no queries"):
+        decide_split(SPLIT["d2.bound.split"], (3, 3, 1), timeout=30)        # no set T of columns: no case
+
+
+def test_the_query_text_and_its_hash_do_not_depend_on_what_was_built_before():
+    from numerics.smt.solve import digest
+
+    st = SPLIT["d2.iff.split"]
+    a = digest(st, (2, 2, 2))
+    decide(STATEMENTS["d2.bound"], (3, 3, 3), timeout=0.01)     # builds (and numbers) many other terms
+    assert digest(st, (2, 2, 2)) == a
+    assert digest(SPLIT["d2.iff.split.wrong"], (2, 2, 2)) != a
 
 
 def test_recheck_refuses_a_model_on_which_the_statement_holds():

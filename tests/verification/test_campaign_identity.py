@@ -53,38 +53,43 @@ def test_dobrushin_paper_ignores_a_user_run_of_other_families_and_sizes(tmp_path
 
 # -- trained (and the text rows of modalities) ---------------------------------------------------
 
+QUICK_TEST = {"minilm": dict(limit=6, max_tokens=128), "smollm2": dict(limit=3, max_tokens=128)}
+
+
 @pytest.fixture(scope="module")
-def trained_store(tmp_path_factory):
+def small_quick():
+    """The main job's quick settings at fewer inputs (210 MiniLM inputs take minutes): the paper
+    reads the patched settings too (:func:`verification.trained.paper.main_inputs`)."""
+    from verification.trained import command
+
+    with pytest.MonkeyPatch.context() as mp:
+        for name, opts in QUICK_TEST.items():
+            mp.setitem(command.QUICK, name, opts)
+        yield QUICK_TEST
+
+
+@pytest.fixture(scope="module")
+def trained_store(tmp_path_factory, small_quick):
     """The trained main job's quick campaigns: all-MiniLM-L6-v2 measured as `attnbounds verify`
-    measures it (18 inputs at 128 tokens); SmolLM2 by a causal stand-in on its first main-job input
-    (loading the 4-bit GGUF takes minutes)."""
-    import numpy as np
+    measures it (here 6 inputs at 128 tokens, two per source); SmolLM2 by a causal stand-in on its
+    first main-job input (loading the 4-bit GGUF takes minutes); the random baselines of both."""
     from rich.console import Console
 
-    from numerics.sources import AttentionInstance
     from verification import campaign
+    from verification.testing.fakes import causal_standin
     from verification.trained.checks import chunk_key, instance_records
-    from verification.trained.command import QUICK, measure_and_report
+    from verification.trained.command import QUICK, measure_and_report, measure_baselines
     from verification.trained.paper import campaign_prefix, main_inputs
 
     root = tmp_path_factory.mktemp("trained")
     db = root / "trained.db"
     first = main_inputs("smollm2", False)[0]
-    rng = np.random.default_rng(0)
-    T, L, H = 6, 3, 2
-    logits = rng.standard_normal((L, H, T, T)) + np.where(np.tri(T, dtype=bool), 0.0, -np.inf)
-    A = np.exp(logits - logits.max(-1, keepdims=True))
-    A /= A.sum(-1, keepdims=True)
-    special = np.zeros(T, dtype=bool)
-    special[0] = True
-    prov = dict(model="smollm2", quantised=True, causal=True, input=first.id, source="test", text_sha=first.sha,
-                T=T, truncated=False, tokens_full=T)
-    inst = AttentionInstance(model="smollm2", input=first.id, sha=first.sha, attention=A, special=special,
-                             causal=True, provenance=prov)
+    inst = causal_standin(T=6, L=3, H=2, seed=0)
     with ResultStore(db) as s:
         measure_and_report("minilm", s, root / "out", Console(width=200, quiet=True), seed=0, **QUICK["minilm"])
-        campaign.run(s, campaign_prefix("smollm2", False) + "stand-in",
-                     [campaign.Chunk(chunk_key(first), instance_records, (inst,))], progress=False)
+        standin = campaign_prefix("smollm2", False) + "stand-in"
+        campaign.run(s, standin, [campaign.Chunk(chunk_key(first), instance_records, (inst,))], progress=False)
+        measure_baselines(s, standin, None, 0)
     return db
 
 
@@ -101,13 +106,13 @@ def test_trained_paper_ignores_more_inputs_of_the_same_settings(trained_store, t
     db = _copy(trained_store, tmp_path)
     with ResultStore(db) as s:
         before = _snapshot(paper_part(s, seed=0, full=False))
-    assert before["macros"]["MiniLMInputs"] == "18"
+    assert before["macros"]["MiniLMInputs"] == "6" and before["macros"]["MiniLMSources"] == "3"
     # the main job's model and token limit: the same campaign, three more inputs in it
-    assert main(["rollout", "--model", "minilm", "--max-tokens", "128", "--limit", "21",
+    assert main(["rollout", "--model", "minilm", "--max-tokens", "128", "--limit", "9",
                  "--db", str(db), "--out", str(tmp_path / "user")]) == 0
     with ResultStore(db) as s:
         (camp,) = {r["campaign"] for r in s.records(campaign_prefix("minilm", False), prefix=True)}
-        assert len(s.done_chunks(camp)) == 21                          # the user's inputs are in it
+        assert len(s.done_chunks(camp)) == 9                           # the user's inputs are in it
         after = _snapshot(paper_part(s, seed=0, full=False))
     _assert_unchanged(before, after)
 
@@ -123,9 +128,9 @@ def test_modalities_text_rows_ignore_a_user_rollout_with_other_settings(trained_
         measure_and_report(s, "tiny", 0, tmp_path / "out", tmp_path / "ck", Console(width=200, quiet=True),
                            ("ft-wine",))
         before = _snapshot(preset_part(s, "tiny", 0))
-    assert before["macros"]["ModMinilmInputs"] == 18
+    assert before["macros"]["ModMinilmInputs"] == 6
     # MiniLM at another token limit and with more inputs: another campaign of the same model
-    assert main(["rollout", "--model", "minilm", "--max-tokens", "512", "--limit", "20",
+    assert main(["rollout", "--model", "minilm", "--max-tokens", "512", "--limit", "8",
                  "--db", str(db), "--out", str(tmp_path / "user")]) == 0
     with ResultStore(db) as s:
         after = _snapshot(preset_part(s, "tiny", 0))

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from theory.verdicts import Verdict, ViolationError
-from numerics.sources.random import FAMILIES, sample
+from numerics.sources.random import DISTRIBUTIONS, sample
 from verification.dobrushin import checks as job
 from verification.dobrushin import report as dreport
 from verification.dobrushin.paper import paper_part
@@ -21,7 +21,7 @@ def small_chunks(monkeypatch):
 
 def test_samplers_give_row_stochastic_families():
     rng = np.random.default_rng(0)
-    for fam in FAMILIES:
+    for fam in DISTRIBUTIONS:
         A = sample(fam, 6, 4, rng)
         assert A.shape == (4, 6, 6) and np.all(A >= 0)
         np.testing.assert_allclose(A.sum(-1), 1.0, atol=1e-12)

@@ -18,7 +18,7 @@ from verification.modalities.checks import campaign_name
 from verification.modalities.command import measure_and_report
 from verification.modalities.paper import preset_part
 from verification.modalities.report import modality_stages, pair_kind
-from verification.report.paper import MissingCampaign
+from verification.report.part import MissingCampaign
 from verification.trained.checks import instance_records
 
 SECTIONS = Path(__file__).resolve().parents[2] / "paper" / "sections"

@@ -24,23 +24,13 @@ import pytest
 import numerics.atomic as atomic
 from theory.verdicts import Verdict
 from verification.cli import main
-from verification.report.paper import Figure, MissingCampaign, Part, Table
+from verification.report.part import Figure, MissingCampaign, Part, Table
 from verification.store import Record, ResultStore
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 
-MAIN = r"""\documentclass{article}
-\usepackage{amsmath,amssymb,amsthm,booktabs,graphicx,adjustbox}
-\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}
-\input{generated/macros}
-\begin{document}
-\input{generated/theorems}
-\input{sections/toy}
-\appendix
-\input{generated/appendix}
-\end{document}
-"""
+from verification.testing.fakes import TOY_MAIN as MAIN  # noqa: E402
 
 # `attnbounds paper` with one toy family of N tables and N figures, in a fresh process (the CLI's
 # own main; the family and the hand-written source folder are the only things swapped in)
@@ -52,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 import verification.paper.build as build_mod
-from verification.report.paper import Figure, MissingCampaign, Part, Table
+from verification.report.part import Figure, MissingCampaign, Part, Table
 
 N, SRC, argv = int(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
 

@@ -11,21 +11,11 @@ import pytest
 from verification.cli import main
 from verification.paper.build import build, tex_engine
 from verification.paper.latex import check_tree, macro_value, macros_tex, table_tex
-from verification.report.paper import Figure, MissingCampaign, Part, Table, macro_name
+from verification.report.part import Figure, MissingCampaign, Part, Table, macro_name
 from verification.store import Record, ResultStore
 from theory.verdicts import Verdict
 
-MAIN = r"""\documentclass{article}
-\usepackage{amsmath,amssymb,amsthm,booktabs,graphicx,adjustbox}
-\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}
-\input{generated/macros}
-\begin{document}
-\input{generated/theorems}
-\input{sections/toy}
-\appendix
-\input{generated/appendix}
-\end{document}
-"""
+from verification.testing.fakes import TOY_MAIN as MAIN  # noqa: E402
 TOY = r"""\section{Toy}
 The share of tight instances is \ToyShare{} over \ToyCount{} instances.
 \input{tables/toy-table}

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from verification import campaign
-from verification.report.paper import MissingCampaign
+from verification.report.part import MissingCampaign
 from verification.store import ResultStore
 
 pytestmark = pytest.mark.models
 SECTIONS = Path(__file__).resolve().parents[2] / "paper" / "sections"
-FAMILIES = ("dobrushin", "trained", "rank", "poincare")
+PAPER_FAMILIES = ("dobrushin", "trained", "rank", "poincare")
 # capitalised commands the sections may use that are not generated macros: main.tex's own and TeX's
 NOT_MACROS = {"Dob", "Suite", "Delta", "Gamma", "Lambda", "Omega", "Phi", "Pi", "Psi", "Sigma", "Theta", "Xi"}
 
@@ -31,23 +31,10 @@ def _dobrushin(store):
 
 
 def _causal_standin(T=6, L=3, H=2, seed=0):
-    """A causal attention instance under the SmolLM2 name (loading the 4-bit GGUF takes minutes):
-    the real checks on softmax rows of a random lower-triangular logit matrix, as the main job's
-    first SmolLM2 input (the paper reads the main job's inputs only)."""
-    from numerics.sources import AttentionInstance
-    from verification.trained.paper import main_inputs
+    """A causal instance under the SmolLM2 name (:func:`verification.testing.fakes.causal_standin`)."""
+    from verification.testing.fakes import causal_standin
 
-    first = main_inputs("smollm2", False)[0]
-    rng = np.random.default_rng(seed)
-    logits = rng.standard_normal((L, H, T, T)) + np.where(np.tri(T, dtype=bool), 0.0, -np.inf)
-    A = np.exp(logits - logits.max(-1, keepdims=True))
-    A /= A.sum(-1, keepdims=True)
-    special = np.zeros(T, dtype=bool)
-    special[0] = True
-    prov = dict(model="smollm2", quantised=True, causal=True, input=first.id, source="test", text_sha=first.sha,
-                T=T, truncated=False, tokens_full=T)
-    return AttentionInstance(model="smollm2", input=first.id, sha=first.sha, attention=A, special=special,
-                             causal=True, provenance=prov)
+    return causal_standin(T, L, H, seed)
 
 
 def _trained(store):
@@ -63,6 +50,10 @@ def _trained(store):
     first = main_inputs("smollm2", False)[0]
     campaign.run(store, campaign_prefix("smollm2", False) + "stand-in",
                  [campaign.Chunk(chunk_key(first), instance_records, (_causal_standin(),))])
+    from verification.trained.command import measure_baselines   # random matrices at the same token counts
+    for name in ("minilm", "smollm2"):
+        measure_baselines(store, campaign_prefix(name, False) + (model.fingerprint if name == "minilm" else "stand-in"),
+                          None, 0)
 
 
 def _tiny_llama():
@@ -106,7 +97,8 @@ def _poincare(store):
         checks.run_campaign(store, checks.Plan(families=("gauss1", "attn1")))
         villani_map.run_villani_map(store, 0, False)
     campaign.run(store, sde.sde_campaign(0, False),
-                 [campaign.Chunk("rate-attn1", sde.rate_records, ("attn1", 4.0, 0.3, 0, 200, 100))])
+                 [campaign.Chunk("rate-attn1", sde.rate_records, ("attn1", 4.0, 0.3, 0, 200, 100)),
+                  campaign.Chunk("expected-attnfull", sde.expected_loss_records, ("attnfull", 0.1, (64.0,), 0, 16, 40))])
 
 
 FILL = {"dobrushin": _dobrushin, "trained": _trained, "rank": _rank, "poincare": _poincare}
@@ -133,7 +125,7 @@ def _part(path, family):
         return import_module(f"verification.{family}.paper").paper_part(s, seed=0, full=False)
 
 
-@pytest.fixture(scope="module", params=FAMILIES)
+@pytest.fixture(scope="module", params=PAPER_FAMILIES)
 def built(request, stores):
     path = _store(stores, request.param)
     return request.param, path, _part(path, request.param)
@@ -198,7 +190,7 @@ def test_rebuilding_gives_identical_results(built):
         assert _png(a) == _png(b), a.name
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", PAPER_FAMILIES)
 def test_an_empty_store_names_the_missing_campaign(tmp_path, family):
     with pytest.raises(MissingCampaign) as err:
         _part(tmp_path / "empty.db", family)

@@ -54,7 +54,7 @@ def test_gaussian_tight_is_the_theorem_not_a_tolerance(beta, lam, monkeypatch):
 def test_non_gaussian_lower_bounds_are_never_tight():
     recs = job.check_instance("attn1", 4.0, 0.3, job.Plan())
     lows = [r for r in recs if r.theorem.endswith("test_function_lower")]
-    assert {r.extra["kind"] for r in lows} == {"linear", "quadratic", "eigenfunction_mp"}
+    assert {r.extra["kind"] for r in lows} == {"linear", "quadratic", "eigenfunction_mp", "muckenhoupt"}
     assert all(r.verdict in (Verdict.HOLDS, Verdict.UNDECIDED) for r in lows)
     mp = next(r for r in lows if r.extra["kind"] == "eigenfunction_mp")
     assert mp.extra["certified"] is False and mp.backend == "mpmath.quad"   # a quadrature estimate
@@ -76,8 +76,9 @@ def test_campaign_resumes_and_reports(store, tmp_path):
     job.run_campaign(store, plan, _quiet())
     n = store.count(plan.campaign)
     grid = plan.grid("gauss1")
-    # per instance: linear + quadratic lower bounds, BE, HS, Villani; + the mpmath lower bound at lambda = 0.3
-    assert n == 5 * len(grid) + sum(1 for _, lam in grid if plan.mp_check("gauss1", lam))
+    # per instance: linear + quadratic lower bounds, Muckenhoupt bracket (1-D), BE, HS, Villani; + the mpmath
+    # lower bound at lambda = 0.3
+    assert n == 6 * len(grid) + sum(1 for _, lam in grid if plan.mp_check("gauss1", lam))
     job.run_campaign(store, plan, _quiet())          # resume: nothing recomputed, nothing duplicated
     assert store.count(plan.campaign) == n
     rows = bounds_rows(store, plan.campaign)
@@ -120,29 +121,49 @@ def test_villani_support_above_lambda_v_is_an_estimate():
     assert lo <= v.extra["statistic"] <= hi < 1.0
 
 
-def test_villani_map_reports_failing_share(store, tmp_path):
+def test_villani_boundary_is_certified_for_lora(store, tmp_path):
+    """The result is lambda_V(beta) with a certified bracket (lora2), never a share of the grid; every
+    refuted grid point lies below the estimate's interval, every supported one above it."""
     from verification.poincare.checks import villani as vm
-    from verification.poincare.report.findings import villani_map_rows
-    from verification.report.stats import wilson
+    from verification.poincare.report.findings import villani_boundary_rows
 
     betas, lams = vm.map_grid(False)
-    assert len(betas) >= 8 and len(lams) >= 8 and len(vm.map_seeds(0, False)) >= 3
     vm.run_villani_map(store, 0, False, families=("attn1", "lora2"), console=_quiet())
     recs = list(store.records(campaign=vm.map_campaign(0, False)))
     assert len(recs) == 2 * 3 * len(betas) * len(lams)
-    rows = {r[0]: r for r in villani_map_rows(recs)}
-    assert rows["attn1"][3] == 0                                     # proved: never fails
-    n, k = rows["lora2"][1], rows["lora2"][3]
-    assert 0 < k < n and rows["lora2"][4] == k                       # every lora2 failure is enclosed
-    lo, hi = wilson(k, n)
-    assert f"[{lo:.3f}, {hi:.3f}]" in rows["lora2"][7]
-    # the failures sit exactly below lambda_V(beta) of their data seed
+    rows = villani_boundary_rows(recs)
+    assert len(rows) == 2 * 3 * len(betas)                           # one per (family, data seed, beta)
+    for r in rows:
+        if r[0] == "attn1":
+            assert r[8] == "0 (proved)" and r[10] == "no" and r[11].startswith("0/")
+        else:
+            lo, hi = r[6], r[7]
+            assert r[8] == "certified" and 0 < lo <= hi < 1.001 * lo + 1e-6    # tight and positive
+            assert lo <= r[3] * (1 + 1e-9) and r[13] is True                 # the estimate inside
+            assert r[10] == "yes (certified)"                            # the seed's 'every lambda > 0' fails
     for r in recs:
         e = r["extra"]
         if r["verdict"] == "refuted":
             assert e["lam"] < e["interval"][0]
         elif r["verdict"] == "supported" and e["family"] == "lora2":
             assert e["lam"] > e["interval"][1]
+
+
+def test_villani_bracket_check_fails_on_a_planted_bug(monkeypatch):
+    """A wrong enclosure (L'' scaled by 1/4) gives a 'certified' upper end below the grid estimate:
+    the record says so (estimate_within_bracket False) instead of passing."""
+    from numerics.poincare import villani as nv
+    from verification.poincare.checks import villani as vm
+
+    real = nv._lora_derivs_arb
+
+    def wrong(fam, P):
+        d1, d2 = real(fam, P)
+        return d1, d2 * 0.25
+    monkeypatch.setattr(nv, "_lora_derivs_arb", wrong)
+    monkeypatch.setattr(vm, "map_grid", lambda full: ((1.0,), (0.01,)))
+    rec = vm.map_chunk("lora2", 0, False)[0]
+    assert rec.extra["estimate_within_bracket"] is False
 
 
 def test_cli(tmp_path):
@@ -162,42 +183,111 @@ def test_same_seed_gives_byte_identical_tables(tmp_path):
             job.run_campaign(st, plan, _quiet())
             report(st, plan, tmp_path / f"t{k}", tmp_path / f"f{k}", _quiet())
         outs.append([(tmp_path / f"t{k}" / f"poincare_{n}.csv").read_bytes()
-                     for n in ("bounds", "villani", "thresholds", "metastable", "expected_loss")])
+                     for n in ("bounds", "villani", "thresholds", "metastable", "expected_loss", "muckenhoupt")])
     assert outs[0] == outs[1]
 
 
 def test_sde_records_and_table(store):
-    from verification.poincare.report.tables import sde_rows
+    from verification.poincare.report.tables import sde_loss_rows, sde_rows
     from verification.poincare.checks.sde import expected_loss_records, rate_records
 
     recs = rate_records("gauss1", 2.0, 0.5, 0, 1000, 200, step=0.02)
-    recs += expected_loss_records("lorafull", 0.3, (32.0,), 0, 64, 200)
+    recs += expected_loss_records("lorafull", 0.3, (4.0, 256.0), 0, 64, 200)
     store.write_chunk("poincare.sde-test", "c0", recs)
-    kinds = {r.extra["kind"] for r in recs}
-    assert kinds == {"rate", "mean_loss", "expected_loss", "gap"}
-    el = next(r for r in recs if r.extra["kind"] == "expected_loss")
-    lo, hi = el.extra["interval"]
-    assert el.verdict == Outcome.SUPPORTED and lo >= el.bound and lo <= el.extra["statistic"] <= hi
-    gaps = [r.value - r.bound for r in recs if r.extra["kind"] == "gap"]
-    assert all(g >= 0 for g in gaps) and gaps[-1] > gaps[0]   # the gap grows with lambda
+    assert {r.extra["kind"] for r in recs} == {"rate", "mean_loss", "expected_loss"}
+    for el in (r for r in recs if r.extra["kind"] == "expected_loss"):
+        lo, hi = el.extra["interval"]
+        assert lo <= el.extra["statistic"] == el.value <= hi
+        assert el.bound == pytest.approx(el.extra["dim"] / (2 * el.extra["beta"]))      # Laplace d/(2 beta)
+        assert (el.verdict == Outcome.REFUTED) == (lo > el.bound)
+        assert el.extra["L_star"] >= el.extra["min_L"]
+        d = el.extra["dist_argmin_L"]
+        assert len(d) >= 2 and all(t1 < t2 for (t1, _, _), (t2, _, _) in zip(d, d[1:]))
     rate = next(r for r in recs if r.extra["kind"] == "rate")
     assert rate.bound == pytest.approx(0.5)                   # OU: 1/(beta C_P) = lambda
     lo, hi = rate.extra["interval"]
     assert hi - lo == pytest.approx(2 * 3 * rate.extra["se"])  # estimate +- 3 se, as stated
     assert rate.verdict == (Outcome.SUPPORTED if lo <= 0.5 <= hi else Outcome.REFUTED)
     assert all(isinstance(r.verdict, Outcome) and "statistic" in r.extra for r in recs)
-    assert len(sde_rows(store, "poincare.sde-test")) == len(recs) + 1   # E[L] row next to E[F]
+    assert len(sde_rows(store, "poincare.sde-test")) == len(recs)
+    assert [r[1] for r in sde_loss_rows(store, "poincare.sde-test")] == [4.0, 256.0]
+
+
+class _Quadratic:
+    """L = |theta|^2 / 2 in 3 dimensions: inf L = 0 at 0, E_beta[L] = d / (2 beta (1 + lambda)) under
+    F = L + lambda/2 |theta|^2, below the Laplace value d/(2 beta)."""
+
+    dim, provenance = 3, {"family": "quadratic"}
+
+    def to(self, device):
+        return self
+
+    def loss(self, th):
+        return 0.5 * (th ** 2).sum(-1)
+
+    def F_torch(self, th, lam):
+        return (0.5 + 0.5 * lam) * (th ** 2).sum(-1)
+
+
+def test_loss_excess_check_fails_on_a_planted_bug(monkeypatch):
+    """The check that the SDE minimises the loss can fail: a sampler run at a tenth of the temperature
+    it claims (a planted bug) has E[L] - inf L ten times the Laplace value, and the record is refuted;
+    the correct sampler on the same loss is supported."""
+    from verification.poincare.checks import sde
+
+    monkeypatch.setattr(sde, "family", lambda name, seed: _Quadratic())
+    good = sde.expected_loss_records("quad", 0.1, (8.0,), 0, 512, 400, step=0.05)[0]
+    assert good.verdict == Outcome.SUPPORTED and good.extra["min_L"] < 1e-8
+    real = sde.simulate
+    monkeypatch.setattr(sde, "simulate", lambda F, th0, beta, *a, **k: real(F, th0, beta / 10, *a, **k))
+    bad = sde.expected_loss_records("quad", 0.1, (8.0,), 0, 512, 400, step=0.05)[0]
+    assert bad.verdict == Outcome.REFUTED and bad.extra["interval"][0] > bad.bound
+
+
+def test_muckenhoupt_brackets_contain_the_estimates():
+    """1-D instances carry a certified bracket (python-flint arb) that contains the discretised C_P
+    (and, for the Gaussian, the exact 1/(beta lambda))."""
+    for name, beta, lam in (("gauss1", 4.0, 0.3), ("attn1", 16.0, 0.1)):
+        r = next(r for r in job.check_instance(name, beta, lam, job.Plan()) if r.extra.get("kind") == "muckenhoupt")
+        lo, hi = r.extra["bracket"]
+        assert r.verdict == Verdict.HOLDS and r.extra["inside"] and r.extra["certified"]
+        assert lo < r.value - r.extra["err"] and r.value + r.extra["err"] < hi and hi / lo < 20
+        if name == "gauss1":
+            assert r.extra["exact_inside"]
+
+
+@pytest.mark.parametrize("plant", ["estimate x 10", "upper end B instead of 4B"])
+def test_muckenhoupt_check_fails_on_a_planted_bug(plant, monkeypatch):
+    """A wrong discretised estimate, or a bracket with the criterion's constant dropped, is caught:
+    the record is violated and 'inside' is False."""
+    if plant == "estimate x 10":
+        real = job.poincare_constant_1d
+
+        def wrong(*a, **k):
+            r = real(*a, **k)
+            r.value *= 10
+            return r
+        monkeypatch.setattr(job, "poincare_constant_1d", wrong)
+    else:
+        real_mk = job.muckenhoupt_bracket
+
+        def quarter(*a, **k):
+            out = real_mk(*a, **k)
+            return {**out, "upper": out["upper"] / 4}
+        monkeypatch.setattr(job, "muckenhoupt_bracket", quarter)
+    r = next(r for r in job.check_instance("attn1", 1.0, 0.1, job.Plan()) if r.extra.get("kind") == "muckenhoupt")
+    assert r.verdict == Verdict.VIOLATED and r.extra["inside"] is False
 
 
 def test_outcome_rules():
-    from verification.poincare.checks.sde import at_least, two_sided
+    from verification.poincare.checks.sde import excess_outcome, two_sided
 
     assert two_sided(1.0, 0.01, 1.02)[0] == Outcome.SUPPORTED
     assert two_sided(1.0, 0.01, 1.05)[0] == Outcome.REFUTED              # outside 1 +- 0.03: a finding
     assert two_sided(1.0, 0.2, 1.05)[0] == Outcome.INCONCLUSIVE           # too wide to tell
-    assert at_least(1.0, 0.01, 0.9)[0] == Outcome.SUPPORTED
-    assert at_least(1.0, 0.01, 1.1)[0] == Outcome.REFUTED
-    assert at_least(1.0, 0.1, 1.1)[0] == Outcome.INCONCLUSIVE
+    assert excess_outcome(0.5, 0.01, 0.1)[0] == Outcome.REFUTED           # loss excess above Laplace
+    assert excess_outcome(0.05, 0.001, 0.1)[0] == Outcome.SUPPORTED
+    assert excess_outcome(0.05, 0.1, 0.1)[0] == Outcome.INCONCLUSIVE
 
 
 def test_findings_tables_state_their_conclusions(store, tmp_path):
@@ -208,10 +298,10 @@ def test_findings_tables_state_their_conclusions(store, tmp_path):
                       + job.check_instance("attn2", 16.0, 0.1, plan))
     vm.run_villani_map(store, 0, False, families=("lora2",), console=_quiet())
     report(store, plan, tmp_path / "t", tmp_path / "f", _quiet())
-    cap = (tmp_path / "t" / "poincare_villani_map.md").read_text().splitlines()[0]
-    recs = list(store.records(campaign=vm.map_campaign(0, False)))
-    k = sum(r["verdict"] == "refuted" for r in recs)
-    assert f"lora2: fails at {k}/{len(recs)} grid points over 3 data seeds" in cap
+    cap = (tmp_path / "t" / "poincare_villani_boundary.md").read_text().splitlines()[0]
+    betas, _ = vm.map_grid(False)
+    assert f"lora2: certified lambda_V(beta) > 0 at {3 * len(betas)}/{3 * len(betas)} (seed, beta)" in cap
+    assert "every lambda > 0" in cap
     meta = (tmp_path / "t" / "poincare_metastable.md").read_text()
     assert "of 2 instances have their best" in meta and "attn2" in meta       # listed, not omitted
     el = (tmp_path / "t" / "poincare_expected_loss.md").read_text()

@@ -11,7 +11,7 @@ from verification.prove import checks
 from verification.prove.paper import paper_part
 from verification.prove.checks import Plan, record, run_campaign, sensitivity_failures
 from verification.prove.report import reach, rows
-from verification.report.paper import MissingCampaign
+from verification.report.part import MissingCampaign
 from verification.store import ResultStore
 
 
@@ -19,9 +19,16 @@ def test_campaign_stores_proofs_and_expected_counterexamples_and_resumes(store):
     plan = Plan(statements=("d1.iff", "d1.iff.one-sided"), max_n=3, timeout=30)
     recs = run_campaign(store, plan)
     by = {r["instance"]: r for r in recs}
-    assert set(by) == {"d1.iff@2x2", "d1.iff@3x3", "d1.iff.one-sided@3x3"}
+    # the bound d1.iff relies on is proved first (its split encoding), at every size
+    assert set(by) == {"d1.bound.split@2x2", "d1.bound.split@3x3", "d1.iff@2x2", "d1.iff@3x3", "d1.iff.one-sided@3x3"}
+    assert plan.statements[0] == "d1.bound.split" and by["d1.bound.split@3x3"]["extra"]["smt"] == "proved"
     proved = by["d1.iff@3x3"]
     assert proved["verdict"] == "holds" and proved["extra"]["smt"] == "proved"
+    # both solvers, both answers and times, per query; the hash of the query texts
+    e = proved["extra"]
+    assert e["cvc5"] == "proved" and e["solver2"].startswith("cvc5 ") and e["cvc5_seconds"] > 0
+    assert [a[0] for a in e["answers"]] == ["if", "only-if"] and all(a[1] == a[3] == "unsat" for a in e["answers"])
+    assert len(e["digest"]) == 64 and e["needs"] == ["d1.bound", "d1.bound.split"]
     assert proved["extra"]["scope"] == "all matrices of this size" and proved["backend"] == "z3"
     assert proved["provenance"]["solver"].startswith("z3 ") and proved["provenance"]["timeout_s"] == 30
     wrong = by["d1.iff.one-sided@3x3"]
@@ -29,14 +36,14 @@ def test_campaign_stores_proofs_and_expected_counterexamples_and_resumes(store):
     assert wrong["extra"]["smt"] == "counterexample" and wrong["extra"]["confirmed"] is True
     assert wrong["extra"]["counterexample"]["A"] and not sensitivity_failures(recs)
     assert reach(recs)["d1.iff"]["largest"] == "3x3"
-    assert [r[1] for r in rows(recs)] == ["d1.iff", "d1.iff", "d1.iff.one-sided"]
+    assert [r[1] for r in rows(recs)] == ["d1.bound.split"] * 2 + ["d1.iff", "d1.iff", "d1.iff.one-sided"]
     n = store.count(plan.campaign)
     assert run_campaign(store, plan) and store.count(plan.campaign) == n      # resumed: nothing recomputed
 
 
 def test_a_counterexample_to_a_proved_theorem_stops_loudly(store, monkeypatch):
     # a "true" statement whose encoding is deliberately wrong: its confirmed counterexample must stop the run
-    fake = replace(STATEMENTS["d1.bound.strict"], key="fake", wrong=False)
+    fake = replace(STATEMENTS["d1.bound.strict"], key="fake", wrong=False, needs=())
     monkeypatch.setitem(checks.ALL, "fake", fake)
     monkeypatch.setattr(fake.__class__, "dims", lambda self, n: (3,))
     with pytest.raises(ViolationError, match="fake@3x3"):
@@ -55,6 +62,49 @@ def test_unconfirmed_or_algebraic_models_and_timeouts_are_undecided():
     wrong = record(STATEMENTS["d2.bound.strict"], SmtResult("d2.bound.strict", (2, 2, 2), "proved", 1.0), 3.0)
     assert wrong.verdict is Verdict.NOT_APPLICABLE
     assert sensitivity_failures([{"extra": wrong.extra}])                   # a variant that was not refuted
+    only_z3 = SmtResult("d1.bound", (3,), "undecided", 1.0, cvc5="undecided", reason="z3 unsat, cvc5 unknown (x)")
+    r = record(STATEMENTS["d1.bound"], only_z3, 3.0)
+    assert r.verdict is Verdict.UNDECIDED and rows([{"theorem": "t", "extra": r.extra}])[0][5:8] == ("proved", 1.0,
+                                                                                                   "undecided")
+
+
+def test_an_iff_is_never_proved_where_its_bound_is_not(store, monkeypatch):
+    """The premise undecided at 3x3 (planted): d1.iff runs at 2x2 only, and the report never counts a
+    stored "proved" whose premise is missing."""
+    from numerics.smt import SPLIT
+
+    real = checks.decide_split
+
+    def fake(st, dims, timeout):
+        if st.key == "d1.bound.split" and dims == (3,):
+            return SmtResult(st.key, dims, "undecided", 0.1, reason="planted", digest=real(st, dims, timeout).digest)
+        return real(st, dims, timeout)
+
+    monkeypatch.setattr(checks, "decide_split", fake)
+    recs = run_campaign(store, Plan(statements=("d1.iff",), max_n=3, timeout=30))
+    assert {r["instance"] for r in recs} == {"d1.bound.split@2x2", "d1.bound.split@3x3", "d1.iff@2x2"}
+    assert reach(recs)["d1.iff"]["largest"] == "2x2"
+    # a stored "proved" at 3x3 without the bound proved there is not reported proved
+    stand_in = record(STATEMENTS["d1.iff"], SmtResult("d1.iff", (3,), "proved", 0.1), 30)
+    fake_recs = [r for r in recs] + [{"theorem": stand_in.theorem, "extra": stand_in.extra}]
+    assert reach(fake_recs)["d1.iff"]["largest"] == "2x2"
+    assert SPLIT["d1.iff.split"].needs == ("d1.bound",) and checks.select(("d2.iff",))[0] == "d2.bound.split"
+
+
+def test_a_changed_encoding_is_never_served_a_stored_answer(store, monkeypatch):
+    import z3
+
+    plan = Plan(statements=("d1.bound",), max_n=2, timeout=30)
+    first = run_campaign(store, plan)
+    key = plan.chunk("d1.bound", 2).key
+    st = STATEMENTS["d1.bound"]
+    changed = replace(st, build=lambda dims: [(q[0], q[1] + [z3.BoolVal(True) == z3.BoolVal(True)], q[2])
+                                               for q in st.build(dims)])
+    monkeypatch.setitem(checks.ALL, "d1.bound", changed)
+    assert plan.chunk("d1.bound", 2).key != key and key.startswith("d1.bound@2x2#")
+    second = run_campaign(store, plan)
+    assert len(store.done_chunks(plan.campaign)) == 2 and len(first) == len(second) == 1   # solved again
+    assert second[0]["extra"]["digest"] != first[0]["extra"]["digest"]
 
 
 def test_prove_command_runs_and_bad_arguments_are_one_line(tmp_path, capsys):
@@ -100,3 +150,26 @@ def test_every_macro_and_table_the_section_cites_is_in_the_part(tmp_path):
     assert cited and cited <= set(part.macros), cited - set(part.macros)
     assert set(re.findall(r"tables/([\w-]+)", tex)) == {t.name for t in part.tables}
     assert part.macros["ProveVariantsRefuted"] == part.macros["ProveVariants"] == str(len(WRONG))
+
+
+def test_the_registrys_sizes_are_checked_against_the_store(monkeypatch):
+    """A registry entry "proved up to dims" contradicted by a stored record (budget >= 60 s) is
+    reported; a record under a smaller budget, or beyond dims, is not judged."""
+    import types
+
+    import theory
+    from verification.prove.report import registry_mismatches
+
+    fake = types.SimpleNamespace(id="dobrushin.factor", smt_checked=(("d1.bound", (3,), 1.0),))
+    monkeypatch.setattr(theory, "theorems", lambda: [fake])
+    st = STATEMENTS["d1.bound"]
+
+    def rec(dims, status, timeout):
+        r = record(st, SmtResult("d1.bound", dims, status, 1.0, cvc5="proved" if status == "proved" else "",
+                                 reason="" if status == "proved" else "timeout"), timeout)
+        return {"theorem": r.theorem, "extra": r.extra}
+
+    assert not registry_mismatches([rec((2,), "proved", 60.0), rec((3,), "proved", 60.0), rec((4,), "undecided", 60.0)])
+    assert not registry_mismatches([rec((3,), "undecided", 3.0)])                 # a quick budget: not judged
+    bad = registry_mismatches([rec((2,), "proved", 60.0), rec((3,), "undecided", 60.0)])
+    assert len(bad) == 1 and "d1.bound proved up to 3" in bad[0] and "undecided at 3x3" in bad[0]

@@ -114,6 +114,19 @@ def test_claims_are_outcomes_with_their_statistic_and_shares(tiny):
     assert lin0 and all(r["extra"]["rel_error"] < 1e-12 and r["value"] == TINY_ATT.r_star for r in lin0)
     fits = [r["extra"]["fit"] for r in soft if r["provenance"]["value_map"] == "known"]
     assert fits and all(f["converged"] == f["starts"] and f["rel_error"] < 0.05 for f in fits)
+    joint = [r["extra"]["fit"] for r in soft if r["provenance"]["value_map"] == "unknown"]   # W_V unknown too
+    assert joint and all(f["value_map"] == "unknown" and f["outcome"] == J.fit_outcome(f).value for f in joint)
+    assert all(f["rel_error"] < 0.05 and f["best_converged"] for f in joint)
+    # GD on data: the outcome is the noise-level rank at the last step; the threshold is Gavish-Donoho
+    # at the least-squares fit's entry noise, recomputed here from the stored noise_hat
+    data = _of(records, f"rank.gd-data-{TINY.tag}")
+    assert len(data) == 2 * len(TINY.samples) * len(TINY.noises[1:]) * len(TINY.data_inits) * TINY.gd_seeds
+    for r in data:
+        ex = r["extra"]
+        assert r["value"] == ex["path"][-1] and (r["verdict"] == "supported") == (ex["path"][-1] == TINY.r_star)
+        want = R.gavish_donoho_threshold(ex["noise_hat"] / math.sqrt(4 * r["provenance"]["N"]), (TINY.n, TINY.n))
+        assert math.isclose(ex["threshold"], want, rel_tol=1e-12)
+        assert ex["passes_r_star"] == (TINY.r_star in ex["path"])
     # linear students below r*: the exact risk of the exact rank-r product clears the certified bound
     stu = [r for r in _of(records, "rank.att-students-") if r["theorem"] == "rank.attention.linear.deficiency"]
     assert stu and all(r["verdict"] == "holds" and r["slack"] > 0 and r["extra"]["exact_risk"] > r["bound"] > 0
@@ -159,7 +172,8 @@ def test_tiny_campaign_writes_verdicts_tables_and_is_deterministic(tmp_path, tin
     assert not any(v == "violated" and is_proved(t) for t, v in verdicts)
     assert summary["identity_exact"] == "6/6"                      # 3 shapes x 2 covariances
     for name in ("rank_linear_risk", "rank_gd_population", "rank_gd_data", "rank_estimators",
-                 "rank_attention_recovery", "rank_attention_students", "rank_ladder"):
+                 "rank_attention_recovery", "rank_attention_students", "rank_ladder", "rank_softmax_recovery",
+                 "rank_softmax_estimators", "rank_softmax_estimator_outcomes"):
         text = (out / "tables" / f"{name}.md").read_text()
         assert "Provenance" in text and "seed" in text
     for fig in ("rank_linear", "rank_attention"):
@@ -231,3 +245,86 @@ def test_the_rank_command_imports_nothing_heavy():
             "'verification.rank.checks', 'verification.rank.report', 'verification.rank.paper')))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", out.stdout
+
+
+def test_fit_outcome_separates_recovery_optimisation_and_identifiability():
+    from theory.verdicts import Outcome
+
+    assert J.fit_outcome({"rel_error": 0.01, "best_converged": False}) is Outcome.SUPPORTED
+    assert J.fit_outcome({"rel_error": 0.5, "best_converged": True}) is Outcome.REFUTED
+    assert J.fit_outcome({"rel_error": 0.5, "best_converged": False}) is Outcome.INCONCLUSIVE   # optimisation
+    assert J.fit_outcome({"rel_error": float("nan")}) is Outcome.INCONCLUSIVE
+    assert J.identifiability_failure({"spread": 0.3}) and not J.identifiability_failure({"spread": 0.01})
+    assert not J.identifiability_failure({"spread": float("nan")})
+
+
+def _planted_kernels(ranks_by_draw):
+    """Stored-record dicts of softmax draws whose regression kernels have the given ranks."""
+    return [{"theorem": "rank.attention.softmax.recovery", "instance": f"softmax/{i}", "verdict": "supported",
+             "provenance": {"kind": "softmax", "value_map": "unknown"},
+             "extra": {"rel_error": 0.01, "tol": J.KERNEL_TOL, **ranks}}
+            for i, ranks in enumerate(ranks_by_draw)]
+
+
+def test_estimator_outcomes_on_planted_kernels():
+    from verification.rank.report import softmax as SM
+
+    # energy_0.9 gives r* = 2 on all 30 kernels, every other estimator misses on 20 of them
+    good = {"energy_0.9": 2, "energy_0.99": 2, "entropy": 2.2, "entropy_sigma": 1.9}
+    bad = {"energy_0.9": 2, "energy_0.99": 3, "entropy": 2.6, "entropy_sigma": 2.7}
+    recs = _planted_kernels([good] * 10 + [bad] * 20)
+    out = {o["estimator"]: o for o in SM.estimator_outcomes(recs, 2)}
+    assert out["energy_0.9"]["outcome"] == "supported" and (out["energy_0.9"]["k"], out["energy_0.9"]["n"]) == (30, 30)
+    assert all(out[e]["outcome"] == "refuted" and out[e]["worse"] == ["energy_0.9"]
+               for e in ("energy_0.99", "entropy", "entropy_sigma"))
+    assert out["energy_0.99"]["interval"] == wilson(10, 30)
+    # planted: all estimators agree on every kernel -> no estimator is better: inconclusive for all
+    same = SM.estimator_outcomes(_planted_kernels([good] * 10 + [bad | {"energy_0.9": 3}] * 20), 2)
+    assert {o["outcome"] for o in same} == {"inconclusive"}
+    # planted: the energy rank is the one that misses -> refuted
+    worse = SM.estimator_outcomes(_planted_kernels([good | {"energy_0.9": 1}] * 20 + [good] * 10), 2)
+    assert next(o for o in worse if o["estimator"] == "energy_0.9")["outcome"] == "refuted"
+    rows = SM.estimator_rows(recs, 2)
+    assert rows == [["regression", "unknown", 30, f"30/30 [{wilson(30, 30)[0]:.2f}, {wilson(30, 30)[1]:.2f}]"]
+                    + [f"10/30 [{wilson(10, 30)[0]:.2f}, {wilson(10, 30)[1]:.2f}]"] * 3]
+
+
+def test_dwell_known_answers():
+    steps = np.array([0, 1, 10, 100, 1000])
+    assert V.dwell(np.array([0, 2, 3, 3, 5]), steps, 3) == {"first": 10, "last": 100, "span_steps": 990,
+                                                             "span_decades": 2.0}
+    assert V.dwell(np.array([0, 2, 3, 3, 3]), steps, 3)["span_steps"] == 990        # ends there: up to the last step
+    assert V.dwell(np.array([0, 2, 4, 4, 5]), steps, 3) == {"first": None, "last": None, "span_steps": 0,
+                                                             "span_decades": 0.0}
+
+
+def test_gd_data_outcome_is_judged_at_the_noise_level_and_fails_on_a_planted_threshold(monkeypatch):
+    # flat teacher, low noise, many inputs: GD from small init ends at r* above the noise level;
+    # planted bug: a zero threshold counts every direction (the least-squares fit is full rank)
+    plan = replace(TINY, gd_seeds=2, gd_steps=2000)
+    recs = V.gd_data_chunk(plan, "flat", 64, 0.1, 1e-6)
+    assert all(r.verdict.value == "supported" and r.extra["passes_r_star"] for r in recs)
+    assert all(r.extra["first_step_at_r_star"] is not None and r.extra["span_decades"] > 0 for r in recs)
+    monkeypatch.setattr(V.R, "gavish_donoho_threshold", lambda noise, shape: 0.0)
+    planted = V.gd_data_chunk(plan, "flat", 64, 0.1, 1e-6)
+    assert all(r.verdict.value == "refuted" and r.value == plan.n for r in planted)
+
+
+def test_softmax_summary_counts_optimisation_and_identifiability_failures():
+    from verification.rank.report import softmax as SM
+
+    def draw(i, fit):
+        return {"theorem": "rank.attention.softmax.recovery", "instance": f"softmax/{i}", "verdict": "refuted",
+                "provenance": {"kind": "softmax", "value_map": "unknown"},
+                "extra": {"rel_error": 0.5, "tol": J.KERNEL_TOL, "fit": {"starts": 3, "converged": 2, **fit}}}
+
+    recs = [draw(0, {"rel_error": 0.01, "best_converged": True, "spread": 0.0}),
+            draw(1, {"rel_error": 0.6, "best_converged": False, "spread": float("nan")}),   # optimisation failure
+            draw(2, {"rel_error": 0.4, "best_converged": True, "spread": 0.7})]            # not identified
+    (row,) = SM.recovery_summary_rows(recs)
+    cells = dict(zip(SM.SUMMARY_COLUMNS, row))
+    lo, hi = wilson(1, 2)
+    assert cells["value map"] == "unknown" and cells["fit"] == "W and W_V jointly"
+    assert cells["fit recovers W [95% CI]"] == f"1/2 [{lo:.2f}, {hi:.2f}], 1 inconclusive"
+    assert cells["identifiability failures"] == "1/3" and cells["fit: converged starts"] == "6/9"
+    assert cells["regression recovers W [95% CI]"].startswith("0/3")

@@ -3,7 +3,7 @@ the command line."""
 import pytest
 
 from theory.verdicts import Outcome, judge
-from verification.report.paper import MissingCampaign
+from verification.report.part import MissingCampaign
 from verification.san.checks import runs as K
 from verification.san.checks.claims import run_claims
 from verification.san.checks.presets import PRESETS, Preset

@@ -10,7 +10,7 @@ from theory.verdicts import ViolationError
 from verification import campaign
 from verification.campaign import Chunk
 from verification.cli import main
-from verification.report.paper import MissingCampaign
+from verification.report.part import MissingCampaign
 from verification.stress.paper import paper_part
 from verification.stress.checks.plan import StressPlan, draw, parse_chunk, regenerate
 from verification.stress.checks.search import (descend, hypothesis_search, matrix_of, scorer,

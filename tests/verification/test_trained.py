@@ -211,3 +211,137 @@ def test_two_model_folders_of_the_same_name_do_not_collide(tmp_path):
     for p in list((out / "tables").iterdir()) + list((out / "figures").iterdir()):
         body = p.read_bytes()
         assert str(tmp_path).encode() not in body and str(src).encode() not in body, p.name
+
+
+# -- sources, matched-n random baselines, bootstrap intervals (each check shown to fail on a planted bug) --
+
+def slots_are_matched_and_independent(sizes, slots):
+    """Every input's random sample has its own token count n, and no two inputs of one token set
+    share a sample (so the pooled random share is a share of independent draws)."""
+    for v, by in sizes.items():
+        assert set(slots[v]) == set(by), v
+        assert all(slots[v][k][0] == by[k] for k in by), f"{v}: a sample of another size"
+        assert len(set(slots[v].values())) == len(by), f"{v}: two inputs share a random sample"
+
+
+def test_baseline_slots_match_sizes_and_never_share_a_sample():
+    from verification.trained.checks import baseline_slots
+
+    sizes = {"all": {("a", "1"): 5, ("b", "2"): 5, ("c", "3"): 7}, "content": {("a", "1"): 3, ("b", "2"): 5}}
+    slots = baseline_slots(sizes)
+    slots_are_matched_and_independent(sizes, slots)
+    assert slots["all"] == {("a", "1"): (5, 0), ("b", "2"): (5, 1), ("c", "3"): (7, 0)}
+    with pytest.raises(AssertionError, match="share"):                  # planted: c ignored
+        slots_are_matched_and_independent(sizes, {v: {k: (n, 0) for k, (n, c) in by.items()}
+                                                  for v, by in slots.items()})
+    with pytest.raises(AssertionError, match="another size"):           # planted: n off by one
+        slots_are_matched_and_independent(sizes, {v: {k: (n + 1, c) for k, (n, c) in by.items()}
+                                                  for v, by in slots.items()})
+
+
+def test_baseline_records_are_exact_d1_verdicts_on_matrices_of_the_slot_size():
+    from numerics.sources.random import generator, sample
+    from verification.trained.checks import BASELINE_CHUNK_OFFSET, baseline_chunk
+
+    for family in ("dirichlet", "softmax-T4"):
+        recs = baseline_chunk(family, 3, 1, 12, 0)
+        A = sample(family, 3, 12, generator(0, family, 3, BASELINE_CHUNK_OFFSET + 1))
+        assert [r.provenance["n"] for r in recs] == [3] * 12
+        verdicts = [r.verdict.value == "tight" for r in recs]
+        assert verdicts == [d1_by_definition(a)[0] for a in A]
+        assert 0 < sum(verdicts) < 12                                 # both kinds occur at n = 3
+        planted = sample(family, 4, 12, generator(0, family, 4, BASELINE_CHUNK_OFFSET + 1))
+        assert verdicts != [d1_by_definition(a)[0] for a in planted]  # another size: other verdicts
+
+
+def _fake_layer_records(spec):
+    """Stored-record dicts of head-mean D1 verdicts: spec = [(input, source, n, [tight per layer])]."""
+    out = []
+    for inp, src, n, tights in spec:
+        for l, t in enumerate(tights):
+            out.append(dict(theorem="dobrushin.factor", verdict="tight" if t else "holds", slack=0.0 if t else 0.1,
+                            value=0.9, bound=0.9 + (0 if t else 0.1), extra={},
+                            provenance=dict(input=inp, text_sha=inp, source=src, variant="all", layer=l,
+                                            head=None, n=n)))
+    return out
+
+
+def test_source_table_counts_each_source_and_the_pool_with_matched_baselines():
+    from verification.trained.report import collect_records, source_table
+
+    spec = [("p0", "pydoc", 4, [1, 1]), ("p1", "pydoc", 4, [1, 0]), ("d0", "docstrings", 4, [0, 0]),
+            ("l0", "licenses", 6, [1, 1])]
+    data = collect_records(_fake_layer_records(spec), None)
+    base = {("dirichlet", 4, 0): (3, 10), ("dirichlet", 4, 1): (1, 10), ("dirichlet", 4, 2): (2, 10),
+            ("dirichlet", 6, 0): (0, 10)}
+    rows, cols = source_table(data, base, ("dirichlet",))
+    got = {r[0]: r for r in rows}      # slots of n = 4 in sorted key order: d0 -> c0, p0 -> c1, p1 -> c2
+
+    def expected(row):
+        assert [r for r in row[5].split()][0] == {"pydoc": "1/2", "docstrings": "0/1", "licenses": "1/1",
+                                                  "pooled": "2/4"}[row[0]], row
+        assert row[2] == {"pydoc": 2, "docstrings": 1, "licenses": 1, "pooled": 4}[row[0]]
+        assert row[-1].split()[0] == {"pydoc": "3/20", "docstrings": "3/10", "licenses": "0/10",
+                                      "pooled": "6/40"}[row[0]], row
+
+    assert list(got) == ["pydoc", "docstrings", "licenses", "pooled"]
+    for row in rows:
+        expected(row)
+    assert got["pooled"][4].startswith("layer 1: 2/4")
+    data["source"] = {k: "pydoc" for k in data["source"]}              # planted: sources merged
+    with pytest.raises(AssertionError):
+        for row in source_table(data, base, ("dirichlet",))[0]:
+            expected(row)
+
+
+def test_a_missing_random_sample_is_an_error_not_a_gap():
+    from verification.trained.report import baseline_share
+
+    with pytest.raises(KeyError, match="dirichlet/n5/c0"):
+        baseline_share({}, {("a", "1"): (5, 0)}, [("a", "1")], "dirichlet")
+
+
+def test_median_interval_is_seeded_and_brackets_the_median():
+    from verification.trained.report import median_interval
+
+    x = [0.0] * 30 + [100.0] * 20 + list(np.linspace(1, 2, 9))
+    m, (lo, hi) = median_interval(x, seed=3)
+    assert m == float(np.median(x)) and lo <= m <= hi
+    assert median_interval(x, seed=3) == (m, (lo, hi))                  # fixed seed: reproducible
+    _, (mlo, mhi) = median_interval(x, seed=3, statistic=np.mean)      # planted: the mean resampled
+    assert not mlo <= m <= mhi
+    assert median_interval([None, 2.0], 0) == (2.0, (pytest.approx(float("nan"), nan_ok=True),) * 2) or \
+        np.isnan(median_interval([None, 2.0], 0)[1][0])
+    assert median_interval([1.0, 1.0, 1.0], 0) == (1.0, (1.0, 1.0))
+
+
+def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
+    """Without the matched-n random samples of every main-job input the paper part is a
+    MissingCampaign naming the baseline campaign (planted: one model's samples only)."""
+    from verification import campaign
+    from verification.report.part import MissingCampaign
+    from verification.store import ResultStore
+    from verification.testing.fakes import causal_standin
+    from verification.trained.checks import baseline_campaign, chunk_key, instance_records
+    from verification.trained.command import measure_baselines
+    from verification.trained.paper import campaign_prefix, main_inputs, paper_part
+
+    with ResultStore(tmp_path / "r.db") as s:
+        names = {}
+        for m, T in (("minilm", 5), ("smollm2", 7)):            # stand-ins of other token counts
+            names[m] = campaign_prefix(m, False) + "stand-in"
+            campaign.run(s, names[m], [campaign.Chunk(chunk_key(main_inputs(m, False)[0]), instance_records,
+                                                      (causal_standin(T=T, L=2, H=1),))], progress=False)
+        with pytest.raises(MissingCampaign) as err:
+            paper_part(s, 0, False)
+        assert err.value.campaign == baseline_campaign(0)
+        measure_baselines(s, names["minilm"], None, 0)
+        with pytest.raises(MissingCampaign):
+            paper_part(s, 0, False)
+        measure_baselines(s, names["smollm2"], None, 0)
+        macros = paper_part(s, 0, False).macros
+        drawn = [r for r in s.records(campaign=baseline_campaign(0)) if r["chunk"] == "dirichlet/n5/c0"]
+    assert macros["MiniLMPooledInputs"] == "1" and macros["MiniLMSources"] == "1"
+    assert macros["MiniLMLicensesInputs"] == "0"
+    assert len(drawn) == 10                       # the minilm stand-in, all tokens: n = 5, its own sample
+    assert macros["MiniLMPooledRandomDirichletShare"] == f"{sum(r['verdict'] == 'tight' for r in drawn) / 10:.2f}"

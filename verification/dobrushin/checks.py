@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from numerics.sources.random import FAMILIES, GENERATOR, generator, sample
+from numerics.sources.random import DISTRIBUTIONS, GENERATOR, generator, sample
 from verification import campaign
 from verification.store import Record
 from verification.stress.checks.summaries import NAMES
@@ -27,7 +27,7 @@ VERSION = "v2"  # bump when the sampling or the checks change: a new campaign, n
 
 @dataclass(frozen=True)
 class Plan:
-    families: tuple[str, ...] = FAMILIES
+    families: tuple[str, ...] = DISTRIBUTIONS
     sizes: tuple[int, ...] = SIZES
     seed: int = 0
     full: bool = False

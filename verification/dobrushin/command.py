@@ -11,7 +11,7 @@ def verify_section(ctx: Any) -> None:
     from verification.dobrushin.checks import Plan, run_campaign
     from verification.dobrushin.report import report
 
-    plan = Plan(seed=ctx.seed, full=not ctx.quick)
+    plan = Plan(seed=ctx.seed, full=ctx.full)
     ctx.console.rule("[bold]Dobrushin coefficient: Theorems D1 and D2 on random families")
     run_campaign(ctx.store, plan, ctx.console)
     report(ctx.store, plan, ctx.tables, ctx.console)
@@ -29,13 +29,13 @@ def check_plan(plan: Any) -> None:
 def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from numerics.sources.random import FAMILIES
+    from numerics.sources.random import DISTRIBUTIONS
     from verification.dobrushin.checks import SIZES, Plan, run_campaign
     from verification.dobrushin.report import report
     from verification.options import make_console
     from verification.store import ResultStore
 
-    plan = Plan(families=args.families or FAMILIES, sizes=args.sizes or SIZES, seed=args.seed, full=args.full)
+    plan = Plan(families=args.families or DISTRIBUTIONS, sizes=args.sizes or SIZES, seed=args.seed, full=args.full)
     check_plan(plan)
     console = make_console()
     with ResultStore(args.db) as store:
@@ -45,13 +45,13 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    from numerics.sources.random import FAMILIES
+    from numerics.sources.random import DISTRIBUTIONS
     from verification.options import add_common, family_list, int_list
 
     p = sub.add_parser("dobrushin", help="Theorems D1/D2 on random stochastic families (resumable)")
     add_common(p)
     p.add_argument("--families", default=None, type=family_list,
-                   help=f"comma-separated, default all: {','.join(FAMILIES)} (or softmax-T<temperature>)")
+                   help=f"comma-separated, default all: {','.join(DISTRIBUTIONS)} (or softmax-T<temperature>)")
     p.add_argument("--sizes", default=None, type=int_list(2, "size"),
                    help="comma-separated n >= 2 (Theorem D1 needs two tokens), default 2,3,4,5,8,16,32,64,128")
     p.add_argument("--full", action="store_true", help="10x the quick instance counts")

@@ -15,7 +15,7 @@ from typing import Any
 
 from verification.dobrushin.checks import CHUNK, Plan
 from verification.dobrushin.report import min_slack, tally
-from verification.report.paper import Figure, MissingCampaign, Part, Table
+from verification.report.part import Figure, MissingCampaign, Part, Table
 from verification.report.stats import wilson
 from verification.report.tables import fmt
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from numerics.sources.random import FAMILIES
+from numerics.sources.random import DISTRIBUTIONS
 from verification.dobrushin.checks import CHUNK, Plan
 from verification.report.stats import share_text
 from verification.report.tables import print_table, write_table
@@ -39,7 +39,7 @@ def tally(records: Iterable[dict]) -> dict:
         else:
             a["d2"] += 1
             a["d2_eq"] += r["verdict"] == "tight"
-    order = {f: i for i, f in enumerate(FAMILIES)}
+    order = {f: i for i, f in enumerate(DISTRIBUTIONS)}
     return dict(sorted(acc.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])))
 
 

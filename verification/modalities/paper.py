@@ -10,7 +10,7 @@ from typing import Any
 from verification.modalities.checks import campaign_prefix
 from verification.modalities.report import (TEXT_MODELS, command, final, initial, modality_stages, parts,
                                             text_stages)
-from verification.report.paper import Figure, MissingCampaign, Part
+from verification.report.part import Figure, MissingCampaign, Part
 
 def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     """Tables, figures and macros of the modalities family (quick preset; ``full``: paper preset)."""

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from verification.modalities.checks import campaign_prefix
 from verification.report.aggregate import median
-from verification.report.paper import MissingCampaign
+from verification.report.part import MissingCampaign
 from verification.report.stats import wilson
 from verification.report.tables import Table, print_table
 

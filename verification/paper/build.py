@@ -1,4 +1,4 @@
-"""Build the paper folder from the results store: every family's :class:`~verification.report.paper.Part`
+"""Build the paper folder from the results store: every family's :class:`~verification.report.part.Part`
 (tables, figures, macros) plus the theorem statements from the registry and an appendix of the
 commands that filled the store. Nothing is recomputed; the same store gives byte-identical files.
 
@@ -16,7 +16,7 @@ Every file is written atomically (:mod:`numerics.atomic`: a temporary file renam
 so a build killed at any moment leaves each file old or new, never empty or truncated. What
 can be refused without the store (``--readme`` without a findings block, ``--pdf`` without TeX)
 is refused before anything is written (:func:`precheck`); every campaign the parts lack is named
-in one :class:`~verification.report.paper.MissingCampaign`, with the command that fills it.
+in one :class:`~verification.report.part.MissingCampaign`, with the command that fills it.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from typing import Any, Optional, Sequence
 
 from numerics.atomic import copy_file, copy_tree, write_text
 from verification.paper.latex import check_name, check_tree, macros_tex, table_tex, theorems_tex
-from verification.report.paper import MissingCampaign, Part
+from verification.report.part import MissingCampaign, Part
 
 SOURCE = Path(__file__).resolve().parents[2] / "paper"     # the hand-written document in the repository
 HAND_WRITTEN = ("main.tex", "sections")

@@ -3,7 +3,7 @@ blocks) and the static check of a paper folder (balanced environments, defined m
 figure and table files), which runs without a TeX engine.
 
 >>> import pandas as pd
->>> from verification.report.paper import Table
+>>> from verification.report.part import Table
 >>> print(table_tex(Table("t", pd.DataFrame({"model": ["a_b"], "share": ["3/4"]}), "D1 & co", "seed 0")))
 ... # doctest: +NORMALIZE_WHITESPACE
 \\begin{table}[ht]
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from theory.registry import latex_text
-from verification.report.paper import Table
+from verification.report.part import Table
 
 FIT = r"\adjustbox{max width=\linewidth, max totalheight=0.85\textheight}"   # shrink, never enlarge
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")

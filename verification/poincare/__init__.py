@@ -1,4 +1,4 @@
-"""Poincare family: true Poincare constants of regularised attention / LoRA Gibbs measures against
+"""Poincare family: estimated Poincare constants of regularised attention / LoRA Gibbs measures against
 their bounds, Villani's condition and the Langevin SDE (docs/theory.md section 4).
 
 * ``checks``: what is run (:mod:`~verification.poincare.checks.plan`, ``bounds``, ``villani``,

@@ -12,8 +12,16 @@ answer is also stored in ``extra["smt"]``):
   with ``extra["expected"] = "counterexample"`` and what came back; :func:`sensitivity_failures`
   lists the variants that did not come back with a confirmed counterexample.
 
+Every query is decided by z3 and by cvc5 on the same SMT-LIB text (:mod:`numerics.smt.solve`): a
+size is ``holds`` only if both say unsat; both answers and times are in ``extra`` (``answers``: per
+query); a sat against an unsat stops the run (``SolverDisagreement``).
+
 Sizes run in increasing order, one level at a time (each level its own campaign pass, so an
-interrupted run resumes); a statement stops climbing at its first undecided size.
+interrupted run resumes); a statement stops climbing at its first undecided size. Within a level,
+statements whose queries rely on others (``Statement.needs``: the bounds) run after them, and only
+where every premise is proved at that size by either encoding; :func:`select` adds the premises of
+what is asked. A chunk's key carries the hash of its query texts, so a changed encoding is never
+served a stored answer.
 """
 from __future__ import annotations
 
@@ -21,12 +29,12 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from numerics.smt import SPLIT, STATEMENTS, SmtResult, Statement, decide, decide_split
-from numerics.smt.solve import check_timeout
+from numerics.smt.solve import check_timeout, digest
 from theory.verdicts import Verdict
 from verification import campaign
 from verification.store import Record
 
-VERSION = "v1"      # bump when an encoding changes: a new campaign, not a resume
+VERSION = "v2"      # the record's layout (z3 and cvc5); a changed encoding changes the chunk's hash instead
 TRUE = ("d1.bound", "d1.bound.split", "d1.iff", "d1.iff.split", "causal", "d2.bound", "d2.bound.split", "d2.iff",
         "d2.iff.split", "chain")
 ALL = {**STATEMENTS, **SPLIT}
@@ -37,8 +45,15 @@ def statement(key: str) -> Statement:
     return ALL[key]
 
 
+def premise_keys(key: str) -> tuple[str, ...]:
+    """The keys that satisfy the premises of ``key``: either encoding of each statement it needs."""
+    return tuple(k for p in statement(key).needs for k in (p, f"{p}.split") if k in ALL)
+
+
 def select(names: tuple[str, ...]) -> tuple[str, ...]:
-    """Statement keys for THEOREM_IDs and/or statement keys (all when empty); unknown: ValueError."""
+    """Statement keys for THEOREM_IDs and/or statement keys (all when empty), with the premises of
+    each (the split encoding of a needed bound, unless an encoding of it is already asked) first;
+    unknown: ValueError."""
     if not names:
         return TRUE + WRONG
     out = []
@@ -49,7 +64,19 @@ def select(names: tuple[str, ...]) -> tuple[str, ...]:
             raise ValueError(f"unknown theorem or statement {name!r}; theorems: {', '.join(known)}; "
                              f"statements: {', '.join(TRUE + WRONG)}")
         out += keys
-    return tuple(dict.fromkeys(out))
+    return with_premises(tuple(out))
+
+
+def with_premises(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """``keys`` with, first, an encoding of every statement they need (the split one, which reaches
+    further, unless an encoding of it is among ``keys``)."""
+    out = list(dict.fromkeys(keys))
+    for key in list(out):
+        if not statement(key).wrong:
+            for p in statement(key).needs:
+                if p not in out and f"{p}.split" not in out:
+                    out.insert(0, f"{p}.split" if f"{p}.split" in ALL else p)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -60,6 +87,7 @@ class Plan:
 
     def __post_init__(self) -> None:
         check_timeout(self.timeout)         # 1 ms .. one day, finite: else ValueError before any solving
+        object.__setattr__(self, "statements", with_premises(tuple(self.statements)))
 
     @property
     def campaign(self) -> str:
@@ -76,13 +104,15 @@ class Plan:
         return st.dims(n)
 
     def chunk(self, key: str, n: int) -> Optional[campaign.Chunk]:
+        """The chunk of ``key`` at level n, keyed by the hash of its query texts (None: no dims there)."""
         dims = self.dims(key, n)
         if dims is None:
             return None
-        return campaign.Chunk(f"{key}@{statement(key).shape(dims)}", prove_chunk, (key, dims, self.timeout))
+        h = digest(statement(key), dims)
+        return campaign.Chunk(f"{key}@{statement(key).shape(dims)}#{h[:16]}", prove_chunk, (key, dims, self.timeout, h))
 
 
-QUICK = Plan(max_n=3, timeout=3.0)      # the main job's quick section (about 20 s here)
+QUICK = Plan(max_n=3, timeout=3.0)      # the main job's quick section (z3 and cvc5: about 27 s here, as z3 alone)
 FULL = Plan(max_n=12, timeout=60.0)     # `attnbounds verify --full` and the paper's full tables (about 15 min)
 
 
@@ -93,7 +123,9 @@ def record(st: Statement, r: SmtResult, timeout: float) -> Record:
         dims=list(r.dims), smt=r.status, seconds=round(r.seconds, 3), queries=r.queries,
         variables=r.variables, assertions=r.assertions, size_chars=r.size_chars, query=r.label,
         reason=r.reason, counterexample=r.counterexample, confirmed=r.confirmed,
-        suite_agrees=r.suite_agrees, solver=r.solver, timeout_s=timeout)
+        suite_agrees=r.suite_agrees, solver=r.solver, timeout_s=timeout, cvc5=r.cvc5,
+        cvc5_seconds=round(r.cvc5_seconds, 3), solver2=r.solver2, answers=r.answers, digest=r.digest,
+        needs=list(premise_keys(st.key)) if not st.wrong else [], premise_dims=list(st.premise_dims(r.dims)))
     if st.wrong:
         verdict = Verdict.NOT_APPLICABLE
         extra["expected"] = "counterexample"
@@ -108,30 +140,61 @@ def record(st: Statement, r: SmtResult, timeout: float) -> Record:
             extra["reason"] = (r.reason or "the solver's model is not a counterexample by the exact re-check "
                                "(or the suite's evaluators disagree): an encoding bug, not a finding")
     return Record(st.theorem, f"{st.key}@{st.shape(r.dims)}", verdict, value=r.seconds, backend="z3",
-                  dtype="rational", provenance={"solver": r.solver, "timeout_s": timeout, "statement": st.key,
-                                                "encoding": st.encoding, "dims": list(r.dims)},
+                  dtype="rational", provenance={"solver": r.solver, "solver2": r.solver2, "timeout_s": timeout,
+                                                "statement": st.key, "encoding": st.encoding, "dims": list(r.dims),
+                                                "digest": r.digest},
                   extra=extra)
 
 
-def prove_chunk(key: str, dims: tuple, timeout: float) -> list[Record]:
+def prove_chunk(key: str, dims: tuple, timeout: float, expected: Optional[str] = None) -> list[Record]:
+    """Decide ``key`` at ``dims``; ``expected``: the hash the chunk was planned with (a mismatch: the
+    encoding changed between planning and solving, ValueError)."""
     st = statement(key)
     r = decide_split(st, dims, timeout) if st.encoding == "split" else decide(st, dims, timeout)
+    if expected is not None and r.digest != expected:
+        raise ValueError(f"{key} at {dims}: the query texts changed since the chunk was planned")
     return [record(st, r, timeout)]
+
+
+def premises_proved(key: str, dims: tuple, records: list[dict]) -> list[str]:
+    """The premises of ``key`` at ``dims`` NOT proved (by either encoding) in ``records``."""
+    st = statement(key)
+    if st.wrong:
+        return []
+    pd = list(st.premise_dims(tuple(dims)))
+    proved = {r["extra"]["statement"] for r in records if r["extra"]["smt"] == "proved" and r["extra"]["dims"] == pd}
+    return [p for p in st.needs if not ({p, f"{p}.split"} & proved)]
 
 
 def run_campaign(store: Any, plan: Plan, console: Any = None) -> list[dict]:
     """Run the plan level by level (resumable); returns the stored records of its statements."""
     stuck: set[str] = set()
+    current: set[str] = set()                      # the hashes of this plan's query texts
     for n in plan.levels():
-        stuck |= {r["extra"]["statement"] for r in store.records(plan.campaign)
+        stored = [r for r in store.records(plan.campaign) if r["extra"].get("digest") in current]
+        stuck |= {r["extra"]["statement"] for r in stored
                   if r["extra"]["smt"] == "undecided" and not r["extra"]["wrong"] and max(r["extra"]["dims"]) < n}
-        chunks = [c for c in (plan.chunk(k, n) for k in plan.statements if k not in stuck) if c is not None]
-        if chunks:
-            campaign.run(store, plan.campaign, chunks, console=console, description=f"SMT proofs, level n = {n}",
-                         progress=console is not None)
+        for dependent in (False, True):            # premises first, then what relies on them
+            keys = [k for k in plan.statements if k not in stuck and bool(statement(k).needs and not statement(k).wrong)
+                    == dependent]
+            if dependent:
+                level = [r for r in store.records(plan.campaign) if r["extra"].get("digest") in current]
+                blocked = {k: premises_proved(k, plan.dims(k, n), level) for k in keys if plan.dims(k, n)}
+                for k, missing in blocked.items():
+                    if missing:
+                        stuck.add(k)
+                        if console is not None:
+                            console.print(f"{k} at n = {n} not run: its premise {', '.join(missing)} is not proved "
+                                          "at that size")
+                keys = [k for k in keys if not blocked.get(k)]
+            chunks = [c for c in (plan.chunk(k, n) for k in keys) if c is not None]
+            current |= {c.args[3] for c in chunks}
+            if chunks:
+                campaign.run(store, plan.campaign, chunks, console=console, description=f"SMT proofs, level n = {n}",
+                             progress=console is not None)
     keys = set(plan.statements)
     return [r for r in store.records(plan.campaign) if r["extra"]["statement"] in keys
-            and max(r["extra"]["dims"]) <= plan.max_n]
+            and max(r["extra"]["dims"]) <= plan.max_n and r["extra"].get("digest") in current]
 
 
 def sensitivity_failures(records: list[dict]) -> list[dict]:

@@ -1,6 +1,8 @@
 """Tables of the SMT campaign, from stored records only (never recomputes): ``prove-sizes`` (every
 statement and size) and ``prove-reach`` (:func:`reach_table`, defined once: the paper shows a view of
-it, :func:`verification.prove.paper.paper_part`)."""
+it, :func:`verification.prove.paper.paper_part`). Each row shows z3's and cvc5's answers and times on
+the same query texts; a size counts as proved only where both proved it and every premise of the
+statement (``extra["needs"]``, either encoding) is proved at its size too."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,10 +10,39 @@ from typing import Any, Iterable, Optional
 
 from verification.report.tables import Table, print_table, write_table
 
-COLUMNS = ("theorem", "statement", "encoding", "size", "result", "solver", "seconds", "queries", "variables",
-           "query chars", "re-check")
+COLUMNS = ("theorem", "statement", "encoding", "size", "result", "z3", "z3 seconds", "cvc5", "cvc5 seconds",
+           "queries", "variables", "query chars", "re-check")
 SUMMARY_COLUMNS = ("theorem", "statement", "encoding", "proved for all sizes up to", "seconds there",
-                   "first undecided", "counterexamples")
+                   "cvc5 seconds there", "first undecided", "counterexamples")
+
+
+def latest(records: Iterable[dict]) -> list[dict]:
+    """The last stored record of each (statement, size): an answer for an older encoding is replaced."""
+    by: dict = {}
+    for r in records:
+        by[(r["extra"]["statement"], tuple(r["extra"]["dims"]))] = r
+    return list(by.values())
+
+
+def z3_text(e: dict) -> str:
+    """z3's own answer: the combined answer is "undecided" where only cvc5 did not prove it."""
+    if e["smt"] == "undecided" and e.get("cvc5") == "undecided" and e["reason"].startswith("z3 unsat"):
+        return "proved"
+    return e["smt"]
+
+
+def premise_gaps(records: Iterable[dict]) -> set[tuple[str, tuple]]:
+    """(statement, dims) proved by both solvers whose premises are not all proved at their size."""
+    recs = list(records)
+    proved = {(r["extra"]["statement"], tuple(r["extra"]["dims"])) for r in recs if r["extra"]["smt"] == "proved"}
+    out = set()
+    for r in recs:
+        e = r["extra"]
+        pd = tuple(e.get("premise_dims") or e["dims"])
+        bases = {k.removesuffix(".split") for k in e.get("needs") or ()}
+        if e["smt"] == "proved" and any(not ({(b, pd), (f"{b}.split", pd)} & proved) for b in bases):
+            out.add((e["statement"], tuple(e["dims"])))
+    return out
 
 
 def _size_key(r: dict) -> tuple:
@@ -37,14 +68,19 @@ def result_text(e: dict) -> str:
 def rows(records: Iterable[dict]) -> list[tuple]:
     """One row per stored (statement, size), true statements first, sizes increasing."""
     recs = sorted(records, key=lambda r: (r["extra"]["wrong"], r["extra"]["statement"], _size_key(r)))
-    return [(r["theorem"], r["extra"]["statement"], r["extra"]["encoding"], r["extra"]["shape"], result_text(r["extra"]),
-             r["extra"]["solver"], r["extra"]["seconds"], r["extra"]["queries"], r["extra"]["variables"],
+    return [(r["theorem"], r["extra"]["statement"], r["extra"]["encoding"], r["extra"]["shape"],
+             result_text(r["extra"]),
+             z3_text(r["extra"]), r["extra"]["seconds"], r["extra"].get("cvc5") or "-",
+             r["extra"].get("cvc5_seconds"), r["extra"]["queries"], r["extra"]["variables"],
              r["extra"]["size_chars"], recheck_text(r["extra"])) for r in recs]
 
 
 def reach(records: Iterable[dict]) -> dict[str, dict[str, Any]]:
     """Per true statement: the largest size up to which every size is proved, its time, the first
-    undecided size and the number of counterexamples (a true statement: must be 0)."""
+    undecided size and the number of counterexamples (a true statement: must be 0). A size whose
+    premises are not proved is not counted (:func:`premise_gaps`)."""
+    records = list(records)
+    gaps = premise_gaps(records)
     by: dict[str, list] = {}
     for r in records:
         if not r["extra"]["wrong"]:
@@ -55,7 +91,7 @@ def reach(records: Iterable[dict]) -> dict[str, dict[str, Any]]:
         best: Optional[dict] = None
         undecided = None
         for r in recs:
-            if r["extra"]["smt"] != "proved":
+            if r["extra"]["smt"] != "proved" or (key, tuple(r["extra"]["dims"])) in gaps:
                 undecided = undecided or (r if r["extra"]["smt"] == "undecided" else None)
                 break
             best = r
@@ -63,13 +99,15 @@ def reach(records: Iterable[dict]) -> dict[str, dict[str, Any]]:
                         largest=best["extra"]["shape"] if best else None,
                         largest_n=max(best["extra"]["dims"]) if best else None,
                         seconds=best["extra"]["seconds"] if best else None,
+                        cvc5_seconds=best["extra"].get("cvc5_seconds") if best else None,
                         undecided=undecided["extra"]["shape"] if undecided else None,
                         counterexamples=sum(r["extra"]["smt"] == "counterexample" for r in recs))
     return out
 
 
 def summary_rows(records: Iterable[dict]) -> list[tuple]:
-    return [(v["theorem"], k, v["encoding"], v["largest"], v["seconds"], v["undecided"], v["counterexamples"])
+    return [(v["theorem"], k, v["encoding"], v["largest"], v["seconds"], v["cvc5_seconds"], v["undecided"],
+             v["counterexamples"])
             for k, v in reach(records).items()]
 
 
@@ -89,5 +127,30 @@ def report(records: list[dict], campaign: str, tables: Optional[Path], console: 
         print_table(console, detail, COLUMNS, f"SMT: every statement and size ({campaign})")
         print_table(console, summary.rows(), summary.columns(), "SMT: proved for all sizes up to")
     if tables is not None:
-        write_table(detail, COLUMNS, "prove-sizes", "Dobrushin statements through z3, per size", prov, tables)
+        write_table(detail, COLUMNS, "prove-sizes", "Dobrushin statements through z3 and cvc5, per size", prov, tables)
         summary.write(tables)
+
+
+REGISTRY_BUDGET = 60.0     # seconds: the budget under which theory's ``smt_checked`` sizes were measured
+
+
+def registry_mismatches(records: Iterable[dict]) -> list[str]:
+    """The registry's ``Theorem.smt_checked`` checked against stored records: an entry says "proved
+    (by z3 and cvc5) for every size up to dims"; a record of that statement at a size up to dims,
+    solved with at least :data:`REGISTRY_BUDGET` seconds, that is not proved (or whose premise is
+    not) contradicts it. Sizes the records do not reach are not judged."""
+    from theory import theorems
+
+    recs = [r for r in records if not r["extra"]["wrong"] and r["extra"]["timeout_s"] >= REGISTRY_BUDGET]
+    gaps = premise_gaps(recs)
+    out = []
+    for th in theorems():
+        for key, dims, _ in th.smt_checked:
+            for r in recs:
+                e = r["extra"]
+                if e["statement"] == key and max(e["dims"]) <= max(dims) and (
+                        e["smt"] != "proved" or (key, tuple(e["dims"])) in gaps):
+                    out.append(f"{th.id}: the registry records {key} proved up to {'x'.join(map(str, dims))}, "
+                               f"but the store has it {e['smt']} at {e['shape']} "
+                               f"({e['reason'] or 'premise not proved'})")
+    return out

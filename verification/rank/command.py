@@ -52,7 +52,7 @@ def verify_section(ctx: Any) -> None:
 
     from verification.rank.checks.linear import FULL, QUICK
 
-    plan = replace(QUICK if ctx.quick else FULL, seed=ctx.seed)
+    plan = replace(FULL if ctx.full else QUICK, seed=ctx.seed)
     run(ctx.store, plan, Path(ctx.out_dir), ctx.console)
 
 

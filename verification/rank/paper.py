@@ -7,7 +7,8 @@ captions and, where the paper shows fewer columns, columns selected by name; not
 
 Tables ``rank-linear-risk``, ``rank-gd-population``, ``rank-gd-data``, ``rank-estimators``,
 ``rank-estimators-summary``, ``rank-attention-recovery``, ``rank-attention-students``,
-``rank-ladder``, ``rank-weights``; figures ``rank-estimators`` (recovery rate against N) and
+``rank-ladder``, ``rank-softmax-recovery``, ``rank-softmax-estimators``, ``rank-softmax-estimator-outcomes``,
+``rank-weights``; figures ``rank-estimators`` (recovery rate against N) and
 ``rank-weights`` (effective rank / head dim by layer).
 """
 from __future__ import annotations
@@ -23,9 +24,10 @@ from verification.rank.checks import weights as rw
 from verification.rank.checks.linear import ESTIMATORS, FULL, QUICK
 from verification.rank.report import attention as ar
 from verification.rank.report import linear as rr
+from verification.rank.report import softmax as sm
 from verification.rank.report import weights as rwr
 from verification.report.aggregate import group
-from verification.report.paper import Figure, MissingCampaign, Part, Table
+from verification.report.part import Figure, MissingCampaign, Part, Table
 
 MODEL_WORDS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}
 ESTIMATOR_WORDS = {"energy_0.9": "energy ninety", "energy_0.99": "energy ninety nine", "entropy_round": "entropy",
@@ -120,7 +122,13 @@ def _linear(part: Part, store: Any, plan: Any, cmd: str) -> None:
         part.macro("%d/%d" % rr.supported(rs), "rank GD population recovered", rel)
     passes = sum(bool(x["extra"]["passes_r_star"]) for x in data)
     part.macro(f"{passes}/{len(data)}", "rank GD data passes")
-    part.macro("%d/%d" % rr.supported(data), "rank GD data ends")
+    part.macro(rr.outcome_share(data), "rank GD data ends")
+    part.macro(", ".join(f"{x:g}" for x in plan.data_inits), "rank GD data inits")
+    spans = [x["extra"]["span_decades"] for x in data if x["extra"]["passes_r_star"]]
+    part.macro(f"{np.median(spans):.2f}" if spans else "-", "rank GD data span decades")
+    stays = sum(x["extra"]["last_step_at_r_star"] == plan.gd_steps for x in data)
+    part.macro(f"{stays}/{passes}", "rank GD data stays")
+    part.macro(f"{np.median([x['extra']['escape_final_rank'] for x in data]):g}", "rank GD data escape median")
     above = [x for x in est if x["extra"]["sigma_r_star"] > x["extra"]["detection_limit"]]
     rates = {}
     for e in ESTIMATORS:
@@ -149,7 +157,12 @@ def _linear(part: Part, store: Any, plan: Any, cmd: str) -> None:
               f"Gradient descent on U V^T, population loss, {plan.gd_seeds} seeds per row: learned rank against "
               "min(r, r*) (95% Wilson), risks per unit d."),
         _view(gd_data, "rank-gd-data",
-              "Gradient descent (full width) on finite noisy data: the rank it passes through and the one it ends at."),
+              f"Gradient descent (full width) on finite noisy data from small initialisation: the rank along the "
+              f"trajectory counted above the noise level (Gavish-Donoho threshold of the least-squares fit's entry "
+              f"noise), whether and where it passes r* and for how many decades of steps, and the rank it ends at "
+              f"after {plan.gd_steps} steps (95% Wilson).",
+              ["shape", "N", "noise", "init", "passes r* [95% CI]", "first step at r* (median)",
+               "decades at r* (median)", "ends at r* [95% CI]", "final rank, 10x-init threshold (median)"]),
         _view(estimators, "rank-estimators",
               f"Pre-training recovery of r*={r_star} from least-squares fits, {plan.est_seeds} draws per cell; "
               "BELOW: the teacher's smallest signal singular value lies under the detection limit."),
@@ -185,12 +198,28 @@ def _attention(part: Part, store: Any, ap: Any, seed: int, cmd: str) -> None:
               and x["provenance"]["r"] >= ap.r_star]
         part.macro("%d/%d" % rr.supported(rs), "rank students", kind, "reach zero")
     part.macro("%d/%d" % rr.supported(lad), "rank ladder static equals r star")
-    recovery, students, ladder = ar.attention_tables(allrec, stu, lad, ap, seed)
+    for vm, word in (("known", "known"), ("unknown", "unknown")):
+        mine = [x for x in soft if x["provenance"].get("value_map", "known") == vm]
+        part.macro(rr.outcome_share([{"verdict": x["recovered"]} for x in mine]), "rank softmax regression", word)
+        vfits = [x["extra"]["fit"] for x in mine if x["extra"].get("fit")]
+        part.macro(rr.outcome_share([{"verdict": att.fit_outcome(f).value} for f in vfits]), "rank softmax fit", word)
+        part.macro(f"{sum(att.identifiability_failure(f) for f in vfits)}/{len(vfits)}",
+                   "rank softmax identifiability failures", word)
+        part.macro(f"{sum(f['converged'] for f in vfits)}/{sum(f['starts'] for f in vfits)}",
+                   "rank softmax fit converged starts", word)
+    for o in sm.estimator_outcomes(recs, ap.r_star):
+        word = ESTIMATOR_WORDS[{"entropy": "entropy_round", "entropy_sigma": "entropy_sigma_round"}.get(
+            o["estimator"], o["estimator"])]
+        lo, hi = o["interval"]
+        part.macro(f"{o['k']}/{o['n']} [{lo:.2f}, {hi:.2f}]", "rank softmax estimator", word, "share")
+        part.macro(o["outcome"], "rank softmax estimator", word, "outcome")
+    recovery, students, ladder, sm_recovery, sm_estimators, sm_outcomes = ar.attention_tables(allrec, stu, lad, ap,
+                                                                                             seed)
     part.tables += [
         _view(recovery, "rank-attention-recovery",
               f"Data-only recovery of the query-key kernel W (r*={ap.r_star}, d={ap.d}): a draw recovers W when the "
-              f"relative kernel error (up to scale and sign) is at most {att.KERNEL_TOL:g}; 'fit' is the converged "
-              "nonlinear least-squares fit (softmax, value map known).",
+              f"relative kernel error (up to scale and sign) is at most {att.KERNEL_TOL:g}; 'fit' is the nonlinear "
+              "least-squares fit (softmax: of W with the value map known, of W and W_V jointly with it unknown).",
               ["kind", "value map", "B", "beta", "T", "noise", ar.RECOVERY_COLUMNS[6], "median kernel error",
                "fit: median kernel error", "outcomes"]),
         _view(students, "rank-attention-students",
@@ -198,7 +227,19 @@ def _attention(part: Part, store: Any, ap: Any, seed: int, cmd: str) -> None:
               "lower bound; r >= r* a claim (risk to zero with learned rank r*)."),
         _view(ladder, "rank-ladder",
               "Interpolation ladder between a static mixer (lambda = 0) and attention (lambda = 1): the best "
-              "static mixer's rank against r*.")]
+              "static mixer's rank against r*."),
+        _view(sm_recovery, "rank-softmax-recovery",
+              "Softmax kernel recovery by value map: the linearised regression against the nonlinear least-squares "
+              "fit (W alone with W_V known; W and W_V jointly with W_V unknown), converged starts by first-order "
+              "optimality, identifiability failures (converged starts of equal cost, different kernels).",
+              ["value map", "draws", "regression recovers W [95% CI]", "fit recovers W [95% CI]",
+               "fit: converged starts", "identifiability failures", "fit outcomes"]),
+        _view(sm_estimators, "rank-softmax-estimators",
+              f"Each estimator's rank of the recovered softmax kernels: share equal to r* = {ap.r_star} (95% Wilson), "
+              "per kernel source and value map."),
+        _view(sm_outcomes, "rank-softmax-estimator-outcomes",
+              "The claim that the energy effective rank is the robust estimator under softmax distortion, for every "
+              "estimator: paired exact McNemar tests over all recovered softmax kernels, Holm at 0.05.")]
 
 
 def _weights(part: Part, store: Any, cmd: str) -> None:

@@ -33,7 +33,7 @@ def measure_and_report(store: Any, preset: str, seed: int, out_dir: Path, consol
 
 def verify_section(ctx: Any) -> None:
     ctx.console.rule("[bold]Attention-only transformers (SAN) at tiny scale: matched pairs, probes, spectra")
-    measure_and_report(ctx.store, "quick" if ctx.quick else "paper", ctx.seed, ctx.out_dir, ctx.console)
+    measure_and_report(ctx.store, "paper" if ctx.full else "quick", ctx.seed, ctx.out_dir, ctx.console)
 
 
 def _cmd(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from verification.report.paper import MissingCampaign, Part, Table
+from verification.report.part import MissingCampaign, Part, Table
 from verification.san.checks.claims import claims_chunk, summaries
 from verification.san.checks.presets import PRESETS, campaign_name
 from verification.san.report import (ROLE_ORDER, bottleneck_table, claims_table, figures, rollout_table, runs_table,

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from verification.report.paper import Figure, Part
+from verification.report.part import Figure, Part
 from verification.san.checks.claims import loss
 
 ROLE_ORDER = ("std", "san-depth", "san-flops", "san-params")

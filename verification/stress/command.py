@@ -20,7 +20,7 @@ def verify_section(ctx: Any) -> None:
     from verification.stress.checks.search import run_search
     from verification.stress.report import report
 
-    full = not ctx.quick
+    full = ctx.full
     factor = section.section_plan(section.THEOREM, ctx.seed, full)
     rollout = section.section_plan(section.ROLLOUT, ctx.seed, full)
     ctx.console.rule(f"[bold]Stress: {factor.theorem} on {factor.total():,} random matrices, and a guided search")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from verification.report.paper import Figure, MissingCampaign, Part, Table
+from verification.report.part import Figure, MissingCampaign, Part, Table
 from verification.report.stats import wilson
 from verification.report.tables import fmt
 from verification.stress.checks import section

@@ -27,6 +27,12 @@ or a head's float32 values) on the kept tokens, each row divided by its exact su
 the verdict. The rollout chain takes the kept submatrices renormalised in float64 as its rational
 matrices (the D2 verdicts are exact for those).
 One results-store chunk per (model, input text): a rerun resumes. Reports: verification.trained.report.
+
+Random baselines at matched size (docs/theory.md §2): for every input and token set, the c-th input
+with n kept tokens gets :data:`BASELINE_PER_INPUT` fresh random n x n matrices of each family of
+:data:`BASELINE_FAMILIES` (Dirichlet(1) rows; softmax of Gaussian logits at T = 0.25, 1, 4, a fixed
+range, not fitted to the model), D1 decided exactly on each; one chunk per (family, n, c) in the
+seed's baseline campaign, shared by every model (:func:`run_baselines`).
 """
 from __future__ import annotations
 
@@ -174,4 +180,65 @@ def run_campaign(model: Any, corpus: Any, store: Any, console: Any = None,
     name = campaign_name(model, corpus.name)
     chunks = [campaign.Chunk(chunk_key(t), input_records, (model, t, comparison)) for t in corpus.inputs]
     campaign.run(store, name, chunks, console=console, description=f"{model.name}: measuring")
+    return name
+
+
+# -- matched-n random baselines (docs/theory.md §2: random baselines beside each trained share) ------
+
+BASELINE_FAMILIES = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4")
+BASELINE_PER_INPUT = 10          # random matrices per (family, model input, token set)
+BASELINE_VERSION = "v1"
+BASELINE_CHUNK_OFFSET = 1_000_000  # baseline chunks draw from generators the Dobrushin campaign never uses
+
+
+def baseline_campaign(seed: int) -> str:
+    """One campaign of random baselines per seed, shared by every model: a chunk is (family, n, c),
+    the c-th random sample of size n (resumed whenever another model or input asks for it)."""
+    return f"trained-baseline-{BASELINE_VERSION}-seed{seed}-m{BASELINE_PER_INPUT}"
+
+
+def baseline_slots(sizes: dict) -> dict:
+    """``{variant: {input key: n}}`` -> ``{variant: {input key: (n, c)}}``: the c-th input (in sorted
+    key order) of its variant with ``n`` kept tokens gets the random sample (n, c), so inputs of the
+    same size never share random matrices (the pooled share is then a share of independent draws)."""
+    out: dict = {}
+    for v, by in sizes.items():
+        seen: dict = {}
+        out[v] = {}
+        for key in sorted(by):
+            n = int(by[key])
+            out[v][key] = (n, seen.get(n, 0))
+            seen[n] = seen.get(n, 0) + 1
+    return out
+
+
+def baseline_chunk_key(family: str, n: int, c: int) -> str:
+    return f"{family}/n{n}/c{c}"
+
+
+def baseline_chunk(family: str, n: int, c: int, count: int, seed: int) -> list[Record]:
+    """``count`` random n x n matrices of ``family`` (:mod:`numerics.sources.random`), D1 decided
+    exactly on each (:func:`numerics.dobrushin.factor_check`): one record per matrix."""
+    from numerics.dobrushin import factor_check
+    from numerics.sources.random import GENERATOR, generator, sample
+
+    A = sample(family, n, count, generator(seed, family, n, BASELINE_CHUNK_OFFSET + c))
+    fc = factor_check(A)
+    prov = dict(generator=GENERATOR, chunk_offset=BASELINE_CHUNK_OFFSET, seed=seed, family=family, n=n, c=c)
+    return [Record("dobrushin.factor", f"{baseline_chunk_key(family, n, c)}/i{k}", _verdict(fc.equality[k]),
+                   slack=float(fc.slack[k]), value=(1 + float(fc.delta[k])) / 2 - float(fc.slack[k]),
+                   bound=(1 + float(fc.delta[k])) / 2,
+                   provenance=dict(prov, index=k),
+                   extra=dict(exact=bool(fc.exact[k]), through_first=bool(fc.through_first[k])))
+            for k in range(count)]
+
+
+def run_baselines(store: Any, slots: dict, seed: int, console: Any = None) -> str:
+    """Draw and check every random sample that ``slots`` (:func:`baseline_slots`) asks for and the
+    store lacks; return the campaign name."""
+    name = baseline_campaign(seed)
+    wanted = sorted({nc for by in slots.values() for nc in by.values()})
+    chunks = [campaign.Chunk(baseline_chunk_key(f, n, c), baseline_chunk, (f, n, c, BASELINE_PER_INPUT, seed))
+              for f in BASELINE_FAMILIES for n, c in wanted if n >= 2]
+    campaign.run(store, name, chunks, console=console, description="random baselines at matched n")
     return name

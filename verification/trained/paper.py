@@ -3,33 +3,41 @@ and head, how often Theorem D1's equality holds (all tokens, content tokens, fir
 dropped), how tight rollout is and the D2 chain, read from the stored campaigns only (the rows are
 those of :mod:`verification.trained.report`; nothing is recomputed, no model is loaded).
 
-The campaign of a model is found in the store by its settings (``trained-v2:<model>:pydoc:max<T>:
-r0.5:mean:w<fingerprint>``, T = 128 quick, 512 full), and only the chunks of the main job's inputs
-are read (the first 18 / 12 pydoc inputs quick, 120 full: :func:`main_inputs`), so the inputs a
-user's ``attnbounds rollout --limit ...`` adds to the same campaign never reach the paper; when
-several fingerprints were measured, the one with the most of those inputs is reported (ties: the
-first name in sorted order), its fingerprint in the provenance. Tables ``trained-d1-<model>``,
-``trained-rollout-<model>``, ``trained-heads-<model>``, ``trained-compare-<model>``; figures
-``trained-heads-<model>``, ``trained-rollout-<model>``.
+The campaign of a model is found in the store by its settings (``trained-v2:<model>:pydoc+doc+lic:
+max<T>:r0.5:mean:w<fingerprint>``, T = 128 quick, 512 full), and only the chunks of the main job's
+inputs are read (the first 210 / 60 inputs of the default three-source corpus quick, 300 full:
+:func:`main_inputs`), so the inputs a user's ``attnbounds rollout --limit ...`` adds to the same
+campaign never reach the paper; when several fingerprints were measured, the one with the most of
+those inputs is reported (ties: the first name in sorted order), its fingerprint in the provenance.
+The random baselines at matched token counts are read from the seed's baseline campaign
+(:func:`verification.trained.checks.baseline_campaign`), the samples of those inputs only. Tables
+``trained-d1-<model>``, ``trained-sources-<model>``, ``trained-rollout-<model>``,
+``trained-heads-<model>``, ``trained-compare-<model>``; figures ``trained-heads-<model>``,
+``trained-rollout-<model>``.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from numerics.sources.corpus import DEFAULT_NAME, SOURCES
 from verification.report.aggregate import median
-from verification.report.paper import Figure, MissingCampaign, Part, Table, frame
+from verification.report.part import Figure, MissingCampaign, Part, Table, frame
+from verification.report.stats import wilson
 from verification.report.tables import fmt
-from verification.trained.checks import FUSION, RESIDUAL, VERSION, chunk_key
+from verification.trained.checks import (BASELINE_FAMILIES, FUSION, RESIDUAL, VERSION, baseline_campaign,
+                                         baseline_slots, chunk_key)
 from verification.trained.command import FULL, QUICK
-from verification.trained.report import (VARIANT_TITLES, collect_records, compare_table, d1_table, heads_shares,
-                                         rollout_table, slug)
+from verification.trained.report import (VARIANT_TITLES, baseline_share, collect_records, compare_table, d1_table,
+                                          heads_shares, median_interval, read_baselines, rollout_table, sizes_of,
+                                          slug, source_order, source_table)
 
 MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}          # model -> macro word
 TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit GGUF)"}
 FULL_TOKENS = FULL["max_tokens"]
-CORPUS = "pydoc"                                             # the default corpus (numerics.sources.corpus)
+CORPUS = DEFAULT_NAME                                        # the default corpus (numerics.sources.corpus)
 
 
 def command(seed: int, full: bool) -> str:
@@ -49,9 +57,14 @@ def rollout_command(name: str, full: bool) -> str:
 
 def main_inputs(name: str, full: bool) -> list:
     """The texts the main job measures for ``name`` (:class:`numerics.sources.corpus.TextInput`)."""
+    return list(_default_inputs(FULL["limit"] if full else QUICK[name]["limit"]))
+
+
+@lru_cache(maxsize=8)
+def _default_inputs(limit: int) -> tuple:
     from numerics.sources.corpus import load_corpus
 
-    return load_corpus(None, limit=FULL["limit"] if full else QUICK[name]["limit"]).inputs
+    return tuple(load_corpus(None, limit=limit).inputs)
 
 
 def find_campaign(store: Any, name: str, full: bool, seed: int) -> tuple[str, list[dict]]:
@@ -112,7 +125,56 @@ def _rollout_curves(data: dict, title: str):
     return draw
 
 
-def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed: int) -> None:
+def _interval(values, seed: int) -> tuple[str, str]:
+    m, (lo, hi) = median_interval(values, seed)
+    if m is None:
+        return "-", "-"
+    return f"{m:.3g}", ("-" if np.isnan(lo) else f"[{lo:.3g}, {hi:.3g}]")
+
+
+def _ci(k: int, n: int) -> str:
+    lo, hi = wilson(k, n)
+    return f"[{lo:.2f}, {hi:.2f}]" if n else "-"
+
+
+def _source_macros(part: Part, word: str, data: dict, base: dict) -> None:
+    """Per source and pooled: inputs, the D1 share in the last and in the lowest layer (95% Wilson),
+    and the matched-n random shares (pooled over the sources' inputs)."""
+    slots = baseline_slots(sizes_of(data))
+    L = len(data["layer"]["all"])
+    srcs = source_order(data)
+    part.macro(str(len(srcs)), word, "sources")
+    for src in list(dict.fromkeys(list(SOURCES) + srcs)) + ["pooled"]:   # an absent source: 0 inputs, "-"
+        keys = {k for k, s in data["source"].items() if src in ("pooled", s)}
+        part.macro(str(len(keys)), word, src, "inputs")
+        for v, cells in data["layer"].items():
+            tag = "" if v == "all" else v
+            shares = {}
+            for l, rs in cells.items():
+                sel = [r for r in rs if (r["provenance"]["input"], r["provenance"]["text_sha"]) in keys]
+                shares[l] = _tight(sel)
+            k, n = shares[L - 1]
+            part.macro(_s(k, n), "D1 share", word, src, "last layer", tag)
+            part.macro(_ci(k, n), "D1 share", word, src, "last layer", tag, "interval")
+            low = min(shares, key=lambda l: (shares[l][0] / shares[l][1] if shares[l][1] else 2, l))
+            part.macro(_s(*shares[low]), "D1 share", word, src, "lowest layer", tag)
+            part.macro(_ci(*shares[low]), "D1 share", word, src, "lowest layer", tag, "interval")
+            part.macro(str(low), word, src, "lowest layer", tag)
+            vkeys = sorted(k for k in keys if k in slots[v])
+            soft = []
+            for f in BASELINE_FAMILIES:
+                k, n = baseline_share(base, slots[v], vkeys, f)
+                if f == "dirichlet":
+                    part.macro(_s(k, n), word, src, "random Dirichlet share", tag)
+                    part.macro(_ci(k, n), word, src, "random Dirichlet share", tag, "interval")
+                elif n:
+                    soft.append(k / n)
+            part.macro(f"{min(soft):.2f}" if soft else "-", word, src, "random softmax share min", tag)
+            part.macro(f"{max(soft):.2f}" if soft else "-", word, src, "random softmax share max", tag)
+
+
+def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed: int, base: dict,
+                baselines: str) -> None:
     from numerics.sources.models import QUANTISED_NOTE
 
     data = collect_records(records, None)
@@ -154,8 +216,13 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
     roll = data["roll"]["all"]
     last = roll[L - 1]
     for key, label in (("ratio_R", "rollout ratio"), ("ratio_factor", "factor ratio")):
-        m = median(r["extra"].get(key) for r in last)
-        part.macro("-" if m is None else f"{m:.3g}", word, label, "last layer")
+        m, ci = _interval((r["extra"].get(key) for r in last), L - 1)
+        part.macro(m, word, label, "last layer")
+        part.macro(ci, word, label, "last layer", "interval")
+    m, ci = _interval((r["extra"].get("ratio_R") for r in roll[1]), 1) if 1 in roll else ("-", "-")
+    part.macro(m, word, "rollout ratio", "layer", 1)
+    part.macro(ci, word, "rollout ratio", "layer", 1, "interval")
+    _source_macros(part, word, data, base)
     part.macro(fmt(median(r["value"] for r in last)), word, "delta R last layer")
     for l, rs in roll.items():
         part.macro(_s(*_tight(rs)), word, "chain tight", "layer", l)
@@ -171,10 +238,21 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
     part.tables.append(Table(f"trained-d1-{s}", frame(rows, cols),
                              f"{title}: share of {n_in} inputs where Theorem D1 holds with equality (exact), per layer, "
                              f"head-averaged attention, with 95% Wilson intervals; median slack.{q}{c}", prov, **made))
+    rows, cols = source_table(data, base, BASELINE_FAMILIES)
+    part.tables.append(Table(f"trained-sources-{s}", frame(rows, cols),
+                             f"{title}: share of inputs where D1 holds with equality (exact), per source and pooled, "
+                             f"95% Wilson intervals, beside the share for random matrices of the same token counts "
+                             f"(Dirichlet(1) rows; softmax of Gaussian logits at T = 0.25, 1, 4, not fitted to the "
+                             f"model), drawn for each input of the row.{q}{c}",
+                             prov + f"; random baselines: campaign {baselines}",
+                             campaigns=(campaign, baselines), command=part.commands[0]))
     rows, cols = rollout_table(data)
     part.tables.append(Table(f"trained-rollout-{s}", frame(rows, cols),
                              f"{title}: rollout per layer, all tokens, medians over {n_in} inputs: delta(R_l) against "
-                             f"prod delta(Ahat) (D2 chain) and prod (1+delta(A))/2 (D1 factors).{q}", prov, **made))
+                             f"prod delta(Ahat) (D2 chain) and prod (1+delta(A))/2 (D1 factors); the ratio "
+                             f"delta(R_l)/prod delta(Ahat) with a 95% percentile-bootstrap interval of its median. "
+                             f"By Theorem D2 that ratio cannot increase with l, and its chain is tight only where "
+                             f"D2's condition holds at every step.{q}", prov, **made))
     hrows = [[l] + [None if np.isnan(x) else f"{x:.2f}" for x in hs[l]] for l in range(hs.shape[0])]
     part.tables.append(Table(f"trained-heads-{s}", frame(hrows, ["layer"] + [f"h{h}" for h in range(hs.shape[1])]),
                              f"{title}: per-head share of {n_in} inputs with D1 equality, {VARIANT_TITLES['all']}.{q}",
@@ -200,8 +278,16 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
             found[name] = find_campaign(store, name, full, seed)
         except MissingCampaign as exc:
             missing.append(exc)
+    baselines = baseline_campaign(seed)
+    base = read_baselines(store.records(campaign=baselines))
+    for name, (campaign, records) in found.items():    # every random sample of the main inputs stored
+        slots = baseline_slots(sizes_of(collect_records(records, None)))
+        wanted = {(f, n, c) for by in slots.values() for n, c in by.values() for f in BASELINE_FAMILIES}
+        if not wanted <= set(base):
+            missing.append(MissingCampaign(baselines, command(seed, full)))
+            break
     if missing:
         raise MissingCampaign.combine(missing)
     for name, (campaign, records) in found.items():
-        _model_part(part, name, campaign, records, seed)
+        _model_part(part, name, campaign, records, seed, base, baselines)
     return part

@@ -4,7 +4,9 @@ Per model: ``trained_d1_<model>`` (share of inputs where D1's equality holds, pe
 content tokens [vs first position dropped], 95% Wilson intervals, and the share through the first
 token), ``trained_heads_<model>`` (layer x head shares), ``trained_rollout_<model>`` (medians of
 delta(R_l), prod delta(Ahat), prod (1+delta(A))/2 and their ratios, D2 chain verdicts),
-``trained_compare_<model>`` (Birkhoff and softmax-logit comparison bounds); figures
+``trained_compare_<model>`` (Birkhoff and softmax-logit comparison bounds), ``trained_sources_<model>``
+(per source and pooled: D1 shares beside random matrices of the same token counts); medians of
+ratios and slacks with 95% percentile-bootstrap intervals (fixed seed); figures
 ``trained_heatmap_<model>``, ``trained_slack_<model>``, ``trained_rollout_<model>`` (PNG + PDF).
 """
 from __future__ import annotations
@@ -47,12 +49,13 @@ def collect_records(records: Any, inputs: Optional[set]) -> dict:
     """:func:`collect` on records already read from the store."""
     layer, head, roll = defaultdict(lambda: defaultdict(list)), defaultdict(lambda: defaultdict(list)), \
         defaultdict(lambda: defaultdict(list))
-    seen = set()
+    seen, source = set(), {}
     for r in records:
         p = r["provenance"]
         if inputs is not None and (p["input"], p["text_sha"]) not in inputs:
             continue
         seen.add((p["input"], p.get("text_sha")))
+        source[(p["input"], p.get("text_sha"))] = Path(p.get("source") or "").name   # a file's name, never its path
         v, l = p["variant"], p["layer"]
         if r["theorem"] == "dobrushin.product":
             roll[v][l].append(r)
@@ -60,7 +63,103 @@ def collect_records(records: Any, inputs: Optional[set]) -> dict:
             layer[v][l].append(r)
         else:
             head[v][(l, p["head"])].append(r)
-    return dict(layer=layer, head=head, roll=roll, inputs=seen)
+    return dict(layer=layer, head=head, roll=roll, inputs=seen, source=source)
+
+
+def median_interval(values: Any, seed: int = 0, statistic: Any = np.median) -> tuple:
+    """(median, 95% percentile-bootstrap interval of ``statistic``, the median) of the finite
+    ``values`` (None skipped): ``scipy.stats.bootstrap`` with 999 resamples and a fixed seed;
+    (median, (nan, nan)) for fewer than two values, (m, (m, m)) when all are equal."""
+    x = np.array([v for v in values if v is not None], dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return None, (math.nan, math.nan)
+    m = float(np.median(x))
+    if x.size < 2:
+        return m, (math.nan, math.nan)
+    if np.all(x == x[0]):
+        return m, (m, m)
+    from scipy.stats import bootstrap
+
+    res = bootstrap((x,), statistic, n_resamples=999, method="percentile", rng=np.random.default_rng(seed))
+    return m, (float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+
+def interval_cell(values: Any, seed: int = 0) -> str:
+    """``median [lo, hi]`` (:func:`median_interval`), "-" without values."""
+    m, (lo, hi) = median_interval(values, seed)
+    if m is None:
+        return "-"
+    return f"{m:.3g}" if math.isnan(lo) else f"{m:.3g} [{lo:.3g}, {hi:.3g}]"
+
+
+def sizes_of(data: dict) -> dict:
+    """``{variant: {(input, text hash): kept tokens n}}``, from the layer-0 head-mean records."""
+    return {v: {(r["provenance"]["input"], r["provenance"]["text_sha"]): int(r["provenance"]["n"])
+                for r in cells.get(0, [])} for v, cells in data["layer"].items()}
+
+
+def read_baselines(records: Any) -> dict:
+    """Stored baseline records (:func:`verification.trained.checks.baseline_chunk`) ->
+    ``{(family, n, c): (tight, count)}``."""
+    out: dict = defaultdict(lambda: [0, 0])
+    for r in records:
+        p = r["provenance"]
+        cell = out[(p["family"], int(p["n"]), int(p["c"]))]
+        cell[0] += r["verdict"] == "tight"
+        cell[1] += 1
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def baseline_share(base: dict, slots: dict, keys: Any, family: str) -> tuple[int, int]:
+    """(tight, count) of ``family``'s random matrices drawn for the inputs ``keys`` (their slots
+    (n, c) of one token set); a slot the store lacks is a KeyError naming it (never a silent gap)."""
+    k = m = 0
+    for key in keys:
+        n, c = slots[key]
+        if (family, n, c) not in base:
+            raise KeyError(f"no stored random baseline {family}/n{n}/c{c} (input {key[0]})")
+        k, m = k + base[(family, n, c)][0], m + base[(family, n, c)][1]
+    return k, m
+
+
+def source_order(data: dict) -> list[str]:
+    from numerics.sources.corpus import SOURCES
+
+    found = set(data["source"].values())
+    return [s for s in SOURCES if s in found] + sorted(found - set(SOURCES))
+
+
+def source_table(data: dict, base: dict, families: tuple) -> tuple[list, list]:
+    """Per source and pooled, per token set: inputs, median tokens, the D1 share (95% Wilson) in the
+    layer where it is lowest, in the last layer, its range over the other layers, and beside them
+    the share for random matrices of the same sizes (:func:`baseline_share`)."""
+    from verification.trained.checks import baseline_slots
+
+    slots = baseline_slots(sizes_of(data))
+    variants = [v for v in ("all", "content", "nofirst") if v in data["layer"]]
+    L = len(data["layer"]["all"])
+    cols = ["source", "token set", "inputs", "median tokens", "D1 tight, lowest layer", "D1 tight, last layer",
+            "D1 tight, layers before last (range)"] + [f"random {f}, matched n" for f in families]
+    rows = []
+    for src in source_order(data) + ["pooled"]:
+        keys = {k for k, s in data["source"].items() if src in ("pooled", s)}
+        for v in variants:
+            by_layer = {}
+            for l in range(L):
+                rs = [r for r in data["layer"][v].get(l, [])
+                      if (r["provenance"]["input"], r["provenance"]["text_sha"]) in keys]
+                by_layer[l] = (sum(r["verdict"] == "tight" for r in rs), len(rs))
+            if not by_layer[0][1]:
+                continue
+            low = min(by_layer, key=lambda l: (by_layer[l][0] / by_layer[l][1] if by_layer[l][1] else 2, l))
+            inner = [k / n for l, (k, n) in by_layer.items() if l < L - 1 and n]
+            vkeys = sorted(k for k in keys if k in slots[v])
+            rows.append([src, VARIANT_TITLES[v], len(vkeys), f"{median(slots[v][k][0] for k in vkeys):g}",
+                         f"layer {low}: {share_cell(*by_layer[low])}", share_cell(*by_layer[L - 1]),
+                         f"{min(inner):.2f}-{max(inner):.2f}" if inner else "-"]
+                        + [share_cell(*baseline_share(base, slots[v], vkeys, f)) for f in families])
+    return rows, cols
 
 
 def _provenance(model: Any, campaign: str, n_inputs: int, seed: int) -> str:
@@ -75,7 +174,8 @@ def _provenance(model: Any, campaign: str, n_inputs: int, seed: int) -> str:
 def d1_table(data: dict, model: Any) -> tuple[list, list]:
     variants = [v for v in ("all", "content", "nofirst") if v in data["layer"]]
     cols = ["layer"] + [f"D1 tight, {VARIANT_TITLES[v]}" for v in variants]
-    cols += [f"tight only via token 0 ({v})" for v in variants] + [f"median slack ({v})" for v in variants]
+    cols += [f"tight only via token 0 ({v})" for v in variants]
+    cols += [f"median slack [95% bootstrap] ({v})" for v in variants]
     rows = []
     for l in sorted(data["layer"]["all"]):
         row: list = [l]
@@ -87,7 +187,7 @@ def d1_table(data: dict, model: Any) -> tuple[list, list]:
             k = sum(bool(r["extra"].get("through_first")) and not r["extra"].get("through_other") for r in rs)
             row.append(f"{k}/{len(rs)}" if rs else "-")
         for v in variants:
-            row.append(median(r["slack"] for r in data["layer"][v].get(l, [])))
+            row.append(interval_cell((r["slack"] for r in data["layer"][v].get(l, [])), seed=l))
         rows.append(row)
     return rows, cols
 
@@ -107,7 +207,7 @@ def heads_shares(data: dict, variant: str) -> np.ndarray:
 
 def rollout_table(data: dict, variant: str = "all") -> tuple[list, list]:
     cols = ["layer", "median delta(A)", "median delta(R_l)", "median prod delta(Ahat)",
-            "median prod (1+delta(A))/2", "median ratio R/prod", "ratio undecided",
+            "median prod (1+delta(A))/2", "median ratio R/prod [95% bootstrap]", "ratio undecided",
             "median ratio prod/factor", "chain tight", "D2 step tight", "D2 undecided"]
     rows = []
     for l in sorted(data["roll"][variant]):
@@ -115,7 +215,7 @@ def rollout_table(data: dict, variant: str = "all") -> tuple[list, list]:
         ratios = [r["extra"].get("ratio_R") for r in rs]
         rows.append([l, median(r["extra"].get("delta") for r in ls), median(r["value"] for r in rs),
                      median(r["bound"] for r in rs), median(r["extra"].get("prod_factor_bound") for r in rs),
-                     median(ratios), f"{sum(x is None for x in ratios)}/{len(rs)}",
+                     interval_cell(ratios, seed=l), f"{sum(x is None for x in ratios)}/{len(rs)}",
                      median(r["extra"].get("ratio_factor") for r in rs),
                      share_cell(sum(r["verdict"] == "tight" for r in rs), len(rs)),
                      share_cell(sum(r["extra"].get("d2_step") == "tight" for r in rs), len(rs)),
@@ -199,8 +299,10 @@ def figures(data: dict, model: Any, fig_dir: Path, s: str, prov: str) -> list[Pa
 
 
 def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: Any,
-                 inputs: Optional[set] = None, seed: int = 0) -> dict:
-    """Write every table and figure of one model's campaign; return {name: paths}."""
+                 inputs: Optional[set] = None, seed: int = 0, baselines: Optional[str] = None) -> dict:
+    """Write every table and figure of one model's campaign; return {name: paths}. ``baselines``:
+    the campaign of the matched-n random baselines (:func:`verification.trained.checks.run_baselines`),
+    which adds the table ``trained_sources_<model>``."""
     out_dir = Path(out_dir)
     data = collect(store, campaign, inputs)
     if not data["layer"]:
@@ -236,5 +338,13 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
     cap = (f"{model.name}: comparison bounds on delta(A) of head-averaged attention (Birkhoff = "
            f"softmax-logit bound per head; trivial (1) wherever A has zeros, e.g. causal masks).{q}")
     written["compare"] = write_table(rows, cols, f"trained_compare_{s}", cap, prov, tables)
+    if baselines is not None:
+        from verification.trained.checks import BASELINE_FAMILIES
+
+        rows, cols = source_table(data, read_baselines(store.records(campaign=baselines)), BASELINE_FAMILIES)
+        cap = (f"{model.name}: share of inputs where D1 holds with equality, per source and pooled (95% Wilson), "
+               f"beside random matrices of the same token counts (campaign {baselines}).{q}")
+        written["sources"] = write_table(rows, cols, f"trained_sources_{s}", cap, prov, tables)
+        print_table(console, rows, cols, cap)
     written["figures"] = figures(data, model, out_dir / "figures", s, prov)
     return written

@@ -1,12 +1,14 @@
-"""The Poincare campaign: true C_P of regularised attention / LoRA Gibbs measures against the bounds.
+"""The Poincare campaign: estimated C_P of regularised attention / LoRA Gibbs measures against the bounds.
 
 For each (family, beta, lambda): the window (sized from the Gaussian scale of the regulariser and a
-certified oscillation bound of L, or a stated heuristic where L is unbounded), the true C_P on that
-window with its discretisation error, a truncation check on a 1.25x window, the upper bounds
+certified oscillation bound of L, or a stated heuristic where L is unbounded), the discretised C_P (an
+estimate) on that window with its discretisation error, a truncation check on a 1.25x window, the upper bounds
 (Bakry-Emery, Holley-Stroock: proved, verdicts) and the test-function lower bounds (linear = Var theta_k,
 quadratic span, and in 1-D the discretised eigenfunction by mpmath quadrature over the full line: a
 quadrature *estimate*, never used to certify a violation), and Villani's condition (the seed's claim, a
-conjecture here: an outcome, supported / refuted / inconclusive, with lambda_V as its statistic).
+conjecture here: an outcome, supported / refuted / inconclusive, with lambda_V as its statistic). In 1-D
+also the certified Muckenhoupt bracket of C_P on the same window (numerics.poincare.muckenhoupt,
+python-flint arb balls), with the estimate checked against it (:func:`muckenhoupt_record`).
 
 Tight is decided by the theorem, never by a tolerance: for the Gaussian family (F = lam/2 |theta|^2)
 C_P = 1/(beta lam) = 1/kappa exactly (theory.poincare.gaussian_equality), the Bakry-Emery and
@@ -30,6 +32,7 @@ from numerics.poincare import bounds as PB
 from numerics.poincare.losses import GaussianFamily, family
 from numerics.poincare.constants import (chebyshev_fit, gaussian_window, poincare_constant_1d, poincare_constant_2d,
                                          rayleigh_lower_mp, rayleigh_lower_grid)
+from numerics.poincare.muckenhoupt import muckenhoupt_bracket, potential_acb
 from theory.verdicts import Outcome, Verdict
 from verification import campaign
 from verification.poincare.checks.plan import Plan
@@ -52,11 +55,11 @@ def window(fam, beta: float, lam: float) -> tuple[float, float, str]:
     return gaussian_window(beta, lam, osc, fam.dim), osc, "gaussian scale + max L on the 1-sigma ball (grid)"
 
 
-def true_constant(fam, beta: float, lam: float, R: float, quick: bool):
+def true_constant(fam, beta: float, lam: float, R: float, full: bool):
     if fam.dim == 1:
         return poincare_constant_1d(fam.F(lam), beta, -R, R)
-    return poincare_constant_2d(fam.F(lam), beta, [(-R, R)] * 2, n0=48, n_max=192 if quick else 384,
-                                rtol=1e-3 if quick else 1e-4)
+    return poincare_constant_2d(fam.F(lam), beta, [(-R, R)] * 2, n0=48, n_max=384 if full else 192,
+                                rtol=1e-4 if full else 1e-3)
 
 
 def truncation_error(fam, beta: float, lam: float, R: float) -> float:
@@ -84,6 +87,36 @@ def lower_verdict(lb: float, C: float, err: float) -> Verdict:
     if lb > C + err:
         return Verdict.VIOLATED
     return Verdict.HOLDS if lb < C - err else Verdict.UNDECIDED
+
+
+def bracket_verdict(lower: float, upper: float, C: float, err: float) -> Verdict:
+    """The discretised estimate C +- err against its certified Muckenhoupt bracket [lower, upper]:
+    violated when the estimate lies outside it beyond its error (the discretisation is wrong), holds
+    when it lies strictly inside, undecided otherwise.
+
+    >>> [bracket_verdict(1, 8, C, 0.1).value for C in (0.5, 4, 1.05, 9)]
+    ['violated', 'holds', 'undecided', 'violated']
+    """
+    if C + err < lower or C - err > upper:
+        return Verdict.VIOLATED
+    return Verdict.HOLDS if lower < C - err and C + err < upper else Verdict.UNDECIDED
+
+
+def muckenhoupt_record(fam, beta: float, lam: float, R: float, C: float, err: float, key: str, prov: dict,
+                       common: dict, exact_C=None) -> Record:
+    """1-D: the certified Muckenhoupt bracket of C_P on the window (numerics.poincare.muckenhoupt), with
+    the discretised estimate checked against it (filed as a test-function lower bound: its lower end is
+    the Rayleigh quotient of an explicit test function)."""
+    mk = muckenhoupt_bracket(potential_acb(fam, beta, lam), -R, R)
+    lo, hi = mk["lower"], mk["upper"]
+    extra = {**common, "kind": "muckenhoupt", "certified": True, "bracket": [lo, hi], "computed": lo,
+             "inside": bool(lo <= C - err and C + err <= hi), "B_plus": list(mk["B_plus"]),
+             "B_minus": list(mk["B_minus"]), "cells": mk["cells"], "method": mk["method"]}
+    if exact_C is not None:
+        extra["exact_inside"] = bool(lo <= float(exact_C) <= hi)
+    return Record("poincare.gibbs.test_function_lower", f"{key}-muckenhoupt", bracket_verdict(lo, hi, C, err),
+                  slack=C - lo, value=C, bound=lo, backend="python-flint (arb)", dtype="arb", provenance=prov,
+                  extra=extra)
 
 
 def gaussian_exact(beta: float, lam: float) -> Fraction:
@@ -125,7 +158,7 @@ def check_instance(name: str, beta: float, lam: float, plan: Plan) -> list[Recor
     """All records of one (family, beta, lambda)."""
     fam = family(name, plan.seed)
     R, osc, how = window(fam, beta, lam)
-    res = true_constant(fam, beta, lam, R, not plan.full)
+    res = true_constant(fam, beta, lam, R, plan.full)
     trunc = truncation_error(fam, beta, lam, R)
     C, err = res.value, res.error + trunc
     key = f"{name}-b{beta:g}-l{lam:g}"
@@ -174,6 +207,8 @@ def check_instance(name: str, beta: float, lam: float, plan: Plan) -> list[Recor
         recs.append(Record(tid, key, upper_verdict(bound, C, err), slack=None if bound is None else bound - C,
                            value=C, bound=bound, provenance=prov, extra=extra))
 
+    if fam.dim == 1:
+        recs.append(muckenhoupt_record(fam, beta, lam, R, C, err, key, prov, common, exact_C))
     recs.append(villani_record(fam, beta, lam, key, prov, common))
     return recs
 

@@ -1,11 +1,11 @@
 """The Poincare campaign's plan: which (family, beta, lambda) instances a run covers, and its name.
 
 Light on purpose (no numpy, no torch): the CLI builds its ``--families`` option from
-:data:`FAMILIES` without loading the kernels. The checks that run the plan:
+:data:`LOSSES` without loading the kernels. The checks that run the plan:
 :mod:`verification.poincare.checks.bounds`.
 
 >>> Plan().campaign, Plan(seed=3, full=True).campaign
-('poincare.bounds-v2-seed0-quick', 'poincare.bounds-v2-seed3-full')
+('poincare.bounds-v3-seed0-quick', 'poincare.bounds-v3-seed3-full')
 >>> Plan().grid("attn1")[:2]
 [(1.0, 0.1), (1.0, 0.3)]
 """
@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-VERSION = "v2"
-FAMILIES = ("gauss1", "attn1", "gauss2", "attn2", "lora2")
+VERSION = "v3"
+LOSSES = ("gauss1", "attn1", "gauss2", "attn2", "lora2")
 
 
 @dataclass(frozen=True)
 class Plan:
     seed: int = 0
     full: bool = False
-    families: tuple[str, ...] = FAMILIES
+    families: tuple[str, ...] = LOSSES
 
     def grid(self, name: str) -> list[tuple[float, float]]:
         if self.full:

@@ -30,7 +30,7 @@ def constant_figures(rows: list[list], fig_dir: Path, prov: str) -> list[Path]:
             sel = sorted((r for r in mine if r[fi] == fixed), key=lambda r: r[xi])
             x = [r[xi] for r in sel]
             C = [r[3] for r in sel]
-            ax.plot(x, C, "ko-", label="true C_P")
+            ax.plot(x, C, "ko-", label="C_P (estimate)")
             ax.plot(x, [r[5] for r in sel], "k:", label="1/(beta lambda)")
             for col, lab, sty in ((6, "Bakry-Emery", "b^--"), (9, "Holley-Stroock", "rs--")):
                 pts = [(xx, r[col]) for xx, r in zip(x, sel) if r[col] is not None and r[col] < 1e6 * max(C)]

@@ -1,8 +1,7 @@
 """The Poincare campaign's findings as tables whose captions are generated from the stored records.
 
-* poincare_villani_map: per family, the share of the (beta, lambda, data seed) grid where Villani's
-  condition fails (refuted), with a 95% Wilson interval, how many failures are interval-certified, and
-  the range of lambda_V(beta).
+* poincare_villani_boundary: per family, data seed and beta, Villani's threshold lambda_V(beta)
+  (estimate, and a certified bracket for lora2) against the seed's hypothesis (every lambda > 0).
 * poincare_metastable: every instance ordered by its best test-function lower bound over C_P; those
   below COLLAPSE (Var/C_P small: the polynomial test functions miss the slow, metastable mode) are
   listed and counted, not omitted.
@@ -19,43 +18,66 @@ from __future__ import annotations
 from typing import Any
 
 from verification.report.aggregate import group, median
-from verification.report.stats import share_text, wilson
 from verification.poincare.report.tables import command, provenance
 from verification.report.tables import Table, fmt, print_table
 
 COLLAPSE = 0.5   # best test-function lower bound below this fraction of C_P: reported as collapsed
 
 
-# -- Villani map ---------------------------------------------------------------------------------------
+# -- Villani boundary ----------------------------------------------------------------------------------
 
-def villani_map_rows(records: list[dict]) -> list[list]:
+SEED_HYPOTHESIS = "every lambda > 0 (any beta, any data)"
+
+
+def villani_boundary_rows(records: list[dict]) -> list[list]:
+    """One row per (family, data seed, beta): lambda_V(beta) estimated and, where one exists, its
+    certified bracket, against the seed's hypothesis; the lambda grid's outcomes on either side."""
     out = []
-    for (fam,), recs in group(records, lambda r: (r["extra"]["family"],)).items():
-        n = len(recs)
+    for (fam, seed, beta), recs in sorted(group(records, lambda r: (r["extra"]["family"], r["extra"]["data_seed"],
+                                                                     r["extra"]["beta"])).items()):
+        e = recs[0]["extra"]
+        est, (lo, hi) = e["statistic"], e["interval"]
+        cb = e.get("certified_bracket")
         ref = [r for r in recs if r["verdict"] == "refuted"]
-        sup = sum(r["verdict"] == "supported" for r in recs)
-        inc = n - len(ref) - sup
-        cert = sum(bool(r["extra"]["certified"]) for r in ref)
-        lv = [r["extra"]["statistic"] for r in recs]
-        seeds = sorted({r["extra"]["data_seed"] for r in recs})
-        out.append([fam, n, len(seeds), len(ref), cert, sup, inc, share_text(len(ref), n), min(lv), max(lv)])
+        if e["certified"] and e["numerically_holds"]:
+            status, contradicts = "0 (proved)", "no"
+        elif cb is not None:
+            status, contradicts = "certified", "yes (certified)" if cb[0] > 0 else "no"
+        else:
+            status, contradicts = "estimate", "yes (estimate)" if lo > 0 else "no"
+        out.append([fam, seed, beta, est, lo, hi, None if cb is None else cb[0], None if cb is None else cb[1],
+                    status, SEED_HYPOTHESIS, contradicts, f"{len(ref)}/{len(recs)}",
+                    sum(bool(r["extra"]["certified"]) for r in ref), e.get("estimate_within_bracket")])
     return out
 
 
-VILLANI_MAP_COLUMNS = ["family", "points", "data seeds", "refuted", "refuted (interval-certified)", "supported",
-                       "inconclusive", "share refuted [95% Wilson]", "min lambda_V", "max lambda_V"]
+VILLANI_BOUNDARY_COLUMNS = ["family", "data seed", "beta", "lambda_V estimate", "estimate lo", "estimate hi",
+                            "certified lo", "certified hi", "lambda_V is", "seed's hypothesis",
+                            "route fails for some lambda > 0", "grid lambdas refuted", "refuted (enclosed)",
+                            "estimate <= certified hi"]
 
 
-def villani_map_caption(rows: list[list]) -> str:
+def villani_boundary_caption(rows: list[list]) -> str:
     parts = []
-    for fam, n, seeds, ref, cert, sup, inc, share, lv_lo, lv_hi in rows:
-        lo, hi = wilson(ref, n)
-        parts.append(f"{fam}: fails at {ref}/{n} grid points over {seeds} data seeds (share {ref / n:.3f}, "
-                     f"95% CI [{lo:.3f}, {hi:.3f}]; {cert} of the failures certified by interval arithmetic), "
-                     f"lambda_V from {fmt(lv_lo)} to {fmt(lv_hi)}")
-    return ("Villani's condition (the seed's route to Poincare for every lambda > 0) on the (beta, lambda) map. "
-            + "; ".join(parts) + ". Failures lie below lambda_V(beta); supported points of attn2 / lora2 are "
-            "estimates (grid sup), attn1's are proved.")
+    for (fam,), rs in group([dict(fam=r[0], row=r) for r in rows], lambda d: (d["fam"],)).items():
+        rr = [d["row"] for d in rs]
+        cert = [r for r in rr if r[8] == "certified"]
+        if rr[0][8] == "0 (proved)":
+            parts.append(f"{fam}: lambda_V = 0 by proof at all {len(rr)} (seed, beta)")
+        elif cert:
+            pos = [r for r in cert if r[6] > 0]
+            ok = sum(r[13] is True for r in cert)
+            parts.append(f"{fam}: certified lambda_V(beta) > 0 at {len(pos)}/{len(rr)} (seed, beta), grid estimate "
+                         f"below the certified upper end at {ok}/{len(cert)}, brackets from "
+                         f"[{fmt(min(r[6] for r in cert))}, {fmt(min(r[7] for r in cert))}] (largest beta) to "
+                         f"[{fmt(max(r[6] for r in cert))}, {fmt(max(r[7] for r in cert))}], widest "
+                         f"{fmt(max(r[7] - r[6] for r in cert))}")
+        else:
+            pos = [r for r in rr if r[4] > 0]
+            parts.append(f"{fam}: estimated lambda_V(beta) > 0 at {len(pos)}/{len(rr)} (seed, beta), from "
+                         f"{fmt(min(r[3] for r in rr))} to {fmt(max(r[3] for r in rr))} (grid estimate, not certified)")
+    return ("Villani's boundary lambda_V(beta) against the seed's hypothesis (" + SEED_HYPOTHESIS + "): the route "
+            "fails for every lambda below lambda_V(beta). " + "; ".join(parts) + ".")
 
 
 # -- metastable cases ----------------------------------------------------------------------------------
@@ -124,11 +146,11 @@ def expected_loss_caption(rows: list[list]) -> str:
             + "; ".join(parts) + ".")
 
 
-def villani_map_table(records: list[dict], campaign: str, plan: Any) -> Table:
-    """The Villani map's refuted share per family, from the stored ``records`` of ``campaign``."""
-    rows = villani_map_rows(records)
-    return Table.from_rows("poincare_villani_map", rows, VILLANI_MAP_COLUMNS, villani_map_caption(rows),
-                           provenance(plan) + f", {campaign}", campaigns=(campaign,),
+def villani_boundary_table(records: list[dict], campaign: str, plan: Any) -> Table:
+    """lambda_V(beta) per family, data seed and beta, from the stored ``records`` of ``campaign``."""
+    rows = villani_boundary_rows(records)
+    return Table.from_rows("poincare_villani_boundary", rows, VILLANI_BOUNDARY_COLUMNS,
+                           villani_boundary_caption(rows), provenance(plan) + f", {campaign}", campaigns=(campaign,),
                            command=command(plan.seed, plan.full))
 
 
@@ -152,9 +174,9 @@ def write_findings(store: Any, plan: Any, by_instance: dict, sde_campaign: str, 
     """Write and print the three findings tables (see the module docstring)."""
     maps = list(store.records(campaign=map_campaign))
     if maps:
-        t = villani_map_table(maps, map_campaign, plan)
+        t = villani_boundary_table(maps, map_campaign, plan)
         t.write(tables_dir)
-        print_table(console, t.rows(), t.columns(), "Poincare: where Villani's condition fails")
+        print_table(console, t.rows(), t.columns(), "Poincare: Villani's boundary lambda_V(beta)")
     t = metastable_table(by_instance, plan)
     t.write(tables_dir)
     print_table(console, t.rows()[:10], t.columns(), "Poincare: weakest test-function lower bounds")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from verification.poincare.report.figures import constant_figures
 from verification.poincare.report.findings import write_findings
-from verification.poincare.report.tables import (bounds_table, by_instance, provenance, sde_table, thresholds_table,
-                                                 villani_table)
+from verification.poincare.report.tables import (bounds_table, by_instance, muckenhoupt_table, provenance,
+                                                 sde_loss_table, sde_table, thresholds_table, villani_table)
 from verification.report.tables import print_table
 
 
@@ -21,10 +21,14 @@ def report(store, plan, tables_dir, figures_dir, console) -> None:
 
     bounds = bounds_table(store, plan)
     bounds.write(tables_dir)
-    print_table(console, bounds.rows(), bounds.columns(), "Poincare: true constant and bounds")
+    print_table(console, bounds.rows(), bounds.columns(), "Poincare: estimated constant and bounds")
     villani = villani_table(store, plan)
     villani.write(tables_dir)
     print_table(console, villani.rows(), villani.columns(), "Poincare: Villani condition")
+    mk = muckenhoupt_table(store, plan)
+    if len(mk.frame):
+        mk.write(tables_dir)
+        print_table(console, mk.rows(), mk.columns(), "Poincare: certified 1-D brackets (Muckenhoupt)")
     thresholds = thresholds_table(store, plan)
     thresholds.write(tables_dir)
     print_table(console, thresholds.rows(), thresholds.columns(), "Poincare: where each derivation goes through")
@@ -33,6 +37,10 @@ def report(store, plan, tables_dir, figures_dir, console) -> None:
     if len(sdet.frame):
         sdet.write(tables_dir)
         print_table(console, sdet.rows(), sdet.columns(), "Poincare: Langevin SDE")
+    sl = sde_loss_table(store, sde, plan)
+    if len(sl.frame):
+        sl.write(tables_dir)
+        print_table(console, sl.rows(), sl.columns(), "Poincare: does the SDE minimise the loss?")
     write_findings(store, plan, dict(sorted(by_instance(store, plan.campaign).items())), sde,
                    map_campaign(plan.seed, plan.full), tables_dir, console)
     constant_figures(bounds.rows(), Path(figures_dir), provenance(plan))

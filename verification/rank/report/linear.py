@@ -87,8 +87,9 @@ RISK_COLUMNS = ["shape", "covariance", "r", "R(r) seed 0", "sigma_r*^2", "max ce
 GD_POPULATION_COLUMNS = ["shape", "r", "init", "learned = min(r, r*) [95% CI]", "learned counts", "median risk",
                          "optimum R(r)", "max gap", "max rel. change last 10%", "median grad norm",
                          "median first step"]
-GD_DATA_COLUMNS = ["shape", "N", "noise", "passes through r*", "ends at r* [95% CI]", "median final rank",
-                   "median min risk on path", "median final risk"]
+GD_DATA_COLUMNS = ["shape", "N", "noise", "init", "passes r* [95% CI]", "first step at r* (median)",
+                   "last step at r* (median)", "decades at r* (median)", "ends at r* [95% CI]", "final ranks",
+                   "final rank, 10x-init threshold (median)", "median final grad norm", "median final risk"]
 ESTIMATOR_COLUMNS = ["shape", "N", "noise", "sigma_r*", "detection limit", "sigma_r* vs limit"] + \
     [f"{ESTIMATOR_NAMES[e]} = r* [95% CI]" for e in ESTIMATORS]
 
@@ -125,13 +126,19 @@ def gd_population_rows(pop: list[dict], r_star: int) -> list[list]:
 
 
 def gd_data_rows(data: list[dict]) -> list[list]:
-    """One row per (shape, N, noise) of GD on finite noisy data: passes through vs ends at r*."""
+    """One row per (shape, N, noise, init) of GD on finite noisy data: where the noise-level rank
+    passes r* and for how long, and where it ends."""
     rows = []
-    for (shape, N, noise), recs in _group(data, lambda x: (x["provenance"]["shape"], x["provenance"]["N"],
-                                                            x["provenance"]["noise"])).items():
+    for (shape, N, noise, init), recs in _group(data, lambda x: (x["provenance"]["shape"], x["provenance"]["N"],
+                                                                  x["provenance"]["noise"],
+                                                                  x["provenance"]["init_scale"])).items():
         ex = [x["extra"] for x in recs]
-        rows.append([shape, N, noise, f"{sum(e['passes_r_star'] for e in ex)}/{len(ex)}", outcome_share(recs),
-                     _med([x["value"] for x in recs]), _med([e["risk_min"] for e in ex]),
+        passes = [{"verdict": "supported" if e["passes_r_star"] else "refuted"} for e in ex]
+        counts = Counter(int(x["value"]) for x in recs)
+        rows.append([shape, N, noise, init, outcome_share(passes), _med([e["first_step_at_r_star"] for e in ex]),
+                     _med([e["last_step_at_r_star"] for e in ex]), _med([e["span_decades"] for e in ex]),
+                     outcome_share(recs), " ".join(f"{k}:{v}" for k, v in sorted(counts.items())),
+                     _med([e["escape_final_rank"] for e in ex]), _med([e["grad_norm_end"] for e in ex]),
                      _med([e["risk_end"] for e in ex])])
     return rows
 
@@ -197,8 +204,14 @@ def linear_tables(opt: list[dict], pop: list[dict], data: list[dict], est: list[
          f"learned rank = #sigma_i(U V^T K^(1/2)) > 10 x its initial top value; risk per unit d; "
          f"'rel. change' over the last tenth of the steps says how converged the risk is."),
         ("rank_gd_data", gd_data_rows(data), GD_DATA_COLUMNS, ("gd-data",),
-         f"GD on U V^T (full width r = n) on N inputs x 4 columns of noisy data, init 1e-3: the learned "
-         f"rank it passes through and the one it ends at after {plan.gd_steps} steps (population risk)."),
+         f"GD on U V^T (full width r = n) on N inputs x 4 columns of noisy data from small initialisation "
+         f"({', '.join(f'{x:g}' for x in plan.data_inits)}), {plan.gd_seeds} seeds per row, {plan.gd_steps} steps. "
+         f"Rank along the trajectory = #sigma_i(U V^T K^(1/2)) above the noise level (Gavish-Donoho threshold of "
+         f"the least-squares fit's entry noise, noise_hat / sqrt(4 N)), at 120 log-spaced steps: whether it passes "
+         f"r*, the first and last recorded step at r*, the span at r* in decades of steps (log10 of the step after "
+         f"the last one at r* over the first), and the rank at the last step (the outcome). For comparison, the "
+         f"final rank counted above 10 x the initial top singular value: unregularised GD tends to the full-rank "
+         f"least-squares fit, so that count grows toward n with the steps and does not test the claim."),
         ("rank_estimators", estimator_rows(est), ESTIMATOR_COLUMNS, ("estimators",),
          f"Pre-training recovery of r*={r_star}. {estimator_conclusion(est, r_star)} "
          f"{estimator_bias_sentence()} {definitions}"),
@@ -251,13 +264,15 @@ def _figures(opt: list, pop: list, data: list, est: list, plan: Plan, figures: P
                          label=f"population, init {init:g}")
     for (shape, N, noise), recs in _group(data, lambda x: (x["provenance"]["shape"], x["provenance"]["N"],
                                                            x["provenance"]["noise"])).items():
-        if shape == "flat":
-            steps = pop[0]["extra"]["steps"]
+        recs = [x for x in recs if x["provenance"]["init_scale"] == min(plan.data_inits)]
+        if recs and shape == "flat":
+            steps = recs[0]["extra"]["steps"]
             axes[1].plot(np.maximum(steps, 1), np.median([x["extra"]["path"] for x in recs], axis=0), "--",
                          label=f"data N={N}, noise {noise:g}")
     axes[1].set_xscale("log")
     axes[1].axhline(plan.r_star, color="grey", lw=0.8)
-    axes[1].set(xlabel="GD step", ylabel="learned rank (median)", title="flat teacher, r = r*+2 / n")
+    axes[1].set(xlabel="GD step", ylabel="learned rank (median)",
+                title="flat, r = r*+2 (population, 10x init) / n (data, noise level)")
     axes[1].legend(fontsize=6)
     for e in ESTIMATORS:
         cell = _group([x for x in est if x["provenance"]["estimator"] == e], lambda x: (x["provenance"]["N"],))

@@ -62,6 +62,9 @@ THEOREMS: dict[str, TheoremSpec] = {
     "dobrushin.factor": TheoremSpec("factor", ("dirichlet", "softmax-T1"), (4, 16)),
     "dobrushin.factor.causal": TheoremSpec("factor", ("causal",), (4, 16), allowed=("causal",)),
     "dobrushin.product": TheoremSpec("product", ("dirichlet", "softmax-T1"), (4, 16)),
+    # causal pairs: D2's equality against the causal condition (the guided search's scorer,
+    # verification.stress.checks.search.causal_score; a sweep checks D2 on causal pairs)
+    "dobrushin.product.causal": TheoremSpec("product", ("causal",), (3, 4), allowed=("causal",)),
     # the rollout chain: Theorem D2 at every step R_l = Ahat_l R_{l-1}, Ahat_l = (I + A_l)/2
     "dobrushin.rollout": TheoremSpec("rollout", ("dirichlet", "softmax-T1"), (4, 16), layers=(2, 4, 12),
                                      stored_as="dobrushin.product"),

