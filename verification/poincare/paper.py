@@ -95,7 +95,7 @@ def _bounds(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
     rows = bounds.rows()
     part.macro(str(len(rows)), "Poincare instances")
     gauss = [r for recs in inst.values() for r in recs.values() if r["extra"]["family"] in GAUSSIAN
-             and r["theorem"] != "poincare.gibbs.villani" and r["extra"].get("kind") != "eigenfunction_mp"]
+             and r["theorem"] != "poincare.gibbs.villani" and r["extra"].get("kind") not in ("eigenfunction_mp", "muckenhoupt")]   # the bounds, not the brackets
     part.macro("%d/%d" % (sum(r["verdict"] == "tight" for r in gauss), len(gauss)), "Poincare Gaussian tight")
     part.macro("%d/%d" % (sum(bool(r["extra"].get("float_agrees")) for r in gauss if r["verdict"] == "tight"),
                           sum(r["verdict"] == "tight" for r in gauss)), "Poincare Gaussian float agrees")
