@@ -196,15 +196,21 @@ def _cond(P: list, Q: list, p: z3.ArithRef, q: z3.ArithRef, exact: bool = True) 
     return z3.Or([p == 1, q == 1] + rows)
 
 
+def _causal_pair(n: int, c: list) -> tuple:
+    """Lower-triangular row-stochastic n x n matrices P, Q (their constraints appended to ``c``)."""
+    P, Q = E.stochastic("P", n, n, c), E.stochastic("Q", n, n, c)
+    E.lower_triangular(P, c)
+    E.lower_triangular(Q, c)
+    return P, Q
+
+
 def _build(exact: bool) -> Any:
     def build(dims: tuple) -> list:
         n = dims[0]
         out = []
         for label in ("if", "only-if"):
             c: list = []
-            P, Q = E.stochastic("P", n, n, c), E.stochastic("Q", n, n, c)
-            E.lower_triangular(P, c)
-            E.lower_triangular(Q, c)
+            P, Q = _causal_pair(n, c)
             if not exact:                            # the conjecture's hypothesis: positive lower triangle
                 c += [M[i][k] > 0 for M in (P, Q) for i in range(n) for k in range(i + 1)]
             p, q = _min_col0(P, "P", c), _min_col0(Q, "Q", c)
@@ -229,9 +235,7 @@ def _build_lemma(dims: tuple) -> list:
     out = []
     for label in ("if", "only-if"):
         c: list = []
-        P, Q = E.stochastic("P", n, n, c), E.stochastic("Q", n, n, c)
-        E.lower_triangular(P, c)
-        E.lower_triangular(Q, c)
+        P, Q = _causal_pair(n, c)
         p, q = _min_col0(P, "P", c), _min_col0(Q, "Q", c)
         R = E.matmul(P, Q)
         gaps = [1 - R[l][0] for l in range(1, n)]
