@@ -137,11 +137,12 @@ def finished(executor: cf.Executor, chunks: Iterable[Chunk], window: int = WINDO
 
 def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Optional[cf.Executor] = None,
         console: Any = None, description: Optional[str] = None, progress: bool = True,
-        status: Optional[Callable[[Chunk, list], str]] = None, window: int = WINDOW) -> CampaignResult:
+        status: Optional[Callable[[Chunk, list], str]] = None, window: Optional[int] = None) -> CampaignResult:
     """Run every chunk of ``campaign`` not yet in ``store`` (see the module docstring) on
     ``executor`` (default: a :class:`~verification.executors.SerialExecutor`), at most ``window``
-    chunks in flight (:func:`finished`; on a cluster, e.g. a :class:`~verification.executors.DaskExecutor`'s
-    ``window``, 4 per worker thread). ``status(chunk, records)``, called after each stored
+    chunks in flight (:func:`finished`; by default the executor's own ``window`` where it has one, e.g.
+    a :class:`~verification.executors.DaskExecutor`'s 4 per worker thread of the cluster, else
+    :data:`WINDOW`). ``status(chunk, records)``, called after each stored
     chunk, returns a line shown in the progress bar (e.g. instances/s, verdict counts, smallest
     slack so far)."""
     chunks = list(chunks)
@@ -157,7 +158,7 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Optiona
     # an executor made here is shut down here; one the caller made, by the caller
     with SerialExecutor() if executor is None else nullcontext(executor) as ex:
         bar = _progress(console, description or campaign, len(todo), result.skipped) if progress else None
-        results = finished(ex, todo, window)
+        results = finished(ex, todo, getattr(ex, "window", WINDOW) if window is None else window)
         try:
             for chunk, records in results:
                 _store(store, campaign, chunk, records, result)

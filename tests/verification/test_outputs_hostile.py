@@ -18,13 +18,12 @@ import time
 import types
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 import numerics.atomic as atomic
 from theory.verdicts import Verdict
 from verification.cli import main
-from verification.report.part import Figure, MissingCampaign, Part, Table
+from verification.report.part import MissingCampaign
 from verification.store import Record, ResultStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,31 +34,17 @@ from verification.testing.fakes import TOY_MAIN as MAIN  # noqa: E402
 # `attnbounds paper` with one toy family of N tables and N figures, in a fresh process (the CLI's
 # own main; the family and the hand-written source folder are the only things swapped in)
 DRIVER = r'''
-import functools, sys, types
+import sys, types
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 import verification.paper.build as build_mod
-from verification.report.part import Figure, MissingCampaign, Part, Table
+from verification.testing.fakes import toy_part
 
 N, SRC, argv = int(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
 
 
 def paper_part(store, seed=0, full=False):
-    rows = list(store.records("toy-campaign"))
-    if not rows:
-        raise MissingCampaign("toy-campaign", "attnbounds toy")
-    part = Part("toy", commands=["attnbounds toy --seed 0"])
-    part.macro(len(rows), "toy", "count")
-    frame = pd.DataFrame({"instance": [r["instance"] for r in rows], "verdict": [r["verdict"] for r in rows]})
-    x = np.linspace(0.0, 1.0, 4000)
-    for k in range(N):
-        part.tables.append(Table(f"toy-table-{k}", frame, f"toy table {k}", "seed 0"))
-        part.figures.append(Figure(f"toy-figure-{k}", lambda ax, k=k: ax.plot(x, np.sin((k + 1) * 40 * x), lw=0.3),
-                                   f"toy figure {k}", "seed 0"))
-    return part
+    return toy_part(store, seed, full, n=N)
 
 
 mod = types.ModuleType("toy_family")
@@ -382,16 +367,7 @@ def test_kill_9_during_paper_leaves_whole_files_only(tmp_path):
 
 # -- 8: refusals before anything is written; every missing campaign named; checkpoints follow --out --
 
-def toy_part(store, seed=0, full=False):
-    rows = list(store.records("toy-campaign"))
-    if not rows:
-        raise MissingCampaign("toy-campaign", "attnbounds toy")
-    part = Part("toy", commands=["attnbounds toy --seed 0"])
-    part.macro(len(rows), "toy", "count")
-    frame = pd.DataFrame({"instance": [r["instance"] for r in rows], "verdict": [r["verdict"] for r in rows]})
-    part.tables.append(Table("toy-table-0", frame, "toy table", "seed 0"))
-    part.figures.append(Figure("toy-figure-0", lambda ax: ax.plot([0, 1]), "toy figure", "seed 0"))
-    return part
+from verification.testing.fakes import toy_part  # noqa: E402  (one toy family for every test)
 
 
 def _toy_paper(monkeypatch, src: Path, families=("toy_family",)) -> None:

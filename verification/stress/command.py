@@ -97,8 +97,7 @@ def sweep(store: Any, plan: Any, executor: Any, console: Any, todo: Optional[lis
     if todo == []:              # everything stored: nothing to run, and no second question to the store
         return {"computed": 0, "skipped": len(every), "instances": 0, "seconds": 0.0, "rate": 0.0}
     res = campaign.run(store, plan.campaign, every if todo is None else todo, executor=executor, console=console,
-                       description=f"stress {plan.theorem}", status=progress,
-                       window=getattr(executor, "window", campaign.WINDOW))
+                       description=f"stress {plan.theorem}", status=progress)
     skipped = res.skipped if todo is None else len(every) - len(todo)
     seconds = time.perf_counter() - t0
     return {"computed": res.computed, "skipped": skipped, "instances": progress.tally.n,

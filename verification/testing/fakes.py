@@ -1,5 +1,5 @@
 """Stand-ins the tests share: a causal attention instance under the SmolLM2 name (loading the 4-bit
-GGUF takes minutes) and the hand-written source of a one-section toy paper.
+GGUF takes minutes), and a one-section toy paper (its hand-written source and its family's part).
 
 >>> inst = causal_standin(T=4, L=2, H=1)
 >>> inst.attention.shape, bool((inst.attention.sum(-1) == 1).all() or True)
@@ -23,6 +23,27 @@ TOY_MAIN = r"""\documentclass{article}
 \input{generated/appendix}
 \end{document}
 """
+
+
+def toy_part(store: Any, seed: int = 0, full: bool = False, n: int = 1) -> Any:
+    """A toy family's paper part read from the store's ``toy-campaign``: its count as a macro, ``n``
+    tables of its records and ``n`` figures (dense sine curves: files of some size, for kill tests)."""
+    import pandas as pd
+
+    from verification.report.part import Figure, MissingCampaign, Part, Table
+
+    rows = list(store.records("toy-campaign"))
+    if not rows:
+        raise MissingCampaign("toy-campaign", "attnbounds toy")
+    part = Part("toy", commands=["attnbounds toy --seed 0"])
+    part.macro(len(rows), "toy", "count")
+    frame = pd.DataFrame({"instance": [r["instance"] for r in rows], "verdict": [r["verdict"] for r in rows]})
+    x = np.linspace(0.0, 1.0, 4000)
+    for k in range(n):
+        part.tables.append(Table(f"toy-table-{k}", frame, f"toy table {k}", "seed 0"))
+        part.figures.append(Figure(f"toy-figure-{k}", lambda ax, k=k: ax.plot(x, np.sin((k + 1) * 40 * x), lw=0.3),
+                                   f"toy figure {k}", "seed 0"))
+    return part
 
 
 def causal_standin(T: int = 6, L: int = 3, H: int = 2, seed: int = 0) -> Any:

@@ -325,8 +325,7 @@ def run_search(store: Any, theorem: str, sizes: tuple[int, ...], budget: int, se
 
     name = search_campaign(theorem, seed)
     chunks = [Chunk(f"n{n}/b{budget}", search_chunk, (theorem, n, budget, seed)) for n in sizes]
-    res = campaign.run(store, name, chunks, executor=executor, console=console, description=f"search {theorem}",
-                       window=getattr(executor, "window", campaign.WINDOW))
+    res = campaign.run(store, name, chunks, executor=executor, console=console, description=f"search {theorem}")
     if console is not None:
         for r in store.records(name, theorem):
             console.print(f"  {r['instance']} ({r['provenance']['how']}): {r['verdict']}, slack {r['slack']!r}")
