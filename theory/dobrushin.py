@@ -189,11 +189,13 @@ def causal_first_pair_self_dominant(Am: Any) -> bool:
 # -------------------------------------------------------------------------------------------------
 FACTOR = register(Theorem(
     id="dobrushin.factor",
-    title="Rollout factor bound delta((I+A)/2) <= (1+delta(A))/2 (Theorem D1)",
+    title="Rollout factor bound (Theorem D1)",
     category="proved",
     statement=sp.Le(delta(AHAT), (1 + delta(A)) / 2),
     equality="some pair (i, j), i != j, attaining delta(A) is mutually self-dominant: "
              "A_ii >= A_ji and A_jj >= A_ij",
+    equality_tex=r"some pair $(i, j)$, $i \ne j$, attaining $\delta(A)$ is mutually self-dominant: "
+                 r"$A_{ii} \ge A_{ji}$ and $A_{jj} \ge A_{ij}$",
     hypotheses=factor_hypotheses,
     witness=factor_witness,
     evaluators={"fast": "numerics.dobrushin:factor_slack", "exact": "numerics.dobrushin:factor_equality"},
@@ -202,32 +204,41 @@ FACTOR = register(Theorem(
     # proved by z3 and cvc5 (`attnbounds prove --max-n 6 --timeout 60`, checked against its store);
     # seconds: both solvers together at dims
     smt_checked=(("d1.bound", (6,), 40.9), ("d1.bound.split", (6,), 0.31), ("d1.iff", (5,), 22.0),
-                 ("d1.iff.split", (6,), 0.83)),
+                 ("d1.iff.split", (6,), 0.83), ("d1.bound.exhaustive", (4,), 2.76)),
+    formal=("dobrushin.v:d1_bound", "dobrushin.v:d1_equality"),
 ))
 
 CAUSAL = register(Theorem(
     id="dobrushin.factor.causal",
-    title="Causal attention: D1 always holds with equality, through a pair (0, j)",
+    title="Causal attention: D1 is always tight",
     category="proved",
     statement=sp.Eq(delta(AHAT), (1 + delta(A)) / 2),
     equality="always (the statement is an equality): row 0 is e_0, so d_ij <= max(d_0i, d_0j) for "
              "i, j >= 1 and delta(A) = max_j (1 - A_j0) is attained by a pair (0, j), which is "
              "mutually self-dominant (A_00 = 1 >= A_j0, A_jj >= A_0j = 0). The same on any suffix.",
+    equality_tex=r"always (the statement is an equality): row $0$ is $e_0$, so $d_{ij} \le \max(d_{0i}, d_{0j})$ "
+                 r"for $i, j \ge 1$, and $\delta(A) = \max_j (1 - A_{j0})$ is attained by a pair $(0, j)$, which "
+                 r"is mutually self-dominant ($A_{00} = 1 \ge A_{j0}$, $A_{jj} \ge A_{0j} = 0$); the same holds "
+                 r"on any suffix of the positions",
     hypotheses=causal_hypotheses,
     witness=factor_witness,
     evaluators={"fast": "numerics.dobrushin:factor_slack", "exact": "numerics.dobrushin:factor_equality"},
     references=("docs/theory.md §1 corollary, strengthened: the condition on the maximising pair is automatic",),
     symbols={"A": "lower-triangular row-stochastic n x n attention"},
     smt_checked=(("causal", (6,), 3.04),),     # z3 and cvc5, as dobrushin.factor's
+    formal=("causal.v:d1_causal", "causal.v:d1_causal_submatrix"),
 ))
 
 PRODUCT = register(Theorem(
     id="dobrushin.product",
-    title="Submultiplicativity delta(PQ) <= delta(P) delta(Q) (Theorem D2)",
+    title="Submultiplicativity (Theorem D2)",
     category="proved",
     statement=sp.Le(delta(sp.MatMul(P, Q)), delta(P) * delta(Q)),
     equality="delta(P) delta(Q) = 0, or some pair (i, j) attaining delta(P) has every (k, l) in "
              "S+ x S- attaining delta(Q) with no column t cancelling across those pairs",
+    equality_tex=r"$\delta(P)\,\delta(Q) = 0$, or some pair $(i, j)$ attaining $\delta(P)$ has every "
+                 r"$(k, l) \in S^{+} \times S^{-}$ attaining $\delta(Q)$, where $S^{+} = \{k : P_{ik} > P_{jk}\}$ "
+                 r"and $S^{-} = \{l : P_{il} < P_{jl}\}$, with no column $t$ cancelling across those pairs",
     hypotheses=product_hypotheses,
     witness=product_witness,
     evaluators={"fast": "numerics.dobrushin:dobrushin", "exact": "numerics.dobrushin:product_equality"},
@@ -235,7 +246,8 @@ PRODUCT = register(Theorem(
     symbols={"P": "row-stochastic n x m", "Q": "row-stochastic m x p"},
     # z3 and cvc5 (`attnbounds prove --max-n 4 --timeout 60`): cvc5 stops D2's split bound at 3x3x3
     smt_checked=(("d2.bound", (2, 2, 2), 0.14), ("d2.bound.split", (3, 3, 3), 6.03), ("d2.iff", (2, 2, 2), 0.24),
-                 ("d2.iff.split", (2, 2, 2), 0.14), ("chain", (2,), 0.15)),
+                 ("d2.iff.split", (2, 2, 2), 0.14), ("chain", (2,), 0.15), ("d2.bound.exhaustive", (2, 2, 2), 0.53)),
+    formal=("product.v:d2_bound", "product_equality.v:d2_equality", "product_equality.v:rollout_chain"),
 ))
 
 
@@ -263,13 +275,18 @@ def causal_product_witness() -> tuple[np.ndarray, np.ndarray]:
 
 CAUSAL_PRODUCT = register(Theorem(
     id="dobrushin.product.causal",
-    title="Causal attention: when D2 holds with equality (delta(PQ) = delta(P) delta(Q))",
+    title="Causal attention: when D2 is tight",
     category="proved",
     statement=sp.Le(delta(sp.MatMul(P, Q)), delta(P) * delta(Q)),
     equality="with p = min_{l>=1} P_l0 and q = min_{l>=1} Q_l0 (delta(P) = 1 - p, delta(Q) = 1 - q): "
              "p = 1, or q = 1, or some row l >= 1 has P_l0 = p and Q_k0 = q for every k >= 1 with P_lk > 0 "
              "(positive lower triangles: Q_10 = ... = Q_l0 = q for l the first minimiser of P_l0). As first "
              "conjectured (row 1 the unique minimiser, Q_10 minimal) it is sufficient, not necessary",
+    equality_tex=r"with $p = \min_{l \ge 1} P_{l0}$ and $q = \min_{l \ge 1} Q_{l0}$ (so $\delta(P) = 1 - p$ and "
+                 r"$\delta(Q) = 1 - q$): $p = 1$, or $q = 1$, or some row $l \ge 1$ has $P_{l0} = p$ and "
+                 r"$Q_{k0} = q$ for every $k \ge 1$ with $P_{lk} > 0$ (for positive lower triangles: "
+                 r"$Q_{10} = \dots = Q_{l0} = q$ for $l$ the first minimiser of $P_{l0}$). The condition as first "
+                 r"conjectured (row $1$ the unique minimiser, $Q_{10}$ minimal) is sufficient, not necessary",
     hypotheses=causal_product_hypotheses,
     witness=causal_product_witness,
     evaluators={"fast": "numerics.smt.causal:causal_product_gap",
@@ -277,4 +294,7 @@ CAUSAL_PRODUCT = register(Theorem(
     references=("docs/theory.md §1, corollary (causal D2): a direct proof for every n, and D2's condition "
                 "specialised to causal pairs",),
     symbols={"P": "lower-triangular row-stochastic n x n", "Q": "lower-triangular row-stochastic n x n"},
+    # z3 and cvc5 (`attnbounds prove --max-n 4 --timeout 60`; at 4x4x4 its premise, D2's bound, is not proved)
+    smt_checked=(("causal.d2", (3, 3, 3), 4.63), ("causal.d2.lemma", (2, 2, 2), 0.10)),
+    formal=("causal_product.v:d2_causal",),
 ))

@@ -217,28 +217,33 @@ def _gaussian_witness() -> dict:
 
 
 BAKRY_EMERY = register(Theorem(
-    id="poincare.gibbs.bakry_emery", title="Bakry-Emery: Hess(beta F) >= kappa > 0 gives C_P <= 1/kappa",
+    id="poincare.gibbs.bakry_emery", title="Bakry-Emery curvature bound",
     category="proved", statement=sp.Implies(sp.GreaterThan(kappa, 0), sp.LessThan(C_P, 1 / kappa)),
     equality="Gaussian F = lambda/2 |theta|^2 (kappa = beta lambda), attained by linear f",
+    equality_tex=r"the Gaussian $F = \tfrac{\lambda}{2} \lvert\theta\rvert^{2}$ ($\kappa = \beta\lambda$), "
+                 r"attained by linear $f$",
     hypotheses=_be_hypotheses, witness=_gaussian_witness,
     evaluators={"fast": f"{_EVAL}:bakry_emery", "exact": f"{_EVAL}:bakry_emery_exact"},
     references=("[1] Bakry & Emery 1985",), symbols=_SYMS))
 
 HOLLEY_STROOCK = register(Theorem(
     id="poincare.gibbs.holley_stroock",
-    title="Holley-Stroock: bounded perturbation of the ridge Gaussian, C_P <= e^{beta osc L}/(beta lambda)",
+    title="Holley-Stroock perturbation of the ridge Gaussian",
     category="proved",
     statement=sp.LessThan(C_P, sp.exp(beta * w_osc) / (beta * lam)),
     equality="osc L = 0 (L constant): the Gaussian, bound 1/(beta lambda) attained",
+    equality_tex=r"$\operatorname{osc} L = 0$ ($L$ constant): the Gaussian, where the bound $1/(\beta\lambda)$ "
+                 "is attained",
     hypotheses=_hs_hypotheses, witness=_gaussian_witness,
     evaluators={"fast": f"{_EVAL}:holley_stroock", "exact": f"{_EVAL}:holley_stroock_exact"},
     references=("[2] Holley & Stroock 1987",), symbols=_SYMS))
 
 _f_var, _f_dir = sp.symbols("Var_mu_f E_mu_gradf2", positive=True)
 TEST_FUNCTION = register(Theorem(
-    id="poincare.gibbs.test_function_lower", title="Any test function gives C_P >= Var f / E|grad f|^2",
+    id="poincare.gibbs.test_function_lower", title="Test-function lower bound",
     category="sanity", statement=sp.GreaterThan(C_P, _f_var / _f_dir),
     equality="f the first eigenfunction of -L (for the Gaussian: f = theta)",
+    equality_tex=r"$f$ the first eigenfunction of $-\mathcal{L}$ (for the Gaussian: $f = \theta$)",
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
     evaluators={"fast": f"{_EVAL}:test_function_lower", "exact": f"{_EVAL}:test_function_lower_exact"},
     references=("definition of C_P",), symbols=_SYMS))
@@ -246,11 +251,13 @@ TEST_FUNCTION = register(Theorem(
 _V = sp.Function("V")
 VILLANI = register(Theorem(
     id="poincare.gibbs.villani",
-    title="Seed claim: Villani's condition (hence Poincare) for every lambda > 0, attention and LoRA",
+    title="Villani's condition for every positive ridge (seed claim)",
     category="conjecture",
     statement=sp.Implies(sp.StrictGreaterThan(lam, 0), sp.Eq(sp.Limit(_V(theta), theta, sp.oo), sp.oo)),
     equality="not an inequality: the check is whether V -> +oo; where it fails the table reports the "
              "region (lambda < lambda_V(beta)) and the bounds that still hold there",
+    equality_tex=r"not an inequality: the check is whether $V \to +\infty$; where it fails, the table reports the "
+                 r"region $\lambda < \lambda_V(\beta)$ and the bounds that still hold there",
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
     evaluators={"fast": f"{_EVAL}:villani_check", "exact": f"{_EVAL}:villani_check_exact"},
     references=("[3] Villani 2009, A.19", "[4] seed paper 1"), symbols=_SYMS))
@@ -258,20 +265,25 @@ VILLANI = register(Theorem(
 _r_sde, _EL, _LF = sp.symbols("r_SDE E_beta_L L_theta_star", positive=True)
 LANGEVIN_RATE = register(Theorem(
     id="poincare.langevin.rate",
-    title="The SDE d theta = -grad F dt + sqrt(2/beta) dB has spectral gap 1/(beta C_P)",
+    title="Spectral gap of the Langevin dynamics",
     category="statistical", statement=sp.Eq(_r_sde, 1 / (beta * C_P)),
     equality="always: the generator is (1/beta) L; the slowest eigenfunction decays at exactly this rate",
+    equality_tex=r"always: the generator of $d\theta = -\nabla F\,dt + \sqrt{2/\beta}\,dB$ is "
+                 r"$\tfrac{1}{\beta}\mathcal{L}$, and its slowest eigenfunction decays at exactly this rate",
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
     evaluators={"fast": "numerics.poincare.langevin:decay_rate", "exact": "numerics.poincare.langevin:predicted_rate"},
     references=("docs/theory.md §4",), symbols=_SYMS))
 
 EXPECTED_LOSS = register(Theorem(
     id="poincare.langevin.expected_loss",
-    title="The Langevin SDE minimises the loss: E_beta[L] - inf L against the Laplace curve d/(2 beta)",
+    title="Excess loss of the Langevin dynamics against the Laplace curve",
     category="statistical",
     statement=sp.LessThan(sp.Symbol("E_beta_L") - sp.Symbol("L_inf"), sp.Symbol("d") / (2 * sp.Symbol("beta"))),
     equality="beta -> oo (Laplace: E[F] - F* ~ dim / (2 beta)); E_beta[L] -> L(theta*_lambda) >= inf L, so the "
              "excess tends to the regularisation gap L(theta*_lambda) - inf L, not to 0",
+    equality_tex=r"as $\beta \to \infty$ (Laplace: $\mathbb{E}[F] - F^{*} \sim \dim/(2\beta)$); "
+                 r"$\mathbb{E}_{\mu_{\beta}}[L] \to L(\theta^{*}_{\lambda}) \ge \inf L$, so the excess tends to the "
+                 r"regularisation gap $L(\theta^{*}_{\lambda}) - \inf L$, not to $0$",
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
     evaluators={"fast": "numerics.poincare.langevin:simulate", "exact": "numerics.poincare.langevin:simulate"},
     references=("[4] seed paper 1: the SDE minimises the regularised loss",), symbols=_SYMS))

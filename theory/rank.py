@@ -224,48 +224,56 @@ EXCESS_RISK_IDENTITY = register(Theorem(
     id="rank.linear.excess_risk_identity", title="Excess risk of a linear token mixer", category="proved",
     statement=sp.Eq(_EXPECT, d_ * sp.Trace(_Delta * _K * _Delta.T)),
     equality="always (an identity of second moments)", hypotheses=linear_hypotheses, witness=_witness,
+    equality_tex="always (an identity of second moments)",
     evaluators={"fast": f"{_EVAL}:excess_risk_monte_carlo", "exact": f"{_EVAL}:excess_risk_exact"},
     references=("docs/theory.md §3",), symbols=_SYMS))
 
 ECKART_YOUNG = register(Theorem(
-    id="rank.linear.eckart_young", title="Rank-r optimum in the K-weighted norm (tail-sum identity)",
+    id="rank.linear.eckart_young", title="Best low-rank approximation in the K-weighted norm",
     category="proved", statement=sp.Eq(_R(r_), sp.Sum(_sigma(i_) ** 2, (i_, r_ + 1, n_))),
     equality="always; attained by M_r = [M* K^{1/2}]_r K^{-1/2}", hypotheses=linear_hypotheses,
+    equality_tex=r"always; attained by $M_r = [M^{*} K^{1/2}]_r K^{-1/2}$",
     witness=_witness,
     evaluators={"fast": f"{_EVAL}:optimal_excess_risk", "exact": f"{_EVAL}:certify_tail_sum"},
     references=("[1] Eckart & Young 1936", "[2] Mirsky 1960"), symbols=_SYMS))
 
 DEFICIENCY = register(Theorem(
-    id="rank.linear.deficiency", title="Rank-deficient students pay at least sigma_{r*}^2",
+    id="rank.linear.deficiency", title="Rank-deficient students pay a tail singular value",
     category="proved",
     statement=sp.Implies(sp.StrictLessThan(r_, rs_),
                          sp.And(sp.GreaterThan(_R(r_), _sigma(rs_) ** 2), sp.StrictGreaterThan(_sigma(rs_), 0))),
     equality="R(r) = sigma_{r*}^2 iff r = r* - 1", hypotheses=linear_hypotheses, witness=_witness,
+    equality_tex=r"$R(r) = \sigma_{r^{*}}^{2}$ if and only if $r = r^{*} - 1$",
     evaluators={"fast": f"{_EVAL}:deficiency_fast", "exact": f"{_EVAL}:deficiency_exact"},
     references=("[3] seed: deficiency",), symbols=_SYMS))
 
 ACHIEVABILITY = register(Theorem(
-    id="rank.linear.achievability", title="Rank r* suffices: zero excess risk", category="proved",
+    id="rank.linear.achievability", title="The teacher's rank suffices: zero excess risk", category="proved",
     statement=sp.Implies(sp.GreaterThan(r_, rs_), sp.Eq(_R(r_), 0)),
     equality="always for r >= r* (M = M*)", hypotheses=linear_hypotheses,
+    equality_tex=r"always for $r \ge r^{*}$ (take $M = M^{*}$)",
     witness=lambda: {**_witness(), "r": 3},
     evaluators={"fast": f"{_EVAL}:achievability_fast", "exact": f"{_EVAL}:achievability_exact"},
     references=("[3] seed: achievability",), symbols=_SYMS))
 
 _learned = sp.Symbol("r_GD")
 GD_RECOVERY = register(Theorem(
-    id="rank.linear.gd_recovery", title="GD on U V^T from small init learns r* directions",
+    id="rank.linear.gd_recovery", title="Gradient descent from small initialisation learns the teacher's rank",
     category="conjecture", statement=sp.Eq(_learned, rs_),
     equality="r_GD = number of singular values of U V^T K^{1/2} that leave the initialisation scale",
+    equality_tex=r"$r_{\mathrm{GD}}$ is the number of singular values of $U V^{\top} K^{1/2}$ that leave the "
+                 "initialisation scale",
     hypotheses=linear_hypotheses, witness=_witness,
     evaluators={"fast": "numerics.rank.gd:learned_rank", "exact": "numerics.rank.gd:learned_rank_exact"},
     references=("[3] seed: recovery under low-rank implicit bias",), symbols=_SYMS))
 
 _rhat = sp.Symbol("r_hat")
 DATA_RECOVERY = register(Theorem(
-    id="rank.linear.data_recovery", title="r* read from the least-squares estimate before training",
+    id="rank.linear.data_recovery", title="The teacher's rank read from the least-squares estimate",
     category="conjecture", statement=sp.Eq(_rhat, rs_),
     equality="estimator (energy rank tau, entropy rank, noise threshold) of sigma(M_hat K_hat^{1/2}) = r*",
+    equality_tex=r"an estimator (energy rank at threshold $\tau$, entropy rank, noise threshold) of the singular "
+                 r"values of $\hat{M} \hat{K}^{1/2}$ returns $r^{*}$",
     hypotheses=linear_hypotheses, witness=_witness,
     evaluators={"fast": f"{_EVAL}:estimate_ranks", "exact": f"{_EVAL}:estimate_ranks_exact"},
     references=("[3] seed: the energy effective rank is the robust estimator",), symbols=_SYMS))
@@ -307,48 +315,55 @@ def _attention_witness() -> dict:
 
 _W = sp.Symbol("rank W_hat")
 ATTN_LINEAR_RECOVERY = register(Theorem(
-    id="rank.attention.linear.recovery", title="Linear QK attention: W recovered exactly by regression",
+    id="rank.attention.linear.recovery", title="Linear attention: the kernel recovered by regression",
     category="proved", statement=sp.Eq(_W, rs_),
     equality="when the regression design has full column rank (noiseless): W_hat = W*",
+    equality_tex=r"when the regression design has full column rank (noiseless data): $\hat{W} = W^{*}$",
     hypotheses=attention_hypotheses, witness=_attention_witness,
     evaluators={"fast": "numerics.rank.attention:recover_linear_kernel",
                 "exact": "numerics.rank.attention:recover_linear_kernel_exact"},
     references=("[3] seed: exact for linear QK attention, also without the value map",)))
 
 ATTN_LINEAR_DEFICIENCY = register(Theorem(
-    id="rank.attention.linear.deficiency", title="Linear attention: rank-r kernels pay mu * tail(W*)",
+    id="rank.attention.linear.deficiency", title="Linear attention: low-rank kernels pay a tail",
     category="proved",
     statement=sp.GreaterThan(_R(r_), sp.Symbol("mu") * sp.Sum(_sigma(i_) ** 2, (i_, r_ + 1, n_))),
     equality="mu = smallest eigenvalue of the quadratic form W -> mean ||X W X^T X W_V||^2",
+    equality_tex=r"$\mu$ is the smallest eigenvalue of the quadratic form "
+                 r"$W \mapsto \operatorname{mean} \lVert X W X^{\top} X W_V \rVert^{2}$",
     hypotheses=attention_hypotheses, witness=_attention_witness,
     evaluators={"fast": "numerics.rank.students:linear_deficiency_bound",
                 "exact": "numerics.rank.students:linear_deficiency_bound_exact"},
     references=("docs/theory.md §3",)))
 
 ATTN_SOFTMAX_RECOVERY = register(Theorem(
-    id="rank.attention.softmax.recovery", title="Softmax attention: r* from data only partially",
+    id="rank.attention.softmax.recovery", title="Softmax attention: the kernel's rank from data, in part",
     category="conjecture", statement=sp.Eq(_W, rs_),
     equality="holds at high temperature (small logits); breaks with saturation, T > d, unknown W_V",
+    equality_tex=r"holds at high temperature (small logits); fails with saturation, with $T > d$, or with "
+                 r"$W_V$ unknown",
     hypotheses=attention_hypotheses, witness=_attention_witness,
     evaluators={"fast": "numerics.rank.attention:recover_softmax_kernel",
                 "exact": "numerics.rank.attention:recover_softmax_kernel_exact"},
     references=("[3] seed: partial pre-training recovery for softmax",)))
 
 ATTN_NATIVE_RANK = register(Theorem(
-    id="rank.attention.native", title="Attention-native rank: deficiency/achievability/GD recovery",
+    id="rank.attention.native", title="Rank bounds native to attention",
     category="conjecture",
     statement=sp.And(sp.Implies(sp.StrictLessThan(r_, rs_), sp.StrictGreaterThan(_R(r_), 0)),
                      sp.Implies(sp.GreaterThan(r_, rs_), sp.Eq(_R(r_), 0))),
     equality="R(r) = 0 for r >= r* (student = teacher)", hypotheses=attention_hypotheses,
+    equality_tex=r"$R(r) = 0$ for $r \ge r^{*}$ (the student equals the teacher)",
     witness=_attention_witness,
     evaluators={"fast": "numerics.rank.students:train_kernel_students",
                 "exact": "numerics.rank.students:student_risk_exact"},
     references=("[3] seed: the Entropic Bound restored for linear and softmax",)))
 
 STATIC_LADDER = register(Theorem(
-    id="rank.attention.static_rank", title="A static mixing operator's rank predicts the kernel rank",
+    id="rank.attention.static_rank", title="A static mixing operator's rank predicts the kernel's rank",
     category="conjecture", statement=sp.Eq(sp.Symbol("rank M_static"), rs_),
     equality="expected to FAIL for input-conditioned attention (the interpolation ladder)",
+    equality_tex="expected to fail for input-conditioned attention (the interpolation ladder)",
     hypotheses=attention_hypotheses, witness=_attention_witness,
     evaluators={"fast": "numerics.rank.students:ladder_rung",
                 "exact": "numerics.rank.students:ladder_rung_exact"},
@@ -370,9 +385,11 @@ def weights_hypotheses(instance: dict) -> Hypotheses:
 
 
 WEIGHTS_HEAD_RANK = register(Theorem(
-    id="rank.weights.head_rank", title="A head's circuit A B^T has rank <= head dim, = dh for full-rank factors",
+    id="rank.weights.head_rank", title="A head's circuit has rank at most its head dimension",
     category="sanity", statement=sp.LessThan(sp.Symbol("rank(A B^T)"), sp.Symbol("d_head")),
     equality="rank(A B^T) = dh iff rank(B) = dh when A has full column rank",
+    equality_tex=r"$\operatorname{rank}(A B^{\top}) = d_{\mathrm{head}}$ if and only if "
+                 r"$\operatorname{rank}(B) = d_{\mathrm{head}}$, when $A$ has full column rank",
     hypotheses=weights_hypotheses,
     witness=lambda: {"A": [[1, 0], [0, 1], [0, 0]], "B": [[1, 0], [0, 2], [1, 1]]},
     evaluators={"fast": "numerics.rank.weights:head_spectra", "exact": "numerics.rank.weights:head_rank_exact"},

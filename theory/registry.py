@@ -31,6 +31,19 @@ def latex_text(text: str) -> str:
     return re.sub(r"[\\&%$#_{}~^<>]", lambda m: _LATEX_TEXT[m.group(0)], text)
 
 
+def math_text(text: str) -> str:
+    r"""Words with inline math for LaTeX: the words escaped (:func:`latex_text`), each ``$...$``
+    kept as it is (an odd number of dollars is an error).
+
+    >>> print(math_text(r"if $A_{ii} \ge A_{ji}$ for 50% of rows_x"))
+    if $A_{ii} \ge A_{ji}$ for 50\% of rows\_x
+    """
+    pieces = text.split("$")
+    if len(pieces) % 2 == 0:
+        raise ValueError(f"unbalanced $ in {text!r}")
+    return "".join(latex_text(p) if k % 2 == 0 else f"${p}$" for k, p in enumerate(pieces))
+
+
 # How named symbols print in LaTeX: sympy's default mangles names such as "rank(A B^T)" or "Var_mu_f".
 LATEX_SYMBOLS: dict[str, str] = {
     "rank(A B^T)": r"\operatorname{rank}(A B^{\top})",
@@ -49,6 +62,12 @@ LATEX_SYMBOLS: dict[str, str] = {
     "E||Delta X||_F^2": r"\mathbb{E}\|\Delta X\|_{F}^{2}",
     "r^*": r"r^{*}",
 }
+
+# sympy's printing of the Dobrushin statements, rewritten as the papers write them (applied in order)
+LATEX_REWRITES: tuple[tuple[str, str], ...] = (
+    (r"\\left\(\\frac\{1\}\{2\}\\right\) \\left\(\\mathbb\{I\} \+ A\\right\)", r"\\frac{1}{2}(I + A)"),
+    (r"\\delta\{\\left\(((?:(?!\\right\)).)*?) ?\\right\)\}", r"\\delta(\1)"),
+)
 
 CATEGORIES = ("proved", "conjecture", "sanity", "statistical")  # records: verdicts, outcomes, verdicts, outcomes
 
@@ -124,7 +143,7 @@ class Theorem:
     title: str
     category: str
     statement: sp.Basic                     # a sympy relation (or And of relations)
-    equality: str                           # the equality condition, in words
+    equality: str                           # the equality condition, in words (plain text: logs, the CLI)
     hypotheses: Callable[[Any], Hypotheses]  # instance -> Hypotheses(ok, reason)
     witness: Callable[[], Any]              # an instance on which equality holds
     evaluators: Mapping[str, str] = field(default_factory=dict)  # backend -> "module:function"
@@ -133,6 +152,12 @@ class Theorem:
     # sizes machine-checked by SMT (numerics.smt, `attnbounds prove`): ((statement key, dims, seconds), ...):
     # proved for all matrices of every size from 2 up to dims (D2: cubes); seconds at dims, 60 s budget
     smt_checked: tuple = ()
+    # the equality condition for the paper and docs/theorems.md: words with inline math in $...$ (LaTeX
+    # inside the dollars, no backslash outside them), so that one text serves LaTeX and Markdown
+    equality_tex: str = ""
+    # formal proofs for every n checked by Coq + mathcomp (`make proofs`; theory/formal/README.md):
+    # ("file.v:lemma", ...) relative to theory/formal/, each closed under the global context (no axiom)
+    formal: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -144,14 +169,24 @@ class Theorem:
         """LaTeX of the statement, named symbols printed as in the papers (:data:`LATEX_SYMBOLS`)."""
         names = {sym: LATEX_SYMBOLS[sym.name] for sym in self.statement.atoms(sp.Symbol)
                  if sym.name in LATEX_SYMBOLS}
-        return sp.latex(self.statement, symbol_names=names)
+        import re
+
+        text = sp.latex(self.statement, symbol_names=names)
+        for pattern, repl in LATEX_REWRITES:
+            text = re.sub(pattern, repl, text)
+        return text
+
+    def equality_latex(self) -> str:
+        """The equality condition for LaTeX: :attr:`equality_tex` (its words escaped, its ``$...$``
+        math kept), else the plain words escaped."""
+        return math_text(self.equality_tex) if self.equality_tex else latex_text(self.equality)
 
     def latex_block(self) -> str:
         """A ``theorem`` environment (amsthm) with a label, the statement in display math and the
-        equality condition in words."""
+        equality condition in words and inline math."""
         kind = {"proved": "theorem", "sanity": "proposition"}.get(self.category, "conjecture")
         return (f"\\begin{{{kind}}}[{latex_text(self.title)}]\\label{{thm:{self.id}}}\n"
-                f"\\[ {self.latex()} \\]\nEquality: {latex_text(self.equality)}.\n\\end{{{kind}}}")
+                f"\\[ {self.latex()} \\]\nEquality: {self.equality_latex()}.\n\\end{{{kind}}}")
 
     def evaluator(self, backend: str) -> Callable:
         """Resolve the evaluator registered for ``backend`` (imports numerics lazily)."""
@@ -204,6 +239,7 @@ def theorems_markdown() -> str:
            "Generated from the registry: `attnbounds theorems --markdown > docs/theorems.md`.", ""]
     for th in theorems():
         out += [f"## `{th.id}` ({th.category})", "", th.title, "", f"$$ {th.latex()} $$", "",
-                f"- equality: {th.equality}", f"- backends: {', '.join(sorted(th.evaluators))}"]
+                f"- equality: {th.equality_tex or th.equality}", f"- backends: {', '.join(sorted(th.evaluators))}"]
+        out += [f"- formal proof (Coq): `theory/formal/{f.replace(':', '` lemma `')}`" for f in th.formal]
         out += [f"- reference: {r}" for r in th.references] + [""]
     return "\n".join(out)

@@ -18,8 +18,10 @@ nonlinear function of it.
 Derivations (residuals that must simplify to 0): :func:`bottleneck_residual` (the recursion
 against the expanded product, noncommutative M_l, for small L) and :func:`single_key_residual`.
 
-Claims of the paper (conjectures, tested for their *direction* at small scale, outcomes against a
-seed-to-seed noise floor; evaluators numerics.san.claims): ``san.claim.*``.
+Claims of the paper (conjectures, tested at small scale for their *direction*, or for equivalence
+within a stated margin, by paired t intervals over seed pairs with df = pairs - 1; evaluators
+numerics.san.claims, one claim at a time; the family of a run, Holm's adjustment and TOST in
+verification.san.checks.claims): ``san.claim.*``.
 """
 from __future__ import annotations
 
@@ -78,11 +80,14 @@ def _bottleneck_witness() -> dict:
 
 
 BOTTLENECK = register(Theorem(
-    id="san.bottleneck", title="Scalar bottleneck: at length 1 an attention-only stack is linear up to L scalars",
+    id="san.bottleneck", title="Scalar bottleneck of attention-only stacks at length one",
     category="proved",
     statement=sp.Eq(hL, h0 * sp.Product(1 + _c[_l] * _M[_l], (_l, 1, _L))),
     equality="always (an identity): the model at T = 1 equals h_0 prod_l (I + c_l M_l), "
              "M_l = diag(gamma_l) W_V W_O, c_l = gate_l / rms(h_{l-1}), product ordered l = 1..L",
+    equality_tex=r"always (an identity): at sequence length one the model equals $h_0 \prod_{l=1}^{L} (I + c_l M_l)$ "
+                 r"with $M_l = \operatorname{diag}(\gamma_l)\, W_V^{l} W_O^{l}$ and $c_l = g_l / \operatorname{rms}(h_{l-1})$, "
+                 r"the product ordered $l = 1, \dots, L$ from the left",
     hypotheses=bottleneck_hypotheses, witness=_bottleneck_witness,
     evaluators={"fast": "numerics.san.bottleneck:bottleneck_residual",
                 "exact": "numerics.san.bottleneck:bottleneck_exact"},
@@ -112,31 +117,50 @@ def _claim_witness() -> dict:
 _EVAL = {"fast": "numerics.san.claims:decide", "exact": "numerics.san.claims:decide_exact"}
 
 
-def _claim(id_: str, title: str, statement: sp.Basic, equality: str) -> Theorem:
+def _claim(id_: str, title: str, statement: sp.Basic, equality: str, equality_tex: str) -> Theorem:
     return register(Theorem(id=id_, title=title, category="conjecture", statement=statement, equality=equality,
                             hypotheses=claim_hypotheses, witness=_claim_witness, evaluators=_EVAL,
-                            references=(REF,)))
+                            references=(REF,), equality_tex=equality_tex))
 
 
-_Ls, _Ln = sp.Symbol("L_SAN"), sp.Symbol("L_std")
-TRAINABLE = _claim("san.claim.trainable", "A configuration trains: validation loss below the unigram entropy",
-                   sp.StrictLessThan(sp.Symbol("L_val"), sp.Symbol("H_unigram")),
+def _sym(name: str) -> sp.Symbol:
+    """A symbol printed as the papers write it (its name is its LaTeX)."""
+    return sp.Symbol(name)
+
+
+_Ls, _Ln = _sym(r"L_{\mathrm{SAN}}"), _sym(r"L_{\mathrm{std}}")
+TRAINABLE = _claim("san.claim.trainable", "A configuration trains below the unigram entropy",
+                   sp.StrictLessThan(_sym(r"L_{\mathrm{val}}"), _sym(r"H_{\mathrm{unigram}}")),
+                   "never (a strict comparison); the run has not diverged",
                    "never (a strict comparison); the run has not diverged")
-GAP = _claim("san.claim.gap", "Deleting feed-forward layers costs loss at matched depth and FLOPs; "
-             "reallocating into attention depth closes the gap at matched parameters",
+GAP = _claim("san.claim.gap", "The loss gap of attention-only models",
              sp.StrictGreaterThan(_Ls - _Ln, 0),
-             "paper: 0.47 nats (depth), 0.26 (FLOPs), 0.006 (parameters)")
-PROBES = _claim("san.claim.probes", "Attention-only wins on context-grounded retrieval, loses on parametric recall",
-                sp.And(sp.StrictGreaterThan(sp.Symbol("acc_ctx_SAN") - sp.Symbol("acc_ctx_std"), 0),
-                       sp.StrictLessThan(sp.Symbol("acc_recall_SAN") - sp.Symbol("acc_recall_std"), 0)),
-                "paper: the remaining gap is parametric recall")
-LOW_CONTEXT = _claim("san.claim.low_context", "The deficit concentrates on low-context (early) positions",
-                     sp.StrictGreaterThan(sp.Symbol("gap_early") - sp.Symbol("gap_late"), 0),
-                     "paper: localises there entirely at the largest budget")
-SPECTRA = _claim("san.claim.spectra", "Routing (Q/K) spectra settle early, content (V/O) keeps gaining rank, "
-                 "and without feed-forward layers rank moves into W_O",
-                 sp.StrictGreaterThan(sp.Symbol("drift_content") - sp.Symbol("drift_routing"), 0),
-                 "paper: weight spectra over training")
+             "paper: 0.47 nats (depth), 0.26 (FLOPs), 0.006 (parameters)",
+             "not an inequality but a measured gap: deleting the feed-forward layers costs loss at matched depth "
+             "and FLOPs, and attention depth closes the gap at matched parameters (the paper: 0.47 nats per "
+             "token at matched depth, 0.26 at matched FLOPs, 0.006 at matched parameters)")
+PROBES = _claim("san.claim.probes", "Attention-only models retrieve better and recall worse",
+                sp.And(sp.StrictGreaterThan(_sym(r"\mathrm{acc}^{\mathrm{SAN}}_{\mathrm{ctx}}")
+                                            - _sym(r"\mathrm{acc}^{\mathrm{std}}_{\mathrm{ctx}}"), 0),
+                       sp.StrictLessThan(_sym(r"\mathrm{acc}^{\mathrm{SAN}}_{\mathrm{recall}}")
+                                         - _sym(r"\mathrm{acc}^{\mathrm{std}}_{\mathrm{recall}}"), 0)),
+                "paper: the remaining gap is parametric recall",
+                "not an inequality but a measured difference: attention-only models win on context-grounded "
+                "retrieval and lose on parametric recall (the paper: the remaining gap is parametric recall)")
+LOW_CONTEXT = _claim("san.claim.low_context", "The deficit concentrates on early positions",
+                     sp.StrictGreaterThan(_sym(r"\mathrm{gap}_{\mathrm{early}}") - _sym(r"\mathrm{gap}_{\mathrm{late}}"), 0),
+                     "paper: localises there entirely at the largest budget",
+                     "not an inequality but a measured difference (the paper: the deficit sits on the "
+                     "low-context positions entirely at the largest budget)")
+SPECTRA = _claim("san.claim.spectra", "Routing spectra settle early, content spectra keep growing",
+                 sp.StrictGreaterThan(_sym(r"\mathrm{drift}_{\mathrm{content}}")
+                                      - _sym(r"\mathrm{drift}_{\mathrm{routing}}"), 0),
+                 "paper: weight spectra over training",
+                 r"not an inequality but a measured difference: the routing matrices $W_Q, W_K$ settle early, "
+                 r"the content matrices $W_V, W_O$ keep gaining rank, and without feed-forward layers rank moves "
+                 r"into $W_O$ (the paper: weight spectra over training)")
 QK_NORM = _claim("san.claim.qk_norm", "QK-normalisation keeps deep attention-only stacks trainable",
-                 sp.StrictGreaterThan(sp.Symbol("L_noQK") - sp.Symbol("L_QK"), 0),
-                 "paper: 48-layer SANs train only with QK-norm")
+                 sp.StrictGreaterThan(_sym(r"L_{\mathrm{noQK}}") - _sym(r"L_{\mathrm{QK}}"), 0),
+                 "paper: 48-layer SANs train only with QK-norm",
+                 "not an inequality but a measured difference (the paper: 48-layer attention-only models train "
+                 "only with QK-normalisation)")

@@ -40,6 +40,8 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
             console.print("    " + th.latex_block().replace("\n", "\n    "), markup=False)
         console.print(f"    equality:  {th.equality}", markup=False)
         console.print(f"    backends:  {', '.join(sorted(th.evaluators))}", markup=False)
+        if th.formal:
+            console.print(f"    formal:    {', '.join(th.formal)} (Coq, theory/formal/; `make proofs`)", markup=False)
     return 0
 
 

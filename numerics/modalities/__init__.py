@@ -11,6 +11,8 @@
   fractions of training (0 = initialisation), resumable.
 - :mod:`numerics.modalities.source`: a checkpoint as an :class:`numerics.sources.AttentionSource`
   whose instances the trained-model pipeline measures unchanged.
+- :mod:`numerics.modalities.text`: a text model (MiniLM) with its inputs cut to a given token count,
+  to compare text with these models at matched n.
 """
 from importlib import import_module
 from typing import Any
@@ -20,7 +22,7 @@ _WHERE = {"DATASETS": "data", "Dataset": "data", "TestItem": "data", "load_datas
           "NetConfig": "networks", "build": "networks",
           "MODELS": "presets", "PRESETS": "presets", "ModelSpec": "presets", "Preset": "presets",
           "spec_config": "presets", "CheckpointSource": "source", "load_checkpoint": "source",
-          "Checkpoint": "training", "train": "training"}
+          "Checkpoint": "training", "train": "training", "MatchedText": "text", "content_length": "text"}
 
 
 def __getattr__(name: str) -> Any:
@@ -29,5 +31,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'numerics.modalities' has no attribute {name!r}")
 
 
-__all__ = ["Checkpoint", "CheckpointSource", "DATASETS", "Dataset", "MODELS", "ModelSpec", "NetConfig", "PRESETS",
-           "Preset", "TestItem", "build", "load_checkpoint", "load_dataset", "spec_config", "train"]
+__all__ = ["Checkpoint", "CheckpointSource", "DATASETS", "Dataset", "MODELS", "MatchedText", "ModelSpec", "NetConfig",
+           "PRESETS", "Preset", "TestItem", "build", "content_length", "load_checkpoint", "load_dataset", "spec_config",
+           "train"]

@@ -9,6 +9,8 @@ and how many test inputs are measured per checkpoint.
 (0, 2, 6, 12)
 >>> spec_config(MODELS["vit-reg"], PRESETS["tiny"], 10, 64).tokens
 19
+>>> PRESETS["quick"].seed_list(0)
+(0, 1, 2)
 """
 from __future__ import annotations
 
@@ -52,6 +54,14 @@ class Preset:
     train_limit: Optional[int] = None  # first N training examples only (tiny: a few steps)
     patch: int = 2
     chunk: int = 16                  # test inputs per store chunk
+    # what is measured, not how a model trains (kept out of settings(): checkpoints stay valid)
+    seeds: int = 3                   # training seeds per model: seed, seed + 1, ... (split, init, batches)
+    baseline_count: int = 200        # random matrices per (family, token count) at the models' n
+    text_inputs: int = 40            # MiniLM inputs cut to each model's token count
+
+    def seed_list(self, seed: int) -> tuple[int, ...]:
+        """The training seeds of a run whose base seed is ``seed``."""
+        return tuple(int(seed) + i for i in range(self.seeds))
 
     def epochs_of(self, kind: str) -> int:
         return self.epochs if kind == "vit" else self.tab_epochs
@@ -69,11 +79,13 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     "tiny": Preset("tiny", dim=16, depth=2, heads=2, registers=2, epochs=2, tab_epochs=2, batch=32, lr=2e-3,
-                   fractions=(0.0, 0.5, 1.0), test_limit=4, train_limit=96, chunk=4),
+                   fractions=(0.0, 0.5, 1.0), test_limit=4, train_limit=96, chunk=4, baseline_count=40,
+                   text_inputs=4),
     "quick": Preset("quick", dim=32, depth=4, heads=4, registers=4, epochs=12, tab_epochs=24, batch=64,
                     lr=2e-3, fractions=(0.0, 0.2, 0.5, 1.0), test_limit=40),
     "paper": Preset("paper", dim=64, depth=6, heads=8, registers=4, epochs=40, tab_epochs=80, batch=64,
-                    lr=1e-3, fractions=(0.0, 0.05, 0.1, 0.25, 0.5, 1.0), test_limit=None, chunk=32),
+                    lr=1e-3, fractions=(0.0, 0.05, 0.1, 0.25, 0.5, 1.0), test_limit=None, chunk=32, seeds=5,
+                   baseline_count=1000, text_inputs=150),
 }
 
 

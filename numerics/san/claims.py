@@ -1,18 +1,19 @@
-"""Outcomes of the paper's claims from small-scale measurements, against a seed-to-seed noise floor.
+"""Outcomes of one of the paper's claims from small-scale measurements: a paired t interval over seed
+pairs.
 
 A claim is a direction: a statistic (a loss gap, an accuracy difference, a rank drift) should be
-above (``">"``) or below (``"<"``) a threshold (0 unless said). From per-seed-pair values x_1..x_n
-and a noise floor sigma (the seed-to-seed standard deviation of the same quantity for two runs of
-one architecture):
+above (``">"``) or below (``"<"``) a threshold (0 unless said). From per-seed-pair values x_1..x_n:
 
-    statistic = mean(x),   half-width = z * max(sigma, sd(x)) / sqrt(n)   (sd(x) = 0 for n = 1)
+    statistic = mean(x),   half-width = t_{1 - alpha/2, n - 1} sd(x) / sqrt(n)   (Student's t, scipy)
     supported     the interval lies on the claimed side of the threshold
     refuted       it lies on the other side
-    inconclusive  it contains the threshold
+    inconclusive  it contains the threshold, or n < 2 (no degrees of freedom: no interval)
 
-:func:`decide` is the float path; :func:`decide_exact` computes the same from the floats taken as
-exact rationals (mean and variance as Fractions, the square root enclosed by mpmath interval
-arithmetic), so an outcome next to a boundary is decided without rounding.
+The noise floor (:func:`noise_floor`, the seed-to-seed spread of single runs) is reported beside it,
+not mixed into the interval. One claim alone: the family of claims of a run, Holm's adjustment and
+equivalence tests are :mod:`verification.san.checks.claims`' (the statistics live in the report
+layer). :func:`decide_exact` makes the same comparison of the interval's ends with the threshold on
+the rationals the floats represent; the statistic itself stays a noisy estimate.
 
 >>> decide([0.3, 0.35, 0.32], noise=0.01)["outcome"]
 'supported'
@@ -25,7 +26,7 @@ import math
 from fractions import Fraction
 from typing import Sequence
 
-Z = 2.0
+ALPHA = 0.05
 DIRECTIONS = (">", "<")
 
 
@@ -62,37 +63,41 @@ def _outcome(lo: bool, hi: bool, direction: str) -> str:
     return "supported" if hi else "refuted" if lo else "inconclusive"
 
 
+def t_quantile(n: int, alpha: float = ALPHA) -> float:
+    """t_{1 - alpha/2} with n - 1 degrees of freedom (inf for n < 2)."""
+    from scipy import stats
+
+    return float(stats.t.ppf(1 - alpha / 2, n - 1)) if n >= 2 else math.inf
+
+
 def decide(values: Sequence[float], noise: float, direction: str = ">", threshold: float = 0.0,
-           z: float = Z) -> dict:
+           alpha: float = ALPHA) -> dict:
     """Float path (see the module docstring)."""
     vals = _check(values, noise, direction)
     n = len(vals)
     mean = sum(vals) / n
-    sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1)) if n > 1 else 0.0
-    half = z * max(noise, sd) / math.sqrt(n)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1)) if n > 1 else math.nan
+    q = t_quantile(n, alpha)
+    half = q * sd / math.sqrt(n) if n > 1 else math.inf
     lo, hi = mean - half, mean + half
     return dict(outcome=_outcome(lo > threshold, hi < threshold, direction), statistic=mean,
-                interval=(lo, hi), n=n, noise=noise, sd=sd,
-                method=f"mean of {n} seed pair(s) +- {z:g} max(noise floor, sd)/sqrt(n)")
+                interval=(lo, hi), n=n, df=n - 1, noise=noise, sd=sd,
+                method=f"mean of {n} seed pair(s) +- t(df = {n - 1}) sd/sqrt(n), {1 - alpha:.0%}")
 
 
 def decide_exact(values: Sequence[float], noise: float, direction: str = ">", threshold: float = 0.0,
-                 z: float = Z) -> dict:
-    """Exact path: the same outcome, decided on the rationals the floats represent."""
-    import mpmath
-
+                 alpha: float = ALPHA) -> dict:
+    """The same outcome, the interval's ends compared with the threshold on rationals."""
     vals = [Fraction(v) for v in _check(values, noise, direction)]
     n = len(vals)
+    fast = decide([float(v) for v in vals], noise, direction, threshold, alpha)
+    if n < 2:
+        return dict(fast, outcome="inconclusive")
     mean = sum(vals) / n
-    var = sum((v - mean) ** 2 for v in vals) / (n - 1) if n > 1 else Fraction(0)
-    spread2 = max(Fraction(noise) ** 2, var) * Fraction(z) ** 2 / n     # half-width squared
+    var = sum((v - mean) ** 2 for v in vals) / (n - 1)
+    spread2 = var * Fraction(t_quantile(n, alpha)) ** 2 / n            # half-width squared
     t = Fraction(threshold)
-    # mean - half > t  <=>  mean - t > 0 and (mean - t)^2 > half^2 ; symmetric for the upper end
     above = mean - t > 0 and (mean - t) ** 2 > spread2
     below = t - mean > 0 and (t - mean) ** 2 > spread2
-    with mpmath.workprec(80):
-        iv = mpmath.iv.sqrt(mpmath.iv.mpf([spread2.numerator, spread2.numerator]) / spread2.denominator)
-        half = float(iv.b)
-    return dict(outcome=_outcome(above, below, direction), statistic=float(mean),
-                interval=(float(mean) - half, float(mean) + half), n=n, exact=True,
-                method=f"exact: Fraction mean, half-width^2 compared exactly (z = {z:g})")
+    return dict(fast, outcome=_outcome(above, below, direction),
+                method=fast["method"] + "; ends compared with the threshold in rational arithmetic")

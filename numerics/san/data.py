@@ -141,3 +141,30 @@ class Data:
             for a, _ in answers:
                 mask[r, a - 1] = True          # the target at input position a - 1 is byte a
         return rows, mask
+
+    def chance(self, kind: str, n_rows: int, seed: int = 0) -> dict:
+        """Chance levels of one probe, computed from the evaluation rows themselves
+        (:meth:`probe_eval`): ``copy``, the expected accuracy of answering a uniformly drawn digit of
+        the sample's own context (for recall, whose sample holds no digit before the answer, of the
+        row before it; 1/10 where there is none), and ``majority``, the accuracy of always giving the
+        most frequent answer of these rows.
+
+        >>> c = Data(ctx=32, n_facts=8).chance("retrieval", 8)
+        >>> 0.25 <= c["copy"] <= 1 and 0.1 <= c["majority"] <= 1
+        True
+        """
+        rows, mask = self.probe_eval(kind, n_rows, seed)
+        starts = set(b"<[")
+        copy, answers = [], []
+        for row, m in zip(rows, mask):
+            for t in np.flatnonzero(m):
+                a = t + 1                                      # index of the answer byte in the row
+                answer = int(row[a])
+                start = max((i for i in range(a) if row[i] in starts), default=0)
+                digits = [int(b) for b in row[start:a] if b in DIGITS] or [int(b) for b in row[:start] if b in DIGITS]
+                copy.append(digits.count(answer) / len(digits) if digits else 1 / len(DIGITS))
+                answers.append(answer)
+        if not answers:
+            return dict(copy=float("nan"), majority=float("nan"), n=0)
+        counts = np.bincount(answers, minlength=256)
+        return dict(copy=float(np.mean(copy)), majority=float(counts.max() / len(answers)), n=len(answers))

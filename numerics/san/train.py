@@ -1,8 +1,12 @@
-"""Deterministic CPU training with safetensors checkpoints at fixed fractions, and evaluation.
+"""Deterministic training with safetensors checkpoints at fixed fractions, and evaluation.
 
 :func:`train` runs AdamW (linear warm-up, cosine decay to a tenth) on one intra-op thread, so the
-same (config, training config, data) gives bit-identical weights on any machine with the same
-torch build. At every fraction of :attr:`TrainConfig.fractions` it writes
+same (config, training config, data) gives bit-identical weights on one machine with one torch
+build; CPU kernels differ between machines, so two machines may differ in the last bits, and the
+claims are decided so that an outcome which flips under such a change is not reported (see
+:attr:`TrainConfig.kernel`: a second numerical path, the same mathematics through another attention
+kernel). ``device="cuda"`` trains on a GPU with deterministic algorithms (cuBLAS workspace fixed,
+no TF32, no cuDNN autotuning); a CUDA run is its own run (another checkpoint key). At every fraction of :attr:`TrainConfig.fractions` it writes
 ``step<NNNNNN>.safetensors`` (weights, AdamW moments, and a JSON header with the step, the
 configuration and the training-loss trace) atomically (a temporary file, then a rename). Given the
 same ``ckpt_dir`` a killed run resumes from its last checkpoint and ends at the same final
@@ -16,9 +20,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import numpy as np
 import torch
@@ -29,6 +34,41 @@ from numerics.device import single_thread
 from numerics.san.config import SANConfig
 from numerics.san.data import Data
 from numerics.san.model import Decoder, build
+
+
+KERNELS = ("sdpa", "explicit")
+DEVICES = ("cpu", "cuda")
+
+
+@contextmanager
+def deterministic(device: str) -> Iterator[None]:
+    """Deterministic settings for ``device`` (nothing to change on the CPU): on CUDA, deterministic
+    algorithms, a fixed cuBLAS workspace, no TF32 and no cuDNN autotuning, restored afterwards."""
+    if device == "cpu":
+        yield
+        return
+    if not torch.cuda.is_available():
+        raise ValueError("--device cuda: torch sees no CUDA device (torch.cuda.is_available() is False)")
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    prev = (torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.benchmark,
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(prev[0])
+        torch.backends.cudnn.benchmark, torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = prev[1:]
+
+
+def logits(model: Decoder, x: torch.Tensor, kernel: str = "sdpa") -> torch.Tensor:
+    """The model's logits through the fused attention kernel or the explicit softmax path (the same
+    mathematics, other rounding)."""
+    if kernel == "sdpa":
+        return model(x)
+    h, _ = model.hidden(x, weights=True)
+    return h @ model.wte.weight.T
 
 
 @dataclass(frozen=True)
@@ -42,8 +82,14 @@ class TrainConfig:
     seed: int = 0                    # init seed and data order: shared inside a matched pair
     fractions: tuple = (0.125, 0.25, 0.5, 1.0)
     diverge_at: float = 20.0
+    kernel: str = "sdpa"             # attention kernel: "sdpa" (fused) or "explicit" (softmax(QK^T) V)
+    device: str = "cpu"              # "cpu" or "cuda" (deterministic settings)
 
     def __post_init__(self) -> None:
+        if self.kernel not in KERNELS:
+            raise ValueError(f"TrainConfig.kernel: {self.kernel!r} is not one of {', '.join(KERNELS)}")
+        if self.device not in DEVICES:
+            raise ValueError(f"TrainConfig.device: {self.device!r} is not one of {', '.join(DEVICES)}")
         for name in ("steps", "batch"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -88,11 +134,11 @@ def run_key(cfg: SANConfig, tc: TrainConfig, data: Data) -> str:
 def save_checkpoint(path: Path, model: Decoder, opt: torch.optim.Optimizer, meta: dict) -> None:
     from safetensors.torch import save_file
 
-    tensors = {f"model.{k}": v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+    tensors = {f"model.{k}": v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()}
     names = [n for n, _ in model.named_parameters()]
     for i, st in opt.state_dict()["state"].items():
         for k, v in st.items():
-            tensors[f"opt.{names[i]}.{k}"] = torch.as_tensor(v).detach().clone().contiguous()
+            tensors[f"opt.{names[i]}.{k}"] = torch.as_tensor(v).detach().cpu().clone().contiguous()
     with atomic_path(path) as tmp:         # a temporary file renamed into place: whole or absent
         save_file(tensors, str(tmp), metadata={"meta": json.dumps(meta, sort_keys=True)})
 
@@ -140,8 +186,9 @@ def train(cfg: SANConfig, tc: TrainConfig, data: Data, ckpt_dir: Optional[os.Pat
     if data.ctx != cfg.ctx:
         raise ValueError(f"train: data context {data.ctx} differs from the model context {cfg.ctx}")
     key = run_key(cfg, tc, data)
-    with single_thread():
-        model = build(cfg, tc.seed)
+    dev = torch.device(tc.device)
+    with single_thread(), deterministic(tc.device):
+        model = build(cfg, tc.seed).to(dev)
         opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=(0.9, 0.95), weight_decay=tc.weight_decay)
         start, trace, diverged, saved = 0, [], False, []
         at = set(checkpoint_steps(tc))
@@ -157,8 +204,8 @@ def train(cfg: SANConfig, tc: TrainConfig, data: Data, ckpt_dir: Optional[os.Pat
         while step < tc.steps and not diverged:
             for g in opt.param_groups:
                 g["lr"] = lr_at(tc, step)
-            x, y = (torch.from_numpy(a) for a in data.batch(tc.seed, step, tc.batch))
-            loss = F.cross_entropy(model(x).reshape(-1, cfg.vocab), y.reshape(-1))
+            x, y = (torch.from_numpy(a).to(dev) for a in data.batch(tc.seed, step, tc.batch))
+            loss = F.cross_entropy(logits(model, x, tc.kernel).reshape(-1, cfg.vocab), y.reshape(-1))
             value = float(loss.detach())
             if not math.isfinite(value) or value > tc.diverge_at:
                 diverged = True
@@ -182,22 +229,28 @@ def train(cfg: SANConfig, tc: TrainConfig, data: Data, ckpt_dir: Optional[os.Pat
 
 
 @torch.no_grad()
-def evaluate(model: Decoder, data: Data, n_val: int = 64, n_probe: int = 16, seed: int = 0) -> dict:
-    """Validation loss (nats per byte), its mean by position (ctx,), and probe accuracies
-    (argmax at the answer positions), with the counts behind them."""
-    with single_thread():
+def evaluate(model: Decoder, data: Data, n_val: int = 64, n_probe: int = 16, seed: int = 0,
+             kernel: str = "sdpa") -> dict:
+    """Validation loss (nats per byte), its mean by position (ctx,), probe accuracies (argmax at the
+    answer positions) with the counts behind them, and each probe's chance levels
+    (:meth:`numerics.san.data.Data.chance`, from the same rows) and accuracy above the larger one."""
+    dev = next(model.parameters()).device
+    with single_thread(), deterministic(dev.type):
         model.eval()
-        rows = torch.from_numpy(data.val_rows(n_val))
-        logits = model(rows[:, :-1])
-        nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[:, 1:].reshape(-1),
+        rows = torch.from_numpy(data.val_rows(n_val)).to(dev)
+        out_logits = logits(model, rows[:, :-1], kernel)
+        nll = F.cross_entropy(out_logits.reshape(-1, out_logits.shape[-1]), rows[:, 1:].reshape(-1),
                               reduction="none").view(rows.shape[0], -1)          # (n_val, ctx)
         out = dict(val_loss=float(nll.mean()), loss_by_pos=nll.mean(0).tolist(),
                    val_loss_se=float(nll.mean(1).std() / math.sqrt(n_val)))
         for kind in ("retrieval", "recall"):
             prow, mask = data.probe_eval(kind, n_probe, seed)
-            prow, mask = torch.from_numpy(prow), torch.from_numpy(mask)
-            pred = model(prow[:, :-1]).argmax(-1)
+            prow, mask = torch.from_numpy(prow).to(dev), torch.from_numpy(mask).to(dev)
+            pred = logits(model, prow[:, :-1], kernel).argmax(-1)
             hit = (pred == prow[:, 1:])[mask]
             out[f"{kind}_acc"], out[f"{kind}_n"] = float(hit.float().mean()), int(hit.numel())
+            chance = data.chance(kind, n_probe, seed)               # from the same rows
+            out[f"{kind}_chance_copy"], out[f"{kind}_chance_majority"] = chance["copy"], chance["majority"]
+            out[f"{kind}_above_chance"] = out[f"{kind}_acc"] - max(chance["copy"], chance["majority"])
         model.train()
     return out

@@ -33,7 +33,7 @@ import z3
 
 from numerics.smt import encode as E
 from numerics.smt import exact as X
-from numerics.smt.statements import Statement
+from numerics.smt.statements import Mutation, Statement
 
 FMatrix = Sequence[Sequence[Fraction]]
 
@@ -204,7 +204,19 @@ def _causal_pair(n: int, c: list) -> tuple:
     return P, Q
 
 
-def _build(exact: bool) -> Any:
+def _mutant(label: str) -> z3.BoolRef:
+    """The mutation of a direction: "if" with the condition replaced by True (equality always), "only-if"
+    by False (equality never); each must come back sat (tests/numerics/test_smt_mutations.py)."""
+    return z3.BoolVal(label == "if")
+
+
+def mutant_fails(label: str, mats: dict) -> bool:
+    """Exact predicate of the mutation: "always equality" fails where equality does not hold, "never
+    equality" where it does."""
+    return equality(mats["P"], mats["Q"]) != (label == "if")
+
+
+def _build(exact: bool, mutant: bool = False) -> Any:
     def build(dims: tuple) -> list:
         n = dims[0]
         out = []
@@ -217,7 +229,7 @@ def _build(exact: bool) -> Any:
             DP, _ = E.delta_exact(P, "dP", c)        # the general delta: no causal shortcut assumed
             DQ, _ = E.delta_exact(Q, "dQ", c)
             R = E.matmul(P, Q)
-            cond = _cond(P, Q, p, q, exact)
+            cond = _mutant(label) if mutant else _cond(P, Q, p, q, exact)
             if label == "if":                        # the condition, but delta(PQ) < delta(P) delta(Q)
                 c += [cond] + [E.tv_upper(R[i], R[j], c) < DP * DQ for i, j in E.pairs(n)]
             else:                                    # equality (or more), but not the condition
@@ -227,7 +239,7 @@ def _build(exact: bool) -> Any:
     return build
 
 
-def _build_lemma(dims: tuple) -> list:
+def _build_lemma(dims: tuple, mutant: bool = False) -> list:
     """The same two directions with the causal lemma of D1's corollary as an assumption (statement
     ``causal``, proved separately): delta(P) = 1 - p, delta(Q) = 1 - q, delta(PQ) = max_l (1 - (PQ)_l0).
     Small queries (no distance over all pairs); reaches larger n."""
@@ -239,10 +251,11 @@ def _build_lemma(dims: tuple) -> list:
         p, q = _min_col0(P, "P", c), _min_col0(Q, "Q", c)
         R = E.matmul(P, Q)
         gaps = [1 - R[l][0] for l in range(1, n)]
+        cond = _mutant(label) if mutant else _cond(P, Q, p, q)
         if label == "if":
-            c += [_cond(P, Q, p, q)] + [g < (1 - p) * (1 - q) for g in gaps]
+            c += [cond] + [g < (1 - p) * (1 - q) for g in gaps]
         else:
-            c += [z3.Not(_cond(P, Q, p, q)), z3.Or([g >= (1 - p) * (1 - q) for g in gaps])]
+            c += [z3.Not(cond), z3.Or([g >= (1 - p) * (1 - q) for g in gaps])]
         out.append((label, c, {"P": P, "Q": Q}))
     return out
 
@@ -250,12 +263,16 @@ def _build_lemma(dims: tuple) -> list:
 THEOREM = "dobrushin.product.causal"
 _BASE = Statement("causal.d2", THEOREM, "causal P, Q: delta(PQ) = delta(P) delta(Q) iff delta(P) delta(Q) = 0 or "
                   "some l >= 1 with P_l0 = min P_i0 has Q_k0 = min Q_i0 on every k >= 1 with P_lk > 0", "d2",
-                  _build(True), holds)
+                  _build(True), holds, needs=("d2.bound",),
+                  mutation=Mutation("'if': condition True (always equality); 'only-if': condition False (never)",
+                                    _build(True, mutant=True), mutant_fails, (3, 3, 3)))
 STATEMENTS: dict[str, Statement] = {s.key: s for s in (
     _BASE,
-    replace(_BASE, key="causal.d2.lemma", encoding="lemma", build=_build_lemma,
+    replace(_BASE, key="causal.d2.lemma", encoding="lemma", build=_build_lemma, needs=("d2.bound", "causal"),
+            mutation=replace(_BASE.mutation, build=lambda dims: _build_lemma(dims, mutant=True)),
             text=f"{_BASE.text} (assuming the causal lemma: delta attained by pairs (0, l))"),
-    replace(_BASE, key="causal.d2.conjectured", wrong=True, at=(3, 3, 3), build=_build(False),
+    replace(_BASE, key="causal.d2.conjectured", wrong=True, at=(3, 3, 3), build=_build(False), needs=(),
+            mutation=None,
             holds=holds_conjectured, text="WRONG (as first conjectured): positive lower triangle, equality iff row 1 "
             "is the unique minimiser of P_l0 and Q_10 is minimal"),
 )}

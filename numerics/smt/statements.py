@@ -60,8 +60,11 @@ class Statement:
         """The dims of size n: (n,) for D1 and the chain, the cube (n, n, n) for D2."""
         return (n, n, n) if self.kind == "d2" else (n,)
 
-    def premise_dims(self, dims: tuple) -> tuple:
-        """The dims at which ``needs`` must be proved: the same, or the cube (n, n, n) for the chain."""
+    def premise_dims(self, dims: tuple, kind: str = "") -> tuple:
+        """The dims at which a premise (of ``kind``; default this statement's) must be proved: (n,)
+        for a D1 premise, the cube (n, n, n) for the chain's D2 premise, else the same dims."""
+        if kind == "d1":
+            return (dims[0],)
         return (dims[0],) * 3 if self.kind == "chain" else tuple(dims)
 
     def shape(self, dims: tuple) -> str:

@@ -101,3 +101,38 @@ def test_checkpoint_source_gives_attention_instances(tmp_path):
     p = inst.provenance
     assert p["test_accuracy"] == ck.accuracy and p["epoch"] == ck.epoch and p["weights"] == ck.fingerprint
     assert p["n_special"] == 1 + TINY.registers and p["label"] == items[1].label
+
+
+class WordModel:
+    """A stand-in text model: one token per word between [CLS] = 1 and [SEP] = 2, and attention that
+    is the identity (so a cut is visible in the shape)."""
+
+    name, fingerprint, causal, quantised = "words", "0" * 16, False, False
+    special_ids = frozenset({1, 2})
+
+    def encode(self, text):
+        from numerics.sources.models import Encoded
+
+        ids = [1] + [10 + len(w) for w in text.split()] + [2]
+        return Encoded(ids=torch.tensor(ids), special=torch.tensor([i in (1, 2) for i in ids]), truncated=False,
+                       n_tokens_full=len(ids))
+
+    def attentions_of(self, enc):
+        T = len(enc.ids)
+        return torch.eye(T).expand(2, 3, T, T).clone()
+
+
+def test_matched_text_cuts_to_exactly_T_tokens_and_keeps_the_closing_token():
+    from numerics.modalities import MatchedText, content_length
+    from numerics.sources.corpus import TextInput
+
+    m = MatchedText(WordModel())
+    t = TextInput("t:0", "one two three four five six", "test")
+    assert m.tokens(t) == 8 and m.fits(t, 8) and not m.fits(t, 9)
+    enc = m.cut(t, 5)
+    assert enc.ids.tolist() == [1, 13, 13, 15, 2] and enc.special.tolist() == [True, False, False, False, True]
+    inst = m.instance(t, 5)
+    assert inst.attention.shape == (2, 3, 5, 5) and inst.provenance["T"] == 5 and inst.provenance["tokens_full"] == 8
+    assert int((~inst.special).sum()) == 3 and content_length(3, 2) == 5      # content tokens: T - [CLS], [SEP]
+    with pytest.raises(ValueError, match="fewer than T = 9"):
+        m.cut(t, 9)

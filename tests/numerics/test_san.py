@@ -103,12 +103,55 @@ def test_claim_decisions_float_and_exact_agree():
         noise = float(abs(rng.normal(0, 0.03)))
         for direction in (">", "<"):
             assert decide(vals, noise, direction)["outcome"] == decide_exact(vals, noise, direction)["outcome"]
-    assert decide_exact([0.5], 0.1)["outcome"] == "supported"
-    assert decide_exact([0.5], 0.1, "<")["outcome"] == "refuted"
-    assert decide_exact([0.2], 0.1)["outcome"] == "inconclusive"       # 0.2 - 2 * 0.1 = 0 exactly: not above
+    assert decide_exact([0.5], 0.1)["outcome"] == "inconclusive"        # one pair: no degrees of freedom
+    assert decide_exact([0.5, 0.52, 0.49], 0.1, "<")["outcome"] == "refuted"
+    # planted bug: a z of 2 instead of t(df = 1) = 12.7 would call this supported
+    vals = [0.3, 0.1]
+    d = decide(vals, 0.0)
+    assert d["outcome"] == "inconclusive" and d["df"] == 1
+    z_lo = 0.2 - 2 * np.std(vals, ddof=1) / np.sqrt(2)
+    assert z_lo > 0 and d["interval"][0] < -0.5
     assert noise_floor([[1.0, 1.0], [2.0, 2.0]]) == 0.0
     with pytest.raises(ValueError, match="finite"):
         decide([float("nan")], 0.1)
+
+
+def test_chance_levels_come_from_the_probe_rows():
+    d = Data(ctx=64, n_facts=16)
+    ret, rec = d.chance("retrieval", 64), d.chance("recall", 64)
+    assert 0.25 <= ret["copy"] <= 0.4 and ret["copy"] > 0.1       # four context digits, not one in ten
+    assert 0.15 <= rec["majority"] <= 0.25 and rec["majority"] > 0.1
+    rows, mask = d.probe_eval("recall", 64)
+    answers = rows[:, 1:][mask]
+    assert rec["majority"] == pytest.approx(np.bincount(answers).max() / answers.size)
+    assert rec["n"] == answers.size
+
+
+def test_explicit_kernel_is_the_same_model_with_other_rounding():
+    tc = TrainConfig(steps=3, batch=2, lr=1e-2, warmup=1)
+    a = train(TINY, tc, DATA)
+    b = train(TINY, replace(tc, kernel="explicit"), DATA)
+    diff = max(float((x - y).detach().abs().max()) for x, y in zip(a.model.parameters(), b.model.parameters()))
+    assert 0 < diff < 1e-3                  # other rounding (a second numerical path), the same model
+    with pytest.raises(ValueError, match="kernel"):
+        TrainConfig(kernel="fast")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here: the GPU path runs where one is")
+def test_cuda_training_is_deterministic():
+    tc = TrainConfig(steps=3, batch=2, lr=1e-2, warmup=1, device="cuda")
+    a, b = train(TINY, tc, DATA), train(TINY, tc, DATA)
+    for x, y in zip(a.model.parameters(), b.model.parameters()):
+        assert torch.equal(x, y)
+    ev = evaluate(a.model, DATA, n_val=4, n_probe=2)
+    assert 0 < ev["val_loss"] < 8
+
+
+def test_cuda_without_a_gpu_is_one_clear_error():
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: the error path is for machines without one")
+    with pytest.raises(ValueError, match="no CUDA device"):
+        train(TINY, TrainConfig(steps=1, batch=2, device="cuda"), DATA)
 
 
 def test_attention_source_feeds_the_rollout_pipeline():

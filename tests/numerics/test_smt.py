@@ -10,7 +10,11 @@ from numerics.smt import SPLIT, STATEMENTS, decide, decide_split, fractions, rec
 from numerics.smt import exact as X
 from numerics.smt import solve
 
-WRONG = sorted(k for k, s in {**STATEMENTS, **SPLIT}.items() if s.wrong)
+from numerics.smt.causal import STATEMENTS as CAUSAL_D2
+from numerics.smt.exhaustive import EXHAUSTIVE
+
+ALL = {**STATEMENTS, **SPLIT, **EXHAUSTIVE, **CAUSAL_D2}
+WRONG = sorted(k for k, s in ALL.items() if s.wrong)
 
 
 @pytest.mark.parametrize("key", ["d1.bound", "d1.iff"])
@@ -24,7 +28,7 @@ def test_d1_and_its_equality_condition_are_proved_at_n3(key):
 
 @pytest.mark.parametrize("key", WRONG)
 def test_every_wrong_variant_comes_back_with_an_exactly_confirmed_counterexample(key):
-    st = STATEMENTS.get(key) or SPLIT[key]
+    st = ALL[key]
     r = (decide_split if st.encoding == "split" else decide)(st, st.at, timeout=20)
     assert r.status == "counterexample", r
     mats = fractions(r.counterexample)
@@ -33,9 +37,10 @@ def test_every_wrong_variant_comes_back_with_an_exactly_confirmed_counterexample
     # the true statement it perturbs holds on the same matrices (the variant, not the theorem, fails)
     perturbs = {"d1.bound.strict": "d1.bound", "d1.iff.one-sided": "d1.iff", "d1.iff.any-pair": "d1.iff",
                 "causal.any": "causal", "d2.bound.strict": "d2.bound", "d2.iff.always": "d2.iff",
-                "d2.iff.any-pair": "d2.iff", "chain.always": "chain"}
+                "d2.iff.any-pair": "d2.iff", "chain.always": "chain", "d1.bound.exhaustive.wrong": "d1.bound",
+                "d2.bound.exhaustive.wrong": "d2.bound", "causal.d2.conjectured": "causal.d2"}
     true_key = key[:-len(".split.wrong")] if key.endswith(".split.wrong") else perturbs[key]
-    assert STATEMENTS[true_key].holds(mats)
+    assert ALL[true_key].holds(mats)
 
 
 def test_split_encodings_prove_what_the_direct_ones_reach_more_slowly():
@@ -120,7 +125,7 @@ def test_registry_sizes_are_honest_the_cheapest_recorded_sizes_are_proved_again(
     recorded = [(th.id, key, tuple(dims), secs) for th in theorems() for key, dims, secs in th.smt_checked]
     assert {"dobrushin.factor", "dobrushin.factor.causal", "dobrushin.product"} <= {r[0] for r in recorded}
     for tid, key, dims, secs in recorded:
-        st = STATEMENTS.get(key) or SPLIT[key]
+        st = ALL[key]
         assert st.theorem == tid and not st.wrong and secs > 0 and dims == st.dims(max(dims)), (tid, key, dims)
         at = dims if secs < 1 else st.dims(2)
         r = (decide_split if st.encoding == "split" else decide)(st, at, timeout=60)

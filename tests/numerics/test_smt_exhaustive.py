@@ -9,10 +9,15 @@ from numerics.smt.solve import SmtResult, decide
 
 def test_the_cases_are_every_pair_every_column_set_and_every_sign_pattern():
     assert len(X.subsets(3)) == 8 and X.subsets(2) == [(), (0,), (1,), (0, 1)]
-    assert len(X.d2_bound_cases((3, 2, 2))) == 3 * 4 * 9           # pairs x 2^p x 3^m
+    # pairs x 2^p x (3^m patterns less the 2 (2^m - 1) no zero-sum vector has)
+    assert len(X.d2_bound_cases((3, 2, 2))) == 3 * 4 * (9 - 6)
+    from itertools import product
+    zero_sum = {tuple((x > 0) - (x < 0) for x in v) for v in product(range(-2, 3), repeat=3) if sum(v) == 0}
+    assert set(X.sign_patterns(3)) == zero_sum                       # exactly the patterns a zero-sum vector has
     assert len(X.d1_bound_cases((4,))) == 6 * 16                    # pairs x 2^n
     labels = {label for label, _, _ in X.d2_bound_cases((2, 2, 2))}
     assert "(0,1) T={0, 1} signs +-" in labels and "(0,1) T={} signs 00" in labels
+    assert "(0,1) T={} signs ++" not in labels and set(X.cases("d2", (2, 2, 2))) == labels
 
 
 @pytest.mark.parametrize("key,dims", [("d1.bound.exhaustive", (3,)), ("d2.bound.exhaustive", (2, 2, 2))])

@@ -5,8 +5,16 @@ A statement without a mutation, a query without one, or a mutated query that sta
 import pytest
 
 from numerics.smt import SPLIT, STATEMENTS, decide, fractions
+from numerics.smt.causal import STATEMENTS as CAUSAL_D2
+from numerics.smt.exhaustive import EXHAUSTIVE
 
-TRUE = {k: s for k, s in {**STATEMENTS, **SPLIT}.items() if not s.wrong}
+TRUE = {k: s for k, s in {**STATEMENTS, **SPLIT, **EXHAUSTIVE, **CAUSAL_D2}.items() if not s.wrong}
+
+
+def test_every_statement_that_prove_runs_is_covered_here():
+    from verification.prove.checks import ALL
+
+    assert {k for k, s in ALL.items() if not s.wrong} == set(TRUE)
 
 
 def mutated_queries() -> list:

@@ -57,3 +57,49 @@ def test_blocks_compile_with_pdflatex(tmp_path):
     run = subprocess.run([engine, "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout[-2000:]
+
+
+# -- issue 26 item 3: titles in words, equality conditions as LaTeX math ------------------------------
+import re  # noqa: E402
+
+from theory.registry import Theorem, math_text  # noqa: E402
+
+ASCII_MATH = re.compile(r"<=|>=|!=|\\textless\{\}=|\\textgreater\{\}=|(?<!\\)\bdelta\(|\^T\b|\|\|")
+OWN = ("dobrushin.", "rank.", "poincare.")       # theory.san's theorems are filled by their owners
+
+
+def words_outside_math(tex: str) -> str:
+    return "".join(p for k, p in enumerate(tex.split("$")) if k % 2 == 0)
+
+
+@pytest.mark.parametrize("th", [t for t in theorems() if t.id.startswith(OWN)], ids=lambda t: t.id)
+def test_titles_are_words_and_equality_conditions_are_math(th):
+    assert not re.search(r"[<>=^_\\|]|\bdelta\b|\bsqrt\b", th.title), th.title
+    assert len(th.title) <= 70, th.title
+    assert th.equality_tex, f"{th.id}: no equality_tex (the paper would print ASCII)"
+    words = words_outside_math(th.equality_tex)
+    assert "\\" not in words and not ASCII_MATH.search(words), (th.id, words)
+    block = th.latex_block()
+    assert not ASCII_MATH.search(block), (th.id, block)
+    for k, piece in enumerate(th.equality_tex.split("$")):
+        if k % 2:
+            assert balanced(piece), (th.id, piece)
+
+
+def test_the_ascii_check_catches_a_planted_condition():
+    planted = Theorem(id="x.planted", title="Planted", category="proved", statement=theorems()[0].statement,
+                      equality="A_ii >= A_ji", hypotheses=lambda x: None, witness=lambda: None)
+    assert ASCII_MATH.search(planted.latex_block())            # no equality_tex: the words leak
+    fixed = Theorem(**{**planted.__dict__, "equality_tex": r"$A_{ii} \ge A_{ji}$"})
+    assert not ASCII_MATH.search(fixed.latex_block())
+    with pytest.raises(ValueError, match="unbalanced"):
+        math_text("an $x odd dollar")
+
+
+def test_theorems_md_renders_the_same_conditions():
+    from theory.registry import theorems_markdown
+
+    md = theorems_markdown()
+    for th in theorems():
+        if th.id.startswith(OWN):
+            assert f"- equality: {th.equality_tex}" in md and th.title in md

@@ -86,3 +86,30 @@ def test_lemma_check_detects_a_nonlinear_block():
     std = _perturbed(SANConfig(block="standard", n_layer=1, n_head=2, d_model=16, ctx=8), 0)
     with pytest.raises(ValueError, match="feed-forward"):
         bottleneck_exact(std)
+
+
+# -- issue 26 item 3: SAN titles in words, equality conditions and statements as LaTeX math --------------
+@pytest.mark.parametrize("th", [t for t in __import__("theory").theorems() if t.id.startswith("san.")],
+                         ids=lambda t: t.id)
+def test_san_titles_are_words_and_equality_conditions_are_math(th):
+    import re
+
+    from matplotlib.mathtext import MathTextParser
+
+    from verification.paper.latex import ascii_math
+
+    assert not re.search(r"[<>=^_\\|]|\bdelta\b|\bprod\b", th.title) and len(th.title) <= 70, th.title
+    assert th.equality_tex, f"{th.id}: no equality_tex (the paper would print ASCII)"
+    words = "".join(p for k, p in enumerate(th.equality_tex.split("$")) if k % 2 == 0)
+    assert "\\" not in words and not re.search(r"\bprod\b|\bh_0\b|[A-Za-z]_[A-Za-z0-9{]", words), (th.id, words)
+    assert ascii_math(th.latex_block()) == [] and "_{ctx SAN}" not in th.latex(), th.latex_block()
+    for k, piece in enumerate(th.equality_tex.split("$")):
+        if k % 2:
+            MathTextParser("path").parse(f"${piece}$")          # valid math, as the paper prints it
+
+
+def test_the_san_equality_check_catches_ascii_words():
+    import re
+
+    planted = "always: the model equals h_0 prod_l (I + c_l M_l)"      # the old, ASCII condition
+    assert re.search(r"\bprod\b|\bh_0\b|[A-Za-z]_[A-Za-z0-9{]", planted)

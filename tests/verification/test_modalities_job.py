@@ -17,7 +17,7 @@ from verification.modalities.paper import paper_part
 from verification.modalities.checks import campaign_name
 from verification.modalities.command import measure_and_report
 from verification.modalities.paper import preset_part
-from verification.modalities.report import modality_stages, pair_kind
+from verification.modalities.report.stages import modality_stages, pair_kind
 from verification.report.part import MissingCampaign
 from verification.trained.checks import instance_records
 
@@ -136,10 +136,39 @@ def test_tiny_preset_end_to_end_resumes_and_reports(store, tmp_path):
     with pytest.raises(MissingCampaign, match="attnbounds rollout --model minilm"):
         preset_part(store, "tiny", 0)                                   # the prose compares with text
     part = preset_part(store, "tiny", 0, require_text=False)
-    assert [t.name for t in part.tables] == ["modalities_share", "modalities_detail", "modalities_training"]
+    assert [t.name for t in part.tables] == ["modalities_share", "modalities_detail", "modalities_training",
+                                             "modalities_seeds", "modalities_matched"]
     assert part.commands == ["attnbounds modalities --preset tiny --seed 0"]
     final = stages[2 * len(epochs) - 1]                                 # vit-reg, last checkpoint
-    assert part.macros["ModVitRegTrainedAcc"] == round(final.accuracy, 3)
+    assert part.macros["ModVitRegTrainedAccSeed"] == round(final.accuracy, 3)
+    # every seed of the preset trained and measured; the summary reads each seed's last checkpoint
+    seeds = PRESETS["tiny"].seed_list(0)
+    every = modality_stages(store, "tiny", 0, seeds=seeds)
+    assert {(s.model, s.seed) for s in every} == {(m, k) for m in models for k in seeds}
+    seeds_rows = {(r[0], r[1]): r for r in part.tables[3].rows()}
+    for m in models:
+        lasts = [max((s for s in every if s.model == m and s.seed == k), key=lambda s: s.epoch) for k in seeds]
+        assert seeds_rows[(m, "content")][3] == "0, 1, 2"
+        assert seeds_rows[(m, "content")][4] == ", ".join(f"{s.mean_share('content'):.2f}" for s in lasts)
+        assert part.macros[f"Mod{''.join(w.capitalize() for w in m.split('-'))}TrainedContentMeanShare"] == \
+            round(sum(s.mean_share("content") for s in lasts) / len(lasts), 2)
+    # beside each model: random matrices and MiniLM at its own n (content tokens: n = patches / features)
+    cols = part.tables[4].columns()
+    matched = {(r[0], r[1]): dict(zip(cols, r)) for r in part.tables[4].rows()}
+    n_content = {"vit": 16, "vit-reg": 16, "ft-cancer": 30, "ft-wine": 13}
+    for m in models:
+        assert matched[(m, "content")]["n"] == n_content[m]
+        assert matched[(m, "all")]["n"] == n_content[m] + (1 + PRESETS["tiny"].registers if m == "vit-reg" else 1)
+        assert matched[(m, "content")]["MiniLM at n (inputs)"].endswith("(4)")   # the tiny preset's 4 inputs
+        assert matched[(m, "content")]["trained vs random range"] in ("above", "below", "inside", "not separable from")
+    from verification.modalities.checks import TEXT_MODEL, text_prefix
+
+    ns = {}
+    for r in store.records(campaign=text_prefix(TEXT_MODEL), prefix=True):
+        if r["provenance"]["head"] is None and r["theorem"] == "dobrushin.factor":
+            T, v = r["provenance"]["T"], r["provenance"]["variant"]
+            ns.setdefault((T, v), set()).add(r["provenance"]["n"])
+    assert all(n == ({T} if v == "all" else {T - 2}) for (T, v), n in ns.items()) and ns
     assert part.macros["ModVitRegTrainedContentLayerOne"] == round(final.share("content", 1), 2)
     from verification.trained.checks import chunk_key
     from verification.trained.paper import campaign_prefix, main_inputs
@@ -173,3 +202,174 @@ def test_bad_arguments_are_one_line_errors(capsys, tmp_path):
     assert main(["modalities", "--checkpoints", str(tmp_path / "file"), "--db", ":memory:",
                  "--out", str(tmp_path)]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+# -- across seeds and beside baselines ---------------------------------------------------------------
+
+def seed_stage(model, seed, epoch, shares, n=(5, 4)):
+    """A stage with the given per-layer content shares (all tokens: the same), on 4 inputs."""
+    from verification.modalities.report.stages import Stage
+
+    st = Stage(model=model, family=model, campaign=f"c-{model}-{seed}-{epoch}", epoch=epoch, step=epoch,
+               fraction=1.0, accuracy=0.5 + 0.1 * seed, seed=seed, sizes={"all": n[0], "content": n[1]})
+    for l, x in enumerate(shares):
+        k = round(4 * x)
+        for v in ("all", "content"):
+            st.tight[(v, l)] = [k, 4]
+    return st
+
+
+def synthetic(trained, init, n=(5, 4)):
+    """Stages of one model: per seed its trained per-layer shares and its initial ones."""
+    out = []
+    for seed, (tr, it) in enumerate(zip(trained, init)):
+        out += [seed_stage("m", seed, 0, it, n), seed_stage("m", seed, 3, tr, n)]
+    return out
+
+
+def check_spread(summary, values):
+    """Known answer: mean, sd (n - 1) and the 95% t interval with df = seeds - 1 (scipy's own)."""
+    import statistics
+
+    from scipy import stats
+
+    t = summary.trained
+    assert t.values == pytest.approx(values) and t.df == len(values) - 1
+    assert t.sd == pytest.approx(statistics.stdev(values))
+    lo, hi = stats.t.interval(0.95, len(values) - 1, loc=statistics.mean(values),
+                              scale=statistics.stdev(values) / len(values) ** 0.5)
+    assert (t.lo, t.hi) == pytest.approx((lo, hi))
+
+
+def test_seed_spread_is_the_t_interval_over_seeds_and_a_planted_bug_fails(monkeypatch):
+    from verification.modalities.report import seeds as S
+
+    stages = synthetic([[0.25, 0.75], [0.5, 0.5], [1.0, 0.5]], [[0, 0], [0, 0.25], [0.25, 0]])
+    (content,) = [s for s in S.summarise(stages, {}, {}) if s.variant == "content"]
+    assert content.seeds == [0, 1, 2] and content.n == 4
+    check_spread(content, [0.5, 0.5, 0.75])                     # per seed: the layer mean at the last epoch
+    assert content.change.values == pytest.approx((0.5, 0.375, 0.625))   # paired: trained - init, per seed
+    assert content.depth.values == pytest.approx((0.5, 0.0, -0.5))       # last layer - first layer
+    # planted bugs: a z quantile instead of t (df ignored); a population sd; one seed's stages only
+    real = S.t_spread
+    for bug in (lambda v, a=0.05: normal_spread(v),
+                lambda v, a=0.05: population_spread(real, v)):
+        monkeypatch.setattr(S, "t_spread", bug)
+        (c,) = [s for s in S.summarise(stages, {}, {}) if s.variant == "content"]
+        with pytest.raises(AssertionError):
+            check_spread(c, [0.5, 0.5, 0.75])
+    monkeypatch.setattr(S, "t_spread", real)
+    (c,) = [s for s in S.summarise([s for s in stages if s.seed == 0], {}, {}) if s.variant == "content"]
+    with pytest.raises(AssertionError):
+        check_spread(c, [0.5, 0.5, 0.75])
+
+
+def normal_spread(v):
+    import statistics
+
+    from verification.modalities.report.seeds import Spread
+
+    m, sd = statistics.mean(v), statistics.stdev(v)
+    h = 1.96 * sd / len(v) ** 0.5
+    return Spread(tuple(v), m, sd, len(v) - 1, m - h, m + h)
+
+
+def population_spread(real, v):
+    s = real(v)
+    k = len(v)
+    f = ((k - 1) / k) ** 0.5
+    return type(s)(s.values, s.mean, s.sd * f, s.df, s.mean - (s.mean - s.lo) * f, s.mean + (s.hi - s.mean) * f)
+
+
+def test_each_model_meets_the_baselines_at_its_own_n_and_the_words_follow_the_tests():
+    from verification.modalities.report import seeds as S
+
+    trained = [[0.75, 0.75], [1.0, 0.75], [0.75, 1.0]]
+    stages = synthetic(trained, trained)
+    # random shares differ by n: at the model's content n = 4 they are 0.1 / 0.2; elsewhere 0.9 / 1.0
+    base = {("dirichlet", 4): (10, 100), ("softmax-T1", 4): (20, 100), ("dirichlet", 5): (90, 100),
+            ("softmax-T1", 5): (100, 100), ("dirichlet", 6): (50, 100)}
+    texts = {("content", 4): [0.9, 1.0, 0.8, 0.95, 0.85, 0.9, 1.0, 0.9], ("all", 5): [0.8] * 4 + [0.85] * 4}
+    summaries = {s.variant: s for s in S.summarise(stages, base, texts)}
+    c, a = summaries["content"], summaries["all"]
+    assert c.random == {"dirichlet": (10, 100), "softmax-T1": (20, 100)} and c.random_range == (0.1, 0.2)
+    assert a.random == {"dirichlet": (90, 100), "softmax-T1": (100, 100)}
+    assert c.words["random"] == "above" and a.words["random"] == "not separable from"
+    assert c.text.mean == pytest.approx(0.9125) and c.text_inputs == 8 and a.text_inputs == 8
+    assert c.words["init"] == "not separable from" and c.change.mean == 0
+    # Holm over every comparison of the run: each adjusted p is at least its raw p
+    raw = {}
+    for s in summaries.values():
+        for name, (p, df, half, d, adj) in s.tests.items():
+            assert adj >= p
+            raw[(s.variant, name)] = p
+    assert len(raw) >= 6
+    # the inside word: a trained share within the range, not separable from it
+    inside = {s.variant: s for s in S.summarise(synthetic([[0.25, 0.0]] * 3, [[0, 0]] * 3),
+                                                 {("dirichlet", 4): (0, 100), ("softmax-T1", 4): (30, 100)}, {})}
+    assert inside["content"].words["random"] == "inside" and inside["content"].words["init"] == "higher than"
+
+
+def baseline_agrees(store, campaign, family, n, count, seed):
+    """The stored baseline of (family, n) against an independent check: the same draws
+    (numerics.sources.random) decided by numerics.dobrushin.factor_equality."""
+    from numerics.dobrushin import factor_equality
+    from numerics.sources.random import generator, sample
+    from verification.modalities.checks import BASELINE_OFFSET
+
+    recs = [r for r in store.records(campaign=campaign) if r["provenance"]["family"] == family
+            and r["provenance"]["n"] == n]
+    A = sample(family, n, count, generator(seed, family, n, BASELINE_OFFSET))
+    expected = int(np.count_nonzero(factor_equality(A)))
+    assert len(recs) == count and sum(r["verdict"] == "tight" for r in recs) == expected, (family, n)
+
+
+def test_random_baselines_are_the_stress_checks_verdicts_at_n_and_a_planted_size_bug_fails(store, tmp_path,
+                                                                                           monkeypatch):
+    import numerics.sources.random as R
+    from verification.modalities import checks
+
+    name = checks.run_baselines(store, [4, 7], 30, 0)
+    assert name == checks.baseline_campaign(0, 30)
+    for f in checks.BASELINE_FAMILIES:
+        for n in (4, 7):
+            baseline_agrees(store, name, f, n, 30, 0)
+    assert len(list(store.records(campaign=name))) == 2 * 30 * len(checks.BASELINE_FAMILIES)
+    # planted: matrices drawn one token larger than asked (the classic off-by-one of a CLS token)
+    real = R.sample
+    monkeypatch.setattr(R, "sample", lambda family, n, count, rng: real(family, n + 1, count, rng))
+    with ResultStoreAt(tmp_path / "bug.db") as bug:
+        bad = checks.run_baselines(bug, [3], 200, 0)
+        monkeypatch.setattr(R, "sample", real)
+        with pytest.raises(AssertionError):
+            for f in checks.BASELINE_FAMILIES:
+                baseline_agrees(bug, bad, f, 3, 200, 0)
+
+
+def ResultStoreAt(path):
+    from verification.store import ResultStore
+
+    return ResultStore(path)
+
+
+def test_a_changed_stored_number_makes_the_modalities_prose_fail_naming_its_sentence(tmp_path):
+    from verification.modalities.paper import prose_guards
+    from verification.paper.latex import guard_problems
+    from verification.report.part import Part
+
+    (tmp_path / "sections").mkdir()
+    (tmp_path / "main.tex").write_text("\\input{sections/modalities}\n")
+    (tmp_path / "sections" / "modalities.tex").write_text(
+        (Path(__file__).resolve().parents[2] / "paper" / "sections" / "modalities.tex").read_text())
+    learned = {"vit": (0.10, 0.92), "ft-wine": (0.33, 0.95)}
+    ok = Part("modalities")
+    prose_guards(ok, learned, 2, 1.0)
+    assert guard_problems(tmp_path, ok.guards) == []
+    for args, sentence in (
+            (({**learned, "ft-wine": (0.33, 0.30)}, 2, 1.0), "The models learned"),   # one ends below its start
+            ((learned, 12, 1.0), "Our models are smaller and shallower than the published ones"),
+            ((learned, 2, 0.97), "is the causal corollary of Section~\\ref{sec:dobrushin}")):
+        bad = Part("modalities")
+        prose_guards(bad, *args)
+        problems = guard_problems(tmp_path, bad.guards)
+        assert len(problems) == 1 and f'contradicts the sentence "{sentence}"' in problems[0], problems

@@ -69,9 +69,13 @@ def test_build_writes_every_file_and_rebuilds_byte_identically(toy, tmp_path):
     fill(store)
     out = tmp_path / "paper"
     res = build(store, out, families=["toy_family"], source=src)
-    assert res.macros == {"ToyShare": Fraction(1, 2), "ToyCount": 4}
+    assert {k: v for k, v in res.macros.items() if not k.startswith("Build")} == {"ToyShare": Fraction(1, 2),
+                                                                                  "ToyCount": 4}
     macros = (out / "generated" / "macros.tex").read_text()
-    assert "\\newcommand{\\ToyShare}{1/2}" in macros and "\\newcommand{\\ToyCount}{4}" in macros
+    # each quoted number links to its family's entry in the appendix
+    assert "\\newcommand{\\ToyShare}{\\ProvLink{prov:toy}{1/2}}" in macros
+    assert "\\newcommand{\\ToyCount}{\\ProvLink{prov:toy}{4}}" in macros
+    assert "\\newcommand{\\BuildKind}{quick}" in macros
     tex = (out / "tables" / "toy-table.tex").read_text()
     assert "\\toprule" in tex and "toy\\_campaign" in tex and "50\\%" in tex and "0.2500" in tex
     assert (out / "figures" / "toy-figure.pdf").exists() and (out / "figures" / "toy-figure.png").exists()
@@ -87,7 +91,7 @@ def test_build_writes_every_file_and_rebuilds_byte_identically(toy, tmp_path):
     store.write_chunk("toy-campaign", "c1", [Record(theorem="dobrushin.factor", instance="i9",
                                                     verdict=Verdict.TIGHT, slack=0.0)])
     build(store, out, families=["toy_family"], source=src)
-    assert "\\newcommand{\\ToyCount}{5}" in (out / "generated" / "macros.tex").read_text()
+    assert "\\newcommand{\\ToyCount}{\\ProvLink{prov:toy}{5}}" in (out / "generated" / "macros.tex").read_text()
 
 
 def test_missing_campaign_is_named(toy, tmp_path):

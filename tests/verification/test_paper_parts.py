@@ -18,7 +18,7 @@ pytestmark = pytest.mark.models
 SECTIONS = Path(__file__).resolve().parents[2] / "paper" / "sections"
 PAPER_FAMILIES = ("dobrushin", "trained", "rank", "poincare")
 # capitalised commands the sections may use that are not generated macros: main.tex's own and TeX's
-NOT_MACROS = {"Dob", "Suite", "Delta", "Gamma", "Lambda", "Omega", "Phi", "Pi", "Psi", "Sigma", "Theta", "Xi"}
+NOT_MACROS = {"Dob", "Suite", "Guard", "ProvTag", "ProvLink", "Delta", "Gamma", "Lambda", "Omega", "Phi", "Pi", "Psi", "Sigma", "Theta", "Xi"}
 
 
 def _dobrushin(store):
@@ -231,3 +231,43 @@ def test_a_missing_model_is_a_missing_campaign(tmp_path):
         with pytest.raises(MissingCampaign) as err:
             _part(tmp_path / "one.db", "trained")
     assert "minilm" in err.value.campaign
+
+
+# -- issue 26: legible figures, no ASCII mathematics, guarded sentences ------------------------------
+def test_every_figure_renders_without_overprinting(built):
+    """Each figure drawn as the paper draws it (printed size, paper fonts): no text over an axis
+    label, a tick label or another text (the check itself fails on a planted footer:
+    tests/verification/test_figures.py)."""
+    from verification.report.aggregate import pyplot
+    from verification.report.figures import COLUMN, overlaps, style
+
+    family, _, part = built
+    plt = pyplot()
+    for spec in part.figures:
+        with plt.rc_context(style()):
+            fig, ax = plt.subplots(figsize=COLUMN)
+            try:
+                spec.draw(ax)
+                assert overlaps(fig) == [], spec.name
+            finally:
+                plt.close(fig)
+
+
+def test_tables_and_prose_write_no_ascii_mathematics(built):
+    from verification.paper.latex import ascii_math
+    from verification.paper.tables import table_tex
+
+    family, _, part = built
+    for t in part.tables:
+        assert ascii_math(table_tex(t)) == [], t.name
+    assert ascii_math((SECTIONS / f"{family}.tex").read_text()) == [], family
+
+
+def test_every_guarded_sentence_of_the_section_is_guarded_by_its_family(built):
+    """Each ``\\Guard{Key}{...}`` of the family's section names a condition the part computes (on
+    the tiny store it may be false: the build, not this test, checks its truth)."""
+    from verification.paper.latex import guarded_sentences
+
+    family, _, part = built
+    keys = {k for k, _ in guarded_sentences((SECTIONS / f"{family}.tex").read_text())}
+    assert keys <= set(part.guards), sorted(keys - set(part.guards))

@@ -2,6 +2,8 @@
 `attnbounds prove` command and the paper's part."""
 from dataclasses import replace
 
+import types
+
 import pytest
 
 from numerics.smt import STATEMENTS, SmtResult
@@ -9,7 +11,7 @@ from theory.verdicts import Verdict, ViolationError
 from verification.cli import main
 from verification.prove import checks
 from verification.prove.paper import paper_part
-from verification.prove.checks import Plan, record, run_campaign, sensitivity_failures
+from verification.prove.checks import ALL, Plan, record, run_campaign, sensitivity_failures
 from verification.prove.report import reach, rows
 from verification.report.part import MissingCampaign
 from verification.store import ResultStore
@@ -128,7 +130,53 @@ def test_paper_part_reads_the_store_only(tmp_path):
         run_campaign(s, Plan(statements=("d1.bound", "d1.bound.strict"), max_n=3, timeout=3.0))  # QUICK's campaign
         part = paper_part(s)
     assert part.macros["ProveDOneBoundLargest"] == "3x3" and part.macros["ProveVariantsRefuted"] == "1"
-    assert {t.name for t in part.tables} == {"prove-reach", "prove-variants"} and part.commands
+    assert {t.name for t in part.tables} == {"prove-reach", "prove-variants", "prove-symmetry"} and part.commands
+
+
+def _stand_in(key: str, dims: tuple, z3_status: str, cvc5_status: str) -> dict:
+    st = ALL[key]
+    both = z3_status if z3_status == cvc5_status else "undecided"
+    r = record(st, SmtResult(key, dims, both, 0.5, cvc5=cvc5_status,
+                             reason="" if both != "undecided" else "z3 unsat, cvc5 timeout" if z3_status == "proved"
+                             else "timeout"), 60.0)
+    return {"theorem": r.theorem, "extra": r.extra}
+
+
+def test_the_symmetry_reduction_is_checked_and_a_disagreement_is_loud():
+    """The exhaustive (symmetry-free) and split encodings are compared per size and solver; they agree
+    up to the largest size both solvers prove both; a size where one encoding is proved and the other
+    refuted is a disagreement that the prove command reports (exit 1)."""
+    from verification.prove.command import _loud
+    from verification.prove.report import symmetry_checked, symmetry_disagreements, symmetry_rows
+
+    recs = [_stand_in("d1.bound.exhaustive", (2,), "proved", "proved"), _stand_in("d1.bound.split", (2,), "proved", "proved"),
+            _stand_in("d1.bound.exhaustive", (3,), "proved", "proved"), _stand_in("d1.bound.split", (3,), "proved", "proved"),
+            _stand_in("d1.bound.exhaustive", (4,), "undecided", "undecided"),
+            _stand_in("d1.bound.split", (4,), "proved", "proved")]
+    rows = symmetry_rows(recs)
+    assert [r[6] for r in rows] == ["yes", "yes", "-"] and symmetry_checked(recs) == {"d1.bound": "3x3"}
+    assert not symmetry_disagreements(recs)
+    planted = recs[:2] + [_stand_in("d1.bound.exhaustive", (3,), "counterexample", "counterexample"), recs[3]]
+    assert symmetry_checked(planted) == {"d1.bound": "2x2"}
+    bad = symmetry_disagreements(planted)
+    assert len(bad) == 1 and "d1.bound at 3x3" in bad[0]
+    console = types.SimpleNamespace(print=lambda *a, **k: None)
+    assert _loud(planted, console) == 1
+
+
+def test_premises_of_premises_run_first_and_at_their_own_size(tmp_path):
+    """causal.d2.lemma needs D2's bound (at n x n x n) and the causal lemma (at n x n), which needs D1's
+    bound: all are planned, in that order, and the lemma statement runs only where its premises hold."""
+    from verification.prove.checks import depth, premise_at, with_premises
+
+    keys = with_premises(("causal.d2.lemma",))
+    assert set(keys) >= {"d2.bound.split", "causal", "d1.bound.split", "causal.d2.lemma"}
+    assert depth("d1.bound.split") == 0 and depth("causal") == 1 and depth("causal.d2.lemma") == 2
+    assert premise_at("causal.d2.lemma", (3, 3, 3)) == {"d2.bound": [3, 3, 3], "causal": [3]}
+    with ResultStore(tmp_path / "c.db") as s:
+        got = run_campaign(s, Plan(statements=("causal.d2.lemma",), max_n=2, timeout=30.0))
+    by = {r["extra"]["statement"]: r["extra"]["smt"] for r in got}
+    assert by["causal.d2.lemma"] == "proved" and by["causal"] == "proved" and by["d1.bound.split"] == "proved"
 
 
 def test_every_macro_and_table_the_section_cites_is_in_the_part(tmp_path):
@@ -173,3 +221,14 @@ def test_the_registrys_sizes_are_checked_against_the_store(monkeypatch):
     assert not registry_mismatches([rec((3,), "undecided", 3.0)])                 # a quick budget: not judged
     bad = registry_mismatches([rec((2,), "proved", 60.0), rec((3,), "undecided", 60.0)])
     assert len(bad) == 1 and "d1.bound proved up to 3" in bad[0] and "undecided at 3x3" in bad[0]
+
+
+def test_every_statement_text_the_paper_prints_is_typeset_without_ascii_mathematics():
+    """The variants' texts reach the paper's tables as cells: each is set as mathematics (the paper's
+    MATH_LABELS, with a remark in parentheses kept), so a changed text is caught here."""
+    from verification.paper.latex import ascii_math
+    from verification.paper.tables import _cell_tex
+
+    for key, st in ALL.items():
+        if st.wrong:
+            assert ascii_math(_cell_tex(st.text)) == [], (key, st.text)

@@ -1,5 +1,8 @@
 """verification.san: a micro preset through the campaign (resume), the claims, the paper part and
 the command line."""
+import math
+
+import numpy as np
 import pytest
 
 from theory.verdicts import Outcome, judge
@@ -10,7 +13,7 @@ from verification.san.checks.presets import PRESETS, Preset
 from verification.san.paper import paper_part
 from verification.san.report import write_part
 
-MICRO = Preset("micro", d_model=16, n_head=2, ctx=16, batch=2, steps=4, lr=1e-2, ref_layers=1, seeds=2,
+MICRO = Preset("micro", d_model=16, n_head=2, ctx=16, batch=2, steps=4, lr=1e-2, ref_layers=2, seeds=2,
                  depths=(2,), sweep_steps=2, sweep_lr=1e-2, n_facts=4, n_val=4, n_probe=2, rollout_texts=1)
 
 
@@ -21,6 +24,8 @@ def _micro(monkeypatch):
 
 def test_micro_campaign_claims_and_report(store, tmp_path):
     camp = K.run_campaign(store, MICRO, 0, tmp_path / "ckpt")
+    other = K.run_campaign(store, MICRO, 0, tmp_path / "ckpt", kernel="explicit")
+    assert other != camp and store.count(other) == len(K.plan(MICRO))     # second path: the runs only
     recs = list(store.records(camp))
     runs = [r for r in recs if r["theorem"] == "san.claim.trainable"]
     assert len(runs) == len(K.plan(MICRO)) == 10
@@ -34,18 +39,30 @@ def test_micro_campaign_claims_and_report(store, tmp_path):
     again = K.run_campaign(store, MICRO, 0, tmp_path / "ckpt")                # resume: nothing recomputed
     assert again == camp and store.count(camp) == len(recs)
 
-    claims = run_claims(store, camp, "micro", 0)
+    claims = run_claims(store, {"sdpa": camp, "explicit": other}, "micro", 0)
     out = list(store.records(claims))
     names = {(r["theorem"], r["instance"]) for r in out}
     assert ("san.claim.gap", "depth") in names and ("san.claim.qk_norm", "L2") in names
+    assert ("san.claim.gap", "reduction") in names
     for r in out:
         assert isinstance(judge(r["verdict"]), Outcome) and "statistic" in r["extra"]
-        lo, hi = r["extra"]["interval"]
-        assert lo <= r["extra"]["statistic"] <= hi
+        assert set(r["extra"]["outcomes_by_path"]) == {"sdpa", "explicit"}
+        if r["extra"]["n"] >= 2:
+            lo, hi = r["extra"]["interval"]
+            assert lo <= r["extra"]["statistic"] <= hi and r["extra"]["df"] == 1
+        else:
+            assert r["extra"]["interval"] is None and r["verdict"] == "inconclusive"
+    tost_row = next(r for r in out if r["instance"] == "params")
+    assert tost_row["extra"]["direction"] == "equivalence" and tost_row["extra"]["margin"] > 0
 
     part = paper_part(store, seed=0, preset="micro")
-    assert {t.name for t in part.tables} >= {"san-runs", "san-claims", "san-spectra", "san-rollout"}
-    assert "SanGapDepth" in part.macros and part.macros["SanSeedPairs"] == 2
+    assert {t.name for t in part.tables} >= {"san-runs", "san-claims", "san-spectra", "san-rollout", "san-robustness",
+                                              "san-probes"}
+    claims_t = next(t for t in part.tables if t.name == "san-claims")
+    assert {"df", "p_holm", "mde", "unit", "margin", "robust"} <= set(claims_t.columns())
+    probes_t = next(t for t in part.tables if t.name == "san-probes")
+    assert (probes_t.frame["chance_copy"] > 0).all() and (probes_t.frame["chance_majority"] > 0).all()
+    assert "SanGapDepth" in part.macros and part.macros["SanSeedPairs"] == 2 and part.macros["SanRefLayers"] == 2
     import matplotlib
 
     matplotlib.use("Agg")
@@ -72,3 +89,113 @@ def test_bad_preset_is_one_line(capsys):
     assert main(["san", "--preset", "huge"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown preset 'huge'" in err[0]
+
+
+def _same_records(path):
+    from verification.store import ResultStore
+
+    with ResultStore(str(path)) as s:
+        return sorted((r["campaign"], r["chunk"], r["theorem"], r["instance"], r["verdict"], r["value"], r["bound"],
+                       repr(r["extra"])) for r in s.records())
+
+
+def test_workers_store_the_same_records_as_a_serial_run(tmp_path):
+    from verification.cli import main
+
+    base = ["san", "--preset", "tiny", "--kernels", "sdpa"]
+    assert main(base + ["--db", str(tmp_path / "serial.db"), "--out", str(tmp_path / "a")]) == 0
+    assert main(base + ["--workers", "2", "--db", str(tmp_path / "dask.db"), "--out", str(tmp_path / "b")]) == 0
+    serial, parallel = _same_records(tmp_path / "serial.db"), _same_records(tmp_path / "dask.db")
+    assert len(serial) > 20 and serial == parallel
+
+
+def _tests(values_by_claim, margin_claims=()):
+    from verification.san.checks.claims import test
+
+    return [test("san.claim.gap", name, vals, margin=0.02 if name in margin_claims else None)
+            for name, vals in values_by_claim.items()]
+
+
+def test_holm_decides_the_family_and_can_fail(monkeypatch):
+    from verification.report import stats
+    from verification.san.checks.claims import decide_family
+
+    family = {f"null{i}": [0.01 * (i + 1), -0.01 * (i + 1), 0.005, -0.005] for i in range(9)}   # mean 0: p = 1
+    family["weak"] = [0.03, 0.01, 0.025, 0.015]              # raw p ~ 0.02: passes alone, not after Holm over 10
+    out = {d["instance"]: d for d in decide_family(_tests(family))}
+    assert out["weak"]["p"] < 0.05 and out["weak"]["p_holm"] >= 0.05 and out["weak"]["outcome"] == "inconclusive"
+    assert out["weak"]["family"] == 10 and out["weak"]["df"] == 3
+    monkeypatch.setattr(stats, "holm", lambda p: list(p))    # planted bug: Holm off
+    assert {d["instance"]: d for d in decide_family(_tests(family))}["weak"]["outcome"] == "supported"
+
+
+def test_equivalence_claims_use_tost_and_report_a_margin():
+    from verification.san.checks.claims import decide_family
+
+    out = {d["instance"]: d for d in decide_family(_tests(
+        {"params": [0.001, -0.002, 0.0015, 0.0005], "big": [0.3, 0.32, 0.29, 0.31],
+         "far": [-0.3, -0.32, -0.29, -0.31]}, margin_claims=("params", "far")))}
+    assert out["params"]["outcome"] == "supported" and "TOST" in out["params"]["test"]
+    assert out["far"]["outcome"] == "refuted"                # a one-sided "< margin" test would call it equivalent
+    assert out["big"]["outcome"] == "supported" and math.isfinite(out["big"]["mde"]) and out["big"]["mde"] > 0
+
+
+def test_an_outcome_that_flips_between_paths_is_inconclusive(monkeypatch):
+    from verification.san.checks import claims as CL
+
+    def fake(runs):              # the "runs" of a path are the values themselves here
+        return _tests({"depth": runs, "flops": [0.2, 0.21, 0.19, 0.2]}), dict(seeds=[0, 1, 2, 3], noise=0.01)
+
+    monkeypatch.setattr(CL, "claim_tests", fake)
+    recs = CL.claim_records({"sdpa": [0.2, 0.21, 0.19, 0.2], "explicit": [0.05, -0.04, 0.06, -0.05]}, "micro", 0)
+    by = {r.instance: r for r in recs}
+    assert by["depth"].extra["outcomes_by_path"] == {"sdpa": "supported", "explicit": "inconclusive"}
+    assert by["depth"].verdict.value == "inconclusive" and by["depth"].extra["robust"] is False
+    assert by["flops"].verdict.value == "supported" and by["flops"].extra["robust"] is True
+
+
+def _section_root(tmp_path, section):
+    """A paper source holding only ``section`` (the real one), for the builder's guard check."""
+    from pathlib import Path
+
+    (tmp_path / "sections").mkdir()
+    (tmp_path / "main.tex").write_text(f"\\input{{sections/{section}}}\n")
+    (tmp_path / "sections" / f"{section}.tex").write_text(
+        (Path(__file__).resolve().parents[2] / "paper" / "sections" / f"{section}.tex").read_text())
+    return tmp_path
+
+
+def test_a_changed_stored_number_makes_the_san_prose_fail_naming_its_sentence(tmp_path):
+    from verification.paper.latex import guard_problems
+    from verification.report.part import Part
+    from verification.san.paper import prose_guards
+
+    root = _section_root(tmp_path, "san")
+    ok = Part("san")
+    prose_guards(ok, max_params=24_896, ref_layers=2, deepest=8, d1_tight=1350, d1_layers=1350)
+    assert guard_problems(root, ok.guards) == []              # the store as built: every sentence holds
+    for change, sentence in (
+            (dict(max_params=7_000_000), "The scale is tiny"),                  # a model above the paper's 6M
+            (dict(ref_layers=1), "at least two"),
+            (dict(deepest=64), "our stacks are shallower than the paper's 48 layers"),
+            (dict(d1_tight=1349), "Theorem~D1 is tight on every causal layer")):
+        bad = Part("san")
+        prose_guards(bad, **{**dict(max_params=24_896, ref_layers=2, deepest=8, d1_tight=1350, d1_layers=1350),
+                             **change})
+        problems = guard_problems(root, bad.guards)
+        assert len(problems) == 1 and f'contradicts the sentence "{sentence}"' in problems[0], problems
+
+
+def test_the_readme_san_line_is_guarded_too(tmp_path):
+    from pathlib import Path
+
+    from verification.paper.build import findings_md
+    from verification.report.part import Guard
+
+    tpl = Path(__file__).resolve().parents[2] / "paper" / "findings.md.j2"
+    line = next(l for l in tpl.read_text().splitlines() if "Attention-only transformers" in l)
+    assert 'guard("SanTinyScale", "tiny")' in line
+    one = tmp_path / "san_line.md.j2"
+    one.write_text(line + "\n")
+    with pytest.raises(ValueError, match='contradicts the sentence "tiny"'):
+        findings_md({}, one, {"SanTinyScale": Guard("SanTinyScale", False, "largest model 7,000,000")})

@@ -70,9 +70,11 @@ def _curve(acc: dict, num: str, den: str, ylabel: str):
             ax.fill_between(xs, [p[2] for p in pts], [p[3] for p in pts], color=line.get_color(), alpha=0.15, lw=0)
         ax.set_xscale("log", base=2)
         ax.set_ylim(-0.03, 1.03)
-        ax.set_xlabel("n (tokens)")
+        ax.set_xlabel("$n$ (tokens)")
         ax.set_ylabel(ylabel)
-        ax.legend(fontsize=6, ncol=2)
+        # seven families: the legend goes beside the plot, the figure widened to the text width for it
+        ax.figure.set_size_inches(5.0, 2.9)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
     return draw
 
 
@@ -106,6 +108,9 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     part.macro(str(sum(a["viol"] for a in acc.values())), "random violated")
     part.macro(str(sum(a["und"] for a in acc.values())), "random undecided")
     part.macro(str(sum(a["d1_exact"] for a in acc.values())), "D1 random exact path")
+    viol, und = sum(a["viol"] for a in acc.values()), sum(a["und"] for a in acc.values())
+    # the prose's qualitative sentences (\Guard{Key}{...} in paper/sections/dobrushin.tex), checked here
+    part.guard(viol == 0 and und == 0, "dobrushin no counterexample", detail=f"{viol} violated, {und} undecided")
     for name, fams, num, den, cond in (
             ("D1 continuous n two", CONTINUOUS, "d1_eq", "d1", lambda n: n == 2),
             ("D1 continuous", CONTINUOUS, "d1_eq", "d1", lambda n: n >= 3),
@@ -121,6 +126,13 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
         part.macro(lo, name, "min")
         part.macro(hi, name, "max")
     part.macro(_count(acc, ("causal",), "d1_eq", "d1"), "D1 causal tight")
+    k, m = map(int, _count(acc, ("causal",), "d1_eq", "d1").split("/"))
+    part.guard(k == m > 0, "dobrushin D1 causal always tight", detail=f"{k} of {m} causal instances tight")
+    k, m = map(int, _count(acc, CONTINUOUS, "d2_eq", "d2", lambda n: n >= 3).split("/"))
+    part.guard(k == 0, "dobrushin D2 continuous never tight", detail=f"{k} of {m} positive pairs with n >= 3 tight")
+    lo = _range(acc, CONTINUOUS, "d1_eq", "d1", lambda n: n >= 3)[0]
+    part.guard(lo != "-" and float(lo) >= 0.1, "dobrushin D1 tight not rare",
+               detail=f"smallest share of tight positive matrices with n >= 3: {lo} (the sentence needs at least 0.10)")
     part.macro(_count(acc, tuple(LABELS), "d2_eq", "d2", lambda n: n == 2), "D2 n two tight")
     part.macro(_count(acc, CONTINUOUS, "d2_eq", "d2", lambda n: n >= 3), "D2 continuous tight")
     full_sizes = [n for n in sizes if n >= 8 and all(acc[(f, n)]["d1_eq"] == acc[(f, n)]["d1"]
@@ -129,13 +141,13 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     part.macro(str(len([n for n in sizes if n >= 8])), "sizes from eight")
 
     part.tables.append(Table("dobrushin-d1-share", _pivot(acc, "d1_eq", "d1"),
-                             "Theorem D1, delta((I+A)/2) <= (1+delta(A))/2: share of random row-stochastic A "
-                             "with exact equality, per family and size n (instances per cell: "
+                             r"Theorem D1, $\delta((I+A)/2) \le (1+\delta(A))/2$: share of random row-stochastic $A$ "
+                             "with exact equality, per family and size $n$ (instances per cell: "
                              f"{min(a['d1'] for a in acc.values())} to {max(a['d1'] for a in acc.values())}).",
                              prov))
     part.tables.append(Table("dobrushin-d2-share", _pivot(acc, "d2_eq", "d2"),
-                             "Theorem D2, delta(PQ) <= delta(P) delta(Q): share of random pairs (P, Q) of the "
-                             "same family with exact equality, per family and size n.", prov))
+                             r"Theorem D2, $\delta(PQ) \le \delta(P)\,\delta(Q)$: share of random pairs $(P, Q)$ of the "
+                             "same family with exact equality, per family and size $n$.", prov))
     rows = []
     for f in dict.fromkeys(f for f, _ in acc):
         mine = {k: a for k, a in acc.items() if k[0] == f}

@@ -10,7 +10,22 @@ registers dropped, rows renormalised exactly), slack, the pair attaining delta, 
 chain (D2) per layer. Nothing is measured twice and nothing is re-implemented here.
 
 One campaign per checkpoint, named by preset, seed, model, epoch and the weights' fingerprint:
-other weights are another campaign, never a resume. One chunk per block of test examples.
+other weights are another campaign, never a resume. One chunk per block of test examples. Every
+model is trained at ``preset.seeds`` seeds (``seed, seed + 1, ...``: each seed its own split,
+initial weights and batch order), so a share has a spread across seeds; the base seed is measured
+at every kept checkpoint, the others at initialisation and after training.
+
+Beside the models, at the same token counts n (all tokens, and content tokens):
+
+- random baselines (:func:`run_baselines`): ``preset.baseline_count`` matrices per family of
+  :data:`BASELINE_FAMILIES` (Dirichlet rows; softmax of Gaussian logits at T = 0.25, 1, 4) and per
+  n, drawn by :mod:`numerics.sources.random` and checked by the Dobrushin family's one vectorised
+  check of Theorem D1 (:func:`verification.stress.checks.sweep.check_factor`, the stress sweep's:
+  float filter, exact certification of the undecided); one chunk per (family, n);
+- the text encoder at matched n (:func:`run_text`): the trained main job's MiniLM inputs
+  (:func:`verification.trained.paper.main_inputs`) with at least T tokens, the first
+  ``preset.text_inputs`` of them cut to exactly T tokens (:class:`numerics.modalities.MatchedText`),
+  measured by the same :func:`verification.trained.checks.instance_records`; one campaign per T.
 """
 from __future__ import annotations
 
@@ -26,6 +41,12 @@ VERSION = "v1"
 PREFIX = f"modalities-{VERSION}"
 
 
+BASELINE_FAMILIES = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4")
+BASELINE_OFFSET = 2_000_000      # chunk index of the generators: streams no other campaign draws
+TEXT_MODEL = "minilm"
+TEXT_SPECIAL = 2                 # MiniLM's special tokens in a cut input: [CLS] and [SEP]
+
+
 @dataclass(frozen=True)
 class Measured:
     """One measured checkpoint."""
@@ -36,6 +57,9 @@ class Measured:
     accuracy: float
     campaign: str
     path: Path
+    seed: int = 0
+    tokens: int = 0          # all tokens of the model's inputs
+    content: int = 0         # content tokens (CLS and registers dropped)
 
 
 def campaign_prefix(preset: str, seed: int) -> str:
@@ -69,19 +93,118 @@ def chunks_of(path: Path, items: Sequence[Any], size: int) -> list[campaign.Chun
 
 def run_plan(store: Any, preset_name: str, seed: int, root: Path, console: Any = None,
              models: Optional[Sequence[str]] = None, executor: Any = None) -> list[Measured]:
-    """Train (resuming) and measure every checkpoint of every model; return what was measured."""
+    """Train (resuming) and measure every checkpoint of every model at every seed of the preset
+    (``preset.seed_list(seed)``); return what was measured."""
     from numerics.modalities import MODELS, PRESETS, load_checkpoint, train
 
     preset = PRESETS[preset_name]
     out: list[Measured] = []
-    for name in models or tuple(MODELS):
-        spec = MODELS[name]
-        for ck in train(spec, preset, seed, Path(root), console):
-            src = load_checkpoint(ck.path)
-            items = src.data.items(preset.test_limit)
-            name_c = campaign_name(preset.name, seed, spec.name, ck.epoch, ck.fingerprint)
-            campaign.run(store, name_c, chunks_of(ck.path, items, preset.chunk), executor=executor,
-                         console=console, description=f"{spec.name} epoch {ck.epoch}: measuring",
-                         progress=console is not None)
-            out.append(Measured(spec.name, ck.epoch, ck.step, ck.accuracy, name_c, ck.path))
+    for s in preset.seed_list(seed):
+        for name in models or tuple(MODELS):
+            spec = MODELS[name]
+            kept = train(spec, preset, s, Path(root), console)
+            for ck in kept:
+                if s != seed and ck.epoch not in (0, kept[-1].epoch):
+                    continue       # other seeds: initialisation and the trained model (what the seed table reads)
+                src = load_checkpoint(ck.path)
+                items = src.data.items(preset.test_limit)
+                name_c = campaign_name(preset.name, s, spec.name, ck.epoch, ck.fingerprint)
+                campaign.run(store, name_c, chunks_of(ck.path, items, preset.chunk), executor=executor,
+                             console=console, description=f"{spec.name} seed {s} epoch {ck.epoch}: measuring",
+                             progress=console is not None)
+                cfg = src.config
+                out.append(Measured(spec.name, ck.epoch, ck.step, ck.accuracy, name_c, ck.path, s, cfg.tokens,
+                                    cfg.tokens - cfg.n_special))
+    return out
+
+
+# -- random baselines at the models' token counts -----------------------------------------------------
+
+def baseline_campaign(seed: int, count: int) -> str:
+    """The random baselines of one seed and sample size (every n in one campaign, a chunk per (family, n))."""
+    return f"{PREFIX}-baseline:s{seed}:m{count}"
+
+
+def baseline_key(family: str, n: int) -> str:
+    return f"{family}/n{n}"
+
+
+def baseline_records(family: str, n: int, count: int, seed: int) -> list[Record]:
+    """``count`` random n x n matrices of ``family``, Theorem D1 decided on each by the stress sweep's
+    vectorised check (exact verdicts): one record per matrix."""
+    from numerics.sources.random import GENERATOR, generator, sample
+    from verification.stress.checks.summaries import NAMES
+    from verification.stress.checks.sweep import check_factor
+
+    A = sample(family, n, count, generator(seed, family, n, BASELINE_OFFSET))
+    out = check_factor(A)
+    prov = dict(generator=GENERATOR, chunk=BASELINE_OFFSET, seed=seed, family=family, n=n, check="stress sweep")
+    return [Record("dobrushin.factor", f"{baseline_key(family, n)}/i{k}", NAMES[out["verdict"][k]],
+                   slack=float(out["slack"][k]), value=float(out["value"][k]), bound=float(out["bound"][k]),
+                   provenance=dict(prov, index=k), extra=dict(sent=bool(out["sent"][k])))
+            for k in range(count)]
+
+
+def run_baselines(store: Any, sizes: Sequence[int], count: int, seed: int, console: Any = None) -> str:
+    """Check every (family, n) sample of ``sizes`` the store lacks; the campaign's name."""
+    name = baseline_campaign(seed, count)
+    chunks = [campaign.Chunk(baseline_key(f, n), baseline_records, (f, int(n), count, seed))
+              for f in BASELINE_FAMILIES for n in sorted(set(sizes)) if n >= 2]
+    campaign.run(store, name, chunks, console=console, description="random baselines at the models' n",
+                 progress=console is not None)
+    return name
+
+
+# -- the text encoder at the models' token counts ----------------------------------------------------
+
+def text_campaign(model: str, fingerprint: str, T: int, limit: int) -> str:
+    """One campaign per (text model, weights, T, number of inputs): another preset's input count is
+    another campaign, so a report reads exactly the inputs its preset chose."""
+    return f"{text_prefix(model)}T{T}:k{limit}:w{fingerprint}"
+
+
+def text_prefix(model: str) -> str:
+    return f"{PREFIX}-text:{model}:"
+
+
+def text_lengths(measured: Sequence[Measured]) -> list[int]:
+    """The token counts T at which the text encoder is measured: each model's all-token count, and
+    the count whose content tokens match the model's (``content + TEXT_SPECIAL``)."""
+    return sorted({m.tokens for m in measured} | {m.content + TEXT_SPECIAL for m in measured})
+
+
+def text_records(matched: Any, text_input: Any, T: int) -> list[Record]:
+    """The D1 records of the head-averaged attention of one text cut to T tokens, per layer and token
+    set (what the comparison reads; the per-head and rollout records of the same measurement are
+    not stored, which keeps the store small)."""
+    from verification.trained.checks import instance_records
+
+    return [r for r in instance_records(matched.instance(text_input, T), comparison=False)
+            if r.theorem == "dobrushin.factor" and r.provenance.get("head") is None]
+
+
+def chosen_texts(matched: Any, inputs: Sequence[Any], T: int, limit: int) -> list:
+    """The first ``limit`` inputs with at least T tokens (in the corpus's order)."""
+    out = []
+    for t in inputs:
+        if len(out) >= limit:
+            break
+        if matched.fits(t, T):
+            out.append(t)
+    return out
+
+
+def run_text(store: Any, matched: Any, inputs: Sequence[Any], lengths: Sequence[int], limit: int,
+             console: Any = None) -> dict[int, str]:
+    """Measure the text encoder at each T of ``lengths`` (resuming); ``{T: campaign}``."""
+    from verification.trained.checks import chunk_key
+
+    out = {}
+    for T in lengths:
+        name = text_campaign(matched.name, matched.fingerprint, T, limit)
+        chunks = [campaign.Chunk(chunk_key(t), text_records, (matched, t, T))
+                  for t in chosen_texts(matched, inputs, T, limit)]
+        campaign.run(store, name, chunks, console=console, description=f"{matched.name} at T = {T}",
+                     progress=console is not None)
+        out[T] = name
     return out

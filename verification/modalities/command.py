@@ -22,17 +22,52 @@ def checkpoint_root(out_dir: str | os.PathLike, checkpoints: Optional[str | os.P
 
 
 def measure_and_report(store: Any, preset: str, seed: int, out_dir: Path, checkpoints: Path, console: Any,
-                       models: Optional[Sequence[str]] = None) -> dict:
-    """Train (resuming), measure (resuming) and write the report of one preset."""
-    from verification.modalities.checks import run_plan
-    from verification.modalities.report import write_report
+                       models: Optional[Sequence[str]] = None, text: Any = "minilm") -> dict:
+    """Train (resuming) at every seed of the preset, measure (resuming), check the random baselines
+    and the text encoder at the models' token counts, and write the report of one preset. ``text``:
+    the text model at matched n (an embedded name, loaded from its installed package, or an object
+    with the :class:`numerics.modalities.MatchedText` interface; None: not measured, the report says so)."""
+    from numerics.modalities.presets import PRESETS
+    from verification.modalities.checks import run_baselines, run_plan
+    from verification.modalities.report.tables import write_report
 
+    p = PRESETS[preset]
     t0 = time.perf_counter()
     measured = run_plan(store, preset, seed, Path(checkpoints) / "modalities", console, models)
+    t1 = time.perf_counter()
+    sizes = {m.tokens for m in measured} | {m.content for m in measured}
+    base = run_baselines(store, sorted(sizes), p.baseline_count, seed, console)
+    t2 = time.perf_counter()
+    matched = measure_text(store, preset, measured, text, console)
+    t3 = time.perf_counter()
     paths = write_report(store, preset, seed, out_dir, console, [m.campaign for m in measured])
-    console.print(f"[dim]modalities ({preset}): {len(measured)} checkpoints in {time.perf_counter() - t0:.1f} s; "
-                  f"checkpoints under {Path(checkpoints) / 'modalities'}[/dim]")
+    console.print(f"[dim]modalities ({preset}): {len(measured)} checkpoints over seeds {list(p.seed_list(seed))} in "
+                  f"{t1 - t0:.1f} s, random baselines at n = {sorted(sizes)} in {t2 - t1:.1f} s, text at matched n in "
+                  f"{t3 - t2:.1f} s, report in {time.perf_counter() - t3:.1f} s; checkpoints under "
+                  f"{Path(checkpoints) / 'modalities'}[/dim]")
     return paths
+
+
+def measure_text(store: Any, preset: str, measured: Sequence[Any], text: Any, console: Any) -> list[str]:
+    """The text encoder cut to each model's token count (:func:`verification.modalities.checks.run_text`)
+    on the trained main job's inputs; the campaigns measured."""
+    from numerics.modalities.presets import PRESETS
+    from numerics.modalities.text import MatchedText
+    from verification.modalities.checks import run_text, text_lengths
+    from verification.trained.command import FULL, QUICK
+    from verification.trained.paper import main_inputs
+
+    if text is None:
+        return []
+    full = preset == "paper"
+    if isinstance(text, str):
+        from numerics.sources.models import load_model
+
+        # the trained main job's token limit: the model is loaded once per process (cached)
+        tokens = (FULL if full else QUICK[text])["max_tokens"]
+        text = MatchedText(load_model(text, max_tokens=tokens))
+    inputs = main_inputs("minilm", full)
+    return list(run_text(store, text, inputs, text_lengths(measured), PRESETS[preset].text_inputs, console).values())
 
 
 def _cmd(args: argparse.Namespace) -> int:

@@ -1,5 +1,9 @@
-"""The modalities family's part of the paper: its tables (those of :func:`verification.modalities.
-report.parts`, the same for every output), figures and macros, read from the store only.
+"""The modalities family's part of the paper: its tables (those of
+:func:`verification.modalities.report.tables.parts`, the same for every output), figures and
+macros, read from the store only. The sentences that compare (a model's share against the random
+range at its n, against its initialisation, against MiniLM at matched n and as-is, and with depth)
+are written here from the stored numbers and their Holm-adjusted tests
+(:mod:`verification.modalities.report.seeds`), never typed in the prose.
 """
 from __future__ import annotations
 
@@ -8,9 +12,13 @@ from dataclasses import replace
 from typing import Any
 
 from verification.modalities.checks import campaign_prefix
-from verification.modalities.report import (TEXT_MODELS, command, final, initial, modality_stages, parts,
-                                            text_stages)
+from verification.modalities.report.stages import final, initial
+from verification.modalities.report.tables import command, load, parts
 from verification.report.part import Figure, MissingCampaign, Part
+
+
+LABELS = {"vit": "ViT", "vit-reg": "ViT with registers", "ft-cancer": "FT-Transformer (breast cancer)",
+          "ft-wine": "FT-Transformer (wine)"}
 
 def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     """Tables, figures and macros of the modalities family (quick preset; ``full``: paper preset)."""
@@ -22,32 +30,44 @@ def preset_part(store: Any, preset: str, seed: int = 0, require_text: bool = Tru
     ``require_text`` makes their missing campaigns a :class:`MissingCampaign` too."""
     import pandas as pd
 
+    from numerics.modalities.presets import PRESETS
+    from verification.modalities.checks import TEXT_MODEL
+    from verification.modalities.checks import text_prefix as mod_text_prefix
+    from verification.modalities.report.stages import TEXT_MODELS
     from verification.trained.paper import campaign_prefix as text_prefix
     from verification.trained.paper import rollout_command
 
     full = preset == "paper"                # the text rows: the trained main job at the same settings
-    stages = modality_stages(store, preset, seed)
-    texts, note = text_stages(store, full, seed)
-    errors = [] if stages else [MissingCampaign(f"{campaign_prefix(preset, seed)}*", command(preset, seed))]
+    try:
+        data = load(store, preset, seed)
+    except MissingCampaign:
+        data = None
+    errors = [] if data else [MissingCampaign(f"{campaign_prefix(preset, seed)}*", command(preset, seed))]
     if require_text:                       # every missing campaign named, each with its command
+        have = {s.model for s in data.texts} if data else set()
         errors += [MissingCampaign(f"{text_prefix(m, full)}<fingerprint>", rollout_command(m, full))
-                   for m in TEXT_MODELS if m not in {s.model for s in texts}]
+                   for m in TEXT_MODELS if m not in have]
+        if data and not any(s.text is not None for s in data.summaries):
+            errors.append(MissingCampaign(f"{mod_text_prefix(TEXT_MODEL)}T<n>:k{PRESETS[preset].text_inputs}:*",
+                                          command(preset, seed)))
     if errors:
         raise MissingCampaign.combine(errors)
-    tables, figures, prov = parts(stages, texts, note, preset, seed)
+    stages, texts = data.stages, data.texts
+    tables, figures, prov = parts(data, preset, seed)
     part = Part(family="modalities", commands=[command(preset, seed)])
     for t in tables:                       # the LaTeX view: pandas' dtypes, as inferred from the cells
         part.tables.append(replace(t, frame=pd.DataFrame(t.rows(), columns=t.columns())))
     for name, draw, cap in figures:
         part.figures.append(Figure(name, draw, cap, prov))
+    seed_macros(part, data.summaries)
     r2 = lambda x: None if x is None else round(float(x), 2)  # noqa: E731
     for m in dict.fromkeys(s.model for s in stages):
         for tag, s in (("Init", initial(stages, m)), ("Trained", final(stages, m))):
             if s is None:
                 continue
-            part.macro(round(s.accuracy, 3), "Mod", m, tag, "acc")
+            part.macro(round(s.accuracy, 3), "Mod", m, tag, "acc", "seed")
             for v in ("all", "content"):
-                part.macro(r2(s.mean_share(v)), "Mod", m, tag, v, "mean share")
+                part.macro(r2(s.mean_share(v)), "Mod", m, tag, v, "mean share", "seed")
                 for l in s.layers:
                     part.macro(r2(s.share(v, l)), "Mod", m, tag, v, "layer", l)
                 part.macro(r2(s.share(v, s.layers[0])), "Mod", m, tag, v, "first layer")
@@ -78,4 +98,83 @@ def preset_part(store: Any, preset: str, seed: int = 0, require_text: bool = Tru
     part.macro(sum(k for k, _ in later), "Mod", "chain tight after first layer")
     part.macro(sum(n for _, n in later), "Mod", "chain checks after first layer")
     part.macro(preset, "Mod", "preset")
+    part.macro(seed, "Mod", "first seed")
+    learned = {s.model: (s.init_accuracy.mean, s.accuracy.mean) for s in data.summaries}
+    causal = [s.mean_share("all") for s in texts if s.model == "smollm2"]
+    prose_guards(part, learned, max(len(final(stages, m).layers) for m in dict.fromkeys(s.model for s in stages)),
+                 causal[0] if causal else None)
     return part
+
+
+PUBLISHED_LAYERS = 12      # the published vision and tabular transformers: ViT-B's 12 layers and more
+
+
+def prose_guards(part: Part, learned: dict, layers: int, causal_share: Any) -> None:
+    """The conditions of the ``\\Guard{Mod...}`` sentences of ``paper/sections/modalities.tex``, from
+    the stored numbers: every model ends above its initial test accuracy (``learned``: model ->
+    (initial, trained) mean accuracy), the models are shallower than the published ones, and the
+    decoder is tight on every input and layer (the causal corollary)."""
+    worst = min(learned.items(), key=lambda kv: kv[1][1] - kv[1][0]) if learned else None
+    part.guard(bool(learned) and all(t > i for i, t in learned.values()), "Mod", "models learned",
+               detail="no model" if worst is None else
+               f"{worst[0]}: test accuracy {worst[1][0]:.3f} at initialisation, {worst[1][1]:.3f} trained")
+    part.guard(layers < PUBLISHED_LAYERS, "Mod", "shallower than published",
+               detail=f"{layers} layers here, {PUBLISHED_LAYERS} in the smallest published model")
+    part.guard(causal_share is not None and causal_share == 1, "Mod", "decoder causal corollary",
+               detail=f"SmolLM2's layer-averaged share on all tokens is {causal_share}")
+
+
+def fmt2(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def seed_macros(part: Part, summaries: list) -> None:
+    """Across seeds: each model's mean share, interval and accuracy, its random range at n, MiniLM at
+    matched n, and the sentences written from the Holm-adjusted words."""
+    r2 = lambda x: round(float(x), 2)  # noqa: E731
+    matched, asis, init, depth = [], [], [], []
+    for s in summaries:
+        m, v, tag = s.model, s.variant, ("Trained", "Init")
+        part.macro(len(s.seeds), "Mod", m, "seeds")
+        part.macro(", ".join(map(str, s.seeds)), "Mod", m, "seed list")
+        part.macro(s.n, "Mod", m, v, "n")
+        for t, sp in zip(tag, (s.trained, s.init)):
+            part.macro(r2(sp.mean), "Mod", m, t, v, "mean share")
+            if sp.df:
+                part.macro(r2(sp.lo), "Mod", m, t, v, "mean share low")
+                part.macro(r2(sp.hi), "Mod", m, t, v, "mean share high")
+        part.macro(round(s.accuracy.mean, 3), "Mod", m, "Trained acc")
+        part.macro(round(s.init_accuracy.mean, 3), "Mod", m, "Init acc")
+        rng = s.random_range
+        if rng:
+            part.macro(r2(rng[0]), "Mod", m, v, "random low")
+            part.macro(r2(rng[1]), "Mod", m, v, "random high")
+            part.macro(s.words["random"], "Mod", m, v, "vs random")
+        if s.text is not None:
+            part.macro(r2(s.text.mean), "Mod", m, v, "text matched share")
+            part.macro(s.words["text"], "Mod", m, v, "vs text matched")
+        if v != "content":
+            continue
+        label = LABELS.get(m, m)
+        mean = f"{fmt2(s.trained.mean)} [{fmt2(s.trained.lo)}, {fmt2(s.trained.hi)}] over {len(s.seeds)} seeds"
+        if rng:
+            where = {"inside": "inside", "not separable from": "not separable from"}.get(s.words["random"],
+                                                                                        s.words["random"])
+            text = (f"{label}: {mean}, {where} the random range at n = {s.n} ({fmt2(rng[0])}-{fmt2(rng[1])})")
+            if s.text is not None:
+                text += (f", {s.words['text']} MiniLM cut to {s.n} content tokens ({fmt2(s.text.mean)}, "
+                         f"{s.text_inputs} inputs)")
+            matched.append(text)
+        if s.asis is not None:
+            asis.append(f"{label}: {fmt2(s.trained.mean)}, {s.words['asis']} MiniLM as-is ({fmt2(s.asis.mean)})")
+        c = s.change
+        init.append(f"{label}: trained share {s.words['init']} the share at initialisation ({fmt2(s.init.mean)}; "
+                    f"change {c.mean:+.2f} [{fmt2(c.lo)}, {fmt2(c.hi)}])")
+        d = s.depth
+        depth.append(f"{label}: the share {s.words['depth']} with depth (last minus first layer {d.mean:+.2f} "
+                     f"[{fmt2(d.lo)}, {fmt2(d.hi)}])")
+    for name, items in (("matched", matched), ("as is", asis), ("init", init), ("depth", depth)):
+        part.macro("; ".join(items) if items else "no model measured", "Mod", name, "sentence")
+    words = [s.words.get("asis") for s in summaries if s.variant == "content"]
+    part.macro(sum(w == "lower than" for w in words), "Mod", "below text as is count")
+    part.macro(len(words), "Mod", "models count")

@@ -53,13 +53,13 @@ def _villani_figure(recs: list[dict], fam: str):
         for seed, curve in sorted(lv.items()):
             bs = sorted(curve)
             ax.plot(bs, [max(curve[b], 1e-4) for b in bs], "-", lw=0.8, color="0.3",
-                    label="lambda_V(beta), per data seed" if seed == min(lv) else None)
+                    label=r"$\lambda_V(\beta)$, per data seed" if seed == min(lv) else None)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("beta")
-        ax.set_ylabel("lambda")
-        ax.set_title(f"{fam}: Villani's condition", fontsize=8)
-        ax.legend(fontsize=6)
+        ax.set_xlabel(r"$\beta$")
+        ax.set_ylabel(r"$\lambda$")
+        ax.set_title(f"{fam}: Villani's condition")
+        ax.legend()
     return draw
 
 
@@ -68,9 +68,9 @@ def _constant_figure(rows: list[list], fam: str):
     beta = betas[len(betas) // 2]
     sel = sorted((r for r in rows if r[1] == beta), key=lambda r: r[2])
     x = [r[2] for r in sel]
-    series = [("C_P (estimate)", "ko-", [r[3] for r in sel]), ("1/(beta lambda)", "k:", [r[5] for r in sel]),
+    series = [(r"$C_P$ (estimate)", "ko-", [r[3] for r in sel]), (r"$1/(\beta\lambda)$", "k:", [r[5] for r in sel]),
               ("Bakry-Emery", "b^--", [r[6] for r in sel]), ("Holley-Stroock", "rs--", [r[9] for r in sel]),
-              ("Var theta (lower)", "gv-.", [None if r[12] is None else r[12] * r[3] for r in sel])]
+              (r"Var $\theta$ (lower)", "gv-.", [None if r[12] is None else r[12] * r[3] for r in sel])]
     cap = 1e6 * max(r[3] for r in sel)
 
     def draw(ax: Any) -> None:
@@ -80,10 +80,10 @@ def _constant_figure(rows: list[list], fam: str):
                 ax.plot(*zip(*pts), style, ms=3, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("lambda")
-        ax.set_ylabel("Poincare constant")
-        ax.set_title(f"{fam}, beta = {beta:g} (bounds above 1e6 C_P omitted)", fontsize=8)
-        ax.legend(fontsize=6)
+        ax.set_xlabel(r"$\lambda$")
+        ax.set_ylabel("Poincaré constant")
+        ax.set_title(rf"{fam}, $\beta = {beta:g}$ (bounds above $10^6 C_P$ omitted)")
+        ax.legend()
     return draw
 
 
@@ -136,29 +136,32 @@ def _bounds(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
     mk = muckenhoupt_table(store, plan)
     mrows = mk.rows()
     part.macro(f"{sum(bool(r[8]) for r in mrows)}/{len(mrows)}", "Poincare Muckenhoupt inside")
+    inside = sum(bool(r[8]) for r in mrows)
+    part.guard(inside == len(mrows) > 0, "Poincare Muckenhoupt all inside",
+               detail=f"{inside} of {len(mrows)} estimates inside their certified bracket")
     part.macro(str(sum(r[9] == "violated" for r in mrows)), "Poincare Muckenhoupt violated")
     part.macro(fmt(min((r[7] for r in mrows), default=None)), "Poincare Muckenhoupt ratio min")
     part.macro(fmt(max((r[7] for r in mrows), default=None)), "Poincare Muckenhoupt ratio max")
     part.tables += [
         latex(bounds, "poincare-bounds",
-              "Poincare constant C_P of exp(-beta F), estimated by the discretised generator (error estimate = "
+              r"Poincar\'e constant $C_P$ of $\exp(-\beta F)$, estimated by the discretised generator (error estimate = "
               "discretisation + window truncation) against the Bakry-Emery (BE) and Holley-Stroock (HS) upper bounds and the test-function "
-              "lower bounds (ratios to C_P). Tight is the theorem's equality (Gaussian, exact arithmetic).",
+              "lower bounds (ratios to $C_P$). Tight is the theorem's equality (Gaussian, exact arithmetic).",
               BOUND_COLS),
-        latex(thresholds, "poincare-thresholds", "Smallest lambda each derivation needs, per family and beta."),
+        latex(thresholds, "poincare-thresholds", r"Smallest $\lambda$ each derivation needs, per family and $\beta$."),
         latex(mk, "poincare-muckenhoupt",
-              "Certified brackets of the one-dimensional C_P on the window (Muckenhoupt's criterion, arb ball "
+              "Certified brackets of the one-dimensional $C_P$ on the window (Muckenhoupt's criterion, arb ball "
               "integrals) against the discretised estimate with its error, and the change of the estimate when the "
               "window is enlarged 1.25 times."),
         latex(metastable, "poincare-metastable",
-              "Test-function lower bounds over C_P, worst first; 'collapsed': the best polynomial test function "
-              "(degree <= 2) gives less than half of C_P.")]
+              "Test-function lower bounds over $C_P$, worst first; 'collapsed': the best polynomial test function "
+              r"(degree $\le 2$) gives less than half of $C_P$.")]
     for fam in dict.fromkeys(r[0] for r in rows):
         mine = [r for r in rows if r[0] == fam]
         if len({r[2] for r in mine}) >= 2:
             part.figures.append(Figure(f"poincare-constant-{fam}", _constant_figure(mine, fam),
-                                       f"{fam}: the estimated C_P and its bounds against lambda at the middle "
-                                       "beta.", prov))
+                                       f"{fam}: the estimated $C_P$ and its bounds against $\\lambda$ at the middle "
+                                       r"$\beta$.", prov))
 
 
 def _villani_boundary(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
@@ -173,6 +176,8 @@ def _villani_boundary(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -
         cert = [r for r in mine if r[8] == "certified"]
         part.macro(f"{sum(r[10].startswith('yes') for r in mine)}/{len(mine)}", "Villani fails somewhere", fam)
         part.macro(f"{sum(r[6] > 0 for r in cert)}/{len(mine)}", "Villani certified positive", fam)
+        part.guard(any(r[6] > 0 for r in cert), "Villani fails below a certified threshold", fam,
+                   detail=f"{sum(r[6] > 0 for r in cert)} certified positive thresholds")
         part.macro(fmt(min(r[3] for r in mine)), "Villani lambda V", fam, "min")
         part.macro(fmt(max(r[3] for r in mine)), "Villani lambda V", fam, "max")
         part.macro(fmt(min((r[6] for r in cert), default=None)), "Villani certified lo", fam, "min")
@@ -186,16 +191,16 @@ def _villani_boundary(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -
     part.macro(fmt(betas[0]), "Villani beta min")
     part.macro(fmt(betas[-1]), "Villani beta max")
     part.tables.append(latex(table, "poincare-villani-boundary",
-                             "Villani's threshold lambda_V(beta) per family, data seed and beta (lora2: certified "
+                             r"Villani's threshold $\lambda_V(\beta)$ per family, data seed and $\beta$ (lora2: certified "
                              "bracket in arb ball arithmetic; attn2: grid estimate; attn1: 0 by proof) against the "
-                             "seed paper's hypothesis, every lambda > 0: the route fails for every lambda below it.",
+                             r"seed paper's hypothesis, every $\lambda > 0$: the route fails for every $\lambda$ below it.",
                              ("family", "data seed", "beta", "lambda_V estimate", "certified lo", "certified hi",
                               "lambda_V is", "route fails for some lambda > 0")))
     for fam in dict.fromkeys(r["extra"]["family"] for r in recs):
         part.figures.append(Figure(f"poincare-villani-{fam}",
                                    _villani_figure([r for r in recs if r["extra"]["family"] == fam], fam),
-                                   f"{fam}: lambda_V(beta) per data seed, with the outcomes of Villani's condition "
-                                   "at the lambdas placed around it.", prov + f", {camp}"))
+                                   f"{fam}: $\\lambda_V(\\beta)$ per data seed, with the outcomes of Villani's condition "
+                                   r"at the values of $\lambda$ placed around it.", prov + f", {camp}"))
 
 
 def _sde(part: Part, store: Any, plan: Plan, cmd: str) -> None:

@@ -29,20 +29,28 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from numerics.smt import SPLIT, STATEMENTS, SmtResult, Statement, decide, decide_split
+from numerics.smt.causal import STATEMENTS as CAUSAL_D2
+from numerics.smt.exhaustive import EXHAUSTIVE
 from numerics.smt.solve import check_timeout, digest
 from theory.verdicts import Verdict
 from verification import campaign
 from verification.store import Record
 
 VERSION = "v2"      # the record's layout (z3 and cvc5); a changed encoding changes the chunk's hash instead
-TRUE = ("d1.bound", "d1.bound.split", "d1.iff", "d1.iff.split", "causal", "d2.bound", "d2.bound.split", "d2.iff",
-        "d2.iff.split", "chain")
-ALL = {**STATEMENTS, **SPLIT}
+TRUE = ("d1.bound", "d1.bound.split", "d1.bound.exhaustive", "d1.iff", "d1.iff.split", "causal", "d2.bound",
+        "d2.bound.split", "d2.bound.exhaustive", "d2.iff", "d2.iff.split", "chain", "causal.d2", "causal.d2.lemma")
+ALL = {**STATEMENTS, **SPLIT, **EXHAUSTIVE, **CAUSAL_D2}
 WRONG = tuple(k for k, s in ALL.items() if s.wrong)
 
 
 def statement(key: str) -> Statement:
     return ALL[key]
+
+
+def premise_at(key: str, dims: tuple) -> dict[str, list]:
+    """Each premise of ``key`` (a base statement key) -> the dims where it must be proved."""
+    st = statement(key)
+    return {p: list(st.premise_dims(tuple(dims), statement(p).kind)) for p in st.needs}
 
 
 def premise_keys(key: str) -> tuple[str, ...]:
@@ -71,12 +79,21 @@ def with_premises(keys: tuple[str, ...]) -> tuple[str, ...]:
     """``keys`` with, first, an encoding of every statement they need (the split one, which reaches
     further, unless an encoding of it is among ``keys``)."""
     out = list(dict.fromkeys(keys))
-    for key in list(out):
+    todo = list(out)
+    while todo:                                    # premises of premises too (causal.d2.lemma -> causal -> d1.bound)
+        key = todo.pop()
         if not statement(key).wrong:
             for p in statement(key).needs:
                 if p not in out and f"{p}.split" not in out:
                     out.insert(0, f"{p}.split" if f"{p}.split" in ALL else p)
+                    todo.append(out[0])
     return tuple(out)
+
+
+def depth(key: str) -> int:
+    """0 for a statement that needs nothing (or a wrong variant), else 1 + the deepest premise."""
+    st = statement(key)
+    return 0 if st.wrong or not st.needs else 1 + max(depth(p) for p in st.needs)
 
 
 @dataclass(frozen=True)
@@ -125,7 +142,8 @@ def record(st: Statement, r: SmtResult, timeout: float) -> Record:
         reason=r.reason, counterexample=r.counterexample, confirmed=r.confirmed,
         suite_agrees=r.suite_agrees, solver=r.solver, timeout_s=timeout, cvc5=r.cvc5,
         cvc5_seconds=round(r.cvc5_seconds, 3), solver2=r.solver2, answers=r.answers, digest=r.digest,
-        needs=list(premise_keys(st.key)) if not st.wrong else [], premise_dims=list(st.premise_dims(r.dims)))
+        needs=list(premise_keys(st.key)) if not st.wrong else [], premise_dims=list(st.premise_dims(r.dims)),
+        premise_at=premise_at(st.key, r.dims) if not st.wrong else {})
     if st.wrong:
         verdict = Verdict.NOT_APPLICABLE
         extra["expected"] = "counterexample"
@@ -161,9 +179,8 @@ def premises_proved(key: str, dims: tuple, records: list[dict]) -> list[str]:
     st = statement(key)
     if st.wrong:
         return []
-    pd = list(st.premise_dims(tuple(dims)))
-    proved = {r["extra"]["statement"] for r in records if r["extra"]["smt"] == "proved" and r["extra"]["dims"] == pd}
-    return [p for p in st.needs if not ({p, f"{p}.split"} & proved)]
+    proved = {(r["extra"]["statement"], tuple(r["extra"]["dims"])) for r in records if r["extra"]["smt"] == "proved"}
+    return [p for p, pd in premise_at(key, dims).items() if not ({(p, tuple(pd)), (f"{p}.split", tuple(pd))} & proved)]
 
 
 def run_campaign(store: Any, plan: Plan, console: Any = None) -> list[dict]:
@@ -174,10 +191,9 @@ def run_campaign(store: Any, plan: Plan, console: Any = None) -> list[dict]:
         stored = [r for r in store.records(plan.campaign) if r["extra"].get("digest") in current]
         stuck |= {r["extra"]["statement"] for r in stored
                   if r["extra"]["smt"] == "undecided" and not r["extra"]["wrong"] and max(r["extra"]["dims"]) < n}
-        for dependent in (False, True):            # premises first, then what relies on them
-            keys = [k for k in plan.statements if k not in stuck and bool(statement(k).needs and not statement(k).wrong)
-                    == dependent]
-            if dependent:
+        for layer in range(1 + max(depth(k) for k in plan.statements)):    # premises first, then what relies on them
+            keys = [k for k in plan.statements if k not in stuck and depth(k) == layer]
+            if layer:
                 level = [r for r in store.records(plan.campaign) if r["extra"].get("digest") in current]
                 blocked = {k: premises_proved(k, plan.dims(k, n), level) for k in keys if plan.dims(k, n)}
                 for k, missing in blocked.items():

@@ -24,9 +24,12 @@ def verify_section(ctx: Any) -> None:
 
 def _loud(records: list, console: Any) -> int:
     from verification.prove.checks import sensitivity_failures
-    from verification.prove.report import registry_mismatches
+    from verification.prove.report import registry_mismatches, symmetry_disagreements
 
     wrong = registry_mismatches(records)
+    split = symmetry_disagreements(records)
+    for line in split:
+        console.print(f"[bold red]{line}: the symmetry reduction of the split encoding is wrong, or an encoding is[/]")
     for line in wrong:
         console.print(f"[bold red]{line}: correct theory's smt_checked[/]")
     bad = sensitivity_failures(records)
@@ -34,7 +37,7 @@ def _loud(records: list, console: Any) -> int:
         console.print(f"[bold red]the wrong variant {r['extra']['statement']} at {r['extra']['shape']} came back "
                       f"{r['extra']['smt']}, not with a confirmed counterexample: the encoding cannot be trusted "
                       "to fail[/]")
-    return 1 if bad or wrong else 0
+    return 1 if bad or wrong or split else 0
 
 
 def _name(text: str) -> str:

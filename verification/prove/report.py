@@ -14,6 +14,9 @@ COLUMNS = ("theorem", "statement", "encoding", "size", "result", "z3", "z3 secon
            "queries", "variables", "query chars", "re-check")
 SUMMARY_COLUMNS = ("theorem", "statement", "encoding", "proved for all sizes up to", "seconds there",
                    "cvc5 seconds there", "first undecided", "counterexamples")
+SYMMETRY_COLUMNS = ("statement", "size", "exhaustive z3", "split z3", "exhaustive cvc5", "split cvc5", "agree",
+                    "exhaustive queries", "split queries")
+SYMMETRY_OF = {"d1.bound.exhaustive": "d1.bound.split", "d2.bound.exhaustive": "d2.bound.split"}
 
 
 def latest(records: Iterable[dict]) -> list[dict]:
@@ -39,8 +42,9 @@ def premise_gaps(records: Iterable[dict]) -> set[tuple[str, tuple]]:
     for r in recs:
         e = r["extra"]
         pd = tuple(e.get("premise_dims") or e["dims"])
-        bases = {k.removesuffix(".split") for k in e.get("needs") or ()}
-        if e["smt"] == "proved" and any(not ({(b, pd), (f"{b}.split", pd)} & proved) for b in bases):
+        at = {b: tuple(d) for b, d in (e.get("premise_at") or {}).items()}
+        bases = {k.removesuffix(".split"): at.get(k.removesuffix(".split"), pd) for k in e.get("needs") or ()}
+        if e["smt"] == "proved" and any(not ({(b, d), (f"{b}.split", d)} & proved) for b, d in bases.items()):
             out.add((e["statement"], tuple(e["dims"])))
     return out
 
@@ -122,13 +126,64 @@ def reach_table(records: Iterable[dict], campaign: str, command: str = "attnboun
 def report(records: list[dict], campaign: str, tables: Optional[Path], console: Any) -> None:
     """Print (and write under ``tables``) the per-size table and the reach summary."""
     prov = f"campaign {campaign}"
-    detail, summary = rows(records), reach_table(records, campaign)
+    detail, summary, symmetry = rows(records), reach_table(records, campaign), symmetry_table(records, campaign)
     if console is not None:
         print_table(console, detail, COLUMNS, f"SMT: every statement and size ({campaign})")
         print_table(console, summary.rows(), summary.columns(), "SMT: proved for all sizes up to")
+        print_table(console, symmetry.rows(), symmetry.columns(), "SMT: the symmetry reduction checked")
     if tables is not None:
         write_table(detail, COLUMNS, "prove-sizes", "Dobrushin statements through z3 and cvc5, per size", prov, tables)
         summary.write(tables)
+        symmetry.write(tables)
+
+
+def symmetry_rows(records: Iterable[dict]) -> list[tuple]:
+    """The symmetry reduction checked (``numerics.smt.exhaustive``): per bound and size where both its
+    exhaustive (no symmetry) and its split (symmetry-reduced) encoding are stored, each solver's answer
+    for each, and whether they agree: "yes" (both proved, or both refuted, by each solver that decided
+    both), "NO" (a solver proves one and refutes the other: an encoding bug), "-" (nothing to compare:
+    every solver left one of them undecided)."""
+    by = {(r["extra"]["statement"], tuple(r["extra"]["dims"])): r["extra"] for r in records}
+    out = []
+    for (key, dims), ex in sorted(by.items(), key=lambda kv: (kv[0][0], max(kv[0][1]), kv[0][1])):
+        sp = by.get((SYMMETRY_OF.get(key, ""), dims))
+        if sp is None:
+            continue
+        answers = {s: (a, b) for s, a, b in (("z3", z3_text(ex), z3_text(sp)),
+                                             ("cvc5", ex.get("cvc5") or "-", sp.get("cvc5") or "-"))}
+        decided = [a == b for a, b in answers.values() if "undecided" not in (a, b) and "-" not in (a, b)]
+        agree = "-" if not decided else "yes" if all(decided) else "NO"
+        out.append((key.removesuffix(".exhaustive"), ex["shape"], answers["z3"][0], answers["z3"][1],
+                    answers["cvc5"][0], answers["cvc5"][1], agree, ex["queries"], sp["queries"]))
+    return out
+
+
+def symmetry_checked(records: Iterable[dict]) -> dict[str, Optional[str]]:
+    """Per bound ("d1.bound", "d2.bound"): the largest size up to which, at every size, both
+    encodings are proved by both solvers (the reduction is machine-checked there); None: not even
+    the first. A disagreement (agree "NO") ends the climb as an undecided size does."""
+    out: dict[str, Optional[str]] = {}
+    for row in symmetry_rows(records):
+        key, shape, ez, sz, ec, sc, agree = row[:7]
+        ok = agree == "yes" and {ez, sz, ec, sc} == {"proved"}
+        out.setdefault(key, None)
+        if ok and out.get(f"{key}!stop") is None:
+            out[key] = shape
+        elif not ok:
+            out[f"{key}!stop"] = shape
+    return {k: v for k, v in out.items() if "!" not in k}
+
+
+def symmetry_disagreements(records: Iterable[dict]) -> list[str]:
+    return [f"{r[0]} at {r[1]}: the exhaustive encoding says z3 {r[2]} / cvc5 {r[4]}, the split z3 {r[3]} / "
+            f"cvc5 {r[5]}" for r in symmetry_rows(records) if r[6] == "NO"]
+
+
+def symmetry_table(records: Iterable[dict], campaign: str, command: str = "attnbounds prove") -> Table:
+    return Table.from_rows("prove-symmetry", symmetry_rows(records), SYMMETRY_COLUMNS,
+                           "The symmetry reduction checked: the bounds without symmetry (every pair, column set "
+                           "and sign pattern) against the symmetry-reduced split, per solver",
+                           f"campaign {campaign}", campaigns=(campaign,), command=command)
 
 
 REGISTRY_BUDGET = 60.0     # seconds: the budget under which theory's ``smt_checked`` sizes were measured

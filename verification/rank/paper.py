@@ -74,9 +74,9 @@ def _estimator_curve(est: list[dict]):
             ax.plot(xs, ys, "o-", ms=3, label=rr.ESTIMATOR_NAMES[e])
         ax.set_xscale("log")
         ax.set_ylim(-0.05, 1.05)
-        ax.set_xlabel("N inputs")
-        ax.set_ylabel("share of draws recovering r*")
-        ax.legend(fontsize=6)
+        ax.set_xlabel("$N$ inputs")
+        ax.set_ylabel("share of draws recovering $r^*$")
+        ax.legend()
     return draw
 
 
@@ -93,8 +93,8 @@ def _weights_curve(recs: list[dict]):
             ax.plot(xs, ys, "o-" if "QK" in label else "s--", ms=3, label=label)
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("layer")
-        ax.set_ylabel("mean energy_0.99 rank / head dim")
-        ax.legend(fontsize=6)
+        ax.set_ylabel(r"mean $r^{\mathrm{energy}}_{0.99} / d_h$")
+        ax.legend()
     return draw
 
 
@@ -151,25 +151,25 @@ def _linear(part: Part, store: Any, plan: Any, cmd: str) -> None:
     risk, gd_pop, gd_data, estimators, summary = rr.linear_tables(opt, pop, data, est, plan)
     part.tables += [
         _view(risk, "rank-linear-risk",
-              f"Optimal rank-r excess risk R(r) per unit d (n={plan.n}, r*={r_star}): tail sum certified in 60-digit "
-              "intervals; deficiency (r < r*) and achievability (r >= r*) verdicts decided exactly."),
+              f"Optimal rank-$r$ excess risk $R(r)$ per unit $d$ ($n={plan.n}$, $r^*={r_star}$): tail sum certified in "
+              r"60-digit intervals; deficiency ($r < r^*$) and achievability ($r \ge r^*$) verdicts decided exactly."),
         _view(gd_pop, "rank-gd-population",
-              f"Gradient descent on U V^T, population loss, {plan.gd_seeds} seeds per row: learned rank against "
-              "min(r, r*) (95% Wilson), risks per unit d."),
+              f"Gradient descent on $U V^\\top$, population loss, {plan.gd_seeds} seeds per row: learned rank against "
+              "$\\min(r, r^*)$ (95% Wilson), risks per unit $d$."),
         _view(gd_data, "rank-gd-data",
               f"Gradient descent (full width) on finite noisy data from small initialisation: the rank along the "
               f"trajectory counted above the noise level (Gavish-Donoho threshold of the least-squares fit's entry "
-              f"noise), whether and where it passes r* and for how many decades of steps, and the rank it ends at "
+              f"noise), whether and where it passes $r^*$ and for how many decades of steps, and the rank it ends at "
               f"after {plan.gd_steps} steps (95% Wilson).",
               ["shape", "N", "noise", "init", "passes r* [95% CI]", "first step at r* (median)",
                "decades at r* (median)", "ends at r* [95% CI]", "final rank, 10x-init threshold (median)"]),
         _view(estimators, "rank-estimators",
-              f"Pre-training recovery of r*={r_star} from least-squares fits, {plan.est_seeds} draws per cell; "
+              f"Pre-training recovery of $r^*={r_star}$ from least-squares fits, {plan.est_seeds} draws per cell; "
               "BELOW: the teacher's smallest signal singular value lies under the detection limit."),
         _view(summary, "rank-estimators-summary",
-              "Share of draws recovering r* per estimator and spectrum shape (95% Wilson).")]
+              "Share of draws recovering $r^*$ per estimator and spectrum shape (95% Wilson).")]
     part.figures.append(Figure("rank-estimators", _estimator_curve(est),
-                               "Share of draws whose estimated rank equals r*, against the number of inputs N "
+                               "Share of draws whose estimated rank equals $r^*$, against the number of inputs $N$ "
                                "(all shapes and noise levels).", prov))
 
 
@@ -217,25 +217,25 @@ def _attention(part: Part, store: Any, ap: Any, seed: int, cmd: str) -> None:
                                                                                              seed)
     part.tables += [
         _view(recovery, "rank-attention-recovery",
-              f"Data-only recovery of the query-key kernel W (r*={ap.r_star}, d={ap.d}): a draw recovers W when the "
+              f"Data-only recovery of the query-key kernel $W$ ($r^*={ap.r_star}$, $d={ap.d}$): a draw recovers $W$ when the "
               f"relative kernel error (up to scale and sign) is at most {att.KERNEL_TOL:g}; 'fit' is the nonlinear "
-              "least-squares fit (softmax: of W with the value map known, of W and W_V jointly with it unknown).",
+              "least-squares fit (softmax: of $W$ with the value map known, of $W$ and $W_V$ jointly with it unknown).",
               ["kind", "value map", "B", "beta", "T", "noise", ar.RECOVERY_COLUMNS[6], "median kernel error",
                "fit: median kernel error", "outcomes"]),
         _view(students, "rank-attention-students",
-              f"Kernel-rank-r students trained by GD ({ap.steps} steps): linear r < r* certified against the exact "
-              "lower bound; r >= r* a claim (risk to zero with learned rank r*)."),
+              f"Kernel-rank-$r$ students trained by GD ({ap.steps} steps): linear $r < r^*$ certified against the exact "
+              r"lower bound; $r \ge r^*$ a claim (risk to zero with learned rank $r^*$)."),
         _view(ladder, "rank-ladder",
-              "Interpolation ladder between a static mixer (lambda = 0) and attention (lambda = 1): the best "
-              "static mixer's rank against r*."),
+              "Interpolation ladder between a static mixer ($\\lambda = 0$) and attention ($\\lambda = 1$): the best "
+              "static mixer's rank against $r^*$."),
         _view(sm_recovery, "rank-softmax-recovery",
               "Softmax kernel recovery by value map: the linearised regression against the nonlinear least-squares "
-              "fit (W alone with W_V known; W and W_V jointly with W_V unknown), converged starts by first-order "
+              "fit ($W$ alone with $W_V$ known; $W$ and $W_V$ jointly with $W_V$ unknown), converged starts by first-order "
               "optimality, identifiability failures (converged starts of equal cost, different kernels).",
               ["value map", "draws", "regression recovers W [95% CI]", "fit recovers W [95% CI]",
                "fit: converged starts", "identifiability failures", "fit outcomes"]),
         _view(sm_estimators, "rank-softmax-estimators",
-              f"Each estimator's rank of the recovered softmax kernels: share equal to r* = {ap.r_star} (95% Wilson), "
+              f"Each estimator's rank of the recovered softmax kernels: share equal to $r^* = {ap.r_star}$ (95% Wilson), "
               "per kernel source and value map."),
         _view(sm_outcomes, "rank-softmax-estimator-outcomes",
               "The claim that the energy effective rank is the robust estimator under softmax distortion, for every "

@@ -1,8 +1,12 @@
-"""Save a report figure as PNG and PDF, stamped with its provenance (the one saver for all reports),
-each written atomically (:mod:`numerics.atomic`).
+"""Save a report figure as PNG and PDF with its provenance in the file metadata (the one saver for
+all reports), each written atomically (:mod:`numerics.atomic`), and check that no text of a figure
+overprints another (:func:`overlaps`).
 
-The provenance line (campaign, seeds, model, versions) is drawn in the figure's footer and stored in
-the file metadata; timestamps are left out so that the same seed gives the same files.
+The provenance line (campaign, seeds, model, versions) is stored in the PNG's ``Description`` and
+the PDF's ``Subject``, never drawn in the plot area (the paper lists it in its appendix, linked from
+each caption); timestamps are left out so that the same seed gives the same files. Figures are drawn
+at the size they are printed (:data:`COLUMN`, inches) with fonts of :data:`FONT_PT` points, no
+smaller than a ``\\small`` caption.
 """
 from __future__ import annotations
 
@@ -12,13 +16,88 @@ from typing import Any
 from numerics.atomic import atomic_path
 from verification.provenance import versions_line
 
+COLUMN = (4.5, 2.9)        # inches: the printed size (0.7 of the text width, or the natural width)
+FONT_PT = 10.0             # every text of a figure, ticks and legends included: a \small caption's size
+
+
+def style() -> dict[str, Any]:
+    """matplotlib rcParams for paper figures: one font size for every text."""
+    return {"font.size": FONT_PT, "axes.labelsize": FONT_PT, "axes.titlesize": FONT_PT,
+            "xtick.labelsize": FONT_PT, "ytick.labelsize": FONT_PT, "legend.fontsize": FONT_PT,
+            "legend.title_fontsize": FONT_PT, "figure.titlesize": FONT_PT}
+
+
+def _texts(fig: Any) -> list[tuple[str, str, Any, Any]]:
+    """(kind, what, owner, window extent) of every visible, non-empty text of ``fig`` and every
+    legend frame; kind is axis, tick, title, text or legend; ``owner`` is the axis of a tick label."""
+    renderer = fig.canvas.get_renderer()
+    out = []
+
+    def add(kind: str, what: str, owner: Any, artist: Any) -> None:
+        if artist is None or not artist.get_visible():
+            return
+        if hasattr(artist, "get_text") and not artist.get_text().strip():
+            return
+        box = artist.get_window_extent(renderer)
+        if box.width > 0 and box.height > 0:
+            out.append((kind, what, owner, box))
+
+    for ax in fig.axes:
+        for axis, name in ((ax.xaxis, "x"), (ax.yaxis, "y")):
+            add("axis", f"the {name}-axis label {axis.label.get_text()!r}", axis.label, axis.label)
+            lo, hi = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if lo - 1e-9 * (hi - lo) <= tick.get_loc() <= hi + 1e-9 * (hi - lo):   # drawn: inside the view
+                    for label in (tick.label1, tick.label2):
+                        add("tick", f"the {name} tick label {label.get_text()!r}", axis, label)
+            add("axis", f"the {name}-axis offset text", axis.offsetText, axis.offsetText)
+        add("title", f"the title {ax.title.get_text()!r}", ax.title, ax.title)
+        for text in ax.texts:
+            add("text", f"the text {text.get_text()!r}", text, text)
+        if ax.get_legend() is not None:
+            add("legend", "the legend", ax.get_legend(), ax.get_legend())
+    for text in fig.texts:
+        add("text", f"the figure text {text.get_text()!r}", text, text)
+    for legend in fig.legends:
+        add("legend", "the figure legend", legend, legend)
+    return out
+
+
+def overlaps(fig: Any) -> list[str]:
+    """Pairs of texts of ``fig`` whose bounding boxes overlap (``get_window_extent`` after a draw):
+    anything over an axis label or a tick label (a footer, an annotation, a legend, another axis'
+    labels), or two texts over each other. Tick labels of one axis against each other and a legend
+    against a title or an annotation are not compared. An empty list: nothing overprints.
+
+    >>> from verification.report.aggregate import pyplot
+    >>> fig, ax = pyplot().subplots(figsize=COLUMN)
+    >>> _ = ax.set_xlabel("n (tokens)")
+    >>> overlaps(fig)
+    []
+    >>> _ = fig.text(0.5, 0.02, "seed 0; numpy 2.0", ha="center")   # a footer on the x-axis label
+    >>> overlaps(fig)[0]
+    "the x-axis label 'n (tokens)' overlaps the figure text 'seed 0; numpy 2.0'"
+    >>> pyplot().close(fig)
+    """
+    fig.canvas.draw()
+    items = _texts(fig)
+    found = []
+    for a in range(len(items)):
+        for b in range(a + 1, len(items)):
+            (ka, wa, oa, ba), (kb, wb, ob, bb) = items[a], items[b]
+            if ka == kb == "tick" and oa is ob:
+                continue    # neighbouring tick labels of one axis: matplotlib spaces them itself
+            if {ka, kb} in ({"legend", "title"}, {"legend", "text"}):
+                continue    # a legend over an annotation is a design choice, not an overprint
+            if ba.overlaps(bb):
+                found.append(f"{wa} overlaps {wb}")
+    return found
+
 
 def save_figure(fig: Any, figures: str | Path, name: str, provenance: str) -> list[Path]:
     figures = Path(figures)
     figures.mkdir(parents=True, exist_ok=True)
     prov = f"{provenance}; {versions_line()}"
-    # below the figure's own area (never over an axis label); bbox "tight" grows the canvas to hold it
-    fig.text(0.005, -0.01, prov, fontsize=5, color="0.35", ha="left", va="top", wrap=True)
     out = [figures / f"{name}.png", figures / f"{name}.pdf"]
     # each to a temporary file renamed into place (never a half-written figure): the format is
     # given, since the temporary name has no .png / .pdf suffix

@@ -8,6 +8,13 @@ and ``.png``, and writes every macro to ``paper/generated/macros.tex`` as
 ``\\newcommand{\\Name}{value}``. A number the prose needs that the store lacks is an error naming
 the missing campaign (:class:`MissingCampaign`), never a blank.
 
+Words guarded by data: a qualitative sentence whose truth depends on the store ("always", "most",
+"all within the noise floor", "layers 0-4") is written in the prose as ``\\Guard{Key}{sentence}``
+(or in the README's template as ``{{ guard("Key", "sentence") }}``) and its family registers the
+condition with :meth:`Part.guard`; the builder fails, naming the sentence, when the condition is
+false on the store or when no family guards the key. Words that can be computed are macros whose
+text is computed (:meth:`Part.macro` with a string).
+
 >>> macro_name("D1", "share", "MiniLM", "last layer")
 'DOneShareMiniLMLastLayer'
 >>> macro_name("n=3", "time s")
@@ -82,12 +89,25 @@ def macro_name(*parts: Any) -> str:
 
 @dataclass
 class Figure:
-    """One figure: ``draw(ax)`` draws on a matplotlib axis, deterministically (no timestamps)."""
+    """One figure: ``draw(ax)`` draws on a matplotlib axis, deterministically (no timestamps). Its
+    provenance goes to the file metadata and the paper's appendix, never into the plot area."""
 
     name: str
     draw: Callable[[Any], None]
     caption: str
     provenance: str = ""
+    campaigns: tuple = ()     # the campaigns it is drawn from
+    command: str = ""         # the command that fills them (default: the part's commands)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A qualitative sentence's condition on the store: ``holds`` computed from stored records,
+    ``detail`` the numbers it was decided on (printed when it fails)."""
+
+    key: str
+    holds: bool
+    detail: str = ""
 
 
 @dataclass
@@ -99,6 +119,23 @@ class Part:
     figures: list[Figure] = field(default_factory=list)
     macros: dict[str, Any] = field(default_factory=dict)   # macro name -> number or short text
     commands: list[str] = field(default_factory=list)      # commands that fill its campaigns
+    guards: dict[str, Guard] = field(default_factory=dict)  # \Guard key -> its condition
+
+    def guard(self, holds: Any, *name_parts: Any, detail: str = "") -> bool:
+        """Register the condition of the prose's ``\\Guard{Key}{...}`` sentences, ``Key =
+        macro_name(*name_parts)``; returns ``holds`` as a bool.
+
+        >>> part = Part("toy")
+        >>> part.guard(3 > 2, "toy", "all tight", detail="3 of 3")
+        True
+        >>> part.guards["ToyAllTight"]
+        Guard(key='ToyAllTight', holds=True, detail='3 of 3')
+        """
+        key = macro_name(*name_parts)
+        if key in self.guards:
+            raise ValueError(f"guard {key} registered twice by {self.family}")
+        self.guards[key] = Guard(key, bool(holds), detail)
+        return bool(holds)
 
     def macro(self, value: Any, *name_parts: Any) -> Any:
         """Record ``value`` under ``macro_name(*name_parts)`` and return it."""

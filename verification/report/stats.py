@@ -1,7 +1,9 @@
-"""Small statistics used by the reports."""
+"""Small statistics used by the reports: binomial shares (Wilson) and paired comparisons over seed
+pairs (t intervals with df = pairs - 1, Holm's adjustment, TOST equivalence, minimum detectable effects)."""
 from __future__ import annotations
 
 import math
+from typing import Any, Sequence
 
 Z95 = 1.959963984540054
 
@@ -20,3 +22,138 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
 def share_text(k: int, n: int) -> str:
     lo, hi = wilson(k, n)
     return f"{k / n:.3f} [{lo:.3f}, {hi:.3f}]" if n else "-"
+
+
+# -- paired comparisons over seed pairs: t intervals, Holm, TOST, minimum detectable effects ---------
+#
+# Every quantile and tail probability below comes from scipy.stats (Student's t, the noncentral t);
+# a statistic of n paired differences has n - 1 degrees of freedom, and n < 2 decides nothing.
+
+ALPHA = 0.05
+POWER = 0.8
+
+
+def _finite(values: Any) -> list[float]:
+    vals = [float(v) for v in values]
+    if not all(math.isfinite(v) for v in vals):
+        raise ValueError(f"paired statistics: values must be finite, got {vals}")
+    return vals
+
+
+def paired_t(diffs: Sequence[float], alpha: float = ALPHA, threshold: float = 0.0) -> dict:
+    """Student's t on paired differences d_1..d_n against ``threshold``: mean, sd, df = n - 1, the
+    two-sided 1 - alpha interval of the mean, and the one-sided p-values of mean > threshold
+    (``p_greater``) and mean < threshold (``p_less``). With n < 2 (no degrees of freedom) the interval
+    is unbounded and every p-value is 1.
+
+    >>> r = paired_t([0.1, 0.2, 0.15])
+    >>> r["df"], round(r["interval"][0], 4), round(r["interval"][1], 4)
+    (2, 0.0258, 0.2742)
+    """
+    from scipy import stats
+
+    d = _finite(diffs)
+    n = len(d)
+    mean = sum(d) / n if n else math.nan
+    base = dict(n=n, df=max(n - 1, 0), mean=mean, alpha=alpha, threshold=threshold)
+    if n < 2:
+        return dict(base, sd=math.nan, se=math.nan, q=math.inf, interval=(-math.inf, math.inf), p_greater=1.0,
+                    p_less=1.0, p_two=1.0)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in d) / (n - 1))
+    se = sd / math.sqrt(n)
+    q = float(stats.t.ppf(1 - alpha / 2, n - 1))
+    if se == 0:                                     # identical differences: the sign is certain
+        above, below = mean > threshold, mean < threshold
+        return dict(base, sd=0.0, se=0.0, q=q, interval=(mean, mean), p_greater=0.0 if above else 1.0,
+                    p_less=0.0 if below else 1.0, p_two=0.0 if (above or below) else 1.0)
+    t = (mean - threshold) / se
+    p_greater, p_less = float(stats.t.sf(t, n - 1)), float(stats.t.cdf(t, n - 1))
+    return dict(base, sd=sd, se=se, q=q, t=t, interval=(mean - q * se, mean + q * se), p_greater=p_greater,
+                p_less=p_less, p_two=min(1.0, 2 * min(p_greater, p_less)))
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error rate), in the input order:
+    p_(i) sorted ascending, adjusted max_{j <= i} min(1, (m - j + 1) p_(j)).
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    p = [float(v) for v in pvalues]
+    if any(not (0 <= v <= 1) for v in p):
+        raise ValueError(f"holm: p-values must lie in [0, 1], got {p}")
+    m = len(p)
+    out, running = [0.0] * m, 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda k: p[k])):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = round(running, 15)
+    return out
+
+
+def tost(diffs: Sequence[float], margin: float, alpha: float = ALPHA) -> dict:
+    """Two one-sided t tests of equivalence, |mean| < ``margin``: H0 mean <= -margin against
+    mean > -margin and H0 mean >= margin against mean < margin, each with df = n - 1; ``p`` is the
+    larger of the two (equivalence at level alpha when p < alpha), ``interval`` the 1 - 2 alpha t
+    interval (inside (-margin, margin) exactly when p < alpha). ``p_outside`` tests the opposite
+    (|mean| > margin: the smaller one-sided p times two).
+
+    >>> r = tost([0.001, -0.002, 0.0015, 0.0], margin=0.02)
+    >>> r["p"] < 0.05
+    True
+    """
+    if not (margin > 0):
+        raise ValueError(f"tost: the equivalence margin must be positive, got {margin!r}")
+    lower, upper = paired_t(diffs, 2 * alpha, -margin), paired_t(diffs, 2 * alpha, margin)
+    p = max(lower["p_greater"], upper["p_less"])
+    p_out = min(1.0, 2 * min(upper["p_greater"], lower["p_less"]))
+    return dict(n=lower["n"], df=lower["df"], mean=lower["mean"], sd=lower["sd"], se=lower["se"], margin=margin,
+                p=p, p_lower=lower["p_greater"], p_upper=upper["p_less"], p_outside=p_out,
+                interval=lower["interval"], alpha=alpha)
+
+
+def mde(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
+    """Minimum detectable effect of the two-sided one-sample (paired) t test: the smallest |mean|
+    that reaches significance at level ``alpha`` with probability ``power``, for n pairs whose
+    differences have standard deviation ``sd`` (noncentral t, df = n - 1). inf for n < 2, nan for an
+    unknown sd.
+
+    >>> round(mde(1.0, 10), 3)
+    0.996
+    """
+    from scipy import optimize, stats
+
+    if n < 2:
+        return math.inf
+    if not math.isfinite(sd):
+        return math.nan
+    if sd == 0:
+        return 0.0
+    df, q = n - 1, float(stats.t.ppf(1 - alpha / 2, n - 1))
+
+    def short(delta: float) -> float:
+        nc = delta * math.sqrt(n) / sd
+        lower = float(stats.nct.cdf(-q, df, nc))     # negligible for nc > 0; scipy gives nan far out
+        return float(stats.nct.sf(q, df, nc)) + (lower if math.isfinite(lower) else 0.0) - power
+
+    hi = sd
+    while short(hi) < 0:
+        hi *= 2
+    return float(optimize.brentq(short, 0.0, hi, xtol=1e-12 * hi))
+
+
+def tost_mde(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
+    """The smallest equivalence margin that TOST passes with probability about ``power`` when the true
+    difference is 0: se (t_{1-alpha} + t_{(1+power)/2}), t quantiles with df = n - 1 (the standard
+    approximation that treats the standard error as known). inf for n < 2.
+
+    >>> round(tost_mde(1.0, 10), 3)
+    1.017
+    """
+    from scipy import stats
+
+    if n < 2:
+        return math.inf
+    if not math.isfinite(sd):
+        return math.nan
+    df = n - 1
+    return sd / math.sqrt(n) * float(stats.t.ppf(1 - alpha, df) + stats.t.ppf((1 + power) / 2, df))

@@ -1,8 +1,8 @@
 """SAN report: stored records -> tables and figures (never recomputed).
 
-The table builders (runs, claims, spectra, trainability, rollout, bottleneck) and the figures
-(``draw(ax)`` callables over stored summaries, deterministic, no timestamps: loss gaps with their
-noise-floor intervals, probe accuracies per role, loss by context position, threshold ranks over
+The table builders (runs, probes with their chance levels, claims, machine robustness, spectra,
+trainability, rollout, bottleneck) and the figures (``draw(ax)`` callables over stored summaries,
+deterministic, no timestamps: loss gaps with their paired t intervals, probe accuracies per role, loss by context position, threshold ranks over
 training, trainability by depth) are used by :func:`verification.san.paper.paper_part`;
 :func:`write_part` writes a part's tables (Markdown, CSV with provenance) and figures (PNG, PDF).
 """
@@ -30,19 +30,55 @@ def _mean(xs: list) -> float:
 def runs_table(runs: list[dict]) -> pd.DataFrame:
     rows = [dict(run=r["key"], role=r["role"], seed=r["seed"], layers=r["n_layer"], qk_norm=r["qk_norm"],
                  params=r["params"], flops_per_token=r["flops"], val_loss=r["val_loss"],
-                 val_loss_2se=2 * r["val_loss_se"], retrieval_acc=r["retrieval_acc"], recall_acc=r["recall_acc"],
-                 diverged=r["diverged"], trained=r["verdict"]) for r in runs]
+                 val_loss_2se=2 * r["val_loss_se"], retrieval_acc=r["retrieval_acc"],
+                 retrieval_above_chance=r.get("retrieval_above_chance"), recall_acc=r["recall_acc"],
+                 recall_above_chance=r.get("recall_above_chance"), diverged=r["diverged"], trained=r["verdict"])
+            for r in runs]
+    return pd.DataFrame(rows)
+
+
+def probes_table(runs: list[dict]) -> pd.DataFrame:
+    """Per role and probe: mean accuracy over seeds, the probe's chance levels (from its own rows:
+    copying a random context digit; always the most frequent answer) and the accuracy above the larger."""
+    rows = []
+    for role in ROLE_ORDER:
+        rs = [r for r in _pairs(runs) if r["role"] == role]
+        for kind in ("retrieval", "recall"):
+            if rs:
+                copy, major = _mean([r.get(f"{kind}_chance_copy") for r in rs]), _mean([r.get(f"{kind}_chance_majority") for r in rs])
+                acc = _mean([r[f"{kind}_acc"] for r in rs])
+                rows.append(dict(role=role, probe=kind, accuracy=acc, chance_copy=copy, chance_majority=major,
+                                 above_chance=acc - max(copy, major), answers=int(rs[0][f"{kind}_n"]), seeds=len(rs)))
     return pd.DataFrame(rows)
 
 
 def claims_table(claims: list[dict]) -> pd.DataFrame:
+    """One row per claim: outcome (Holm-adjusted, robust across numerical paths), the test, the mean of
+    the paired differences with its t interval, df, raw and Holm p, minimum detectable effect, units."""
     rows = []
     for c in claims:
-        iv = c["extra"].get("interval") or [math.nan, math.nan]
+        e = c["extra"]
+        iv = e.get("interval") or [math.nan, math.nan]
         rows.append(dict(claim=c["theorem"].removeprefix("san.claim."), instance=c["instance"], outcome=c["verdict"],
-                         statistic=c["extra"]["statistic"], low=iv[0], high=iv[1], noise_floor=c["extra"].get("noise"),
-                         n=c["extra"].get("n"), direction=c["extra"].get("direction"),
-                         paper=c["extra"].get("paper", "")))
+                         statistic=e["statistic"], low=iv[0], high=iv[1], unit=e.get("unit", ""), n=e.get("n"),
+                         df=e.get("df"), p=e.get("p"), p_holm=e.get("p_holm"), mde=e.get("mde"),
+                         direction=e.get("direction"), margin=e.get("margin"), noise_floor=e.get("noise"),
+                         robust=e.get("robust"), paper=e.get("paper", "")))
+    return pd.DataFrame(rows)
+
+
+def robustness_table(claims: list[dict]) -> pd.DataFrame:
+    """Machine robustness: per claim, the outcome and statistic along each numerical path, whether
+    they agree, and the outcome reported (inconclusive where they differ)."""
+    rows = []
+    for c in claims:
+        e = c["extra"]
+        row = dict(claim=c["theorem"].removeprefix("san.claim."), instance=c["instance"])
+        for k, o in (e.get("outcomes_by_path") or {}).items():
+            row[f"outcome_{k}"] = o
+            row[f"statistic_{k}"] = (e.get("statistic_by_path") or {}).get(k)
+        row.update(same=bool(e.get("robust")), reported=c["verdict"])
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -104,6 +140,13 @@ def _pairs(runs: list[dict]) -> list[dict]:
     return [r for r in runs if r["role"] != "sweep"]
 
 
+def _beside(ax: Any) -> None:
+    """The legend beside the plot (at the caption's font size it would cover the data), the figure
+    widened to the text width for it."""
+    ax.figure.set_size_inches(6.0, 2.9)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
+
+
 def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figure]:
     pair_runs = _pairs(runs)
 
@@ -117,9 +160,10 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
             nf = float(g["noise_floor"].iloc[0])
             ax.axhspan(-nf, nf, color="tab:blue", alpha=0.15, label="seed-to-seed noise floor")
         ax.axhline(0, color="k", lw=0.8)
-        ax.set_xticks(x, [f"matched {k}" for k in g["instance"]])
-        ax.set_ylabel("L(SAN) - L(standard), nats/byte")
-        ax.legend(fontsize=7)
+        ax.set_xticks(x, [{"flops": "FLOPs", "params": "parameters"}.get(k, k) for k in g["instance"]])
+        ax.set_xlabel("matched for")
+        ax.set_ylabel("loss gap SAN - standard\n(nats per byte)")
+        ax.legend(loc="best", frameon=False)
 
     def probes(ax: Any) -> None:
         w = 0.38
@@ -128,9 +172,13 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
                     for role in ROLE_ORDER]
             ax.bar(np.arange(len(ROLE_ORDER)) + (i - 0.5) * w, vals, w, label=f"{kind} (context)" if kind == "retrieval"
                    else "recall (weights)")
+        for kind, color in (("retrieval", "tab:blue"), ("recall", "tab:orange")):
+            levels = [max(r.get(f"{kind}_chance_copy", 0.0), r.get(f"{kind}_chance_majority", 0.0)) for r in pair_runs]
+            if levels:
+                ax.axhline(float(np.mean(levels)), color=color, ls="--", lw=0.8, label=f"{kind} chance (larger)")
         ax.set_xticks(np.arange(len(ROLE_ORDER)), ROLE_ORDER)
         ax.set_ylabel("accuracy at the answer byte")
-        ax.legend(fontsize=7)
+        _beside(ax)
 
     def by_position(ax: Any) -> None:
         for role in ROLE_ORDER:
@@ -138,8 +186,8 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
             if curves:
                 ax.plot(np.mean(curves, axis=0), label=role)
         ax.set_xlabel("position in the context (bytes)")
-        ax.set_ylabel("validation loss, nats/byte")
-        ax.legend(fontsize=7)
+        ax.set_ylabel("validation loss\n(nats per byte)")
+        _beside(ax)
 
     def spectra_over_training(ax: Any) -> None:
         for role, style in (("std", "-"), ("san-depth", "--")):
@@ -147,10 +195,10 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
                 s = spectra[(spectra["role"] == role) & (spectra["matrix"] == m)] if len(spectra) else spectra
                 if len(s):
                     ax.plot(s["fraction"], s["threshold_rank"], style, color=color, marker="o", ms=3,
-                            label=f"{role} {m}")
+                            label=f"{role} ${m}$")
         ax.set_xlabel("fraction of training")
-        ax.set_ylabel("threshold rank (above the init bulk)")
-        ax.legend(fontsize=6, ncol=2)
+        ax.set_ylabel("threshold rank")
+        _beside(ax)
 
     def trainability(ax: Any) -> None:
         sweep = [r for r in runs if r["role"] == "sweep"]
@@ -160,13 +208,13 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
                     marker=marker, label=f"QK-norm {'on' if qk else 'off'}")
             for r in rs:
                 if r["diverged"]:
-                    ax.annotate("diverged", (r["n_layer"], r["unigram"]), fontsize=6)
+                    ax.annotate("diverged", (r["n_layer"], r["unigram"]))
         ax.set_xscale("log", base=2)
         ax.set_xlabel("attention-only layers")
-        ax.set_ylabel("validation loss, nats/byte")
-        ax.legend(fontsize=7)
+        ax.set_ylabel("validation loss\n(nats per byte)")
+        ax.legend(loc="best", frameon=False)
 
-    return [Figure("san-gaps", gaps, "Loss gaps of matched pairs with noise-floor intervals", prov),
+    return [Figure("san-gaps", gaps, "Loss gaps of matched pairs with paired t intervals", prov),
             Figure("san-probes", probes, "Probe accuracies: context-grounded retrieval and parametric recall", prov),
             Figure("san-loss-by-position", by_position, "Validation loss by context position", prov),
             Figure("san-spectra", spectra_over_training, "Threshold ranks over training", prov),
@@ -188,7 +236,7 @@ def write_part(part: Part, out_dir: Path, console: Any = None) -> list[Path]:
         rows = t.frame.astype(object).where(t.frame.notna(), None).values.tolist()
         paths += list(write_table(rows, list(t.frame.columns), t.name, t.caption, t.provenance,
                                   Path(out_dir) / "tables").values())
-        if console is not None and t.name in ("san-claims", "san-trainability"):
+        if console is not None and t.name in ("san-claims", "san-robustness", "san-probes", "san-trainability"):
             print_table(console, rows, list(t.frame.columns), t.caption)
     for f in part.figures:
         fig, ax = plt.subplots(figsize=(5.5, 3.4))

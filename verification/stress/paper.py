@@ -51,9 +51,9 @@ def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:
     frame = pd.DataFrame(table, columns=["family", "n", "layers", "stacks", "steps checked", "strict", "tight",
                                          "violated", "undecided", "smallest strict slack"])
     part.tables.append(Table("stress-rollout", frame,
-                             "Theorem D2 at every step l >= 2 of attention rollout, delta(R_l) <= "
-                             "delta(Ahat_l) delta(R_{l-1}) with Ahat_l = (I + A_l)/2, on random stacks of L "
-                             "layers: verdict counts over all steps and the smallest certified strict slack.",
+                             r"Theorem D2 at every step $l \ge 2$ of attention rollout, $\delta(R_l) \le "
+                             r"\delta(\hat A_l)\,\delta(R_{l-1})$ with $\hat A_l = (I + A_l)/2$, on random stacks of "
+                             "$L$ layers: verdict counts over all steps and the smallest certified strict slack.",
                              f"campaign {campaign}; per-chunk summaries; verdicts exact",
                              campaigns=(campaign,), command=cmd))
     part.macro(int(t.n), "stress rollout instances")
@@ -81,6 +81,8 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     part.macro(str(t.chunks), "stress chunks")
     part.macro(str(t.count("violated")), "stress violated")
     part.macro(str(t.count("undecided")), "stress undecided")
+    part.guard(t.count("violated") == 0 and t.count("undecided") == 0, "stress sweep no counterexample",
+               detail=f"{t.count('violated')} violated, {t.count('undecided')} undecided")
     part.macro(str(t.exact), "stress exact path")
     part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress min slack")
     part.macro(round(store.payload_bytes(campaign, plan.chunk_keys()) / max(t.chunks, 1)), "stress bytes per chunk")
@@ -102,7 +104,7 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
         xs = [EDGES[0] - 0.5] + [float(e) for e in EDGES]
         ax.bar(xs, hist, width=0.45, align="edge", color="C0")
         ax.set_yscale("symlog", linthresh=1)
-        ax.set_xlabel("log10 of the strict slack (bins of half a decade; leftmost: below 1e-18)")
+        ax.set_xlabel(r"$\log_{10}$ of the strict slack (leftmost bin: below $10^{-18}$)")
         ax.set_ylabel("instances")
     part.figures.append(Figure("stress-factor-slack", draw,
                                "Distribution of the certified strict slack of Theorem D1 over the sweep "
@@ -126,5 +128,7 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
         strict = [r["slack"] for r in found if r["verdict"] == "holds" and r["slack"] is not None]
         part.macro(fmt(min(strict)) if strict else "-", "stress search min slack")
         part.macro(str(budget), "stress search budget")
+    bad = sum(r["verdict"] in ("violated", "undecided") for r in found)
+    part.guard(bad == 0, "stress search no counterexample", detail=f"{bad} found instances violated or undecided")
     rollout_part(part, store, seed, full)
     return part

@@ -98,7 +98,7 @@ def _heatmap(shares: np.ndarray, title: str):
         im = ax.imshow(shares, vmin=0, vmax=1, cmap="viridis", aspect="auto")
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
-        ax.set_title(title, fontsize=8)
+        ax.set_title(title.split(" (")[0].split(":")[0])   # the model; the caption says the rest
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.figure.colorbar(im, ax=ax, label="share of inputs with D1 equality")
@@ -108,8 +108,8 @@ def _heatmap(shares: np.ndarray, title: str):
 def _rollout_curves(data: dict, title: str):
     layers = sorted(data["roll"]["all"])
     curves = []
-    for key, label, style in (("value", "delta(R_l)", "-"), ("bound", "prod delta(Ahat)", "-"),
-                              ("prod_factor_bound", "prod (1+delta(A))/2", "--")):
+    for key, label, style in (("value", r"$\delta(R_l)$", "-"), ("bound", r"$\prod_k \delta(\hat A_k)$", "-"),
+                              ("prod_factor_bound", r"$\prod_k (1+\delta(A_k))/2$", "--")):
         vals = [np.array([x for x in ((r[key] if key in r else r["extra"].get(key)) for r in data["roll"]["all"][l])
                           if x is not None and x > 0], dtype=float) for l in layers]
         curves.append((label, style, [float(np.median(v)) if v.size else np.nan for v in vals]))
@@ -118,10 +118,10 @@ def _rollout_curves(data: dict, title: str):
         for label, style, med in curves:
             ax.plot([l + 1 for l in layers], med, style, marker=".", label=label)
         ax.set_yscale("log")
-        ax.set_xlabel("depth l")
+        ax.set_xlabel("depth $l$")
         ax.set_ylabel("median over inputs")
-        ax.set_title(title, fontsize=8)
-        ax.legend(fontsize=7)
+        ax.set_title(title.split(" (")[0].split(":")[0])   # the model; the caption says the rest
+        ax.legend()
     return draw
 
 
@@ -194,6 +194,9 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
     part.macro(str(len(layered) + len(headed)), word, "D1 verdicts")
     part.macro(str(sum(bool(r["extra"].get("exact")) for r in layered + headed)), word, "D1 exact path")
     part.macro("%d/%d" % _tight(layered + headed), word, "D1 tight all records")
+    k, n = _tight(layered + headed)
+    part.guard(k == n > 0, word, "D1 always tight", detail=f"{k} of {n} verdicts tight")
+    part.macro(f"layers 0-{L - 2}" if L > 2 else "layer 0", word, "early layers")   # the layers before the last
     for v, cells in data["layer"].items():
         shares = {l: _tight(rs) for l, rs in cells.items()}
         for l, (k, n) in shares.items():
@@ -228,8 +231,15 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
         part.macro(_s(*_tight(rs)), word, "chain tight", "layer", l)
     later = [l for l in roll if l >= 1 and _tight(roll[l])[0] == 0]
     part.macro(f"{len(later)}/{len([l for l in roll if l >= 1])}", word, "chain never tight after step one")
-    part.macro(str(sum(r["extra"].get("ratio_R") is None for rs in roll.values() for r in rs)), word,
-               "rollout ratios undecided")
+    undecided = sum(r["extra"].get("ratio_R") is None for rs in roll.values() for r in rs)
+    part.macro(str(undecided), word, "rollout ratios undecided")
+    part.guard(undecided == 0, word, "every ratio decided", detail=f"{undecided} ratios undecided")
+    part.guard(len(later) == len([l for l in roll if l >= 1]), word, "chain tight on no later input",
+               detail=f"the chain is tight on some input in {len([l for l in roll if l >= 1]) - len(later)} later layers")
+    ratios = [x for x in (r["extra"].get("ratio_factor") for r in last) if x is not None]
+    med = float(np.median(ratios)) if ratios else float("nan")
+    part.guard(0.9 <= med <= 1.1, word, "factor product close", detail=f"median ratio at the last layer {med:.4g} "
+               "(the sentence says close to 1: between 0.9 and 1.1)")
 
     q = " 4-bit quantised weights: the quantised model's attention." if quantised else ""
     c = (" Causal attention: row 0 is one-hot, so equality is structural (docs/theory.md §1, corollary)." if causal else "")
@@ -242,30 +252,37 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
     part.tables.append(Table(f"trained-sources-{s}", frame(rows, cols),
                              f"{title}: share of inputs where D1 holds with equality (exact), per source and pooled, "
                              f"95% Wilson intervals, beside the share for random matrices of the same token counts "
-                             f"(Dirichlet(1) rows; softmax of Gaussian logits at T = 0.25, 1, 4, not fitted to the "
+                             f"(Dirichlet(1) rows; softmax of Gaussian logits at $T = 0.25, 1, 4$, not fitted to the "
                              f"model), drawn for each input of the row.{q}{c}",
                              prov + f"; random baselines: campaign {baselines}",
                              campaigns=(campaign, baselines), command=part.commands[0]))
     rows, cols = rollout_table(data)
     part.tables.append(Table(f"trained-rollout-{s}", frame(rows, cols),
-                             f"{title}: rollout per layer, all tokens, medians over {n_in} inputs: delta(R_l) against "
-                             f"prod delta(Ahat) (D2 chain) and prod (1+delta(A))/2 (D1 factors); the ratio "
-                             f"delta(R_l)/prod delta(Ahat) with a 95% percentile-bootstrap interval of its median. "
-                             f"By Theorem D2 that ratio cannot increase with l, and its chain is tight only where "
+                             f"{title}: rollout per layer, all tokens, medians over {n_in} inputs: $\\delta(R_l)$ against "
+                             f"$\\prod \\delta(\\hat A)$ (D2 chain) and $\\prod (1+\\delta(A))/2$ (D1 factors); the ratio "
+                             f"$\\delta(R_l)/\\prod \\delta(\\hat A)$ with a 95% percentile-bootstrap interval of its median. "
+                             f"By Theorem D2 that ratio cannot increase with $l$, and its chain is tight only where "
                              f"D2's condition holds at every step.{q}", prov, **made))
     hrows = [[l] + [None if np.isnan(x) else f"{x:.2f}" for x in hs[l]] for l in range(hs.shape[0])]
     part.tables.append(Table(f"trained-heads-{s}", frame(hrows, ["layer"] + [f"h{h}" for h in range(hs.shape[1])]),
                              f"{title}: per-head share of {n_in} inputs with D1 equality, {VARIANT_TITLES['all']}.{q}",
                              prov, **made))
     rows, cols = compare_table(data)
+    classical = [float(row[cols.index(c)]) for row in rows for c in ("median Birkhoff tau_B(A)",
+                                                                      "median mean-head softmax bound")
+                 if isinstance(row[cols.index(c)], (int, float))]
+    deltas = [float(row[cols.index("median delta(A)")]) for row in rows
+              if isinstance(row[cols.index("median delta(A)")], (int, float))]
+    part.macro(f"{min(classical):.2f}" if classical else "-", word, "classical bound min")   # "close to 1" as a number
+    part.macro(f"{min(deltas):.2f}" if deltas else "-", word, "median delta min")
     part.tables.append(Table(f"trained-compare-{s}", frame(rows, cols),
-                             f"{title}: comparison bounds on delta(A) of head-averaged attention (Birkhoff's "
-                             f"tau_B and the mean-head softmax-logit bound; trivial wherever A has zeros).{q}", prov,
+                             f"{title}: comparison bounds on $\\delta(A)$ of head-averaged attention (Birkhoff's "
+                             f"$\\tau_B$ and the mean-head softmax-logit bound; trivial wherever $A$ has zeros).{q}", prov,
                              **made))
     part.figures.append(Figure(f"trained-heads-{s}", _heatmap(hs, f"{title}: D1 equality per head, all tokens"),
                                f"{title}: share of inputs with D1 equality per layer and head (all tokens).{q}", prov))
     part.figures.append(Figure(f"trained-rollout-{s}", _rollout_curves(data, f"{title}: rollout, all tokens"),
-                               f"{title}: medians of delta(R_l), prod delta(Ahat) and prod (1+delta(A))/2 by depth.{q}",
+                               f"{title}: medians of $\\delta(R_l)$, $\\prod \\delta(\\hat A)$ and $\\prod (1+\\delta(A))/2$ by depth.{q}",
                                prov))
 
 

@@ -1,19 +1,30 @@
 """The paper's claims decided from the stored run records (the ``san-claims`` campaign).
 
-Every claim is a direction tested with :func:`numerics.san.claims.decide_exact` on per-seed-pair
-values against the seed-to-seed noise floor (:func:`numerics.san.claims.noise_floor` of the same
-quantity over the runs of each role). A diverged run counts as having learnt nothing: its loss is
-the unigram entropy. Claims (registry id, instance):
+Every claim is a statistic of paired differences over seed pairs (both members of a pair share the
+seed and the data order), tested with Student's t (df = pairs - 1, :mod:`verification.report.stats`):
+a directional claim by the two-sided t test (the sign of the mean says supported or refuted), an
+equivalence claim by two one-sided tests (TOST) with a stated margin. The decision p-values of all
+claims of one run with at least two seed pairs are Holm-adjusted together (family-wise level
+:data:`ALPHA`); a claim is supported or refuted only below that level, else inconclusive, and each
+claim carries its minimum detectable effect at the run's noise floor (power 0.8, at alpha / m,
+Holm's strictest step), so an inconclusive outcome says how large an effect could hide. The claims
+are decided along every numerical path of the run (the attention kernels of
+:data:`verification.san.checks.presets.KERNELS`); an outcome that differs between the paths is
+reported inconclusive (machine robustness). Losses are nats per *byte*; the paper's numbers are
+nats per *token* of another tokeniser, so they are compared in direction only. A diverged run
+counts as having learnt nothing: its loss is the unigram entropy. Claims (registry id, instance):
 
-    san.claim.gap          depth / flops / params: L(SAN) - L(std) > 0 (paper: 0.47 / 0.26 / 0.006 nats)
-                           params-closes: L(SAN depth-matched) - L(SAN params-matched) > 0
-                           flops-between: L(SAN depth-matched) - L(SAN flops-matched) > 0
+    san.claim.gap          depth / flops: L(SAN) - L(std) > 0 (paper: 0.47 / 0.26 nats per token)
+                           params: |L(SAN) - L(std)| < MARGIN, TOST (paper: 0.006, "closes the gap")
+                           reduction: gap(depth) - gap(params) > 0, the closing of the gap (0.47 -> 0.006)
+                           flops-between: gap(depth) - gap(flops) > 0
     san.claim.probes       retrieval-<pair>: acc(SAN) - acc(std) > 0;  recall-<pair>: < 0
     san.claim.low_context  <pair>: (gap on the first ctx/8 positions) - (gap on the last half) > 0
     san.claim.spectra      routing-settles: late rank growth share, content minus routing, > 0
                            content-gains: late threshold-rank growth of W_V, W_O > 0
                            rank-into-WO: threshold rank of W_O, SAN minus std at matched depth, > 0
-    san.claim.qk_norm      L<d>: L(no QK-norm) - L(QK-norm) > 0 at depth d (one seed: noise floor only)
+    san.claim.qk_norm      L<d>: L(no QK-norm) - L(QK-norm) > 0 at depth d (one seed: no degrees of
+                           freedom, so inconclusive and outside the Holm family)
 """
 from __future__ import annotations
 
@@ -27,10 +38,13 @@ import numpy as np
 from verification.store import Record, outcome_record
 
 ROUTING, CONTENT = ("W_Q", "W_K", "QK"), ("W_V", "W_O", "OV")
-CLAIMS_VERSION = "v2"     # v2: routing-settles-circuits
+CLAIMS_VERSION = "v3"     # v3: paired t, Holm, TOST, MDE, numerical paths
 PAIRS = ("params", "depth")
-PAPER = {"depth": "0.47 nats", "flops": "0.26 nats", "params": "0.006 nats", "params-closes": "0.47 -> 0.006",
-         "flops-between": "0.47 > 0.26"}
+ALPHA = 0.05              # family-wise level of the claims of one run
+MARGIN = 0.02             # nats per byte: the equivalence margin of "matched parameters close the gap"
+PAPER = {"depth": "0.47 nats/token (direction only)", "flops": "0.26 nats/token (direction only)",
+         "params": "0.006 nats/token (equivalence)", "reduction": "0.47 -> 0.006 nats/token (direction only)",
+         "flops-between": "0.47 > 0.26 nats/token (direction only)"}
 
 
 def summaries(store: Any, campaign: str) -> list[dict]:
@@ -71,96 +85,169 @@ def late_drift(run: dict, circuit: str) -> float:
     return abs(fin - early) / max(fin, 1e-12)
 
 
-def _record(theorem: str, instance: str, values: list, noise: float, direction: str, prov: dict, **extra) -> Record:
-    from numerics.san.claims import decide_exact
-
-    values = [float(v) for v in values]
-    if not values or not math.isfinite(noise):
-        return outcome_record(theorem, instance, "inconclusive", math.nan, None, "too few runs to decide",
-                              provenance=prov, extra=dict(extra, values=values, noise=noise, direction=direction))
-    d = decide_exact(values, noise, direction)
-    return outcome_record(theorem, instance, d["outcome"], d["statistic"], d["interval"], d["method"],
-                          value=d["statistic"], provenance=prov,
-                          extra=dict(extra, values=values, noise=noise, direction=direction, n=d["n"]))
+def test(theorem: str, instance: str, values: list, direction: str = ">", margin: float | None = None,
+         **extra: Any) -> dict:
+    """One claim to decide: per-seed-pair ``values`` and either a ``direction`` ('>' or '<' than 0)
+    or an equivalence ``margin`` (|mean| < margin)."""
+    return dict(theorem=theorem, instance=instance, values=[float(v) for v in values], direction=direction,
+                margin=margin, extra=extra)
 
 
-def claim_records(runs: list[dict], preset: str, seed: int) -> list[Record]:
-    """Every claim outcome from the run summaries of one campaign."""
+def decide_family(tests: list[dict], alpha: float = ALPHA) -> list[dict]:
+    """Each test with its t statistics, Holm-adjusted decision p-value, outcome and minimum detectable
+    effect (see the module docstring). A test with fewer than two values is left out of the family."""
+    from verification.report.stats import holm, mde, paired_t, tost, tost_mde
+
+    out = []
+    for t in tests:
+        r = paired_t(t["values"], alpha)
+        d = dict(t, mean=r["mean"], sd=r["sd"], df=r["df"], n=r["n"], interval=r["interval"])
+        if t["margin"] is not None:
+            e = tost(t["values"], t["margin"], alpha)
+            d.update(p_support=e["p"], p_refute=e["p_outside"], test="TOST (two one-sided t tests), margin "
+                     f"{t['margin']:g}", interval=e["interval"], level=1 - 2 * alpha)
+        else:
+            up, down = r["p_greater"], r["p_less"]
+            d.update(p_support=up if t["direction"] == ">" else down, p_refute=down if t["direction"] == ">" else up,
+                     test=f"two-sided paired t, df = {r['df']}", level=1 - alpha)
+        d["p"] = min(1.0, 2 * min(d["p_support"], d["p_refute"]))
+        d["lean"] = "supported" if d["p_support"] <= d["p_refute"] else "refuted"
+        out.append(d)
+    family = [d for d in out if d["n"] >= 2]
+    m = max(len(family), 1)
+    for d, p in zip(family, holm([d["p"] for d in family])):
+        d["p_holm"] = p
+        d["mde"] = (tost_mde if d["margin"] is not None else mde)(d["sd"], d["n"], alpha / m)
+    for d in out:
+        d.setdefault("p_holm", 1.0)
+        d.setdefault("mde", math.inf)
+        d["family"] = len(family)
+        d["outcome"] = d["lean"] if d["n"] >= 2 and d["p_holm"] < alpha else "inconclusive"
+    return out
+
+
+def claim_tests(runs: list[dict]) -> tuple[list[dict], dict]:
+    """The claims of one run (one numerical path) as tests, and what they were computed from."""
     from numerics.san.claims import noise_floor
 
     by = {(r["role"], r["seed"]): r for r in runs if r["role"] != "sweep"}
     roles = ("std", "san-depth", "san-flops", "san-params")
     seeds = sorted({s for (_, s) in by if all((role, s) in by for role in roles)})
-    prov = dict(preset=preset, seed=seed, seeds=seeds, runs=len(runs))
     L = {role: [loss(by[(role, s)]) for s in seeds] for role in roles}
     noise = noise_floor([L[role] for role in roles])
-    recs = []
-    for kind in ("depth", "flops", "params"):
-        gap = [a - b for a, b in zip(L[f"san-{kind}"], L["std"])]
-        recs.append(_record("san.claim.gap", kind, gap, noise, ">", prov, paper=PAPER[kind], noise_kind="loss"))
-    for name, other in (("params-closes", "san-params"), ("flops-between", "san-flops")):
-        diff = [a - b for a, b in zip(L["san-depth"], L[other])]
-        recs.append(_record("san.claim.gap", name, diff, noise, ">", prov, paper=PAPER[name], noise_kind="loss"))
+    gap = {k: [a - b for a, b in zip(L[f"san-{k}"], L["std"])] for k in ("depth", "flops", "params")}
+    tests = [test("san.claim.gap", "depth", gap["depth"], paper=PAPER["depth"], unit="nats/byte"),
+             test("san.claim.gap", "flops", gap["flops"], paper=PAPER["flops"], unit="nats/byte"),
+             test("san.claim.gap", "params", gap["params"], margin=MARGIN, paper=PAPER["params"], unit="nats/byte"),
+             test("san.claim.gap", "reduction", [a - b for a, b in zip(gap["depth"], gap["params"])],
+                  paper=PAPER["reduction"], unit="nats/byte",
+                  share_closed=_ratio(gap["depth"], gap["params"])),
+             test("san.claim.gap", "flops-between", [a - b for a, b in zip(gap["depth"], gap["flops"])],
+                  paper=PAPER["flops-between"], unit="nats/byte")]
     for pair in PAIRS:
         san = f"san-{pair}"
         for kind, direction in (("retrieval", ">"), ("recall", "<")):
             acc = {role: [by[(role, s)][f"{kind}_acc"] for s in seeds] for role in ("std", san)}
-            n = [by[(role, s)][f"{kind}_n"] for role in ("std", san) for s in seeds]
-            p = float(np.mean(acc["std"] + acc[san])) if seeds else 0.5
-            binom = math.sqrt(2 * max(p * (1 - p), 0.25 / max(min(n, default=1), 1)) / max(min(n, default=1), 1))
-            nz = max(noise_floor(list(acc.values())) if len(seeds) > 1 else 0.0, binom)
-            recs.append(_record("san.claim.probes", f"{kind}-{pair}", [a - b for a, b in zip(acc[san], acc["std"])],
-                                nz, direction, prov, noise_kind="seed-to-seed accuracy or binomial, larger",
-                                san=acc[san], std=acc["std"]))
+            chance = {c: float(np.mean([by[(role, s)].get(f"{kind}_chance_{c}", math.nan) for role in ("std", san)
+                                        for s in seeds])) if seeds else math.nan for c in ("copy", "majority")}
+            tests.append(test("san.claim.probes", f"{kind}-{pair}", [a - b for a, b in zip(acc[san], acc["std"])],
+                              direction, unit="accuracy", san=acc[san], std=acc["std"], chance_copy=chance["copy"],
+                              chance_majority=chance["majority"]))
         ctx = len(by[("std", seeds[0])]["loss_by_pos"]) if seeds else 0
         k = max(1, ctx // 8)
         el = {role: [float(np.mean(by[(role, s)]["loss_by_pos"][:k]) - np.mean(by[(role, s)]["loss_by_pos"][ctx // 2:]))
                      for s in seeds] for role in ("std", san)}
-        recs.append(_record("san.claim.low_context", pair, [a - b for a, b in zip(el[san], el["std"])],
-                            noise_floor(list(el.values())), ">", prov, early_positions=k, late_from=ctx // 2))
-    # spectra: every pair run; a per-seed value is a mean over the four roles, whose spread is half a
-    # single run's (sigma / 2 = noise / (2 sqrt 2)): noise / 2 is the conservative round-up
+        tests.append(test("san.claim.low_context", pair, [a - b for a, b in zip(el[san], el["std"])],
+                          unit="nats/byte", early_positions=k, late_from=ctx // 2))
+    # spectra: a per-seed value is the mean over the four roles of one seed
     share = {role: [late_share(by[(role, s)], CONTENT) - late_share(by[(role, s)], ROUTING) for s in seeds]
              for role in roles}
-    recs.append(_record("san.claim.spectra", "routing-settles", [float(np.mean([share[r][i] for r in roles]))
-                                                                 for i in range(len(seeds))],
-                        noise_floor(list(share.values())) / 2, ">", prov, estimator="threshold rank",
-                        per_role={r: share[r] for r in roles}))
+    tests.append(test("san.claim.spectra", "routing-settles", [float(np.mean([share[r][i] for r in roles]))
+                                                               for i in range(len(seeds))],
+                      unit="share of final threshold rank", estimator="threshold rank"))
     drift = {role: [late_drift(by[(role, s)], "OV") - late_drift(by[(role, s)], "QK") for s in seeds] for role in roles}
-    recs.append(_record("san.claim.spectra", "routing-settles-circuits", [float(np.mean([drift[r][i] for r in roles]))
-                                                                          for i in range(len(seeds))],
-                        noise_floor(list(drift.values())) / 2, ">", prov, estimator="entropy rank of the per-head "
-                        "QK and OV circuits", per_role={r: drift[r] for r in roles}))
+    tests.append(test("san.claim.spectra", "routing-settles-circuits", [float(np.mean([drift[r][i] for r in roles]))
+                                                                        for i in range(len(seeds))],
+                      unit="relative drift", estimator="entropy rank of the per-head QK and OV circuits"))
     grow = {role: [_rank(by[(role, s)], ("W_V", "W_O"), "threshold", "final")
                    - _rank(by[(role, s)], ("W_V", "W_O"), "threshold", "early") for s in seeds] for role in roles}
-    recs.append(_record("san.claim.spectra", "content-gains", [float(np.mean([grow[r][i] for r in roles]))
-                                                               for i in range(len(seeds))],
-                        noise_floor(list(grow.values())) / 2, ">", prov, estimator="threshold rank"))
+    tests.append(test("san.claim.spectra", "content-gains", [float(np.mean([grow[r][i] for r in roles]))
+                                                             for i in range(len(seeds))],
+                      unit="threshold rank", estimator="threshold rank"))
     wo = {role: [_rank(by[(role, s)], ("W_O",), "threshold", "final") for s in seeds] for role in ("std", "san-depth")}
-    wv = {role: [_rank(by[(role, s)], ("W_V",), "threshold", "final") for s in seeds] for role in ("std", "san-depth")}
-    recs.append(_record("san.claim.spectra", "rank-into-WO", [a - b for a, b in zip(wo["san-depth"], wo["std"])],
-                        noise_floor(list(wo.values())), ">", prov, estimator="threshold rank",
-                        W_V_difference=[a - b for a, b in zip(wv["san-depth"], wv["std"])]))
+    tests.append(test("san.claim.spectra", "rank-into-WO", [a - b for a, b in zip(wo["san-depth"], wo["std"])],
+                      unit="threshold rank", estimator="threshold rank"))
     sweep = {(r["n_layer"], r["qk_norm"]): r for r in runs if r["role"] == "sweep"}
     for depth in sorted({d for d, _ in sweep}):
         if (depth, False) in sweep and (depth, True) in sweep:
             a, b = sweep[(depth, False)], sweep[(depth, True)]
-            recs.append(_record("san.claim.qk_norm", f"L{depth}", [loss(a) - loss(b)], noise, ">", prov,
-                                diverged_without=a["diverged"], diverged_with=b["diverged"]))
+            tests.append(test("san.claim.qk_norm", f"L{depth}", [loss(a) - loss(b)], unit="nats/byte",
+                              diverged_without=a["diverged"], diverged_with=b["diverged"]))
+    return tests, dict(seeds=seeds, noise=noise)
+
+
+def _ratio(depth: list, params: list) -> float:
+    """Share of the depth-matched gap closed at matched parameters, ratio of the means (descriptive)."""
+    gd = float(np.mean(depth)) if depth else math.nan
+    return (gd - float(np.mean(params))) / gd if depth and gd != 0 else math.nan
+
+
+def _method(d: dict, alpha: float) -> str:
+    return (f"{d['test']} on {d['n']} seed pair(s); Holm over {d['family']} claims at family-wise level "
+            f"{alpha:g}; interval: {d['level']:.0%} t interval")
+
+
+def claim_records(paths: dict, preset: str, seed: int, alpha: float = ALPHA) -> list[Record]:
+    """Every claim outcome from the run summaries of each numerical path (``paths``: kernel -> runs,
+    the primary path first): the primary path's statistic and interval, its outcome where every
+    path decides the same, else inconclusive."""
+    decided, info = {}, {}
+    for kernel, runs in paths.items():
+        tests, info[kernel] = claim_tests(runs)
+        decided[kernel] = decide_family(tests, alpha)
+    primary = next(iter(paths))
+    recs = []
+    for i, d in enumerate(decided[primary]):
+        per_path = {k: decided[k][i]["outcome"] for k in decided}
+        same = len(set(per_path.values())) == 1
+        outcome = d["outcome"] if same else "inconclusive"
+        finite = d["n"] >= 2 and all(math.isfinite(v) for v in d["interval"])
+        prov = dict(preset=preset, seed=seed, seeds=info[primary]["seeds"], runs=len(paths[primary]),
+                    paths=list(paths))
+        extra = dict(d["extra"], values=d["values"], n=d["n"], df=d["df"], sd=d["sd"], p=d["p"], p_holm=d["p_holm"],
+                     mde=d["mde"] if math.isfinite(d["mde"]) else None, family=d["family"], alpha=alpha,
+                     direction=d["direction"] if d["margin"] is None else "equivalence", margin=d["margin"],
+                     noise=info[primary]["noise"], outcome_primary=d["outcome"], outcomes_by_path=per_path,
+                     robust=same, statistic_by_path={k: decided[k][i]["mean"] for k in decided})
+        method = _method(d, alpha) + ("" if same else "; the outcome differs between numerical paths: inconclusive")
+        if d["n"] < 2:
+            method = f"one seed: no degrees of freedom, no interval; outside the Holm family"
+        recs.append(outcome_record(d["theorem"], d["instance"], outcome, d["mean"],
+                                   d["interval"] if finite else None, method, value=d["mean"], provenance=prov,
+                                   extra=extra))
     return recs
 
 
-def claims_chunk(runs: list[dict]) -> str:
-    """The chunk holding the claims decided from ``runs`` (their digest) under this claims version:
-    a report reads this chunk only, never claims left by other runs or versions."""
-    return f"claims-{CLAIMS_VERSION}-{digest(runs)}"
+def claims_chunk(paths: dict) -> str:
+    """The chunk holding the claims decided from the runs of ``paths`` (kernel -> runs; their
+    digests) under this claims version: a report reads this chunk only, never claims left by other
+    runs or versions."""
+    return f"claims-{CLAIMS_VERSION}-" + "-".join(f"{k}{digest(r)}" for k, r in paths.items())
 
 
-def run_claims(store: Any, campaign: str, preset: str, seed: int, console: Any = None) -> str:
+def path_runs(store: Any, campaigns: dict) -> dict:
+    """kernel -> the run summaries of its campaign, for the campaigns (kernel -> name) with runs."""
+    out = {k: summaries(store, c) for k, c in campaigns.items()}
+    return {k: r for k, r in out.items() if r}
+
+
+def run_claims(store: Any, campaigns: dict, preset: str, seed: int, console: Any = None) -> str:
+    """Decide the claims from the campaigns of every numerical path (kernel -> campaign, the primary
+    first); returns the claims campaign's name."""
     from verification import campaign as C
 
-    runs = summaries(store, campaign)
-    name = campaign.replace("san-", "san-claims-", 1)
-    C.run(store, name, [C.Chunk(claims_chunk(runs), claim_records, (runs, preset, seed))],
+    paths = path_runs(store, campaigns)
+    name = next(iter(campaigns.values())).replace("san-", "san-claims-", 1)
+    C.run(store, name, [C.Chunk(claims_chunk(paths), claim_records, (paths, preset, seed))],
           console=console, description=f"SAN {preset}: claims")
     return name

@@ -1,12 +1,22 @@
 """The SAN presets (model size, steps, seeds, sweep depths) and the campaign each names: light, so
-that the command line lists them without loading the training stack."""
+that the command line lists them without loading the training stack.
+
+Every preset's standard reference has at least two layers (a key -> value lookup needs two composed
+attention layers: with a one-layer reference the standard model cannot do it while its
+parameter-matched SAN of three layers can, and the comparison would measure depth). ``quick`` is
+the main job's preset: 32 wide, 32 bytes of context, batch 16, learning rate 3e-3, 170 steps, six
+seed pairs (df = 5; each run costs a few CPU seconds), trained twice, once per numerical path
+(:data:`KERNELS`: the fused and the explicit attention kernel, the same mathematics with other
+rounding), so that an outcome which flips with the path is reported inconclusive. ``paper`` is
+hours on a CPU, minutes on a GPU (``--device cuda``)."""
 from __future__ import annotations
 
 import hashlib
 import json
 from dataclasses import asdict, dataclass
 
-VERSION = "v1"
+VERSION = "v2"     # v2: references of >= 2 layers, numerical paths, devices
+KERNELS = ("sdpa", "explicit")     # the numerical paths: the first is the primary one
 
 
 @dataclass(frozen=True)
@@ -28,20 +38,32 @@ class Preset:
     n_probe: int = 16
     rollout_texts: int = 2
 
+    def __post_init__(self) -> None:
+        if self.ref_layers < 2:
+            raise ValueError(f"Preset {self.name!r}: the standard reference needs at least two layers (a "
+                             f"lookup composes two attention layers), got ref_layers={self.ref_layers}")
+
 
 PRESETS = {
-    "tiny": Preset("tiny", d_model=16, n_head=2, ctx=32, batch=4, steps=12, lr=3e-3, ref_layers=1, seeds=2,
+    "tiny": Preset("tiny", d_model=16, n_head=2, ctx=32, batch=4, steps=12, lr=3e-3, ref_layers=2, seeds=3,
                    depths=(2, 4), sweep_steps=8, sweep_lr=1e-2, n_facts=8, n_val=16, n_probe=4, rollout_texts=1),
-    "quick": Preset("quick", d_model=32, n_head=4, ctx=64, batch=32, steps=150, lr=1e-2, ref_layers=1, seeds=2,
-                    depths=(2, 6), sweep_steps=60, sweep_lr=1e-2, n_facts=16, n_val=96, n_probe=12),
+    "quick": Preset("quick", d_model=32, n_head=4, ctx=32, batch=16, steps=170, lr=3e-3, ref_layers=2, seeds=6,
+                    depths=(2, 6), sweep_steps=60, sweep_lr=1e-2, n_facts=16, n_val=256, n_probe=48,
+                    rollout_texts=1),
     "paper": Preset("paper", d_model=96, n_head=4, ctx=128, batch=32, steps=6000, lr=2e-3, ref_layers=3, seeds=5,
                     depths=(2, 4, 8, 16, 32), sweep_steps=2000, sweep_lr=6e-3, n_facts=64, n_val=256, n_probe=64,
                     rollout_texts=8),
 }
 
 
-def campaign_name(preset: Preset, seed: int) -> str:
+def campaign_name(preset: Preset, seed: int, kernel: str = "sdpa", device: str = "cpu") -> str:
     """Named by the preset's settings too: other settings under the same name are another campaign
-    (and another checkpoint folder), never a resume."""
+    (and another checkpoint folder), never a resume. A numerical path other than the primary one,
+    or a device other than the CPU, is named as a suffix.
+
+    >>> campaign_name(PRESETS["tiny"], 0, "explicit").endswith(":s0:explicit")
+    True
+    """
     digest = hashlib.sha256(json.dumps(asdict(preset), sort_keys=True).encode()).hexdigest()[:8]
-    return f"san-{VERSION}:{preset.name}:{digest}:s{seed}"
+    tail = ("" if kernel == KERNELS[0] else f":{kernel}") + ("" if device == "cpu" else f":{device}")
+    return f"san-{VERSION}:{preset.name}:{digest}:s{seed}{tail}"

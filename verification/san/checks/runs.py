@@ -8,10 +8,13 @@ A *run* is one decoder trained from one seed on one data order:
     sweep runs   attention-only stacks of growing depth with and without QK-norm, seed 0, at a
                  higher learning rate (trainability)
 
+A campaign trains every run of a preset along one numerical path (``kernel``: the fused or the
+explicit attention kernel) on one device; its chunks are independent, so any executor (serial, a
+local Dask cluster, a remote one) trains them in parallel and the store holds the same records.
 Each chunk trains (or resumes from its safetensors checkpoints), evaluates, measures the weight
-spectra at every checkpoint, checks the scalar-bottleneck lemma (attention-only runs), and runs the
-Dobrushin rollout measurements of the trained-model family (``verification.trained.checks.
-instance_records``) on a few held-out texts. Records:
+spectra at every checkpoint and, on the primary numerical path only, checks the scalar-bottleneck
+lemma (attention-only runs) and runs the Dobrushin rollout measurements of the trained-model
+family (``verification.trained.checks.instance_records``) on a few held-out texts. Records:
 
     san.claim.trainable   one per run: outcome (finite, validation loss below the unigram entropy),
                           with every measurement of the run in ``extra``
@@ -30,7 +33,7 @@ import numpy as np
 
 from theory.verdicts import Verdict
 from verification import campaign as C
-from verification.san.checks.presets import Preset, campaign_name
+from verification.san.checks.presets import KERNELS, Preset, campaign_name
 from verification.store import Record, outcome_record
 
 ROLES = ("std", "san-depth", "san-flops", "san-params")
@@ -45,7 +48,7 @@ class Run:
     tc: Any           # numerics.san.TrainConfig
 
 
-def plan(preset: Preset, seed: int = 0) -> list[Run]:
+def plan(preset: Preset, seed: int = 0, kernel: str = "sdpa", device: str = "cpu") -> list[Run]:
     """Every run of a preset; seeds ``seed`` .. ``seed + seeds - 1`` (the sweep uses ``seed``)."""
     from numerics.san import SANConfig, TrainConfig, matched
 
@@ -54,13 +57,13 @@ def plan(preset: Preset, seed: int = 0) -> list[Run]:
     runs = []
     for s in range(seed, seed + preset.seeds):
         tc = TrainConfig(steps=preset.steps, batch=preset.batch, lr=preset.lr, seed=s,
-                         warmup=max(1, preset.steps // 10))
+                         warmup=max(1, preset.steps // 10), kernel=kernel, device=device)
         runs.append(Run(f"std-L{ref.n_layer}-s{s}", "std", s, ref, tc))
         for kind in ("depth", "flops", "params"):
             cfg = matched(ref, kind)
             runs.append(Run(f"san-{kind}-L{cfg.n_layer}-s{s}", f"san-{kind}", s, cfg, tc))
     tc = TrainConfig(steps=preset.sweep_steps, batch=preset.batch, lr=preset.sweep_lr, seed=seed,
-                     warmup=max(1, preset.sweep_steps // 10))
+                     warmup=max(1, preset.sweep_steps // 10), kernel=kernel, device=device)
     for depth in preset.depths:
         for qk in (False, True):
             cfg = replace(ref, block="attention", n_layer=depth, qk_norm=qk)
@@ -109,9 +112,11 @@ def run_records(preset: Preset, run: Run, ckpt_root: str) -> list[Record]:
 
     data = Data(ctx=preset.ctx, n_facts=preset.n_facts)
     res = train(run.cfg, run.tc, data, ckpt_dir=Path(ckpt_root) / run.key)
-    ev = evaluate(res.model, data, n_val=preset.n_val, n_probe=preset.n_probe, seed=run.seed)
+    ev = evaluate(res.model, data, n_val=preset.n_val, n_probe=preset.n_probe, seed=run.seed, kernel=run.tc.kernel)
+    res.model.cpu()                                 # measurements below run on the CPU
     H1 = unigram_entropy(data)
     prov = dict(preset=preset.name, run=run.key, role=run.role, seed=run.seed, model=run.cfg.name,
+                kernel=run.tc.kernel, device=run.tc.device, torch=_torch_version(),
                 config=run.cfg.to_dict(), train=asdict(run.tc), data=data.fingerprint,
                 corpus="pydoc_data.topics (bytes)")
     val, se = ev["val_loss"], ev["val_loss_se"]
@@ -126,9 +131,10 @@ def run_records(preset: Preset, run: Run, ckpt_root: str) -> list[Record]:
     recs = [outcome_record("san.claim.trainable", run.key, outcome, val if finite else math.inf, iv,
                            "validation loss +- 2 se over held-out windows, against the unigram entropy",
                            value=val if finite else None, bound=H1, backend="torch", provenance=prov, extra=extra)]
-    if run.cfg.block == "attention" and not res.diverged:
+    primary = run.tc.kernel == KERNELS[0]          # the lemma and the rollout: on the primary path only
+    if run.cfg.block == "attention" and not res.diverged and primary:
         recs.append(_bottleneck(res.model, prov, run.key))
-    if run.role != "sweep" and not res.diverged:
+    if run.role != "sweep" and not res.diverged and primary:
         source = SANSource(res.model, run.key, prov)
         starts = np.linspace(0, len(data.val) - preset.ctx - 1, preset.rollout_texts).astype(int)
         for i, s0 in enumerate(starts):
@@ -137,9 +143,19 @@ def run_records(preset: Preset, run: Run, ckpt_root: str) -> list[Record]:
     return recs
 
 
-def run_campaign(store: Any, preset: Preset, seed: int, ckpt_root: Path, console: Any = None) -> str:
-    name = campaign_name(preset, seed)
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
+def run_campaign(store: Any, preset: Preset, seed: int, ckpt_root: Path, console: Any = None,
+                 executor: Any = None, kernel: str = "sdpa", device: str = "cpu") -> str:
+    """Train (or resume) every run of ``preset`` along one numerical path on ``executor`` (default:
+    serial); returns the campaign's name."""
+    name = campaign_name(preset, seed, kernel, device)
     root = Path(ckpt_root) / name.replace(":", "_")
-    chunks = [C.Chunk(r.key, run_records, (preset, r, str(root))) for r in plan(preset, seed)]
-    C.run(store, name, chunks, console=console, description=f"SAN {preset.name}: training")
+    chunks = [C.Chunk(r.key, run_records, (preset, r, str(root))) for r in plan(preset, seed, kernel, device)]
+    C.run(store, name, chunks, executor=executor, console=console,
+          description=f"SAN {preset.name} ({kernel} kernel): training")
     return name

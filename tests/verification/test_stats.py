@@ -1,0 +1,57 @@
+"""verification.report.stats: the paired statistics against scipy's own tests and known values, and
+each shown to catch a planted bug (z instead of t, Holm off, TOST replaced by one one-sided test)."""
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from verification.report.stats import holm, mde, paired_t, tost, tost_mde
+
+
+def test_paired_t_uses_t_with_pairs_minus_one_df():
+    d = [0.3, 0.1]
+    r = paired_t(d)
+    assert r["df"] == 1
+    assert r["q"] == pytest.approx(12.7062, abs=1e-4)           # t_{0.975, 1}, not z = 1.96
+    lo, hi = r["interval"]
+    ref = stats.ttest_1samp(d, 0).confidence_interval(0.95)
+    assert (lo, hi) == pytest.approx((ref.low, ref.high))
+    z_half = 1.959963984540054 * np.std(d, ddof=1) / math.sqrt(2)  # the planted bug: a z interval
+    assert hi - r["mean"] > 6 * z_half
+    assert r["p_two"] == pytest.approx(stats.ttest_1samp(d, 0).pvalue)
+    assert paired_t([0.5])["interval"] == (-math.inf, math.inf) and paired_t([0.5])["p_two"] == 1.0
+
+
+def test_holm_against_hand_worked_and_against_no_correction():
+    p = [0.01, 0.04, 0.03, 0.005]
+    adj = holm(p)
+    assert adj == pytest.approx([0.03, 0.06, 0.06, 0.02])      # 4*0.005, 3*0.01, max(2*0.03, .03), ...
+    assert sum(a < 0.05 for a in adj) == 2 < sum(v < 0.05 for v in p) == 4    # "Holm off" would pass all four
+    assert all(a >= v for a, v in zip(adj, p))
+    assert holm([]) == [] and holm([0.2]) == [0.2]
+
+
+def test_tost_is_two_sided_equivalence_not_one_sided():
+    rng = np.random.default_rng(0)
+    far_below = list(rng.normal(-0.5, 0.01, 6))             # clearly outside the margin, below
+    one_sided = stats.ttest_1samp(far_below, 0.02, alternative="less").pvalue
+    assert one_sided < 1e-6                                   # a one-sided test would "show" equivalence
+    r = tost(far_below, margin=0.02)
+    assert r["p"] > 0.99 and r["p_outside"] < 1e-6           # TOST does not, and the opposite holds
+    near = list(rng.normal(0.0, 0.002, 6))
+    e = tost(near, margin=0.02)
+    assert e["p"] < 0.05 and -0.02 < e["interval"][0] < e["interval"][1] < 0.02
+    with pytest.raises(ValueError, match="margin"):
+        tost(near, 0.0)
+
+
+def test_mde_matches_power_and_shrinks_with_pairs():
+    assert mde(1.0, 10) == pytest.approx(0.9962, abs=2e-3)    # paired t, alpha 0.05, power 0.8 (G*Power: 0.996)
+    d = mde(0.05, 4)
+    nc = d * math.sqrt(4) / 0.05
+    q = stats.t.ppf(0.975, 3)
+    assert stats.nct.sf(q, 3, nc) + stats.nct.cdf(-q, 3, nc) == pytest.approx(0.8, abs=1e-6)
+    assert mde(0.05, 8) < mde(0.05, 4) < mde(0.05, 2) and mde(0.05, 1) == math.inf
+    assert mde(0.05, 4) > 0.05 * (1.96 + 0.84) / 2           # the z approximation understates it
+    assert tost_mde(0.05, 6) > 0 and tost_mde(0.05, 1) == math.inf

@@ -1,0 +1,222 @@
+"""The modalities family's tables (:func:`parts`: each defined once as a
+:class:`verification.report.tables.Table`, for the files and the paper alike) and the files of the
+command line and the main job (:func:`write_report`: Markdown, CSV, PNG, PDF). Reads only the store.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from verification.modalities.checks import campaign_prefix
+from verification.modalities.report.figures import depth_figure, training_figure
+from verification.modalities.report.seeds import matched_table, read_baselines, seeds_table, summarise, text_shares
+from verification.modalities.report.stages import (VARIANTS, Stage, final, initial, modality_stages,
+                                                   text_stages)
+from verification.report.aggregate import median
+from verification.report.part import MissingCampaign
+from verification.report.tables import Table, print_table
+
+
+def side_by_side(stages: list[Stage], texts: list[Stage]) -> tuple[list, list]:
+    """Rows = layers; one column per (model, init / trained) and per text model; each cell the
+    share of inputs with D1 equality, all tokens / content tokens."""
+    cols_st: list[Stage] = []
+    for m in dict.fromkeys(s.model for s in stages):
+        cols_st += [s for s in (initial(stages, m), final(stages, m)) if s is not None]
+    cols_st += texts
+    cols = ["layer"]
+    for s in cols_st:
+        acc = "" if s.accuracy is None else f", acc {s.accuracy:.3f}"
+        cols.append(f"{s.label} (n={len(s.inputs)}{acc})")
+    depth = max((len(s.layers) for s in cols_st), default=0)
+    rows = []
+    for l in range(depth):
+        row: list = [l]
+        for s in cols_st:
+            a, c = s.share("all", l), s.share("content", l)
+            row.append("-" if a is None else f"{a:.2f} / {'-' if c is None else f'{c:.2f}'}")
+        rows.append(row)
+    return rows, cols
+
+
+def detail(stages: list[Stage]) -> tuple[list, list]:
+    """Long table: model, checkpoint, accuracy, layer, shares with Wilson intervals, per-head
+    share, median slack, D2 chain share, which tokens carry the pair attaining the Dobrushin
+    coefficient where equality fails."""
+    cols = ["model", "epoch", "step", "test acc", "layer", "D1 tight, all tokens", "D1 tight, content tokens",
+            "head share (all)", "head share (content)", "median slack (content)", "D2 chain tight (all)",
+            "pair attaining the Dobrushin coefficient where D1 fails (all)"]
+    rows = []
+    for s in stages:
+        for l in s.layers:
+            hk = {v: s.heads.get((v, l), [0, 0]) for v in VARIANTS}
+            ch = s.chain.get(("all", l), [0, 0])
+            fails = ", ".join(f"{k} {n}" for k, n in sorted(s.fail_pairs.get(l, Counter()).items(),
+                                                             key=lambda kv: (-kv[1], kv[0]))) or "-"
+            rows.append([s.model, s.epoch, s.step, s.accuracy, l, s.cell("all", l), s.cell("content", l),
+                         *(round(hk[v][0] / hk[v][1], 4) if hk[v][1] else None for v in VARIANTS),
+                         median(s.slack.get(("content", l), [])),
+                         f"{ch[0]}/{ch[1]}" if ch[1] else "-", fails])
+    return rows, cols
+
+
+def training(stages: list[Stage]) -> tuple[list, list]:
+    """Per model and checkpoint: accuracy and the layer-averaged shares."""
+    cols = ["model", "epoch", "step", "fraction", "test acc", "inputs", "mean share all", "mean share content",
+            "first layer all / content", "last layer all / content"]
+    rows = []
+    for s in stages:
+        ls = s.layers
+        f = lambda l: " / ".join("-" if x is None else f"{x:.2f}" for x in (s.share("all", l), s.share("content", l)))  # noqa: E731
+        rows.append([s.model, s.epoch, s.step, s.fraction, s.accuracy, len(s.inputs), s.mean_share("all"),
+                     s.mean_share("content"), f(ls[0]) if ls else "-", f(ls[-1]) if ls else "-"])
+    return rows, cols
+
+
+def provenance(preset: str, seed: int, stages: list[Stage], note: str = "") -> str:
+    fps = ", ".join(f"{s.model}@e{s.epoch}={s.weights}" for s in stages if s.epoch is not None)
+    return (f"campaigns {campaign_prefix(preset, seed)}*; preset {preset}; seed {seed}; data: scikit-learn "
+            f"bundled sets, stratified 75/25 split (seed {seed}); weights sha256 {fps}; D1 verdicts exact "
+            f"(rational), head mean, content = CLS and registers dropped with exact row renormalisation"
+            + (f"; text rows: {note}" if note else ""))
+
+
+
+
+CAPTIONS = {
+    "modalities_share": "Share of test inputs where Theorem D1 holds with equality (exact), per layer, "
+                        "head-averaged attention, all tokens / content tokens (CLS and registers dropped, rows "
+                        "renormalised exactly); each model at initialisation and after training (test accuracy "
+                        "in the header), text models beside them.",
+    "modalities_detail": "Per model, checkpoint and layer: D1 equality shares with 95% Wilson intervals, per-head "
+                         "shares, median slack, rollout chain (D2) tightness, and which tokens carry the pair "
+                         r"attaining $\delta(A_l)$ where equality fails.",
+    "modalities_training": "How the share moves during training: layer-averaged D1 equality shares and test "
+                           "accuracy at each kept checkpoint (epoch 0: initialisation).",
+    "modalities_seeds": "Across training seeds (each seed its own split, initial weights and batch order): per "
+                        "seed the share of test inputs with D1 equality averaged over layers, after training; "
+                        "mean, sd and the 95% t interval over seeds (seeds minus one degrees of freedom); the same "
+                        "architecture at initialisation on the same inputs, and the paired change from initialisation "
+                        "to the trained model (seeds minus one degrees of freedom).",
+    "modalities_matched": r"Each model beside baselines at its own token count $n$: random matrices of each family "
+                          r"(Dirichlet rows; softmax of Gaussian logits divided by $T$), D1 decided by the stress sweep's check "
+                          "(Wilson 95%), their range, and where the trained seed mean lies (two-sided test against "
+                          "the nearer end of the range, Welch df, Holm-adjusted over every comparison of the run: "
+                          "inside the range, above, below, or not separable from it); MiniLM with its inputs cut "
+                          r"to $n$ tokens (per input the share of layers with equality; t interval over inputs) and "
+                          "the difference trained minus MiniLM (Welch interval, Holm-adjusted p).",
+}
+
+
+
+
+def command(preset: str, seed: int) -> str:
+    return f"attnbounds modalities --preset {preset} --seed {seed}"
+
+
+@dataclass
+class Loaded:
+    """Everything the tables read from the store for one preset and base seed."""
+
+    stages: list                 # the base seed's stages (per-layer tables and figures)
+    every: list                  # the stages of every seed of the preset
+    texts: list                  # the text models as-is (the trained main job's campaigns)
+    note: str                    # what the text rows as-is are
+    summaries: list              # across seeds, beside the baselines at matched n
+    campaigns: tuple             # every campaign read
+    matched_note: str = ""       # what the text at matched n is (or why it is missing)
+
+
+def text_matched(store: Any, limit: int) -> tuple[dict, tuple, str]:
+    """MiniLM at matched n: ``({(variant, n): per-input shares}, campaigns, note)``; per T the stored
+    campaign of ``limit`` inputs with the most inputs (ties: the first name)."""
+    from verification.modalities.checks import TEXT_MODEL, text_prefix
+
+    by: dict = {}
+    for r in store.records(campaign=text_prefix(TEXT_MODEL), prefix=True):
+        if f":k{limit}:" in r["campaign"]:
+            by.setdefault(r["campaign"], []).append(r)
+    best: dict = {}
+    for c in sorted(by):
+        T = c[len(text_prefix(TEXT_MODEL)):].split(":")[0]
+        if T not in best or len(by[c]) > len(by[best[T]]):
+            best[T] = c
+    chosen = tuple(best[T] for T in sorted(best, key=lambda t: int(t[1:])))
+    shares = text_shares(r for c in chosen for r in by[c])
+    note = (f"{TEXT_MODEL} cut to T tokens ({', '.join(c.split(':')[2] for c in chosen)}), first {limit} inputs "
+            "of the trained main job's corpus with at least T tokens") if chosen else \
+        f"{TEXT_MODEL} at matched n: no stored campaign {text_prefix(TEXT_MODEL)}T<n>:k{limit}:*"
+    return shares, chosen, note
+
+
+def load(store: Any, preset: str, seed: int, campaigns: Optional[list[str]] = None) -> Loaded:
+    from numerics.modalities.presets import PRESETS
+    from verification.modalities.checks import TEXT_MODEL, baseline_campaign
+
+    p = PRESETS[preset]
+    every = modality_stages(store, preset, seed, campaigns, seeds=p.seed_list(seed))
+    stages = [s for s in every if s.seed == seed]
+    if not stages:
+        raise MissingCampaign(f"{campaign_prefix(preset, seed)}*", command(preset, seed))
+    texts, note = text_stages(store, preset == "paper", seed)
+    base = baseline_campaign(seed, p.baseline_count)
+    shares, matched, mnote = text_matched(store, p.text_inputs)
+    asis = {v: t.input_shares(v) for t in texts if t.model == TEXT_MODEL for v in VARIANTS}
+    summaries = summarise(every, read_baselines(store.records(campaign=base)), shares, asis)
+    return Loaded(stages, every, texts, note, summaries,
+                  tuple(dict.fromkeys(s.campaign for s in every + texts)) + (base,) + matched, mnote)
+
+
+def parts(data: Loaded, preset: str, seed: int) -> tuple[list, list, str]:
+    """(tables, each defined once as a :class:`verification.report.tables.Table` for every output,
+    figures as (name, draw, caption), provenance)."""
+    from verification.modalities.checks import BASELINE_FAMILIES
+
+    stages, texts, note = data.stages, data.texts, data.note
+    seeds = sorted({s.seed for s in data.every})
+    prov = provenance(preset, seed, stages, note) + f"; seeds {seeds}; text at matched n: {data.matched_note}"
+    one = f" Seed {seed} (of the seeds {', '.join(map(str, seeds))}: Table modalities_seeds)."
+    sbs = CAPTIONS["modalities_share"] + one + ("" if len(texts) == 2 else f" Text rows: {note}.")
+    made = dict(campaigns=data.campaigns, command=command(preset, seed))
+    tables = [Table.from_rows(name, *rows_cols, cap, prov, **made)
+              for name, rows_cols, cap in (
+                  ("modalities_share", side_by_side(stages, texts), sbs),
+                  ("modalities_detail", detail(stages), CAPTIONS["modalities_detail"] + one),
+                  ("modalities_training", training(stages), CAPTIONS["modalities_training"] + one),
+                  ("modalities_seeds", seeds_table(data.summaries), CAPTIONS["modalities_seeds"]),
+                  ("modalities_matched", matched_table(data.summaries, BASELINE_FAMILIES),
+                   CAPTIONS["modalities_matched"] + f" Text: {data.matched_note}."))]
+    figures = [(f"modalities_share_vs_depth_{v}", depth_figure(stages, texts, v),
+                f"D1 equality share vs relative depth ({v} tokens, seed {seed}): dotted = initialisation, solid = "
+                "trained, dashed = text models (when stored).") for v in ("content", "all")]
+    figures.append(("modalities_share_vs_step", training_figure(stages),
+                    f"D1 equality share (layer mean) and test accuracy vs training step (seed {seed})."))
+    return tables, figures, prov
+
+
+def write_report(store: Any, preset: str, seed: int, out_dir: Path, console: Any,
+                 campaigns: Optional[list[str]] = None) -> dict:
+    """Write the tables and figures under ``out_dir`` and print the side-by-side table."""
+    from verification.report.aggregate import pyplot
+    from verification.report.figures import save_figure
+
+    data = load(store, preset, seed, campaigns)
+    tables, figures, prov = parts(data, preset, seed)
+    written: dict = {}
+    for t in tables:
+        written[t.name] = t.write(Path(out_dir) / "tables")
+        if t.name != "modalities_detail":
+            print_table(console, t.rows(), t.columns(), t.caption)
+    plt = pyplot()
+    for name, draw, cap in figures:
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        draw(ax)
+        ax.set_title(cap, fontsize=7, wrap=True)
+        fig.tight_layout()
+        written[name] = save_figure(fig, Path(out_dir) / "figures", name, prov)
+        plt.close(fig)
+    if len(data.texts) < 2:
+        console.print(f"[dim]text rows: {data.note}[/dim]")
+    return written
