@@ -11,7 +11,7 @@ from theory.verdicts import Verdict, ViolationError
 from verification.cli import main
 from verification.prove import checks
 from verification.prove.paper import paper_part
-from verification.prove.checks import ALL, Plan, record, run_campaign, sensitivity_failures
+from verification.prove.checks import ALL, QUICK, Plan, record, run_campaign, sensitivity_failures
 from verification.prove.report import reach, rows
 from verification.report.part import MissingCampaign
 from verification.store import ResultStore
@@ -127,7 +127,7 @@ def test_paper_part_reads_the_store_only(tmp_path):
     with ResultStore(tmp_path / "p.db") as s:
         with pytest.raises(MissingCampaign, match="attnbounds prove"):
             paper_part(s)
-        run_campaign(s, Plan(statements=("d1.bound", "d1.bound.strict"), max_n=3, timeout=3.0))  # QUICK's campaign
+        run_campaign(s, Plan(statements=("d1.bound", "d1.bound.strict"), max_n=3, timeout=QUICK.timeout))  # QUICK's campaign
         part = paper_part(s)
     assert part.macros["ProveDOneBoundLargest"] == "3x3" and part.macros["ProveVariantsRefuted"] == "1"
     assert {t.name for t in part.tables} == {"prove-reach", "prove-variants", "prove-symmetry"} and part.commands
