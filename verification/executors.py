@@ -334,3 +334,17 @@ class DaskExecutor(cf.Executor):
             self.client.close(timeout=self.timeout)
         if self.cluster is not None:
             self.cluster.close()
+
+
+def local_pool(cores: Optional[int] = None) -> cf.Executor:
+    """A pool of spawned processes on this machine, one per core up to 2 (the budget machine has 2);
+    :class:`SerialExecutor` on one core. The main job trains its SAN runs on it: each run is
+    single-threaded and deterministic (numerics.san.train), so the store holds what a serial run
+    stores (a process pool stores what the serial executor stores: tests/verification/test_executors.py)."""
+    import multiprocessing
+    import os
+
+    n = min(2, cores or os.cpu_count() or 1)
+    if n < 2:
+        return SerialExecutor()
+    return cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))

@@ -255,3 +255,14 @@ def test_window_bounds_the_chunks_in_flight(store):
         with pytest.raises(ViolationError):
             campaign.run(store, "stop", stop, executor=pool, window=4, progress=False)
     assert "c1" in store.done_chunks("stop") and len(store.done_chunks("stop")) < 10
+
+
+def test_the_main_jobs_local_pool_is_serial_on_one_core_and_two_spawned_processes_otherwise():
+    import concurrent.futures as cf
+
+    from verification.executors import SerialExecutor, local_pool
+
+    assert isinstance(local_pool(1), SerialExecutor)
+    with local_pool(8) as pool:
+        assert isinstance(pool, cf.ProcessPoolExecutor) and pool._max_workers == 2
+        assert pool.submit(sum, [1, 2, 3]).result(timeout=120) == 6

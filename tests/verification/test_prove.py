@@ -227,8 +227,8 @@ def test_every_statement_text_the_paper_prints_is_typeset_without_ascii_mathemat
     """The variants' texts reach the paper's tables as cells: each is set as mathematics (the paper's
     MATH_LABELS, with a remark in parentheses kept), so a changed text is caught here."""
     from verification.paper.latex import ascii_math
-    from verification.paper.tables import _cell_tex
+    from verification.paper.tables import cell_tex
 
     for key, st in ALL.items():
         if st.wrong:
-            assert ascii_math(_cell_tex(st.text)) == [], (key, st.text)
+            assert ascii_math(cell_tex(st.text)) == [], (key, st.text)

@@ -126,7 +126,7 @@ MATH_LABELS: dict[str, str] = {
 }
 
 
-def _cell_tex(text: str) -> str:
+def cell_tex(text: str) -> str:
     """A cell's text for LaTeX (:data:`MATH_LABELS` or escaped words with ``$...$`` math); one that
     starts with '[' is guarded with {} (after ``\\\\`` a '[' would be read as the line break's
     optional argument)."""
@@ -266,7 +266,7 @@ def table_tex(table: Table) -> str:
     lay = layout(Table(table.name, frame, table.caption))
 
     def cell(text: str, k: int) -> str:
-        tex = _cell_tex(text)
+        tex = cell_tex(text)
         w = lay.widths[k]
         return tex if w is None else f"\\parbox[t]{{{w}pt}}{{\\raggedright {tex}}}"
 

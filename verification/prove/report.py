@@ -163,15 +163,16 @@ def symmetry_checked(records: Iterable[dict]) -> dict[str, Optional[str]]:
     encodings are proved by both solvers (the reduction is machine-checked there); None: not even
     the first. A disagreement (agree "NO") ends the climb as an undecided size does."""
     out: dict[str, Optional[str]] = {}
-    for row in symmetry_rows(records):
-        key, shape, ez, sz, ec, sc, agree = row[:7]
-        ok = agree == "yes" and {ez, sz, ec, sc} == {"proved"}
+    stopped: set[str] = set()
+    for key, shape, ez, sz, ec, sc, agree, *_ in symmetry_rows(records):     # sizes increasing per key
         out.setdefault(key, None)
-        if ok and out.get(f"{key}!stop") is None:
+        if key in stopped:
+            continue
+        if agree == "yes" and {ez, sz, ec, sc} == {"proved"}:
             out[key] = shape
-        elif not ok:
-            out[f"{key}!stop"] = shape
-    return {k: v for k, v in out.items() if "!" not in k}
+        else:
+            stopped.add(key)
+    return out
 
 
 def symmetry_disagreements(records: Iterable[dict]) -> list[str]:

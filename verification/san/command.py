@@ -50,23 +50,11 @@ def measure_and_report(store: Any, preset: str, seed: int, out_dir: Path, consol
     return dict(campaigns=camps, part=part, paths=paths)
 
 
-def local_executor(cores: Optional[int] = None) -> Any:
-    """The main job's executor for the SAN runs: a pool of spawned processes, one per core up to 2 (the
-    budget machine has 2); serial on one core. Each run trains single-threaded and deterministically
-    (numerics.san.train), so the store holds what a serial run stores (tests/verification/test_san_job.py)."""
-    import multiprocessing
-    import os
-    from concurrent.futures import ProcessPoolExecutor
-
-    from verification.executors import SerialExecutor
-
-    n = min(2, cores or os.cpu_count() or 1)
-    return ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) if n > 1 else SerialExecutor()
-
-
 def verify_section(ctx: Any) -> None:
     ctx.console.rule("[bold]Attention-only transformers (SAN) at tiny scale: matched pairs, probes, spectra")
-    with local_executor() as executor:
+    from verification.executors import local_pool
+
+    with local_pool() as executor:
         measure_and_report(ctx.store, "paper" if ctx.full else "quick", ctx.seed, ctx.out_dir, ctx.console, executor)
 
 
