@@ -99,6 +99,42 @@ def _dobrushin_parallel(P, rs):  # noqa: ANN001
     return part.reshape((B, nblk))
 
 
+@njit(parallel=True, **_FLAGS)
+def _dobrushin_runs(P, threads):  # noqa: ANN001
+    """delta per matrix, parallel over contiguous runs of whole matrices (8 runs per thread): each
+    matrix's row sums and pairs are done while it is in cache, with no per-item bookkeeping."""
+    B, n, m = P.shape
+    nblk = (n + 3) // 4
+    out = np.empty(B, dtype=P.dtype)
+    runs = min(B, 8 * threads)
+    for q in prange(runs):
+        rsb = np.empty((1, n), dtype=P.dtype)
+        for b in range(q * B // runs, (q + 1) * B // runs):
+            for i in range(n):
+                rsb[0, i] = _row_sum(P, b, i, m)
+            best = P.dtype.type(0)
+            for ib in range(nblk):
+                for jb in range(ib, nblk):
+                    best = max(best, _tile_max_rs(P, rsb, b, 4 * ib, 4 * jb))
+            out[b] = best
+    return out
+
+
+@njit(**_FLAGS)
+def _tile_max_rs(P, rsb, b, i0, j0):  # noqa: ANN001
+    """_tile_max with the row sums of matrix b in rsb[0]."""
+    n = P.shape[1]
+    ss = _tile_sums(P, b, i0, j0)
+    best = P.dtype.type(0)
+    for r in range(4):
+        i = min(i0 + r, n - 1)
+        for c in range(4):
+            j = min(j0 + c, n - 1)
+            if i < j:
+                best = max(best, P.dtype.type(0.5) * (rsb[0, i] + rsb[0, j]) - ss[r][c])
+    return best
+
+
 @njit(**_FLAGS)
 def _dobrushin_serial(P, rs):  # noqa: ANN001
     B, n, _ = P.shape
@@ -125,6 +161,9 @@ def dobrushin_batch(P: np.ndarray) -> np.ndarray:
     if ops < _SERIAL_OPS:
         rs = _row_sums_serial(P)
         return _dobrushin_serial(P, rs).max(axis=1)
+    threads = numba.get_num_threads()
+    if B >= 2 * threads:
+        return _dobrushin_runs(P, threads)
     return _dobrushin_parallel(P, _row_sums(P)).max(axis=1)
 
 
@@ -154,7 +193,8 @@ def _row_sum(P, b, i, m):  # noqa: ANN001
 BEST, SECOND, BEST_I, BEST_J, PENALISED = 0, 1, 2, 3, 4
 TOP_FIRST, TOP_OTHER, ZERO_ANY, ZERO_FIRST, ZERO_OTHER = 5, 6, 7, 8, 9
 NSTAT = 10
-_MAXIMA = (PENALISED, TOP_FIRST, TOP_OTHER, ZERO_ANY, ZERO_FIRST, ZERO_OTHER)  # merged by max
+HALF = 10        # pair_scan(..., direct=True) only: one more column (NSTAT + 1 in all)
+_MAXIMA = (PENALISED, TOP_FIRST, TOP_OTHER, ZERO_ANY, ZERO_FIRST, ZERO_OTHER, HALF)  # merged by max
 _NONE = -1e300   # "no pair yet" (finite: fastmath assumes no infinities)
 
 
@@ -189,25 +229,113 @@ def _visit(d, ov, i, j, P, b, diag, eps, st):  # noqa: ANN001
 
 
 @njit(**_FLAGS)
-def _scan_block(P, rsb, b, ib, diag, e, st, ov):  # noqa: ANN001
-    """Pairs (i, j > i) with i in row block ib (4 rows) of matrix b, folded into ``st``."""
+def _threshold(st, diag, eps):  # noqa: ANN001
+    """Pairs with a float d below this (and a nonzero overlap) change none of ``st``'s fields as
+    pair_scan defines them: not BEST/SECOND (d < SECOND), not PENALISED (d - pen <= d < PENALISED),
+    and not a TOP field that can reach BEST - 4 eps (d < the running BEST - 4 eps, itself at most the
+    final BEST - 4 eps); below that level a TOP field only has to stay below it, and it does (a
+    maximum over fewer pairs). Without that last clause TOP_FIRST, a maximum over the n - 1 pairs
+    through row 0, would hold the threshold down and send ~40% of the pairs at n = 16 through _visit."""
+    if diag:
+        top = max(min(st[TOP_FIRST], st[TOP_OTHER]), st[BEST] - 4.0 * eps)
+        return min(st[SECOND], st[PENALISED], top)
+    return st[SECOND]
+
+
+@njit(**_FLAGS)
+def _scan_block(P, rsb, b, ib, diag, e, st, direct):  # noqa: ANN001
+    """Pairs (i, j > i) with i in row block ib (4 rows) of matrix b, folded into ``st`` straight from
+    each 4 x 4 tile's overlaps (no buffer, no second pass): a pair costs one comparison unless its d
+    reaches the running threshold. Every field of ``st`` is a maximum, a top-2 of a multiset, a flag
+    or a row-major-first maximiser, so the order pairs are visited in does not change the result."""
     n = P.shape[1]
     i0 = 4 * ib
+    thr = _threshold(st, diag, e)
     for jb in range(ib, (n + 3) // 4):
-        ss = _tile_sums(P, b, i0, 4 * jb)
+        j0 = 4 * jb
+        ss = _tile_sums(P, b, i0, j0)
         for r in range(4):
-            for c in range(min(4, n - 4 * jb)):
-                ov[r, 4 * jb + c] = ss[r][c]
-    thr = min(st[SECOND], st[PENALISED], st[TOP_FIRST], st[TOP_OTHER]) if diag else st[SECOND]  # lower d: no change
-    for r in range(min(4, n - i0)):                  # then visit the pairs, row-major
-        i = i0 + r
+            i = i0 + r
+            if i >= n:
+                break
+            ri = np.float64(rsb[i])
+            for c in range(4):
+                j = j0 + c
+                if j <= i or j >= n:
+                    continue
+                o = ss[r][c]
+                d = np.float64(0.5) * (ri + np.float64(rsb[j])) - o
+                if direct:
+                    h = _half_d(P, b, i, j, ri, np.float64(rsb[j]), np.float64(o))
+                    if h > st[HALF]:
+                        st[HALF] = h
+                if d >= thr or o == 0:
+                    _visit(d, o, i, j, P, b, diag, e, st)
+                    thr = _threshold(st, diag, e)
+
+
+@njit(**_FLAGS)
+def _scan_matrix(P, rsb, D, O, b, diag, e, st, direct):  # noqa: ANN001
+    """All pairs of matrix b into ``st`` (initialised), in two phases: the tiles' overlaps O and
+    float d-values D (upper triangles of the (n, n) buffers, the same expression as _scan_block's)
+    with the largest and second largest d; then the pairs, the maximiser first, each visited only
+    if its d reaches min(final SECOND, running PENALISED, max(running TOP, final BEST - 4 eps)).
+    Knowing BEST and SECOND before any visit keeps the visits to the few pairs near the top (about
+    2% at n = 16, where a single pass visits a third of them while its running maxima climb).
+    The fields do not depend on the order of the visits (see _scan_block); D's stored values are
+    the ones visited, so both phases see the same bits."""
+    n = P.shape[1]
+    nblk = (n + 3) // 4
+    b1 = b2 = _NONE
+    bi = bj = 0
+    for ib in range(nblk):
+        i0 = 4 * ib
+        for jb in range(ib, nblk):
+            j0 = 4 * jb
+            ss = _tile_sums(P, b, i0, j0)
+            for r in range(4):
+                i = i0 + r
+                if i >= n:
+                    break
+                ri = np.float64(rsb[i])
+                for c in range(4):
+                    j = j0 + c
+                    if j <= i or j >= n:
+                        continue
+                    o = ss[r][c]
+                    d = np.float64(0.5) * (ri + np.float64(rsb[j])) - o
+                    O[i, j] = o
+                    D[i, j] = d
+                    if d > b1:
+                        b2 = b1
+                        b1 = d
+                        bi, bj = i, j
+                    elif d > b2:
+                        b2 = d
+    if n < 2:
+        return
+    _visit(D[bi, bj], O[bi, bj], bi, bj, P, b, diag, e, st)
+    lvl = b1 - 4.0 * e
+    # d_ij((I+P)/2) <= (1 + d_ij)/2 (triangle inequality, exact); hm bounds the float error of both
+    # sides (entries and row sums of a validated stochastic P, m terms), so a pair with
+    # (1 + d)/2 + hm below the running HALF cannot raise it and its entries are not read
+    hm = 4.0 * e + 16.0 * (P.shape[2] + 8) * 2.0 ** -53
+    if direct:
+        st[HALF] = _half_d(P, b, bi, bj, np.float64(rsb[bi]), np.float64(rsb[bj]), np.float64(O[bi, bj]))
+    for i in range(n - 1):
         ri = np.float64(rsb[i])
         for j in range(i + 1, n):
-            o = ov[r, j]
-            d = np.float64(0.5) * (ri + np.float64(rsb[j])) - o
+            d = D[i, j]
+            o = O[i, j]
+            if direct and 0.5 * (1.0 + d) + hm >= st[HALF]:
+                h = _half_d(P, b, i, j, ri, np.float64(rsb[j]), np.float64(o))
+                if h > st[HALF]:
+                    st[HALF] = h
+            if i == bi and j == bj:
+                continue
+            thr = min(b2, st[PENALISED], max(min(st[TOP_FIRST], st[TOP_OTHER]), lvl)) if diag else b2
             if d >= thr or o == 0:
                 _visit(d, o, i, j, P, b, diag, e, st)
-                thr = min(st[SECOND], st[PENALISED], st[TOP_FIRST], st[TOP_OTHER]) if diag else st[SECOND]
 
 
 @njit(**_FLAGS)
@@ -215,40 +343,58 @@ def _init(st, n):  # noqa: ANN001
     st[BEST] = st[SECOND] = st[PENALISED] = st[TOP_FIRST] = st[TOP_OTHER] = _NONE
     st[BEST_I] = st[BEST_J] = n
     st[ZERO_ANY] = st[ZERO_FIRST] = st[ZERO_OTHER] = 0.0
+    if len(st) > HALF:
+        st[HALF] = _NONE
+
+
+@njit(**_FLAGS)
+def _half_d(P, b, i, j, ri, rj, o):  # noqa: ANN001
+    """d_ij of H = (I + P)/2 from its own entries, in the min-form: H's rows sum to r/2 + 1/2 and
+    sum_k min(H_ik, H_jk) = (o - min(P_ii, P_ji) - min(P_ij, P_jj))/2 (columns k != i, j, halved)
+    + min(P_ii/2 + 1/2, P_ji/2) + min(P_ij/2, P_jj/2 + 1/2) (the two columns the identity touches);
+    o = sum_k min(P_ik, P_jk). No use of Theorem D1's closed form: the sweep compares the two."""
+    pii, pji = np.float64(P[b, i, i]), np.float64(P[b, j, i])
+    pij, pjj = np.float64(P[b, i, j]), np.float64(P[b, j, j])
+    ov = 0.5 * (o - min(pii, pji) - min(pij, pjj)) + min(0.5 * pii + 0.5, 0.5 * pji) \
+        + min(0.5 * pij, 0.5 * pjj + 0.5)
+    return 0.5 * ((0.5 * ri + 0.5) + (0.5 * rj + 0.5)) - ov
 
 
 @njit(parallel=True, **_FLAGS)
-def _pair_blocks(P, diag, eps, threads):  # noqa: ANN001
-    """Statistics per matrix (parallel over matrices when there are enough of them), or per row
-    block of a single matrix (parallel over its row blocks): (B, blocks, NSTAT), merged by _merge."""
-    B, n, _ = P.shape
+def _pair_blocks(P, diag, eps, threads, direct):  # noqa: ANN001
+    """Statistics per matrix (parallel over contiguous runs of matrices when there are enough of
+    them: one row-sum buffer per run, none per matrix), or per row block of a single matrix
+    (parallel over its row blocks): (B, blocks, NSTAT), merged by _merge."""
+    B, n, m = P.shape
     nblk = (n + 3) // 4
     if B >= 2 * threads:
-        part = np.empty((B, 1, NSTAT))
-        for b in prange(B):
-            st = part[b, 0]
-            _init(st, n)
-            ov = np.empty((4, n))
+        part = np.empty((B, 1, NSTAT + 1 if direct else NSTAT))
+        runs = min(B, 8 * threads)
+        for q in prange(runs):
             rsb = np.empty(n, dtype=P.dtype)             # row sums while the matrix is in cache
-            for i in range(n):
-                rsb[i] = _row_sum(P, b, i, P.shape[2])
-            for ib in range(nblk):
-                _scan_block(P, rsb, b, ib, diag, eps[b], st, ov)
+            D = np.empty((n, n))                         # one matrix's d-values and overlaps
+            O = np.empty((n, n), dtype=P.dtype)
+            for b in range(q * B // runs, (q + 1) * B // runs):
+                st = part[b, 0]
+                _init(st, n)
+                for i in range(n):
+                    rsb[i] = _row_sum(P, b, i, m)
+                _scan_matrix(P, rsb, D, O, b, diag, eps[b], st, direct)
         return part
     rs = _row_sums_serial(P)
-    part = np.empty((B, nblk, NSTAT))
+    part = np.empty((B, nblk, NSTAT + 1 if direct else NSTAT))
     for w in prange(B * nblk):
         b, q = w // nblk, w % nblk
         ib = q // 2 if q % 2 == 0 else nblk - 1 - q // 2      # long and short stretches alternate
         _init(part[b, ib], n)
-        _scan_block(P, rs[b], b, ib, diag, eps[b], part[b, ib], np.empty((4, n)))
+        _scan_block(P, rs[b], b, ib, diag, eps[b], part[b, ib], direct)
     return part
 
 
 @njit(**_FLAGS)
 def _merge(part):  # noqa: ANN001
     B, nblk, _ = part.shape
-    out = np.empty((B, NSTAT))
+    out = np.empty((B, part.shape[2]))
     for b in range(B):
         o = out[b]
         o[:] = part[b, 0]
@@ -261,11 +407,12 @@ def _merge(part):  # noqa: ANN001
             else:
                 o[SECOND] = max(o[SECOND], s[SECOND], s[BEST])
             for k in _MAXIMA:
-                o[k] = max(o[k], s[k])
+                if k < len(o):
+                    o[k] = max(o[k], s[k])
     return out
 
 
-def pair_scan(P: np.ndarray, diag: bool, eps: np.ndarray | None = None) -> np.ndarray:
+def pair_scan(P: np.ndarray, diag: bool, eps: np.ndarray | None = None, direct: bool = False) -> np.ndarray:
     """One pass over all row pairs of each P (B, n, m), float32 or float64 (accumulated in P's dtype),
     parallel over (matrix, block of 4 rows). Returns (B, NSTAT) float64 statistics, columns named by
     this module's constants (``st[:, BEST]``):
@@ -274,17 +421,27 @@ def pair_scan(P: np.ndarray, diag: bool, eps: np.ndarray | None = None) -> np.nd
         SECOND          second largest over the other pairs
         BEST_I, BEST_J  the row-major first maximiser
         PENALISED       max_{i<j} d_ij - x^- - y^-  (x = P_ii - P_ji, y = P_jj - P_ij)
-        TOP_FIRST       max d_(0,j) over the pairs with x >= -eps and y >= -eps
+        TOP_FIRST       max d_(0,j) over the pairs with x >= -eps and y >= -eps, exact whenever it is
+                        >= BEST - 4 eps; otherwise only known to lie below BEST - 4 eps (pairs further
+                        than 4 eps below the running maximum are not visited: a maximiser within 2 eps
+                        of BEST is all that numerics.dobrushin.core._decide and certify.d1_exact use)
         TOP_OTHER       the same over the pairs avoiding row 0
         ZERO_ANY        1.0 if some pair has float overlap exactly 0 (disjoint supports: d_ij = 1 exactly)
         ZERO_FIRST      1.0 if such a pair with P_ji = P_ij = 0 (self-dominant exactly) contains row 0
         ZERO_OTHER      the same for such a pair avoiding row 0
 
     (PENALISED, TOP_* and ZERO_FIRST/ZERO_OTHER only when ``diag``, i.e. P square; ``eps`` per
-    matrix, default 0.) For n = 1 BEST = -1e300 (no pair)."""
+    matrix, default 0.) For n = 1 BEST = -1e300 (no pair). ``direct=True`` (P square) adds a column
+
+        HALF            max_{i<j} d_ij((I + P)/2), each computed from (I + P)/2's own entries
+                        (:func:`_half_d`), over every pair: delta((I + P)/2) in the same pass
+
+    so that Theorem D1's two sides come out of one pass over the pairs (the stress sweep)."""
     B, n, m = P.shape
     eps = np.zeros(B) if eps is None else np.ascontiguousarray(eps, dtype=np.float64)
-    return _merge(_pair_blocks(P, diag, eps, numba.get_num_threads()))
+    if direct and not diag:
+        raise ValueError("pair_scan: direct=True needs square matrices (diag=True)")
+    return _merge(_pair_blocks(P, diag, eps, numba.get_num_threads(), direct))
 
 
 @njit(parallel=True, **_FLAGS)

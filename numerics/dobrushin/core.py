@@ -153,6 +153,11 @@ class FactorCheck:
     through_other  equality attained by a maximising pair not containing token 0, exact
     pair           a maximising pair (i, j), i < j (-1, -1 for n = 1)
     exact          whether the exact path (numerics.dobrushin.certify: candidate pairs only) ran
+    delta_half     ``direct_half=True`` only (else None): float delta((I+A)/2) computed from (I+A)/2's
+                   own entries in the same pass over the pairs (numerics.kernels.pair_scan, HALF),
+                   not through the closed form: Theorem D1's two sides from one pass
+    row_dev        ``direct_half=True`` only: the rigorous bound on max_i |row sum_i - 1| (float64
+                   sums plus their rounding) that the error bounds used
     """
 
     delta: Any
@@ -162,6 +167,8 @@ class FactorCheck:
     through_other: Any
     pair: Any
     exact: Any
+    delta_half: Any = None
+    row_dev: Any = None
 
 
 SLACK_EXACT_BELOW = 64  # strict float slack under this many error bounds is recomputed exactly (so a
@@ -191,10 +198,10 @@ def _decide(st: np.ndarray, x: np.ndarray, y: np.ndarray, eps: np.ndarray) -> tu
     return decided, first | other, first, other
 
 
-def _scan(P: np.ndarray, eps: np.ndarray, zeros_ok: np.ndarray) -> tuple:
+def _scan(P: np.ndarray, eps: np.ndarray, zeros_ok: np.ndarray, direct: bool = False) -> tuple:
     """pair_scan + what it decides for the matrices P (float32 or float64)."""
-    st = K.pair_scan(P, True, eps)
-    st[~zeros_ok, 7:] = 0.0
+    st = K.pair_scan(P, True, eps, direct)
+    st[~zeros_ok, 7:K.NSTAT] = 0.0
     ar = np.arange(P.shape[0])
     bi, bj = st[:, 2].astype(np.int64), st[:, 3].astype(np.int64)
     x = P[ar, bi, bi].astype(np.float64) - P[ar, bj, bi]
@@ -202,7 +209,14 @@ def _scan(P: np.ndarray, eps: np.ndarray, zeros_ok: np.ndarray) -> tuple:
     return (st,) + _decide(st, x, y, eps)
 
 
-def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool = False) -> FactorCheck:
+def _rows(P: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The matrices ``idx`` of P, contiguous: P itself when idx is all of them (the usual case; a
+    fancy-indexed copy of the whole batch cost as much as a third of the scan at n = 16)."""
+    return P if len(idx) == len(P) else np.ascontiguousarray(P[idx])
+
+
+def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool = False,
+                 direct_half: bool = False) -> FactorCheck:
     """Theorem D1 on each A in the batch (see :class:`FactorCheck`). ``renormalise=True``: A's rows
     need not sum to 1 (e.g. a submatrix of attention on kept tokens): the verdict is certified for
     A's own floats with each row divided by its exact sum (:func:`numerics.stochastic.renormalised`).
@@ -210,7 +224,10 @@ def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool =
     Float32 input is scanned in float32 first (error bounds with float32's unit roundoff); what
     that leaves undecided (or strict with a slack under 64 float32 error bounds) is rescanned in
     float64, and only then does the exact path
-    (:mod:`numerics.dobrushin.certify`) touch the rows of the remaining candidate pairs."""
+    (:mod:`numerics.dobrushin.certify`) touch the rows of the remaining candidate pairs.
+
+    ``direct_half=True`` also returns delta((I+A)/2) from its own entries (:attr:`FactorCheck.delta_half`),
+    from the same float64 pass (float32 input then skips its float32 level)."""
     if renormalise:
         batch, X = renormalised(A, "A", square=True)
     else:
@@ -228,27 +245,29 @@ def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool =
         return FactorCheck(delta=give_back(np.zeros(B), batch), slack=give_back(np.full(B, 0.5), batch),
                            equality=give_back(eq, batch), through_first=give_back(first, batch),
                            through_other=give_back(other, batch), pair=give_back(np.full((B, 2), -1), batch),
-                           exact=give_back(used_exact, batch))
+                           exact=give_back(used_exact, batch),
+                           delta_half=give_back(np.zeros(B), batch) if direct_half else None,
+                           row_dev=give_back(batch.row_dev, batch) if direct_half else None)
     zeros_ok = np.ones(B, dtype=bool)
     if renormalise:                               # zero patterns of X and of its float renormalisation
         zeros_ok = ((X == 0) == (P == 0)).all(axis=(1, 2))
     grid = K.exact_grid(X, GRID)
     eps = np.where(grid, 0.0, eps)
-    st = np.empty((B, 10))
+    st = np.empty((B, K.NSTAT + 1 if direct_half else K.NSTAT))
     done = np.zeros(B, dtype=bool)
     eps_used = eps.copy()
-    if data.dtype == np.float32:                  # float32 level: the same bound with float32 roundoff
+    if data.dtype == np.float32 and not direct_half:   # float32 level: the same bound with float32 roundoff
         lvl = np.flatnonzero(~grid)
         eps32 = 3.0 * batch.row_dev[lvl] + 4.0 * (n + 4) * 2.0 ** -24
         if len(lvl):
-            s32, dec, e_, f_, o_ = _scan(data[lvl], eps32, zeros_ok[lvl])
+            s32, dec, e_, f_, o_ = _scan(_rows(data, lvl), eps32, zeros_ok[lvl])
             st[lvl], eps_used[lvl] = s32, eps32
             sure = dec & (e_ | ((s32[:, 0] - s32[:, 4]) / 2 > SLACK_EXACT_BELOW * eps32))   # slack good to 7%
             done[lvl[sure]] = True
             eq[lvl], first[lvl], other[lvl] = e_, f_, o_
     rest = np.flatnonzero(~done)
     if len(rest):
-        s64, dec, e_, f_, o_ = _scan(np.ascontiguousarray(P[rest]), eps[rest], zeros_ok[rest])
+        s64, dec, e_, f_, o_ = _scan(_rows(P, rest), eps[rest], zeros_ok[rest], direct_half)
         st[rest], eps_used[rest] = s64, eps[rest]
         eq[rest], first[rest], other[rest] = e_, f_, o_
         for k in np.flatnonzero(~dec):            # near-ties: the exact path decides
@@ -265,7 +284,9 @@ def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool =
     return FactorCheck(delta=give_back(delta, batch), slack=give_back(slack, batch),
                        equality=give_back(eq, batch), through_first=give_back(first, batch),
                        through_other=give_back(other, batch), pair=give_back(pair, batch),
-                       exact=give_back(used_exact, batch))
+                       exact=give_back(used_exact, batch),
+                       delta_half=give_back(np.maximum(st[:, K.HALF], 0.0), batch) if direct_half else None,
+                       row_dev=give_back(batch.row_dev, batch) if direct_half else None)
 
 
 def factor_slack(A: Any, *, row_tol: Optional[float] = None) -> Any:

@@ -95,27 +95,39 @@ def check_factor(A: np.ndarray, device: str = "cpu", causal: bool = False,
                  certify_all: bool = False) -> dict[str, Any]:
     """Verdict codes, slack, value, bound, delta (of A), ``sent`` (the float filter could not
     decide: certified on the CPU) and ``exact`` (the certification needed Fraction arithmetic) of
-    Theorem D1 on (B, n, n). One code path for every device: both deltas by the device's kernel
-    (the compiled kernel for ``cpu``, :func:`dobrushin_torch` for a torch device), then
-    :func:`factor_check` on the instances with slack <= 64 err only (``certify_all``: on every
-    instance, its :class:`~numerics.dobrushin.FactorCheck` returned as ``certificate``: exact
-    slack, maximising pair, equality through token 0). Verdicts do not depend on the device or on
+    Theorem D1 on (B, n, n). ``cpu``: one pass over the pairs
+    (:func:`numerics.dobrushin.factor_check` with ``direct_half``) gives both sides, delta(A) and
+    delta((I+A)/2) from (I+A)/2's own entries, and the statistics that certify every instance;
+    a torch device computes both deltas with :func:`dobrushin_torch` and certifies the instances
+    with slack <= 64 err with :func:`factor_check` on the CPU (``certify_all``: every instance,
+    its :class:`~numerics.dobrushin.FactorCheck` returned as ``certificate``: exact slack,
+    maximising pair, equality through token 0). Verdicts do not depend on the device or on
     ``certify_all``; a strict slack decided by the filter is the device's float value (within err
     of the exact one)."""
-    value, bound, err, dA = factor_filter(A, device)
+    fc = None
+    if device == "cpu":
+        fc = factor_check(A, direct_half=True)
+        dA = np.asarray(fc.delta, dtype=np.float64)
+        value, bound = np.asarray(fc.delta_half, dtype=np.float64), (1 + dA) / 2
+        err = 2 * float_error(np.asarray(fc.row_dev, dtype=np.float64), A.shape[-1]) + 2 * UNIT_ROUNDOFF
+    else:
+        value, bound, err, dA = factor_filter(A, device)
     direct = bound - value
     slack = direct.copy()
     verdict = np.full(len(A), HOLDS, dtype=np.int64)
     exact = np.zeros(len(A), dtype=bool)
     sent = np.ones(len(A), dtype=bool) if certify_all else ~(direct > MARGIN * err)
     idx = np.flatnonzero(sent)
-    fc = None
     if len(idx):
-        fc = factor_check(A[idx])
-        eq = np.asarray(fc.equality, dtype=bool)
-        exact[idx] = np.asarray(fc.exact, dtype=bool)
+        if fc is None:
+            fc = factor_check(A[idx])
+            eq, ex, sl = fc.equality, fc.exact, fc.slack
+        else:                                     # every instance is certified already: take the sent ones
+            eq, ex, sl = (np.asarray(v)[idx] for v in (fc.equality, fc.exact, fc.slack))
+        eq = np.asarray(eq, dtype=bool)
+        exact[idx] = np.asarray(ex, dtype=bool)
         verdict[idx[eq]] = TIGHT
-        slack[idx] = np.asarray(fc.slack, dtype=np.float64)     # exact verdict; exact slack near ties
+        slack[idx] = np.asarray(sl, dtype=np.float64)           # exact verdict; exact slack near ties
     bad = (direct < -err) | (np.abs(direct - slack) > 2 * err)
     verdict[bad] = VIOLATED                       # the bound fails, or its closed form disagrees
     slack[bad] = direct[bad]
