@@ -193,6 +193,8 @@ def _row_sum(P, b, i, m):  # noqa: ANN001
 BEST, SECOND, BEST_I, BEST_J, PENALISED = 0, 1, 2, 3, 4
 TOP_FIRST, TOP_OTHER, ZERO_ANY, ZERO_FIRST, ZERO_OTHER = 5, 6, 7, 8, 9
 NSTAT = 10
+TWO_PHASE_MAX_N = 96   # per-matrix scans keep an (n, n) buffer of d-values up to here (<= 2 x 72 KiB,
+                       # in L2); beyond it the single pass (visits are rare there: ~0.01% at n = 128)
 HALF = 10        # pair_scan(..., direct=True) only: one more column (NSTAT + 1 in all)
 _MAXIMA = (PENALISED, TOP_FIRST, TOP_OTHER, ZERO_ANY, ZERO_FIRST, ZERO_OTHER, HALF)  # merged by max
 _NONE = -1e300   # "no pair yet" (finite: fastmath assumes no infinities)
@@ -251,6 +253,7 @@ def _scan_block(P, rsb, b, ib, diag, e, st, direct):  # noqa: ANN001
     n = P.shape[1]
     i0 = 4 * ib
     thr = _threshold(st, diag, e)
+    hm = 4.0 * e + 16.0 * (P.shape[2] + 8) * 2.0 ** -53
     for jb in range(ib, (n + 3) // 4):
         j0 = 4 * jb
         ss = _tile_sums(P, b, i0, j0)
@@ -265,7 +268,7 @@ def _scan_block(P, rsb, b, ib, diag, e, st, direct):  # noqa: ANN001
                     continue
                 o = ss[r][c]
                 d = np.float64(0.5) * (ri + np.float64(rsb[j])) - o
-                if direct:
+                if direct and 0.5 * (1.0 + d) + hm >= st[HALF]:      # hm: see _scan_matrix
                     h = _half_d(P, b, i, j, ri, np.float64(rsb[j]), np.float64(o))
                     if h > st[HALF]:
                         st[HALF] = h
@@ -320,22 +323,22 @@ def _scan_matrix(P, rsb, D, O, b, diag, e, st, direct):  # noqa: ANN001
     # sides (entries and row sums of a validated stochastic P, m terms), so a pair with
     # (1 + d)/2 + hm below the running HALF cannot raise it and its entries are not read
     hm = 4.0 * e + 16.0 * (P.shape[2] + 8) * 2.0 ** -53
+    half = _NONE
     if direct:
-        st[HALF] = _half_d(P, b, bi, bj, np.float64(rsb[bi]), np.float64(rsb[bj]), np.float64(O[bi, bj]))
+        half = _half_d(P, b, bi, bj, np.float64(rsb[bi]), np.float64(rsb[bj]), np.float64(O[bi, bj]))
+    thr = min(b2, st[PENALISED], max(min(st[TOP_FIRST], st[TOP_OTHER]), lvl)) if diag else b2
     for i in range(n - 1):
         ri = np.float64(rsb[i])
         for j in range(i + 1, n):
             d = D[i, j]
             o = O[i, j]
-            if direct and 0.5 * (1.0 + d) + hm >= st[HALF]:
-                h = _half_d(P, b, i, j, ri, np.float64(rsb[j]), np.float64(o))
-                if h > st[HALF]:
-                    st[HALF] = h
-            if i == bi and j == bj:
-                continue
-            thr = min(b2, st[PENALISED], max(min(st[TOP_FIRST], st[TOP_OTHER]), lvl)) if diag else b2
-            if d >= thr or o == 0:
+            if direct and 0.5 * (1.0 + d) + hm >= half:
+                half = max(half, _half_d(P, b, i, j, ri, np.float64(rsb[j]), np.float64(o)))
+            if (d >= thr or o == 0) and not (i == bi and j == bj):
                 _visit(d, o, i, j, P, b, diag, e, st)
+                thr = min(b2, st[PENALISED], max(min(st[TOP_FIRST], st[TOP_OTHER]), lvl)) if diag else b2
+    if direct:
+        st[HALF] = half
 
 
 @njit(**_FLAGS)
@@ -370,16 +373,22 @@ def _pair_blocks(P, diag, eps, threads, direct):  # noqa: ANN001
     if B >= 2 * threads:
         part = np.empty((B, 1, NSTAT + 1 if direct else NSTAT))
         runs = min(B, 8 * threads)
+        two_phase = n <= TWO_PHASE_MAX_N
         for q in prange(runs):
             rsb = np.empty(n, dtype=P.dtype)             # row sums while the matrix is in cache
-            D = np.empty((n, n))                         # one matrix's d-values and overlaps
-            O = np.empty((n, n), dtype=P.dtype)
+            nb = n if two_phase else 1
+            D = np.empty((nb, nb))                       # one matrix's d-values and overlaps
+            O = np.empty((nb, nb), dtype=P.dtype)
             for b in range(q * B // runs, (q + 1) * B // runs):
                 st = part[b, 0]
                 _init(st, n)
                 for i in range(n):
                     rsb[i] = _row_sum(P, b, i, m)
-                _scan_matrix(P, rsb, D, O, b, diag, eps[b], st, direct)
+                if two_phase:
+                    _scan_matrix(P, rsb, D, O, b, diag, eps[b], st, direct)
+                else:
+                    for ib in range(nblk):
+                        _scan_block(P, rsb, b, ib, diag, eps[b], st, direct)
         return part
     rs = _row_sums_serial(P)
     part = np.empty((B, nblk, NSTAT + 1 if direct else NSTAT))

@@ -106,9 +106,12 @@ def readme_table(records: list[dict], machine: str) -> str:
                 got = bases[t[0]]["seconds"] / r["seconds"]
                 label = t[2] if len(t) > 2 else f">= {t[1]:g}x {t[0]}"
                 target = f"{label}: {'met' if got >= t[1] else '**missed**'}"
+                if t[0] != "roofline" and "roofline" in bases:     # what the machine allows at most
+                    target += f" (at the roofline: {bases[t[0]]['seconds'] / bases['roofline']['seconds']:.2f}x)"
             extra = ""
             if "exact_share" in r:
-                extra = f" ({100 * r['exact_share']:.0f}% of heads exact, {1e3 * r['exact_seconds']:.0f} ms there)"
+                extra = f" ({100 * r['exact_share']:.0f}% of heads exact, {1e3 * r['exact_seconds']:.0f} ms there"
+                extra += f"; {r['levels']})" if r.get("levels") else ")"
             lines.append(f"| {group} | {r['name']}{extra} | {r['matrices']} | {1e3 * r['seconds']:.2f} | "
                          f"{r['ops'] / r['seconds'] / 1e9:.2f} | {ratios or '-'} | {target} |")
     return "\n".join(lines) + "\n"

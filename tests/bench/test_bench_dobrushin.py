@@ -11,7 +11,8 @@ ops = B * n(n-1)/2 * n. Every benchmark checks its answer against pdist's (so it
 itself is checked against the definition evaluated independently (:func:`definition_delta`).
 
 Certification overhead: ``factor_check`` (Theorem D1 with exact verdicts) against ``dobrushin`` on
-softmax attention at n = 128 (target: under 20% extra).
+softmax attention at n = 128 (target: at most 10% extra; issue 27: the certification statistics are
+kept by the same pass over the pairs that finds delta).
 """
 from __future__ import annotations
 
@@ -123,12 +124,14 @@ def test_certification_overhead(benchmark, bench_record, which):
         got = benchmark(dobrushin, A)
     else:
         got = benchmark(factor_check, A).delta
+        np.testing.assert_array_equal(got, dobrushin(A))     # the one pass finds the same delta, bit for bit
     np.testing.assert_allclose(got, pdist_delta(A),
                                rtol=0, atol=tolerance(CERT_N, np.float64))
     if not benchmark.disabled and benchmark.stats is not None:
         bench_record(group=benchmark.group, name=which, seconds=benchmark.stats.stats.median,
                      min=benchmark.stats.stats.min, matrices=B, ops=B * CERT_N * (CERT_N - 1) // 2 * CERT_N,
-                     baseline=(which == "dobrushin"))
+                     baseline=(which == "dobrushin"),
+                     target=("dobrushin", 1 / 1.1, "<= 1.1x dobrushin's time") if which != "dobrushin" else None)
 
 
 # ---- kernel paths (serial / parallel, ragged tiles): always run, not timed ---------------------
