@@ -109,7 +109,7 @@ def _prepare(A: Any, head_fusion: Optional[str], fused: Optional[bool],
         A = stack_layers(A, "attention", axis=-4 if getattr(A[0], "ndim", 0) >= 4 else 0)
     batch = as_stochastic(A, "attention", square=True, row_tol=row_tol)
     tol = tolerance_of(getattr(A, "dtype", np.float64)) if row_tol is None else float(row_tol)
-    A = batch.data.reshape(batch.lead + batch.data.shape[-2:]).astype(np.float64)
+    A = batch.data.reshape(batch.lead + batch.data.shape[-2:]).astype(np.float64, copy=False)  # never written to
     if fused is None:
         fused = A.ndim == 3
     need = 3 if fused else 4
@@ -189,22 +189,51 @@ def _exact_product(F: ExactMatrix, R: ExactMatrix) -> ExactMatrix:
     return ExactMatrix.from_rationals(rows)
 
 
-def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budget: int,
-               d1: np.ndarray, discard: str = "offdiag") -> dict:
-    """All per-layer quantities for one stack A (L, n, n) of fused attention, already validated
-    (``d1``: its Theorem D1 verdicts per layer). Every float error bound below uses the stack's
+def _float_pass(flat: np.ndarray, residual: float, discard_ratio: float, discard: str) -> tuple:
+    """The float work of :func:`rollout_tightness` for all stacks at once, flat (B, L, n, n) fused:
+    -> (Ahat (B, L, n, n), R (L, B, n, n) with R[l, b] = R_{l+1} of stack b, pair_scan statistics
+    of Ahat (B, L, NSTAT) and of R (B, L, NSTAT)).
+
+    Every value is bitwise the one a per-stack, per-matrix computation gives: the residual factors
+    are elementwise, ``np.matmul`` over a stack of matrices makes the same BLAS call per matrix as
+    the single product ``Ahat_l @ R_{l-1}``, and :func:`numerics.kernels.pair_scan`'s statistics of
+    a matrix do not depend on the batch it is scanned in (parallel over matrices or over row blocks,
+    merged to the same row-major first maximiser)."""
+    B, L, n, _ = flat.shape
+    try:
+        Ahat = residual_factors(flat, residual, discard_ratio, discard)
+    except ValueError:                 # the error as the per-stack computation words it (its index)
+        for a in flat:
+            residual_factors(a, residual, discard_ratio, discard)
+        raise
+    Rs = np.empty((L, B, n, n))        # layer-major: each layer's products land contiguous
+    cur = np.broadcast_to(np.eye(n), (B, n, n))
+    for l in range(L):
+        np.matmul(Ahat[:, l], cur, out=Rs[l])
+        cur = Rs[l]
+    stH = np.zeros((B, L, K.NSTAT))
+    stR = np.zeros((B, L, K.NSTAT))
+    if n > 1:
+        stH = K.pair_scan(np.ascontiguousarray(Ahat.reshape(B * L, n, n)), False).reshape(B, L, K.NSTAT)
+        stR = K.pair_scan(Rs.reshape(L * B, n, n), False).reshape(L, B, K.NSTAT).transpose(1, 0, 2)
+    return Ahat, Rs, stH, stR
+
+
+def _chain_one(A: np.ndarray, Ahat: np.ndarray, Rs: np.ndarray, stH: np.ndarray, stR: np.ndarray,
+               residual: float, discard_ratio: float, exact_budget: int, d1: np.ndarray) -> dict:
+    """All per-layer verdicts and bounds for one stack A (L, n, n) of fused attention, already
+    validated, from the float pass (:func:`_float_pass`): its factors Ahat (L, n, n), products
+    Rs (L, n, n) (Rs[l] = R_{l+1}) and their pair_scan rows stH, stR (L, NSTAT); ``d1``: its Theorem
+    D1 verdicts per layer. Theorem D2 (docs/theory.md §1) is decided per step by
+    :func:`numerics.dobrushin.core.d2_decide` from these statistics; exact rollout prefixes are
+    built only where its float filter cannot decide. Every float error bound below uses the stack's
     actual row deviation, whatever tolerance it was validated with."""
     L, n, _ = A.shape
-    Ahat = residual_factors(A, residual, discard_ratio, discard)
-    dA = K.dobrushin_batch(A)
-    stH = K.pair_scan(np.ascontiguousarray(Ahat), False)          # delta(Ahat_l) and its maximisers
-    dH = np.maximum(stH[:, 0], 0.0) if n > 1 else np.zeros(L)
+    dH = np.maximum(stH[:, K.BEST], 0.0) if n > 1 else np.zeros(L)
     dev = max(np.abs(A.sum(-1) - 1).max(), np.abs(Ahat.sum(-1) - 1).max()) + (n + 2) * UNIT_ROUNDOFF
     ent_err = dev + 4 * UNIT_ROUNDOFF            # entry error of float Ahat vs the exact factor
     eps_p = float(float_error(np.array([ent_err]), n)[0])   # error of float d-values of Ahat
     gamma = (n + 2) * UNIT_ROUNDOFF * 1.01        # one float product of stochastic matrices
-    R = np.eye(n)
-    Rs = np.empty((L, n, n))
     dR = np.empty(L)
     errR = np.empty(L)
     d2 = np.full(L, Verdict.NOT_APPLICABLE, dtype=object)
@@ -231,15 +260,10 @@ def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budge
         return Rx[l - 1]
 
     chain_ok = True
+    undecided = False        # some D2 step up to l is undecided
     zero_factor = False      # some exact delta(Ahat_k) = 0, k <= l: then delta(R_l) = 0 = the product
-    stR = np.zeros((L, 10))
     for l in range(L):
-        R_prev = R
-        R = Ahat[l] @ R
-        Rs[l] = R
-        if n > 1:
-            stR[l] = K.pair_scan(R[None], False)[0]                 # delta(R_l), kept for step l + 1
-        dR[l] = max(stR[l, 0], 0.0)
+        dR[l] = max(stR[l, K.BEST], 0.0) if n > 1 else 0.0
         err_entry = (l + 1) * (ent_err + gamma)
         errR[l] = n * err_entry + 4 * (n + 4) * UNIT_ROUNDOFF
         if n < 2:
@@ -254,17 +278,18 @@ def _chain_one(A: np.ndarray, residual: float, discard_ratio: float, exact_budge
                 if Rq is None:
                     return None
                 return exact_factors()[l], Rq
-            res = d2_decide(np.ascontiguousarray(Ahat[l]), np.ascontiguousarray(R_prev), eps_p, eps_q, exact_pq,
-                            best_p=dH[l], best_q=dR[l - 1],   # deltas already computed above
+            res = d2_decide(Ahat[l], Rs[l - 1], eps_p, eps_q, exact_pq,
+                            best_p=dH[l], best_q=dR[l - 1],   # deltas from the float pass
                             stats_p=stH[l], stats_q=stR[l - 1])
             d2[l] = Verdict.UNDECIDED if res is None else (Verdict.TIGHT if res else Verdict.HOLDS)
         if dH[l] <= eps_p and exact_factors()[l].rows_equal():   # float filter, then exact equality
             zero_factor = True
         if d2[l] == Verdict.HOLDS:
             chain_ok = False
+        undecided = undecided or d2[l] == Verdict.UNDECIDED
         chain[l] = (Verdict.TIGHT if zero_factor else Verdict.HOLDS if not chain_ok else
-                    Verdict.UNDECIDED if any(v == Verdict.UNDECIDED for v in d2[:l + 1]) else Verdict.TIGHT)
-    return dict(dA=dA, dH=dH, dR=dR, errR=errR, d1=d1, d2=d2, chain=chain)
+                    Verdict.UNDECIDED if undecided else Verdict.TIGHT)
+    return dict(dH=dH, dR=dR, errR=errR, d1=d1, d2=d2, chain=chain)
 
 
 def rollout_tightness(A: Any, residual: float = 0.5, head_fusion: Optional[str] = None,
@@ -276,11 +301,17 @@ def rollout_tightness(A: Any, residual: float = 0.5, head_fusion: Optional[str] 
     margin is within rounding and the exact rollout prefix would exceed ``exact_budget``).
     ``chain[l]``: delta(R_l) = prod_{k<=l} delta(Ahat_k) exactly; tight whenever some factor up to l
     has delta exactly 0 (both sides are 0), else tight iff D2 is tight at every step up to l.
-    Input dtypes as :func:`rollout` (validated once, with the input dtype's row tolerance)."""
+    Input dtypes as :func:`rollout` (validated once, with the input dtype's row tolerance).
+
+    The float work is batched over all stacks and layers (:func:`_float_pass`: one matmul per layer
+    over all stacks, one :func:`numerics.kernels.pair_scan` over all factors and one over all
+    products); delta(A_l) comes from :func:`numerics.dobrushin.core.factor_check` when it runs
+    (residual 0.5, no discarding), else from one :func:`numerics.kernels.dobrushin_batch` call."""
     Af, lead, _, tol = _prepare(A, head_fusion, fused, row_tol)
     L, n = Af.shape[-3], Af.shape[-1]
     flat = np.ascontiguousarray(Af.reshape((-1,) + Af.shape[-3:]))
     d1 = np.full(flat.shape[:2], Verdict.NOT_APPLICABLE, dtype=object)
+    Ahat, Rs, stH, stR = _float_pass(flat, residual, discard_ratio, discard)
     if residual == 0.5 and discard_ratio == 0.0 and n >= 2:
         # the fused stack was validated above; head averaging moves row sums by rounding only, so it
         # is checked at the larger of the input's tolerance and its own deviation (the error bounds
@@ -289,12 +320,16 @@ def rollout_tightness(A: Any, residual: float = 0.5, head_fusion: Optional[str] 
         fc = factor_check(flat, row_tol=max(tol, float(fdev.max())))
         for idx, e in np.ndenumerate(np.asarray(fc.equality)):
             d1[idx] = Verdict.TIGHT if e else Verdict.HOLDS
-    parts = [_chain_one(a, residual, discard_ratio, exact_budget, d1[b], discard) for b, a in enumerate(flat)]
+        dA = np.asarray(fc.delta, dtype=float)    # max(pair_scan BEST, 0): the float delta(A_l)
+    else:
+        dA = K.dobrushin_batch(flat.reshape(-1, n, n)).reshape(flat.shape[:2]).astype(float)
+    parts = [_chain_one(a, Ahat[b], Rs[:, b], stH[b], stR[b], residual, discard_ratio, exact_budget, d1[b])
+             for b, a in enumerate(flat)]
 
     def stack(key: str) -> np.ndarray:
         return np.stack([p[key] for p in parts]).reshape(lead + (L,))
 
-    dA, dH, dR, errR = stack("dA").astype(float), stack("dH").astype(float), stack("dR"), stack("errR")
+    dA, dH, dR, errR = dA.reshape(lead + (L,)), stack("dH").astype(float), stack("dR"), stack("errR")
     pH = np.cumprod(dH, axis=-1)
     pF = np.cumprod((1 + dA) / 2, axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
