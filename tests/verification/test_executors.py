@@ -44,7 +44,7 @@ def serial(tmp_path_factory):
 def test_what_is_shipped_is_a_plan_and_an_index():
     for chunk in stress_chunks(PLAN):
         spec, k = chunk.args
-        assert isinstance(k, int) and set(spec) == {"theorem", "family", "n", "count", "seed", "device"}
+        assert isinstance(k, int) and set(spec) == {"theorem", "family", "n", "count", "seed", "device", "sampler"}
         assert all(isinstance(v, (str, int)) for v in spec.values())
 
 

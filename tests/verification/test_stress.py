@@ -257,3 +257,35 @@ def test_unbounded_work_is_refused_at_once(argv, what, tmp_path, capsys):
     err = capsys.readouterr().err
     assert what in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert seconds < 5 and peak < 50 * 2 ** 20
+
+
+@pytest.mark.parametrize("theorem", ["dobrushin.factor", "dobrushin.product"])
+def test_samplers_name_their_campaigns_and_regenerate_their_instances(theorem):
+    """The counter sampler (default, campaign v2) and numpy's (v1) give different campaigns; each
+    campaign's instances regenerate from (campaign, chunk, index) alone, bit for bit, through the
+    sampler its version names; the chunk's provenance names that generator."""
+    from numerics.sources.counter_random import COUNTER_GENERATOR
+    from numerics.sources.random import GENERATOR
+    from verification.stress.checks.plan import campaign_sampler
+
+    plans = {s: StressPlan(theorem, ("softmax-T1",), (5,), instances=10, sampler=s) for s in ("counter", "numpy")}
+    assert StressPlan(theorem, ("softmax-T1",), (5,), instances=10).sampler == "counter"
+    assert "-v2-" in plans["counter"].campaign and "-v1-" in plans["numpy"].campaign
+    per = 2 if theorem == "dobrushin.product" else 1
+    mats = {}
+    for s, plan in plans.items():
+        assert campaign_sampler(plan.campaign) == s
+        chunk = stress_chunks(plan)[0]
+        A = draw(theorem, "softmax-T1", 5, 0, 0, s)
+        mats[s] = A
+        for i in (0, 3, len(A) // per - 1):
+            got = regenerate(plan.campaign, chunk.key, i)
+            want = A[per * i:per * i + per] if per == 2 else A[i]
+            assert np.array_equal(got, want), (s, i)
+        res = chunk.run()
+        prov = [r.provenance for r in res]
+        assert prov                                          # kept instances: the extremes at least
+        assert all(p["generator"] == (COUNTER_GENERATOR if s == "counter" else GENERATOR) for p in prov)
+    assert not np.array_equal(mats["counter"], mats["numpy"])
+    with pytest.raises(ValueError, match="numpy's generator only"):
+        StressPlan("dobrushin.rollout", ("dirichlet",), (4,), instances=10, sampler="counter")

@@ -136,7 +136,7 @@ def _cmd(args: argparse.Namespace) -> int:
     if args.search:
         return _search(args, console)
     plan = StressPlan(args.theorem, args.family or spec.families, args.sizes or spec.sizes, args.instances,
-                      seed=args.seed, device=args.device, layers=tuple(args.layers or ()))
+                      seed=args.seed, device=args.device, layers=tuple(args.layers or ()), sampler=args.sampler)
     with ResultStore(args.db) as store:
         done = store.done_chunks(plan.campaign)               # asked once: the run gets what is missing
         todo = [c for c in chunks(plan) if c.key not in done]
@@ -192,6 +192,9 @@ def register(sub: Any) -> None:
     p.add_argument("--connect-timeout", default=CONNECT_TIMEOUT, type=seconds, metavar="SECONDS",
                    help="--scheduler: give up, with one line and exit status 2, if no Dask scheduler completes the "
                         f"connect and handshake within SECONDS (default {CONNECT_TIMEOUT:g})")
+    p.add_argument("--sampler", default=None, choices=("counter", "numpy"),
+                   help="how chunks are drawn: counter (default: Philox4x32-10, compiled and parallel, campaign "
+                        "version v2) or numpy (numpy's sequential generator, v1 campaigns; rollout stacks always)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="where the float filter runs; exact certification is always on the CPU")
     p.add_argument("--search", action="store_true", help="guided search (hypothesis target() + local "

@@ -19,7 +19,9 @@ and its records are Theorem D2's (``dobrushin.product``), one verdict per rollou
 
 >>> plan = StressPlan("dobrushin.factor", ("dirichlet",), (16,), instances=25_000)
 >>> plan.campaign, chunk_size(16), plan.chunk_keys()
-('stress.dobrushin.factor-v1-seed0-cellsa19b5fab', 10000, ['dirichlet/n16/c0', 'dirichlet/n16/c1', 'dirichlet/n16/c2'])
+('stress.dobrushin.factor-v2-seed0-cellsa19b5fab', 10000, ['dirichlet/n16/c0', 'dirichlet/n16/c1', 'dirichlet/n16/c2'])
+>>> StressPlan("dobrushin.factor", ("dirichlet",), (16,), instances=1, sampler="numpy").campaign
+'stress.dobrushin.factor-v1-seed0-cellsa19b5fab'
 >>> parse_campaign(plan.campaign), parse_chunk("dirichlet/n16/c2")
 (('dobrushin.factor', 0), ('dirichlet', 16, 2))
 >>> roll = StressPlan("dobrushin.rollout", ("dirichlet",), (64,), instances=200, layers=(12,))
@@ -39,6 +41,11 @@ import numpy as np
 from numerics.sources.random import GENERATOR, check_family, family_id, generator, sample
 
 VERSION = "v1"   # bump when sampling, chunk sizes or checks change: a new campaign, not a resume
+# The campaign version names the sampler: v1 draws each chunk with numpy's sequential generator
+# (GENERATOR), v2 with the compiled counter-based one (numerics.sources.counter_random: Philox4x32-10,
+# parallel, each instance regenerable alone), the default since issue 27. Rollout stacks keep v1.
+SAMPLERS = {"numpy": VERSION, "counter": "v2"}
+DEFAULT_SAMPLER = "counter"
 MAX_CHUNK = 10_000
 CHUNK_ELEMENTS = 2 ** 22       # matrix entries per chunk (32 MiB of float64; the filter holds two copies)
 MAX_CHUNKS = 100_000           # chunks in one plan: about 10^9 instances at n <= 20, hours of a laptop's time
@@ -95,11 +102,18 @@ class StressPlan:
     seed: int = 0
     device: str = "cpu"        # where the float filter runs: cpu (compiled kernel), cuda, torch:cpu
     layers: tuple[int, ...] = ()   # dobrushin.rollout: layer counts L (empty: the theorem's default)
+    sampler: Optional[str] = None  # "counter" (default) or "numpy" (v1 campaigns); rollout: numpy only
 
     def __post_init__(self) -> None:
         spec = THEOREMS.get(self.theorem)
         if spec is None:
             raise ValueError(f"theorem {self.theorem!r} has no stress sampler; known: {', '.join(THEOREMS)}")
+        if self.sampler is not None and self.sampler not in SAMPLERS:
+            raise ValueError(f"--sampler {self.sampler!r}: one of {', '.join(SAMPLERS)}")
+        if spec.kind == "rollout" and self.sampler == "counter":
+            raise ValueError(f"--sampler counter: {self.theorem} draws its stacks with numpy's generator only")
+        if self.sampler is None:
+            object.__setattr__(self, "sampler", "numpy" if spec.kind == "rollout" else DEFAULT_SAMPLER)
         if spec.kind != "rollout" and self.layers:
             raise ValueError(f"--layers: applies to dobrushin.rollout only, not to {self.theorem}")
         if spec.kind == "rollout":
@@ -141,7 +155,7 @@ class StressPlan:
 
     @property
     def campaign(self) -> str:
-        return campaign_name(self.theorem, self.seed, self.families, self.sizes, self.layers)
+        return campaign_name(self.theorem, self.seed, self.families, self.sizes, self.layers, self.sampler)
 
     @property
     def stored_as(self) -> str:
@@ -191,10 +205,11 @@ def cells_digest(families: tuple[str, ...], sizes: tuple[int, ...], layers: tupl
 
 
 def campaign_name(theorem: str, seed: int, families: tuple[str, ...], sizes: tuple[int, ...],
-                  layers: tuple[int, ...] = ()) -> str:
+                  layers: tuple[int, ...] = (), sampler: str = "numpy") -> str:
     """``stress.<theorem>-<version>-seed<seed>-cells<digest>``: everything that defines a campaign
-    but its size (a larger ``--instances`` extends the same campaign)."""
-    return f"stress.{theorem}-{VERSION}-seed{seed}-cells{cells_digest(families, sizes, layers)}"
+    but its size (a larger ``--instances`` extends the same campaign); the version names the sampler
+    (:data:`SAMPLERS`)."""
+    return f"stress.{theorem}-{SAMPLERS[sampler]}-seed{seed}-cells{cells_digest(families, sizes, layers)}"
 
 
 def chunk_key(family: str, n: int, k: int, layers: Optional[int] = None) -> str:
@@ -207,10 +222,18 @@ _CHUNK = re.compile(r"^(?P<f>[^/]+)/n(?P<n>\d+)(/L(?P<L>\d+))?/c(?P<k>\d+)$")
 
 def parse_campaign(campaign: str) -> tuple[str, int]:
     m = _CAMPAIGN.match(campaign)
-    if not m or m["v"] != VERSION:
-        raise ValueError(f"campaign {campaign!r} is not a stress campaign of version {VERSION} "
-                         f"(stress.<theorem>-{VERSION}-seed<seed>-cells<digest>)")
+    if not m or m["v"] not in SAMPLERS.values():
+        versions = "/".join(sorted(SAMPLERS.values()))
+        raise ValueError(f"campaign {campaign!r} is not a stress campaign of version {versions} "
+                         f"(stress.<theorem>-<version>-seed<seed>-cells<digest>)")
     return m["th"], int(m["seed"])
+
+
+def campaign_sampler(campaign: str) -> str:
+    """The sampler a campaign's version names (:data:`SAMPLERS`)."""
+    parse_campaign(campaign)
+    v = _CAMPAIGN.match(campaign)["v"]
+    return next(name for name, ver in SAMPLERS.items() if ver == v)
 
 
 def parse_chunk(key: str) -> tuple[str, int, int]:
@@ -238,10 +261,14 @@ def draw_stacks(family: str, n: int, layers: int, k: int, seed: int) -> np.ndarr
     return sample(family, n, count * layers, rollout_generator(seed, family, n, layers, k)).reshape(count, layers, n, n)
 
 
-def draw(theorem: str, family: str, n: int, k: int, seed: int) -> np.ndarray:
+def draw(theorem: str, family: str, n: int, k: int, seed: int, sampler: str = "numpy") -> np.ndarray:
     """All matrices of one chunk, (count, n, n) for a factor theorem, (2 count, n, n) for a
-    product theorem (pair i is matrices 2i, 2i + 1)."""
+    product theorem (pair i is matrices 2i, 2i + 1), from ``sampler`` (:data:`SAMPLERS`)."""
     per = 2 if THEOREMS[theorem].kind == "product" else 1
+    if sampler == "counter":
+        from numerics.sources.counter_random import sample_counter
+
+        return sample_counter(family, n, per * chunk_size(n), seed, k)
     return sample(family, n, per * chunk_size(n), generator(seed, family, n, k))
 
 
@@ -257,14 +284,28 @@ def regenerate(campaign: str, chunk: str, index: int) -> np.ndarray:
         raise ValueError(f"index {index} outside chunk {chunk!r} (0..{cell_chunk_size(n, L) - 1})")
     if L is not None:
         return draw_stacks(family, n, L, k, seed)[index]
-    A = draw(theorem, family, n, k, seed)
+    sampler = campaign_sampler(campaign)
+    if sampler == "counter":                                   # the one instance, computed alone
+        from numerics.sources.counter_random import sample_counter
+
+        if THEOREMS[theorem].kind == "product":
+            return sample_counter(family, n, 2, seed, k, start=2 * index)
+        return sample_counter(family, n, 1, seed, k, start=index)[0]
+    A = draw(theorem, family, n, k, seed, sampler)
     return A[2 * index:2 * index + 2] if THEOREMS[theorem].kind == "product" else A[index]
 
 
-def provenance(theorem: str, family: str, n: int, k: int, seed: int, layers: Optional[int] = None) -> dict:
+def provenance(theorem: str, family: str, n: int, k: int, seed: int, layers: Optional[int] = None,
+               sampler: str = "numpy") -> dict:
     if layers is not None:
         return {"generator": ROLLOUT_GENERATOR, "seed": seed, "family": family, "n": n, "layers": layers,
                 "chunk": k, "chunk_size": cell_chunk_size(n, layers), "campaign_version": VERSION,
                 "target": theorem, "residual": 0.5}
-    return {"generator": GENERATOR, "seed": seed, "family": family, "n": n, "chunk": k,
-            "chunk_size": chunk_size(n), "campaign_version": VERSION}
+    if sampler == "counter":
+        from numerics.sources.counter_random import COUNTER_GENERATOR
+
+        gen = COUNTER_GENERATOR
+    else:
+        gen = GENERATOR
+    return {"generator": gen, "seed": seed, "family": family, "n": n, "chunk": k,
+            "chunk_size": chunk_size(n), "campaign_version": SAMPLERS[sampler]}

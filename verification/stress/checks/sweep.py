@@ -196,7 +196,7 @@ def chunks(plan: Any) -> list:
         if L is not None:
             raise ValueError(f"{plan.theorem}: stacks of layers; its chunks are verification.stress.checks.rollout.chunks")
         spec = {"theorem": plan.theorem, "family": f, "n": n, "count": chunk_size(n), "seed": plan.seed,
-                "device": plan.device}
+                "device": plan.device, "sampler": plan.sampler}
         out += [Chunk(chunk_key(f, n, k), run_chunk, (spec, k)) for k in range(count)]
     return out
 
@@ -206,13 +206,14 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
     and records of the instances worth keeping. What a worker receives: ``spec`` and ``k``."""
     theorem, family, n, seed = spec["theorem"], spec["family"], spec["n"], spec["seed"]
     device = spec.get("device", "cpu")
-    A = draw(theorem, family, n, k, seed)
+    sampler = spec.get("sampler", "numpy")
+    A = draw(theorem, family, n, k, seed, sampler)
     out = check_batch(theorem, A, device)
     v, s = out["verdict"], out["slack"]
     body = summarise(v, s, out["exact"])
     body["device"] = device
     body["sent"] = int(np.count_nonzero(out["sent"]))
-    prov = provenance(theorem, family, n, k, seed)
+    prov = provenance(theorem, family, n, k, seed, sampler=sampler)
     key = f"{family}/n{n}/c{k}"
     records = [Record(theorem, f"{key}/i{i}", NAMES[v[i]], slack=float(s[i]), value=float(out["value"][i]),
                       bound=float(out["bound"][i]), backend="numba" if device == "cpu" else f"torch-{device}",
