@@ -1,6 +1,7 @@
 """Benchmarks of the stress sweep, against baselines run in the same session.
 
-    sweep        one chunk all included: sampling, float filter, exact certification of what it
+    sweep        one chunk all included (the counter sampler, campaign v2): sampling, one fused pass
+                 (delta(A), delta((I+A)/2) and the certification statistics), exact certification of what it
                  cannot decide, summary, kept records, written to a results store (SQLite file);
                  also its parts apart: sampling only, and the checks on already drawn matrices
     dobrushin    the bare kernel on the same matrices (already sampled): the baseline
@@ -19,6 +20,7 @@ from __future__ import annotations
 import pickle
 import time
 
+import numpy as np
 import pytest
 
 from numerics.dobrushin import dobrushin
@@ -34,7 +36,7 @@ CASES = [pytest.param(f, n, id=f"{f}-n{n}") for f in ("dirichlet", "softmax-T1")
 
 def _spec(family: str, n: int) -> dict:
     return {"theorem": "dobrushin.factor", "family": family, "n": n, "count": chunk_size(n), "seed": 0,
-            "device": "cpu"}
+            "device": "cpu", "sampler": "counter"}
 
 
 def _record(benchmark, bench_record, name: str, B: int, n: int, baseline: bool, target=None) -> None:  # noqa: ANN001
@@ -65,7 +67,7 @@ def test_sweep(benchmark, bench_record, tmp_path, family, n):
 @pytest.mark.parametrize("family,n", CASES)
 def test_kernel_baseline(benchmark, bench_record, family, n):
     benchmark.group = f"stress {family} n={n}"
-    A = draw("dobrushin.factor", family, n, 0, 0)
+    A = draw("dobrushin.factor", family, n, 0, 0, "counter")
     got = benchmark(dobrushin, A)
     assert got.shape == (len(A),) and (got > 0).all() and (got <= 1).all()
     _record(benchmark, bench_record, "dobrushin (bare kernel)", len(A), n, baseline=True)
@@ -79,7 +81,7 @@ def test_parts(benchmark, bench_record, family, n):
     from verification.stress.checks.sweep import check_batch
 
     benchmark.group = f"stress {family} n={n}"
-    A = draw("dobrushin.factor", family, n, 0, 0)
+    A = draw("dobrushin.factor", family, n, 0, 0, "counter")
 
     def check() -> dict:
         out = check_batch("dobrushin.factor", A)
@@ -89,12 +91,15 @@ def test_parts(benchmark, bench_record, family, n):
     _record(benchmark, bench_record, "sweep without sampling", len(A), n, baseline=False)
 
 
+@pytest.mark.parametrize("sampler", ["counter", "numpy"])
 @pytest.mark.parametrize("family,n", CASES)
-def test_sampling(benchmark, bench_record, family, n):
+def test_sampling(benchmark, bench_record, family, n, sampler):
     benchmark.group = f"stress {family} n={n}"
-    A = benchmark(draw, "dobrushin.factor", family, n, 0, 0)
+    A = benchmark(draw, "dobrushin.factor", family, n, 0, 0, sampler)
     assert A.shape == (chunk_size(n), n, n)
-    _record(benchmark, bench_record, "sampling only", len(A), n, baseline=False)
+    np.testing.assert_array_equal(A, draw("dobrushin.factor", family, n, 0, 0, sampler))   # regenerable
+    _record(benchmark, bench_record, f"sampling only ({sampler}{', v1' if sampler == 'numpy' else ''})",
+            len(A), n, baseline=False)
 
 
 @pytest.mark.parametrize("family,n", CASES)
