@@ -193,7 +193,7 @@ def _row_sum(P, b, i, m):  # noqa: ANN001
 BEST, SECOND, BEST_I, BEST_J, PENALISED = 0, 1, 2, 3, 4
 TOP_FIRST, TOP_OTHER, ZERO_ANY, ZERO_FIRST, ZERO_OTHER = 5, 6, 7, 8, 9
 NSTAT = 10
-TWO_PHASE_MAX_N = 96   # per-matrix scans keep an (n, n) buffer of d-values up to here (<= 2 x 72 KiB,
+TWO_PHASE_MAX_N = 128  # per-matrix scans keep (n, n) buffers of d-values and overlaps up to here (<= 256 KiB,
                        # in L2); beyond it the single pass (visits are rare there: ~0.01% at n = 128)
 HALF = 10        # pair_scan(..., direct=True) only: one more column (NSTAT + 1 in all)
 _MAXIMA = (PENALISED, TOP_FIRST, TOP_OTHER, ZERO_ANY, ZERO_FIRST, ZERO_OTHER, HALF)  # merged by max
@@ -257,24 +257,21 @@ def _scan_block(P, rsb, b, ib, diag, e, st, direct):  # noqa: ANN001
     for jb in range(ib, (n + 3) // 4):
         j0 = 4 * jb
         ss = _tile_sums(P, b, i0, j0)
-        for r in range(4):
+        for r in range(4):                       # constant bounds: unrolled, ss indexed statically
             i = i0 + r
-            if i >= n:
-                break
-            ri = np.float64(rsb[i])
+            ri = np.float64(rsb[min(i, n - 1)])
             for c in range(4):
                 j = j0 + c
-                if j <= i or j >= n:
-                    continue
-                o = ss[r][c]
-                d = np.float64(0.5) * (ri + np.float64(rsb[j])) - o
-                if direct and 0.5 * (1.0 + d) + hm >= st[HALF]:      # hm: see _scan_matrix
-                    h = _half_d(P, b, i, j, ri, np.float64(rsb[j]), np.float64(o))
-                    if h > st[HALF]:
-                        st[HALF] = h
-                if d >= thr or o == 0:
-                    _visit(d, o, i, j, P, b, diag, e, st)
-                    thr = _threshold(st, diag, e)
+                if i < j < n:
+                    o = ss[r][c]
+                    d = np.float64(0.5) * (ri + np.float64(rsb[j])) - o
+                    if direct and 0.5 * (1.0 + d) + hm >= st[HALF]:      # hm: see _scan_matrix
+                        h = _half_d(P, b, i, j, ri, np.float64(rsb[j]), np.float64(o))
+                        if h > st[HALF]:
+                            st[HALF] = h
+                    if d >= thr or o == 0:
+                        _visit(d, o, i, j, P, b, diag, e, st)
+                        thr = _threshold(st, diag, e)
 
 
 @njit(**_FLAGS)
@@ -296,25 +293,22 @@ def _scan_matrix(P, rsb, D, O, b, diag, e, st, direct):  # noqa: ANN001
         for jb in range(ib, nblk):
             j0 = 4 * jb
             ss = _tile_sums(P, b, i0, j0)
-            for r in range(4):
-                i = i0 + r
-                if i >= n:
-                    break
-                ri = np.float64(rsb[i])
+            for r in range(4):                   # constant bounds, no early exit: fully unrolled,
+                i = i0 + r                       # ss indexed statically
+                ri = np.float64(rsb[min(i, n - 1)])
                 for c in range(4):
                     j = j0 + c
-                    if j <= i or j >= n:
-                        continue
-                    o = ss[r][c]
-                    d = np.float64(0.5) * (ri + np.float64(rsb[j])) - o
-                    O[i, j] = o
-                    D[i, j] = d
-                    if d > b1:
-                        b2 = b1
-                        b1 = d
-                        bi, bj = i, j
-                    elif d > b2:
-                        b2 = d
+                    if i < j < n:
+                        o = ss[r][c]
+                        d = np.float64(0.5) * (ri + np.float64(rsb[j])) - o
+                        O[i, j] = o
+                        D[i, j] = d
+                        if d > b1:
+                            b2 = b1
+                            b1 = d
+                            bi, bj = i, j
+                        elif d > b2:
+                            b2 = d
     if n < 2:
         return
     _visit(D[bi, bj], O[bi, bj], bi, bj, P, b, diag, e, st)

@@ -39,3 +39,11 @@ def test_a_tuple_of_layers_with_different_shapes_is_a_clear_error():
     with pytest.raises(ValueError, match="layer 1 has shape"):
         rollout((a, b))
     assert rollout((a, a)).shape == (1, 2, 3, 3)
+
+
+def test_benchmark_table_is_the_last_make_bench_run():
+    """The README's benchmark table is, line for line, the one `make bench` last wrote
+    (tests/bench/README-table.md: machine, load, date, every row with its target met or missed)."""
+    table = (README.parent / "tests" / "bench" / "README-table.md").read_text().strip()
+    assert table.startswith("Measured by `make bench`") and "| benchmark |" in table
+    assert table in README.read_text(), "README's benchmark table differs from tests/bench/README-table.md"
