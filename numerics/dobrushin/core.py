@@ -233,9 +233,12 @@ def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool =
     else:
         batch = as_stochastic(A, "A", square=True, row_tol=row_tol)
     data = batch.data
-    P = data.astype(np.float64, copy=False)
-    X = X if renormalise else P                  # the floats whose exact renormalisation is certified
-    B, n = P.shape[0], P.shape[1]
+    # float64 views of the matrices: the whole batch only when it is float64 already (or renormalised);
+    # float32 input is widened matrix by matrix, only where the float64 level or the exact path needs it
+    # (a 70 MB copy of MiniLM's 72 heads at T = 493 cost as much as the exact path)
+    P = data if data.dtype == np.float64 or not renormalise else data.astype(np.float64)
+    X = X if renormalise else data               # the floats whose exact renormalisation is certified
+    B, n = data.shape[0], data.shape[1]
     eps = float_error(batch.row_dev, n)
     eq = np.zeros(B, dtype=bool)
     first = np.zeros(B, dtype=bool)
@@ -267,20 +270,23 @@ def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool =
             eq[lvl], first[lvl], other[lvl] = e_, f_, o_
     rest = np.flatnonzero(~done)
     if len(rest):
-        s64, dec, e_, f_, o_ = _scan(_rows(P, rest), eps[rest], zeros_ok[rest], direct_half)
+        s64, dec, e_, f_, o_ = _scan(_rows(P, rest).astype(np.float64, copy=False), eps[rest], zeros_ok[rest],
+                                     direct_half)
         st[rest], eps_used[rest] = s64, eps[rest]
         eq[rest], first[rest], other[rest] = e_, f_, o_
         for k in np.flatnonzero(~dec):            # near-ties: the exact path decides
             b = rest[k]
             used_exact[b] = True
-            eq[b], first[b], other[b] = C.d1_exact(P[b], X[b], float(eps[b]), float(max(s64[k, 5], s64[k, 6])))
+            eq[b], first[b], other[b] = C.d1_exact(P[b].astype(np.float64), X[b].astype(np.float64), float(eps[b]),
+                                                   float(max(s64[k, 5], s64[k, 6])))
     best, g = st[:, 0], st[:, 4]
     delta = np.maximum(best, 0.0)
     slack = np.maximum((best - g) / 2, 0.0)
     pair = st[:, 2:4].astype(np.int64)
     slack[eq] = 0.0
     for b in np.flatnonzero(~eq & (slack <= SLACK_EXACT_BELOW * eps_used)):   # strict, float slack unreliable
-        slack[b] = _exact_slack(X[b], float(best[b]), float(slack[b]), float(eps[b]), P[b])
+        slack[b] = _exact_slack(X[b].astype(np.float64), float(best[b]), float(slack[b]), float(eps[b]),
+                                P[b].astype(np.float64))
     return FactorCheck(delta=give_back(delta, batch), slack=give_back(slack, batch),
                        equality=give_back(eq, batch), through_first=give_back(first, batch),
                        through_other=give_back(other, batch), pair=give_back(pair, batch),
