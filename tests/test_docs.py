@@ -171,7 +171,7 @@ See numerics/losses.py and numerics/rank/gd.py, README.md, ../shared/DESIGN.md.
 def f():
     """Calls numerics.kernels.pair_scan and numerics.kernels.no_such_kernel, theory.registry,
     theory.nowhere, verification.store, verification/testing/reference.py, numerics.dobrushin:factor_slack,
-    numerics.dobrushin:no_such, kernels.py, vit_rollout.py, missing_module.py, <name>.md, test_*.py,
+    numerics.dobrushin:no_such, tiles.py, vit_rollout.py, missing_module.py, <name>.md, test_*.py,
     table.md, MISSING.md, paper/findings.md.j2."""
 '''
     got = broken_references("numerics/planted.py", source, repository_files())

@@ -16,9 +16,9 @@ rigorous bound on its rounding and renormalisation error; everything within that
 tie goes to the exact integer path (:class:`numerics.stochastic.ExactMatrix`). No tolerance ever
 decides an equality.
 """
-from numerics.dobrushin.core import (FactorCheck, d2_decide, dobrushin, dobrushin_torch,  # noqa: F401
-                                     factor_check, factor_equality, factor_slack, float_error,
-                                     product_equality)
+from numerics.dobrushin.core import (FactorCheck, d2_decide, dobrushin, factor_check,  # noqa: F401
+                                     factor_equality, factor_slack, float_error, product_equality)
+from numerics.dobrushin.torch_path import dobrushin_torch  # noqa: F401
 from numerics.dobrushin.rollout import (RolloutTightness, fuse_heads, residual_factors, rollout,  # noqa: F401
                                         rollout_tightness)
 

@@ -89,12 +89,12 @@ RESULT_DTYPE = {torch.float64: torch.float64, torch.float32: torch.float32, torc
 def test_cpu_and_torch_route_agree_on_shape_dtype_and_value(shape, dtype):
     """The CPU kernel and the torch route (the CUDA code path, run here on CPU tensors) return the
     same shape (``()`` for one matrix, like numpy) and dtype; the value is |det| for 2 x 2."""
-    from numerics.dobrushin import core
+    from numerics.dobrushin import torch_path
 
     rows = [[1, 0], [0, 1]] if dtype in (torch.int64, torch.uint8) else [[0.75, 0.25], [0.25, 0.75]]
     P = torch.tensor(rows, dtype=torch.float64).to(dtype).expand(*shape)
     want = 1.0 if dtype in (torch.int64, torch.uint8) else 0.5
-    for out in (dobrushin(P), dobrushin_torch(P), core._dobrushin_torch(P, None, None)):
+    for out in (dobrushin(P), dobrushin_torch(P), torch_path.validated_torch(P)):
         assert out.shape == shape[:-2] and out.dtype == RESULT_DTYPE[dtype]
         np.testing.assert_array_equal(out.float().numpy(), np.full(shape[:-2], want, dtype=np.float32))
     assert dobrushin(P.numpy() if dtype != torch.bfloat16 else P.float().numpy()).shape == shape[:-2]
@@ -109,12 +109,12 @@ def test_cpu_and_torch_route_agree_on_shape_dtype_and_value(shape, dtype):
 ])
 def test_torch_route_validates_like_the_cpu_path(bad, pattern):
     """The CUDA route (exercised on CPU tensors) raises the CPU path's errors, word for word."""
-    from numerics.dobrushin import core
+    from numerics.dobrushin import torch_path
 
     with pytest.raises(ValueError, match=pattern) as cpu:
         dobrushin(bad)
     with pytest.raises(ValueError, match=pattern) as route:
-        core._dobrushin_torch(bad, None, None)
+        torch_path.validated_torch(bad)
     assert str(cpu.value) == str(route.value)
 
 

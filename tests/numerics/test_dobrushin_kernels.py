@@ -11,7 +11,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from numerics.dobrushin import core, dobrushin, dobrushin_torch, factor_check
+from numerics.dobrushin import dobrushin, dobrushin_torch, factor_check, torch_path
 from verification.testing import reference as ref
 
 
@@ -100,7 +100,7 @@ def test_device_validation_matches_the_cpu_path_word_for_word(bad, pattern):
     with pytest.raises(ValueError, match=pattern) as cpu:
         dobrushin(bad)
     with pytest.raises(ValueError, match=pattern) as dev:
-        core.validate_torch(bad, "P")
+        torch_path.validate_torch(bad, "P")
     assert str(cpu.value) == str(dev.value)
 
 
@@ -127,7 +127,7 @@ def test_device_validation_rows_near_the_tolerance_are_judged_by_the_cpu_sum(mon
             m.setattr(K, "check_stochastic", lambda rows, tol, real=K.check_stochastic: host.append(rows.shape)
                       or real(rows, tol))
             try:
-                core.validate_torch(T, "P")
+                torch_path.validate_torch(T, "P")
                 dev = None
             except ValueError as e:
                 dev = str(e)

@@ -219,7 +219,7 @@ def test_records_tables_and_macros_equal_the_per_instance_loop(tmp_path, monkeyp
     new, old = got["vectorised"], got["legacy"]
     assert len(new["records"]) == 7 * 9 * (7 + 3) and any(r[2] == "tight" for r in new["records"])
     # D1's value delta((I+A)/2) now comes from the fused pass over A's pairs ((I+A)/2's min-form from
-    # its own entries, numerics.kernels._half_d), not from a second min-form pass over the float
+    # its own entries, numerics.kernels.scan._half_d), not from a second min-form pass over the float
     # matrix (I+A)/2: the same number up to rounding, inside the rigorous error bound (< 1e-13 at these
     # sizes), and so is a strict slack taken from it; verdicts, exact slacks, pairs and every other field
     # are byte-identical, and so are the tables and macros (printed at a few digits)
