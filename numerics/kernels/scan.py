@@ -5,6 +5,8 @@ so that :func:`numerics.dobrushin.factor_check` costs a small constant over the 
 (docs/theory.md, Theorem D1 and its equality condition). Re-exported by :mod:`numerics.kernels`."""
 from __future__ import annotations
 
+import threading
+
 import numba
 import numpy as np
 from numba import njit, prange
@@ -183,10 +185,11 @@ def _half_d(P, b, i, j, ri, rj, o):  # noqa: ANN001
 
 
 @njit(parallel=True, **FLAGS)
-def _pair_blocks(P, diag, eps, threads, direct):  # noqa: ANN001
+def _pair_blocks(P, diag, eps, threads, direct, WD, WO):  # noqa: ANN001
     """Statistics per matrix (parallel over contiguous runs of matrices when there are enough of
-    them: one row-sum buffer per run, none per matrix), or per row block of a single matrix
-    (parallel over its row blocks): (B, blocks, NSTAT), merged by _merge."""
+    them: one row-sum buffer per run, none per matrix; the two-phase buffers of run q are WD[q],
+    WO[q], reused across calls), or per row block of a single matrix (parallel over its row
+    blocks): (B, blocks, NSTAT), merged by _merge."""
     B, n, m = P.shape
     nblk = (n + 3) // 4
     if B >= 2 * threads:
@@ -195,9 +198,8 @@ def _pair_blocks(P, diag, eps, threads, direct):  # noqa: ANN001
         two_phase = n <= TWO_PHASE_MAX_N
         for q in prange(runs):
             rsb = np.empty(n, dtype=P.dtype)             # row sums while the matrix is in cache
-            nb = n if two_phase else 1
-            D = np.empty((nb, nb))                       # one matrix's d-values and overlaps
-            O = np.empty((nb, nb), dtype=P.dtype)
+            D = WD[q]                                    # one matrix's d-values and overlaps
+            O = WO[q]
             for b in range(q * B // runs, (q + 1) * B // runs):
                 st = part[b, 0]
                 _init(st, n)
@@ -269,7 +271,26 @@ def pair_scan(P: np.ndarray, diag: bool, eps: np.ndarray | None = None, direct: 
     eps = np.zeros(B) if eps is None else np.ascontiguousarray(eps, dtype=np.float64)
     if direct and not diag:
         raise ValueError("pair_scan: direct=True needs square matrices (diag=True)")
-    return _merge(_pair_blocks(P, diag, eps, numba.get_num_threads(), direct))
+    threads = numba.get_num_threads()
+    WD, WO = _workspace(min(B, 8 * threads) if B >= 2 * threads and n <= TWO_PHASE_MAX_N else 0, n, P.dtype)
+    return _merge(_pair_blocks(P, diag, eps, threads, direct, WD, WO))
+
+
+_WORK = threading.local()
+
+
+def _workspace(runs: int, n: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The two-phase buffers, (runs, n, n) float64 and P's dtype, kept per Python thread and reused
+    while the shape is the same: fresh ones per call cost page faults (4 MiB a call at n = 128,
+    up to 20% of the scan), and a thread of its own keeps concurrent callers apart."""
+    if runs == 0:
+        return np.empty((1, 1, 1)), np.empty((1, 1, 1), dtype=dtype)
+    key = (runs, n, np.dtype(dtype).str)
+    held = getattr(_WORK, "buffers", None)
+    if held is None or held[0] != key:
+        held = (key, np.empty((runs, n, n)), np.empty((runs, n, n), dtype=dtype))
+        _WORK.buffers = held
+    return held[1], held[2]
 
 
 @njit(parallel=True, **FLAGS)

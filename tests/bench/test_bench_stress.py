@@ -23,12 +23,13 @@ import time
 import numpy as np
 import pytest
 
-from numerics.dobrushin import dobrushin
+from numerics.dobrushin import dobrushin, factor_check
 from verification import campaign
 from verification.executors import DaskExecutor, SerialExecutor
 from verification.store import ResultStore
 from verification.stress.checks.plan import StressPlan, chunk_size, draw
 from verification.stress.checks.sweep import chunks as stress_chunks
+from verification.stress.checks.summaries import TIGHT
 from verification.stress.checks.sweep import run_chunk
 
 CASES = [pytest.param(f, n, id=f"{f}-n{n}") for f in ("dirichlet", "softmax-T1") for n in (16, 64)]
@@ -88,6 +89,8 @@ def test_parts(benchmark, bench_record, family, n):
         return summarise(out["verdict"], out["slack"], out["exact"])
     body = benchmark(check)
     assert body["n"] == len(A) and "violated" not in body["counts"]
+    out = check_batch("dobrushin.factor", A)         # the same verdicts as the certified reference, one by one
+    np.testing.assert_array_equal(out["verdict"] == TIGHT, np.asarray(factor_check(A).equality))
     _record(benchmark, bench_record, "sweep without sampling", len(A), n, baseline=False)
 
 
@@ -159,3 +162,26 @@ def test_executor(benchmark, bench_record, request, which):
         assert sum(body["counts"].values()) == body["n"] == chunk_size(16)
         print(f"\nshipped per chunk: arguments {len(pickle.dumps(chunk.args))} bytes, result "
               f"{len(pickle.dumps(res))} bytes; driver stores a chunk in {1e3 * write:.2f} ms")
+
+
+def _cuda() -> bool:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU (the sweep's --device cuda path)")
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
+def test_sweep_on_cuda(benchmark, bench_record, device):
+    """One chunk (n = 64, Dirichlet, counter sampler) with the float filter on the GPU against the
+    same chunk on the CPU: the same verdicts (certification is exact on the CPU either way)."""
+    family, n = "dirichlet", 64
+    benchmark.group = f"stress {family} n={n} on cuda"
+    spec = {**_spec(family, n), "device": device}
+    res = benchmark(run_chunk, spec, 0)
+    cpu = run_chunk({**spec, "device": "cpu"}, 0)
+    assert res.summaries["dobrushin.factor"]["counts"] == cpu.summaries["dobrushin.factor"]["counts"]
+    _record(benchmark, bench_record, f"sweep (all included, {device})", chunk_size(n), n, baseline=device == "cpu")

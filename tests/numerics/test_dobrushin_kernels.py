@@ -247,3 +247,20 @@ def test_pair_scan_direct_half_is_delta_of_the_lazy_matrix(n, batch):
     np.testing.assert_array_equal(got[:, K.HALF], want)
     with pytest.raises(ValueError, match="square"):
         K.pair_scan(P, False, direct=True)
+
+
+def test_pair_scan_is_safe_from_concurrent_threads():
+    """pair_scan reuses its two-phase buffers per Python thread (numerics.kernels.scan._workspace):
+    callers in several threads at once (Dask's threaded workers) get exactly the serial answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from numerics import kernels as K
+
+    rng = np.random.default_rng(3)
+    batches = [np.ascontiguousarray(rng.dirichlet(np.ones(n), size=(64, n))) for n in (5, 16, 16, 40, 64, 9, 16, 33)]
+    want = [K.pair_scan(P, True, direct=True) for P in batches]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(5):
+            got = list(pool.map(lambda P: K.pair_scan(P, True, direct=True), batches))
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w)
