@@ -120,10 +120,13 @@ def test_certification_overhead(benchmark, bench_record, which):
     B = CERT_B if not benchmark.disabled else CERT_B // SMALL
     A = softmax_batch(B, CERT_N, np.float64, seed=1)
     benchmark.group = f"certification n={CERT_N} float64"
+    # a ratio near its target (1.1x) is read from medians of many rounds each (the default
+    # calibration gave the baseline as few as 5 rounds, and single runs swing by 20% on this machine)
+    rounds = dict(rounds=60, iterations=1, warmup_rounds=3) if not benchmark.disabled else dict(rounds=1)
     if which == "dobrushin":
-        got = benchmark(dobrushin, A)
+        got = benchmark.pedantic(dobrushin, (A,), **rounds)
     else:
-        got = benchmark(factor_check, A).delta
+        got = benchmark.pedantic(factor_check, (A,), **rounds).delta
         np.testing.assert_array_equal(got, dobrushin(A))     # the one pass finds the same delta, bit for bit
     np.testing.assert_allclose(got, pdist_delta(A),
                                rtol=0, atol=tolerance(CERT_N, np.float64))
