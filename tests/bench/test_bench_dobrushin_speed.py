@@ -105,33 +105,29 @@ def _minadd_tile_probe(A, reps):  # noqa: ANN001
     return out
 
 
-@functools.lru_cache(maxsize=None)
-def tile_roofline(dtype: type, n: int) -> float:
-    """min+add rate (per second) of :func:`_minadd_tile_probe` at K = n: best of 5."""
+def _probe_rate(probe, dtype: type, K: int, reps: int) -> float:  # noqa: ANN001
+    """min+add rate (per second) of ``probe`` on one (8, K) block per numba thread: best of 5."""
     T = numba.get_num_threads()
-    reps = max(1000, 2 ** 22 // n)
-    A = np.random.default_rng(0).random((T, 8, n)).astype(dtype)
-    _minadd_tile_probe(A, 1)
+    A = np.random.default_rng(0).random((T, 8, K)).astype(dtype)
+    probe(A, 1)
     best = np.inf
     for _ in range(5):
         t = time.perf_counter()
-        _minadd_tile_probe(A, reps)
+        probe(A, reps)
         best = min(best, time.perf_counter() - t)
-    return T * reps * n * 16 / best
+    return T * reps * K * 16 / best
+
+
+@functools.lru_cache(maxsize=None)
+def tile_roofline(dtype: type, n: int) -> float:
+    """min+add rate (per second) of :func:`_minadd_tile_probe` at K = n."""
+    return _probe_rate(_minadd_tile_probe, dtype, n, max(1000, 2 ** 22 // n))
 
 
 @functools.lru_cache(maxsize=None)
 def roofline(dtype: type) -> float:
-    """This machine's min+add rate (per second) for ``dtype`` on numba's threads: best of 5."""
-    T, K, reps = numba.get_num_threads(), 128, 4000
-    A = np.random.default_rng(0).random((T, 8, K)).astype(dtype)
-    _minadd_probe(A, 1)
-    best = np.inf
-    for _ in range(5):
-        t = time.perf_counter()
-        _minadd_probe(A, reps)
-        best = min(best, time.perf_counter() - t)
-    return T * reps * K * 16 / best
+    """This machine's min+add rate (per second) for ``dtype`` on numba's threads."""
+    return _probe_rate(_minadd_probe, dtype, 128, 4000)
 
 
 ROOF = [pytest.param(B, n, dt, id=f"{n}-{np.dtype(dt).name}") for B, n in [(2000, 64), (200, 128), (20, 512)]
