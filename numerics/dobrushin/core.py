@@ -115,7 +115,7 @@ def _decide(st: np.ndarray, x: np.ndarray, y: np.ndarray, eps: np.ndarray) -> tu
 def _scan(P: np.ndarray, eps: np.ndarray, zeros_ok: np.ndarray, direct: bool = False) -> tuple:
     """pair_scan + what it decides for the matrices P (float32 or float64)."""
     st = K.pair_scan(P, True, eps, direct)
-    st[~zeros_ok, 7:K.NSTAT] = 0.0
+    st[~zeros_ok, K.ZERO_ANY:K.NSTAT] = 0.0
     ar = np.arange(P.shape[0])
     bi, bj = st[:, 2].astype(np.int64), st[:, 3].astype(np.int64)
     x = P[ar, bi, bi].astype(np.float64) - P[ar, bj, bi]
@@ -150,7 +150,7 @@ def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool =
     # float64 views of the matrices: the whole batch only when it is float64 already (or renormalised);
     # float32 input is widened matrix by matrix, only where the float64 level or the exact path needs it
     # (a 70 MB copy of MiniLM's 72 heads at T = 493 cost as much as the exact path)
-    P = data if data.dtype == np.float64 or not renormalise else data.astype(np.float64)
+    P = data.astype(np.float64, copy=False) if renormalise else data
     X = X if renormalise else data               # the floats whose exact renormalisation is certified
     B, n = data.shape[0], data.shape[1]
     eps = float_error(batch.row_dev, n)

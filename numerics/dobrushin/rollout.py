@@ -35,6 +35,7 @@ import numpy as np
 
 from theory.verdicts import Verdict
 from numerics import kernels as K
+from numerics.device import chunk_size
 from numerics.dobrushin.core import d2_decide, factor_check, float_error
 from numerics.stochastic import stack_layers, UNIT_ROUNDOFF, ExactMatrix, as_stochastic, tolerance_of
 
@@ -311,7 +312,6 @@ def rollout_tightness(A: Any, residual: float = 0.5, head_fusion: Optional[str] 
     L, n = Af.shape[-3], Af.shape[-1]
     flat = np.ascontiguousarray(Af.reshape((-1,) + Af.shape[-3:]))
     d1 = np.full(flat.shape[:2], Verdict.NOT_APPLICABLE, dtype=object)
-    Ahat, Rs, stH, stR = _float_pass(flat, residual, discard_ratio, discard)
     if residual == 0.5 and discard_ratio == 0.0 and n >= 2:
         # the fused stack was validated above; head averaging moves row sums by rounding only, so it
         # is checked at the larger of the input's tolerance and its own deviation (the error bounds
@@ -323,8 +323,14 @@ def rollout_tightness(A: Any, residual: float = 0.5, head_fusion: Optional[str] 
         dA = np.asarray(fc.delta, dtype=float)    # max(pair_scan BEST, 0): the float delta(A_l)
     else:
         dA = K.dobrushin_batch(flat.reshape(-1, n, n)).reshape(flat.shape[:2]).astype(float)
-    parts = [_chain_one(a, Ahat[b], Rs[:, b], stH[b], stR[b], residual, discard_ratio, exact_budget, d1[b])
-             for b, a in enumerate(flat)]
+    # the float pass holds Ahat and every R_l of its stacks at once: stacks go through it in groups
+    # within the memory budget (numerics.device.chunk_size; ATTNBOUNDS_MEMORY_BUDGET), not all at once
+    parts = []
+    step = chunk_size(2 * L * n * n * 8)
+    for s0 in range(0, len(flat), step):
+        Ahat, Rs, stH, stR = _float_pass(flat[s0:s0 + step], residual, discard_ratio, discard)
+        parts += [_chain_one(a, Ahat[b], Rs[:, b], stH[b], stR[b], residual, discard_ratio, exact_budget,
+                             d1[s0 + b]) for b, a in enumerate(flat[s0:s0 + step])]
 
     def stack(key: str) -> np.ndarray:
         return np.stack([p[key] for p in parts]).reshape(lead + (L,))

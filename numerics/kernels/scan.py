@@ -21,7 +21,7 @@ BEST, SECOND, BEST_I, BEST_J, PENALISED = 0, 1, 2, 3, 4
 TOP_FIRST, TOP_OTHER, ZERO_ANY, ZERO_FIRST, ZERO_OTHER = 5, 6, 7, 8, 9
 NSTAT = 10
 TWO_PHASE_MAX_N = 128  # per-matrix scans keep (n, n) buffers of d-values and overlaps up to here (<= 256 KiB,
-                       # in L2); beyond it the single pass (visits are rare there: ~0.01% at n = 128)
+                       # in L2); beyond it the single pass
 HALF = 10        # pair_scan(..., direct=True) only: one more column (NSTAT + 1 in all)
 _MAXIMA = (PENALISED, TOP_FIRST, TOP_OTHER, ZERO_ANY, ZERO_FIRST, ZERO_OTHER, HALF)  # merged by max
 _NONE = -1e300   # "no pair yet" (finite: fastmath assumes no infinities)
@@ -108,7 +108,8 @@ def _scan_matrix(P, rsb, D, O, b, diag, e, st, direct):  # noqa: ANN001
     with the largest and second largest d; then the pairs, the maximiser first, each visited only
     if its d reaches min(final SECOND, running PENALISED, max(running TOP, final BEST - 4 eps)).
     Knowing BEST and SECOND before any visit keeps the visits to the few pairs near the top (about
-    2% at n = 16, where a single pass visits a third of them while its running maxima climb).
+    4% at n = 16 on Dirichlet(1) matrices in a simulation of this order, where a single pass with the
+    full TOP threshold visits about 40% of them).
     The fields do not depend on the order of the visits (see _scan_block); D's stored values are
     the ones visited, so both phases see the same bits."""
     n = P.shape[1]
@@ -272,7 +273,8 @@ def pair_scan(P: np.ndarray, diag: bool, eps: np.ndarray | None = None, direct: 
     if direct and not diag:
         raise ValueError("pair_scan: direct=True needs square matrices (diag=True)")
     threads = numba.get_num_threads()
-    WD, WO = _workspace(min(B, 8 * threads) if B >= 2 * threads and n <= TWO_PHASE_MAX_N else 0, n, P.dtype)
+    runs = min(B, 8 * threads) if B >= 2 * threads else 0
+    WD, WO = _workspace(runs, n if n <= TWO_PHASE_MAX_N else 1, P.dtype)
     return _merge(_pair_blocks(P, diag, eps, threads, direct, WD, WO))
 
 
@@ -280,17 +282,20 @@ _WORK = threading.local()
 
 
 def _workspace(runs: int, n: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-    """The two-phase buffers, (runs, n, n) float64 and P's dtype, kept per Python thread and reused
-    while the shape is the same: fresh ones per call cost page faults (4 MiB a call at n = 128,
-    up to 20% of the scan), and a thread of its own keeps concurrent callers apart."""
-    if runs == 0:
-        return np.empty((1, 1, 1)), np.empty((1, 1, 1), dtype=dtype)
-    key = (runs, n, np.dtype(dtype).str)
-    held = getattr(_WORK, "buffers", None)
-    if held is None or held[0] != key:
-        held = (key, np.empty((runs, n, n)), np.empty((runs, n, n), dtype=dtype))
-        _WORK.buffers = held
-    return held[1], held[2]
+    """The two-phase buffers, at least (runs, n, n), float64 and P's dtype, kept per Python thread
+    (one pair per dtype, grown to the most runs and the largest n asked for: at most 16 x 128 x 128
+    x 16 bytes = 4 MiB with 2 threads; a matrix of size n uses the top-left n x n of its run's) and
+    reused: fresh ones per call cost page faults on every call, and a thread of its own keeps
+    concurrent callers apart. ``n = 1`` for the single pass (an unused 1 x 1 per run); ``runs = 0``
+    when the scan is parallel over row blocks."""
+    held = _WORK.__dict__.setdefault("buffers", {})
+    key = np.dtype(dtype).str
+    D, O = held.get(key, (np.empty((0, 0, 0)), np.empty((0, 0, 0), dtype=dtype)))
+    if D.shape[0] < runs or D.shape[1] < n:
+        r, m = max(runs, D.shape[0]), max(n, D.shape[1])
+        D, O = np.empty((r, m, m)), np.empty((r, m, m), dtype=dtype)
+        held[key] = (D, O)
+    return D, O
 
 
 @njit(parallel=True, **FLAGS)
