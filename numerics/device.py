@@ -7,7 +7,7 @@
   measured): :func:`single_thread`.
 - Device: CUDA when present and asked for, else CPU (:func:`default_device`).
 - Memory: one chunk of a batched kernel keeps its temporaries under :data:`DEFAULT_MAX_BYTES`
-  (:func:`chunk_size`); a campaign refuses chunks over :data:`MEMORY_BUDGET`
+  (:func:`chunk_size`); a campaign refuses chunks over :func:`memory_budget`
   (``ATTNBOUNDS_MEMORY_BUDGET``, GiB) before computing anything.
 
 >>> chunk_size(per_item=2 ** 20, max_bytes=2 ** 24)
@@ -19,8 +19,47 @@ import os
 from contextlib import contextmanager
 from typing import Any, Iterator, Optional
 
+from theory.errors import InvalidInput
+
 DEFAULT_MAX_BYTES = 256 * 2 ** 20   # temporaries of one kernel chunk
-MEMORY_BUDGET = int(float(os.environ.get("ATTNBOUNDS_MEMORY_BUDGET", "2")) * 2 ** 30)  # one campaign chunk
+BUDGET_VARIABLE = "ATTNBOUNDS_MEMORY_BUDGET"
+DEFAULT_BUDGET_GIB = 2.0             # one campaign chunk, when the variable is not set
+MAX_BUDGET_GIB = 2.0 ** 20           # a pebibyte: anything larger is a typo
+
+
+def memory_budget() -> int:
+    """Bytes one campaign chunk may need: ``ATTNBOUNDS_MEMORY_BUDGET`` in GiB (default 2), read
+    when asked (never at import, so that a bad value cannot break ``--help``). A value that is
+    not a finite number in (0, 2^20] GiB is :class:`~theory.errors.InvalidInput` naming the
+    variable.
+
+    >>> import os; os.environ["ATTNBOUNDS_MEMORY_BUDGET"] = "0.5"; memory_budget() == 2 ** 29
+    True
+    >>> os.environ["ATTNBOUNDS_MEMORY_BUDGET"] = "nan"; memory_budget()
+    Traceback (most recent call last):
+    ...
+    theory.errors.InvalidInput: ATTNBOUNDS_MEMORY_BUDGET='nan': must be a finite number of GiB in (0, 1048576]
+    >>> del os.environ["ATTNBOUNDS_MEMORY_BUDGET"]
+    """
+    import math
+
+    text = os.environ.get(BUDGET_VARIABLE)
+    if text is None:
+        return int(DEFAULT_BUDGET_GIB * 2 ** 30)
+    try:
+        gib = float(text)
+    except ValueError:
+        gib = math.nan
+    if not (math.isfinite(gib) and 0 < gib <= MAX_BUDGET_GIB):
+        raise InvalidInput(f"{BUDGET_VARIABLE}={text!r}: must be a finite number of GiB in "
+                           f"(0, {MAX_BUDGET_GIB:.0f}]")
+    return max(1, int(gib * 2 ** 30))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MEMORY_BUDGET":       # the budget in force, read from the environment when asked
+        return memory_budget()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def apply_thread_policy() -> None:
@@ -40,7 +79,7 @@ def default_device(prefer: Optional[str] = None) -> Any:
 
     if prefer is not None:
         if prefer == "cuda" and not torch.cuda.is_available():
-            raise ValueError("device 'cuda' asked for, but no CUDA device is available")
+            raise InvalidInput("device 'cuda' asked for, but no CUDA device is available")
         return torch.device(prefer)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
@@ -64,7 +103,8 @@ def chunk_memory(n: int, count: int, copies: int = 6, itemsize: int = 8) -> int:
 
 
 def check_memory(what: str, need: int) -> None:
-    """ValueError naming ``what`` when one chunk would need more than :data:`MEMORY_BUDGET`."""
-    if need > MEMORY_BUDGET:
-        raise ValueError(f"{what} needs about {need / 2 ** 30:.3g} GiB per chunk, over the memory budget "
-                         f"of {MEMORY_BUDGET / 2 ** 30:.3g} GiB (set ATTNBOUNDS_MEMORY_BUDGET in GiB to change it)")
+    """InvalidInput naming ``what`` when one chunk would need more than :func:`memory_budget`."""
+    budget = memory_budget()
+    if need > budget:
+        raise InvalidInput(f"{what} needs about {need / 2 ** 30:.3g} GiB per chunk, over the memory budget "
+                           f"of {budget / 2 ** 30:.3g} GiB (set {BUDGET_VARIABLE} in GiB to change it)")

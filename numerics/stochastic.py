@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 
+from theory.errors import InvalidInput
 # Default tolerance on |row sum - 1| by input dtype (the sum itself is computed in float64): the one
 # table, owned by theory/ (sympy-free, so a worker checking inputs never loads sympy).
 from theory.tolerances import ROW_TOL, row_tol as tolerance_of  # noqa: E402,F401
@@ -55,10 +56,11 @@ def torch_compute_dtype(x: Any, name: str) -> Any:
     paths): float32/float64 as they are, float16/bfloat16 widened to float32 (exactly), integers
     as exact values in float64; complex and boolean tensors are a ValueError naming ``name``."""
     torch = loaded_torch()
+    check_tensor(x, name)
     if x.is_complex():
-        raise ValueError(f"{name}: complex tensor (dtype {x.dtype}); a stochastic matrix is real")
+        raise InvalidInput(f"{name}: complex tensor (dtype {x.dtype}); a stochastic matrix is real")
     if x.dtype == torch.bool:
-        raise ValueError(f"{name}: boolean tensor; pass 0/1 as floats if that is meant")
+        raise InvalidInput(f"{name}: boolean tensor; pass 0/1 as floats if that is meant")
     if x.dtype in (torch.float16, torch.bfloat16):
         return torch.float32
     if not x.dtype.is_floating_point:
@@ -66,20 +68,65 @@ def torch_compute_dtype(x: Any, name: str) -> Any:
     return x.dtype
 
 
+def check_tensor(x: Any, name: str) -> None:
+    """A torch tensor the kernels can read: strided (dense), with data (not ``meta``), on a device
+    this machine has, of a real float, integer or boolean dtype (booleans and complex numbers are
+    refused by the caller with their own words); else :class:`~theory.errors.InvalidInput` naming
+    ``name`` and what to do."""
+    torch = loaded_torch()
+    if getattr(x, "is_nested", False):
+        raise InvalidInput(f"{name}: nested (ragged) tensor; pad it to one shape or pass the matrices one by one")
+    if x.layout != torch.strided:
+        raise InvalidInput(f"{name}: {str(x.layout).replace('torch.', '')} tensor; pass x.to_dense()")
+    if x.is_meta or x.device.type == "meta":
+        raise InvalidInput(f"{name}: tensor on the 'meta' device has no data (shape {tuple(x.shape)})")
+    if x.is_quantized:
+        raise InvalidInput(f"{name}: quantized tensor (dtype {x.dtype}); pass x.dequantize()")
+    if x.device.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidInput(f"{name}: CUDA tensor but torch sees no CUDA device here")
+    if x.device.type not in ("cpu", "cuda"):
+        raise InvalidInput(f"{name}: tensor on device {str(x.device)!r}; move it to the CPU (x.cpu())")
+
+
+def check_row_tol(row_tol: Any) -> float | None:
+    """``row_tol`` as given to a public kernel: None (the input dtype's own tolerance,
+    :data:`theory.tolerances.ROW_TOL`) or a number >= 0 (``inf``: any positive row sum is
+    renormalised); NaN, a negative number or a non-number is :class:`~theory.errors.InvalidInput`.
+
+    >>> check_row_tol(None), check_row_tol(1e-6)
+    (None, 1e-06)
+    >>> check_row_tol(float("nan"))
+    Traceback (most recent call last):
+    ...
+    theory.errors.InvalidInput: row_tol: must be a number >= 0 (or None for the dtype's own tolerance), got nan
+    """
+    if row_tol is None:
+        return None
+    try:
+        tol = float(row_tol)
+    except (TypeError, ValueError):
+        tol = float("nan")
+    if isinstance(row_tol, bool) or not tol >= 0:
+        raise InvalidInput(f"row_tol: must be a number >= 0 (or None for the dtype's own tolerance), got {row_tol!r}")
+    return tol
+
+
 def stack_layers(x: Any, name: str = "attention", axis: int = 0) -> Any:
     """A tuple or list of per-layer arrays or tensors (what ``transformers`` returns as
     ``outputs.attentions``: one ``(batch, heads, T, T)`` float32 tensor per layer) stacked along
     ``axis`` as a new layer dimension; anything else is returned unchanged. Layers of different
     shapes are a ValueError naming the first that differs."""
-    if not isinstance(x, (tuple, list)) or not x:
+    if not isinstance(x, (tuple, list)):
         return x
+    if not x:
+        raise InvalidInput(f"{name}: empty {type(x).__name__}; at least one layer (matrix) is needed")
     torch = loaded_torch()
     is_tensor = torch is not None and all(isinstance(a, torch.Tensor) for a in x)
     if not (is_tensor or all(isinstance(a, np.ndarray) for a in x)):
         return x
     for k, a in enumerate(x):
         if a.shape != x[0].shape:
-            raise ValueError(f"{name}: layer {k} has shape {tuple(a.shape)}, layer 0 has {tuple(x[0].shape)}; "
+            raise InvalidInput(f"{name}: layer {k} has shape {tuple(a.shape)}, layer 0 has {tuple(x[0].shape)}; "
                              "every layer must have the same shape to be stacked")
     if is_tensor:
         return torch.stack([a.detach() for a in x], dim=axis)
@@ -96,7 +143,7 @@ def _to_numpy(x: Any, name: str) -> tuple[np.ndarray, Any]:
         return x.detach().cpu().numpy(), x
     if isinstance(x, np.ma.MaskedArray):
         if np.ma.is_masked(x):
-            raise ValueError(f"{name}: masked array with {int(np.ma.count_masked(x))} masked entries; "
+            raise InvalidInput(f"{name}: masked array with {int(np.ma.count_masked(x))} masked entries; "
                              "the mask would be ignored: fill them (x.filled(0.0)) or pass x.data")
         return np.asarray(x.data), None
     if isinstance(x, np.ndarray):
@@ -105,8 +152,8 @@ def _to_numpy(x: Any, name: str) -> tuple[np.ndarray, Any]:
         try:
             return np.asarray(x), None
         except ValueError as exc:
-            raise ValueError(f"{name}: ragged nested list, rows of different lengths ({exc})") from None
-    raise ValueError(f"{name}: expected a numpy array or torch tensor, got {type(x).__name__}")
+            raise InvalidInput(f"{name}: ragged nested list, rows of different lengths ({exc})") from None
+    raise InvalidInput(f"{name}: expected a numpy array or torch tensor, got {type(x).__name__}")
 
 
 def as_stochastic(x: Any, name: str = "P", square: bool = False, row_tol: float | None = None,
@@ -114,34 +161,35 @@ def as_stochastic(x: Any, name: str = "P", square: bool = False, row_tol: float 
     """Validate ``x`` of shape ``(..., n, m)`` as a batch of row-stochastic matrices. The row-sum
     tolerance is the table entry of the input's own dtype (float16 and bfloat16 keep theirs when
     they are widened to float32 for computing), unless ``row_tol`` is given."""
+    row_tol = check_row_tol(row_tol)
     source_dtype = getattr(x, "dtype", None)
     arr, like = _to_numpy(x, name)
     if arr.dtype == object:
-        raise ValueError(f"{name}: object array; pass float32/float64 (for exact rationals, build "
+        raise InvalidInput(f"{name}: object array; pass float32/float64 (for exact rationals, build "
                          "numerics.stochastic.ExactMatrix.from_rationals(rows))")
     if np.iscomplexobj(arr):
-        raise ValueError(f"{name}: complex dtype {arr.dtype}; a stochastic matrix is real")
+        raise InvalidInput(f"{name}: complex dtype {arr.dtype}; a stochastic matrix is real")
     if arr.dtype.kind == "b":
-        raise ValueError(f"{name}: boolean dtype; pass 0/1 as floats if that is meant")
+        raise InvalidInput(f"{name}: boolean dtype; pass 0/1 as floats if that is meant")
     if arr.dtype.kind in "iu":
         arr = arr.astype(np.float64)  # integers are exact in float64 up to 2**53
     if arr.dtype.kind != "f":
-        raise ValueError(f"{name}: dtype {arr.dtype} cannot be handled; use float32 or float64")
+        raise InvalidInput(f"{name}: dtype {arr.dtype} cannot be handled; use float32 or float64")
     if arr.dtype == np.float16:
         arr = arr.astype(np.float32)
     if dtype is not None:
         arr = arr.astype(dtype)
     if arr.ndim < 2:
-        raise ValueError(f"{name}: needs at least 2 dimensions (..., n, m), got shape {arr.shape}")
+        raise InvalidInput(f"{name}: needs at least 2 dimensions (..., n, m), got shape {arr.shape}")
     n, m = arr.shape[-2:]
     if n == 0 or m == 0:
-        raise ValueError(f"{name}: empty matrix (shape {arr.shape}); at least one token is needed")
+        raise InvalidInput(f"{name}: empty matrix (shape {arr.shape}); at least one token is needed")
     if square and n != m:
-        raise ValueError(f"{name}: must be square (..., n, n), got (..., {n}, {m})")
+        raise InvalidInput(f"{name}: must be square (..., n, n), got (..., {n}, {m})")
     lead = arr.shape[:-2]
     data = np.ascontiguousarray(arr.reshape((-1, n, m)))
     if data.shape[0] == 0:
-        raise ValueError(f"{name}: empty batch (shape {arr.shape})")
+        raise InvalidInput(f"{name}: empty batch (shape {arr.shape})")
 
     from numerics.kernels import check_stochastic  # one fused pass (numba)
 
@@ -149,7 +197,7 @@ def as_stochastic(x: Any, name: str = "P", square: bool = False, row_tol: float 
     kind, row, col, val, dev = check_stochastic(data, tol)
     if kind.any():
         b = int(np.flatnonzero(kind)[0])
-        raise ValueError(problem_message(name, lead, b, int(kind[b]), int(row[b]), int(col[b]), float(val[b]), tol))
+        raise InvalidInput(problem_message(name, lead, b, int(kind[b]), int(row[b]), int(col[b]), float(val[b]), tol))
     # |true sum - 1| <= |float sum - 1| + m u (sum computed in float64 of nonnegative terms)
     row_dev = dev + (m + 2) * UNIT_ROUNDOFF * 1.01
     return Batch(data=data, lead=lead, like=like, row_dev=row_dev)
@@ -180,7 +228,7 @@ def submatrix(A: np.ndarray, keep: np.ndarray) -> np.ndarray:
     mass = sub.sum(axis=-1)
     if np.any(mass <= 0):
         idx = tuple(int(v) for v in np.argwhere(mass <= 0)[0])
-        raise ValueError(f"restricted attention row {idx[-1]} (index {idx}) has no mass on the kept tokens")
+        raise InvalidInput(f"restricted attention row {idx[-1]} (index {idx}) has no mass on the kept tokens")
     return sub
 
 
@@ -204,7 +252,7 @@ def renormalised(x: Any, name: str = "A", square: bool = False) -> tuple[Batch, 
     if np.any(mass <= 0):
         b, i = (int(v) for v in np.argwhere(mass[..., 0] <= 0)[0])
         where = _where(raw.lead, b).rstrip(", ")
-        raise ValueError(f"{name}: row {i} is all zero{' at ' + where if where else ''}; it cannot be renormalised")
+        raise InvalidInput(f"{name}: row {i} is all zero{' at ' + where if where else ''}; it cannot be renormalised")
     batch = as_stochastic(orig / mass, name, square=square)
     m = orig.shape[-1]
     batch.row_dev = batch.row_dev + (m + 2) * UNIT_ROUNDOFF * 1.01
@@ -248,7 +296,7 @@ class ExactMatrix:
         num = [[(int(v) << int(s)) if v else 0 for v, s in zip(rv, rs)] for rv, rs in zip(ints, e)]
         for i, row in enumerate(num):
             if not any(row):
-                raise ValueError(f"row {i} is all zero; it cannot be renormalised to sum 1")
+                raise InvalidInput(f"row {i} is all zero; it cannot be renormalised to sum 1")
         return cls(num, [sum(r) for r in num])
 
     @classmethod
@@ -259,11 +307,11 @@ class ExactMatrix:
         out, sums = [], []
         for i, r in enumerate(fr):
             if any(v < 0 for v in r):
-                raise ValueError(f"row {i} has a negative entry")
+                raise InvalidInput(f"row {i} has a negative entry")
             den = lcm(*[v.denominator for v in r])
             ints = [int(v * den) for v in r]
             if not any(ints):
-                raise ValueError(f"row {i} is all zero")
+                raise InvalidInput(f"row {i} is all zero")
             out.append(ints)
             sums.append(sum(ints))
         return cls(out, sums)

@@ -14,6 +14,7 @@ _EXPORTS = {name: "theory.registry" for name in (
     "REGISTRY", "THEORY_MODULES", "Hypotheses", "Theorem", "check", "get", "hyp_all", "load_all", "register",
     "theorems")}
 _EXPORTS["Verdict"] = "theory.verdicts"
+_EXPORTS["InvalidInput"] = "theory.errors"
 __all__ = sorted(_EXPORTS)
 
 

@@ -30,6 +30,7 @@ from typing import Any, Optional
 
 import sympy as sp
 
+from theory.errors import InvalidInput
 from theory.registry import Hypotheses, Theorem, check, hyp_all, register
 
 # -- exact helpers (no numerics/ import) -----------------------------------------------------------
@@ -41,9 +42,9 @@ def _as_fraction_rows(A: Any, name: str) -> list[list[Fraction]]:
         rows = [[Fraction(sp.Rational(x).p, sp.Rational(x).q) if isinstance(x, sp.Basic)
                  else Fraction(x) for x in row] for row in (A.tolist() if hasattr(A, "tolist") else A)]
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: entries must be finite real numbers ({exc})") from None
+        raise InvalidInput(f"{name}: entries must be finite real numbers ({exc})") from None
     if not rows or any(len(r) != len(rows[0]) for r in rows):
-        raise ValueError(f"{name}: must be a non-empty rectangular matrix")
+        raise InvalidInput(f"{name}: must be a non-empty rectangular matrix")
     return rows
 
 
@@ -129,7 +130,7 @@ def derive_excess_risk_identity(n: int, d: int, m: Optional[int] = None, factor:
     for a general symmetric K and general D (m x n); returns the simplified difference: 0 for the
     right factor (``factor`` = d, the default), (d - factor) tr(D K D^T) otherwise."""
     if n < 1 or d < 1:
-        raise ValueError(f"derive_excess_risk_identity: need n, d >= 1, got n={n}, d={d}")
+        raise InvalidInput(f"derive_excess_risk_identity: need n, d >= 1, got n={n}, d={d}")
     m = n if m is None else m
     X = sp.Matrix(n, d, lambda i, k: sp.Symbol(f"x_{i}_{k}"))
     D = sp.Matrix(m, n, lambda a, i: sp.Symbol(f"D_{a}_{i}"))
@@ -167,7 +168,7 @@ def cayley_orthogonal(skew_entries: list) -> sp.Matrix:
     k = len(skew_entries)
     n = int(round((1 + (1 + 8 * k) ** 0.5) / 2))
     if n * (n - 1) // 2 != k:
-        raise ValueError(f"cayley_orthogonal: {k} entries is not n(n-1)/2 for any n")
+        raise InvalidInput(f"cayley_orthogonal: {k} entries is not n(n-1)/2 for any n")
     S = sp.zeros(n, n)
     it = iter(sp.Rational(x) for x in skew_entries)
     for i in range(n):
@@ -183,7 +184,7 @@ def rational_witness(s: list, c: list, skew_u: list, skew_q: list) -> dict:
     U, Q = cayley_orthogonal(skew_u), cayley_orthogonal(skew_q)
     s, c = [sp.Rational(x) for x in s], [sp.Rational(x) for x in c]
     if any(ci <= 0 for ci in c):
-        raise ValueError("rational_witness: every c_i must be > 0 so that K > 0")
+        raise InvalidInput("rational_witness: every c_i must be > 0 so that K > 0")
     M = U * sp.diag(*s) * Q.T
     K = Q * sp.diag(*[ci**2 for ci in c]) * Q.T
     return {"M_star": M, "K": K, "U": U, "Q": Q, "s": s, "c": c,

@@ -29,6 +29,7 @@ from typing import Any
 
 import sympy as sp
 
+from theory.errors import InvalidInput
 from theory.registry import Hypotheses, Theorem, check, hyp_all, register
 
 REF = "[SAN] seed abstract 3: attention-only decoders at matched parameters, FLOPs and depth"
@@ -41,7 +42,7 @@ def bottleneck_residual(L: int) -> sp.Expr:
     """h_L from the block recursion h_l = h_{l-1} + c_l h_{l-1} M_l minus h_0 prod (1 + c_l M_l),
     expanded; 0 for every L (noncommutative M_l, scalar c_l)."""
     if L < 1:
-        raise ValueError(f"bottleneck_residual: L must be >= 1, got {L}")
+        raise InvalidInput(f"bottleneck_residual: L must be >= 1, got {L}")
     c = sp.symbols(f"c1:{L + 1}")
     M = sp.symbols(f"M1:{L + 1}", commutative=False)
     h = h0

@@ -175,10 +175,20 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Optiona
     return result
 
 
+_STORED = [0]   # chunks stored by this process, every campaign (what an interrupt reports)
+
+
+def stored_in_this_process() -> int:
+    """How many chunks :func:`run` has stored since this process started (all campaigns): what
+    ``attnbounds`` reports when it is interrupted (Ctrl-C), before it exits with status 130."""
+    return _STORED[0]
+
+
 def _store(store: Any, campaign: str, chunk: Chunk, records: list, result: CampaignResult) -> None:
     """Write one finished chunk (its records and summaries) in one transaction; count it."""
     check_vocabulary(records, campaign, chunk.key)
     store.write_chunk(campaign, chunk.key, records, records.summaries if isinstance(records, ChunkResult) else None)
+    _STORED[0] += 1
     result.computed += 1
     result.records += len(records)
     result.violations += [r for r in records if judge(r.verdict) is Verdict.VIOLATED]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numerics  # noqa: F401  (applies the thread policy before torch loads)
+from theory.errors import InvalidInput
 from verification.commands import COMMANDS, FAMILIES, SECTION_ALIASES, section_of
 from verification.options import JobContext, Parser, add_common, check_out_dir, fail, make_console, name_list
 
@@ -97,6 +98,16 @@ def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParse
     return parser
 
 
+def check_environment() -> None:
+    """The environment variables a command reads, checked before it does anything:
+    ``ATTNBOUNDS_MEMORY_BUDGET`` (GiB, :func:`numerics.device.memory_budget`) and
+    ``ATTNBOUNDS_DB`` (the default ``--db``, checked with the option). A bad value is
+    :class:`~theory.errors.InvalidInput` naming the variable. ``--help`` never reads them."""
+    from numerics.device import memory_budget
+
+    memory_budget()
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -105,6 +116,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     prog = f"attnbounds {args.command}"
     try:
+        check_environment()                  # the environment is input too: checked before anything
         if getattr(args, "precheck", None) is not None:
             args.precheck(args)              # the command's own refusals, before anything is written
         if getattr(args, "out", None) is not None:
@@ -112,15 +124,24 @@ def main(argv: Optional[list[str]] = None) -> int:
         if getattr(args, "reads_store", False):  # a command that only reads (and opens it read-only,
             # never check_writable): the store must exist
             if args.db != ":memory:" and not Path(args.db).is_file():
-                raise FileNotFoundError(f"--db {args.db!r}: no results store there "
+                raise InvalidInput(f"--db {args.db!r}: no results store there "
                                         "(fill one first, e.g. `attnbounds verify`)")
         elif getattr(args, "db", None) is not None:
             from verification.store import check_writable
             check_writable(args.db)          # likewise a read-only store
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        # bad input: a clear message, not a traceback from deep inside
-        return fail(prog, exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+    except KeyboardInterrupt:
+        # Ctrl-C (SIGINT): every finished chunk is in the store (one transaction each; the one being
+        # written is rolled back), so the same command resumes where this one stopped
+        stored = sys.modules.get("verification.campaign")
+        n = stored.stored_in_this_process() if stored is not None else 0
+        print(f"{prog}: interrupted: {n} chunk{'' if n == 1 else 's'} stored by this run; "
+              "run the same command to resume", file=sys.stderr)
+        return 130
+    except InvalidInput as exc:
+        # bad input (the one type every validation raises): one line, exit 2. Anything else is a
+        # bug and goes up as a traceback (exit 1): a bug is never reported as the user's mistake
+        return fail(prog, exc)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ from contextlib import suppress
 from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
+from theory.errors import InvalidInput
+
 # seconds to connect to a scheduler and finish the handshake (--connect-timeout)
 CONNECT_TIMEOUT = 10.0
 SCHEMES = ("tcp", "tls")
@@ -34,36 +36,55 @@ def check_scheduler_address(address: Optional[str]) -> str:
     it). Nothing connects."""
     want = "give tcp://HOST:PORT or tls://HOST:PORT"
     if address is None or not str(address).strip():
-        raise ValueError(f"empty address; {want}")
+        raise InvalidInput(f"empty address; {want}")
     text = str(address)
     if text != text.strip() or any(c.isspace() for c in text):
-        raise ValueError(f"white space in the address; {want}")
+        raise InvalidInput(f"white space in the address; {want}")
     if "://" not in text:
-        raise ValueError(f"no scheme; {want}")
+        raise InvalidInput(f"no scheme; {want}")
     try:
         parts = urlsplit(text)
         port = parts.port
     except ValueError as exc:
-        raise ValueError(f"not an address ({exc}); {want}") from None
+        raise InvalidInput(f"not an address ({exc}); {want}") from None
     if parts.scheme not in SCHEMES:
-        raise ValueError(f"scheme {parts.scheme!r} is not a Dask scheduler's; {want}")
+        raise InvalidInput(f"scheme {parts.scheme!r} is not a Dask scheduler's; {want}")
     if not parts.hostname:
-        raise ValueError(f"no host; {want}")
+        raise InvalidInput(f"no host; {want}")
     if port is None or port == 0:
-        raise ValueError(f"no port (1-65535); {want}")
+        raise InvalidInput(f"no port (1-65535); {want}")
     if parts.username is not None or parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError(f"more than a host and a port; {want}")
+        raise InvalidInput(f"more than a host and a port; {want}")
     return f"{parts.scheme}://{parts.netloc}"
 
 
+MAX_CONNECT_TIMEOUT = 600.0   # seconds: a scheduler that has not answered in ten minutes will not
+
+
 def check_timeout(timeout: Any) -> float:
+    """``--connect-timeout`` in seconds: a number in (0, :data:`MAX_CONNECT_TIMEOUT`], else
+    :class:`~theory.errors.InvalidInput` (a huge value would be a hang by another name)."""
     try:
         t = float(timeout)
     except (TypeError, ValueError):
         t = math.nan
-    if not (0 < t < math.inf):
-        raise ValueError(f"--connect-timeout: must be a positive number of seconds, got {timeout!r}")
+    if not (0 < t <= MAX_CONNECT_TIMEOUT):
+        raise InvalidInput(f"--connect-timeout: must be a number of seconds in (0, {MAX_CONNECT_TIMEOUT:g}], "
+                           f"got {timeout!r}")
     return t
+
+
+def executor_for(workers: Optional[int] = None, scheduler: Optional[str] = None,
+                 timeout: Optional[float] = None) -> cf.Executor:
+    """The executor a command's ``--workers`` / ``--scheduler`` / ``--connect-timeout`` ask for:
+    a local Dask cluster of ``workers`` processes, an existing one at ``scheduler`` (given up
+    after ``timeout`` seconds, default :data:`CONNECT_TIMEOUT`), else serial. For a ``with``
+    block, which shuts it down."""
+    if workers is not None:
+        return DaskExecutor(workers=workers)
+    if scheduler is not None:       # '' is refused there, never taken for "serial"
+        return DaskExecutor(scheduler=scheduler, timeout=CONNECT_TIMEOUT if timeout is None else timeout)
+    return SerialExecutor()
 
 
 def one_line(exc: BaseException) -> str:
@@ -212,10 +233,10 @@ class DaskExecutor(cf.Executor):
     def __init__(self, workers: Optional[int] = None, scheduler: Optional[str] = None, *,
                  processes: bool = True, window: Optional[int] = None, timeout: float = CONNECT_TIMEOUT):
         if (workers is None) == (scheduler is None):
-            raise ValueError("DaskExecutor: give exactly one of workers=K (a local cluster) and "
+            raise InvalidInput("DaskExecutor: give exactly one of workers=K (a local cluster) and "
                              "scheduler='tcp://HOST:PORT' (an existing cluster)")
         if workers is not None and int(workers) < 1:
-            raise ValueError(f"--workers: must be at least 1, got {workers}")
+            raise InvalidInput(f"--workers: must be at least 1, got {workers}")
         self.timeout = check_timeout(timeout)
         self._shut = False
         self._pending: set = set()
@@ -243,7 +264,7 @@ class DaskExecutor(cf.Executor):
             try:
                 self.security = Security.temporary()
             except ImportError:
-                raise ValueError("--workers: the local Dask cluster needs the 'cryptography' package "
+                raise InvalidInput("--workers: the local Dask cluster needs the 'cryptography' package "
                                  "for its TLS credentials (pip install cryptography)") from None
             extra.update(security=self.security, protocol="tls://", host="127.0.0.1")
         self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
@@ -259,29 +280,29 @@ class DaskExecutor(cf.Executor):
         try:
             address = check_scheduler_address(scheduler)
         except ValueError as exc:
-            raise ValueError(f"--scheduler {scheduler!r}: {exc}") from None
+            raise InvalidInput(f"--scheduler {scheduler!r}: {exc}") from None
         from distributed import Client
         from distributed.security import Security
 
         security = Security()                # tls:// credentials, if any, from the Dask config
         args = security.get_connection_args("client")
         if address.startswith("tls://") and args.get("ssl_context") is None:
-            raise ValueError(f"--scheduler {address!r}: tls:// needs client credentials in the Dask "
+            raise InvalidInput(f"--scheduler {address!r}: tls:// needs client credentials in the Dask "
                              "configuration (distributed.comm.tls.ca-file, .client.cert, .client.key)")
         how = "--connect-timeout SECONDS sets how long to wait"
         try:
             identity = probe_scheduler(address, self.timeout, args)
         except (OSError, TimeoutError, ValueError, TypeError) as exc:
-            raise ValueError(f"--scheduler {address!r}: cannot reach a Dask scheduler there "
+            raise InvalidInput(f"--scheduler {address!r}: cannot reach a Dask scheduler there "
                              f"({root_cause(exc)}; {how})") from None
         kind = identity.get("type") if isinstance(identity, dict) else None
         if kind != "Scheduler":
-            raise ValueError(f"--scheduler {address!r}: what answers there is not a Dask scheduler "
+            raise InvalidInput(f"--scheduler {address!r}: what answers there is not a Dask scheduler "
                              f"(it says it is {kind!r}); give the scheduler's address")
         try:   # it answered the handshake just now; every later step of Client's start is bounded
             self.client = Client(address, timeout=self.timeout, set_as_default=False, security=security)
         except (OSError, TimeoutError, ValueError) as exc:
-            raise ValueError(f"--scheduler {address!r}: cannot reach a Dask scheduler there "
+            raise InvalidInput(f"--scheduler {address!r}: cannot reach a Dask scheduler there "
                              f"({root_cause(exc)}; {how})") from None
         self.address = address
 

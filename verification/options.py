@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, Sequence
 
+from theory.errors import InvalidInput
+
 if TYPE_CHECKING:   # rich loads when a console is made, not when a parser is built
     from rich.console import Console
 
@@ -154,19 +156,24 @@ def add_common(p: argparse.ArgumentParser) -> None:
 
 
 def check_out_dir(out: str | os.PathLike) -> Path:
-    """``--out`` must be a folder (or creatable as one) with writable tables/ and figures/."""
+    """``--out`` must be a folder, or creatable as one, where tables/ and figures/ can be written:
+    no part of ``out/tables`` or ``out/figures`` that exists is a file, and the nearest folder of
+    them that exists can be written by this user. Checks only: nothing is created (the writers
+    create their folders when they write), so a refusal later leaves no empty folder behind."""
+    if not str(out).strip():
+        raise InvalidInput(f"--out {str(out)!r}: an empty path; name a folder (default: paper)")
     path = Path(out)
-    for sub in (path, path / "tables", path / "figures"):
-        if sub.exists() and not sub.is_dir():
-            raise ValueError(f"--out {str(out)!r}: {str(sub)!r} exists and is not a folder")
-    try:
-        for sub in (path / "tables", path / "figures"):
-            sub.mkdir(parents=True, exist_ok=True)
-            probe = sub / ".attnbounds-write-probe"
-            probe.write_bytes(b"")
-            probe.unlink()
-    except OSError as exc:
-        raise ValueError(f"--out {str(out)!r}: cannot write there ({exc.strerror or exc})") from None
+    for sub in (path / "tables", path / "figures"):
+        nearest = None
+        for part in (sub, *sub.parents):        # out/tables, out, ..., up to the first that exists
+            if part.exists() or part.is_symlink():
+                if not part.is_dir():
+                    raise InvalidInput(f"--out {str(out)!r}: {str(part)!r} exists and is not a folder")
+                nearest = part
+                break
+        nearest = nearest if nearest is not None else Path(os.getcwd())
+        if not os.access(nearest, os.W_OK | os.X_OK):
+            raise InvalidInput(f"--out {str(out)!r}: cannot write there ({str(nearest)!r}: permission denied)")
     return path
 
 

@@ -16,6 +16,20 @@ connection, every write merged) that belongs to another user, or lies in a folde
 written (SQLite cannot create its ``-shm`` index there), is opened ``immutable``; otherwise
 ``mode=ro`` reads the ``-wal`` too (a read-only connection may leave an empty ``-wal`` and a
 ``-shm`` beside a store of its own user).
+
+A store is stamped when it is created: SQLite's ``application_id`` (:data:`APPLICATION_ID`, the
+bytes ``attn``) and ``user_version`` (:data:`SCHEMA_VERSION`). Every open, read-only or not, first
+inspects an existing file read-only (:func:`inspect_store`) and changes nothing unless it passes:
+a file that is not SQLite, a damaged one (``PRAGMA quick_check``), another application's (another
+``application_id``, or tables that are not the store's) and a store of another schema version are
+refused with one line (:class:`~theory.errors.InvalidInput`), their bytes untouched. A store made
+before the stamp (``application_id`` 0, exactly today's tables and columns, or today's without the
+later ``summaries`` table) is today's schema: it is read as it is and stamped (its ``summaries``
+table added) by the first open for writing. An empty (0-byte) file, or an SQLite file
+with no tables at all, is initialised. A store damaged where the inspection did not look (a read or
+write failing later) is the same one-line refusal, never a traceback. Checking that a store can be
+written (:func:`check_writable`) creates nothing: a store that does not exist yet needs an existing,
+writable folder, and is created only by the command that runs.
 """
 from __future__ import annotations
 
@@ -24,53 +38,18 @@ import math
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
+from theory.errors import InvalidInput
 from theory.verdicts import Outcome, Verdict, judge  # noqa: F401
 from verification.provenance import versions
+from verification.store_file import (APPLICATION_ID, SCHEMA, SCHEMA_VERSION, TABLES, check_folder,  # noqa: F401
+                                       inspect_store, ro_uri, sqlite_error)
 
 DEFAULT_DB = Path("paper") / "results.db"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS records (
-    id         INTEGER PRIMARY KEY,
-    campaign   TEXT NOT NULL,
-    chunk      TEXT NOT NULL,
-    theorem    TEXT NOT NULL,
-    instance   TEXT NOT NULL,
-    verdict    TEXT NOT NULL,
-    slack      REAL,
-    value      REAL,
-    bound      REAL,
-    backend    TEXT,
-    dtype      TEXT,
-    provenance TEXT NOT NULL,
-    extra      TEXT NOT NULL,
-    versions   TEXT NOT NULL,
-    created    REAL NOT NULL,
-    UNIQUE (campaign, theorem, instance)
-);
-CREATE INDEX IF NOT EXISTS records_campaign ON records (campaign, theorem);
-CREATE TABLE IF NOT EXISTS chunks (
-    campaign TEXT NOT NULL,
-    chunk    TEXT NOT NULL,
-    n        INTEGER NOT NULL,
-    created  REAL NOT NULL,
-    PRIMARY KEY (campaign, chunk)
-);
-CREATE TABLE IF NOT EXISTS summaries (
-    campaign TEXT NOT NULL,
-    chunk    TEXT NOT NULL,
-    theorem  TEXT NOT NULL,
-    body     TEXT NOT NULL,
-    versions TEXT NOT NULL,
-    created  REAL NOT NULL,
-    PRIMARY KEY (campaign, chunk, theorem)
-);
-"""
-
 
 @dataclass
 class Record:
@@ -108,18 +87,26 @@ def _num(x: Optional[float]) -> Optional[float]:
 
 
 def check_writable(path: str | os.PathLike) -> None:
-    """Open the store at ``path`` and prove it accepts a write (then roll it back): a read-only
-    file, a folder, or a non-database file is a ValueError naming ``--db`` before any work is done."""
-    ResultStore(path).close()
-
-
-_TABLES = ("records", "chunks", "summaries")
-
-
-def _ro_uri(path: str, immutable: bool = False) -> str:
-    from urllib.parse import quote
-
-    return f"file:{quote(os.path.abspath(path))}?mode=ro" + ("&immutable=1" if immutable else "")
+    """Prove, before any work and without creating anything, that the store at ``path`` can be
+    written: an existing store is inspected (:func:`inspect_store`), opened and given a write that
+    is rolled back (nothing is stamped or created); a store not there yet needs an existing folder
+    this user can write (it is created only when the command runs). A folder, a read-only file, a
+    non-database, damaged, foreign or other-schema file is an InvalidInput naming ``--db``."""
+    path = str(path)
+    if path == ":memory:":
+        return
+    where = f"--db {path!r}"
+    if not path.strip():
+        raise InvalidInput(f"{where}: an empty path; name a results store file (default paper/results.db)")
+    state = inspect_store(path)
+    if state == "new":
+        check_folder(path)
+    elif state == "empty":             # nothing to write a probe into: the file and folder must be writable
+        if not os.access(path, os.R_OK | os.W_OK):
+            raise InvalidInput(f"{where}: the results store cannot be written (permission denied)")
+        check_folder(path)
+    else:
+        ResultStore(path, _probe=state).close()      # inspected just now: not twice
 
 
 class ResultStore:
@@ -130,53 +117,65 @@ class ResultStore:
     ``readonly=True`` opens an existing store for reading only and writes nothing at all (see the
     module docstring); writing to it is a ValueError."""
 
-    def __init__(self, path: str | os.PathLike = DEFAULT_DB, readonly: bool = False):
+    def __init__(self, path: str | os.PathLike = DEFAULT_DB, readonly: bool = False, *,
+                 _probe: Optional[str] = None):
         self.path = str(path)
         self.readonly = bool(readonly)
         self._versions = json.dumps(versions(), sort_keys=True)
         if self.readonly and self.path != ":memory:":
             self._open_readonly()
             return
-        self._tables = set(_TABLES)
+        self._tables = set(TABLES)
         where = f"--db {self.path!r}"
-        if self.path != ":memory:":
-            p = Path(self.path)
-            if p.is_dir():
-                raise ValueError(f"{where} is a folder, not a results store file")
-            try:
-                p.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise ValueError(f"{where}: cannot create its folder ({exc.strerror or exc})") from None
+        # _probe (check_writable's, with the state it found): prove a write, create and stamp nothing
+        _probe_only = _probe is not None
+        state = "new"
+        if _probe_only:
+            if _probe not in ("current", "unstamped"):
+                raise ValueError(f"{where}: a {_probe} store has no table to probe")
+            state = _probe
+        elif self.path != ":memory:":
+            state = inspect_store(self.path)      # read-only: a refusal leaves the file as it was
+            if state == "new":
+                check_folder(self.path, create=True)     # the command runs now: its folder may be made
         try:
             self._db = sqlite3.connect(self.path, timeout=30)
-            self._db.executescript(_SCHEMA)
-            if self.path != ":memory:":
+            if state != "current" and not _probe_only:   # create the tables (or stamp today's) in one go
+                self._db.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nPRAGMA application_id = {APPLICATION_ID};\n"
+                                       f"PRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;")
+            if self.path != ":memory:" and not _probe_only:
                 self._db.execute("PRAGMA journal_mode=WAL")
             with self._db:  # a real write, rolled back: proves the store is writable now
                 self._db.execute("SAVEPOINT probe")
                 self._db.execute("INSERT INTO chunks (campaign, chunk, n, created) VALUES ('', '', 0, 0)")
                 self._db.execute("ROLLBACK TO probe")
                 self._db.execute("RELEASE probe")
-        except sqlite3.OperationalError as exc:
-            raise ValueError(f"{where}: the results store cannot be written ({exc})") from None
-        except sqlite3.DatabaseError as exc:
-            raise ValueError(f"{where} is not a usable SQLite database: {exc}") from None
+        except sqlite3.Error as exc:
+            if getattr(self, "_db", None) is not None:
+                self._db.close()
+            if isinstance(exc, sqlite3.OperationalError):
+                raise InvalidInput(f"{where}: the results store cannot be written ({exc})") from None
+            err = sqlite_error(where, exc)
+            if err is None:
+                raise
+            raise err from None
 
     def _open_readonly(self) -> None:
         where = f"--db {self.path!r}"
         if Path(self.path).is_dir():
-            raise ValueError(f"{where} is a folder, not a results store file")
+            raise InvalidInput(f"{where} is a folder, not a results store file")
         if not Path(self.path).is_file():
-            raise FileNotFoundError(f"{where}: no results store there (fill one first, e.g. `attnbounds verify`)")
+            raise InvalidInput(f"{where}: no results store there (fill one first, e.g. `attnbounds verify`)")
+        inspect_store(self.path)           # read-only, immutable: a damaged or foreign file is refused as it is
 
         def connect(immutable: bool) -> sqlite3.Connection:
-            db = sqlite3.connect(_ro_uri(self.path, immutable), uri=True, timeout=30)
+            db = sqlite3.connect(ro_uri(self.path, immutable), uri=True, timeout=30)
             try:
                 names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             except BaseException:
                 db.close()
                 raise
-            self._tables = names & set(_TABLES)
+            self._tables = names & set(TABLES)
             return db
 
         # A WAL store read with mode=ro needs its -shm index, which SQLite creates when missing
@@ -197,9 +196,21 @@ class ResultStore:
             else:
                 self._db = connect(True)
         except sqlite3.OperationalError as exc:
-            raise ValueError(f"{where}: the results store cannot be read ({exc})") from None
+            raise InvalidInput(f"{where}: the results store cannot be read ({exc})") from None
         except sqlite3.DatabaseError as exc:
-            raise ValueError(f"{where} is not a usable SQLite database: {exc}") from None
+            raise InvalidInput(f"{where} is not a usable SQLite database: {exc}") from None
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """An SQLite error that is the store's state (damaged in a page the opening did not read,
+        disk full, read-only) as one line naming ``--db``; any other error goes up as it is."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            err = sqlite_error(f"--db {self.path!r}", exc)
+            if err is None:
+                raise
+            raise err from None
 
     # -- writing -------------------------------------------------------------------------------
     def write_chunk(self, campaign: str, chunk: str, records: Iterable[Record],
@@ -207,7 +218,7 @@ class ResultStore:
         """Store all records of one chunk (and its per-theorem ``summaries``: theorem id -> JSON
         object) and mark the chunk done, in one transaction."""
         if self.readonly:
-            raise ValueError(f"--db {self.path!r} was opened read-only: nothing can be written to it")
+            raise InvalidInput(f"--db {self.path!r} was opened read-only: nothing can be written to it")
         rows = []
         now = time.time()
         for r in records:
@@ -215,7 +226,7 @@ class ResultStore:
                          _num(r.slack), _num(r.value), _num(r.bound), r.backend, r.dtype,
                          json.dumps(r.provenance, sort_keys=True, default=str),
                          json.dumps(r.extra, sort_keys=True, default=str), self._versions, now))
-        with self._db:  # one transaction: all of the chunk or none of it
+        with self._guard(), self._db:  # one transaction: all of the chunk or none of it
             self._db.executemany(
                 "INSERT OR REPLACE INTO records (campaign, chunk, theorem, instance, verdict, slack, "
                 "value, bound, backend, dtype, provenance, extra, versions, created) "
@@ -234,8 +245,19 @@ class ResultStore:
     def done_chunks(self, campaign: str) -> set[str]:
         if "chunks" not in self._tables:   # a read-only store without the table: nothing stored
             return set()
-        cur = self._db.execute("SELECT chunk FROM chunks WHERE campaign = ?", (campaign,))
-        return {row[0] for row in cur}
+        with self._guard():
+            return {row[0] for row in self._db.execute("SELECT chunk FROM chunks WHERE campaign = ?", (campaign,))}
+
+    def campaigns(self, prefix: str = "") -> dict[str, float]:
+        """The campaigns with a stored chunk whose name starts with ``prefix`` -> when their last
+        chunk was stored (chunk marks, not records)."""
+        if "chunks" not in self._tables:
+            return {}
+        like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with self._guard():
+            rows = self._db.execute("SELECT campaign, MAX(created) FROM chunks WHERE campaign LIKE ? ESCAPE '\\' "
+                                    "GROUP BY campaign", (like,)).fetchall()
+        return {c: t for c, t in rows if c.startswith(prefix)}
 
     def records(self, campaign: Optional[str] = None, theorem: Optional[str] = None,
                 prefix: bool = False) -> Iterator[dict[str, Any]]:
@@ -255,13 +277,14 @@ class ResultStore:
             sql += " AND theorem = ?"
             args.append(theorem)
         sql += " ORDER BY id"
-        cur = self._db.execute(sql, args)
-        names = [d[0] for d in cur.description]
-        for row in cur:
-            rec = dict(zip(names, row))
-            for key in ("provenance", "extra", "versions"):
-                rec[key] = json.loads(rec[key])
-            yield rec
+        with self._guard():        # a page damaged further on fails here, mid-iteration
+            cur = self._db.execute(sql, args)
+            names = [d[0] for d in cur.description]
+            for row in cur:
+                rec = dict(zip(names, row))
+                for key in ("provenance", "extra", "versions"):
+                    rec[key] = json.loads(rec[key])
+                yield rec
 
     def summaries(self, campaign: str, theorem: Optional[str] = None) -> Iterator[dict[str, Any]]:
         """Stored chunk summaries of ``campaign`` (in chunk-key order) as dicts: campaign, chunk,
@@ -272,9 +295,10 @@ class ResultStore:
         if theorem is not None:
             sql += " AND theorem = ?"
             args.append(theorem)
-        for c, k, th, body, ver, created in self._db.execute(sql + " ORDER BY chunk, theorem", args):
-            yield {"campaign": c, "chunk": k, "theorem": th, "body": json.loads(body),
-                   "versions": json.loads(ver), "created": created}
+        with self._guard():
+            for c, k, th, body, ver, created in self._db.execute(sql + " ORDER BY chunk, theorem", args):
+                yield {"campaign": c, "chunk": k, "theorem": th, "body": json.loads(body),
+                       "versions": json.loads(ver), "created": created}
 
     def payload_bytes(self, campaign: str, chunks: Optional[Iterable[str]] = None) -> int:
         """Bytes of ``campaign``'s stored values (records, summaries, chunk marks; 8 per number),
@@ -292,16 +316,18 @@ class ResultStore:
              "summaries": "LENGTH(campaign)+LENGTH(chunk)+LENGTH(theorem)+LENGTH(body)+LENGTH(versions)+8",
              "chunks": "LENGTH(campaign)+LENGTH(chunk)+16"}
         where, args = ("campaign = ?", (campaign,)) if chunk is None else ("campaign = ? AND chunk = ?", (campaign, chunk))
-        return int(sum(self._db.execute(f"SELECT IFNULL(SUM({expr}), 0) FROM {table} WHERE {where}",
-                                        args).fetchone()[0] for table, expr in q.items()
-                       if table in self._tables))
+        with self._guard():
+            return int(sum(self._db.execute(f"SELECT IFNULL(SUM({expr}), 0) FROM {table} WHERE {where}",
+                                            args).fetchone()[0] for table, expr in q.items()
+                           if table in self._tables))
 
     def count(self, campaign: Optional[str] = None) -> int:
         if "records" not in self._tables:
             return 0
-        if campaign is None:
-            return self._db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
-        return self._db.execute("SELECT COUNT(*) FROM records WHERE campaign = ?", (campaign,)).fetchone()[0]
+        with self._guard():
+            if campaign is None:
+                return self._db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+            return self._db.execute("SELECT COUNT(*) FROM records WHERE campaign = ?", (campaign,)).fetchone()[0]
 
     def close(self) -> None:
         self._db.close()

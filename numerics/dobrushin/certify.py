@@ -19,6 +19,7 @@ from typing import Optional
 import numpy as np
 
 from numerics import kernels as K
+from theory.errors import InvalidInput
 
 
 class ExactRows:
@@ -39,7 +40,7 @@ class ExactRows:
             ints = (mant * 2.0 ** 53).astype(np.int64)          # exact: 53-bit mantissas
             nz = ints != 0
             if not nz.any():
-                raise ValueError(f"row {i} is all zero; it cannot be renormalised to sum 1")
+                raise InvalidInput(f"row {i} is all zero; it cannot be renormalised to sum 1")
             shift = np.where(nz, expo - expo[nz].min(), 0)
             num = [v << s for v, s in zip(ints.tolist(), shift.tolist())]
             self._rows[c] = (num, sum(num))

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from theory.errors import InvalidInput
+
 
 @njit(cache=True, nogil=True, fastmath=True)
 def _finite_osc(L, b, i, j, m):  # noqa: ANN001 - all entries finite: branch-free, vectorises
@@ -91,10 +93,10 @@ def _as_batch(x: Any, name: str) -> tuple[np.ndarray, tuple]:
         pass
     a = np.asarray(x, dtype=np.float64)
     if a.ndim < 2:
-        raise ValueError(f"{name} must have shape (..., n, m); got {a.shape}")
+        raise InvalidInput(f"{name} must have shape (..., n, m); got {a.shape}")
     if np.isnan(a).any() or np.isposinf(a).any():
         idx = tuple(int(v) for v in np.argwhere(np.isnan(a) | np.isposinf(a))[0])
-        raise ValueError(f"{name} has a NaN or +inf entry at index {idx}")
+        raise InvalidInput(f"{name} has a NaN or +inf entry at index {idx}")
     return np.ascontiguousarray(a.reshape((-1,) + a.shape[-2:])), a.shape[:-2]
 
 
@@ -110,7 +112,7 @@ def logits_from_probabilities(A: Any) -> np.ndarray:
     flat, lead = _as_batch(A, "A")
     if (flat < 0).any():
         idx = tuple(int(v) for v in np.argwhere(flat.reshape(lead + flat.shape[-2:]) < 0)[0])
-        raise ValueError(f"A has a negative entry at index {idx}")
+        raise InvalidInput(f"A has a negative entry at index {idx}")
     with np.errstate(divide="ignore"):
         return np.log(flat).reshape(lead + flat.shape[-2:])
 
@@ -119,7 +121,7 @@ def birkhoff_diameter(T: Any) -> np.ndarray:
     """Diam(T) = max log(T_ik T_jl / (T_jk T_il)) per matrix; inf where T has a zero entry."""
     flat, lead = _as_batch(T, "T")
     if (flat < 0).any():
-        raise ValueError("T must be nonnegative (Birkhoff's bound is for positive matrices)")
+        raise InvalidInput("T must be nonnegative (Birkhoff's bound is for positive matrices)")
     diam = np.full(flat.shape[0], np.inf)
     positive = (flat > 0).all(axis=(-2, -1))
     if positive.any():

@@ -13,6 +13,7 @@ from numerics.device import chunk_size
 from numerics.dobrushin import certify as C
 from numerics.dobrushin.torch_path import validated_torch
 from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix, as_stochastic, give_back, loaded_torch, renormalised
+from theory.errors import InvalidInput
 
 
 def float_error(batch_row_dev: np.ndarray, m: int) -> np.ndarray:
@@ -129,6 +130,13 @@ def _rows(P: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return P if len(idx) == len(P) else np.ascontiguousarray(P[idx])
 
 
+ROUNDING_ROWS = 4.0     # a row sum within 4 (m + 2) unit roundoffs of 1 is a rounded sum of a stochastic row
+
+
+def _unit(dtype: Any) -> float:
+    return 2.0 ** -24 if dtype == np.float32 else UNIT_ROUNDOFF
+
+
 def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool = False,
                  direct_half: bool = False) -> FactorCheck:
     """Theorem D1 on each A in the batch (see :class:`FactorCheck`). ``renormalise=True``: A's rows
@@ -142,10 +150,16 @@ def factor_check(A: Any, *, row_tol: Optional[float] = None, renormalise: bool =
 
     ``direct_half=True`` also returns delta((I+A)/2) from its own entries (:attr:`FactorCheck.delta_half`),
     from the same float64 pass (float32 input then skips its float32 level)."""
+    if not renormalise:
+        batch = as_stochastic(A, "A", square=True, row_tol=row_tol)
+        # one rule for every entry point (factor_slack, factor_equality, renormalise=True): the
+        # matrix measured is A's floats with each row divided by its exact sum. Rows within rounding
+        # of 1 are scanned as they are (their error is in eps); rows further off (float16 and
+        # bfloat16 input, a row sum off by up to the dtype's tolerance) are renormalised first, so
+        # that delta and slack are those of the matrix the verdict is certified for
+        renormalise = bool(np.any(batch.row_dev > ROUNDING_ROWS * (batch.m + 2) * _unit(batch.data.dtype)))
     if renormalise:
         batch, X = renormalised(A, "A", square=True)
-    else:
-        batch = as_stochastic(A, "A", square=True, row_tol=row_tol)
     data = batch.data
     # float64 views of the matrices: the whole batch only when it is float64 already (or renormalised);
     # float32 input is widened matrix by matrix, only where the float64 level or the exact path needs it
@@ -318,10 +332,10 @@ def product_equality(P: Any, Q: Any, *, row_tol: Optional[float] = None) -> Any:
     bp = as_stochastic(P, "P", row_tol=row_tol)
     bq = as_stochastic(Q, "Q", row_tol=row_tol)
     if bp.m != bq.n:
-        raise ValueError(f"P and Q do not chain: P is (..., {bp.n}, {bp.m}) but Q is (..., {bq.n}, {bq.m}); "
+        raise InvalidInput(f"P and Q do not chain: P is (..., {bp.n}, {bp.m}) but Q is (..., {bq.n}, {bq.m}); "
                          f"P's columns must equal Q's rows")
     if bp.lead != bq.lead:
-        raise ValueError(f"P and Q batch shapes differ: {bp.lead} vs {bq.lead}")
+        raise InvalidInput(f"P and Q batch shapes differ: {bp.lead} vs {bq.lead}")
     Pd = bp.data.astype(np.float64, copy=False)
     Qd = bq.data.astype(np.float64, copy=False)
     ep = float_error(bp.row_dev, bp.m)

@@ -33,6 +33,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from theory.errors import InvalidInput
 from theory.verdicts import Verdict
 from numerics import kernels as K
 from numerics.device import chunk_size
@@ -48,7 +49,7 @@ def _renormalise(x: np.ndarray, what: str) -> np.ndarray:
     s = x.sum(axis=-1, keepdims=True)  # keepdims: the popular implementation broadcast the wrong way
     if np.any(s <= 0):
         idx = tuple(int(v) for v in np.argwhere(s[..., 0] <= 0)[0])
-        raise ValueError(f"{what}: row {idx[-1]} is all zero after fusion/discarding (index {idx}); "
+        raise InvalidInput(f"{what}: row {idx[-1]} is all zero after fusion/discarding (index {idx}); "
                          "it cannot be renormalised")
     return x / s
 
@@ -61,7 +62,7 @@ def fuse_heads(A: np.ndarray, head_fusion: str) -> np.ndarray:
         return _renormalise(A.max(axis=-3), "max head fusion")
     if head_fusion == "min":
         return _renormalise(A.min(axis=-3), "min head fusion")
-    raise ValueError(f"head_fusion must be one of {FUSIONS}, got {head_fusion!r}")
+    raise InvalidInput(f"head_fusion must be one of {FUSIONS}, got {head_fusion!r}")
 
 
 def _discarded(A: np.ndarray, discard_ratio: float, discard: str) -> np.ndarray:
@@ -87,11 +88,11 @@ def residual_factors(A: np.ndarray, residual: float, discard_ratio: float, disca
     fused A_l by the ``discard`` variant ("offdiag" or "vit-explain", see the module doc), then form
     Ahat_l and renormalise its rows (keepdims)."""
     if not 0.0 <= residual <= 1.0:
-        raise ValueError(f"residual must lie in [0, 1], got {residual}")
+        raise InvalidInput(f"residual must lie in [0, 1], got {residual}")
     if not 0.0 <= discard_ratio < 1.0:
-        raise ValueError(f"discard_ratio must lie in [0, 1), got {discard_ratio}")
+        raise InvalidInput(f"discard_ratio must lie in [0, 1), got {discard_ratio}")
     if discard not in DISCARDS:
-        raise ValueError(f"discard must be one of {DISCARDS}, got {discard!r}")
+        raise InvalidInput(f"discard must be one of {DISCARDS}, got {discard!r}")
     eye = np.eye(A.shape[-1])
     if discard_ratio > 0:
         Ahat = residual * eye + (1 - residual) * _discarded(A, discard_ratio, discard)
@@ -105,9 +106,9 @@ def _prepare(A: Any, head_fusion: Optional[str], fused: Optional[bool],
     with the row tolerance of the input's own dtype (or ``row_tol``), then widen to float64 (exact)
     and fuse heads. -> (fused float64 stack (..., L, n, n), lead shape, like, tolerance used)."""
     if head_fusion is not None and head_fusion not in FUSIONS:
-        raise ValueError(f"head_fusion must be one of {FUSIONS}, got {head_fusion!r}")
+        raise InvalidInput(f"head_fusion must be one of {FUSIONS}, got {head_fusion!r}")
     if isinstance(A, (tuple, list)):  # transformers' outputs.attentions: per layer (batch, heads, T, T)
-        A = stack_layers(A, "attention", axis=-4 if getattr(A[0], "ndim", 0) >= 4 else 0)
+        A = stack_layers(A, "attention", axis=-4 if A and getattr(A[0], "ndim", 0) >= 4 else 0)
     batch = as_stochastic(A, "attention", square=True, row_tol=row_tol)
     tol = tolerance_of(getattr(A, "dtype", np.float64)) if row_tol is None else float(row_tol)
     A = batch.data.reshape(batch.lead + batch.data.shape[-2:]).astype(np.float64, copy=False)  # never written to
@@ -115,10 +116,10 @@ def _prepare(A: Any, head_fusion: Optional[str], fused: Optional[bool],
         fused = A.ndim == 3
     need = 3 if fused else 4
     if A.ndim < need:
-        raise ValueError(f"attention stack must be (..., layers, {'' if fused else 'heads, '}n, n); "
+        raise InvalidInput(f"attention stack must be (..., layers, {'' if fused else 'heads, '}n, n); "
                          f"got shape {A.shape}")
     if fused and head_fusion is not None:
-        raise ValueError(f"head_fusion={head_fusion!r} cannot apply: the input {A.shape} is taken as already "
+        raise InvalidInput(f"head_fusion={head_fusion!r} cannot apply: the input {A.shape} is taken as already "
                          "fused (..., layers, n, n); pass (..., layers, heads, n, n) with fused=False")
     if not fused:
         A = fuse_heads(A, head_fusion or "mean")

@@ -11,6 +11,7 @@ import numpy as np
 from numerics import kernels as K
 from numerics.device import chunk_size
 from numerics.stochastic import UNIT_ROUNDOFF
+from theory.errors import InvalidInput
 
 
 def dobrushin_torch(P: Any, *, max_bytes: Optional[int] = None) -> Any:
@@ -26,7 +27,7 @@ def dobrushin_torch(P: Any, *, max_bytes: Optional[int] = None) -> Any:
 
     dt = torch_compute_dtype(P, "P")
     if P.dim() < 2:
-        raise ValueError(f"P: needs at least 2 dimensions (..., n, m), got shape {tuple(P.shape)}")
+        raise InvalidInput(f"P: needs at least 2 dimensions (..., n, m), got shape {tuple(P.shape)}")
     n, m = P.shape[-2:]
     flat = P.to(dt).reshape(-1, n, m)
     B = flat.shape[0]
@@ -61,19 +62,20 @@ def validate_torch(P: Any, name: str = "P", row_tol: Optional[float] = None) -> 
     there with the CPU path's own kernel, so the verdict and message are the CPU path's."""
     import torch
 
-    from numerics.stochastic import problem_message, tolerance_of, torch_compute_dtype
+    from numerics.stochastic import check_row_tol, problem_message, tolerance_of, torch_compute_dtype
 
+    row_tol = check_row_tol(row_tol)
     dt = torch_compute_dtype(P, name)
     shape = tuple(P.shape)
     if P.dim() < 2:
-        raise ValueError(f"{name}: needs at least 2 dimensions (..., n, m), got shape {shape}")
+        raise InvalidInput(f"{name}: needs at least 2 dimensions (..., n, m), got shape {shape}")
     n, m = shape[-2:]
     if n == 0 or m == 0:
-        raise ValueError(f"{name}: empty matrix (shape {shape}); at least one token is needed")
+        raise InvalidInput(f"{name}: empty matrix (shape {shape}); at least one token is needed")
     lead = shape[:-2]
     x = P.detach().to(dt).reshape(-1, n, m)
     if x.shape[0] == 0:
-        raise ValueError(f"{name}: empty batch (shape {shape})")
+        raise InvalidInput(f"{name}: empty batch (shape {shape})")
     tol = tolerance_of(P.dtype) if row_tol is None else float(row_tol)
     rs = x.sum(dim=-1, dtype=torch.float64)
     margin = 2 * (m + 2) * UNIT_ROUNDOFF * (1 + rs.abs())          # two summation orders differ by less
@@ -90,7 +92,7 @@ def validate_torch(P: Any, name: str = "P", row_tol: Optional[float] = None) -> 
         bad = np.flatnonzero(kind)
         if len(bad):
             r, flat_row = int(bad[0]), int(part[int(bad[0])])
-            raise ValueError(problem_message(name, lead, flat_row // n, int(kind[r]), flat_row % n,
+            raise InvalidInput(problem_message(name, lead, flat_row // n, int(kind[r]), flat_row % n,
                                              int(col[r]), float(val[r]), tol))
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from theory.errors import InvalidInput
+
 try:  # Triton is optional (Linux only); without it the CUDA route uses torch.cdist
     import triton
     import triton.language as tl
@@ -66,11 +68,11 @@ def dobrushin_triton(P: Any, block_i: int = 16, block_j: int = 16, block_k: int 
     import torch
 
     if triton is None:
-        raise ValueError("Triton is not installed: use numerics.dobrushin.dobrushin_torch")
+        raise InvalidInput("Triton is not installed: use numerics.dobrushin.dobrushin_torch")
     if P.dim() != 3 or P.dtype not in (torch.float32, torch.float64):
-        raise ValueError(f"P: expected a (B, n, m) float32/float64 tensor, got {tuple(P.shape)} {P.dtype}")
+        raise InvalidInput(f"P: expected a (B, n, m) float32/float64 tensor, got {tuple(P.shape)} {P.dtype}")
     if not (P.is_cuda or interpreting()):
-        raise ValueError("P: the Triton kernel needs a CUDA tensor (or TRITON_INTERPRET=1 for CPU tensors)")
+        raise InvalidInput("P: the Triton kernel needs a CUDA tensor (or TRITON_INTERPRET=1 for CPU tensors)")
     P = P.contiguous()
     B, n, m = P.shape
     if B == 0 or n < 2:

@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit, prange
 
 from numerics.kernels.tiles import FLAGS, pair_overlap, row_sum, row_sums_serial, tile_sums
+from theory.errors import InvalidInput
 
 
 # The fields of the pair scan's statistics ``st`` (one float64 vector per matrix, or per row block
@@ -271,7 +272,7 @@ def pair_scan(P: np.ndarray, diag: bool, eps: np.ndarray | None = None, direct: 
     B, n, m = P.shape
     eps = np.zeros(B) if eps is None else np.ascontiguousarray(eps, dtype=np.float64)
     if direct and not diag:
-        raise ValueError("pair_scan: direct=True needs square matrices (diag=True)")
+        raise InvalidInput("pair_scan: direct=True needs square matrices (diag=True)")
     threads = numba.get_num_threads()
     runs = min(B, 8 * threads) if B >= 2 * threads else 0
     WD, WO = _workspace(runs, n if n <= TWO_PHASE_MAX_N else 1, P.dtype)

@@ -21,6 +21,8 @@ from typing import Optional
 
 import numpy as np
 
+from theory.errors import InvalidInput
+
 DATASETS = ("digits", "breast_cancer", "wine")
 TEST_SIZE = 0.25
 _CACHE: dict[tuple, "Dataset"] = {}
@@ -66,9 +68,9 @@ def example_sha(x: np.ndarray, y: int) -> str:
 def load_dataset(name: str, seed: int = 0) -> Dataset:
     """The split of ``name`` (one of :data:`DATASETS`) for ``seed`` (cached)."""
     if name not in DATASETS:
-        raise ValueError(f"unknown data set {name!r}; known: {', '.join(DATASETS)}")
+        raise InvalidInput(f"unknown data set {name!r}; known: {', '.join(DATASETS)}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"data set {name!r}: seed must be a non-negative integer, got {seed!r}")
+        raise InvalidInput(f"data set {name!r}: seed must be a non-negative integer, got {seed!r}")
     key = (name, int(seed))
     if key in _CACHE:
         return _CACHE[key]

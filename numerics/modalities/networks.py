@@ -34,6 +34,8 @@ import numerics  # noqa: F401  (thread policy before torch loads: numerics.devic
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
+from theory.errors import InvalidInput
+
 KINDS = ("vit", "ft")
 
 
@@ -53,19 +55,19 @@ class NetConfig:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"network kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+            raise InvalidInput(f"network kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         for k in ("n_inputs", "n_classes", "dim", "depth", "heads", "mlp_ratio", "patch"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"network setting {k} must be a positive integer, got {v!r}")
+                raise InvalidInput(f"network setting {k} must be a positive integer, got {v!r}")
         if self.dim % self.heads:
-            raise ValueError(f"network dim {self.dim} is not a multiple of heads {self.heads}")
+            raise InvalidInput(f"network dim {self.dim} is not a multiple of heads {self.heads}")
         if self.registers < 0 or (self.kind == "ft" and self.registers):
-            raise ValueError(f"registers must be >= 0 and only on a ViT, got {self.registers!r} for {self.kind}")
+            raise InvalidInput(f"registers must be >= 0 and only on a ViT, got {self.registers!r} for {self.kind}")
         if self.kind == "vit":
             side = math.isqrt(self.n_inputs)
             if side * side != self.n_inputs or side % self.patch:
-                raise ValueError(f"ViT: {self.n_inputs} pixels are not a square image cut into "
+                raise InvalidInput(f"ViT: {self.n_inputs} pixels are not a square image cut into "
                                  f"{self.patch}x{self.patch} patches")
 
     @property

@@ -23,6 +23,7 @@ from numerics.modalities.data import Dataset, TestItem, example_sha, load_datase
 from numerics.modalities.networks import NetConfig, build  # noqa: E402
 from numerics.modalities.training import read, weights_fingerprint  # noqa: E402
 from numerics.sources import AttentionInstance  # noqa: E402
+from theory.errors import InvalidInput
 
 TOKEN_KINDS = {"vit": "patch", "ft": "feature"}
 
@@ -59,7 +60,7 @@ class CheckpointSource:
         n = len(self.data.x_test)
         bad = [it.index for it in items if not 0 <= it.index < n]
         if bad:
-            raise ValueError(f"{self.name}: test example {bad[0]} is outside the test split (0..{n - 1})")
+            raise InvalidInput(f"{self.name}: test example {bad[0]} is outside the test split (0..{n - 1})")
         x = torch.from_numpy(self.data.x_test[[it.index for it in items]])
         with single_thread():
             self.net.eval()
@@ -71,7 +72,7 @@ class CheckpointSource:
         out = []
         for b, it in enumerate(items):
             if it.sha and it.sha != item_sha(self.data, it.index):
-                raise ValueError(f"{self.name}: test example {it.id} does not match the split of seed "
+                raise InvalidInput(f"{self.name}: test example {it.id} does not match the split of seed "
                                  f"{self.data.seed} (hash differs)")
             att = A[b].double().numpy()                                # float32 widened exactly
             prov = dict(self.provenance, input=it.id, text_sha=it.sha, label=it.label,
@@ -95,7 +96,7 @@ def load_checkpoint(path: str | Path) -> CheckpointSource:
     """The network of one checkpoint file, checked against its fingerprint (cached by file)."""
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"checkpoint {str(p)!r}: no such file")
+        raise InvalidInput(f"checkpoint {str(p)!r}: no such file")
     st = p.stat()
     key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
     if key in _LOADED:
@@ -104,16 +105,16 @@ def load_checkpoint(path: str | Path) -> CheckpointSource:
     try:
         cfg = NetConfig(**json.loads(meta["config"]))
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"checkpoint {str(p)!r}: bad configuration in its metadata ({exc})") from None
+        raise InvalidInput(f"checkpoint {str(p)!r}: bad configuration in its metadata ({exc})") from None
     net = build(cfg)
     try:
         net.load_state_dict(state, strict=True)
     except RuntimeError as exc:
-        raise ValueError(f"checkpoint {str(p)!r}: weights do not fit its configuration: "
+        raise InvalidInput(f"checkpoint {str(p)!r}: weights do not fit its configuration: "
                          f"{' '.join(str(exc).split())[:200]}") from None
     fp = weights_fingerprint(net.state_dict(), cfg)
     if fp != meta.get("fingerprint"):
-        raise ValueError(f"checkpoint {str(p)!r}: weights hash {fp} differs from the recorded "
+        raise InvalidInput(f"checkpoint {str(p)!r}: weights hash {fp} differs from the recorded "
                          f"{meta.get('fingerprint')!r} (file altered?)")
     net.eval()
     meta["path"] = str(p)

@@ -25,6 +25,7 @@ import numerics  # noqa: F401  (thread policy before torch loads)
 import torch  # noqa: E402
 
 from numerics.sources import AttentionInstance  # noqa: E402
+from theory.errors import InvalidInput
 
 
 def content_length(n_content: int, n_special: int = 2) -> int:
@@ -61,7 +62,7 @@ class MatchedText:
         ids = [int(i) for i in enc.ids.tolist()]
         T = int(T)
         if T < 2 or len(ids) < T:
-            raise ValueError(f"{self.name}: input {text_input.id} has {len(ids)} tokens, fewer than T = {T}")
+            raise InvalidInput(f"{self.name}: input {text_input.id} has {len(ids)} tokens, fewer than T = {T}")
         tail = 0
         while tail < len(ids) - 1 and ids[len(ids) - 1 - tail] in self.model.special_ids:
             tail += 1
@@ -76,7 +77,7 @@ class MatchedText:
         enc = self.cut(text_input, T)
         A = self.model.attentions_of(enc).double().numpy()
         if A.shape[-1] != int(T):
-            raise ValueError(f"{self.name}: attention of input {text_input.id} has {A.shape[-1]} tokens, not {T}")
+            raise InvalidInput(f"{self.name}: attention of input {text_input.id} has {A.shape[-1]} tokens, not {T}")
         return AttentionInstance(
             model=self.name, input=text_input.id, sha=text_input.sha, attention=A, special=enc.special.numpy(),
             causal=bool(self.model.causal),

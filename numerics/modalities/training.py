@@ -30,6 +30,7 @@ from numerics.device import single_thread  # noqa: E402
 from numerics.modalities.data import Dataset, load_dataset  # noqa: E402
 from numerics.modalities.networks import NetConfig, build  # noqa: E402
 from numerics.modalities.presets import ModelSpec, Preset, spec_config  # noqa: E402
+from theory.errors import InvalidInput
 
 FORMAT = "attnbounds-modalities-v1"
 WEIGHT_DECAY = 1e-4
@@ -94,7 +95,7 @@ def save(path: Path, net: torch.nn.Module, opt: torch.optim.Optimizer, meta: dic
         with atomic_path(path) as tmp:     # a temporary file renamed into place: whole or absent
             save_file(tensors, str(tmp), metadata={k: str(v) for k, v in meta.items()})
     except OSError as exc:
-        raise ValueError(f"checkpoint {str(path)!r} cannot be written ({exc.strerror or exc})") from None
+        raise InvalidInput(f"checkpoint {str(path)!r} cannot be written ({exc.strerror or exc})") from None
 
 
 def read(path: Path) -> tuple[dict, dict, dict]:
@@ -106,10 +107,10 @@ def read(path: Path) -> tuple[dict, dict, dict]:
             meta = dict(f.metadata() or {})
             tensors = {k: f.get_tensor(k) for k in f.keys()}
     except Exception as exc:  # SafetensorError, OSError, JSON errors in the header
-        raise ValueError(f"checkpoint {str(path)!r} is unreadable: {type(exc).__name__}: "
+        raise InvalidInput(f"checkpoint {str(path)!r} is unreadable: {type(exc).__name__}: "
                          f"{' '.join(str(exc).split())[:200]}") from None
     if meta.get("format") != FORMAT:
-        raise ValueError(f"checkpoint {str(path)!r} is not an attnbounds modalities checkpoint "
+        raise InvalidInput(f"checkpoint {str(path)!r} is not an attnbounds modalities checkpoint "
                          f"(format {meta.get('format')!r}, expected {FORMAT!r})")
     model = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
     optim: dict = {}
@@ -141,7 +142,7 @@ def train(spec: ModelSpec, preset: Preset, seed: int, root: Path, console: Any =
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ValueError(f"checkpoint folder {str(folder)!r} cannot be created ({exc.strerror or exc})") from None
+        raise InvalidInput(f"checkpoint folder {str(folder)!r} cannot be created ({exc.strerror or exc})") from None
     marks = preset.checkpoint_epochs(spec.kind)
     total = preset.epochs_of(spec.kind)
     xs, ys = data.x_train, data.y_train
@@ -155,7 +156,7 @@ def train(spec: ModelSpec, preset: Preset, seed: int, root: Path, console: Any =
         if p.exists():
             meta, _, _ = read(p)
             if meta.get("settings") != settings:
-                raise ValueError(f"checkpoint {str(p)!r} was written with other settings (model, preset, seed "
+                raise InvalidInput(f"checkpoint {str(p)!r} was written with other settings (model, preset, seed "
                                  "or data); remove it or choose another --checkpoints folder")
             kept[e] = info(p, meta)
     if all(e in kept for e in marks):

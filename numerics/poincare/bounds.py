@@ -15,6 +15,7 @@ from typing import Optional
 
 from numerics.poincare.loss_bounds import attn1_certified, lora2_certified
 from numerics.poincare.losses import AttentionScalar, GaussianFamily, LoRADirectional, LossFamily, family
+from theory.errors import InvalidInput
 
 
 @lru_cache(maxsize=32)
@@ -84,7 +85,7 @@ def test_function_lower_exact(fam: LossFamily, beta: float, lam: float, res, lo:
     from numerics.poincare.constants import chebyshev_fit, rayleigh_lower_mp
 
     if fam.dim != 1:
-        raise ValueError("test_function_lower_exact: 1-D families only")
+        raise InvalidInput("test_function_lower_exact: 1-D families only")
     coeffs = chebyshev_fit(res, lo, hi, degree)
     F_mp = (lambda s: fam.loss_mp(s) + lam * s * s / 2)
     return float(rayleigh_lower_mp(F_mp, beta, lo, hi, coeffs, dps))

@@ -28,6 +28,8 @@ import scipy.sparse as sps
 from scipy.linalg import eigh_tridiagonal
 from scipy.sparse.linalg import eigsh
 
+from theory.errors import InvalidInput
+
 
 @dataclass
 class PoincareResult:
@@ -51,16 +53,16 @@ class PoincareResult:
 def gaussian_window(beta: float, lam: float, osc: float, dim: int = 1, tol: float = 1e-12) -> float:
     """Half-width R of the centred box: mu(|theta| > R) <= tol given L's oscillation bound ``osc``."""
     if not (beta > 0 and lam > 0 and osc >= 0):
-        raise ValueError(f"gaussian_window: need beta > 0, lambda > 0, osc >= 0; got {beta}, {lam}, {osc}")
+        raise InvalidInput(f"gaussian_window: need beta > 0, lambda > 0, osc >= 0; got {beta}, {lam}, {osc}")
     sigma = 1.0 / math.sqrt(beta * lam)
     return sigma * (math.sqrt(dim) + math.sqrt(2 * (beta * osc + math.log(1 / tol))))
 
 
 def _check(beta, lo, hi):
     if not beta > 0 or not math.isfinite(beta):
-        raise ValueError(f"poincare: beta must be a positive finite number, got {beta}")
+        raise InvalidInput(f"poincare: beta must be a positive finite number, got {beta}")
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"poincare: window must be finite with lo < hi, got [{lo}, {hi}]")
+        raise InvalidInput(f"poincare: window must be finite with lo < hi, got [{lo}, {hi}]")
 
 
 def _gap_1d(F, beta, lo, hi, n):
@@ -70,7 +72,7 @@ def _gap_1d(F, beta, lo, hi, n):
     xf = lo + h * np.arange(1, n)                       # (n-1,) interior faces
     phi_c, phi_f = beta * np.asarray(F(x), float), beta * np.asarray(F(xf), float)
     if not (np.all(np.isfinite(phi_c)) and np.all(np.isfinite(phi_f))):
-        raise ValueError("poincare_constant_1d: F is not finite on the window")
+        raise InvalidInput("poincare_constant_1d: F is not finite on the window")
     shift = min(phi_c.min(), phi_f.min())
     # symmetric form: S_ii = (w_{i-1/2} + w_{i+1/2}) / (h^2 rho_i), S_i,i+1 = -w_{i+1/2} / (h^2 sqrt(rho_i rho_i+1))
     diag = np.zeros(n)
@@ -125,7 +127,7 @@ def poincare_constant_1d(F: Callable[[np.ndarray], np.ndarray], beta: float, lo:
     gap, err_gap, history, (_, x, f, mass, rounding), converged = _richardson(
         lambda n: _gap_1d(F, beta, lo, hi, n), n0, n_max, rtol)
     if not gap > 0:
-        raise ValueError(f"poincare_constant_1d: non-positive spectral gap {gap}; window or beta degenerate")
+        raise InvalidInput(f"poincare_constant_1d: non-positive spectral gap {gap}; window or beta degenerate")
     n = history[-1][0]
     err_gap += rounding
     return PoincareResult(1 / gap, err_gap / gap ** 2, gap, n, history, (x,), f, mass, converged)
@@ -148,7 +150,7 @@ def _gap_2d(F, beta, box, n):
     fx = beta * np.asarray(F(np.stack(np.meshgrid(lo1 + h1 * np.arange(1, n), y, indexing="ij"), -1)), float)
     fy = beta * np.asarray(F(np.stack(np.meshgrid(x, lo2 + h2 * np.arange(1, n), indexing="ij"), -1)), float)
     if not all(np.all(np.isfinite(a)) for a in (phi, fx, fy)):
-        raise ValueError("poincare_constant_2d: F is not finite on the box")
+        raise InvalidInput("poincare_constant_2d: F is not finite on the box")
     idx = np.arange(n * n).reshape(n, n)
     rows, cols, vals = [], [], []
     diag = np.zeros((n, n))
@@ -190,13 +192,13 @@ def poincare_constant_2d(F: Callable[[np.ndarray], np.ndarray], beta: float,
                          rtol: float = 1e-4) -> PoincareResult:
     """2-D analogue on box [(lo1, hi1), (lo2, hi2)]; F maps (..., 2) -> (...). Sparse shift-invert eigsh."""
     if len(box) != 2:
-        raise ValueError(f"poincare_constant_2d: box must have two intervals, got {box}")
+        raise InvalidInput(f"poincare_constant_2d: box must have two intervals, got {box}")
     for lo, hi in box:
         _check(beta, lo, hi)
     gap, err_gap, history, (_, grid, f, mass), converged = _richardson(
         lambda n: _gap_2d(F, beta, box, n), n0, n_max, rtol)
     if not gap > 0:
-        raise ValueError(f"poincare_constant_2d: non-positive spectral gap {gap}")
+        raise InvalidInput(f"poincare_constant_2d: non-positive spectral gap {gap}")
     return PoincareResult(1 / gap, err_gap / gap ** 2, gap, history[-1][0], history, grid, f, mass, converged)
 
 
@@ -209,7 +211,7 @@ def rayleigh_lower_grid(res: PoincareResult, span: str = "quadratic") -> float:
     eigenproblem Cov c = r G c on the span's Gram matrices.
     """
     if res.density is None:
-        raise ValueError("rayleigh_lower_grid: result carries no density")
+        raise InvalidInput("rayleigh_lower_grid: result carries no density")
     pts = np.stack(np.meshgrid(*res.grid, indexing="ij"), -1) if len(res.grid) == 2 else res.grid[0][:, None]
     w = res.density.reshape(-1)
     P = pts.reshape(-1, pts.shape[-1])                         # (N, d)

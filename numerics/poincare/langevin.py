@@ -19,6 +19,8 @@ from typing import Callable, Optional
 import numpy as np
 import torch
 
+from theory.errors import InvalidInput
+
 
 @dataclass
 class LangevinRun:
@@ -35,9 +37,9 @@ def simulate(F: Callable[[torch.Tensor], torch.Tensor], theta0: torch.Tensor, be
              mala: bool = False) -> LangevinRun:
     """Run B chains. F: (B, dim) -> (B,) differentiable in torch. observe: (B, dim) -> (B, k)."""
     if not (beta > 0 and step > 0 and n_steps > 0 and every > 0):
-        raise ValueError(f"simulate: need beta, step, n_steps, every > 0; got {beta}, {step}, {n_steps}, {every}")
+        raise InvalidInput(f"simulate: need beta, step, n_steps, every > 0; got {beta}, {step}, {n_steps}, {every}")
     if theta0.ndim != 2:
-        raise ValueError(f"simulate: theta0 must be (B, dim), got shape {tuple(theta0.shape)}")
+        raise InvalidInput(f"simulate: theta0 must be (B, dim), got shape {tuple(theta0.shape)}")
     gen = torch.Generator(device=theta0.device).manual_seed(seed)
     observe = observe or (lambda th: th)
     noise_scale = math.sqrt(2 * step / beta)
@@ -103,7 +105,7 @@ def autocorrelation(obs: torch.Tensor, max_lag: int, mean: Optional[torch.Tensor
     ``mean``/``var`` may be the exact stationary moments (e.g. from quadrature); else pooled estimates.
     Returns rho (max_lag + 1,)."""
     if obs.ndim != 2 or max_lag >= obs.shape[0]:
-        raise ValueError(f"autocorrelation: obs must be (T, B) with T > max_lag; got {tuple(obs.shape)}, {max_lag}")
+        raise InvalidInput(f"autocorrelation: obs must be (T, B) with T > max_lag; got {tuple(obs.shape)}, {max_lag}")
     x = obs - (obs.mean() if mean is None else mean)
     v = (x ** 2).mean() if var is None else var
     T = x.shape[0]
@@ -116,7 +118,7 @@ def decay_rate(rho: np.ndarray, dt: float, floor: float = 0.05) -> float:
     k = np.nonzero(rho > floor)[0]
     k = k[k == np.arange(len(k))]           # the initial run above the floor
     if len(k) < 3:
-        raise ValueError("decay_rate: autocorrelation falls below the floor too fast; use a smaller dt")
+        raise InvalidInput("decay_rate: autocorrelation falls below the floor too fast; use a smaller dt")
     t = k * dt
     y = -np.log(rho[k])
     return float((t @ y) / (t @ t))

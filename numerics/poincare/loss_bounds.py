@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from numerics.poincare.losses import AttentionScalar, LoRADirectional
+from theory.errors import InvalidInput
 
 # -- certified 1-D ranges: adaptive grid with local Lipschitz margins, decay bounds in the tails --
 _ROUND = 1e-12  # absolute allowance for float64 rounding of the grid evaluations (values are O(1))
@@ -35,7 +36,7 @@ def certified_range_1d(fun: Callable[[np.ndarray], np.ndarray], local_lip: Calla
         r = min(S, r + 2 * margin / max(local_lip(r), 1e-300))
         pts.append(r)
         if len(pts) > 400_000:
-            raise ValueError("certified_range_1d: grid too large; increase margin")
+            raise InvalidInput("certified_range_1d: grid too large; increase margin")
     r = np.array(pts)
     t = np.concatenate([-r[:0:-1], r])
     lo, hi = math.inf, -math.inf
@@ -69,13 +70,13 @@ def attn1_certified(fam: AttentionScalar, margin: float = 1e-3) -> dict:
     (T-1) e^{-|s| gap}; so |g1| <= sqrt(V) osc(u)/2, |g2| <= osc(u) V, |g3| <= osc(u)(osc(c) V + 1.5 V^1.5).
     """
     if fam.dim != 1:
-        raise ValueError("attn1_certified: needs the dim-1 (value fixed) attention family")
+        raise InvalidInput("attn1_certified: needs the dim-1 (value fixed) attention family")
     osc_c, osc_u = np.ptp(fam.c, axis=1), np.ptp(fam.u, axis=1)
     R = np.array([float(fam._residual_range(i)[1]) for i in range(fam.n)])
     srt = np.sort(fam.c, axis=1)
     gap = np.minimum(srt[:, -1] - srt[:, -2], srt[:, 1] - srt[:, 0])
     if np.any(gap <= 0):
-        raise ValueError("attention data: tied extreme scores, the loss does not saturate (gap 0)")
+        raise InvalidInput("attention data: tied extreme scores, the loss does not saturate (gap 0)")
     v0, T = abs(fam.v0), fam.T
 
     def V(r):

@@ -32,6 +32,8 @@ import mpmath
 import numpy as np
 import torch
 
+from theory.errors import InvalidInput
+
 _DPS = 50
 
 
@@ -54,14 +56,14 @@ class LossFamily:
     def loss_np(self, theta: np.ndarray) -> np.ndarray:
         theta = np.asarray(theta, dtype=np.float64)
         if theta.shape[-1] != self.dim:
-            raise ValueError(f"{self.name}: theta must have last dimension {self.dim}, got shape {theta.shape}")
+            raise InvalidInput(f"{self.name}: theta must have last dimension {self.dim}, got shape {theta.shape}")
         with torch.no_grad():
             return self.loss(torch.as_tensor(theta)).numpy()
 
     def F(self, lam: float) -> Callable[[np.ndarray], np.ndarray]:
         """F = L + lam/2 |theta|^2 as a vectorised numpy callable on (..., dim) (or (...,) if dim 1)."""
         if not lam > 0:
-            raise ValueError(f"{self.name}: regularisation lambda must be > 0, got {lam}")
+            raise InvalidInput(f"{self.name}: regularisation lambda must be > 0, got {lam}")
 
         def F(theta):
             theta = np.asarray(theta, dtype=np.float64)
@@ -142,7 +144,7 @@ class AttentionScalar(LossFamily):
 
     def __post_init__(self):
         if self.dim not in (1, 2):
-            raise ValueError(f"AttentionScalar: dim must be 1 or 2, got {self.dim}")
+            raise InvalidInput(f"AttentionScalar: dim must be 1 or 2, got {self.dim}")
         self.name = f"attn{self.dim}"
         self.c, self.u, self.y, _ = attention_data(self.n, self.T, self.d, self.seed)
         self._c, self._u, self._y = (torch.as_tensor(z) for z in (self.c, self.u, self.y))
@@ -206,7 +208,7 @@ class AttentionScalar(LossFamily):
         (third mixed central moment of the softmax weights a), so |g_i''| <= osc(u_i) osc(c_i)^2 / 4.
         """
         if self.dim != 1:
-            raise ValueError("hessian_lower: L has no global Hessian lower bound in dim 2 (see theory.poincare)")
+            raise InvalidInput("hessian_lower: L has no global Hessian lower bound in dim 2 (see theory.poincare)")
         with mpmath.workdps(_DPS):
             terms = []
             for i in range(self.n):
@@ -341,5 +343,5 @@ def family(name: str, seed: int = 0) -> LossFamily:
              "lora2": lambda: LoRADirectional(seed=seed), "attnfull": lambda: AttentionFull(seed=seed),
              "lorafull": lambda: LoRAFull(seed=seed)}
     if name not in table:
-        raise ValueError(f"unknown loss family {name!r}; known: {sorted(table)}")
+        raise InvalidInput(f"unknown loss family {name!r}; known: {sorted(table)}")
     return table[name]()

@@ -30,6 +30,7 @@ from typing import Callable
 from flint import acb, arb
 
 from numerics.poincare.losses import AttentionScalar, GaussianFamily, LossFamily
+from theory.errors import InvalidInput
 
 _UP, _DOWN = 1 + 2.0 ** -48, 1 - 2.0 ** -48
 
@@ -41,7 +42,7 @@ def potential_acb(fam: LossFamily, beta: float, lam: float) -> Callable[[acb], a
     if isinstance(fam, GaussianFamily) and fam.dim == 1:
         return lambda s: B * (Lm * s * s / 2)
     if not (isinstance(fam, AttentionScalar) and fam.dim == 1):
-        raise ValueError(f"potential_acb: one-dimensional families only (gauss1, attn1), got {fam.name}")
+        raise InvalidInput(f"potential_acb: one-dimensional families only (gauss1, attn1), got {fam.name}")
     data = list(zip(fam.c.tolist(), fam.u.tolist(), fam.y.tolist()))
     v0, n = arb(fam.v0), len(data)
 
@@ -60,7 +61,7 @@ def _integral(V, a: float, b: float, sign: int, shift: float) -> arb:
     """int_a^b exp(sign (V - shift)) as an arb ball (certified by flint.acb.integral)."""
     val = acb.integral(lambda z, analytic: (sign * (V(z) - shift)).exp(), a, b, rel_tol=1e-6).real
     if not val.is_finite():
-        raise ValueError("muckenhoupt_bracket: a cell integral did not converge; use more cells")
+        raise InvalidInput("muckenhoupt_bracket: a cell integral did not converge; use more cells")
     return val
 
 
@@ -109,7 +110,7 @@ def muckenhoupt_bracket(V: Callable[[acb], acb], lo: float, hi: float, cells: in
     (True, True)
     """
     if not (lo < hi and cells >= 4):
-        raise ValueError(f"muckenhoupt_bracket: need lo < hi and cells >= 4, got [{lo}, {hi}], {cells}")
+        raise InvalidInput(f"muckenhoupt_bracket: need lo < hi and cells >= 4, got [{lo}, {hi}], {cells}")
     edges = [lo + (hi - lo) * k / cells for k in range(cells)] + [hi]
     shift = min(V(acb(x)).real.mid() for x in edges)          # any constant: it cancels exactly
     neg = [_integral(V, a, b, -1, shift) for a, b in zip(edges[:-1], edges[1:])]

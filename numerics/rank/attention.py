@@ -24,20 +24,21 @@ import mpmath
 import numpy as np
 
 from numerics.rank.linear import energy_rank, entropy_rank, gavish_donoho_threshold, random_orthogonal, spectrum
+from theory.errors import InvalidInput
 from theory.rank import exact_rank, is_positive_definite
 
 
 def as_tokens(X: Any) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 3 or 0 in X.shape or not np.all(np.isfinite(X)):
-        raise ValueError(f"X: expected finite tokens of shape (B, T, d), got shape {X.shape}")
+        raise InvalidInput(f"X: expected finite tokens of shape (B, T, d), got shape {X.shape}")
     return X
 
 
 def kernel_teacher(d: int, r_star: int, shape: str, seed: int, d_v: Optional[int] = None):
     """W = W_Q W_K^T with sigma(W) = spectrum(r*, shape) * sqrt(d); W_V orthogonal (d, d_v)."""
     if not (1 <= r_star <= d):
-        raise ValueError(f"kernel_teacher: need 1 <= r_star <= d, got r_star={r_star}, d={d}")
+        raise InvalidInput(f"kernel_teacher: need 1 <= r_star <= d, got r_star={r_star}, d={d}")
     rng = np.random.default_rng(seed)
     Uq, Uk = random_orthogonal(d, rng), random_orthogonal(d, rng)
     W = (Uq[:, :r_star] * spectrum(r_star, shape)) @ Uk[:, :r_star].T
@@ -48,7 +49,7 @@ def kernel_teacher(d: int, r_star: int, shape: str, seed: int, d_v: Optional[int
 def sample_tokens(batch: int, T: int, d: int, seed: int) -> np.ndarray:
     """X (B, T, d) with i.i.d. N(0, 1) entries."""
     if min(batch, T, d) < 1:
-        raise ValueError(f"sample_tokens: need batch, T, d >= 1, got {batch}, {T}, {d}")
+        raise InvalidInput(f"sample_tokens: need batch, T, d >= 1, got {batch}, {T}, {d}")
     return np.random.default_rng(seed).standard_normal((batch, T, d))
 
 
@@ -140,12 +141,12 @@ def recover_softmax_kernel(X: Any, Y: Any, W_V: Optional[Any], beta: float = 1.0
     X = as_tokens(X)
     B, T, d = X.shape
     if beta <= 0:
-        raise ValueError(f"beta: must be > 0, got {beta}")
+        raise InvalidInput(f"beta: must be > 0, got {beta}")
     if W_V is None:
         Y = np.asarray(Y, dtype=np.float64)
         d_v = Y.shape[2]
         if B * T < d + d**3:
-            raise ValueError(f"recover_softmax_kernel: without W_V need B T >= d + d^3 = {d + d**3}, got {B * T}")
+            raise InvalidInput(f"recover_softmax_kernel: without W_V need B T >= d + d^3 = {d + d**3}, got {B * T}")
         H = (X - X.mean(axis=1, keepdims=True)).transpose(0, 2, 1) @ X             # (B, d, d) = C^T X
         mean_part = np.repeat(X.mean(axis=1, keepdims=True), T, axis=1).reshape(B * T, d)
         Phi = np.einsum("bta,bcf->btacf", X, H).reshape(B * T, d**3) * beta / (T * math.sqrt(d))
@@ -159,7 +160,7 @@ def recover_softmax_kernel(X: Any, Y: Any, W_V: Optional[Any], beta: float = 1.0
     C = X - X.mean(axis=1, keepdims=True)                                      # (B, T, d)
     if method == "invert":
         if T > d:
-            raise ValueError(f"recover_softmax_kernel: 'invert' needs T <= d, got T={T}, d={d}")
+            raise InvalidInput(f"recover_softmax_kernel: 'invert' needs T <= d, got T={T}, d={d}")
         A = Yt @ np.linalg.pinv(X)                                             # (B, T, T)
         clipped = float(np.mean(A <= 0))
         logA = np.log(np.maximum(A, np.finfo(np.float64).tiny))
@@ -171,7 +172,7 @@ def recover_softmax_kernel(X: Any, Y: Any, W_V: Optional[Any], beta: float = 1.0
         D = np.einsum("bta,bcf->btfac", X, H).reshape(B * T * d, d * d)
         clipped = 0.0
     else:
-        raise ValueError(f"method {method!r} not in ('auto', 'invert', 'linearise')")
+        raise InvalidInput(f"method {method!r} not in ('auto', 'invert', 'linearise')")
     coef, noise, sv = _lstsq(D, target.reshape(-1))
     W_hat = coef.reshape(d, d)
     return {**rank_report(W_hat, None if W_true is None else np.asarray(W_true), None),
@@ -221,7 +222,7 @@ def recover_softmax_kernel_exact(X: Any, W: Any, W_V: Any, beta: float, dps: int
     X = as_tokens(X)
     B, T, d = X.shape
     if T > d:
-        raise ValueError(f"recover_softmax_kernel_exact: needs T <= d, got T={T}, d={d}")
+        raise InvalidInput(f"recover_softmax_kernel_exact: needs T <= d, got T={T}, d={d}")
     with mpmath.workdps(dps):
         Wm = mpmath.matrix(np.asarray(W).tolist())
         rows, rhs = [], []

@@ -30,6 +30,7 @@ from typing import Any, Optional
 import numpy as np
 
 from numerics.rank.attention import as_tokens, kernel_error, rank_report
+from theory.errors import InvalidInput
 
 OPT_TOL = 1e-6
 ZERO_TOL = 1e-8
@@ -134,7 +135,7 @@ def fit_softmax_joint(X: Any, Y: Any, beta: float, W_init: Any, starts: int = 3,
     d = X.shape[2]
     Y = np.asarray(Y, dtype=np.float64)
     if Y.ndim != 3 or Y.shape[:2] != X.shape[:2]:
-        raise ValueError(f"Y: expected shape (B, T, d_v) with (B, T) = {X.shape[:2]}, got {Y.shape}")
+        raise InvalidInput(f"Y: expected shape (B, T, d_v) with (B, T) = {X.shape[:2]}, got {Y.shape}")
     d_v = Y.shape[2]
     c = beta / math.sqrt(d)
 

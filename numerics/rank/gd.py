@@ -18,6 +18,7 @@ import torch
 
 from numerics.device import single_thread
 from numerics.rank.linear import check_pair, check_r
+from theory.errors import InvalidInput
 
 
 
@@ -56,7 +57,7 @@ def _gd_factorised(M_star: Any, K: Any, r: int, seeds: Sequence[int], init_scale
     r = check_r(r)
     M, Kn, L = check_pair(M_star, K)
     if r < 1 or len(seeds) < 1 or not (init_scale > 0) or steps < 0:
-        raise ValueError(f"gd_factorised: need r >= 1, seeds, init_scale > 0, steps >= 0; "
+        raise InvalidInput(f"gd_factorised: need r >= 1, seeds, init_scale > 0, steps >= 0; "
                          f"got r={r}, {len(seeds)} seeds, init_scale={init_scale}, steps={steps}")
     t = lambda a: torch.as_tensor(a, dtype=dtype, device=device)  # noqa: E731
     Mt, Kt, Lt = t(M), t(Kn), t(L)
@@ -67,7 +68,7 @@ def _gd_factorised(M_star: Any, K: Any, r: int, seeds: Sequence[int], init_scale
     else:
         Kg, Cg = t(data[0]), t(data[1])
         if Kg.shape != (S, n, n) or Cg.shape != (S, m, n):
-            raise ValueError(f"gd_factorised: data must be (K_hat (S,n,n), C (S,m,n)) with S={S}, "
+            raise InvalidInput(f"gd_factorised: data must be (K_hat (S,n,n), C (S,m,n)) with S={S}, "
                              f"got {tuple(Kg.shape)}, {tuple(Cg.shape)}")
     if lr is None:                               # a safe step: 1 / (4 lambda_max(K_g) ||target||_2)
         lam = torch.linalg.eigvalsh(Kg).amax()

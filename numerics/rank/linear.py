@@ -19,6 +19,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
+from theory.errors import InvalidInput
 from theory.rank import exact_rank
 from theory.verdicts import Verdict
 
@@ -32,9 +33,9 @@ COVARIANCES = ("identity", "spread")
 def _matrix(A: Any, name: str) -> np.ndarray:
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 2 or A.size == 0:
-        raise ValueError(f"{name}: expected a non-empty 2-D matrix, got shape {A.shape}")
+        raise InvalidInput(f"{name}: expected a non-empty 2-D matrix, got shape {A.shape}")
     if not np.all(np.isfinite(A)):
-        raise ValueError(f"{name}: contains NaN or infinity")
+        raise InvalidInput(f"{name}: contains NaN or infinity")
     return A
 
 
@@ -42,30 +43,30 @@ def check_pair(M_star: Any, K: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     """(M*, K, L) with K = L L^T its Cholesky factor; ValueError names what is wrong."""
     M, K = _matrix(M_star, "M_star"), _matrix(K, "K")
     if K.shape[0] != K.shape[1]:
-        raise ValueError(f"K: must be square, got shape {K.shape}")
+        raise InvalidInput(f"K: must be square, got shape {K.shape}")
     if M.shape[1] != K.shape[0]:
-        raise ValueError(f"M_star has {M.shape[1]} columns but K is {K.shape[0]} x {K.shape[0]}")
+        raise InvalidInput(f"M_star has {M.shape[1]} columns but K is {K.shape[0]} x {K.shape[0]}")
     if not np.array_equal(K, K.T):
-        raise ValueError("K: must be symmetric (K == K.T exactly)")
+        raise InvalidInput("K: must be symmetric (K == K.T exactly)")
     try:
         L = np.linalg.cholesky(K)
     except np.linalg.LinAlgError:
-        raise ValueError("K: must be positive definite (Cholesky failed)") from None
+        raise InvalidInput("K: must be positive definite (Cholesky failed)") from None
     return M, K, L
 
 
 def check_r(r: Any, name: str = "r") -> int:
     if isinstance(r, bool) or int(r) != r or r < 0:
-        raise ValueError(f"{name}: must be a non-negative integer, got {r!r}")
+        raise InvalidInput(f"{name}: must be a non-negative integer, got {r!r}")
     return int(r)
 
 
 def _spectrum(singular_values: Any) -> np.ndarray:
     s = np.asarray(singular_values, dtype=np.float64)
     if s.ndim < 1 or s.shape[-1] == 0:
-        raise ValueError(f"singular_values: expected shape (..., k) with k >= 1, got {s.shape}")
+        raise InvalidInput(f"singular_values: expected shape (..., k) with k >= 1, got {s.shape}")
     if not np.all(np.isfinite(s)) or np.any(s < 0):
-        raise ValueError("singular_values: must be finite and non-negative")
+        raise InvalidInput("singular_values: must be finite and non-negative")
     return -np.sort(-s, axis=-1)                     # non-increasing along the last axis
 
 
@@ -89,7 +90,7 @@ def energy_rank(singular_values: Any, tau: float) -> np.ndarray | int:
     """Energy effective rank min{k : sum_{i<=k} s_i^2 >= tau sum_i s_i^2}; 0 for a zero spectrum.
     Batched over leading dims of (..., k)."""
     if not (0 < float(tau) <= 1):
-        raise ValueError(f"tau: must lie in (0, 1], got {tau!r}")
+        raise InvalidInput(f"tau: must lie in (0, 1], got {tau!r}")
     s2 = _spectrum(singular_values) ** 2
     total = s2.sum(axis=-1, keepdims=True)
     cum = np.cumsum(s2, axis=-1)
@@ -103,7 +104,7 @@ def entropy_rank(singular_values: Any, power: int = 2) -> np.ndarray | float:
     spectrum. power=2 (default, docs/theory.md §3) normalises the energies sigma_i^2, power=1 the singular
     values themselves; the two disagree, e.g. on (1, 1/2, 1/4): 1.95 (power 2) and 2.60 (power 1)."""
     if power not in (1, 2):
-        raise ValueError(f"power: must be 1 (p_i from sigma_i) or 2 (from sigma_i^2), got {power!r}")
+        raise InvalidInput(f"power: must be 1 (p_i from sigma_i) or 2 (from sigma_i^2), got {power!r}")
     s2 = _spectrum(singular_values) ** power
     total = s2.sum(axis=-1, keepdims=True)
     p = np.divide(s2, total, out=np.zeros_like(s2), where=total > 0)
@@ -117,7 +118,7 @@ def gavish_donoho_threshold(noise_std: float, shape: tuple[int, int]) -> float:
     (Gavish & Donoho 2014, known noise): lambda(beta) sqrt(max(m, n)) noise_std, beta = min/max."""
     m, n = sorted(int(x) for x in shape)
     if m < 1 or not (noise_std >= 0 and math.isfinite(noise_std)):
-        raise ValueError(f"gavish_donoho_threshold: bad shape {shape} or noise_std {noise_std}")
+        raise InvalidInput(f"gavish_donoho_threshold: bad shape {shape} or noise_std {noise_std}")
     beta = m / n
     lam = math.sqrt(2 * (beta + 1) + 8 * beta / (beta + 1 + math.sqrt(beta**2 + 14 * beta + 1)))
     return lam * math.sqrt(n) * noise_std
@@ -137,7 +138,7 @@ def spectrum(r_star: int, shape: str) -> np.ndarray:
     i = np.arange(r_star, dtype=np.float64)
     table = {"flat": np.ones(r_star), "linear": (r_star - i) / r_star, "geometric": 0.5**i}
     if shape not in table:
-        raise ValueError(f"spectrum shape {shape!r} not in {SPECTRUM_SHAPES}")
+        raise InvalidInput(f"spectrum shape {shape!r} not in {SPECTRUM_SHAPES}")
     return table[shape]
 
 
@@ -153,7 +154,7 @@ def teacher_factors(n: int, r_star: int, shape: str, K: np.ndarray, seed: int):
     """Integer factors (A_int (n, r*), B_int (r*, n)) with M* = A_int B_int / 2^32 and
     sigma(M* K^{1/2}) = spectrum(r*, shape) up to the grid rounding (relative ~1e-5)."""
     if not (0 <= r_star <= n) or r_star > 16:
-        raise ValueError(f"teacher: need 0 <= r_star <= min(n, 16), got r_star={r_star}, n={n}")
+        raise InvalidInput(f"teacher: need 0 <= r_star <= min(n, 16), got r_star={r_star}, n={n}")
     rng = np.random.default_rng(seed)
     U, V = random_orthogonal(n, rng), random_orthogonal(n, rng)
     L = np.linalg.cholesky(K)
@@ -161,7 +162,7 @@ def teacher_factors(n: int, r_star: int, shape: str, K: np.ndarray, seed: int):
     B = np.linalg.solve(L.T, V[:, :r_star]).T                   # M* = A (L^{-T} V_r)^T
     scale = 2.0**GRID_BITS
     if max(np.abs(A).max(initial=0), np.abs(B).max(initial=0)) >= 2**7:
-        raise ValueError("teacher: factors exceed the exact grid range; K is too ill-conditioned")
+        raise InvalidInput("teacher: factors exceed the exact grid range; K is too ill-conditioned")
     return np.rint(A * scale).astype(np.int64), np.rint(B * scale).astype(np.int64)
 
 
@@ -177,7 +178,7 @@ def covariance(n: int, kind: str, seed: int) -> np.ndarray:
     if kind == "identity":
         return np.eye(n)
     if kind != "spread":
-        raise ValueError(f"covariance kind {kind!r} not in {COVARIANCES}")
+        raise InvalidInput(f"covariance kind {kind!r} not in {COVARIANCES}")
     Q = random_orthogonal(n, np.random.default_rng(seed + 7919))
     K = (Q * np.logspace(0, -1, n)) @ Q.T
     return (K + K.T) / 2
@@ -187,7 +188,7 @@ def sample_data(M_star: Any, K: Any, n_samples: int, d: int, noise: float, seed:
     """N samples X (n x d) with E[X X^T] = d K, stacked as columns: X (n, N d), Y = M* X + noise E."""
     M, _, L = check_pair(M_star, K)
     if n_samples < 1 or d < 1 or noise < 0:
-        raise ValueError(f"sample_data: need n_samples, d >= 1 and noise >= 0, got {n_samples}, {d}, {noise}")
+        raise InvalidInput(f"sample_data: need n_samples, d >= 1 and noise >= 0, got {n_samples}, {d}, {noise}")
     rng = np.random.default_rng(seed)
     X = L @ rng.standard_normal((M.shape[1], n_samples * d))
     return X, M @ X + noise * rng.standard_normal((M.shape[0], n_samples * d))
@@ -197,7 +198,7 @@ def least_squares(X: np.ndarray, Y: np.ndarray) -> dict[str, Any]:
     """M_hat = Y X^T (X X^T)^{-1}, K_hat = X X^T / cols, the noise std from the residual."""
     n, cols = X.shape
     if cols <= n:
-        raise ValueError(f"least_squares: need more columns ({cols}) than rows ({n}) of X")
+        raise InvalidInput(f"least_squares: need more columns ({cols}) than rows ({n}) of X")
     G = X @ X.T
     M_hat = np.linalg.solve(G, X @ Y.T).T
     resid = Y - M_hat @ X

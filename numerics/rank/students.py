@@ -21,6 +21,7 @@ import torch
 from numerics.rank.linear import certify_tail_sum, energy_rank, entropy_rank, random_orthogonal
 from numerics.device import single_thread
 from numerics.rank.attention import as_tokens, linear_attention, softmax_attention
+from theory.errors import InvalidInput
 from theory.rank import is_positive_definite
 
 KINDS = ("linear", "softmax")
@@ -102,7 +103,7 @@ def _forward(X: torch.Tensor, W: torch.Tensor, W_V: torch.Tensor, kind: str, bet
     elif kind == "softmax":
         A = torch.softmax(beta * S / math.sqrt(X.shape[2]), dim=-1)
     else:
-        raise ValueError(f"kind {kind!r} not in {KINDS}")
+        raise InvalidInput(f"kind {kind!r} not in {KINDS}")
     return A @ (X @ W_V)
 
 
@@ -124,7 +125,7 @@ def _train_kernel_students(X: Any, Y: Any, W_V: Any, r: int, seeds: Sequence[int
     WV = torch.as_tensor(np.asarray(W_V, dtype=np.float64))
     d = X.shape[2]
     if r < 1 or not seeds:
-        raise ValueError(f"train_kernel_students: need r >= 1 and seeds, got r={r}, seeds={seeds}")
+        raise InvalidInput(f"train_kernel_students: need r >= 1 and seeds, got r={r}, seeds={seeds}")
     us, vs = [], []
     for seed in seeds:
         g = torch.Generator().manual_seed(int(seed))
@@ -211,7 +212,7 @@ def static_mixer(T: int, r_static: int, seed: int) -> np.ndarray:
 
 def ladder_data(X: Any, lam: float, M_static: Any, W: Any, W_V: Any, kind: str, beta: float = 1.0) -> np.ndarray:
     if not 0 <= lam <= 1:
-        raise ValueError(f"lam: must lie in [0, 1], got {lam}")
+        raise InvalidInput(f"lam: must lie in [0, 1], got {lam}")
     X = as_tokens(X)
     att = softmax_attention(X, W, W_V, beta) if kind == "softmax" else linear_attention(X, W, W_V)
     return (1 - lam) * (np.asarray(M_static) @ X @ W_V) + lam * att

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from numerics.rank.linear import energy_rank, entropy_rank
+from theory.errors import InvalidInput
 
 
 @dataclass
@@ -44,7 +45,7 @@ def _layer_modules(module: Any) -> list[tuple[Any, Any, Any, Any]]:
     base = getattr(module, "model", module)
     if hasattr(base, "layers"):                                                  # Llama / Mistral / Qwen
         return [(l.self_attn.q_proj, l.self_attn.k_proj, l.self_attn.v_proj, l.self_attn.o_proj) for l in base.layers]
-    raise ValueError(f"rank_weights: unsupported architecture {type(module).__name__} "
+    raise InvalidInput(f"rank_weights: unsupported architecture {type(module).__name__} "
                      "(expected BERT encoder.layer or Llama-style layers with self_attn)")
 
 
@@ -56,7 +57,7 @@ def head_factors(module: Any, config: Any) -> list[HeadFactors]:
     D = int(config.hidden_size)
     dh = int(getattr(config, "head_dim", None) or D // H)
     if H % H_kv:
-        raise ValueError(f"rank_weights: {H} query heads not a multiple of {H_kv} key/value heads")
+        raise InvalidInput(f"rank_weights: {H} query heads not a multiple of {H_kv} key/value heads")
     out = []
     for q, k, v, o in layers:
         rep = torch.arange(H) // (H // H_kv)
@@ -69,7 +70,7 @@ def head_factors(module: Any, config: Any) -> list[HeadFactors]:
 def product_singular_values(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """sigma(A_h B_h^T) for A, B (H, D, dh) through thin QR of each factor: (H, dh)."""
     if A.shape != B.shape or A.ndim != 3 or A.shape[1] < A.shape[2]:
-        raise ValueError(f"product_singular_values: need A, B of one shape (H, D, dh) with D >= dh, "
+        raise InvalidInput(f"product_singular_values: need A, B of one shape (H, D, dh) with D >= dh, "
                          f"got {tuple(A.shape)}, {tuple(B.shape)}")
     Ra, Rb = torch.linalg.qr(A, mode="r")[1], torch.linalg.qr(B, mode="r")[1]
     return torch.linalg.svdvals(Ra @ Rb.transpose(1, 2))
@@ -181,7 +182,7 @@ def head_rank_exact(A: Any, B: Any) -> int:
 
     A, B = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64)
     if A.shape != B.shape or A.ndim != 2:
-        raise ValueError(f"head_rank_exact: A, B must share one shape (D, dh), got {A.shape}, {B.shape}")
+        raise InvalidInput(f"head_rank_exact: A, B must share one shape (D, dh), got {A.shape}, {B.shape}")
     dh = A.shape[1]
     if exact_rank(B) == dh:
         return exact_rank(A)

@@ -24,12 +24,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from theory.errors import InvalidInput
+
 EXACT_MAX_LAYERS = 8          # 2^L monomials
 
 
 def _check_attention_only(model: Any) -> None:
     if model.cfg.block != "attention":
-        raise ValueError(f"bottleneck: the lemma is about attention-only decoders; {model.cfg.name} has "
+        raise InvalidInput(f"bottleneck: the lemma is about attention-only decoders; {model.cfg.name} has "
                          "feed-forward layers")
 
 
@@ -87,7 +89,7 @@ def _dyadic(A: np.ndarray) -> tuple[np.ndarray, int]:
     """A float64 array as exact integers (object dtype) times 2^e."""
     A = np.asarray(A, dtype=np.float64)
     if not np.isfinite(A).all():
-        raise ValueError("bottleneck_exact: weights are not finite")
+        raise InvalidInput("bottleneck_exact: weights are not finite")
     mant, expo = np.frexp(A)
     ints = (mant * 2.0 ** 53).astype(np.int64)
     e = int(expo.min()) - 53 if A.size else 0

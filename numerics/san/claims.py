@@ -26,6 +26,8 @@ import math
 from fractions import Fraction
 from typing import Sequence
 
+from theory.errors import InvalidInput
+
 ALPHA = 0.05
 DIRECTIONS = (">", "<")
 
@@ -33,13 +35,13 @@ DIRECTIONS = (">", "<")
 def _check(values: Sequence[float], noise: float, direction: str) -> list[float]:
     vals = [float(v) for v in values]
     if not vals:
-        raise ValueError("decide: no values (a claim needs at least one seed pair)")
+        raise InvalidInput("decide: no values (a claim needs at least one seed pair)")
     if not all(math.isfinite(v) for v in vals):
-        raise ValueError(f"decide: values must be finite, got {vals}")
+        raise InvalidInput(f"decide: values must be finite, got {vals}")
     if not (noise >= 0 and math.isfinite(noise)):
-        raise ValueError(f"decide: noise floor must be finite and >= 0, got {noise!r}")
+        raise InvalidInput(f"decide: noise floor must be finite and >= 0, got {noise!r}")
     if direction not in DIRECTIONS:
-        raise ValueError(f"decide: direction {direction!r} is not one of {DIRECTIONS}")
+        raise InvalidInput(f"decide: direction {direction!r} is not one of {DIRECTIONS}")
     return vals
 
 

@@ -22,6 +22,8 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, replace
 
+from theory.errors import InvalidInput
+
 BLOCKS = ("standard", "attention")
 NORMS = ("rms", "none")
 MATCH_KINDS = ("depth", "flops", "params")
@@ -45,17 +47,17 @@ class SANConfig:
 
     def __post_init__(self) -> None:
         if self.block not in BLOCKS:
-            raise ValueError(f"SANConfig.block: {self.block!r} is not one of {', '.join(BLOCKS)}")
+            raise InvalidInput(f"SANConfig.block: {self.block!r} is not one of {', '.join(BLOCKS)}")
         if self.norm not in NORMS:
-            raise ValueError(f"SANConfig.norm: {self.norm!r} is not one of {', '.join(NORMS)}")
+            raise InvalidInput(f"SANConfig.norm: {self.norm!r} is not one of {', '.join(NORMS)}")
         for name in ("n_layer", "n_head", "d_model", "ctx", "vocab", "mlp_ratio"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"SANConfig.{name}: must be a positive integer, got {v!r}")
+                raise InvalidInput(f"SANConfig.{name}: must be a positive integer, got {v!r}")
         if self.d_model % self.n_head:
-            raise ValueError(f"SANConfig: d_model {self.d_model} is not a multiple of n_head {self.n_head}")
+            raise InvalidInput(f"SANConfig: d_model {self.d_model} is not a multiple of n_head {self.n_head}")
         if not (self.init_std > 0):
-            raise ValueError(f"SANConfig.init_std: must be positive, got {self.init_std!r}")
+            raise InvalidInput(f"SANConfig.init_std: must be positive, got {self.init_std!r}")
 
     @property
     def head_dim(self) -> int:
@@ -99,9 +101,9 @@ def matched(reference: SANConfig, kind: str, **overrides) -> SANConfig:
     """The attention-only partner of a standard ``reference`` matched by ``kind`` (see the module
     docstring); ``overrides`` (qk_norm, gate) apply to the partner."""
     if reference.block != "standard":
-        raise ValueError(f"matched: the reference must be a standard block, got {reference.block!r}")
+        raise InvalidInput(f"matched: the reference must be a standard block, got {reference.block!r}")
     if kind not in MATCH_KINDS:
-        raise ValueError(f"matched: kind {kind!r} is not one of {', '.join(MATCH_KINDS)}")
+        raise InvalidInput(f"matched: kind {kind!r} is not one of {', '.join(MATCH_KINDS)}")
     base = replace(reference, block="attention", **overrides)
     if kind == "depth":
         return base

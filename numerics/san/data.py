@@ -29,6 +29,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from theory.errors import InvalidInput
+
 VAL_SHARE = 0.1
 FACT_SEED = 20260101
 LETTERS = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
@@ -65,9 +67,9 @@ class Data:
 
     def __post_init__(self) -> None:
         if self.ctx < 16:
-            raise ValueError(f"Data.ctx: probes need a context of at least 16 bytes, got {self.ctx}")
+            raise InvalidInput(f"Data.ctx: probes need a context of at least 16 bytes, got {self.ctx}")
         if not (0 <= self.probe_share <= 1):
-            raise ValueError(f"Data.probe_share: must lie in [0, 1], got {self.probe_share}")
+            raise InvalidInput(f"Data.probe_share: must lie in [0, 1], got {self.probe_share}")
         raw = np.frombuffer(prose_bytes(), dtype=np.uint8)
         cut = int(len(raw) * (1 - VAL_SHARE))
         self.train, self.val = raw[:cut], raw[cut:]

@@ -19,6 +19,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from numerics.san.config import SANConfig
+from theory.errors import InvalidInput
 
 EPS = 1e-6
 
@@ -122,7 +123,7 @@ class Decoder(nn.Module):
     def hidden(self, idx: torch.Tensor, weights: bool = False):
         B, T = idx.shape
         if T > self.cfg.ctx:
-            raise ValueError(f"Decoder: sequence length {T} exceeds the context {self.cfg.ctx}")
+            raise InvalidInput(f"Decoder: sequence length {T} exceeds the context {self.cfg.ctx}")
         x = self.wte(idx) + self.wpe(torch.arange(T, device=idx.device))
         atts = []
         for block in self.blocks:

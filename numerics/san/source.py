@@ -14,6 +14,7 @@ import torch
 
 from numerics.san.model import Decoder
 from numerics.sources import AttentionInstance
+from theory.errors import InvalidInput
 
 
 def weights_hash(model: Decoder) -> str:
@@ -39,7 +40,7 @@ class SANSource:
     def instance(self, text_input: Any) -> AttentionInstance:
         ids = torch.tensor(list(text_input.text.encode("utf-8"))[: self.max_tokens], dtype=torch.int64)
         if ids.numel() < 2:
-            raise ValueError(f"{text_input.id}: fewer than two bytes; attention needs n >= 2")
+            raise InvalidInput(f"{text_input.id}: fewer than two bytes; attention needs n >= 2")
         A = self.model.attentions(ids[None])[:, 0].to(torch.float64).numpy()   # (L, H, T, T)
         return AttentionInstance(model=self.name, input=text_input.id, sha=text_input.sha, attention=A,
                                  special=np.zeros(A.shape[-1], dtype=bool), causal=True,

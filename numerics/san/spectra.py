@@ -24,6 +24,7 @@ import torch
 from numerics.rank.linear import energy_rank, entropy_rank, threshold_rank
 from numerics.rank.weights import product_singular_values
 from numerics.san.config import SANConfig
+from theory.errors import InvalidInput
 
 MATRICES = ("W_Q", "W_K", "W_V", "W_O")
 CIRCUITS = ("QK", "OV")
@@ -37,7 +38,7 @@ def layer_matrices(state: Mapping[str, torch.Tensor], cfg: SANConfig, layer: int
     for name, short in _NAMES.items():
         key = f"blocks.{layer}.attn.{short}.weight"
         if key not in state:
-            raise ValueError(f"spectra: state has no {key!r} (not a numerics.san decoder?)")
+            raise InvalidInput(f"spectra: state has no {key!r} (not a numerics.san decoder?)")
         out[name] = state[key].detach().to(torch.float64).T
     return out
 

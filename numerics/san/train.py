@@ -34,6 +34,7 @@ from numerics.device import single_thread
 from numerics.san.config import SANConfig
 from numerics.san.data import Data
 from numerics.san.model import Decoder, build
+from theory.errors import InvalidInput
 
 
 KERNELS = ("sdpa", "explicit")
@@ -48,7 +49,7 @@ def deterministic(device: str) -> Iterator[None]:
         yield
         return
     if not torch.cuda.is_available():
-        raise ValueError("--device cuda: torch sees no CUDA device (torch.cuda.is_available() is False)")
+        raise InvalidInput("--device cuda: torch sees no CUDA device (torch.cuda.is_available() is False)")
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     prev = (torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.benchmark,
             torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
@@ -87,17 +88,17 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if self.kernel not in KERNELS:
-            raise ValueError(f"TrainConfig.kernel: {self.kernel!r} is not one of {', '.join(KERNELS)}")
+            raise InvalidInput(f"TrainConfig.kernel: {self.kernel!r} is not one of {', '.join(KERNELS)}")
         if self.device not in DEVICES:
-            raise ValueError(f"TrainConfig.device: {self.device!r} is not one of {', '.join(DEVICES)}")
+            raise InvalidInput(f"TrainConfig.device: {self.device!r} is not one of {', '.join(DEVICES)}")
         for name in ("steps", "batch"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"TrainConfig.{name}: must be a positive integer, got {v!r}")
+                raise InvalidInput(f"TrainConfig.{name}: must be a positive integer, got {v!r}")
         if not (self.lr > 0) or self.warmup < 0:
-            raise ValueError(f"TrainConfig: lr must be positive and warmup >= 0, got {self.lr}, {self.warmup}")
+            raise InvalidInput(f"TrainConfig: lr must be positive and warmup >= 0, got {self.lr}, {self.warmup}")
         if not self.fractions or any(not (0 < f <= 1) for f in self.fractions):
-            raise ValueError(f"TrainConfig.fractions: each must lie in (0, 1], got {self.fractions}")
+            raise InvalidInput(f"TrainConfig.fractions: each must lie in (0, 1], got {self.fractions}")
 
 
 def checkpoint_steps(tc: TrainConfig) -> list[int]:
@@ -158,7 +159,7 @@ def load_checkpoint(path: Path) -> tuple[dict, dict, dict]:
                     name, _, field_ = k[len("opt."):].rpartition(".")
                     opt.setdefault(name, {})[field_] = f.get_tensor(k)
     except Exception as exc:   # safetensors raises its own error types for a damaged file
-        raise ValueError(f"checkpoint {str(path)!r} is not a readable numerics.san checkpoint "
+        raise InvalidInput(f"checkpoint {str(path)!r} is not a readable numerics.san checkpoint "
                          f"({type(exc).__name__}: {exc}); delete it to resume from the one before") from None
     return model, opt, meta
 
@@ -170,7 +171,7 @@ def checkpoints_in(ckpt_dir: Path) -> list[tuple[int, Path]]:
 def _restore(model: Decoder, opt: torch.optim.Optimizer, path: Path, key: str) -> tuple[int, list, bool]:
     state, ostate, meta = load_checkpoint(path)
     if meta.get("key") != key:
-        raise ValueError(f"checkpoint {str(path)!r} belongs to another run (configuration, data or "
+        raise InvalidInput(f"checkpoint {str(path)!r} belongs to another run (configuration, data or "
                          "training settings differ): use another checkpoint folder")
     model.load_state_dict(state)
     names = [n for n, _ in model.named_parameters()]
@@ -184,7 +185,7 @@ def train(cfg: SANConfig, tc: TrainConfig, data: Data, ckpt_dir: Optional[os.Pat
           stop_after: Optional[int] = None) -> TrainResult:
     """Train (or resume) one model; ``stop_after`` stops after that step (a simulated kill)."""
     if data.ctx != cfg.ctx:
-        raise ValueError(f"train: data context {data.ctx} differs from the model context {cfg.ctx}")
+        raise InvalidInput(f"train: data context {data.ctx} differs from the model context {cfg.ctx}")
     key = run_key(cfg, tc, data)
     dev = torch.device(tc.device)
     with single_thread(), deterministic(tc.device):

@@ -34,6 +34,7 @@ import z3
 from numerics.smt import encode as E
 from numerics.smt import exact as X
 from numerics.smt.statements import Mutation, Statement
+from theory.errors import InvalidInput
 
 FMatrix = Sequence[Sequence[Fraction]]
 
@@ -101,10 +102,10 @@ def _exact_pairs(P: Any, Q: Any) -> list[tuple[list, list]]:
 
     bp, bq = as_stochastic(P, "P", square=True), as_stochastic(Q, "Q", square=True)
     if bp.data.shape != bq.data.shape:
-        raise ValueError(f"P and Q must be causal pairs of the same shape: {bp.data.shape} vs {bq.data.shape}")
+        raise InvalidInput(f"P and Q must be causal pairs of the same shape: {bp.data.shape} vs {bq.data.shape}")
     for name, b in (("P", bp), ("Q", bq)):
         if np.triu(b.data, 1).any():
-            raise ValueError(f"{name}: not causal (an entry above the diagonal is nonzero)")
+            raise InvalidInput(f"{name}: not causal (an entry above the diagonal is nonzero)")
     return [(ExactMatrix.from_floats(a).rows(), ExactMatrix.from_floats(c).rows()) for a, c in zip(bp.data, bq.data)]
 
 

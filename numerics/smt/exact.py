@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from numerics.stochastic import ExactMatrix
+from theory.errors import InvalidInput
 
 FMatrix = Sequence[Sequence[Fraction]]
 
@@ -23,7 +24,7 @@ FMatrix = Sequence[Sequence[Fraction]]
 def _em(M: FMatrix) -> ExactMatrix:
     for i, row in enumerate(M):
         if sum(row) != 1 or any(v < 0 for v in row):
-            raise ValueError(f"row {i} of the counterexample is not a probability vector: {row}")
+            raise InvalidInput(f"row {i} of the counterexample is not a probability vector: {row}")
     return ExactMatrix.from_rationals(M)
 
 

@@ -38,6 +38,7 @@ from numerics.smt import exact as X
 from numerics.smt import smtlib as T
 from numerics.smt.smtlib import run_cvc5, run_z3
 from numerics.smt.statements import Statement, mats_for_cross_check
+from theory.errors import InvalidInput
 
 STATUSES = ("proved", "counterexample", "undecided")
 
@@ -87,7 +88,7 @@ def check_timeout(timeout: Any) -> float:
     except (TypeError, ValueError):
         v = math.nan
     if not (math.isfinite(v) and MIN_TIMEOUT <= v <= MAX_TIMEOUT):
-        raise ValueError(f"timeout must be a finite number of seconds from {MIN_TIMEOUT:g} to {MAX_TIMEOUT:g} "
+        raise InvalidInput(f"timeout must be a finite number of seconds from {MIN_TIMEOUT:g} to {MAX_TIMEOUT:g} "
                          f"(one day), got {timeout!r}")
     return v
 
@@ -102,7 +103,7 @@ def queries(st: Statement, dims: tuple, build: Optional[Callable[[], list]] = No
     variable names}): the text both solvers read. No query at all is a ValueError (proves nothing)."""
     built = st.build(tuple(dims)) if build is None else build()
     if not built:
-        raise ValueError(f"{st.key} at {st.shape(tuple(dims))}: no queries to decide (an empty case split "
+        raise InvalidInput(f"{st.key} at {st.shape(tuple(dims))}: no queries to decide (an empty case split "
                          "proves nothing)")
     return [(label, T.text(c), {k: [[str(x) for x in row] for row in M] for k, M in mats.items()})
             for label, c, mats in built]

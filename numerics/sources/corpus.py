@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from theory.errors import InvalidInput
+
 LENGTHS = (3, 12, 40, 100, 200, 350)  # words per default input, cycled
 MAX_CHARS = 20_000                     # far beyond 512 tokens; protects the tokenizer
 _HEADING = re.compile(r"^\s*([*=\-~^])\1{3,}\s*$")
@@ -210,9 +212,9 @@ def _decode_lines(path: Path, notes: list[str]) -> list[str]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise FileNotFoundError(f"corpus file {str(path)!r} does not exist") from None
+        raise InvalidInput(f"corpus file {str(path)!r} does not exist") from None
     except IsADirectoryError:
-        raise ValueError(f"corpus {str(path)!r} is a folder, not a file") from None
+        raise InvalidInput(f"corpus {str(path)!r} is a folder, not a file") from None
     lines, bad = [], []
     for no, chunk in enumerate(raw.split(b"\n"), start=1):
         try:
@@ -242,11 +244,11 @@ def _read_jsonl(path: Path, lines: list[str], notes: list[str]) -> list[TextInpu
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{no}: not valid JSON ({exc.msg})") from None
+            raise InvalidInput(f"{path}:{no}: not valid JSON ({exc.msg})") from None
         if not isinstance(obj, dict) or "text" not in obj:
-            raise ValueError(f"{path}:{no}: expected a JSON object with a 'text' field")
+            raise InvalidInput(f"{path}:{no}: expected a JSON object with a 'text' field")
         if not isinstance(obj["text"], str):
-            raise ValueError(f"{path}:{no}: field 'text' must be a string, got {type(obj['text']).__name__}")
+            raise InvalidInput(f"{path}:{no}: field 'text' must be a string, got {type(obj['text']).__name__}")
         text = " ".join(obj["text"].split())
         if not text:
             empty += 1
@@ -294,7 +296,7 @@ def read_corpus(path: str | Path, limit: Optional[int] = None) -> Corpus:
     else:
         inputs = _read_text(path, lines, notes)
     if not inputs:
-        raise ValueError(f"corpus {str(path)!r} has no non-empty input")
+        raise InvalidInput(f"corpus {str(path)!r} has no non-empty input")
     if limit is not None:
         inputs = inputs[:limit]
     return Corpus(name=path.name, inputs=inputs, notes=notes)
@@ -303,5 +305,5 @@ def read_corpus(path: str | Path, limit: Optional[int] = None) -> Corpus:
 def load_corpus(path: str | Path | None = None, limit: Optional[int] = None) -> Corpus:
     """The default corpus when ``path`` is None, else :func:`read_corpus`."""
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"limit must be a positive integer, got {limit!r}")
+        raise InvalidInput(f"limit must be a positive integer, got {limit!r}")
     return default_corpus(limit) if path is None else read_corpus(path, limit)

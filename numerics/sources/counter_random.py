@@ -69,6 +69,7 @@ from numerics.sources.philox import (AUX, BYTE, CAUSAL, DIRICHLET, EPS53, FI, FL
                                      S32, S8, SEG, SOFTMAX, SPARSE, TWO53, U, WI, bounded, ensure,
                                      exp_nonpos, normal_slow, round_keys, u53)
 from numerics.sources.random import check_family, family_id
+from theory.errors import InvalidInput
 
 COUNTER_GENERATOR = ("Philox4x32-10 (Random123); key = SeedSequence([seed, family_id, n]).generate_state(2, uint32), "
                      "counter = (block, index mod 2^32, index div 2^32 (+ 2^31: auxiliary stream), chunk), "
@@ -259,13 +260,13 @@ def _words(kind: int, n: int) -> int:
 
 def _int(value: object, name: str, lo: int, hi: int) -> int:
     if isinstance(value, bool):
-        raise ValueError(f"{name}: must be an integer, got {value!r}")
+        raise InvalidInput(f"{name}: must be an integer, got {value!r}")
     try:
         v = operator.index(value)
     except TypeError:
-        raise ValueError(f"{name}: must be an integer, got {value!r}") from None
+        raise InvalidInput(f"{name}: must be an integer, got {value!r}") from None
     if not lo <= v < hi:
-        raise ValueError(f"{name}: must be in [{lo}, {hi}), got {v}")
+        raise InvalidInput(f"{name}: must be in [{lo}, {hi}), got {v}")
     return v
 
 
@@ -276,7 +277,7 @@ def _run(family: str, kind: int, temp: float, n: int, count: int, seed: int, chu
     chunk = _int(chunk, "chunk", 0, MAX_CHUNK)
     start = _int(start, "start", 0, MAX_INDEX)
     if start + count > MAX_INDEX:
-        raise ValueError(f"start + count: instance indices must stay below 2^63, got {start} + {count}")
+        raise InvalidInput(f"start + count: instance indices must stay below 2^63, got {start} + {count}")
     k0, k1 = (int(w) for w in np.random.SeedSequence([seed, family_id(family), n]).generate_state(2, np.uint32))
     out = np.empty((count, n, n))
     if count:
@@ -307,7 +308,7 @@ def softmax_logits(family: str, n: int, count: int, seed: int, chunk: int, start
     arguments' ``softmax-T<T>`` matrices (same stream): for checking the Gaussian draws and the
     softmax step separately."""
     if not check_family(family).startswith("softmax-T"):
-        raise ValueError(f"family {family!r}: softmax_logits needs a softmax-T<T> family")
+        raise InvalidInput(f"family {family!r}: softmax_logits needs a softmax-T<T> family")
     return _run(family, LOGITS, float(family[len("softmax-T"):]), n, count, seed, chunk, start)
 
 

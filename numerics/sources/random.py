@@ -16,6 +16,8 @@ import hashlib
 
 import numpy as np
 
+from theory.errors import InvalidInput
+
 DISTRIBUTIONS = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4", "sparse", "hard", "causal")
 GENERATOR = "numpy.default_rng(SeedSequence([seed, family_id, n, chunk]))"
 
@@ -43,13 +45,13 @@ def check_family(name: str, option: str = "") -> str:
         try:
             T = float(text)
         except ValueError:
-            raise ValueError(f"{where}family {name!r}: temperature {text!r} is not a number") from None
+            raise InvalidInput(f"{where}family {name!r}: temperature {text!r} is not a number") from None
         lo, hi = TEMPERATURES
         if not lo <= T <= hi:   # also refuses nan and inf
-            raise ValueError(f"{where}family {name!r} has temperature {text}, outside [{lo:g}, {hi:g}] "
+            raise InvalidInput(f"{where}family {name!r} has temperature {text}, outside [{lo:g}, {hi:g}] "
                              "(softmax of Gaussian logits / T must stay finite)")
         return name
-    raise ValueError(f"{where}unknown family {name!r}; known: {', '.join(DISTRIBUTIONS)} (or softmax-T<temperature>)")
+    raise InvalidInput(f"{where}unknown family {name!r}; known: {', '.join(DISTRIBUTIONS)} (or softmax-T<temperature>)")
 
 
 def known_family(name: str) -> bool:
@@ -98,4 +100,4 @@ def sample(family: str, n: int, count: int, rng: np.random.Generator) -> np.ndar
         z -= z.max(axis=-1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=-1, keepdims=True)
-    raise ValueError(f"unknown family {family!r}; known: {DISTRIBUTIONS}")
+    raise InvalidInput(f"unknown family {family!r}; known: {DISTRIBUTIONS}")

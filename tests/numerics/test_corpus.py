@@ -3,6 +3,8 @@ import json
 
 import pytest
 
+from theory.errors import InvalidInput
+
 from numerics.sources.corpus import (DEFAULT_NAME, LENGTHS, MAX_CHARS, SOURCES, default_corpus, docstring_texts,
                                      license_texts, load_corpus, pydoc_corpus, read_corpus, source_inputs, text_hash)
 
@@ -99,7 +101,7 @@ def test_empty_corpora_are_errors_naming_the_file(tmp_path):
     j.write_text(json.dumps({"text": "  "}) + "\n")
     with pytest.raises(ValueError, match="no non-empty input"):
         read_corpus(j)
-    with pytest.raises(FileNotFoundError, match="missing.txt"):
+    with pytest.raises(InvalidInput, match="missing.txt"):
         read_corpus(tmp_path / "missing.txt")
 
 

@@ -4,6 +4,8 @@ import shutil
 from types import SimpleNamespace
 
 import pytest
+
+from theory.errors import InvalidInput
 import torch
 
 from numerics.sources.models import EMBEDDED, LoadedModel, embedded_path, load_model
@@ -109,10 +111,10 @@ def test_local_checkpoint_folder_and_pickle_policy(tmp_path):
 
 
 def test_bad_paths_are_clear_errors(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no such file or folder.*minilm"):
+    with pytest.raises(InvalidInput, match="no such file or folder.*minilm"):
         load_model(tmp_path / "nope")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(FileNotFoundError, match="no config.json and no .gguf"):
+    with pytest.raises(InvalidInput, match="no config.json and no .gguf"):
         load_model(tmp_path / "empty")
     bad = tmp_path / "corrupt"
     bad.mkdir()

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from theory.errors import InvalidInput
+
 import numerics.atomic as atomic
 from theory.verdicts import Verdict
 from verification.cli import main
@@ -215,7 +217,7 @@ def test_a_read_only_store_reads_as_before_and_refuses_writes(tmp_path):
     junk.write_bytes(b"not sqlite" * 200)
     with pytest.raises(ValueError, match="not a usable SQLite"):
         ResultStore(junk, readonly=True)
-    with pytest.raises(FileNotFoundError, match="no results store"):
+    with pytest.raises(InvalidInput, match="no results store"):
         ResultStore(tmp_path / "none.db", readonly=True)
     assert not (tmp_path / "none.db").exists()
 
@@ -441,10 +443,13 @@ def test_every_missing_campaign_is_named_in_one_message(tmp_path, monkeypatch, c
     assert len(msg.strip().splitlines()) == 1 and "Traceback" not in msg
     for cmd in ("attnbounds verify --only dobrushin --seed 0", "attnbounds verify --only trained --seed 0",
                 "attnbounds verify --only rank --seed 0", "attnbounds verify --only poincare --seed 0",
-                "attnbounds modalities --preset quick --seed 0", "attnbounds rollout --model minilm",
-                "attnbounds rollout --model smollm2", "attnbounds san --preset quick --seed 0"):
-        assert cmd in msg, cmd
-    assert "trained-" in msg and "minilm" in msg and "smollm2" in msg     # both models' campaigns
+                "attnbounds modalities --preset quick --seed 0", "attnbounds san --preset quick --seed 0",
+                "attnbounds prove --max-n 3 --timeout 10", "attnbounds stress dobrushin.factor --instances"):
+        assert msg.count(f"(run `{cmd}") == 1, cmd        # each command once, after its family's campaigns
+    # both models' campaigns, each named once, with one command (modalities reads them too)
+    for model in ("minilm", "smollm2"):
+        assert msg.count(f"'trained-v2:{model}:") == 1, model
+    assert "trained (also read by modalities)" in msg and "attnbounds rollout" not in msg
 
 
 def test_modalities_checkpoints_follow_out(tmp_path, monkeypatch, capsys):

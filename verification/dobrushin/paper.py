@@ -15,7 +15,7 @@ from typing import Any
 
 from verification.dobrushin.checks import CHUNK, Plan
 from verification.dobrushin.report import min_slack, tally
-from verification.report.part import Figure, MissingCampaign, Part, Table
+from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 from verification.report.stats import wilson
 from verification.report.tables import fmt
 
@@ -28,6 +28,12 @@ LABELS = {"dirichlet": "Dirichlet(1)", "softmax-T0.25": "softmax T=0.25", "softm
 
 def command(seed: int, full: bool) -> str:
     return f"attnbounds verify --only dobrushin --seed {seed}" + (" --full" if full else "")
+
+
+def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
+    """The main job's random-matrix campaign and every chunk of its plan (:meth:`Plan.chunks`)."""
+    plan = Plan(seed=seed, full=full)
+    return [Need("dobrushin", plan.campaign, frozenset(c.key for c in plan.chunks()), command(seed, full))]
 
 
 def share2(k: int, n: int) -> str:

@@ -81,13 +81,43 @@ def block_records(path: str, indices: Sequence[int], comparison: bool = True) ->
     return [r for inst in insts for r in instance_records(inst, comparison)]
 
 
-def chunks_of(path: Path, items: Sequence[Any], size: int) -> list[campaign.Chunk]:
+def example_blocks(items: Sequence[Any], size: int) -> list[tuple[str, Sequence[Any]]]:
+    """The blocks of ``size`` test examples, each with its chunk key (positions and content hash)."""
     out = []
     for start in range(0, len(items), size):
         block = items[start:start + size]
         h = hashlib.sha256("".join(it.sha for it in block).encode()).hexdigest()[:8]
-        out.append(campaign.Chunk(f"test{start}-{start + len(block) - 1}#{h}", block_records,
-                                  (str(path), tuple(it.index for it in block))))
+        out.append((f"test{start}-{start + len(block) - 1}#{h}", block))
+    return out
+
+
+def chunks_of(path: Path, items: Sequence[Any], size: int) -> list[campaign.Chunk]:
+    return [campaign.Chunk(key, block_records, (str(path), tuple(it.index for it in block)))
+            for key, block in example_blocks(items, size)]
+
+
+def measured_epochs(preset: Any, kind: str, s: int, seed: int) -> tuple[int, ...]:
+    """The kept checkpoints measured at training seed ``s`` of a run of base seed ``seed``: every one
+    at the base seed; the initialisation and the trained model at the others (what the seed table reads)."""
+    epochs = preset.checkpoint_epochs(kind)
+    return epochs if s == seed else tuple(e for e in epochs if e in (0, epochs[-1]))
+
+
+def planned(preset_name: str, seed: int, models: Optional[Sequence[str]] = None) -> list[tuple]:
+    """Every checkpoint campaign :func:`run_plan` measures, known without training: ``(campaign
+    name up to the weights' fingerprint, its chunk keys, tokens, content tokens)``."""
+    from numerics.modalities import MODELS, PRESETS, load_dataset, spec_config
+
+    preset = PRESETS[preset_name]
+    out = []
+    for s in preset.seed_list(seed):
+        for name in models or tuple(MODELS):
+            spec = MODELS[name]
+            data = load_dataset(spec.dataset, s)
+            cfg = spec_config(spec, preset, data.n_classes, data.x_train.shape[1])     # as train() builds it
+            keys = frozenset(k for k, _ in example_blocks(data.items(preset.test_limit), preset.chunk))
+            out += [(campaign_name(preset.name, s, spec.name, e, ""), keys, cfg.tokens, cfg.tokens - cfg.n_special)
+                    for e in measured_epochs(preset, spec.kind, s, seed)]
     return out
 
 
@@ -104,7 +134,7 @@ def run_plan(store: Any, preset_name: str, seed: int, root: Path, console: Any =
             spec = MODELS[name]
             kept = train(spec, preset, s, Path(root), console)
             for ck in kept:
-                if s != seed and ck.epoch not in (0, kept[-1].epoch):
+                if ck.epoch not in measured_epochs(preset, spec.kind, s, seed):
                     continue       # other seeds: initialisation and the trained model (what the seed table reads)
                 src = load_checkpoint(ck.path)
                 items = src.data.items(preset.test_limit)
@@ -148,11 +178,15 @@ def baseline_records(family: str, n: int, count: int, seed: int) -> list[Record]
 def run_baselines(store: Any, sizes: Sequence[int], count: int, seed: int, console: Any = None) -> str:
     """Check every (family, n) sample of ``sizes`` the store lacks; the campaign's name."""
     name = baseline_campaign(seed, count)
-    chunks = [campaign.Chunk(baseline_key(f, n), baseline_records, (f, int(n), count, seed))
-              for f in BASELINE_FAMILIES for n in sorted(set(sizes)) if n >= 2]
-    campaign.run(store, name, chunks, console=console, description="random baselines at the models' n",
-                 progress=console is not None)
+    campaign.run(store, name, baseline_chunks(sizes, count, seed), console=console,
+                 description="random baselines at the models' n", progress=console is not None)
     return name
+
+
+def baseline_chunks(sizes: Sequence[int], count: int, seed: int) -> list[campaign.Chunk]:
+    """One chunk per (family, n) of ``sizes`` (nothing run)."""
+    return [campaign.Chunk(baseline_key(f, n), baseline_records, (f, int(n), count, seed))
+            for f in BASELINE_FAMILIES for n in sorted(set(sizes)) if n >= 2]
 
 
 # -- the text encoder at the models' token counts ----------------------------------------------------

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from theory.errors import InvalidInput
+
 
 def checkpoint_root(out_dir: str | os.PathLike, checkpoints: Optional[str | os.PathLike] = None) -> Path:
     """Where checkpoints go: ``checkpoints`` when given, else ``ATTNBOUNDS_CHECKPOINTS``, else
@@ -76,7 +78,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
     ckpt = checkpoint_root(args.out, args.checkpoints)
     if ckpt.exists() and not ckpt.is_dir():
-        raise ValueError(f"--checkpoints {str(ckpt)!r} exists and is not a folder")
+        raise InvalidInput(f"--checkpoints {str(ckpt)!r} exists and is not a folder")
     console = make_console()
     with ResultStore(args.db) as store:
         measure_and_report(store, args.preset, args.seed, Path(args.out), ckpt, console, args.models)

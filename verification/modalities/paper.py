@@ -14,11 +14,53 @@ from typing import Any
 from verification.modalities.checks import campaign_prefix
 from verification.modalities.report.stages import final, initial
 from verification.modalities.report.tables import command, load, parts
-from verification.report.part import Figure, MissingCampaign, Part
+from verification.report.part import Figure, MissingCampaign, Need, Part, complete
 
 
 LABELS = {"vit": "ViT", "vit-reg": "ViT with registers", "ft-cancer": "FT-Transformer (breast cancer)",
           "ft-wine": "FT-Transformer (wine)"}
+
+def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
+    """The campaigns of the quick preset (``full``: paper preset) and their chunk keys (:func:`preset_needs`)."""
+    return preset_needs(store, "paper" if full else "quick", seed)
+
+
+def preset_needs(store: Any, preset: str, seed: int = 0) -> list[Need]:
+    """What :func:`preset_part` reads, as :func:`verification.modalities.command.measure_and_report`
+    plans it, nothing trained: every measured checkpoint (named up to its weights' fingerprint, the
+    newest of a (model, seed, epoch) as the stages read it; one chunk per block of test examples),
+    the random baselines at the models' token counts, the text rows as-is (the trained main job's
+    campaigns) and, once MiniLM's campaign is complete, MiniLM cut to each token count T (its
+    first inputs with at least T tokens, as stored by that campaign)."""
+    from types import SimpleNamespace
+
+    from numerics.modalities.presets import PRESETS
+    from verification.modalities.checks import (TEXT_MODEL, baseline_campaign, baseline_chunks, chosen_texts,
+                                                planned, text_campaign, text_lengths)
+    from verification.modalities.report.stages import TEXT_MODELS
+    from verification.trained.checks import chunk_key
+    from verification.trained.paper import main_inputs, model_need
+
+    p, cmd, full = PRESETS[preset], command(preset, seed), preset == "paper"
+    plan = planned(preset, seed)
+    out = [Need("modalities", name, keys, cmd, prefix=True, pick="newest") for name, keys, _, _ in plan]
+    sizes = {t for _, _, t, _ in plan} | {c for _, _, _, c in plan}
+    out.append(Need("modalities", baseline_campaign(seed, p.baseline_count),
+                    frozenset(c.key for c in baseline_chunks(sorted(sizes), p.baseline_count, seed)), cmd))
+    out += [replace(model_need(m, full, seed), family="modalities") for m in TEXT_MODELS]   # trained's command
+    text = model_need(TEXT_MODEL, full, seed)
+    camp = complete(store, text)
+    if camp is None:
+        return out                         # the inputs cut to T follow MiniLM's stored token counts
+    tokens = {r["chunk"]: int(r["provenance"]["T"]) for r in store.records(camp, theorem="dobrushin.product")
+              if r["chunk"] in text.chunks}
+    fits = SimpleNamespace(fits=lambda t, T: tokens.get(chunk_key(t), 0) >= T)    # MatchedText.fits, as stored
+    for T in text_lengths([SimpleNamespace(tokens=t, content=c) for _, _, t, c in plan]):
+        chosen = chosen_texts(fits, main_inputs(TEXT_MODEL, full), T, p.text_inputs)
+        out.append(Need("modalities", text_campaign(TEXT_MODEL, "", T, p.text_inputs),
+                        frozenset(chunk_key(t) for t in chosen), cmd, prefix=True))
+    return out
+
 
 def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     """Tables, figures and macros of the modalities family (quick preset; ``full``: paper preset)."""

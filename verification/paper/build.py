@@ -25,7 +25,9 @@ Every file is written atomically (:mod:`numerics.atomic`: a temporary file renam
 so a build killed at any moment leaves each file old or new, never empty or truncated. What
 can be refused without the store (``--readme`` without a findings block, ``--pdf`` without TeX)
 is refused before anything is written (:func:`precheck`); every campaign the parts lack is named
-in one :class:`~verification.report.part.MissingCampaign`, with the command that fills it.
+in one :class:`~verification.report.part.MissingCampaign`, with the command that fills it, and
+before any part is built every campaign they read must hold every chunk of the main job's plan
+(:func:`check_complete`).
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from numerics.atomic import copy_file, copy_tree, write_text
+from theory.errors import InvalidInput
 from verification.paper.latex import check_tree, guard_problems, latex_text, macros_tex, tex_tree, theorems_tex
 from verification.paper.tables import check_name, table_tex
 from verification.report.part import MissingCampaign, Part
@@ -87,8 +90,9 @@ def collect(store: Any, seed: int = 0, full: bool = False,
             families: Optional[Sequence[str]] = None) -> list[Part]:
     """Each family's part, in main-job order: ``paper_part(store, seed=, full=)`` of each module
     of ``families`` (dotted names; default :func:`paper_modules`); a module without it is an
-    error. Every family is asked: the campaigns all of them lack are named together in one
-    :class:`MissingCampaign` (each with the command that fills it)."""
+    error. First :func:`check_complete`; then every family is asked: the campaigns all of them
+    lack are named together in one :class:`MissingCampaign` (each with the command that fills it)."""
+    check_complete(store, seed=seed, full=full, families=families)
     parts, missing = [], []
     for name in families or paper_modules():
         module = import_module(name)
@@ -101,6 +105,19 @@ def collect(store: Any, seed: int = 0, full: bool = False,
     if missing:
         raise MissingCampaign.combine(missing)
     return parts
+
+
+def check_complete(store: Any, seed: int = 0, full: bool = False, families: Optional[Sequence[str]] = None) -> list:
+    """Before any part is built or anything written: every module's ``needs(store, seed=, full=)``
+    (campaigns and their main-job chunk keys; none without it, e.g. a test's toy family) checked at
+    once by :func:`verification.report.part.check_needs` (each absent or incomplete campaign named
+    once: family, ``k of N chunks stored (M missing, e.g. key)``, command)."""
+    from verification.report.part import check_needs
+
+    needs = [n for name in families or paper_modules() if hasattr(module := import_module(name), "needs")
+             for n in module.needs(store, seed=seed, full=full)]
+    check_needs(store, needs)
+    return needs
 
 
 def _commit() -> str:
@@ -249,7 +266,7 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
         _write(out / "generated" / "findings.md", findings_md(result.macros, source / FINDINGS, guards))
     problems = guard_problems(out, guards)
     if problems:
-        raise ValueError("the results store contradicts the prose: " + "; ".join(problems))
+        raise InvalidInput("the results store contradicts the prose: " + "; ".join(problems))
     problems = check_tree(out)
     cited = "".join(p.read_text() for p in [out / "main.tex", *sorted((out / "sections").glob("*.tex"))])
     problems += [f"table {t.name} is generated but no section inputs it" for part in parts for t in part.tables
@@ -274,7 +291,7 @@ def tex_command() -> list[str]:
     """:func:`tex_engine`, or a ValueError saying how to install one."""
     cmd = tex_engine()
     if cmd is None:
-        raise ValueError("--pdf: no TeX engine found (latexmk or pdflatex); install one from the "
+        raise InvalidInput("--pdf: no TeX engine found (latexmk or pdflatex); install one from the "
                          "distribution's packages, e.g. `sudo apt-get install latexmk "
                          "texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended`")
     return cmd
@@ -296,7 +313,7 @@ def compile_pdf(out: Path) -> Path:
         steps = [cmd]
     elif uses_bibtex(out):
         if not shutil.which("bibtex"):
-            raise ValueError("--pdf: main.tex has a \\bibliography but bibtex is not installed (it comes "
+            raise InvalidInput("--pdf: main.tex has a \\bibliography but bibtex is not installed (it comes "
                              "with TeX Live: `sudo apt-get install texlive-binaries`, or install latexmk)")
         steps = [cmd, ["bibtex", "main"], cmd, cmd]
     else:
@@ -305,7 +322,7 @@ def compile_pdf(out: Path) -> Path:
         run = subprocess.run(step, cwd=out, capture_output=True, text=True, errors="replace", env=env, timeout=600)
         if run.returncode != 0:
             tail = " ".join(run.stdout.splitlines()[-6:])
-            raise ValueError(f"--pdf: {step[0]} failed on {out / 'main.tex'}: {tail}")
+            raise InvalidInput(f"--pdf: {step[0]} failed on {out / 'main.tex'}: {tail}")
     return out / "main.pdf"
 
 
@@ -323,10 +340,10 @@ def findings_md(macros: dict[str, Any], template: Path, guards: Optional[dict[st
     def guard(key: str, sentence: str) -> str:
         g = guards.get(key)
         if g is None:
-            raise ValueError(f"{Path(template).name}: the sentence \"{sentence}\" is guarded by {key}, "
+            raise InvalidInput(f"{Path(template).name}: the sentence \"{sentence}\" is guarded by {key}, "
                              "which no family computes")
         if not g.holds:
-            raise ValueError(f"{Path(template).name}: the store contradicts the sentence \"{sentence}\" "
+            raise InvalidInput(f"{Path(template).name}: the store contradicts the sentence \"{sentence}\" "
                              f"({key} is false" + (f": {g.detail})" if g.detail else ")"))
         return sentence
 
@@ -335,7 +352,7 @@ def findings_md(macros: dict[str, Any], template: Path, guards: Optional[dict[st
         return env.from_string(Path(template).read_text()).render(
             {**{k: macro_text(v) for k, v in macros.items()}, "guard": guard})
     except jinja2.UndefinedError as exc:
-        raise ValueError(f"{template.name}: {exc.message} (no such number in the store's macros)") from None
+        raise InvalidInput(f"{template.name}: {exc.message} (no such number in the store's macros)") from None
 
 
 def check_readme(readme: str | os.PathLike) -> str:
@@ -346,11 +363,11 @@ def check_readme(readme: str | os.PathLike) -> str:
         text = readme.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         why = getattr(exc, "strerror", None) or exc
-        raise ValueError(f"--readme {str(readme)!r} cannot be read ({why})") from None
+        raise InvalidInput(f"--readme {str(readme)!r} cannot be read ({why})") from None
     if BEGIN not in text or END not in text.split(BEGIN, 1)[1]:
-        raise ValueError(f"{readme}: no findings block (the markers {BEGIN!r} ... {END!r})")
+        raise InvalidInput(f"{readme}: no findings block (the markers {BEGIN!r} ... {END!r})")
     if not os.access(readme.parent, os.W_OK | os.X_OK):
-        raise ValueError(f"--readme {str(readme)!r}: its folder cannot be written (the file is "
+        raise InvalidInput(f"--readme {str(readme)!r}: its folder cannot be written (the file is "
                          "replaced atomically)")
     return text
 
@@ -362,7 +379,7 @@ def precheck(readme: Optional[str | os.PathLike] = None, pdf: bool = False, sour
     if readme is not None:
         check_readme(readme)
         if not (Path(source) / FINDINGS).is_file():
-            raise ValueError(f"--readme: no findings template {str(Path(source) / FINDINGS)!r} to render")
+            raise InvalidInput(f"--readme: no findings template {str(Path(source) / FINDINGS)!r} to render")
     if pdf:
         tex_command()
 

@@ -17,12 +17,12 @@ from dataclasses import replace
 from typing import Any, Optional, Sequence
 
 from verification.poincare.checks.plan import Plan
-from verification.poincare.checks.sde import sde_campaign
-from verification.poincare.checks.villani import map_campaign
+from verification.poincare.checks.sde import sde_campaign, sde_chunks
+from verification.poincare.checks.villani import map_campaign, map_chunks
 from verification.poincare.report.findings import metastable_table, villani_boundary_table
 from verification.poincare.report.tables import (by_instance, bounds_table, command, muckenhoupt_table, provenance,
                                                  sde_loss_table, sde_table, thresholds_table, villani_rows)
-from verification.report.part import Figure, MissingCampaign, Part, Table
+from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 from verification.report.tables import fmt
 
 BOUND_COLS = ("family", "beta", "lambda", "C_P", "error", "BE/C_P", "BE verdict", "HS/C_P", "HS verdict",
@@ -232,6 +232,16 @@ def _sde(part: Part, store: Any, plan: Plan, cmd: str) -> None:
                              "the first, middle and last record time, mean +- 3 se.",
                              ("family", "beta", "lambda", "E[L] - inf L", "lo", "hi", "Laplace d/(2 beta)", "outcome",
                               "L(theta*_lambda) - inf L", "dist to argmin L, start", "dist to argmin L, end")))
+
+
+def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
+    """The bounds, Villani-map and Langevin campaigns of the main job's plan and their chunk keys."""
+    from verification.poincare.checks.bounds import plan_chunks
+
+    plan, cmd = Plan(seed=seed, full=full), command(seed, full)
+    plans = {plan.campaign: plan_chunks(plan), map_campaign(seed, full): map_chunks(seed, full),
+             sde_campaign(seed, full): sde_chunks(seed, full)}
+    return [Need("poincare", name, frozenset(c.key for c in chunks), cmd) for name, chunks in plans.items()]
 
 
 def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:

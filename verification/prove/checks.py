@@ -26,12 +26,13 @@ served a stored answer.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from numerics.smt import SPLIT, STATEMENTS, SmtResult, Statement, decide, decide_split
 from numerics.smt.causal import STATEMENTS as CAUSAL_D2
 from numerics.smt.exhaustive import EXHAUSTIVE
 from numerics.smt.solve import check_timeout, digest
+from theory.errors import InvalidInput
 from theory.verdicts import Verdict
 from verification import campaign
 from verification.store import Record
@@ -69,7 +70,7 @@ def select(names: tuple[str, ...]) -> tuple[str, ...]:
         keys = [k for k in TRUE + WRONG if ALL[k].theorem == name] if name not in ALL else [name]
         if not keys:
             known = sorted({s.theorem for s in ALL.values()})
-            raise ValueError(f"unknown theorem or statement {name!r}; theorems: {', '.join(known)}; "
+            raise InvalidInput(f"unknown theorem or statement {name!r}; theorems: {', '.join(known)}; "
                              f"statements: {', '.join(TRUE + WRONG)}")
         out += keys
     return with_premises(tuple(out))
@@ -185,10 +186,12 @@ def premises_proved(key: str, dims: tuple, records: list[dict]) -> list[str]:
     return [p for p, pd in premise_at(key, dims).items() if not ({(p, tuple(pd)), (f"{p}.split", tuple(pd))} & proved)]
 
 
-def run_campaign(store: Any, plan: Plan, console: Any = None) -> list[dict]:
-    """Run the plan level by level (resumable); returns the stored records of its statements."""
+def schedule(plan: Plan, store: Any, current: set, console: Any = None) -> Iterator[tuple[int, list]]:
+    """The plan's chunks, ``(n, chunks)`` per level n and premise depth, each list planned from
+    the answers stored for the lists before it (a statement stops at its first undecided size; one
+    whose premises are not proved at a size is not run there): the caller runs each list before
+    asking for the next. ``current`` collects the hashes of the query texts planned."""
     stuck: set[str] = set()
-    current: set[str] = set()                      # the hashes of this plan's query texts
     for n in plan.levels():
         stored = [r for r in store.records(plan.campaign) if r["extra"].get("digest") in current]
         stuck |= {r["extra"]["statement"] for r in stored
@@ -208,8 +211,27 @@ def run_campaign(store: Any, plan: Plan, console: Any = None) -> list[dict]:
             chunks = [c for c in (plan.chunk(k, n) for k in keys) if c is not None]
             current |= {c.args[3] for c in chunks}
             if chunks:
-                campaign.run(store, plan.campaign, chunks, console=console, description=f"SMT proofs, level n = {n}",
-                             progress=console is not None)
+                yield n, chunks
+
+
+def plan_chunks(store: Any, plan: Plan) -> list[str]:
+    """The chunk keys of ``plan`` as :func:`run_campaign` runs it on ``store``'s answers, nothing
+    solved: every list of :func:`schedule` up to the first one the store lacks a chunk of (what
+    comes after it depends on the answers still to be computed)."""
+    done, keys = store.done_chunks(plan.campaign), []
+    for _, chunks in schedule(plan, store, set()):
+        keys += [c.key for c in chunks]
+        if any(c.key not in done for c in chunks):
+            break
+    return keys
+
+
+def run_campaign(store: Any, plan: Plan, console: Any = None) -> list[dict]:
+    """Run the plan level by level (resumable); returns the stored records of its statements."""
+    current: set[str] = set()                      # the hashes of this plan's query texts
+    for n, chunks in schedule(plan, store, current, console):
+        campaign.run(store, plan.campaign, chunks, console=console, description=f"SMT proofs, level n = {n}",
+                     progress=console is not None)
     keys = set(plan.statements)
     return [r for r in store.records(plan.campaign) if r["extra"]["statement"] in keys
             and max(r["extra"]["dims"]) <= plan.max_n and r["extra"].get("digest") in current]

@@ -14,13 +14,21 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from verification.prove.checks import FULL, QUICK, Plan
+from verification.prove.checks import FULL, QUICK, Plan, plan_chunks
 from verification.prove.report import latest, reach_table, recheck_text, symmetry_checked, symmetry_table
-from verification.report.part import MissingCampaign, Part, Table
+from verification.report.part import MissingCampaign, Need, Part, Table
 
 
 def command(plan: Plan) -> str:
     return f"attnbounds prove --max-n {plan.max_n} --timeout {plan.timeout:g}"
+
+
+def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
+    """The main job's SMT campaign and the chunks its plan runs on the stored answers
+    (:func:`verification.prove.checks.plan_chunks`): a smaller run into the same campaign
+    (``prove --max-n 2``) lacks the main job's larger sizes."""
+    plan = FULL if full else QUICK
+    return [Need("prove", plan.campaign, frozenset(plan_chunks(store, plan)), command(plan))]
 
 
 def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:

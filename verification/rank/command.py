@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from theory.errors import InvalidInput
 from verification.options import add_common, int_at_least, make_console, name_list
 
 PARTS = ("linear", "attention", "weights")
@@ -68,10 +69,10 @@ def _cmd(args: argparse.Namespace) -> int:
     if args.r_star is not None:
         plan = replace(plan, r_star=args.r_star)
     if plan.n > MAX_N:
-        raise ValueError(f"--n {plan.n}: the exact (Fraction / 60-digit) certification grows like n^3; "
+        raise InvalidInput(f"--n {plan.n}: the exact (Fraction / 60-digit) certification grows like n^3; "
                          f"at most {MAX_N}")
     if not (1 <= plan.r_star <= plan.n - 2):
-        raise ValueError(f"--r-star must satisfy 1 <= r* <= n - 2 (r* + 2 students), got r*={plan.r_star}, n={plan.n}")
+        raise InvalidInput(f"--r-star must satisfy 1 <= r* <= n - 2 (r* + 2 students), got r*={plan.r_star}, n={plan.n}")
     parts = args.part or PARTS
     with ResultStore(args.db) as store:
         run(store, plan, Path(args.out), make_console(), parts)

@@ -21,13 +21,13 @@ import numpy as np
 from numerics.rank import linear as R
 from verification.rank.checks import attention as att
 from verification.rank.checks import weights as rw
-from verification.rank.checks.linear import ESTIMATORS, FULL, QUICK
+from verification.rank.checks.linear import ESTIMATORS, FULL, QUICK, linear_chunks
 from verification.rank.report import attention as ar
 from verification.rank.report import linear as rr
 from verification.rank.report import softmax as sm
 from verification.rank.report import weights as rwr
 from verification.report.aggregate import group
-from verification.report.part import Figure, MissingCampaign, Part, Table
+from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 
 MODEL_WORDS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}
 ESTIMATOR_WORDS = {"energy_0.9": "energy ninety", "energy_0.99": "energy ninety nine", "entropy_round": "entropy",
@@ -258,6 +258,14 @@ def _weights(part: Part, store: Any, cmd: str) -> None:
     part.figures.append(Figure("rank-weights", _weights_curve(recs),
                                "Mean energy_0.99 effective rank over heads, divided by the head dimension, by layer.",
                                prov))
+
+
+def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
+    """The linear, attention and weights campaigns of the main job's plans and their chunk keys."""
+    cmd = command(seed, full)
+    plans = {**linear_chunks(replace(FULL if full else QUICK, seed=seed)),
+             **att.attention_chunks(att.FULL_ATT if full else att.QUICK_ATT, seed), rw.CAMPAIGN: rw.weights_chunks()}
+    return [Need("rank", name, frozenset(c.key for c in chunks), cmd) for name, chunks in plans.items()]
 
 
 def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:

@@ -8,6 +8,14 @@ and ``.png``, and writes every macro to ``paper/generated/macros.tex`` as
 ``\\newcommand{\\Name}{value}``. A number the prose needs that the store lacks is an error naming
 the missing campaign (:class:`MissingCampaign`), never a blank.
 
+Complete campaigns only: every family package also exposes ``needs(store, seed=0, full=False) ->
+list[Need]``, the campaigns its part reads and the chunk keys the main job's plan defines for each
+(from the plan code the family's command runs; where the plan itself depends on stored answers, as
+prove's levels or the random baselines at the measured token counts, on the store, never
+recomputed). Before any part is built, the builder refuses a store where one of them is absent or
+lacks a chunk (:func:`check_needs`: one :class:`IncompleteCampaigns` naming each campaign once,
+with what is stored and the command that fills it).
+
 Words guarded by data: a qualitative sentence whose truth depends on the store ("always", "most",
 "all within the noise floor", "layers 0-4") is written in the prose as ``\\Guard{Key}{sentence}``
 (or in the README's template as ``{{ guard("Key", "sentence") }}``) and its family registers the
@@ -24,14 +32,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
+from theory.errors import InvalidInput
 from verification.report.tables import Table  # noqa: F401  (one table class for every output)
 
 _DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 
 
-class MissingCampaign(ValueError):
+class MissingCampaign(InvalidInput):
     """The store lacks a campaign the paper needs: say which, and which command fills it.
 
     ``missing`` lists every (campaign, command) pair; :meth:`combine` joins the errors of several
@@ -61,6 +70,116 @@ class MissingCampaign(ValueError):
         err.args = (f"the store has no records of {len(pairs)} campaigns the paper needs (it never "
                     "recomputes): " + "; ".join(f"{c!r} (run `{cmd}`)" for c, cmd in pairs),)
         return err
+
+
+@dataclass(frozen=True)
+class Need:
+    """A campaign the paper reads and the chunk keys the main job's plan defines for it (built by
+    each family's ``needs(store, seed, full)`` from the plan code its command runs, nothing
+    computed): the paper is built only when every key is stored (:func:`check_needs`).
+
+    ``prefix``: ``campaign`` is the beginning of the name (the fingerprint of the weights measured
+    follows), resolved in the store as the paper part resolves it (:func:`resolve`): ``pick="most"``
+    the stored campaign of that prefix holding the most of ``chunks`` (ties: the first name),
+    ``"newest"`` the one written last."""
+
+    family: str
+    campaign: str
+    chunks: frozenset
+    command: str
+    prefix: bool = False
+    pick: str = "most"
+
+    def shown(self) -> str:
+        return self.campaign + ("<fingerprint>" if self.prefix else "")
+
+
+def stored_campaigns(store: Any, prefix: str) -> dict[str, float]:
+    """The campaigns of ``store`` whose name starts with ``prefix`` -> when their last chunk was
+    stored (read from the store's chunk table: chunk marks, not records)."""
+    return store.campaigns(prefix)
+
+
+def resolve(store: Any, need: Need) -> tuple[Optional[str], set[str]]:
+    """The stored campaign ``need`` names (None: nothing stored) and its stored chunk keys."""
+    if not need.prefix:
+        done = store.done_chunks(need.campaign)
+        return (need.campaign if done else None), done
+    found = stored_campaigns(store, need.campaign)
+    if not found:
+        return None, set()
+    done = {c: store.done_chunks(c) for c in sorted(found)}
+    if need.pick == "newest":
+        best = max(done, key=lambda c: found[c])
+    else:
+        best = max(done, key=lambda c: len(done[c] & need.chunks))
+    return best, done[best]
+
+
+def complete(store: Any, need: Need) -> Optional[str]:
+    """The stored campaign of ``need`` when it holds every chunk of ``need``, else None."""
+    name, done = resolve(store, need)
+    return name if name is not None and need.chunks <= done else None
+
+
+class IncompleteCampaigns(MissingCampaign):
+    """Campaigns the paper reads that are absent or lack chunks of the main job's plan, each named
+    once: its family (and the others that read it), what is stored, the command that fills it.
+    ``gaps``: one dict per campaign (family, readers, campaign, stored, total, missing, command)."""
+
+    def __init__(self, gaps: list[dict]):
+        groups: dict[tuple, list[str]] = {}      # (family, readers, command) -> each campaign and its state
+        for g in gaps:
+            state = "absent" if g["stored"] is None else (
+                f"{g['stored']} of {g['total']} chunks stored ({len(g['missing'])} missing, e.g. {g['missing'][0]!r})")
+            groups.setdefault((g["family"], tuple(g["readers"]), g["command"]), []).append(f"{g['campaign']!r} {state}")
+        lines = [family + (f" (also read by {', '.join(readers)})" if readers else "") + ": " + ", ".join(states)
+                 + f" (run `{command}`)" for (family, readers, command), states in groups.items()]
+        head = "the paper reads only complete campaigns of the main job (it never recomputes)"
+        super().__init__(gaps[0]["campaign"], gaps[0]["command"])
+        self.missing = [(g["campaign"], g["command"]) for g in gaps]
+        self.gaps = gaps
+        self.args = (head + (f"; {len(gaps)} are not: " if len(gaps) > 1 else ": ") + "; ".join(lines),)
+
+
+def check_needs(store: Any, needs: list[Need]) -> None:
+    """Refuse, with one :class:`IncompleteCampaigns` naming each campaign once, when a campaign of
+    ``needs`` is absent from ``store`` or lacks a chunk its plan defines; a campaign several
+    families read is listed under the first, with its command, and the others named.
+
+    >>> from verification.store import ResultStore
+    >>> with ResultStore(":memory:") as s:
+    ...     n = s.write_chunk("c", "k0", [])
+    ...     try:
+    ...         check_needs(s, [Need("toy", "c", frozenset({"k0", "k1", "k2"}), "attnbounds toy")])
+    ...     except IncompleteCampaigns as exc:
+    ...         print(exc)
+    the paper reads only complete campaigns of the main job (it never recomputes): toy: 'c' 1 of 3 chunks stored (2 missing, e.g. 'k1') (run `attnbounds toy`)
+    """
+    merged: dict[tuple, list] = {}           # (campaign, prefix, pick) -> [need, readers]
+    for need in needs:
+        key = (need.campaign, need.prefix, need.pick)
+        if key not in merged:
+            merged[key] = [need, []]
+            continue
+        first, readers = merged[key]
+        merged[key][0] = Need(first.family, first.campaign, first.chunks | need.chunks, first.command,
+                              first.prefix, first.pick)
+        if need.family != first.family and need.family not in readers:
+            readers.append(need.family)
+    gaps = []
+    for need, readers in merged.values():
+        if not need.chunks:                  # the plan defines no chunk here (nothing to read)
+            continue
+        name, done = resolve(store, need)
+        missing = sorted(need.chunks - done)
+        if name is not None and not missing:
+            continue
+        gaps.append(dict(family=need.family, readers=readers, campaign=name or need.shown(), command=need.command,
+                         stored=None if name is None else len(need.chunks & done), total=len(need.chunks),
+                         missing=missing))
+    if gaps:
+        raise IncompleteCampaigns(gaps)
 
 
 def frame(rows: list, cols: list) -> Any:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from theory.errors import InvalidInput
+
 Z95 = 1.959963984540054
 
 
@@ -36,7 +38,7 @@ POWER = 0.8
 def _finite(values: Any) -> list[float]:
     vals = [float(v) for v in values]
     if not all(math.isfinite(v) for v in vals):
-        raise ValueError(f"paired statistics: values must be finite, got {vals}")
+        raise InvalidInput(f"paired statistics: values must be finite, got {vals}")
     return vals
 
 
@@ -81,7 +83,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     """
     p = [float(v) for v in pvalues]
     if any(not (0 <= v <= 1) for v in p):
-        raise ValueError(f"holm: p-values must lie in [0, 1], got {p}")
+        raise InvalidInput(f"holm: p-values must lie in [0, 1], got {p}")
     m = len(p)
     out, running = [0.0] * m, 0.0
     for rank, i in enumerate(sorted(range(m), key=lambda k: p[k])):
@@ -102,7 +104,7 @@ def tost(diffs: Sequence[float], margin: float, alpha: float = ALPHA) -> dict:
     True
     """
     if not (margin > 0):
-        raise ValueError(f"tost: the equivalence margin must be positive, got {margin!r}")
+        raise InvalidInput(f"tost: the equivalence margin must be positive, got {margin!r}")
     lower, upper = paired_t(diffs, 2 * alpha, -margin), paired_t(diffs, 2 * alpha, margin)
     p = max(lower["p_greater"], upper["p_less"])
     p_out = min(1.0, 2 * min(upper["p_greater"], lower["p_less"]))

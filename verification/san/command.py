@@ -18,18 +18,6 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 
-def make_executor(workers: Optional[int] = None, scheduler: Optional[str] = None) -> Any:
-    """Serial, a local Dask cluster of ``workers`` processes or an existing one at ``scheduler``: a
-    :class:`concurrent.futures.Executor` for a ``with`` block (which shuts it down)."""
-    from verification.executors import DaskExecutor, SerialExecutor
-
-    if workers is not None:
-        return DaskExecutor(workers=workers)
-    if scheduler is not None:
-        return DaskExecutor(scheduler=scheduler)
-    return SerialExecutor()
-
-
 def measure_and_report(store: Any, preset: str, seed: int, out_dir: Path, console: Any, executor: Any = None,
                        device: str = "cpu", kernels: Optional[Sequence[str]] = None) -> dict:
     from verification.san.checks.claims import run_claims
@@ -62,7 +50,9 @@ def _cmd(args: argparse.Namespace) -> int:
     from verification.options import make_console
     from verification.store import ResultStore
 
-    with ResultStore(args.db) as store, make_executor(args.workers, args.scheduler) as executor:
+    from verification.executors import executor_for
+
+    with ResultStore(args.db) as store, executor_for(args.workers, args.scheduler, args.connect_timeout) as executor:
         measure_and_report(store, args.preset, args.seed, Path(args.out), make_console(), executor, args.device,
                            args.kernels)
     return 0
@@ -77,7 +67,17 @@ def _scheduler(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
 
+def _seconds(text: str) -> float:
+    from verification.executors import check_timeout
+
+    try:
+        return check_timeout(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
+
+
 def register(sub: Any) -> None:
+    from verification.executors import CONNECT_TIMEOUT
     from verification.options import add_common, name_list, positive_int
     from verification.san.checks.presets import KERNELS, PRESETS
 
@@ -105,4 +105,7 @@ def register(sub: Any) -> None:
     where.add_argument("--scheduler", default=None, type=_scheduler, metavar="ADDRESS",
                        help="train the runs on an existing Dask cluster at tcp://HOST:PORT or tls://HOST:PORT "
                             "(a scheduler can run code here: join only clusters you control)")
+    p.add_argument("--connect-timeout", default=CONNECT_TIMEOUT, type=_seconds, metavar="SECONDS",
+                   help="--scheduler: give up, with one line and exit status 2, if no Dask scheduler completes the "
+                        f"connect and handshake within SECONDS (default {CONNECT_TIMEOUT:g})")
     p.set_defaults(func=_cmd)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence
 
-from verification.report.part import MissingCampaign, Part, Table
-from verification.san.checks.claims import ALPHA, MARGIN, claims_chunk, path_runs
+from verification.report.part import MissingCampaign, Need, Part, Table
+from verification.san.checks.claims import ALPHA, MARGIN, claims_campaign, claims_chunk, path_runs
 from verification.san.checks.presets import KERNELS, PRESETS, campaign_name
 from verification.san.report import (ROLE_ORDER, bottleneck_table, claims_table, figures, probes_table,
                                      robustness_table, rollout_table, runs_table, spectra_table, trainability_table)
@@ -43,18 +43,40 @@ def reading(claim: str, instance: str, outcome: str) -> str:
     return words[("supported", "refuted", "inconclusive").index(outcome)]
 
 
+def san_command(name: str, seed: int, device: str = "cpu") -> str:
+    return f"attnbounds san --preset {name} --seed {seed}" + ("" if device == "cpu" else f" --device {device}")
+
+
+def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
+    """The runs campaign of every numerical path of the main job's preset (one chunk per trained
+    model, :func:`verification.san.checks.runs.plan`) and, once they are complete, the claims
+    decided from exactly those runs (:func:`verification.san.checks.claims.claims_chunk`)."""
+    from verification.san.checks.runs import plan
+
+    name = "paper" if full else "quick"
+    camps = {k: campaign_name(PRESETS[name], seed, k) for k in KERNELS}
+    out = [Need("san", c, frozenset(r.key for r in plan(PRESETS[name], seed, k)), san_command(name, seed))
+           for k, c in camps.items()]
+    if all(n.chunks <= store.done_chunks(n.campaign) for n in out):
+        paths = path_runs(store, camps)
+        if KERNELS[0] in paths:
+            out.append(Need("san", claims_campaign(camps[KERNELS[0]]), frozenset({claims_chunk(paths)}),
+                            san_command(name, seed)))
+    return out
+
+
 def paper_part(store: Any, seed: int = 0, full: bool = False, preset: Optional[str] = None, device: str = "cpu",
                kernels: Optional[Sequence[str]] = None) -> Part:
     """The SAN family's tables, figures and macros (preset ``paper`` with ``full``, else ``quick``)."""
     name = preset or ("paper" if full else "quick")
     camps = {k: campaign_name(PRESETS[name], seed, k, device) for k in (kernels or KERNELS)}
     camp = next(iter(camps.values()))
-    command = f"attnbounds san --preset {name} --seed {seed}" + ("" if device == "cpu" else f" --device {device}")
+    command = san_command(name, seed, device)
     paths = path_runs(store, camps)
     if next(iter(camps)) not in paths:
         raise MissingCampaign(camp, command)
     runs = paths[next(iter(camps))]
-    claims_camp = camp.replace("san-", "san-claims-", 1)
+    claims_camp = claims_campaign(camp)
     chunk = claims_chunk(paths)          # the claims decided from exactly these runs, this claims version
     claims = [r for r in store.records(claims_camp) if r["chunk"] == chunk]
     if not claims:

@@ -11,6 +11,8 @@ import argparse
 import time
 from typing import Any, Optional
 
+from theory.errors import InvalidInput
+
 
 def verify_section(ctx: Any) -> None:
     """The ``stress`` section of the main job: the D1 sweep (serial), the guided search and the
@@ -33,6 +35,9 @@ def verify_section(ctx: Any) -> None:
         sweep(ctx.store, rollout, executor, ctx.console)
         report(ctx.store, rollout.campaign, rollout.stored_as, ctx.tables, ctx.console, target=rollout.theorem,
                chunks=rollout.chunk_keys(), command=section.sweep_command(rollout.theorem, ctx.seed, full))
+
+
+SEARCH_BUDGET = 4000      # --search: evaluations per size, by default
 
 
 def theorem_id(text: str) -> str:
@@ -81,7 +86,7 @@ def check_device(device: str) -> None:
         import torch
 
         if not torch.cuda.is_available():
-            raise ValueError("--device cuda: no CUDA device is visible here (torch.cuda.is_available() is False)")
+            raise InvalidInput("--device cuda: no CUDA device is visible here (torch.cuda.is_available() is False)")
 
 
 def sweep(store: Any, plan: Any, executor: Any, console: Any, todo: Optional[list] = None) -> dict:
@@ -110,9 +115,10 @@ def _search(args: argparse.Namespace, console: Any) -> int:
     from verification.stress.checks.search import run_search
 
     sizes = args.sizes or (3, 4, 5)
-    check_search(sizes, args.budget)      # before any work
-    with ResultStore(args.db) as store, make_executor(args) as executor:   # one chunk per size: in parallel
-        run_search(store, args.theorem, sizes=sizes, budget=args.budget, seed=args.seed, console=console,
+    budget = SEARCH_BUDGET if args.budget is None else args.budget
+    check_search(sizes, budget)           # before any work
+    with make_executor(args) as executor, ResultStore(args.db) as store:   # one chunk per size: in parallel
+        run_search(store, args.theorem, sizes=sizes, budget=budget, seed=args.seed, console=console,
                    executor=executor)
     return 0
 
@@ -130,25 +136,31 @@ def _cmd(args: argparse.Namespace) -> int:
     spec = THEOREMS[args.theorem]
     check_device(args.device)
     if args.search and spec.kind == "rollout":
-        raise ValueError(f"--search: not available for {args.theorem} (stacks of layers); it supports "
+        raise InvalidInput(f"--search: not available for {args.theorem} (stacks of layers); it supports "
                          f"{', '.join(t for t, s in THEOREMS.items() if s.kind != 'rollout')}")
+    if args.budget is not None and not args.search:
+        raise InvalidInput(f"--budget {args.budget}: applies to --search only (a sweep's size is --instances)")
     console = make_console()
     if args.search:
         return _search(args, console)
     plan = StressPlan(args.theorem, args.family or spec.families, args.sizes or spec.sizes, args.instances,
                       seed=args.seed, device=args.device, layers=tuple(args.layers or ()), sampler=args.sampler)
-    with ResultStore(args.db) as store:
-        done = store.done_chunks(plan.campaign)               # asked once: the run gets what is missing
-        todo = [c for c in chunks(plan) if c.key not in done]
-        # nothing left to compute: resume at once, without starting (or joining) a cluster
-        with make_executor(args) if todo else SerialExecutor() as executor:
-            where = (f"Dask scheduler {executor.address}" if executor.name == "dask" and todo
-                     else "this process")
-            console.print(f"[bold]{plan.campaign}[/]: {plan.total():,} instances in {len(plan.chunk_keys()):,} chunks "
-                          f"({', '.join(plan.families)}; n = {', '.join(map(str, plan.sizes))}"
-                          + (f"; L = {', '.join(map(str, plan.layers))}" if plan.layers else "") + f"), {len(todo):,} to "
-                          f"compute, on {where}")
-            run = sweep(store, plan, executor, console, todo)
+    done: set = set()
+    if args.db != ":memory:" and Path(args.db).is_file():  # what is stored, read without writing anything
+        with ResultStore(args.db, readonly=True) as stored:
+            done = stored.done_chunks(plan.campaign)
+    todo = [c for c in chunks(plan) if c.key not in done]
+    # nothing left to compute: resume at once, without starting (or joining) a cluster; a cluster that
+    # cannot be reached is refused before the store is created or changed
+    with make_executor(args) if todo else SerialExecutor() as executor, ResultStore(args.db) as store:
+        # the runner asks the store again: a chunk another writer stored meanwhile is skipped
+        where = (f"Dask scheduler {executor.address}" if executor.name == "dask" and todo
+                 else "this process")
+        console.print(f"[bold]{plan.campaign}[/]: {plan.total():,} instances in {len(plan.chunk_keys()):,} chunks "
+                      f"({', '.join(plan.families)}; n = {', '.join(map(str, plan.sizes))}"
+                      + (f"; L = {', '.join(map(str, plan.layers))}" if plan.layers else "") + f"), {len(todo):,} to "
+                      f"compute, on {where}")
+        run = sweep(store, plan, executor, console, todo)
         cells = report(store, plan.campaign, plan.stored_as, Path(args.out) / "tables", console, target=plan.theorem,
                        chunks=plan.chunk_keys(), command=f"attnbounds stress {args.theorem} --instances {args.instances} --seed {args.seed}")
         chunks_stored = sum(t.chunks for t in cells.values())
@@ -199,6 +211,7 @@ def register(sub: Any) -> None:
                    help="where the float filter runs; exact certification is always on the CPU")
     p.add_argument("--search", action="store_true", help="guided search (hypothesis target() + local "
                                                          "optimiser) for tight cases and counterexamples")
-    p.add_argument("--budget", default=4000, type=positive_int,
-                   help="--search: evaluations per size (default 4000; hypothesis gets a quarter, at most 100 examples)")
+    p.add_argument("--budget", default=None, type=positive_int,
+                   help=f"--search only: evaluations per size (default {SEARCH_BUDGET}; hypothesis gets a quarter, "
+                        "at most 100 examples)")
     p.set_defaults(func=_cmd)

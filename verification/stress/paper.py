@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from verification.report.part import Figure, MissingCampaign, Part, Table
+from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 from verification.report.stats import wilson
 from verification.report.tables import fmt
 from verification.stress.checks import section
@@ -25,6 +25,18 @@ from verification.stress.report import cell_parts, cell_table, tally, total
 # the sweep's table in the paper: these columns of the report's table (verification.stress.report.cell_table)
 FACTOR_COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share [95%]", "violated",
                   "exact path", "smallest strict slack"]
+
+
+def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
+    """The main job's sweep of Theorem D1, its guided search and the rollout sweep, each with the
+    chunk keys of its plan (:func:`verification.stress.checks.section.section_plan`)."""
+    def sweep(theorem: str) -> Need:
+        plan = section.section_plan(theorem, seed, full)
+        return Need("stress", plan.campaign, frozenset(plan.chunk_keys()), section.sweep_command(theorem, seed, full))
+
+    search = Need("stress", search_campaign(section.THEOREM, seed), frozenset(section.search_chunks(full)),
+                  section.search_command(seed, full))
+    return [sweep(section.THEOREM), search, sweep(section.ROLLOUT)]
 
 
 def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 import numpy as np
 
+from theory.errors import InvalidInput
 from theory.verdicts import Verdict
 from verification.testing import reference as ref
 
@@ -332,7 +333,7 @@ def _be_exact(inst: KnownAnswer) -> Evaluation:
     from numerics.poincare.losses import GaussianFamily, family
     fam, beta, lam = family(inst.data["family"]), inst.data["beta"], inst.data["lam"]
     if not isinstance(fam, GaussianFamily):  # exact C_P is known only for the Gaussian family
-        raise ValueError(f"{inst.name}: no exact C_P for family {inst.data['family']!r}")
+        raise InvalidInput(f"{inst.name}: no exact C_P for family {inst.data['family']!r}")
     C = 1 / (Fraction(beta) * Fraction(lam))       # theory.poincare: Gaussian spectral gap beta lam
     bound = bakry_emery_exact(fam, beta, lam)["bound"]
     return Evaluation(_verdict(bound - C), bound - C, C)

@@ -237,8 +237,12 @@ def run_baselines(store: Any, slots: dict, seed: int, console: Any = None) -> st
     """Draw and check every random sample that ``slots`` (:func:`baseline_slots`) asks for and the
     store lacks; return the campaign name."""
     name = baseline_campaign(seed)
-    wanted = sorted({nc for by in slots.values() for nc in by.values()})
-    chunks = [campaign.Chunk(baseline_chunk_key(f, n, c), baseline_chunk, (f, n, c, BASELINE_PER_INPUT, seed))
-              for f in BASELINE_FAMILIES for n, c in wanted if n >= 2]
-    campaign.run(store, name, chunks, console=console, description="random baselines at matched n")
+    campaign.run(store, name, baseline_chunks(slots, seed), console=console, description="random baselines at matched n")
     return name
+
+
+def baseline_chunks(slots: dict, seed: int) -> list[campaign.Chunk]:
+    """One chunk per (family, n, c) that ``slots`` (:func:`baseline_slots`) asks for (nothing run)."""
+    wanted = sorted({nc for by in slots.values() for nc in by.values()})
+    return [campaign.Chunk(baseline_chunk_key(f, n, c), baseline_chunk, (f, n, c, BASELINE_PER_INPUT, seed))
+            for f in BASELINE_FAMILIES for n, c in wanted if n >= 2]

@@ -60,7 +60,9 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser("rollout", help="D1 equality shares and rollout tightness on a trained model")
     add_common(p)
-    p.add_argument("--model", default="minilm", help="minilm | smollm2 | a checkpoint folder | a .gguf file")
+    p.add_argument("--model", default="minilm", help="minilm | smollm2 | a checkpoint folder | a weights file "
+                   "(.safetensors, .safetensors.index.json, .gguf; the file named is the one loaded, with "
+                   "its folder's config.json and tokenizer)")
     p.add_argument("--texts", default=None, help="corpus: text file (lines or blank-line blocks) or JSONL "
                    "with a 'text' field (default: pydoc topics, stdlib docstrings and package licenses, interleaved)")
     p.add_argument("--limit", type=positive_int, default=None, help="first N inputs only (N >= 1)")

@@ -24,11 +24,11 @@ import numpy as np
 
 from numerics.sources.corpus import DEFAULT_NAME, SOURCES
 from verification.report.aggregate import median
-from verification.report.part import Figure, MissingCampaign, Part, Table, frame
+from verification.report.part import Figure, MissingCampaign, Need, Part, Table, complete, frame, resolve
 from verification.report.stats import wilson
 from verification.report.tables import fmt
 from verification.trained.checks import (BASELINE_FAMILIES, FUSION, RESIDUAL, VERSION, baseline_campaign,
-                                         baseline_slots, chunk_key)
+                                         baseline_chunks, baseline_slots, chunk_key)
 from verification.trained.command import FULL, QUICK
 from verification.trained.report import (VARIANT_TITLES, baseline_share, collect_records, compare_table, d1_table,
                                           heads_shares, median_interval, read_baselines, rollout_table, sizes_of,
@@ -67,20 +67,37 @@ def _default_inputs(limit: int) -> tuple:
     return tuple(load_corpus(None, limit=limit).inputs)
 
 
+def model_need(name: str, full: bool, seed: int) -> Need:
+    """The main job's campaign of ``name``: its name up to the fingerprint, one chunk per main-job
+    input text (:func:`verification.trained.checks.chunk_key`); of several fingerprints the one
+    with the most of those chunks (:func:`verification.report.part.resolve`)."""
+    return Need("trained", campaign_prefix(name, full), frozenset(chunk_key(t) for t in main_inputs(name, full)),
+                command(seed, full), prefix=True)
+
+
+def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
+    """Both models' campaigns and, once they are complete, the random baselines at their stored
+    token counts (the samples :func:`verification.trained.checks.run_baselines` draws for them)."""
+    models = [model_need(name, full, seed) for name in MODELS]
+    found = [complete(store, need) for need in models]
+    if not all(found):
+        return models                      # the baselines follow the token counts still to be measured
+    keys = set()
+    for need, camp in zip(models, found):
+        records = [r for r in store.records(camp) if r["chunk"] in need.chunks]
+        keys |= {c.key for c in baseline_chunks(baseline_slots(sizes_of(collect_records(records, None))), seed)}
+    return models + [Need("trained", baseline_campaign(seed), frozenset(keys), command(seed, full))]
+
+
 def find_campaign(store: Any, name: str, full: bool, seed: int) -> tuple[str, list[dict]]:
-    """The stored campaign of ``name`` at the quick / full settings and its records of the main
-    job's inputs only (one chunk per input text: :func:`verification.trained.checks.chunk_key`)."""
-    prefix = campaign_prefix(name, full)
-    keys = {chunk_key(t) for t in main_inputs(name, full)}
-    by: dict[str, list[dict]] = {}
-    for r in store.records(campaign=prefix, prefix=True):
-        if r["chunk"] in keys:
-            by.setdefault(r["campaign"], []).append(r)
-    if not by:
-        raise MissingCampaign(prefix + "<fingerprint>", command(seed, full))
-    inputs = {c: len({(r["provenance"]["input"], r["provenance"]["text_sha"]) for r in rs}) for c, rs in by.items()}
-    best = max(sorted(by), key=lambda c: inputs[c])
-    return best, by[best]
+    """The stored campaign of ``name`` at the quick / full settings (:func:`model_need`) and its
+    records of the main job's inputs only."""
+    need = model_need(name, full, seed)
+    camp, _ = resolve(store, need)
+    records = [] if camp is None else [r for r in store.records(camp) if r["chunk"] in need.chunks]
+    if not records:
+        raise MissingCampaign(need.shown(), command(seed, full))
+    return camp, records
 
 
 def _tight(rs: list[dict]) -> tuple[int, int]:

@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from theory.errors import InvalidInput
 from verification.report.aggregate import median
 from verification.report.figures import save_figure
 from verification.report.stats import wilson
@@ -306,7 +307,7 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
     out_dir = Path(out_dir)
     data = collect(store, campaign, inputs)
     if not data["layer"]:
-        raise ValueError(f"no stored records for campaign {campaign!r}")
+        raise InvalidInput(f"no stored records for campaign {campaign!r}")
     s, n = slug(model.name), len(data["inputs"])
     prov = _provenance(model, campaign, n, seed)
     q = " 4-bit QUANTISED weights (GGUF): the quantised model's attention." if model.quantised else ""

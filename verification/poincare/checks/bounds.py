@@ -213,8 +213,12 @@ def check_instance(name: str, beta: float, lam: float, plan: Plan) -> list[Recor
     return recs
 
 
+def plan_chunks(plan: Plan) -> list[campaign.Chunk]:
+    """One chunk per (family, beta, lambda) of ``plan`` (nothing run)."""
+    return [campaign.Chunk(f"{name}-b{beta:g}-l{lam:g}", check_instance, (name, beta, lam, plan))
+            for name in plan.families for beta, lam in plan.grid(name)]
+
+
 def run_campaign(store, plan: Plan, console=None) -> None:
     """Every (family, beta, lambda) chunk not yet stored; a violated proved bound stops loudly."""
-    campaign.run(store, plan.campaign, [campaign.Chunk(f"{name}-b{beta:g}-l{lam:g}", check_instance, (name, beta, lam, plan))
-                                        for name in plan.families for beta, lam in plan.grid(name)],
-                 console=console, description="Poincare constants")
+    campaign.run(store, plan.campaign, plan_chunks(plan), console=console, description="Poincare constants")

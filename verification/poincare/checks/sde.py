@@ -174,6 +174,11 @@ def expected_loss_records(name: str, lam: float, betas, seed: int, chains: int, 
 
 
 def run_sde(store, seed: int, full: bool, console=None) -> None:
+    campaign.run(store, sde_campaign(seed, full), sde_chunks(seed, full), console=console, description="Langevin SDE")
+
+
+def sde_chunks(seed: int, full: bool) -> list:
+    """The Langevin chunks of the quick / full plan (nothing run)."""
     C = campaign.Chunk
     chunks = [C("rate-attn1", rate_records, ("attn1", 4.0, 0.3, seed, 8000 if full else 2000, 600)),
               C("expected-attnfull", expected_loss_records,
@@ -182,4 +187,4 @@ def run_sde(store, seed: int, full: bool, console=None) -> None:
     if full:
         chunks += [C("rate-gauss1", rate_records, ("gauss1", 2.0, 0.5, seed, 8000, 600)),
                    C("expected-lorafull", expected_loss_records, ("lorafull", 0.1, (4.0, 16.0, 64.0, 256.0), seed, 2048, 4000))]
-    campaign.run(store, sde_campaign(seed, full), chunks, console=console, description="Langevin SDE")
+    return chunks

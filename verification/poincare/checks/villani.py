@@ -65,7 +65,12 @@ def map_chunk(name: str, data_seed: int, full: bool, certify: bool = True) -> li
     return recs
 
 
+def map_chunks(seed: int, full: bool, families=MAP_LOSSES) -> list:
+    """One chunk per (family, data seed) of the map (nothing run)."""
+    return [campaign.Chunk(f"{name}-s{s}", map_chunk, (name, s, full)) for name in families
+            for s in map_seeds(seed, full)]
+
+
 def run_villani_map(store, seed: int, full: bool, families=MAP_LOSSES, console=None) -> None:
-    chunks = [campaign.Chunk(f"{name}-s{s}", map_chunk, (name, s, full)) for name in families
-              for s in map_seeds(seed, full)]
-    campaign.run(store, map_campaign(seed, full), chunks, console=console, description="Villani map")
+    campaign.run(store, map_campaign(seed, full), map_chunks(seed, full, families), console=console,
+                 description="Villani map")

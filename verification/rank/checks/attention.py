@@ -239,15 +239,20 @@ def campaigns(p: AttPlan, seed: int) -> tuple[str, str, str]:
     return f"rank.att-recovery-{tag}", f"rank.att-students-{tag}", f"rank.att-ladder-{tag}"
 
 
-def run_attention(store: Any, p: AttPlan, seed: int = 0, console: Any = None) -> None:
+def attention_chunks(p: AttPlan, seed: int = 0) -> dict[str, list]:
+    """campaign -> its chunks, for the three attention campaigns of ``p`` (nothing run)."""
     rec_c, stu_c, lad_c = campaigns(p, seed)
     C = campaign.Chunk
     lin = [(B, nz, vm) for vm in ("known", "unknown") for B in p.inputs for nz in p.noises]
     soft = [(b, T, nz, "known") for T in (min(3, p.d), p.T) for b in p.betas for nz in p.noises[:2]] \
         + [(b, p.T, nz, "unknown") for b in p.betas for nz in p.noises[:2]]
-    campaign.run(store, rec_c, [C(f"linear/{s}", recovery_chunk, (p, "linear", s, seed)) for s in lin]
-                 + [C(f"softmax/{s}", recovery_chunk, (p, "softmax", s, seed)) for s in soft]
-                 + [C("exact", exact_chunk, (p, seed))], console=console)
-    campaign.run(store, stu_c, [C(k, students_chunk, (p, k, seed)) for k in ("linear", "softmax")], console=console)
-    campaign.run(store, lad_c, [C(f"{k}/{lam}", ladder_chunk, (p, k, lam, seed))
-                                for k in ("linear", "softmax") for lam in p.lams], console=console)
+    return {rec_c: [C(f"linear/{s}", recovery_chunk, (p, "linear", s, seed)) for s in lin]
+            + [C(f"softmax/{s}", recovery_chunk, (p, "softmax", s, seed)) for s in soft]
+            + [C("exact", exact_chunk, (p, seed))],
+            stu_c: [C(k, students_chunk, (p, k, seed)) for k in ("linear", "softmax")],
+            lad_c: [C(f"{k}/{lam}", ladder_chunk, (p, k, lam, seed)) for k in ("linear", "softmax") for lam in p.lams]}
+
+
+def run_attention(store: Any, p: AttPlan, seed: int = 0, console: Any = None) -> None:
+    for name, chunks in attention_chunks(p, seed).items():
+        campaign.run(store, name, chunks, console=console)

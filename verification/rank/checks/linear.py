@@ -251,21 +251,24 @@ def estimator_chunk(plan: Plan, shape: str, N: int, noise: float) -> list[Record
 # -- running, aggregating ------------------------------------------------------------------------------
 
 
-def run_linear(store: Any, plan: Plan, console: Any = None) -> None:
+def linear_chunks(plan: Plan) -> dict[str, list]:
+    """campaign -> its chunks, for the four linear campaigns of ``plan`` (nothing run)."""
     tag = plan.tag
     r_star = plan.r_star
     C = campaign.Chunk
-    campaign.run(store, f"rank.optimum-{tag}", [
-        C(f"{sh}/{cov}/{s}", optimum_chunk, (plan, sh, cov, s))
-        for sh in R.SPECTRUM_SHAPES for cov in COVS for s in range(plan.seeds)], console=console)
-    campaign.run(store, f"rank.gd-pop-{tag}", [
-        C(f"{sh}/r{r}/init{init}", gd_population_chunk, (plan, sh, r, init))
-        for sh in R.SPECTRUM_SHAPES for r in (r_star - 1, r_star, r_star + 2) for init in plan.init_scales],
-        console=console)
-    campaign.run(store, f"rank.gd-data-{tag}", [
-        C(f"{sh}/N{N}/noise{nz}/init{init}", gd_data_chunk, (plan, sh, N, nz, init))
-        for sh in ("flat", "geometric") for N in plan.samples for nz in plan.noises[1:]
-        for init in plan.data_inits], console=console)
-    campaign.run(store, f"rank.estimators-{tag}", [
-        C(f"{sh}/N{N}/noise{nz}", estimator_chunk, (plan, sh, N, nz))
-        for sh in R.SPECTRUM_SHAPES for N in plan.samples for nz in plan.noises], console=console)
+    return {
+        f"rank.optimum-{tag}": [C(f"{sh}/{cov}/{s}", optimum_chunk, (plan, sh, cov, s))
+                                for sh in R.SPECTRUM_SHAPES for cov in COVS for s in range(plan.seeds)],
+        f"rank.gd-pop-{tag}": [C(f"{sh}/r{r}/init{init}", gd_population_chunk, (plan, sh, r, init))
+                               for sh in R.SPECTRUM_SHAPES for r in (r_star - 1, r_star, r_star + 2)
+                               for init in plan.init_scales],
+        f"rank.gd-data-{tag}": [C(f"{sh}/N{N}/noise{nz}/init{init}", gd_data_chunk, (plan, sh, N, nz, init))
+                                for sh in ("flat", "geometric") for N in plan.samples for nz in plan.noises[1:]
+                                for init in plan.data_inits],
+        f"rank.estimators-{tag}": [C(f"{sh}/N{N}/noise{nz}", estimator_chunk, (plan, sh, N, nz))
+                                   for sh in R.SPECTRUM_SHAPES for N in plan.samples for nz in plan.noises]}
+
+
+def run_linear(store: Any, plan: Plan, console: Any = None) -> None:
+    for name, chunks in linear_chunks(plan).items():
+        campaign.run(store, name, chunks, console=console)

@@ -52,5 +52,10 @@ def model_chunk(name: str) -> list[Record]:
 CAMPAIGN = f"rank.weights-{VERSION}"
 
 
+def weights_chunks(models: tuple[str, ...] = MODELS) -> list[campaign.Chunk]:
+    """One chunk per model of :data:`CAMPAIGN` (nothing run)."""
+    return [campaign.Chunk(name, model_chunk, (name,)) for name in models]
+
+
 def run_weights(store: Any, models: tuple[str, ...] = MODELS, console: Any = None) -> None:
-    campaign.run(store, CAMPAIGN, [campaign.Chunk(name, model_chunk, (name,)) for name in models], console=console)
+    campaign.run(store, CAMPAIGN, weights_chunks(models), console=console)

@@ -235,6 +235,11 @@ def claims_chunk(paths: dict) -> str:
     return f"claims-{CLAIMS_VERSION}-" + "-".join(f"{k}{digest(r)}" for k, r in paths.items())
 
 
+def claims_campaign(primary: str) -> str:
+    """The claims campaign of the runs campaign ``primary`` (the primary numerical path's)."""
+    return primary.replace("san-", "san-claims-", 1)
+
+
 def path_runs(store: Any, campaigns: dict) -> dict:
     """kernel -> the run summaries of its campaign, for the campaigns (kernel -> name) with runs."""
     out = {k: summaries(store, c) for k, c in campaigns.items()}
@@ -247,7 +252,7 @@ def run_claims(store: Any, campaigns: dict, preset: str, seed: int, console: Any
     from verification import campaign as C
 
     paths = path_runs(store, campaigns)
-    name = next(iter(campaigns.values())).replace("san-", "san-claims-", 1)
+    name = claims_campaign(next(iter(campaigns.values())))
     C.run(store, name, [C.Chunk(claims_chunk(paths), claim_records, (paths, preset, seed))],
           console=console, description=f"SAN {preset}: claims")
     return name

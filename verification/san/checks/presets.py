@@ -15,6 +15,8 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
+from theory.errors import InvalidInput
+
 VERSION = "v2"     # v2: references of >= 2 layers, numerical paths, devices
 KERNELS = ("sdpa", "explicit")     # the numerical paths: the first is the primary one
 
@@ -40,7 +42,7 @@ class Preset:
 
     def __post_init__(self) -> None:
         if self.ref_layers < 2:
-            raise ValueError(f"Preset {self.name!r}: the standard reference needs at least two layers (a "
+            raise InvalidInput(f"Preset {self.name!r}: the standard reference needs at least two layers (a "
                              f"lookup composes two attention layers), got ref_layers={self.ref_layers}")
 
 

@@ -39,6 +39,7 @@ from typing import Optional
 import numpy as np
 
 from numerics.sources.random import GENERATOR, check_family, family_id, generator, sample
+from theory.errors import InvalidInput
 
 VERSION = "v1"   # bump when sampling, chunk sizes or checks change: a new campaign, not a resume
 # The campaign version names the sampler: v1 draws each chunk with numpy's sequential generator
@@ -107,29 +108,29 @@ class StressPlan:
     def __post_init__(self) -> None:
         spec = THEOREMS.get(self.theorem)
         if spec is None:
-            raise ValueError(f"theorem {self.theorem!r} has no stress sampler; known: {', '.join(THEOREMS)}")
+            raise InvalidInput(f"theorem {self.theorem!r} has no stress sampler; known: {', '.join(THEOREMS)}")
         if self.sampler is not None and self.sampler not in SAMPLERS:
-            raise ValueError(f"--sampler {self.sampler!r}: one of {', '.join(SAMPLERS)}")
+            raise InvalidInput(f"--sampler {self.sampler!r}: one of {', '.join(SAMPLERS)}")
         if spec.kind == "rollout" and self.sampler == "counter":
-            raise ValueError(f"--sampler counter: {self.theorem} draws its stacks with numpy's generator only")
+            raise InvalidInput(f"--sampler counter: {self.theorem} draws its stacks with numpy's generator only")
         if self.sampler is None:
             object.__setattr__(self, "sampler", "numpy" if spec.kind == "rollout" else DEFAULT_SAMPLER)
         if spec.kind != "rollout" and self.layers:
-            raise ValueError(f"--layers: applies to dobrushin.rollout only, not to {self.theorem}")
+            raise InvalidInput(f"--layers: applies to dobrushin.rollout only, not to {self.theorem}")
         if spec.kind == "rollout":
             object.__setattr__(self, "layers", tuple(self.layers) or spec.layers)
             for L in self.layers:
                 if not 2 <= L <= MAX_LAYERS:
-                    raise ValueError(f"--layers: L = {L} outside 2..{MAX_LAYERS} (a rollout step needs two layers)")
+                    raise InvalidInput(f"--layers: L = {L} outside 2..{MAX_LAYERS} (a rollout step needs two layers)")
         for f in self.families:
             check_family(f, "--family")
             if spec.allowed and f not in spec.allowed:
-                raise ValueError(f"--family {f!r}: {self.theorem} needs one of {', '.join(spec.allowed)}")
+                raise InvalidInput(f"--family {f!r}: {self.theorem} needs one of {', '.join(spec.allowed)}")
         for n in self.sizes:
             if n < 2:
-                raise ValueError(f"--sizes: n = {n} is below 2 (the theorems need two tokens)")
+                raise InvalidInput(f"--sizes: n = {n} is below 2 (the theorems need two tokens)")
         if self.instances < 1:
-            raise ValueError(f"--instances: must be at least 1, got {self.instances}")
+            raise InvalidInput(f"--instances: must be at least 1, got {self.instances}")
         self.check_budget()
 
     def check_budget(self) -> None:
@@ -145,7 +146,7 @@ class StressPlan:
         chunks = sum(c for *_, c in self.cells())
         if chunks > MAX_CHUNKS:
             most = sum(MAX_CHUNKS // len(self.cells()) * cell_chunk_size(n, L) for _, n, L, _ in self.cells())
-            raise ValueError(f"--instances {self.instances:,}: {chunks:,} chunks, over the limit of {MAX_CHUNKS:,} "
+            raise InvalidInput(f"--instances {self.instances:,}: {chunks:,} chunks, over the limit of {MAX_CHUNKS:,} "
                              f"chunks per plan (at most about {most:,} instances for these cells); run a smaller "
                              "campaign and extend it later with a larger --instances")
 
@@ -190,10 +191,10 @@ def check_search(sizes: tuple[int, ...], budget: int) -> None:
     from numerics.device import check_memory
 
     if budget > MAX_BUDGET:
-        raise ValueError(f"--budget {budget:,}: over the limit of {MAX_BUDGET:,} evaluations per size")
+        raise InvalidInput(f"--budget {budget:,}: over the limit of {MAX_BUDGET:,} evaluations per size")
     for n in sizes:
         if n < 2:
-            raise ValueError(f"--sizes: n = {n} is below 2 (the theorems need two tokens)")
+            raise InvalidInput(f"--sizes: n = {n} is below 2 (the theorems need two tokens)")
         check_memory(f"--sizes {n}", COPIES * 32 * n * n * 8)      # 16 starts, pairs for D2
 
 
@@ -224,7 +225,7 @@ def parse_campaign(campaign: str) -> tuple[str, int]:
     m = _CAMPAIGN.match(campaign)
     if not m or m["v"] not in SAMPLERS.values():
         versions = "/".join(sorted(SAMPLERS.values()))
-        raise ValueError(f"campaign {campaign!r} is not a stress campaign of version {versions} "
+        raise InvalidInput(f"campaign {campaign!r} is not a stress campaign of version {versions} "
                          f"(stress.<theorem>-<version>-seed<seed>-cells<digest>)")
     return m["th"], int(m["seed"])
 
@@ -239,7 +240,7 @@ def campaign_sampler(campaign: str) -> str:
 def parse_chunk(key: str) -> tuple[str, int, int]:
     m = _CHUNK.match(key)
     if not m:
-        raise ValueError(f"chunk {key!r} is not <family>/n<n>/c<index> (or <family>/n<n>/L<layers>/c<index>)")
+        raise InvalidInput(f"chunk {key!r} is not <family>/n<n>/c<index> (or <family>/n<n>/L<layers>/c<index>)")
     return m["f"], int(m["n"]), int(m["k"])
 
 
@@ -278,10 +279,10 @@ def regenerate(campaign: str, chunk: str, index: int) -> np.ndarray:
     family, n, k = parse_chunk(chunk)
     L = chunk_layers(chunk)
     if (L is not None) != (theorem in THEOREMS and THEOREMS[theorem].kind == "rollout"):
-        raise ValueError(f"chunk {chunk!r} does not belong to campaign {campaign!r} "
+        raise InvalidInput(f"chunk {chunk!r} does not belong to campaign {campaign!r} "
                          "(rollout chunks, and only they, carry /L<layers>)")
     if not 0 <= index < cell_chunk_size(n, L):
-        raise ValueError(f"index {index} outside chunk {chunk!r} (0..{cell_chunk_size(n, L) - 1})")
+        raise InvalidInput(f"index {index} outside chunk {chunk!r} (0..{cell_chunk_size(n, L) - 1})")
     if L is not None:
         return draw_stacks(family, n, L, k, seed)[index]
     sampler = campaign_sampler(campaign)

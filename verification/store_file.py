@@ -1,0 +1,239 @@
+"""What a results store file is, and the look at one before anything changes it.
+
+A store made by attnbounds carries SQLite's ``application_id`` (:data:`APPLICATION_ID`, the bytes
+``attn``) and ``user_version`` (:data:`SCHEMA_VERSION`), set when it is created.
+:func:`inspect_store` opens an existing file read-only (``immutable`` where no journal is beside
+it, so that no ``-wal`` or ``-shm`` file is left) and tells what it is: new, empty, current, a store
+of today's tables without the stamp (accepted, stamped on the first write), or refuses it with one
+line (:class:`~theory.errors.InvalidInput`): not SQLite, damaged (``PRAGMA quick_check``), another
+application's file, another schema version. A refused file's bytes are never changed.
+:class:`verification.store.ResultStore` runs it before opening a store for reading or writing.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+from pathlib import Path
+from typing import Optional
+
+from theory.errors import InvalidInput
+
+APPLICATION_ID = int.from_bytes(b"attn", "big")   # PRAGMA application_id of every store (0x6174746e)
+SCHEMA_VERSION = 1                                # PRAGMA user_version: bump when the tables change
+MAGIC = b"SQLite format 3\x00"                   # the first 16 bytes of every SQLite file
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    id         INTEGER PRIMARY KEY,
+    campaign   TEXT NOT NULL,
+    chunk      TEXT NOT NULL,
+    theorem    TEXT NOT NULL,
+    instance   TEXT NOT NULL,
+    verdict    TEXT NOT NULL,
+    slack      REAL,
+    value      REAL,
+    bound      REAL,
+    backend    TEXT,
+    dtype      TEXT,
+    provenance TEXT NOT NULL,
+    extra      TEXT NOT NULL,
+    versions   TEXT NOT NULL,
+    created    REAL NOT NULL,
+    UNIQUE (campaign, theorem, instance)
+);
+CREATE INDEX IF NOT EXISTS records_campaign ON records (campaign, theorem);
+CREATE TABLE IF NOT EXISTS chunks (
+    campaign TEXT NOT NULL,
+    chunk    TEXT NOT NULL,
+    n        INTEGER NOT NULL,
+    created  REAL NOT NULL,
+    PRIMARY KEY (campaign, chunk)
+);
+CREATE TABLE IF NOT EXISTS summaries (
+    campaign TEXT NOT NULL,
+    chunk    TEXT NOT NULL,
+    theorem  TEXT NOT NULL,
+    body     TEXT NOT NULL,
+    versions TEXT NOT NULL,
+    created  REAL NOT NULL,
+    PRIMARY KEY (campaign, chunk, theorem)
+);
+"""
+
+
+def check_folder(path: str, create: bool = False) -> None:
+    """The folder a new store would be created in can be: the nearest part of its path that exists
+    is a folder this user can write (nothing in the way is a file). ``create`` (the command runs
+    now) makes the missing folders; a check (:func:`check_writable`) creates nothing."""
+    where = f"--db {path!r}"
+    folder = Path(os.path.abspath(path)).parent
+    nearest = next(p for p in (folder, *folder.parents) if p.exists() or p.is_symlink())
+    if not nearest.is_dir():
+        raise InvalidInput(f"{where}: {str(nearest)!r} is not a folder")
+    if not os.access(nearest, os.W_OK | os.X_OK):
+        raise InvalidInput(f"{where}: the results store cannot be written (folder {str(nearest)!r}: permission denied)")
+    if create and nearest != folder:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInput(f"{where}: cannot create its folder ({exc.strerror or exc})") from None
+
+
+@functools.lru_cache(maxsize=None)
+def expected_columns() -> dict[str, tuple]:
+    """Each table's columns (name, type, not null, default, primary key) in today's schema."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(SCHEMA)
+        return {t: columns_of(db, t) for t in TABLES}
+    finally:
+        db.close()
+
+
+def columns_of(db: sqlite3.Connection, table: str) -> tuple:
+    return tuple(tuple(r[1:]) for r in db.execute(f'PRAGMA table_info("{table}")'))
+
+
+def schema_differences(db: sqlite3.Connection, objects: list[tuple[str, str, str]]) -> list[str]:
+    """How the schema of ``db`` differs from today's (empty when it is today's)."""
+    out = []
+    tables = {name for kind, name, _ in objects if kind == "table"}
+    for t, want in expected_columns().items():
+        if t not in tables:
+            out.append(f"no table {t}")
+            continue
+        have = columns_of(db, t)
+        if have == want:
+            continue
+        names_have, names_want = [c[0] for c in have], [c[0] for c in want]
+        missing = [c for c in names_want if c not in names_have]
+        extra = [c for c in names_have if c not in names_want]
+        if missing:
+            out.append(f"table {t} lacks column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+        if extra:
+            out.append(f"table {t} has column{'s' if len(extra) > 1 else ''} {', '.join(extra)} not in version "
+                       f"{SCHEMA_VERSION}")
+        if not missing and not extra:
+            out.append(f"table {t}'s columns differ from version {SCHEMA_VERSION}'s")
+    if not any(kind == "index" and name == "records_campaign" and on == "records" for kind, name, on in objects):
+        out.append("no index records_campaign")
+    return out
+
+
+def sqlite_error(where: str, exc: sqlite3.Error) -> Optional[InvalidInput]:
+    """The one-line refusal for an SQLite error that is the store's state (damaged, full, read-only,
+    unreadable), else None (a bug: it goes up as it is)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if type(exc) is sqlite3.DatabaseError or name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") \
+            or name.startswith("SQLITE_CORRUPT"):
+        return InvalidInput(f"{where}: the results store is damaged ({exc}); nothing was changed: move it "
+                            "aside (or restore a copy) and re-run")
+    if name in ("SQLITE_FULL", "SQLITE_READONLY") or name.startswith(("SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN")):
+        return InvalidInput(f"{where}: the results store cannot be read or written ({exc})")
+    return None
+
+
+def has_sidecar(path: str) -> bool:
+    return any(os.path.exists(path + s) for s in ("-wal", "-journal"))
+
+
+def inspect_store(path: str | os.PathLike) -> str:
+    """What the file at ``path`` is, read-only and changing nothing (an existing file is opened
+    ``immutable`` unless a ``-wal`` or ``-journal`` lies beside it): ``"new"`` (no file),
+    ``"empty"`` (0 bytes, or an SQLite file without tables: to be initialised), ``"unstamped"``
+    (made before the stamp: today's tables, or today's but the ``summaries`` table that came after
+    them, which the first open for writing adds) or ``"current"`` (stamped, schema version
+    :data:`SCHEMA_VERSION`). A folder, a file that is not SQLite, a damaged file (``PRAGMA
+    quick_check``), another application's file and a store of another schema version are an
+    InvalidInput naming ``--db`` and what was found."""
+    path = str(path)
+    where = f"--db {path!r}"
+    kept = "; it was left unchanged"
+    if os.path.isdir(path):
+        raise InvalidInput(f"{where} is a folder, not a results store file")
+    if not os.path.lexists(path):
+        return "new"
+    if not os.path.isfile(path):
+        raise InvalidInput(f"{where} is not a regular file, not a results store")
+    wal = path + "-wal"
+    wal_size = os.path.getsize(wal) if os.path.isfile(wal) else 0
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except OSError as exc:
+        raise InvalidInput(f"{where}: the results store cannot be read ({exc.strerror or exc})") from None
+    if not head and not wal_size:
+        return "empty"
+    if head and not head.startswith(MAGIC):
+        raise InvalidInput(f"{where} is not a usable SQLite database (no SQLite header: not a results store){kept}")
+
+    def connect(immutable: bool) -> sqlite3.Connection:
+        return sqlite3.connect(ro_uri(path, immutable), uri=True, timeout=30)
+
+    try:
+        if has_sidecar(path):
+            try:
+                db = connect(False)
+                db.execute("PRAGMA schema_version").fetchone()
+            except sqlite3.OperationalError:
+                if wal_size > 0:
+                    raise
+                db = connect(True)
+        else:
+            db = connect(True)
+    except sqlite3.Error as exc:
+        err = sqlite_error(where, exc)
+        raise (err or InvalidInput(f"{where}: the results store cannot be read ({exc})")) from None
+    try:
+        problems = [line.strip() for (row,) in db.execute("PRAGMA quick_check") for line in str(row).splitlines()
+                    if line.strip() and not line.startswith("*** in database")]
+        if problems and problems != ["ok"]:
+            more = f"; and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''}" if len(problems) > 1 else ""
+            raise InvalidInput(f"{where}: the results store is damaged (SQLite's quick_check: {problems[0]}{more}); "
+                               "nothing was changed: move it aside (or restore a copy) and re-run")
+        app = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        objects = [tuple(r) for r in db.execute(
+            "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")]
+        differences = schema_differences(db, objects) if objects else []
+    except sqlite3.Error as exc:
+        err = sqlite_error(where, exc)
+        if err is None:
+            raise
+        raise err from None
+    finally:
+        db.close()
+    if app not in (0, APPLICATION_ID):
+        raise InvalidInput(f"{where} is another application's SQLite file (application_id {app:#010x}, not "
+                           f"attnbounds' {APPLICATION_ID:#010x}), not a results store{kept}")
+    ours = {"records_campaign", *TABLES}
+    foreign = [f"{kind} {name}" for kind, name, _ in objects if name not in ours]
+    if app == APPLICATION_ID:
+        if version != SCHEMA_VERSION:
+            raise InvalidInput(f"{where}: a results store of schema version {version}; this attnbounds reads schema "
+                               f"version {SCHEMA_VERSION}{kept} (use the attnbounds that made it, or move it aside)")
+        if foreign or differences:
+            raise InvalidInput(f"{where}: a results store stamped schema version {version} whose tables are not "
+                               f"version {SCHEMA_VERSION}'s ({'; '.join(foreign + differences)}){kept}")
+        return "current"
+    if not objects and version == 0:
+        return "empty"
+    if foreign or version != 0:
+        what = ", ".join(foreign) if foreign else f"user_version {version}"
+        raise InvalidInput(f"{where} is an SQLite file of another application ({what}), not an attnbounds "
+                           f"results store{kept}")
+    if differences and differences != ["no table summaries"]:   # the layout before chunk summaries: ours
+        raise InvalidInput(f"{where}: a results store of an older, unversioned schema ({'; '.join(differences)}); "
+                           f"this attnbounds reads schema version {SCHEMA_VERSION}{kept} (move it aside to start "
+                           "a new store)")
+    return "unstamped"
+
+
+TABLES = ("records", "chunks", "summaries")
+
+
+def ro_uri(path: str, immutable: bool = False) -> str:
+    from urllib.parse import quote
+
+    return f"file:{quote(os.path.abspath(path))}?mode=ro" + ("&immutable=1" if immutable else "")
