@@ -21,8 +21,11 @@ $(STAMP): pyproject.toml Makefile
 run: $(STAMP)
 	$(VENV)/bin/attnbounds verify
 
+# the whole suite, with pytest's list of failures and skips (-rfEs); the Coq proofs (`make proofs`, run by
+# tests/theory/test_formal.py) and the TeX builds run inside it where coqc/coqchk and TeX exist
+# (README, "What the tests need"); with CI=true any skip but a missing GPU fails it (tests/conftest.py)
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -rfEs
 
 bench: $(STAMP)
 	$(PY) -m pytest tests/bench --benchmark-enable --benchmark-columns=min,median,ops -p no:randomly
@@ -32,19 +35,21 @@ paper: $(STAMP)
 	$(VENV)/bin/attnbounds paper --pdf
 
 # the formal proofs (theory/formal: Coq 8.16 and mathcomp): every file of its _CoqProject compiled
-# in build/formal, every main result closed under the global context, coqchk reporting no axiom
-FORMAL := theory/formal
+# in build/formal, every main result closed under the global context, coqchk reporting no axiom;
+# `make proofs FORMAL=DIR FORMAL_BUILD=DIR` checks another copy in another folder (the tests do)
+FORMAL       := theory/formal
+FORMAL_BUILD := build/formal
 proofs:
 	@command -v coqc >/dev/null && command -v coqchk >/dev/null || { echo "make proofs: coqc or \
 	coqchk not found; install Coq 8.16 and mathcomp: apt-get install coq libcoq-mathcomp" >&2; exit 1; }
 	@! grep -nwE 'Admitted|admit|Axiom|Parameter' $(FORMAL)/*.v || { echo "make proofs: the \
 	lines above leave a proof out or assume it" >&2; exit 1; }
-	rm -rf build/formal && mkdir -p build/formal && cp $(FORMAL)/_CoqProject $(FORMAL)/*.v build/formal/
-	cd build/formal && flags="$$(sed -n '/^-/{s/-arg //g;p;}' _CoqProject)" && \
+	rm -rf $(FORMAL_BUILD) && mkdir -p $(FORMAL_BUILD) && cp $(FORMAL)/_CoqProject $(FORMAL)/*.v $(FORMAL_BUILD)/
+	cd $(FORMAL_BUILD) && flags="$$(sed -n '/^-/{s/-arg //g;p;}' _CoqProject)" && \
 	for f in $$(grep '\.v$$' _CoqProject); do echo "coqc $$f"; coqc $$flags $$f >$$f.log || exit 1; done && \
 	test "$$(grep -c '^Print Assumptions' assumptions.v)" = "$$(grep -c 'Closed under the global context' \
 	assumptions.v.log)" || { cat assumptions.v.log; echo "make proofs: a result depends on an axiom" >&2; exit 1; }
-	cd build/formal && coqchk -silent -o $$(sed -n '/^-[QR] /p' _CoqProject) \
+	cd $(FORMAL_BUILD) && coqchk -silent -o $$(sed -n '/^-[QR] /p' _CoqProject) \
 	$$(sed -n 's/^\(.*\)\.v$$/AttnBounds.\1/p' _CoqProject) >coqchk.log 2>&1 && grep -q 'Axioms: *<none>' coqchk.log \
 	|| { cat coqchk.log; echo "make proofs: coqchk reports an axiom or an error" >&2; exit 1; }
 	@echo "make proofs: $$(grep -c '\.v$$' $(FORMAL)/_CoqProject) files compiled, no axiom (coqchk)"

@@ -1,6 +1,6 @@
 """Input checking and exact rational views of row-stochastic matrices.
 
-Every public kernel goes through :func:`as_stochastic`: bad input is a ``ValueError`` that names the
+Every public kernel goes through :func:`as_stochastic`: bad input is an ``InvalidInput`` (a ``ValueError``) naming the
 problem and where (which matrix of the batch, which row, which entry), never a deep traceback.
 
 Exactness convention (docs/theory.md §2): a float matrix stands for the rational numbers its floats
@@ -54,7 +54,7 @@ class Batch:
 def torch_compute_dtype(x: Any, name: str) -> Any:
     """The dtype a torch tensor is computed in, on every device (one rule for the CPU and CUDA
     paths): float32/float64 as they are, float16/bfloat16 widened to float32 (exactly), integers
-    as exact values in float64; complex and boolean tensors are a ValueError naming ``name``."""
+    as exact values in float64; complex and boolean tensors are an InvalidInput (a ValueError) naming ``name``."""
     torch = loaded_torch()
     check_tensor(x, name)
     if x.is_complex():
@@ -115,7 +115,7 @@ def stack_layers(x: Any, name: str = "attention", axis: int = 0) -> Any:
     """A tuple or list of per-layer arrays or tensors (what ``transformers`` returns as
     ``outputs.attentions``: one ``(batch, heads, T, T)`` float32 tensor per layer) stacked along
     ``axis`` as a new layer dimension; anything else is returned unchanged. Layers of different
-    shapes are a ValueError naming the first that differs."""
+    shapes are an InvalidInput (a ValueError) naming the first that differs."""
     if not isinstance(x, (tuple, list)):
         return x
     if not x:
@@ -223,7 +223,7 @@ def _where(lead: tuple[int, ...], b: int) -> str:
 
 def submatrix(A: np.ndarray, keep: np.ndarray) -> np.ndarray:
     """The kept rows and columns, floats unchanged: (..., T, T) -> (..., n, n) float64 (exact
-    widening). A row whose kept mass is zero cannot be renormalised: ValueError naming it."""
+    widening). A row whose kept mass is zero cannot be renormalised: InvalidInput naming it."""
     sub = np.asarray(A, dtype=np.float64)[..., keep, :][..., :, keep]
     mass = sub.sum(axis=-1)
     if np.any(mass <= 0):
@@ -245,7 +245,7 @@ def renormalised(x: Any, name: str = "A", square: bool = False) -> tuple[Batch, 
     is the original floats with each row divided by its exact sum (``ExactMatrix.from_floats`` of
     the original); the batch's ``row_dev`` is widened by the float renormalisation's error
     (|fl(a / fl(s)) - a / s| <= (m + 2) u a / s per entry), so float error bounds stay rigorous.
-    An all-zero row is a ValueError naming it."""
+    An all-zero row is an InvalidInput (a ValueError) naming it."""
     raw = as_stochastic(x, name, square=square, row_tol=np.inf)     # finite, nonnegative
     orig = raw.data.astype(np.float64)
     mass = orig.sum(axis=-1, keepdims=True)

@@ -108,6 +108,17 @@ def check_environment() -> None:
     memory_budget()
 
 
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was raised while handling, a KeyboardInterrupt (Ctrl-C)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -130,9 +141,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             from verification.store import check_writable
             check_writable(args.db)          # likewise a read-only store
         return int(args.func(args) or 0)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
         # Ctrl-C (SIGINT): every finished chunk is in the store (one transaction each; the one being
-        # written is rolled back), so the same command resumes where this one stopped
+        # written is rolled back), so the same command resumes where this one stopped. A signal that
+        # lands inside a compiled (numba) function comes back as a SystemError raised from it
+        if not interrupted(exc):
+            raise
         stored = sys.modules.get("verification.campaign")
         n = stored.stored_in_this_process() if stored is not None else 0
         print(f"{prog}: interrupted: {n} chunk{'' if n == 1 else 's'} stored by this run; "

@@ -115,7 +115,7 @@ class ResultStore:
     Opening checks that the store can be written (a write inside a transaction that is rolled
     back), so a read-only store fails at once, not after the first chunk has been computed.
     ``readonly=True`` opens an existing store for reading only and writes nothing at all (see the
-    module docstring); writing to it is a ValueError."""
+    module docstring); writing to it is an InvalidInput (a ValueError)."""
 
     def __init__(self, path: str | os.PathLike = DEFAULT_DB, readonly: bool = False, *,
                  _probe: Optional[str] = None):

@@ -32,7 +32,7 @@ def dobrushin(P: Any, *, max_bytes: Optional[int] = None, row_tol: Optional[floa
     ``P``: (..., n, m) row-stochastic. One rule on every path (numpy, torch on CPU, torch on CUDA):
     the result has shape ``P.shape[:-2]`` (``()`` for a single matrix) and is computed in float64
     for float64 input, float32 for float32, float16 and bfloat16 (widened exactly), and float64
-    for integer input (exact values); boolean and complex input is a ValueError.
+    for integer input (exact values); boolean and complex input is an InvalidInput (a ValueError).
     CUDA tensors are computed on their device by a chunked min-form (``max_bytes`` bounds the
     temporaries of one chunk) after the same validation; CPU input uses the compiled kernel.
 

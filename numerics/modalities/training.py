@@ -99,7 +99,7 @@ def save(path: Path, net: torch.nn.Module, opt: torch.optim.Optimizer, meta: dic
 
 
 def read(path: Path) -> tuple[dict, dict, dict]:
-    """-> (metadata, model state, optimiser state by parameter index); a bad file is a ValueError."""
+    """-> (metadata, model state, optimiser state by parameter index); a bad file is an InvalidInput (a ValueError)."""
     from safetensors import safe_open
 
     try:

@@ -6,7 +6,7 @@ exact evaluation confirms that the statement fails on them; cvc5's answer kept b
 ``undecided`` (z3 said ``unknown``, or z3 said ``unsat`` and cvc5 did not: the time spent and the
 reason are kept). One solver saying ``sat`` where the other says ``unsat`` is
 :class:`SolverDisagreement`, never a result. Each solver has one budget for all queries of the size,
-between :data:`MIN_TIMEOUT` and :data:`MAX_TIMEOUT` seconds (1 ms .. one day; else ValueError). The
+between :data:`MIN_TIMEOUT` and :data:`MAX_TIMEOUT` seconds (1 ms .. one day; else InvalidInput). The
 texts are :func:`numerics.smt.smtlib.text`'s; :func:`digest` hashes them (the key of a stored answer).
 
 Both solvers run in a forked child process that dies with its parent: a driver killed with
@@ -82,7 +82,7 @@ PR_SET_PDEATHSIG = 1      # <linux/prctl.h>
 
 
 def check_timeout(timeout: Any) -> float:
-    """``timeout`` as float seconds if finite and within [MIN_TIMEOUT, MAX_TIMEOUT], else ValueError."""
+    """``timeout`` as float seconds if finite and within [MIN_TIMEOUT, MAX_TIMEOUT], else InvalidInput."""
     try:
         v = float(timeout)
     except (TypeError, ValueError):
@@ -100,7 +100,7 @@ class SolverDisagreement(RuntimeError):
 
 def queries(st: Statement, dims: tuple, build: Optional[Callable[[], list]] = None) -> list[tuple[str, str, dict]]:
     """The queries of ``st`` at ``dims`` (or of ``build()``) as (label, SMT-LIB text, {matrix: rows of
-    variable names}): the text both solvers read. No query at all is a ValueError (proves nothing)."""
+    variable names}): the text both solvers read. No query at all is an InvalidInput (a ValueError) (proves nothing)."""
     built = st.build(tuple(dims)) if build is None else build()
     if not built:
         raise InvalidInput(f"{st.key} at {st.shape(tuple(dims))}: no queries to decide (an empty case split "
@@ -123,7 +123,7 @@ def decide(st: Statement, dims: tuple, timeout: float = 60.0, build: Optional[Ca
     ``isolate``: each solver runs in a forked child process that is killed ``GRACE`` seconds after its
     budget (neither z3's nonlinear engine nor cvc5's always honours its own timeout); the answers come
     back as JSON.
-    A timeout outside [MIN_TIMEOUT, MAX_TIMEOUT] seconds, or not finite, is a ValueError; so is an
+    A timeout outside [MIN_TIMEOUT, MAX_TIMEOUT] seconds, or not finite, is an InvalidInput (a ValueError); so is an
     empty list of queries.
     """
     timeout = check_timeout(timeout)

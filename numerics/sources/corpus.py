@@ -28,14 +28,14 @@ alone (the default corpus before the other two sources were added).
 User corpora (:func:`read_corpus`):
 
 - ``*.jsonl``: one JSON object per line with a string field ``text`` (blank lines skipped);
-  a line that is not JSON, not an object, or has no string ``text`` is a ValueError naming file
+  a line that is not JSON, not an object, or has no string ``text`` is an InvalidInput (a ValueError) naming file
   and line.
 - any other file: blank-line separated blocks if the file has blank lines, else one input per line.
 
 Policy (reported in :attr:`Corpus.notes`, never a crash): bytes that are not UTF-8 are replaced by
 U+FFFD and the affected lines are listed; empty inputs are skipped; inputs longer than
 :data:`MAX_CHARS` characters are cut there (the model then truncates at its token limit,
-which the measurement records). A corpus with no non-empty input is a ValueError.
+which the measurement records). A corpus with no non-empty input is an InvalidInput (a ValueError).
 """
 from __future__ import annotations
 

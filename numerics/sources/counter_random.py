@@ -290,7 +290,7 @@ def sample_counter(family: str, n: int, count: int, seed: int, chunk: int, start
     """Instances ``start .. start + count - 1`` of chunk ``chunk`` of ``family``: ``count``
     row-stochastic n x n float64 matrices, shape (count, n, n), drawn by :data:`COUNTER_GENERATOR`
     (module docstring), in parallel over instances; instance i depends only on
-    (seed, family, n, chunk, i). Bad arguments: ValueError naming the argument.
+    (seed, family, n, chunk, i). Bad arguments: InvalidInput naming the argument.
 
     >>> sample_counter("sparse", 8, 1, seed=3, chunk=0).astype(bool).sum(-1).tolist()
     [[2, 2, 2, 2, 2, 2, 2, 2]]

@@ -27,7 +27,7 @@ TEMPERATURES = (1e-3, 1e3)   # softmax-T<T>: the temperatures a family name may 
 
 def check_family(name: str, option: str = "") -> str:
     """``name`` if it names a family here (or ``softmax-T<T>`` with T in :data:`TEMPERATURES`),
-    else a ValueError, prefixed by ``option`` when given: the instance source owns the validation
+    else an InvalidInput (a ValueError), prefixed by ``option`` when given: the instance source owns the validation
     of its families.
 
     >>> check_family("softmax-T2")
@@ -35,7 +35,7 @@ def check_family(name: str, option: str = "") -> str:
     >>> check_family("softmax-T1e-320", "--families")
     Traceback (most recent call last):
     ...
-    ValueError: --families: family 'softmax-T1e-320' has temperature 1e-320, outside [0.001, 1000] (softmax of Gaussian logits / T must stay finite)
+    theory.errors.InvalidInput: --families: family 'softmax-T1e-320' has temperature 1e-320, outside [0.001, 1000] (softmax of Gaussian logits / T must stay finite)
     """
     where = f"{option}: " if option else ""
     if name in DISTRIBUTIONS:

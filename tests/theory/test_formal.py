@@ -2,8 +2,10 @@
 of the _CoqProject compiles, the main results are closed under the global context, coqchk reports no
 axiom, no file leaves a proof out, and the Coq definition of delta is the suite's: evaluated by Coq
 on rational matrices, it gives exactly the values of numerics.dobrushin.dobrushin and of the exact
-rational evaluator (numerics.stochastic.ExactMatrix). Where coqc or coqchk is missing the tests
-that need them skip, naming the packages: apt-get install coq libcoq-mathcomp."""
+rational evaluator (numerics.stochastic.ExactMatrix). The build is `make proofs` itself (run here in a
+temporary folder, so `make test` runs it), and a changed lemma statement fails it. Where coqc or
+coqchk is missing the tests that need them skip, naming the packages: apt-get install coq
+libcoq-mathcomp (with CI=true such a skip fails the suite: tests/conftest.py; .ci/run installs them)."""
 from __future__ import annotations
 
 import random
@@ -19,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 FORMAL = ROOT / "theory" / "formal"
 INSTALL = "apt-get install coq libcoq-mathcomp"
-MISSING = [tool for tool in ("coqc", "coqchk") if shutil.which(tool) is None]
+MISSING = [tool for tool in ("coqc", "coqchk", "make") if shutil.which(tool) is None]
 needs_coq = pytest.mark.skipif(bool(MISSING), reason=f"{' and '.join(MISSING)} not found: install Coq 8.16 "
                                                       f"and mathcomp with `{INSTALL}`")
 FORBIDDEN = re.compile(r"\b(Admitted|admit|Axiom|Parameter)\b")
@@ -49,17 +51,24 @@ def copy_sources(folder: Path) -> None:
             shutil.copy(path, folder / path.name)
 
 
+def make_proofs(build: Path, formal: Path = FORMAL) -> subprocess.CompletedProcess:
+    """``make proofs`` (the Makefile's target, exactly as a user runs it) on the sources in ``formal``,
+    compiled in ``build``: the forbidden-word scan, coqc on every file of the _CoqProject, every
+    ``Print Assumptions`` closed, coqchk reporting no axiom."""
+    return subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT), "proofs", f"FORMAL={formal}",
+                           f"FORMAL_BUILD={build}"], capture_output=True, text=True, timeout=1800)
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    """theory/formal compiled in a temporary folder (the sources stay clean): (folder, stdout by file)."""
+    """theory/formal built by ``make proofs`` in a temporary folder (the sources and build/ stay
+    clean): (folder, coqc's stdout by file)."""
     folder = tmp_path_factory.mktemp("formal")
-    copy_sources(folder)
-    logs = {}
-    for name in project()[1]:
-        run = coqc(folder, name)
-        assert run.returncode == 0, f"{name} does not compile:\n{run.stdout}\n{run.stderr}"
-        logs[name] = run.stdout
-    return folder, logs
+    run = make_proofs(folder)
+    assert run.returncode == 0, f"make proofs fails:\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}"
+    names = project()[1]
+    assert f"make proofs: {len(names)} files compiled, no axiom (coqchk)" in run.stdout, run.stdout
+    return folder, {name: (folder / f"{name}.log").read_text() for name in names}
 
 
 # -- without Coq ----------------------------------------------------------------------------------
@@ -107,11 +116,36 @@ def test_main_results_are_closed_under_the_global_context(built):
 
 
 @needs_coq
-@pytest.mark.slow
-def test_coqchk_reports_no_axiom(built):
+def test_every_file_compiles_and_coqchk_reports_no_axiom(built):
+    """make proofs (the fixture) compiled every file of the _CoqProject and ran coqchk on all of them;
+    its log is read here again, independently of the Makefile's own grep."""
     folder, _ = built
-    ok, out = coqchk(folder, [f"AttnBounds.{name[:-2]}" for name in project()[1]])
-    assert ok, out
+    for name in project()[1]:
+        assert (folder / f"{name}o").exists(), f"{name} was not compiled"
+    out = (folder / "coqchk.log").read_text()
+    assert re.search(r"Axioms:\s*<none>", out) and "Error" not in out, out
+
+
+@needs_coq
+def test_a_changed_lemma_statement_fails_make_proofs(tmp_path):
+    """Planted: D1's bound stated without its 1 (delta((I+A)/2) <= delta(A)/2, false for the identity);
+    its proof no longer goes through, and make proofs fails naming the file. A planted Admitted fails
+    it before anything is compiled."""
+    src = tmp_path / "src"
+    src.mkdir()
+    copy_sources(src)
+    text = (src / "dobrushin.v").read_text()
+    stated = "delta (rollout_factor A) <= (1 + delta A) / 2%:R."
+    assert text.count(stated) == 1, "the statement of d1_bound moved: update the plant"
+    (src / "dobrushin.v").write_text(text.replace(stated, "delta (rollout_factor A) <= delta A / 2%:R."))
+    run = make_proofs(tmp_path / "build", src)
+    assert run.returncode != 0 and 'File "./dobrushin.v", line' in run.stderr, run.stdout + run.stderr
+    assert "Error:" in run.stderr and not (tmp_path / "build" / "dobrushin.vo").exists()
+    (src / "dobrushin.v").write_text(text.replace("Proof. by move=> _; rewrite mulrC d1_bound_any. Qed.",
+                                                  "Proof. Admitted.", 1))
+    run = make_proofs(tmp_path / "build2", src)
+    assert run.returncode != 0 and "leave a proof out" in run.stderr, run.stderr
+    assert not (tmp_path / "build2").exists()
 
 
 @needs_coq

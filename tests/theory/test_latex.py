@@ -45,18 +45,33 @@ def test_blocks_are_labelled_balanced_and_escape_text():
     assert latex_text("a_b <= c") == r"a\_b \textless{}= c"
 
 
-def test_blocks_compile_with_pdflatex(tmp_path):
-    engine = shutil.which("pdflatex")
-    if engine is None:
-        pytest.skip("pdflatex is not installed: the blocks' math was checked by mathtext only")
-    blocks = [t.latex_block() for t in theorems()]
+needs_pdflatex = pytest.mark.skipif(shutil.which("pdflatex") is None,
+                                    reason="pdflatex is not installed: the blocks' math was checked by mathtext only "
+                                           "(apt-get install texlive-latex-recommended texlive-fonts-recommended)")
+
+
+def compile_blocks(blocks: list[str], folder) -> subprocess.CompletedProcess:
+    """pdflatex on an article holding ``blocks`` (the theorem environments the registry uses)."""
     doc = ("\\documentclass{article}\\usepackage{amsmath,amssymb,amsthm}\\newtheorem{theorem}{Theorem}"
            "\\newtheorem{proposition}{Proposition}\\newtheorem{conjecture}{Conjecture}\\begin{document}\n"
            + "\n".join(blocks) + "\n\\end{document}\n")
-    (tmp_path / "t.tex").write_text(doc)
-    run = subprocess.run([engine, "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
+    (folder / "t.tex").write_text(doc)
+    return subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=folder,
+                          capture_output=True, text=True, errors="replace", timeout=120)
+
+
+@needs_pdflatex
+def test_blocks_compile_with_pdflatex(tmp_path):
+    run = compile_blocks([t.latex_block() for t in theorems()], tmp_path)
     assert run.returncode == 0, run.stdout[-2000:]
+
+
+@needs_pdflatex
+def test_a_planted_latex_error_fails_the_compile(tmp_path):
+    """Planted: a block whose math has a subscript with nothing under it; pdflatex stops on it."""
+    planted = theorems()[0].latex_block().replace("\\end{", "$A_$ \\end{", 1)
+    run = compile_blocks([t.latex_block() for t in theorems()[1:]] + [planted], tmp_path)
+    assert run.returncode != 0 and "! Missing { inserted." in run.stdout, run.stdout[-2000:]
 
 
 # -- issue 26 item 3: titles in words, equality conditions as LaTeX math ------------------------------

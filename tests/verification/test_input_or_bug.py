@@ -263,3 +263,45 @@ def test_an_unreachable_scheduler_leaves_no_store_behind(tmp_path, capsys):
                "--connect-timeout", "1", "--db", str(tmp_path / "r.db"), "--out", str(tmp_path / "out")])
     one_line(rc, capsys.readouterr().err, "--scheduler")
     assert sorted(tmp_path.iterdir()) == []
+
+
+def test_an_interrupt_inside_compiled_code_is_still_an_interrupt(tmp_path, monkeypatch, capsys):
+    """A SIGINT that lands inside a numba function comes back as a SystemError raised while the
+    KeyboardInterrupt was pending: the same one line and exit 130; any other SystemError is a bug."""
+    from verification import cli
+    from verification.dobrushin import report
+
+    def interrupted_in_numba(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise SystemError("<function> returned a result with an exception set")
+
+    monkeypatch.setattr(report, "report", interrupted_in_numba)
+    assert main(small_dobrushin(tmp_path)) == 130
+    assert "interrupted: " in capsys.readouterr().err
+    assert cli.interrupted(SystemError("x")) is False
+
+    def bug(*args, **kwargs):
+        raise SystemError("a real one")
+
+    monkeypatch.setattr(report, "report", bug)
+    with pytest.raises(SystemError, match="a real one"):
+        main(small_dobrushin(tmp_path))
+
+
+def test_ctrl_c_during_prove_is_one_line_exit_130_and_keeps_what_was_proved(tmp_path):
+    db = tmp_path / "p.db"
+    cmd = [sys.executable, "-c", CLI, "prove", "--max-n", "3", "--timeout", "10", "--db", str(db),
+           "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while _chunks(db) < 1 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "prove ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=120)[1]
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert lines[-1].startswith("attnbounds prove: interrupted: ")
+    assert _chunks(db) >= 1

@@ -232,7 +232,9 @@ def bibtex_problems(bib: str, tmp: Path) -> list[str]:
             or line.startswith("I was expecting") or "---line" in line]
 
 
-@pytest.mark.skipif(not (shutil.which("pdflatex") and shutil.which("bibtex")), reason="TeX is not installed")
+@pytest.mark.skipif(not (shutil.which("pdflatex") and shutil.which("bibtex")),
+                    reason="TeX is not installed (pdflatex, bibtex): apt-get install latexmk "
+                           "texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended")
 def test_bibliography_compiles_without_bibtex_warnings(tmp_path):
     assert bibtex_problems((PAPER / "refs.bib").read_text(), tmp_path) == []
     broken = (PAPER / "refs.bib").read_text().replace("@article{holm1979,", "@article{holm1979", 1)

@@ -288,7 +288,7 @@ def tex_engine() -> Optional[list[str]]:
 
 
 def tex_command() -> list[str]:
-    """:func:`tex_engine`, or a ValueError saying how to install one."""
+    """:func:`tex_engine`, or an InvalidInput (a ValueError) saying how to install one."""
     cmd = tex_engine()
     if cmd is None:
         raise InvalidInput("--pdf: no TeX engine found (latexmk or pdflatex); install one from the "
@@ -357,7 +357,7 @@ def findings_md(macros: dict[str, Any], template: Path, guards: Optional[dict[st
 
 def check_readme(readme: str | os.PathLike) -> str:
     """The text of ``readme``, which must be a readable file with a findings block (its markers,
-    in order) in a folder that can be written; else a ValueError naming it."""
+    in order) in a folder that can be written; else an InvalidInput (a ValueError) naming it."""
     readme = Path(readme)
     try:
         text = readme.read_text()

@@ -62,7 +62,7 @@ def premise_keys(key: str) -> tuple[str, ...]:
 def select(names: tuple[str, ...]) -> tuple[str, ...]:
     """Statement keys for THEOREM_IDs and/or statement keys (all when empty), with the premises of
     each (the split encoding of a needed bound, unless an encoding of it is already asked) first;
-    unknown: ValueError."""
+    unknown: InvalidInput."""
     if not names:
         return TRUE + WRONG
     out = []
@@ -104,7 +104,7 @@ class Plan:
     timeout: float = 60.0
 
     def __post_init__(self) -> None:
-        check_timeout(self.timeout)         # 1 ms .. one day, finite: else ValueError before any solving
+        check_timeout(self.timeout)         # 1 ms .. one day, finite: else InvalidInput before any solving
         object.__setattr__(self, "statements", with_premises(tuple(self.statements)))
 
     @property
