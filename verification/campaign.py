@@ -168,6 +168,8 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Optiona
                     if line:
                         bar[0].update(bar[1], description=f"{description or campaign} {line}")
                 _stop_if_violated(campaign, chunk, records)
+                if _INTERRUPTED[0]:         # an interrupt Python dropped (it landed in a finaliser)
+                    raise KeyboardInterrupt
         finally:
             results.close()             # cancels the chunks still in flight
             if bar is not None:
@@ -176,6 +178,34 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Optiona
 
 
 _STORED = [0]   # chunks stored by this process, every campaign (what an interrupt reports)
+_INTERRUPTED = [False]
+
+
+# where Python prints and drops an exception (finalisers, at-fork and logging lock callbacks): an
+# interrupt landing there is only remembered, and raised at the next safe point
+_DROPPING = ("__del__", "_releaseLock", "_acquireLock", "_after_at_fork_child_reinit_locks", "_remove",
+             "_at_fork_reinit", "_after_fork")
+
+
+def on_interrupt(signum: int, frame: Any) -> None:
+    """SIGINT handler of ``attnbounds`` (:func:`verification.cli.main` installs it): remember the
+    interrupt and raise KeyboardInterrupt as Python's own handler does, except inside a callback
+    where Python would print the exception and drop it (a lock released after a solver's fork, a
+    finaliser): there it is only remembered. :func:`run` raises it after the chunk it is storing,
+    and the CLI after the command returns, so an interrupt is never lost."""
+    _INTERRUPTED[0] = True
+    if frame is not None and frame.f_code.co_name in _DROPPING:
+        return
+    raise KeyboardInterrupt
+
+
+def was_interrupted() -> bool:
+    """Whether :func:`on_interrupt` has run in this process (since :func:`clear_interrupt`)."""
+    return _INTERRUPTED[0]
+
+
+def clear_interrupt() -> None:
+    _INTERRUPTED[0] = False
 
 
 def stored_in_this_process() -> int:

@@ -11,7 +11,9 @@ options, the console and the section context live in :mod:`verification.options`
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from importlib import import_module
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -126,6 +128,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     except SystemExit as exc:  # a bad argument (one line already printed) or --help
         return exc.code if isinstance(exc.code, int) else 2
     prog = f"attnbounds {args.command}"
+    from verification import campaign
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, campaign.on_interrupt)    # Ctrl-C: remembered even where Python drops it
+    stored_before = campaign.stored_in_this_process()          # main may run many times in one process
     try:
         check_environment()                  # the environment is input too: checked before anything
         if getattr(args, "precheck", None) is not None:
@@ -140,15 +147,18 @@ def main(argv: Optional[list[str]] = None) -> int:
         elif getattr(args, "db", None) is not None:
             from verification.store import check_writable
             check_writable(args.db)          # likewise a read-only store
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        if campaign.was_interrupted():      # an interrupt that Python printed and dropped
+            raise KeyboardInterrupt
+        return status
     except (KeyboardInterrupt, SystemError) as exc:
         # Ctrl-C (SIGINT): every finished chunk is in the store (one transaction each; the one being
         # written is rolled back), so the same command resumes where this one stopped. A signal that
         # lands inside a compiled (numba) function comes back as a SystemError raised from it
         if not interrupted(exc):
             raise
-        stored = sys.modules.get("verification.campaign")
-        n = stored.stored_in_this_process() if stored is not None else 0
+        n = campaign.stored_in_this_process() - stored_before
+        campaign.clear_interrupt()
         print(f"{prog}: interrupted: {n} chunk{'' if n == 1 else 's'} stored by this run; "
               "run the same command to resume", file=sys.stderr)
         return 130
