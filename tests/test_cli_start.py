@@ -104,7 +104,7 @@ def test_the_table_says_what_each_command_registers():
 WORKER = r"""
 import json, sys
 from verification.stress.checks.plan import StressPlan
-from verification.stress.checks.sweep import chunks, run_chunk   # what a Dask worker unpickles
+from verification.stress.checks.sweep import chunks, run_chunk  # what a Dask worker unpickles
 
 spec, k = chunks(StressPlan("dobrushin.factor", ("dirichlet",), (3,), instances=10_000))[0].args
 result = run_chunk(dict(spec, count=500), k)

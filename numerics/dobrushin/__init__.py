@@ -9,6 +9,7 @@ Public API (batched over leading dimensions; numpy arrays or torch tensors in, s
     product_equality(P, Q)       Theorem D2 equality, decided exactly           -> bool (...)
     rollout(A, ...)              partial rollout products R_1..R_L (discard variants "offdiag" / "vit-explain")
     rollout_tightness(A, ...)    per-layer bounds and verdicts                  (numerics.dobrushin.rollout)
+    check_batch(theorem, A)      the one batched D1/D2 check: verdict codes, slacks (numerics.dobrushin.batch)
 
 Exactness: a float matrix stands for the rationals its floats represent, rows renormalised exactly
 (see :mod:`numerics.stochastic`). The float path decides only cases whose margin exceeds a
@@ -19,9 +20,10 @@ decides an equality.
 from numerics.dobrushin.core import (FactorCheck, d2_decide, dobrushin, factor_check,  # noqa: F401
                                      factor_equality, factor_slack, float_error, product_equality)
 from numerics.dobrushin.torch_path import dobrushin_torch  # noqa: F401
+from numerics.dobrushin.batch import check_batch  # noqa: F401,E402
 from numerics.dobrushin.rollout import (RolloutTightness, fuse_heads, residual_factors, rollout,  # noqa: F401
                                         rollout_tightness)
 
-__all__ = ["FactorCheck", "RolloutTightness", "d2_decide", "dobrushin", "dobrushin_torch", "factor_check",
+__all__ = ["FactorCheck", "RolloutTightness", "check_batch", "d2_decide", "dobrushin", "dobrushin_torch", "factor_check",
            "factor_equality", "factor_slack", "float_error", "fuse_heads", "product_equality",
            "residual_factors", "rollout", "rollout_tightness"]

@@ -29,7 +29,7 @@ from verification.executors import DaskExecutor, SerialExecutor
 from verification.store import ResultStore
 from verification.stress.checks.plan import StressPlan, chunk_size, draw
 from verification.stress.checks.sweep import chunks as stress_chunks
-from verification.stress.checks.summaries import TIGHT
+from numerics.dobrushin.batch import TIGHT
 from verification.stress.checks.sweep import run_chunk
 
 CASES = [pytest.param(f, n, id=f"{f}-n{n}") for f in ("dirichlet", "softmax-T1") for n in (16, 64)]
@@ -79,7 +79,7 @@ def test_parts(benchmark, bench_record, family, n):
     """The sweep's two parts apart: drawing the chunk, and checking already drawn matrices
     (filter, certification, summary)."""
     from verification.stress.checks.summaries import summarise
-    from verification.stress.checks.sweep import check_batch
+    from numerics.dobrushin.batch import check_batch
 
     benchmark.group = f"stress {family} n={n}"
     A = draw("dobrushin.factor", family, n, 0, 0, "counter")

@@ -100,7 +100,7 @@ def test_cvc5_agrees_at_n2_and_refutes_the_first_conjecture():
 
 def test_the_stress_search_on_causal_pairs_finds_no_counterexample_and_catches_a_planted_bug(monkeypatch):
     from verification.stress.checks import search as S
-    from verification.stress.checks.summaries import VIOLATED
+    from numerics.dobrushin.batch import VIOLATED
 
     res = S.search_chunk(S.CAUSAL, 3, 120, seed=0)
     verdicts = [r.verdict.value for r in res]

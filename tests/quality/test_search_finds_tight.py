@@ -18,7 +18,7 @@ import numpy as np
 
 from numerics.sources.random import generator, sample
 from verification.stress.checks.search import descend, scorer
-from verification.stress.checks.summaries import HOLDS, TIGHT
+from numerics.dobrushin.batch import HOLDS, TIGHT
 from verification.testing import reference as ref
 
 D2_BUDGET, D2_STARTS, D2_NEEDED = 500, 8, 6

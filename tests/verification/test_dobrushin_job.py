@@ -101,7 +101,7 @@ def test_planted_defect_in_delta_is_caught_by_the_direct_check(tmp_path, monkeyp
     """A real defect in the checked quantity: ``dobrushin`` returns values slightly too small. The
     campaign's independent direct check (both sides of D1 and D2 recomputed, compared with the
     closed form within the rigorous float error) must store ``violated`` and stop loudly."""
-    from verification.stress.checks import sweep      # the one check of D1/D2 the campaign runs
+    from numerics.dobrushin import batch as sweep    # the one check of D1/D2 the campaign runs
 
     real = sweep.dobrushin
     monkeypatch.setattr(sweep, "dobrushin", lambda P, **kw: real(P, **kw) * (1 - shrink))    # D2's deltas
@@ -153,7 +153,7 @@ def test_cli_runs_and_rejects_bad_arguments(tmp_path, capsys):
 
 def legacy_check_chunk(family, n, chunk, count, seed):
     """The campaign's records as its own per-instance loop made them before it used the stress
-    sweep's vectorised check (``verification.stress.checks.sweep.check_batch``): the reference the
+    sweep's vectorised check (``numerics.dobrushin.batch.check_batch``): the reference the
     records, tables and macros must still equal byte for byte."""
     from numerics.dobrushin import dobrushin, factor_check, float_error, product_equality
     from numerics.sources.random import GENERATOR, generator

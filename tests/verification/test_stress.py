@@ -15,8 +15,9 @@ from verification.stress.paper import paper_part
 from verification.stress.checks.plan import StressPlan, draw, parse_chunk, regenerate
 from verification.stress.checks.search import (descend, hypothesis_search, matrix_of, scorer,
                                         search_campaign, search_chunk, shrink)
-from verification.stress.checks.summaries import HOLDS, NAMES, TIGHT, VIOLATED
-from verification.stress.checks.sweep import check_batch, exact_product_slack, run_chunk
+from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, VIOLATED
+from numerics.dobrushin.batch import check_batch, exact_product_slack
+from verification.stress.checks.sweep import run_chunk
 from verification.stress.checks import chunks as plan_chunks
 from verification.stress.checks.sweep import chunks as stress_chunks
 from verification.testing import reference as ref

@@ -12,7 +12,7 @@ from verification.cli import main
 from verification.stress.checks import rollout as R
 from verification.stress.checks.plan import StressPlan, draw_stacks, regenerate
 from verification.report.part import MissingCampaign
-from verification.stress.checks.summaries import HOLDS, TIGHT
+from numerics.dobrushin.batch import HOLDS, TIGHT
 from verification.stress.checks import chunks as stress_chunks
 from verification.testing import reference as ref
 

@@ -2,7 +2,7 @@
 (:mod:`numerics.sources.random`), one record per instance.
 
 Every instance is checked by the one vectorised check of these theorems,
-:func:`verification.stress.checks.sweep.check_batch` (both sides computed directly and compared
+:func:`numerics.dobrushin.batch.check_batch` (both sides computed directly and compared
 with the exact verdicts within a rigorous float error), on the chunk's matrices at once: D1 on
 every matrix, with every instance certified exactly (``certify_all``: its closed-form slack, its
 maximising pair, whether equality goes through token 0), and D2 on the pairs (A[2k], A[2k+1]).
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from numerics.sources.random import DISTRIBUTIONS, GENERATOR, generator, sample
 from verification import campaign
 from verification.store import Record
-from verification.stress.checks.summaries import NAMES
-from verification.stress.checks.sweep import check_batch, check_factor
+from numerics.dobrushin.batch import NAMES
+from numerics.dobrushin.batch import check_batch, check_factor
 
 SIZES = (2, 3, 4, 5, 8, 16, 32, 64, 128)
 CHUNK = 50

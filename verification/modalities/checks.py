@@ -19,9 +19,9 @@ Beside the models, at the same token counts n (all tokens, and content tokens):
 
 - random baselines (:func:`run_baselines`): ``preset.baseline_count`` matrices per family of
   :data:`BASELINE_FAMILIES` (Dirichlet rows; softmax of Gaussian logits at T = 0.25, 1, 4) and per
-  n, drawn by :mod:`numerics.sources.random` and checked by the Dobrushin family's one vectorised
-  check of Theorem D1 (:func:`verification.stress.checks.sweep.check_factor`, the stress sweep's:
-  float filter, exact certification of the undecided); one chunk per (family, n);
+  n, drawn by :mod:`numerics.sources.random` and checked by the one batched check of Theorem D1
+  (:func:`numerics.dobrushin.batch.check_factor`: float filter, exact certification of the
+  undecided); one chunk per (family, n);
 - the text encoder at matched n (:func:`run_text`): the trained main job's MiniLM inputs
   (:func:`verification.trained.paper.main_inputs`) with at least T tokens, the first
   ``preset.text_inputs`` of them cut to exactly T tokens (:class:`numerics.modalities.MatchedText`),
@@ -160,11 +160,11 @@ def baseline_key(family: str, n: int) -> str:
 
 
 def baseline_records(family: str, n: int, count: int, seed: int) -> list[Record]:
-    """``count`` random n x n matrices of ``family``, Theorem D1 decided on each by the stress sweep's
-    vectorised check (exact verdicts): one record per matrix."""
+    """``count`` random n x n matrices of ``family``, Theorem D1 decided on each by the one batched
+    check (:func:`numerics.dobrushin.batch.check_factor`, exact verdicts): one record per matrix."""
     from numerics.sources.random import GENERATOR, generator, sample
-    from verification.stress.checks.summaries import NAMES
-    from verification.stress.checks.sweep import check_factor
+    from numerics.dobrushin.batch import NAMES
+    from numerics.dobrushin.batch import check_factor
 
     A = sample(family, n, count, generator(seed, family, n, BASELINE_OFFSET))
     out = check_factor(A)

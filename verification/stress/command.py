@@ -49,17 +49,12 @@ def theorem_id(text: str) -> str:
 
 
 def make_executor(args: argparse.Namespace) -> Any:
-    """Serial, a local Dask cluster (``--workers``, TLS with throw-away credentials) or an existing
-    one (``--scheduler``, given up after ``--connect-timeout`` seconds): a
-    :class:`concurrent.futures.Executor`, to be used in a ``with`` block (which shuts it down)."""
-    from verification.executors import CONNECT_TIMEOUT, DaskExecutor, SerialExecutor
+    """The executor ``--workers`` / ``--scheduler`` / ``--connect-timeout`` ask for
+    (:func:`verification.executors.executor_for`, every command's one factory), for a ``with``
+    block (which shuts it down)."""
+    from verification.executors import executor_for
 
-    if args.workers is not None:
-        return DaskExecutor(workers=args.workers)
-    if args.scheduler is not None:      # '' is refused there, never taken for "serial"
-        return DaskExecutor(scheduler=args.scheduler,
-                            timeout=getattr(args, "connect_timeout", None) or CONNECT_TIMEOUT)
-    return SerialExecutor()
+    return executor_for(args.workers, args.scheduler, getattr(args, "connect_timeout", None))
 
 
 def scheduler_address(text: str) -> str:

@@ -11,7 +11,8 @@ from typing import Any, Iterable, Optional
 from verification.report.stats import share_text
 from verification.report.tables import Table, print_table
 from verification.stress.checks.plan import cell_chunk_size
-from verification.stress.checks.summaries import NAMES, Tally, merge
+from numerics.dobrushin.batch import NAMES
+from verification.stress.checks.summaries import Tally, merge
 
 COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share [95%]", "violated",
            "undecided", "exact path", "smallest strict slack", "at (chunk, index)"]

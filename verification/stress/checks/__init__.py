@@ -2,7 +2,7 @@
 
 plan (the campaign: theorem, cells, chunks, regeneration of any instance), sweep (one chunk of
 single matrices or pairs: float filter, exact certification, summary; the one vectorised check of
-Theorems D1 and D2, :func:`~verification.stress.checks.sweep.check_batch`), rollout (one chunk of
+Theorems D1 and D2, :func:`~numerics.dobrushin.batch.check_batch`), rollout (one chunk of
 stacks of L layers: Theorem D2 at every rollout step), summaries (per-chunk summary, kept
 instances, merge), search (hypothesis ``target()`` and a local optimiser on the simplex rows),
 section (what the main job's stress section runs). :func:`chunks` gives the chunks of any plan.

@@ -7,7 +7,7 @@ delta(R_l) <= delta(Ahat_l) delta(R_{l-1}) (Theorem D2, ``dobrushin.product``, w
 Q = R_{l-1}); step 1 is tight by definition (R_0 = I, delta(I) = 1).
 
 Per chunk: the products R_l and all deltas in one batched pass per layer (no Python loop over
-stacks; the deltas on the chunk's device through :func:`verification.stress.checks.sweep.deltas`), then
+stacks; the deltas on the chunk's device through :func:`numerics.dobrushin.batch.deltas`), then
 the **float filter** per step: with ``err`` a rigorous bound on the float error of the slack (the
 error bounds of :func:`numerics.dobrushin.rollout_tightness`), slack > 64 err is strict (``holds``)
 and slack < -err a violation. Only the stacks with a step the filter cannot decide go to the
@@ -33,8 +33,9 @@ from theory.verdicts import Verdict
 from verification.campaign import ChunkResult
 from verification.store import Record
 from verification.stress.checks.plan import chunk_key, draw_stacks, provenance
-from verification.stress.checks.summaries import HOLDS, NAMES, TIGHT, UNDECIDED, VIOLATED, keep, summarise
-from verification.stress.checks.sweep import MARGIN, deltas, exact_delta, residual, row_dev
+from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, UNDECIDED, VIOLATED
+from verification.stress.checks.summaries import keep, summarise
+from numerics.dobrushin.batch import MARGIN, deltas, exact_delta, residual, row_dev
 
 STORED_AS = "dobrushin.product"
 CODE = {Verdict.HOLDS: HOLDS, Verdict.TIGHT: TIGHT, Verdict.UNDECIDED: UNDECIDED, Verdict.VIOLATED: VIOLATED}

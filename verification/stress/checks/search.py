@@ -1,7 +1,7 @@
 """The guided search: steer toward tight and near-tight instances, and toward counterexamples.
 
 Two engines, both scoring an instance with the sweep's own certified check
-(:func:`verification.stress.checks.sweep.check_batch`: float filter, exact certification):
+(:func:`numerics.dobrushin.batch.check_batch`: float filter, exact certification):
 
 * **hypothesis** (:func:`hypothesis_search`): matrices from the adversarial strategies of
   :mod:`verification.testing.strategies` (floats, dyadic rationals full of ties, 2^-50 near-ties),
@@ -30,7 +30,7 @@ import numpy as np
 
 from verification.campaign import ChunkResult
 from verification.store import Record
-from verification.stress.checks.summaries import HOLDS, NAMES, TIGHT, VIOLATED
+from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, VIOLATED
 
 VERSION = "v1"
 GRID = 2 ** 30                       # the optimiser's dyadic grid: entries k / 2^30, rows sum to 1 exactly
@@ -46,7 +46,7 @@ Scorer = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 def scorer(theorem: str, device: str = "cpu") -> Scorer:
     """(verdict codes, slacks) of a batch of instances of ``theorem``: (B, n, n) matrices, or
     (B, 2, n, n) pairs for a product theorem; certified (the sweep's own check)."""
-    from verification.stress.checks.sweep import check_batch
+    from numerics.dobrushin.batch import check_batch
 
     if theorem == CAUSAL:
         return lambda X: causal_score(X, device)
@@ -66,7 +66,7 @@ def causal_score(X: np.ndarray, device: str = "cpu") -> tuple[np.ndarray, np.nda
     ``violated`` wherever its exact equality verdict and the causal condition
     (:func:`numerics.smt.causal.causal_product_condition`, exact) disagree, or D2 itself fails."""
     from numerics.smt.causal import causal_product_condition
-    from verification.stress.checks.sweep import check_batch
+    from numerics.dobrushin.batch import check_batch
 
     out = check_batch("dobrushin.product", X.reshape(-1, X.shape[-2], X.shape[-1]), device)
     v, s = out["verdict"].copy(), out["slack"]

@@ -19,8 +19,8 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-HOLDS, TIGHT, VIOLATED, UNDECIDED = 0, 1, 2, 3
-NAMES = ("holds", "tight", "violated", "undecided")
+from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, UNDECIDED, VIOLATED  # noqa: F401  (the verdict codes)
+
 LOG_LO, LOG_HI, BIN = -18.0, 0.0, 0.5   # strict slacks: bins of half a decade; below 1e-18 -> bin 0
 EDGES = np.arange(LOG_LO, LOG_HI + BIN / 2, BIN)    # 37 edges: bin 0 below 1e-18, bin 37 from 1
 KEEP_SMALLEST = 3
