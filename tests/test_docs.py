@@ -179,3 +179,57 @@ def f():
                            (3, "numerics/losses.py"), (5, "numerics.rank_gd.learned_rank"),
                            (9, "numerics.kernels.no_such_kernel"), (10, "theory.nowhere"),
                            (11, "missing_module.py"), (11, "numerics.dobrushin:no_such"), (12, "MISSING.md")], got
+
+
+# -- the README is a map of the docs/ pages ------------------------------------------------------
+README_MAX_LINES = 220           # issue 34: "under about 200 lines"; the detail lives in docs/
+
+
+def readme_docs_links() -> set[str]:
+    """The docs/ pages (``docs/x.md``) the README links, anchors dropped."""
+    return {t.split("#")[0] for t in re.findall(r"\]\((docs/[^)\s]+)\)", (ROOT / "README.md").read_text())}
+
+
+def test_readme_is_a_short_map():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) < README_MAX_LINES, f"README.md has {len(lines)} lines; move detail to a docs/ page"
+
+
+def test_readme_links_every_docs_page_and_only_existing_ones():
+    linked = readme_docs_links()
+    missing = sorted(t for t in linked if not (ROOT / t).is_file())
+    assert not missing, f"README links docs pages that do not exist: {missing}"
+    pages = {p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")}
+    unlinked = sorted(pages - linked)
+    assert not unlinked, f"docs pages the README does not link: {unlinked}"
+
+
+def test_readme_command_table_lists_every_subcommand():
+    from verification.commands import COMMANDS
+
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("## Command line"):]
+    listed = re.findall(r"^\| `attnbounds (\w+)", table, re.M)
+    assert listed == list(COMMANDS), f"README's command table {listed} != verification.commands.COMMANDS"
+
+
+def test_readme_keeps_the_generated_findings_block():
+    """`attnbounds paper --readme README.md` rewrites what lies between the markers: both are in the
+    README, once each and in order."""
+    from verification.paper.build import BEGIN, END
+
+    text = (ROOT / "README.md").read_text()
+    assert text.count(BEGIN) == 1 and text.count(END) == 1 and text.index(BEGIN) < text.index(END)
+
+
+def test_readme_sections_named_elsewhere_exist():
+    """A README section that code, the Makefile or CI names in quotes (the README, then the section's
+    title in double quotes) is still a heading of the README, not moved away to a docs/ page."""
+    headings = [h.strip().lower() for h in re.findall(r"^#+ (.*)$", (ROOT / "README.md").read_text(), re.M)]
+    pattern = re.compile(r"README(?:\.md)?(?:'s)?,? \"([^\"]+)\"")
+    files = [f for f in repository_files() if f in ("Makefile", ".ci/run")
+             or (f.endswith(".py") and f.split("/")[0] in (*SCANNED, "tests") and f != "tests/test_docs.py")]
+    named = {(f, m.group(1)) for f in files for m in pattern.finditer((ROOT / f).read_text())}
+    assert named, "expected code to name README sections (Makefile, .ci/run, theory/verdicts.py)"
+    gone = sorted((f, s) for f, s in named if not any(h.startswith(s.lower()) for h in headings))
+    assert not gone, f"README sections named elsewhere that the README no longer has: {gone}"

@@ -1,17 +1,37 @@
-"""The README's transformers example runs as written (the documented path from a model to verdicts)."""
+"""The README's five-line example and the transformers example of docs/examples.md run as written
+(the documented path from a model to verdicts), and docs/benchmarks.md holds the last `make bench` table."""
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+EXAMPLES = ROOT / "docs" / "examples.md"
+BENCHMARKS = ROOT / "docs" / "benchmarks.md"
 
 
-def readme_block(marker: str) -> str:
-    m = re.search(rf"<!-- example: {marker} -->\s*```python\n(.*?)```", README.read_text(), re.S)
-    assert m, f"README has no python block after <!-- example: {marker} -->"
+def example_block(marker: str, doc: Path = README) -> str:
+    m = re.search(rf"<!-- example: {marker} -->\s*```python\n(.*?)```", doc.read_text(), re.S)
+    assert m, f"{doc.name} has no python block after <!-- example: {marker} -->"
     return m.group(1)
+
+
+def test_five_line_example_checks_d1(capsys):
+    from numerics.dobrushin import factor_slack
+
+    code = example_block("quick")
+    assert len(code.strip().splitlines()) <= 5, "the README's example is five lines"
+    ns: dict = {}
+    exec(compile(code, "README.md", "exec"), ns)                    # noqa: S102 - our own README
+    A, d1 = ns["A"], ns["d1"]
+    assert A.shape == (1000, 4, 4) and d1.equality.shape == d1.slack.shape == (1000,)
+    assert (d1.slack >= 0).all() and ((d1.slack == 0) == d1.equality).all()   # D1 holds; tight iff slack 0
+    assert 0 < d1.equality.mean() < 1                               # equality has positive probability
+    assert np.array_equal(factor_slack(A), d1.slack)
+    delta, holds, share = capsys.readouterr().out.split()
+    assert holds == "True" and 0 < float(delta) <= 1 and float(share) == d1.equality.mean()
 
 
 @pytest.mark.models
@@ -19,7 +39,7 @@ def test_transformers_example_gives_verdicts():
     from theory.verdicts import Verdict
 
     ns: dict = {}
-    exec(compile(readme_block("transformers"), "README.md", "exec"), ns)   # noqa: S102 - our own README
+    exec(compile(example_block("transformers", EXAMPLES), "docs/examples.md", "exec"), ns)   # noqa: S102
     rt, d1, out = ns["rt"], ns["d1"], ns["out"]
     L = len(out.attentions)
     assert L == 6 and rt.chain.shape == (1, L) and d1.equality.shape == (L, 1)
@@ -42,8 +62,11 @@ def test_a_tuple_of_layers_with_different_shapes_is_a_clear_error():
 
 
 def test_benchmark_table_is_the_last_make_bench_run():
-    """The README's benchmark table is, line for line, the one `make bench` last wrote
-    (tests/bench/README-table.md: machine, load, date, every row with its target met or missed)."""
-    table = (README.parent / "tests" / "bench" / "README-table.md").read_text().strip()
+    """docs/benchmarks.md's benchmark table is, line for line, the one `make bench` last wrote
+    (tests/bench/README-table.md: machine, load, date, every row with its target met or missed);
+    the README links that page and holds no copy of its own to go stale."""
+    table = (ROOT / "tests" / "bench" / "README-table.md").read_text().strip()
     assert table.startswith("Measured by `make bench`") and "| benchmark |" in table
-    assert table in README.read_text(), "README's benchmark table differs from tests/bench/README-table.md"
+    assert table in BENCHMARKS.read_text(), "docs/benchmarks.md's table differs from tests/bench/README-table.md"
+    readme = README.read_text()
+    assert "](docs/benchmarks.md)" in readme and "| benchmark |" not in readme

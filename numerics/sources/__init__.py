@@ -17,6 +17,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+__all__ = ["AttentionInstance", "AttentionSource"]   # the protocol; each source is its own module
+
 
 @dataclass(frozen=True)
 class AttentionInstance:

@@ -12,7 +12,7 @@ entry's fastest and median time and, from the median, matrices/s, G ops/s and sp
 A record may carry ``target=(baseline_name, least_speed_up, label)``: the table then says whether
 the ratio against that baseline met it. A measuring run also writes the README's benchmark table
 (Markdown, with the machine it ran on, ``missed`` beside missed targets) to
-``tests/bench/README-table.md`` (:func:`readme_table`), for pasting into README.md.
+``tests/bench/README-table.md`` (:func:`readme_table`), for docs/benchmarks.md.
 """
 from __future__ import annotations
 

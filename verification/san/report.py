@@ -222,7 +222,7 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
 
 
 def write_part(part: Part, out_dir: Path, console: Any = None) -> list[Path]:
-    """Tables (write_table: md, csv, tex) and figures (save_figure: png, pdf), each with provenance."""
+    """Tables (write_table: md and csv) and figures (save_figure: png and pdf), each with provenance."""
     import matplotlib
 
     matplotlib.use("Agg")

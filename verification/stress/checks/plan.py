@@ -44,7 +44,7 @@ from theory.errors import InvalidInput
 VERSION = "v1"   # bump when sampling, chunk sizes or checks change: a new campaign, not a resume
 # The campaign version names the sampler: v1 draws each chunk with numpy's sequential generator
 # (GENERATOR), v2 with the compiled counter-based one (numerics.sources.counter_random: Philox4x32-10,
-# parallel, each instance regenerable alone), the default since issue 27. Rollout stacks keep v1.
+# parallel, each instance regenerable alone), the default. Rollout stacks are drawn with v1.
 SAMPLERS = {"numpy": VERSION, "counter": "v2"}
 DEFAULT_SAMPLER = "counter"
 MAX_CHUNK = 10_000
