@@ -155,7 +155,7 @@ def test_rollout_cli_loads_the_named_file(tmp_path, minilm_weights, capsys):
                      "--max-tokens", "16", "--db", db, "--out", str(out)]) == 0
         ids.append(load(model).name)
     assert ids[0] != ids[1] and "other" in ids[1]
-    tables = sorted(p.name for p in (out / "tables").glob("trained_d1_*.md"))
+    tables = sorted(p.name for p in (out / "tables").glob("trained-d1-*.md"))
     assert len(tables) == 2 and any("other" in t for t in tables), tables
     capsys.readouterr()
     rc = main(["rollout", "--model", str(d / "nan.safetensors"), "--texts", str(texts), "--limit", "1",

@@ -245,12 +245,12 @@ def test_aba_resume_never_serves_another_inputs_records(tmp_path, capsys):
         rc, err = run_cli(["rollout", "--model", "minilm", "--texts", str(tmp_path / which / "t.txt"),
                            "--max-tokens", "16", "--db", db, "--out", str(out)], capsys)
         assert rc == 0, err
-        return {p.name: p.read_bytes() for p in sorted((out / "tables").glob("trained_*minilm*"))}
+        return {p.name: p.read_bytes() for p in sorted((out / "tables").glob("trained-*minilm*"))}
 
     first, second, third = run("a"), run("b"), run("a")
     assert first and third == first
-    assert second["trained_d1_minilm.csv"] != first["trained_d1_minilm.csv"] or \
-        second["trained_rollout_minilm.csv"] != first["trained_rollout_minilm.csv"]
+    assert second["trained-d1-minilm.csv"] != first["trained-d1-minilm.csv"] or \
+        second["trained-rollout-minilm.csv"] != first["trained-rollout-minilm.csv"]
     with sqlite3.connect(db) as con:
         shas = {json.loads(p)["text_sha"] for (p,) in            # the model's records (not the random baselines)
                 con.execute("SELECT provenance FROM records WHERE campaign LIKE 'trained-v%'")}

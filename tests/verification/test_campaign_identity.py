@@ -59,12 +59,12 @@ QUICK_TEST = {"minilm": dict(limit=6, max_tokens=128), "smollm2": dict(limit=3, 
 @pytest.fixture(scope="module")
 def small_quick():
     """The main job's quick settings at fewer inputs (210 MiniLM inputs take minutes): the paper
-    reads the patched settings too (:func:`verification.trained.paper.main_inputs`)."""
-    from verification.trained import command
+    reads the patched settings too (:func:`verification.measure.text.main_inputs`)."""
+    from verification.measure import text
 
     with pytest.MonkeyPatch.context() as mp:
         for name, opts in QUICK_TEST.items():
-            mp.setitem(command.QUICK, name, opts)
+            mp.setitem(text.QUICK, name, opts)
         yield QUICK_TEST
 
 
@@ -77,9 +77,10 @@ def trained_store(tmp_path_factory, small_quick):
 
     from verification import campaign
     from verification.testing.fakes import causal_standin
-    from verification.trained.checks import chunk_key, instance_records
-    from verification.trained.command import QUICK, measure_and_report, measure_baselines
-    from verification.trained.paper import campaign_prefix, main_inputs
+    from verification.measure.attention import chunk_key, instance_records
+    from verification.measure.text import QUICK
+    from verification.trained.command import measure_and_report, measure_baselines
+    from verification.measure.text import campaign_prefix, main_inputs
 
     root = tmp_path_factory.mktemp("trained")
     db = root / "trained.db"
@@ -101,7 +102,7 @@ def _copy(db, tmp_path):
 
 def test_trained_paper_ignores_more_inputs_of_the_same_settings(trained_store, tmp_path):
     from verification.trained.paper import paper_part
-    from verification.trained.paper import campaign_prefix
+    from verification.measure.text import campaign_prefix
 
     db = _copy(trained_store, tmp_path)
     with ResultStore(db) as s:

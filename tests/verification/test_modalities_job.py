@@ -19,7 +19,7 @@ from verification.modalities.command import measure_and_report
 from verification.modalities.paper import preset_part
 from verification.modalities.report.stages import modality_stages, pair_kind
 from verification.report.part import MissingCampaign
-from verification.trained.checks import instance_records
+from verification.measure.attention import instance_records
 
 SECTIONS = Path(__file__).resolve().parents[2] / "paper" / "sections"
 # Planted attention, T = 4 tokens, token 0 = CLS. Known verdicts of Theorem D1 (head mean = the
@@ -98,7 +98,7 @@ def text_standin(name, causal, T=6, L=2, H=2):
     """Random softmax attention under a text model's name (loading the real models takes minutes), as
     the trained main job's first input (the text rows read the main job's inputs only)."""
     from numerics.sources import AttentionInstance
-    from verification.trained.paper import main_inputs
+    from verification.measure.text import main_inputs
 
     first = main_inputs(name, False)[0]
     rng = np.random.default_rng(1)
@@ -170,8 +170,8 @@ def test_tiny_preset_end_to_end_resumes_and_reports(store, tmp_path):
             ns.setdefault((T, v), set()).add(r["provenance"]["n"])
     assert all(n == ({T} if v == "all" else {T - 2}) for (T, v), n in ns.items()) and ns
     assert part.macros["ModVitRegTrainedContentLayerOne"] == round(final.share("content", 1), 2)
-    from verification.trained.checks import chunk_key
-    from verification.trained.paper import campaign_prefix, main_inputs
+    from verification.measure.attention import chunk_key
+    from verification.measure.text import campaign_prefix, main_inputs
 
     for name, causal in (("minilm", False), ("smollm2", True)):          # stand-ins for the text campaigns
         campaign.run(store, campaign_prefix(name, False) + "stand-in", [campaign.Chunk(

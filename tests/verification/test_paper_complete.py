@@ -130,7 +130,7 @@ def test_a_campaign_two_families_read_is_named_once_with_one_command(tmp_path):
 
 def test_a_fingerprinted_campaign_resolves_to_the_one_the_paper_reads(tmp_path):
     """Of two fingerprints under the main job's settings, the one holding the most of the main job's
-    inputs is checked, as :func:`verification.trained.paper.find_campaign` reads it."""
+    inputs is checked, as :func:`verification.measure.text.find_campaign` reads it."""
     need = Need("toy", "toy:w", frozenset({"a", "b", "c"}), "attnbounds toy", prefix=True)
     with ResultStore(tmp_path / "r.db") as s:
         for key in ("a", "b", "c", "other"):

@@ -39,8 +39,8 @@ def _causal_standin(T=6, L=3, H=2, seed=0):
 
 def _trained(store):
     from numerics.sources.models import load_model
-    from verification.trained.checks import chunk_key, input_records, instance_records
-    from verification.trained.paper import campaign_prefix, main_inputs
+    from verification.measure.attention import chunk_key, input_records, instance_records
+    from verification.measure.text import campaign_prefix, main_inputs
 
     # the first two of the main job's inputs (the paper reads those only), at the quick settings
     model = load_model("minilm", max_tokens=128)
@@ -220,9 +220,9 @@ def test_results_match_the_theorems(stores):
 
 
 def test_a_missing_model_is_a_missing_campaign(tmp_path):
-    from verification.trained.paper import campaign_prefix, main_inputs
+    from verification.measure.text import campaign_prefix, main_inputs
 
-    from verification.trained.checks import chunk_key, instance_records
+    from verification.measure.attention import chunk_key, instance_records
 
     with ResultStore(tmp_path / "one.db") as s:
         campaign.run(s, campaign_prefix("smollm2", False) + "stand-in",

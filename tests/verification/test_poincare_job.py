@@ -84,7 +84,7 @@ def test_campaign_resumes_and_reports(store, tmp_path):
     rows = bounds_rows(store, plan.campaign)
     assert all(r[8] == "tight" and abs(r[7] - 1) < 1e-8 for r in rows)   # BE / C_P = 1
     report(store, plan, tmp_path / "tables", tmp_path / "figures", _quiet())
-    assert (tmp_path / "tables" / "poincare_bounds.md").read_text().count("tight") >= len(rows)
+    assert (tmp_path / "tables" / "poincare-bounds.md").read_text().count("tight") >= len(rows)
     assert (tmp_path / "figures" / "poincare_gauss1.png").stat().st_size > 0
     assert (tmp_path / "figures" / "poincare_gauss1.pdf").exists()
 
@@ -182,8 +182,9 @@ def test_same_seed_gives_byte_identical_tables(tmp_path):
             plan = job.Plan(families=("gauss1",))
             job.run_campaign(st, plan, _quiet())
             report(st, plan, tmp_path / f"t{k}", tmp_path / f"f{k}", _quiet())
-        outs.append([(tmp_path / f"t{k}" / f"poincare_{n}.csv").read_bytes()
-                     for n in ("bounds", "villani", "thresholds", "metastable", "expected_loss", "muckenhoupt")])
+        outs.append([(tmp_path / f"t{k}" / f"{n}.csv").read_bytes()
+                     for n in ("poincare-bounds", "poincare_villani", "poincare-thresholds", "poincare-metastable",
+                               "poincare_expected_loss", "poincare-muckenhoupt")])
     assert outs[0] == outs[1]
 
 
@@ -298,11 +299,11 @@ def test_findings_tables_state_their_conclusions(store, tmp_path):
                       + job.check_instance("attn2", 16.0, 0.1, plan))
     vm.run_villani_map(store, 0, False, families=("lora2",), console=_quiet())
     report(store, plan, tmp_path / "t", tmp_path / "f", _quiet())
-    cap = (tmp_path / "t" / "poincare_villani_boundary.md").read_text().splitlines()[0]
+    cap = (tmp_path / "t" / "poincare-villani-boundary.md").read_text().splitlines()[0]
     betas, _ = vm.map_grid(False)
     assert f"lora2: certified lambda_V(beta) > 0 at {3 * len(betas)}/{3 * len(betas)} (seed, beta)" in cap
     assert "every lambda > 0" in cap
-    meta = (tmp_path / "t" / "poincare_metastable.md").read_text()
+    meta = (tmp_path / "t" / "poincare-metastable.md").read_text()
     assert "of 2 instances have their best" in meta and "attn2" in meta       # listed, not omitted
     el = (tmp_path / "t" / "poincare_expected_loss.md").read_text()
     assert "lora2: E_mu[L] > L(argmin F) at" in el and "attn2" in el

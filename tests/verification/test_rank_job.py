@@ -171,9 +171,9 @@ def test_tiny_campaign_writes_verdicts_tables_and_is_deterministic(tmp_path, tin
     assert ("rank.attention.linear.recovery", "tight") in verdicts          # the exact rational check
     assert not any(v == "violated" and is_proved(t) for t, v in verdicts)
     assert summary["identity_exact"] == "6/6"                      # 3 shapes x 2 covariances
-    for name in ("rank_linear_risk", "rank_gd_population", "rank_gd_data", "rank_estimators",
-                 "rank_attention_recovery", "rank_attention_students", "rank_ladder", "rank_softmax_recovery",
-                 "rank_softmax_estimators", "rank_softmax_estimator_outcomes"):
+    for name in ("rank-linear-risk", "rank-gd-population", "rank-gd-data", "rank-estimators",
+                 "rank-attention-recovery", "rank-attention-students", "rank-ladder", "rank-softmax-recovery",
+                 "rank-softmax-estimators", "rank-softmax-estimator-outcomes"):
         text = (out / "tables" / f"{name}.md").read_text()
         assert "Provenance" in text and "seed" in text
     for fig in ("rank_linear", "rank_attention"):
@@ -183,7 +183,7 @@ def test_tiny_campaign_writes_verdicts_tables_and_is_deterministic(tmp_path, tin
         V.run_linear(store, TINY)
         assert {c: store.count(c) for c in counts} == counts
     out2, *_ = _run(tmp_path, "b")
-    caption = (out / "tables" / "rank_estimators.md").read_text()
+    caption = (out / "tables" / "rank-estimators.md").read_text()
     assert "Measured: share of draws recovering r* = 2" in caption and "1.95" in caption and "| BELOW |" not in caption
     for f in sorted((out / "tables").iterdir()):
         assert f.read_bytes() == (out2 / "tables" / f.name).read_bytes(), f.name
@@ -220,7 +220,7 @@ def test_weights_campaign_on_minilm(tmp_path):
         recs = list(store.records(campaign="rank.weights-", prefix=True))
     assert len(recs) == 2 * 6 * 12 and {r["verdict"] for r in recs} == {"tight"}
     assert all(1 <= r["value"] <= 32 for r in recs)
-    text = (tmp_path / "tables" / "rank_weights_summary.md").read_text()
+    text = (tmp_path / "tables" / "rank-weights.md").read_text()
     assert "minilm" in text and "quantised" in text          # the caption states smollm2 is quantised
     assert (tmp_path / "figures" / "rank_weights.png").exists()
 

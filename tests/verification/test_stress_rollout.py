@@ -107,7 +107,7 @@ def test_command_runs_resumes_and_refuses_bad_arguments(tmp_path, capsys):
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "1 chunks computed" in text and "rollout step" in text
-    assert (tmp_path / "out" / "tables" / "stress-dobrushin-rollout-steps.csv").exists()
+    assert (tmp_path / "out" / "tables" / "stress-rollout-steps.csv").exists()
     assert main(args) == 0
     assert "0 chunks computed, 1 already stored" in capsys.readouterr().out
     for bad, what in ((["stress", "dobrushin.rollout", "--search", "--db", db], "dobrushin.factor"),

@@ -10,8 +10,8 @@ from rich.console import Console
 from numerics.sources.corpus import Corpus, TextInput
 from numerics.sources.models import load_model
 from numerics.stochastic import restrict, submatrix
-from verification.trained.checks import (campaign_name, chunk_key, input_records, run_campaign,
-                                  variants)
+from verification.measure.attention import campaign_name, chunk_key, input_records, variants
+from verification.trained.checks import run_campaign
 from verification.report.stats import wilson
 from verification.trained.report import report_model
 
@@ -158,7 +158,7 @@ def test_cli_rollout_runs_and_bad_corpora_are_clear(tmp_path, capsys):
     texts.write_text("\n".join(TEXTS) + "\n")
     args = ["--db", str(tmp_path / "r.db"), "--out", str(tmp_path / "out")]
     assert main(["rollout", "--model", "minilm", "--texts", str(texts), "--max-tokens", "32"] + args) == 0
-    assert (tmp_path / "out" / "tables" / "trained_d1_minilm.md").exists()
+    assert (tmp_path / "out" / "tables" / "trained-d1-minilm.md").exists()
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"body": 1}\n')
     assert main(["rollout", "--model", "minilm", "--texts", str(bad)] + args) == 2
@@ -206,8 +206,8 @@ def test_two_model_folders_of_the_same_name_do_not_collide(tmp_path):
     for d in dirs:
         assert main(["rollout", "--model", str(d), "--texts", str(texts), "--max-tokens", "16",
                      "--db", str(tmp_path / "r.db"), "--out", str(out)]) == 0
-    d1 = sorted(p.name for p in (out / "tables").glob("trained_d1_*.md"))
-    assert len(d1) == 2 and all(n.startswith("trained_d1_model_") for n in d1), d1
+    d1 = sorted(p.name for p in (out / "tables").glob("trained-d1-*.md"))
+    assert len(d1) == 2 and all(n.startswith("trained-d1-model_") for n in d1), d1
     for p in list((out / "tables").iterdir()) + list((out / "figures").iterdir()):
         body = p.read_bytes()
         assert str(tmp_path).encode() not in body and str(src).encode() not in body, p.name
@@ -322,9 +322,11 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
     from verification.report.part import MissingCampaign
     from verification.store import ResultStore
     from verification.testing.fakes import causal_standin
-    from verification.trained.checks import baseline_campaign, chunk_key, instance_records
+    from verification.measure.attention import chunk_key, instance_records
+    from verification.trained.checks import baseline_campaign
     from verification.trained.command import measure_baselines
-    from verification.trained.paper import campaign_prefix, main_inputs, paper_part
+    from verification.measure.text import campaign_prefix, main_inputs
+    from verification.trained.paper import paper_part
 
     with ResultStore(tmp_path / "r.db") as s:
         names = {}

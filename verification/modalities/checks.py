@@ -4,7 +4,7 @@ trained-model pipeline unchanged.
 Plan: for each model of :data:`numerics.modalities.MODELS` at a preset, train (resuming from its
 safetensors checkpoints), then for each kept checkpoint (epoch 0 = the initialisation baseline)
 measure the first ``preset.test_limit`` test examples with
-:func:`verification.trained.checks.instance_records`: D1's exact verdict on the head-averaged
+:func:`verification.measure.attention.instance_records`: D1's exact verdict on the head-averaged
 attention and on every head, for all tokens and for content tokens (patches / features; CLS and
 registers dropped, rows renormalised exactly), slack, the pair attaining delta, and the rollout
 chain (D2) per layer. Nothing is measured twice and nothing is re-implemented here.
@@ -23,9 +23,9 @@ Beside the models, at the same token counts n (all tokens, and content tokens):
   (:func:`numerics.dobrushin.batch.check_factor`: float filter, exact certification of the
   undecided); one chunk per (family, n);
 - the text encoder at matched n (:func:`run_text`): the trained main job's MiniLM inputs
-  (:func:`verification.trained.paper.main_inputs`) with at least T tokens, the first
+  (:func:`verification.measure.text.main_inputs`) with at least T tokens, the first
   ``preset.text_inputs`` of them cut to exactly T tokens (:class:`numerics.modalities.MatchedText`),
-  measured by the same :func:`verification.trained.checks.instance_records`; one campaign per T.
+  measured by the same :func:`verification.measure.attention.instance_records`; one campaign per T.
 """
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def campaign_name(preset: str, seed: int, model: str, epoch: int, fingerprint: s
 def block_records(path: str, indices: Sequence[int], comparison: bool = True) -> list[Record]:
     """Every record of the test examples ``indices`` on the checkpoint at ``path`` (one chunk)."""
     from numerics.modalities import load_checkpoint
-    from verification.trained.checks import instance_records
+    from verification.measure.attention import instance_records
 
     src = load_checkpoint(path)
     items = src.data.items()
@@ -211,7 +211,7 @@ def text_records(matched: Any, text_input: Any, T: int) -> list[Record]:
     """The D1 records of the head-averaged attention of one text cut to T tokens, per layer and token
     set (what the comparison reads; the per-head and rollout records of the same measurement are
     not stored, which keeps the store small)."""
-    from verification.trained.checks import instance_records
+    from verification.measure.attention import instance_records
 
     return [r for r in instance_records(matched.instance(text_input, T), comparison=False)
             if r.theorem == "dobrushin.factor" and r.provenance.get("head") is None]
@@ -231,7 +231,7 @@ def chosen_texts(matched: Any, inputs: Sequence[Any], T: int, limit: int) -> lis
 def run_text(store: Any, matched: Any, inputs: Sequence[Any], lengths: Sequence[int], limit: int,
              console: Any = None) -> dict[int, str]:
     """Measure the text encoder at each T of ``lengths`` (resuming); ``{T: campaign}``."""
-    from verification.trained.checks import chunk_key
+    from verification.measure.attention import chunk_key
 
     out = {}
     for T in lengths:

@@ -56,8 +56,8 @@ def measure_text(store: Any, preset: str, measured: Sequence[Any], text: Any, co
     from numerics.modalities.presets import PRESETS
     from numerics.modalities.text import MatchedText
     from verification.modalities.checks import run_text, text_lengths
-    from verification.trained.command import FULL, QUICK
-    from verification.trained.paper import main_inputs
+    from verification.measure.text import FULL, QUICK
+    from verification.measure.text import main_inputs
 
     if text is None:
         return []

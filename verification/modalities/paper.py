@@ -38,8 +38,8 @@ def preset_needs(store: Any, preset: str, seed: int = 0) -> list[Need]:
     from verification.modalities.checks import (TEXT_MODEL, baseline_campaign, baseline_chunks, chosen_texts,
                                                 planned, text_campaign, text_lengths)
     from verification.modalities.report.stages import TEXT_MODELS
-    from verification.trained.checks import chunk_key
-    from verification.trained.paper import main_inputs, model_need
+    from verification.measure.attention import chunk_key
+    from verification.measure.text import main_inputs, model_need
 
     p, cmd, full = PRESETS[preset], command(preset, seed), preset == "paper"
     plan = planned(preset, seed)
@@ -76,8 +76,8 @@ def preset_part(store: Any, preset: str, seed: int = 0, require_text: bool = Tru
     from verification.modalities.checks import TEXT_MODEL
     from verification.modalities.checks import text_prefix as mod_text_prefix
     from verification.modalities.report.stages import TEXT_MODELS
-    from verification.trained.paper import campaign_prefix as text_prefix
-    from verification.trained.paper import rollout_command
+    from verification.measure.text import campaign_prefix as text_prefix
+    from verification.measure.text import rollout_command
 
     full = preset == "paper"                # the text rows: the trained main job at the same settings
     try:

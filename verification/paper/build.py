@@ -42,6 +42,7 @@ from typing import Any, Optional, Sequence
 
 from numerics.atomic import copy_file, copy_tree, write_text
 from theory.errors import InvalidInput
+from verification.paper.from_plans import call_with_plan
 from verification.paper.latex import check_tree, guard_problems, latex_text, macros_tex, tex_tree, theorems_tex
 from verification.paper.tables import check_name, table_tex
 from verification.report.part import MissingCampaign, Part
@@ -87,19 +88,20 @@ def paper_modules() -> tuple[str, ...]:
 
 
 def collect(store: Any, seed: int = 0, full: bool = False,
-            families: Optional[Sequence[str]] = None) -> list[Part]:
+            families: Optional[Sequence[str]] = None, plans: Optional[dict[str, Any]] = None) -> list[Part]:
     """Each family's part, in main-job order: ``paper_part(store, seed=, full=)`` of each module
     of ``families`` (dotted names; default :func:`paper_modules`); a module without it is an
-    error. First :func:`check_complete`; then every family is asked: the campaigns all of them
-    lack are named together in one :class:`MissingCampaign` (each with the command that fills it)."""
-    check_complete(store, seed=seed, full=full, families=families)
+    error; a family in ``plans`` (``--from``: :mod:`verification.paper.from_plans`) gets ``plan=``.
+    First :func:`check_complete`; then every family is asked: the campaigns all of them lack are
+    named together in one :class:`MissingCampaign` (each with the command that fills it)."""
+    check_complete(store, seed=seed, full=full, families=families, plans=plans)
     parts, missing = [], []
     for name in families or paper_modules():
         module = import_module(name)
         if not hasattr(module, "paper_part"):
             raise ValueError(f"{name} has no paper_part(store, seed, full)")
         try:
-            parts.append(module.paper_part(store, seed=seed, full=full))
+            parts.append(call_with_plan(module, name, "paper_part", store, seed, full, plans))
         except MissingCampaign as exc:
             missing.append(exc)
     if missing:
@@ -107,15 +109,16 @@ def collect(store: Any, seed: int = 0, full: bool = False,
     return parts
 
 
-def check_complete(store: Any, seed: int = 0, full: bool = False, families: Optional[Sequence[str]] = None) -> list:
+def check_complete(store: Any, seed: int = 0, full: bool = False, families: Optional[Sequence[str]] = None,
+                   plans: Optional[dict[str, Any]] = None) -> list:
     """Before any part is built or anything written: every module's ``needs(store, seed=, full=)``
-    (campaigns and their main-job chunk keys; none without it, e.g. a test's toy family) checked at
-    once by :func:`verification.report.part.check_needs` (each absent or incomplete campaign named
-    once: family, ``k of N chunks stored (M missing, e.g. key)``, command)."""
+    (campaigns and their main-job chunk keys, or its plan's in ``plans``; none without it, e.g. a
+    test's toy family) checked at once by :func:`verification.report.part.check_needs` (each absent
+    or incomplete campaign named once: family, ``k of N chunks stored (M missing, e.g. key)``, command)."""
     from verification.report.part import check_needs
 
     needs = [n for name in families or paper_modules() if hasattr(module := import_module(name), "needs")
-             for n in module.needs(store, seed=seed, full=full)]
+             for n in call_with_plan(module, name, "needs", store, seed, full, plans)]
     check_needs(store, needs)
     return needs
 
@@ -214,15 +217,15 @@ def _figure(fig_spec: Any, figures: Path) -> list[Path]:
 
 def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: bool = False,
           families: Optional[Sequence[str]] = None, pdf: bool = False,
-          source: Path = SOURCE) -> BuildResult:
+          source: Path = SOURCE, plans: Optional[dict[str, Any]] = None) -> BuildResult:
     """Write the paper folder ``out`` from ``store`` (see the module docstring); ``source`` holds
-    the hand-written ``main.tex`` and ``sections/``."""
+    the hand-written ``main.tex`` and ``sections/``; ``plans``: as :func:`collect` (``--from``)."""
     from theory import theorems
 
     out, source = Path(out), Path(source)
     if pdf:
         tex_command()                      # no TeX: refused before anything is read or written
-    parts = collect(store, seed=seed, full=full, families=families)
+    parts = collect(store, seed=seed, full=full, families=families, plans=plans)
     result = BuildResult(out=out, parts=parts)
     if out.resolve() != source.resolve():
         for item in HAND_WRITTEN:

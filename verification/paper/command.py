@@ -3,7 +3,12 @@ the results store (never recomputing), and with ``--pdf`` compile it.
 
 The store is opened read-only (a store its user cannot write is fine, and its bytes never
 change). ``--readme`` without a findings block and ``--pdf`` without TeX are refused before
-anything is written (:func:`_precheck`, run by the CLI before ``--out`` is touched)."""
+anything is written (:func:`_precheck`, run by the CLI before ``--out`` is touched), and so is a
+``--from`` command line that cannot be read (another family's command, a bad option).
+
+``--from "stress THEOREM [options]"`` points the stress family's part at that sweep's campaign
+(:func:`verification.paper.from_plans.plans_from`): a user's own campaign becomes the paper's table,
+and the completeness check asks for that plan's chunks; the other campaigns stay the main job's."""
 from __future__ import annotations
 
 import argparse
@@ -15,12 +20,14 @@ def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from verification.paper.build import build, update_readme
+    from verification.paper.from_plans import plans_from
     from verification.store import ResultStore
 
     console = make_console()
     _precheck(args)
+    plans = plans_from(args.from_command) if args.from_command is not None else None
     with ResultStore(args.db, readonly=True) as store:
-        res = build(store, args.out, seed=args.seed, full=args.full, pdf=args.pdf)
+        res = build(store, args.out, seed=args.seed, full=args.full, pdf=args.pdf, plans=plans)
     if args.readme:
         findings = res.out / "generated" / "findings.md"
         changed = update_readme(Path(args.readme), findings.read_text())
@@ -33,8 +40,11 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def _precheck(args: argparse.Namespace) -> None:
     from verification.paper.build import precheck
+    from verification.paper.from_plans import plans_from
 
     precheck(args.readme, args.pdf)
+    if args.from_command is not None:
+        plans_from(args.from_command)     # a command line it cannot read: refused before anything is written
 
 
 def register(sub: Any) -> None:
@@ -46,4 +56,10 @@ def register(sub: Any) -> None:
     p.add_argument("--pdf", action="store_true", help="also compile main.pdf (latexmk or pdflatex)")
     p.add_argument("--readme", default=None, metavar="FILE",
                    help="also rewrite FILE's findings block (README.md) from the same numbers")
+    p.add_argument("--from", dest="from_command", default=None, metavar="COMMAND",
+                   help="read the stress family's table from the campaign of this command line instead of the "
+                        "main job's, e.g. --from \"stress dobrushin.factor --sizes 256 --instances 1000000\" "
+                        "(a sweep of dobrushin.factor or dobrushin.rollout, parsed by `attnbounds stress` itself; "
+                        "its every chunk must be stored: run that command first); only stress command lines are "
+                        "supported; every other campaign stays the main job's")
     p.set_defaults(func=_cmd, reads_store=True, precheck=_precheck)

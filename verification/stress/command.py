@@ -118,6 +118,45 @@ def _search(args: argparse.Namespace, console: Any) -> int:
     return 0
 
 
+def plan_of(args: argparse.Namespace) -> Any:
+    """The :class:`~verification.stress.checks.plan.StressPlan` of a sweep's parsed command line
+    (what ``attnbounds stress`` runs, and what ``attnbounds paper --from`` reads)."""
+    from verification.stress.checks.plan import THEOREMS, StressPlan
+
+    spec = THEOREMS[args.theorem]
+    return StressPlan(args.theorem, args.family or spec.families, args.sizes or spec.sizes, args.instances,
+                      seed=args.seed, device=args.device, layers=tuple(args.layers or ()), sampler=args.sampler)
+
+
+class _Refusing(argparse.ArgumentParser):
+    """A parser whose errors are an InvalidInput (one line), not a usage message and an exit."""
+
+    def error(self, message: str) -> None:   # type: ignore[override]
+        raise InvalidInput(message)
+
+
+def paper_plan(argv: list[str]) -> Any:
+    """``attnbounds paper --from "stress THEOREM [options]"``: the sweep plan of that command line,
+    parsed by this command's own parser (:func:`register`) and built as the command builds it
+    (:func:`plan_of`). The paper's stress section shows the sweeps of ``dobrushin.factor`` and
+    ``dobrushin.rollout``; a search (``--search``) or another theorem is refused."""
+    from verification.stress.checks import section
+
+    if {"-h", "--help"} & set(argv):
+        raise InvalidInput("a command line to read, not --help")
+    parser = _Refusing(prog="attnbounds", add_help=False)
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(list(argv))
+    if args.search:
+        raise InvalidInput("the paper reads a sweep; its guided search stays the main job's (drop --search)")
+    if args.budget is not None:
+        raise InvalidInput(f"--budget {args.budget} applies to --search only")
+    if args.theorem not in (section.THEOREM, section.ROLLOUT):
+        raise InvalidInput(f"the paper's stress section shows the sweeps of {section.THEOREM} and "
+                           f"{section.ROLLOUT}, not {args.theorem}")
+    return plan_of(args)
+
+
 def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -125,7 +164,7 @@ def _cmd(args: argparse.Namespace) -> int:
     from verification.options import make_console
     from verification.store import ResultStore
     from verification.stress.checks import chunks
-    from verification.stress.checks.plan import THEOREMS, StressPlan
+    from verification.stress.checks.plan import THEOREMS
     from verification.stress.report import report, store_bytes
 
     spec = THEOREMS[args.theorem]
@@ -138,8 +177,7 @@ def _cmd(args: argparse.Namespace) -> int:
     console = make_console()
     if args.search:
         return _search(args, console)
-    plan = StressPlan(args.theorem, args.family or spec.families, args.sizes or spec.sizes, args.instances,
-                      seed=args.seed, device=args.device, layers=tuple(args.layers or ()), sampler=args.sampler)
+    plan = plan_of(args)
     done: set = set()
     if args.db != ":memory:" and Path(args.db).is_file():  # what is stored, read without writing anything
         with ResultStore(args.db, readonly=True) as stored:

@@ -8,6 +8,10 @@ cell, bytes per stored chunk, and from the search its budget and what it found.
 
 And the rollout sweep (``stress.dobrushin.rollout``, Theorem D2 at every step of attention
 rollout): table ``stress-rollout`` and the ``StressRollout...`` macros.
+
+By default each sweep is the main job's (:func:`verification.stress.checks.section.section_plan`);
+``plan=`` (``attnbounds paper --from "stress THEOREM [options]"``: a user's own sweep) replaces the
+sweep of its theorem, and :func:`needs` then asks for that plan's chunks.
 """
 from __future__ import annotations
 
@@ -27,26 +31,48 @@ FACTOR_COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight
                   "exact path", "smallest strict slack"]
 
 
-def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
-    """The main job's sweep of Theorem D1, its guided search and the rollout sweep, each with the
-    chunk keys of its plan (:func:`verification.stress.checks.section.section_plan`)."""
+def plan_command(plan: Any) -> str:
+    """The ``attnbounds stress`` command line that fills ``plan`` (a user's sweep, ``--from``).
+
+    >>> from verification.stress.checks.plan import StressPlan
+    >>> plan_command(StressPlan("dobrushin.factor", ("dirichlet",), (5,), 20000))
+    'attnbounds stress dobrushin.factor --families dirichlet --sizes 5 --instances 20000 --seed 0 --sampler counter'
+    """
+    return (f"attnbounds stress {plan.theorem} --families {','.join(plan.families)} "
+            f"--sizes {','.join(map(str, plan.sizes))}" + (f" --layers {','.join(map(str, plan.layers))}"
+                                                           if plan.layers else "")
+            + f" --instances {plan.instances} --seed {plan.seed} --sampler {plan.sampler}")
+
+
+def sweep_plan(theorem: str, seed: int, full: bool, plan: Any = None) -> tuple[Any, str]:
+    """The sweep of ``theorem`` the paper reads and the command that fills it: ``plan`` when it is a
+    sweep of ``theorem`` (``--from``), else the main job's."""
+    if plan is not None and plan.theorem == theorem:
+        return plan, plan_command(plan)
+    return section.section_plan(theorem, seed, full), section.sweep_command(theorem, seed, full)
+
+
+def needs(store: Any, seed: int = 0, full: bool = False, plan: Any = None) -> list[Need]:
+    """The sweep of Theorem D1, its guided search and the rollout sweep, each with the chunk keys of
+    its plan (the main job's, :func:`verification.stress.checks.section.section_plan`, or ``plan``
+    for its theorem: :func:`sweep_plan`)."""
     def sweep(theorem: str) -> Need:
-        plan = section.section_plan(theorem, seed, full)
-        return Need("stress", plan.campaign, frozenset(plan.chunk_keys()), section.sweep_command(theorem, seed, full))
+        read, cmd = sweep_plan(theorem, seed, full, plan)
+        return Need("stress", read.campaign, frozenset(read.chunk_keys()), cmd)
 
     search = Need("stress", search_campaign(section.THEOREM, seed), frozenset(section.search_chunks(full)),
                   section.search_command(seed, full))
     return [sweep(section.THEOREM), search, sweep(section.ROLLOUT)]
 
 
-def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:
-    """Add the rollout sweep's table and macros to ``part`` (the main job's stress section fills it)."""
+def rollout_part(part: Part, store: Any, seed: int, full: bool, plan: Any = None) -> None:
+    """Add the rollout sweep's table and macros to ``part`` (the main job's stress section fills it;
+    ``plan``: :func:`sweep_plan`)."""
     import pandas as pd
 
-    plan = section.section_plan(section.ROLLOUT, seed, full)
+    plan, cmd = sweep_plan(section.ROLLOUT, seed, full, plan)
     campaign = plan.campaign
     cells = tally(store, campaign, plan.stored_as, plan.chunk_keys())
-    cmd = section.sweep_command(section.ROLLOUT, seed, full)
     if not cells or not set(plan.chunk_keys()) <= store.done_chunks(campaign):   # all of the main job's chunks
         raise MissingCampaign(campaign, cmd)
     part.commands.append(cmd)
@@ -76,11 +102,12 @@ def rollout_part(part: Part, store: Any, seed: int, full: bool) -> None:
     part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress rollout min slack")
 
 
-def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
-    """Tables, figure and macros of the main job's stress section (see the module docstring)."""
-    plan = section.section_plan(section.THEOREM, seed, full)
+def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) -> Part:
+    """Tables, figure and macros of the main job's stress section, or of ``plan`` for its sweep (see
+    the module docstring)."""
+    given = plan
+    plan, cmd = sweep_plan(section.THEOREM, seed, full, given)
     campaign = plan.campaign
-    cmd = section.sweep_command(section.THEOREM, seed, full)
     cells = tally(store, campaign, plan.stored_as, plan.chunk_keys())
     if not cells or not set(plan.chunk_keys()) <= store.done_chunks(campaign):   # all of the main job's chunks
         raise MissingCampaign(campaign, cmd)
@@ -102,7 +129,7 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
         family, n = cell.split("/n")
         part.macro(f"{c.count('tight') / c.n:.3f}", "stress tight share", family, "n", n)
     view = cell_table(cells, campaign, section.THEOREM, cmd).select(
-        FACTOR_COLUMNS, name="stress-factor", provenance=prov,
+        FACTOR_COLUMNS, provenance=prov,     # the report's table, its name (stress-factor): its columns
         caption="Theorem D1 stress sweep: per family and n, the verdict counts of every instance "
                 "(from per-chunk summaries), the share with exact equality (95% Wilson interval), "
                 "verdicts that needed the exact path, and the smallest certified strict slack.")
@@ -142,5 +169,5 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
         part.macro(str(budget), "stress search budget")
     bad = sum(r["verdict"] in ("violated", "undecided") for r in found)
     part.guard(bad == 0, "stress search no counterexample", detail=f"{bad} found instances violated or undecided")
-    rollout_part(part, store, seed, full)
+    rollout_part(part, store, seed, full, given)
     return part

@@ -94,19 +94,31 @@ def store_bytes(path: str) -> Optional[int]:
     return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
 
 
+def table_name(target: str) -> str:
+    """The table of a sweep of ``target``, named as the paper names it: ``stress-`` and the theorem
+    id without its family (``dobrushin.``), dots as hyphens.
+
+    >>> table_name("dobrushin.factor"), table_name("dobrushin.product.causal")
+    ('stress-factor', 'stress-product-causal')
+    """
+    family, _, rest = target.partition(".")
+    return "stress-" + (rest if family == "dobrushin" and rest else target).replace(".", "-")
+
+
 def cell_table(cells: dict[str, Tally], campaign: str, target: str, command: str = "") -> Table:
-    """The campaign's table ``stress-<target>``: one row per cell (:data:`COLUMNS`; rollout cells:
-    ``layers`` after ``n``), the numbers as stored (the paper selects its columns by name)."""
+    """The campaign's table :func:`table_name` (``stress-factor`` for ``dobrushin.factor``): one row
+    per cell (:data:`COLUMNS`; rollout cells: ``layers`` after ``n``), the numbers as stored (the
+    paper selects its columns by name)."""
     rollout = any(cell_parts(c)[2] is not None for c in cells)
     columns = COLUMNS[:2] + ["layers"] + COLUMNS[2:] if rollout else COLUMNS
-    return Table.from_rows(f"stress-{target.replace('.', '-')}", rows(cells), columns,
+    return Table.from_rows(table_name(target), rows(cells), columns,
                            f"Stress sweep of {target}: campaign {campaign}", provenance(cells, campaign),
                            campaigns=(campaign,), command=command)
 
 
 def step_table(cells: dict[str, Tally], campaign: str, target: str, command: str = "") -> Table:
-    """Rollout campaigns: the table ``stress-<target>-steps``, one row per cell and step l."""
-    return Table.from_rows(f"stress-{target.replace('.', '-')}-steps", step_rows(cells), STEP_COLUMNS,
+    """Rollout campaigns: the table ``<table_name>-steps``, one row per cell and step l."""
+    return Table.from_rows(f"{table_name(target)}-steps", step_rows(cells), STEP_COLUMNS,
                            f"Theorem D2 at every rollout step: campaign {campaign}", provenance(cells, campaign),
                            campaigns=(campaign,), command=command)
 

@@ -51,7 +51,7 @@ def causal_standin(T: int = 6, L: int = 3, H: int = 2, seed: int = 0) -> Any:
     input (the paper reads the main job's inputs only): softmax rows of random lower-triangular
     logits, (L, H, T, T), token 0 special."""
     from numerics.sources import AttentionInstance
-    from verification.trained.paper import main_inputs
+    from verification.measure.text import main_inputs
 
     first = main_inputs("smollm2", False)[0]
     rng = np.random.default_rng(seed)

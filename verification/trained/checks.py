@@ -1,32 +1,9 @@
-"""Trained transformers: how often Theorem D1's equality holds, and how tight rollout is, per layer.
+"""Trained transformers: how often Theorem D1's equality holds, and how tight rollout is, per layer,
+on the embedded text models and any model folder (``attnbounds rollout``).
 
-For each (model, input): the attention probabilities ``(L, H, T, T)`` (float32 from the model,
-widened to float64), and for each *variant* of the token set
-
-    all       every position
-    content   special tokens (CLS/SEP/BOS/EOS/pad/chat markers) dropped       (docs/theory.md §2)
-    nofirst   the first position dropped (causal models: the attention sink)
-
-the head-averaged A_l = mean_h A_lh (then the variant's submatrix) and every head A_lh (its
-submatrix) are checked:
-
-- ``dobrushin.factor`` (Theorem D1): delta, exact equality verdict (tight / holds), slack, and
-  whether equality comes through a pair containing the first token (§1 corollary) or another;
-- ``dobrushin.product`` per layer of the rollout (residual 0.5, mean fusion): delta(R_l) against
-  prod delta(Ahat), D2's chain verdict, prod (1 + delta(A))/2 and both ratios;
-- comparison bounds (numerics.dobrushin.contraction): Birkhoff's tanh(Diam/4) of A_l, and for T <= 128 the
-  head mean of the per-head softmax-logit bounds (a bound on delta(A_l) by convexity).
-
-Causal models: every variant keeps a one-hot first row, and then D1's equality is forced (delta(A)
-= max_j (1 - A_j0) is attained by a pair (0, j), since d_ij <= 1 - min(A_i0, A_j0)); their
-verdicts are all ``tight`` through the first token by construction, not by training.
-
-Exactness: the rational matrix of a D1 verdict is the model's own floats (the float64 head mean,
-or a head's float32 values) on the kept tokens, each row divided by its exact sum
-(``factor_check(..., renormalise=True)``): no float renormalisation stands between the model and
-the verdict. The rollout chain takes the kept submatrices renormalised in float64 as its rational
-matrices (the D2 verdicts are exact for those).
-One results-store chunk per (model, input text): a rerun resumes. Reports: verification.trained.report.
+Each (model, input) is measured by :func:`verification.measure.attention.instance_records` (D1 per
+head and head-averaged on every token set, the rollout chain, comparison bounds). One results-store
+chunk per (model, input text): a rerun resumes. Reports: verification.trained.report.
 
 Random baselines at matched size (docs/theory.md §2): for every input and token set, the c-th input
 with n kept tokens gets :data:`BASELINE_PER_INPUT` fresh random n x n matrices of each family of
@@ -36,143 +13,11 @@ seed's baseline campaign, shared by every model (:func:`run_baselines`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
-import numpy as np
-
-from numerics.stochastic import submatrix
-from theory.verdicts import Verdict
 from verification import campaign
+from verification.measure.attention import campaign_name, chunk_key, input_records, verdict_of
 from verification.store import Record
-
-VERSION = "v2"   # v2: D1 verdicts certified for the exact renormalisation of the model's floats
-RESIDUAL, FUSION = 0.5, "mean"
-SOFTMAX_BOUND_MAX_T = 128        # per-head comparison bounds cost O(T^3) per head
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    keep: np.ndarray   # (T,) bool, positions kept
-
-
-def variants(special: np.ndarray, causal: bool) -> list[Variant]:
-    """The token sets measured for one input; ``special``: (T,) bool."""
-    T = special.shape[0]
-    out = [Variant("all", np.ones(T, dtype=bool)), Variant("content", ~special)]
-    if causal:
-        nofirst = np.ones(T, dtype=bool)
-        nofirst[0] = False
-        out.append(Variant("nofirst", nofirst))
-    return out
-
-
-def _verdict(eq: bool) -> Verdict:
-    return Verdict.TIGHT if eq else Verdict.HOLDS
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, np.floating):
-        return float(v) if np.isfinite(v) else None
-    if isinstance(v, Verdict):
-        return v.value
-    return v
-
-
-def measure_variant(A_heads: np.ndarray, keep: np.ndarray, comparison: bool) -> Optional[dict]:
-    """All measurements of one variant. ``A_heads``: (L, H, T, T) float64. None if fewer than
-    two tokens are kept (D1 needs n >= 2)."""
-    from numerics.dobrushin.contraction import birkhoff, softmax_bound_from_probabilities
-    from numerics.dobrushin import factor_check
-    from numerics.dobrushin.rollout import rollout_tightness
-
-    n = int(keep.sum())
-    if n < 2:
-        return None
-    sub_mean = submatrix(A_heads.mean(axis=1), keep)      # (L, n, n), the floats as they are
-    sub_h = submatrix(A_heads, keep)                       # (L, H, n, n)
-    mean = factor_check(sub_mean, renormalise=True)        # certified for the exact renormalisation
-    heads = factor_check(sub_h, renormalise=True)
-    A_mean = sub_mean / sub_mean.sum(axis=-1, keepdims=True)  # float64 renormalised: rollout, comparisons
-    A_h = sub_h / sub_h.sum(axis=-1, keepdims=True)
-    roll = rollout_tightness(A_mean, residual=RESIDUAL, fused=True)
-    out = dict(n=n, mean=mean, heads=heads, roll=roll, birkhoff=None, softmax=None)
-    if comparison:
-        out["birkhoff"] = birkhoff(A_mean)                                   # (L,)
-        if n <= SOFTMAX_BOUND_MAX_T:
-            out["softmax"] = softmax_bound_from_probabilities(A_h).mean(axis=1)  # (L,)
-    return out
-
-
-def input_records(model: Any, text_input: Any, comparison: bool = True) -> list[Record]:
-    """Every record of one (model, input): ``model`` is an attention source
-    (:class:`numerics.sources.AttentionSource`), ``text_input`` one of its inputs."""
-    return instance_records(model.instance(text_input), comparison)
-
-
-def instance_records(inst: Any, comparison: bool = True) -> list[Record]:
-    """Every record of one :class:`numerics.sources.AttentionInstance` (see the module docstring)."""
-    A_heads = inst.attention                                # (L, H, T, T) float64
-    base = dict(inst.provenance, residual=RESIDUAL, head_fusion=FUSION)
-    records: list[Record] = []
-    for var in variants(inst.special, inst.causal):
-        m = measure_variant(A_heads, var.keep, comparison and var.name == "all")
-        if m is None:
-            continue
-        prov = dict(base, variant=var.name, n=m["n"])
-        mean, heads, roll = m["mean"], m["heads"], m["roll"]
-        for l in range(A_heads.shape[0]):
-            key = f"{inst.model}|{inst.input}#{inst.sha}|{var.name}|L{l}"
-            bound = (1 + float(mean.delta[l])) / 2
-            extra = dict(delta=mean.delta[l], through_first=mean.through_first[l],
-                         through_other=mean.through_other[l], exact=mean.exact[l],
-                         pair=[int(v) for v in mean.pair[l]],
-                         birkhoff=None if m["birkhoff"] is None else m["birkhoff"][l],
-                         softmax_bound=None if m["softmax"] is None else m["softmax"][l])
-            records.append(Record(
-                theorem="dobrushin.factor", instance=f"{key}|mean", verdict=_verdict(mean.equality[l]),
-                slack=float(mean.slack[l]), value=bound - float(mean.slack[l]), bound=bound,
-                provenance=dict(prov, layer=l, head=None),
-                extra={k: _jsonable(v) for k, v in extra.items()}))
-            for h in range(A_heads.shape[1]):
-                hb = (1 + float(heads.delta[l, h])) / 2
-                records.append(Record(
-                    theorem="dobrushin.factor", instance=f"{key}|H{h}", verdict=_verdict(heads.equality[l, h]),
-                    slack=float(heads.slack[l, h]), value=hb - float(heads.slack[l, h]), bound=hb,
-                    provenance=dict(prov, layer=l, head=h),
-                    extra={k: _jsonable(v) for k, v in dict(
-                        delta=heads.delta[l, h], through_first=heads.through_first[l, h],
-                        through_other=heads.through_other[l, h], exact=heads.exact[l, h]).items()}))
-            records.append(Record(
-                theorem="dobrushin.product", instance=f"{key}|rollout", verdict=Verdict(roll.chain[l]),
-                slack=float(roll.prod_delta_Ahat[l] - roll.delta_R[l]), value=float(roll.delta_R[l]),
-                bound=float(roll.prod_delta_Ahat[l]), provenance=dict(prov, layer=l, head=None),
-                extra={k: _jsonable(v) for k, v in dict(
-                    prod_factor_bound=roll.prod_factor_bound[l], ratio_R=roll.ratio_R[l],
-                    ratio_factor=roll.ratio_factor[l], d2_step=roll.d2[l], d1=roll.d1[l],
-                    delta_Ahat=roll.delta_Ahat[l], error_R=roll.error_R[l]).items()}))
-    return records
-
-
-def campaign_name(model: Any, corpus_name: str) -> str:
-    """The campaign of one model: its name, its fingerprint (hash of weights, configuration,
-    tokenizer and settings) and the rollout settings. Other weights under the same name or path
-    are another campaign, never a resume."""
-    return (f"trained-{VERSION}:{model.name}:{corpus_name}:max{model.max_tokens}:r{RESIDUAL}:{FUSION}"
-            f":w{model.fingerprint}")
-
-
-def chunk_key(text_input: Any) -> str:
-    """One store chunk per input *text*: id plus text hash. Records are keyed the same way, so
-    another text under the same id (another file of the same name, an edited line) is measured
-    and stored beside it, and a report reads only the records of the texts it was given."""
-    return f"{text_input.id}#{text_input.sha}"
-
 
 def run_campaign(model: Any, corpus: Any, store: Any, console: Any = None,
                  comparison: bool = True) -> str:
@@ -225,7 +70,7 @@ def baseline_chunk(family: str, n: int, c: int, count: int, seed: int) -> list[R
     A = sample(family, n, count, generator(seed, family, n, BASELINE_CHUNK_OFFSET + c))
     fc = factor_check(A)
     prov = dict(generator=GENERATOR, chunk_offset=BASELINE_CHUNK_OFFSET, seed=seed, family=family, n=n, c=c)
-    return [Record("dobrushin.factor", f"{baseline_chunk_key(family, n, c)}/i{k}", _verdict(fc.equality[k]),
+    return [Record("dobrushin.factor", f"{baseline_chunk_key(family, n, c)}/i{k}", verdict_of(fc.equality[k]),
                    slack=float(fc.slack[k]), value=(1 + float(fc.delta[k])) / 2 - float(fc.slack[k]),
                    bound=(1 + float(fc.delta[k])) / 2,
                    provenance=dict(prov, index=k),

@@ -73,14 +73,10 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=_cmd_rollout)
 
 
-# quick: 70 inputs per source for MiniLM (the model whose D1 shares the prose quotes), 20 per source for
-# SmolLM2 (causal: its D1 verdicts are tight by construction; 30 layers cost more per input)
-QUICK = {"minilm": dict(limit=210, max_tokens=128), "smollm2": dict(limit=60, max_tokens=128)}
-FULL = dict(limit=300, max_tokens=512)   # every model, `attnbounds verify --full`
-
-
 def verify_section(ctx: Any) -> None:
     """Quick sample of both embedded models (full: 300 inputs each at 512 tokens)."""
+    from verification.measure.text import FULL, QUICK
+
     for name, quick in QUICK.items():
         opts = FULL if ctx.full else quick
         ctx.console.rule(f"trained transformers: {name}")

@@ -6,7 +6,7 @@ those of :mod:`verification.trained.report`; nothing is recomputed, no model is 
 The campaign of a model is found in the store by its settings (``trained-v2:<model>:pydoc+doc+lic:
 max<T>:r0.5:mean:w<fingerprint>``, T = 128 quick, 512 full), and only the chunks of the main job's
 inputs are read (the first 210 / 60 inputs of the default three-source corpus quick, 300 full:
-:func:`main_inputs`), so the inputs a user's ``attnbounds rollout --limit ...`` adds to the same
+:func:`verification.measure.text.main_inputs`), so the inputs a user's ``attnbounds rollout --limit ...`` adds to the same
 campaign never reach the paper; when several fingerprints were measured, the one with the most of
 those inputs is reported (ties: the first name in sorted order), its fingerprint in the provenance.
 The random baselines at matched token counts are read from the seed's baseline campaign
@@ -17,64 +17,24 @@ The random baselines at matched token counts are read from the seed's baseline c
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from numerics.sources.corpus import DEFAULT_NAME, SOURCES
+from numerics.sources.corpus import SOURCES
 from verification.report.aggregate import median
-from verification.report.part import Figure, MissingCampaign, Need, Part, Table, complete, frame, resolve
+from verification.report.part import Figure, MissingCampaign, Need, Part, Table, complete, frame
 from verification.report.stats import wilson
 from verification.report.tables import fmt
-from verification.trained.checks import (BASELINE_FAMILIES, FUSION, RESIDUAL, VERSION, baseline_campaign,
-                                         baseline_chunks, baseline_slots, chunk_key)
-from verification.trained.command import FULL, QUICK
+from verification.measure.attention import FUSION, RESIDUAL
+from verification.measure.text import CORPUS, command, find_campaign, model_need
+from verification.trained.checks import BASELINE_FAMILIES, baseline_campaign, baseline_chunks, baseline_slots
 from verification.trained.report import (VARIANT_TITLES, baseline_share, collect_records, compare_table, d1_table,
                                           heads_shares, median_interval, read_baselines, rollout_table, sizes_of,
                                           slug, source_order, source_table)
 
 MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}          # model -> macro word
 TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit GGUF)"}
-FULL_TOKENS = FULL["max_tokens"]
-CORPUS = DEFAULT_NAME                                        # the default corpus (numerics.sources.corpus)
-
-
-def command(seed: int, full: bool) -> str:
-    return f"attnbounds verify --only trained --seed {seed}" + (" --full" if full else "")
-
-
-def campaign_prefix(name: str, full: bool) -> str:
-    tokens = FULL_TOKENS if full else QUICK[name]["max_tokens"]
-    return f"trained-{VERSION}:{name}:{CORPUS}:max{tokens}:r{RESIDUAL}:{FUSION}:w"
-
-
-def rollout_command(name: str, full: bool) -> str:
-    """The ``attnbounds rollout`` run that measures exactly the main job's inputs of ``name``."""
-    s = FULL if full else QUICK[name]
-    return f"attnbounds rollout --model {name} --limit {s['limit']} --max-tokens {s['max_tokens']}"
-
-
-def main_inputs(name: str, full: bool) -> list:
-    """The texts the main job measures for ``name`` (:class:`numerics.sources.corpus.TextInput`)."""
-    return list(_default_inputs(FULL["limit"] if full else QUICK[name]["limit"]))
-
-
-@lru_cache(maxsize=8)
-def _default_inputs(limit: int) -> tuple:
-    from numerics.sources.corpus import load_corpus
-
-    return tuple(load_corpus(None, limit=limit).inputs)
-
-
-def model_need(name: str, full: bool, seed: int) -> Need:
-    """The main job's campaign of ``name``: its name up to the fingerprint, one chunk per main-job
-    input text (:func:`verification.trained.checks.chunk_key`); of several fingerprints the one
-    with the most of those chunks (:func:`verification.report.part.resolve`)."""
-    return Need("trained", campaign_prefix(name, full), frozenset(chunk_key(t) for t in main_inputs(name, full)),
-                command(seed, full), prefix=True)
-
-
 def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
     """Both models' campaigns and, once they are complete, the random baselines at their stored
     token counts (the samples :func:`verification.trained.checks.run_baselines` draws for them)."""
@@ -87,17 +47,6 @@ def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
         records = [r for r in store.records(camp) if r["chunk"] in need.chunks]
         keys |= {c.key for c in baseline_chunks(baseline_slots(sizes_of(collect_records(records, None))), seed)}
     return models + [Need("trained", baseline_campaign(seed), frozenset(keys), command(seed, full))]
-
-
-def find_campaign(store: Any, name: str, full: bool, seed: int) -> tuple[str, list[dict]]:
-    """The stored campaign of ``name`` at the quick / full settings (:func:`model_need`) and its
-    records of the main job's inputs only."""
-    need = model_need(name, full, seed)
-    camp, _ = resolve(store, need)
-    records = [] if camp is None else [r for r in store.records(camp) if r["chunk"] in need.chunks]
-    if not records:
-        raise MissingCampaign(need.shown(), command(seed, full))
-    return camp, records
 
 
 def _tight(rs: list[dict]) -> tuple[int, int]:

@@ -1,10 +1,11 @@
 """Tables and figures of the trained-model campaign (verification.trained.checks), from stored records only.
 
-Per model: ``trained_d1_<model>`` (share of inputs where D1's equality holds, per layer, all vs
-content tokens [vs first position dropped], 95% Wilson intervals, and the share through the first
-token), ``trained_heads_<model>`` (layer x head shares), ``trained_rollout_<model>`` (medians of
+Per model, each table under the name the paper gives it: ``trained-d1-<model>`` (share of inputs
+where D1's equality holds, per layer, all vs content tokens [vs first position dropped], 95% Wilson
+intervals, and the share through the first token), ``trained-heads-<model>`` and
+``trained-heads-content-<model>`` (layer x head shares), ``trained-rollout-<model>`` (medians of
 delta(R_l), prod delta(Ahat), prod (1+delta(A))/2 and their ratios, D2 chain verdicts),
-``trained_compare_<model>`` (Birkhoff and softmax-logit comparison bounds), ``trained_sources_<model>``
+``trained-compare-<model>`` (Birkhoff and softmax-logit comparison bounds), ``trained-sources-<model>``
 (per source and pooled: D1 shares beside random matrices of the same token counts); medians of
 ratios and slacks with 95% percentile-bootstrap intervals (fixed seed); figures
 ``trained_heatmap_<model>``, ``trained_slack_<model>``, ``trained_rollout_<model>`` (PNG + PDF).
@@ -303,7 +304,7 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
                  inputs: Optional[set] = None, seed: int = 0, baselines: Optional[str] = None) -> dict:
     """Write every table and figure of one model's campaign; return {name: paths}. ``baselines``:
     the campaign of the matched-n random baselines (:func:`verification.trained.checks.run_baselines`),
-    which adds the table ``trained_sources_<model>``."""
+    which adds the table ``trained-sources-<model>``."""
     out_dir = Path(out_dir)
     data = collect(store, campaign, inputs)
     if not data["layer"]:
@@ -323,29 +324,30 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
         cap += (" Causal attention forces equality: row 0 is one-hot, so delta(A) = max_j (1 - A_j0) is "
                 "always attained by a mutually self-dominant pair (0, j) (d_ij <= max(d_0i, d_0j)); "
                 "the same holds after dropping any prefix, hence 'tight' is structural here.")
-    written["d1"] = write_table(rows, cols, f"trained_d1_{s}", cap, prov, tables)
+    written["d1"] = write_table(rows, cols, f"trained-d1-{s}", cap, prov, tables)
     print_table(console, rows, cols, cap)
     for v in ("all", "content"):
         sh = heads_shares(data, v)
         hrows = [[l] + [None if math.isnan(x) else round(float(x), 4) for x in sh[l]] for l in range(sh.shape[0])]
         written[f"heads_{v}"] = write_table(
-            hrows, ["layer"] + [f"h{h}" for h in range(sh.shape[1])], f"trained_heads_{v}_{s}",
+            hrows, ["layer"] + [f"h{h}" for h in range(sh.shape[1])],
+            f"trained-heads-{s}" if v == "all" else f"trained-heads-{v}-{s}",
             f"{model.name}: per-head share of {n} inputs with D1 equality ({VARIANT_TITLES[v]}).{q}", prov, tables)
     rows, cols = rollout_table(data)
     cap = f"{model.name}: rollout bounds per layer, all tokens, medians over {n} inputs.{q}"
-    written["rollout"] = write_table(rows, cols, f"trained_rollout_{s}", cap, prov, tables)
+    written["rollout"] = write_table(rows, cols, f"trained-rollout-{s}", cap, prov, tables)
     print_table(console, rows, cols, cap)
     rows, cols = compare_table(data)
     cap = (f"{model.name}: comparison bounds on delta(A) of head-averaged attention (Birkhoff = "
            f"softmax-logit bound per head; trivial (1) wherever A has zeros, e.g. causal masks).{q}")
-    written["compare"] = write_table(rows, cols, f"trained_compare_{s}", cap, prov, tables)
+    written["compare"] = write_table(rows, cols, f"trained-compare-{s}", cap, prov, tables)
     if baselines is not None:
         from verification.trained.checks import BASELINE_FAMILIES
 
         rows, cols = source_table(data, read_baselines(store.records(campaign=baselines)), BASELINE_FAMILIES)
         cap = (f"{model.name}: share of inputs where D1 holds with equality, per source and pooled (95% Wilson), "
                f"beside random matrices of the same token counts (campaign {baselines}).{q}")
-        written["sources"] = write_table(rows, cols, f"trained_sources_{s}", cap, prov, tables)
+        written["sources"] = write_table(rows, cols, f"trained-sources-{s}", cap, prov, tables)
         print_table(console, rows, cols, cap)
     written["figures"] = figures(data, model, out_dir / "figures", s, prov)
     return written

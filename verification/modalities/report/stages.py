@@ -161,10 +161,10 @@ def modality_stages(store: Any, preset: str, seed: int, campaigns: Optional[list
 
 def text_stages(store: Any, full: bool = False, seed: int = 0) -> tuple[list[Stage], str]:
     """The text encoder / decoder stages from the ``trained`` main job's campaigns at the quick
-    (``full``: full) settings, its inputs only (:func:`verification.trained.paper.find_campaign`:
+    (``full``: full) settings, its inputs only (:func:`verification.measure.text.find_campaign`:
     never another corpus, token limit or a user's longer run), and a note naming what was used or
     missing."""
-    from verification.trained.paper import find_campaign, rollout_command
+    from verification.measure.text import find_campaign, rollout_command
 
     out, notes = [], []
     for name, family in TEXT_MODELS.items():

@@ -1,8 +1,8 @@
 """The Poincare campaign's findings as tables whose captions are generated from the stored records.
 
-* poincare_villani_boundary: per family, data seed and beta, Villani's threshold lambda_V(beta)
+* poincare-villani-boundary: per family, data seed and beta, Villani's threshold lambda_V(beta)
   (estimate, and a certified bracket for lora2) against the seed's hypothesis (every lambda > 0).
-* poincare_metastable: every instance ordered by its best test-function lower bound over C_P; those
+* poincare-metastable: every instance ordered by its best test-function lower bound over C_P; those
   below COLLAPSE (Var/C_P small: the polynomial test functions miss the slow, metastable mode) are
   listed and counted, not omitted.
 * poincare_expected_loss: per instance, E_mu[L] against L(argmin F) and min L (quadrature under the
@@ -149,7 +149,7 @@ def expected_loss_caption(rows: list[list]) -> str:
 def villani_boundary_table(records: list[dict], campaign: str, plan: Any) -> Table:
     """lambda_V(beta) per family, data seed and beta, from the stored ``records`` of ``campaign``."""
     rows = villani_boundary_rows(records)
-    return Table.from_rows("poincare_villani_boundary", rows, VILLANI_BOUNDARY_COLUMNS,
+    return Table.from_rows("poincare-villani-boundary", rows, VILLANI_BOUNDARY_COLUMNS,
                            villani_boundary_caption(rows), provenance(plan) + f", {campaign}", campaigns=(campaign,),
                            command=command(plan.seed, plan.full))
 
@@ -157,7 +157,7 @@ def villani_boundary_table(records: list[dict], campaign: str, plan: Any) -> Tab
 def metastable_table(by_instance: dict, plan: Any) -> Table:
     """Every instance of ``plan``'s campaign, worst test-function lower bound first."""
     rows = metastable_rows(by_instance)
-    return Table.from_rows("poincare_metastable", rows, METASTABLE_COLUMNS, metastable_caption(rows),
+    return Table.from_rows("poincare-metastable", rows, METASTABLE_COLUMNS, metastable_caption(rows),
                            provenance(plan), campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
 
 

@@ -3,12 +3,12 @@ from stored records only (no recomputation): the report writes it to Markdown / 
 (:mod:`verification.poincare.report.write`) and the paper (:mod:`verification.poincare.paper`)
 picks its columns by name for LaTeX.
 
-* poincare_bounds: the estimated C_P, each bound, ratios bound / C_P (:func:`bounds_table`).
+* poincare-bounds: the estimated C_P, each bound, ratios bound / C_P (:func:`bounds_table`).
 * poincare_villani: lambda_V(beta) and where the seed's Villani route fails: outcomes (:func:`villani_table`).
-* poincare_thresholds: the smallest lambda each derivation needs (:func:`thresholds_table`).
-* poincare_muckenhoupt: certified 1-D brackets of C_P with every estimate inside (:func:`muckenhoupt_table`).
-* poincare_sde_loss: E_beta[L] - inf L against d/(2 beta), distances to the minimisers (:func:`sde_loss_table`).
-* poincare_sde: rates, E[L], the regularisation gap: outcomes with their intervals (:func:`sde_table`).
+* poincare-thresholds: the smallest lambda each derivation needs (:func:`thresholds_table`).
+* poincare-muckenhoupt: certified 1-D brackets of C_P with every estimate inside (:func:`muckenhoupt_table`).
+* poincare-sde-loss: E_beta[L] - inf L against d/(2 beta), distances to the minimisers (:func:`sde_loss_table`).
+* poincare-sde: rates, E[L], the regularisation gap: outcomes with their intervals (:func:`sde_table`).
 
 The findings (Villani map, collapsed lower bounds, expected loss) are in
 :mod:`verification.poincare.report.findings`. Every caption states its conclusion from the stored
@@ -156,7 +156,7 @@ def muckenhoupt_caption(rows: list[list]) -> str:
 def muckenhoupt_table(store, plan) -> Table:
     """The certified 1-D brackets of ``plan``'s campaign, every discretised estimate checked against its own."""
     rows = muckenhoupt_rows(store, plan.campaign)
-    return Table.from_rows("poincare_muckenhoupt", rows, MUCKENHOUPT_COLUMNS, muckenhoupt_caption(rows),
+    return Table.from_rows("poincare-muckenhoupt", rows, MUCKENHOUPT_COLUMNS, muckenhoupt_caption(rows),
                            provenance(plan), campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
 
 
@@ -199,7 +199,7 @@ def sde_loss_caption(rows: list[list]) -> str:
 def sde_loss_table(store, campaign: str, plan) -> Table:
     """E_beta[L] - inf L against beta with the Laplace curve, and the distance to the minimisers over time."""
     rows = sde_loss_rows(store, campaign)
-    return Table.from_rows("poincare_sde_loss", rows, SDE_LOSS_COLUMNS, sde_loss_caption(rows),
+    return Table.from_rows("poincare-sde-loss", rows, SDE_LOSS_COLUMNS, sde_loss_caption(rows),
                            provenance(plan) + f", {campaign}", campaigns=(campaign,),
                            command=command(plan.seed, plan.full))
 
@@ -226,7 +226,7 @@ def sde_caption(rows: list[list]) -> str:
 def bounds_table(store, plan) -> Table:
     """The estimated C_P against every bound, one row per (family, beta, lambda) of ``plan``'s campaign."""
     rows = bounds_rows(store, plan.campaign)
-    return Table.from_rows("poincare_bounds", rows, BOUNDS_COLUMNS, bounds_caption(rows), provenance(plan),
+    return Table.from_rows("poincare-bounds", rows, BOUNDS_COLUMNS, bounds_caption(rows), provenance(plan),
                            campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
 
 
@@ -241,7 +241,7 @@ def villani_table(store, plan) -> Table:
 
 def thresholds_table(store, plan) -> Table:
     """The smallest lambda each derivation needs, per (family, beta)."""
-    return Table.from_rows("poincare_thresholds", threshold_rows(store, plan.campaign), THRESHOLD_COLUMNS,
+    return Table.from_rows("poincare-thresholds", threshold_rows(store, plan.campaign), THRESHOLD_COLUMNS,
                            "Smallest lambda each derivation needs (certified m with L'' >= -m; osc L certified; "
                            "lambda_V(beta) estimated from the Villani identities of theory.poincare)",
                            provenance(plan), campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
@@ -250,6 +250,6 @@ def thresholds_table(store, plan) -> Table:
 def sde_table(store, campaign: str, plan) -> Table:
     """The Langevin SDE's outcomes of ``campaign`` (no rows when it is not stored)."""
     rows = sde_rows(store, campaign)
-    return Table.from_rows("poincare_sde", rows, SDE_COLUMNS, sde_caption(rows),
+    return Table.from_rows("poincare-sde", rows, SDE_COLUMNS, sde_caption(rows),
                            provenance(plan) + f", {campaign}", campaigns=(campaign,),
                            command=command(plan.seed, plan.full))

@@ -110,23 +110,23 @@ def softmax_fits(recs: list[dict]) -> tuple[list[dict], list[dict]]:
 
 
 def attention_tables(allrec: list[dict], stu: list[dict], lad: list[dict], p: AttPlan, seed: int) -> list[Table]:
-    """The tables of the attention part, in order: ``rank_attention_recovery``,
-    ``rank_attention_students``, ``rank_ladder``, ``rank_softmax_recovery``, ``rank_softmax_estimators``,
-    ``rank_softmax_estimator_outcomes`` (Markdown captions)."""
+    """The tables of the attention part, in order: ``rank-attention-recovery``,
+    ``rank-attention-students``, ``rank-ladder``, ``rank-softmax-recovery``, ``rank-softmax-estimators``,
+    ``rank-softmax-estimator-outcomes`` (Markdown captions)."""
     rec_c, stu_c, lad_c = campaigns(p, seed)
     prov, cmd = attention_provenance(p, seed), fill_command("attention", seed, p.full)
     recs, exact = split_exact(allrec)
     soft, fits = softmax_fits(recs)
     fit_ok = sum(f["rel_error"] <= KERNEL_TOL for f in fits)
     specs = [
-        ("rank_attention_recovery", recovery_rows(recs), RECOVERY_COLUMNS, rec_c,
+        ("rank-attention-recovery", recovery_rows(recs), RECOVERY_COLUMNS, rec_c,
          f"Data-only recovery of the query-key kernel W (r*={p.r_star}, d={p.d}). A draw recovers W when the "
          f"relative error of the recovered kernel, up to scale and sign, is <= {KERNEL_TOL}; the ranks of the "
          f"recovered kernel by every estimator are listed per draw (energy_tau; entropy rank exp H(p) with "
          f"p ~ sigma^2 and p ~ sigma; Gavish-Donoho threshold where the noise is known). Softmax, measured: "
          f"the regression recovers W in {outcome_share([{**x, 'verdict': x['recovered']} for x in soft])} "
          f"draws; the nonlinear least-squares fit ({p.fit_starts} starts: the regression's estimate + random) "
-         f"in {fit_ok}/{len(fits)} (both value maps; per value map: rank_softmax_recovery). "
+         f"in {fit_ok}/{len(fits)} (both value maps; per value map: rank-softmax-recovery). "
          f"'spread' = largest kernel error between converged starts of equal cost (large = not identified); "
          f"the W_V-unknown rows' fit is the joint fit of W and W_V. "
          f"The proved linear claim applies to noiseless data with an identifiable design (W_V known: full-rank "
@@ -135,30 +135,30 @@ def attention_tables(allrec: list[dict], stu: list[dict], lad: list[dict], p: At
          f"d=3): {exact['exact/d3']['verdict']}; 50-digit softmax inversion, noiseless, beta 16/64: rel. error "
          f"{exact['exact/inversion']['value']:.1e} ({exact['exact/inversion']['verdict']}; float64 failures "
          f"there are precision, not identifiability)."),
-        ("rank_attention_students", students_rows(stu), STUDENTS_COLUMNS, stu_c,
+        ("rank-attention-students", students_rows(stu), STUDENTS_COLUMNS, stu_c,
          f"Kernel-rank-r students trained by plain GD ({p.steps} steps, W_V fixed to the teacher's, beta=1), "
          f"r*={p.r_star}. Linear r<r* (proved): certified lower bound mu_lo tail_lo (H - mu_lo I positive "
          f"definite in exact rationals, tail_lo the lower end of a 60-digit interval enclosure, product exact, "
          f"shown rounded down), compared with the exact rational risk of the exact rank-r product U V^T. "
          f"Softmax r<r*: a GD risk bounds the minimum from above only: inconclusive. r>=r* (claim): supported "
          f"when train/initial risk < 1e-6 with learned rank r*. Learned rank: sigma_i > 1e-3 sigma_1 of U V^T."),
-        ("rank_ladder", ladder_rows(lad), LADDER_COLUMNS, lad_c,
+        ("rank-ladder", ladder_rows(lad), LADDER_COLUMNS, lad_c,
          f"Interpolation ladder: Y = ((1-lambda) M_static + lambda A(X)) X W_V, rank(M_static) = kernel rank "
          f"= r* = {p.r_star}, T={p.T}; the best static token mixer's rank against r* (claim: equal).")]
     caps = SM.softmax_captions(p.r_star, p.fit_starts, p.fit_nfev)
     specs += [(name, rows, cols, rec_c, caps[name]) for name, rows, cols in (
-        ("rank_softmax_recovery", SM.recovery_summary_rows(recs), SM.SUMMARY_COLUMNS),
-        ("rank_softmax_estimators", SM.estimator_rows(recs, p.r_star), SM.ESTIMATOR_COLUMNS),
-        ("rank_softmax_estimator_outcomes", SM.outcome_rows(recs, p.r_star), SM.OUTCOME_COLUMNS))]
+        ("rank-softmax-recovery", SM.recovery_summary_rows(recs), SM.SUMMARY_COLUMNS),
+        ("rank-softmax-estimators", SM.estimator_rows(recs, p.r_star), SM.ESTIMATOR_COLUMNS),
+        ("rank-softmax-estimator-outcomes", SM.outcome_rows(recs, p.r_star), SM.OUTCOME_COLUMNS))]
     return [Table.from_rows(name, rows, cols, caption, prov, campaigns=(c,), command=cmd)
             for name, rows, cols, c, caption in specs]
 
 
-TITLES = {"rank_attention_recovery": "rank: attention kernel recovery",
-          "rank_attention_students": "rank: attention students", "rank_ladder": "rank: interpolation ladder",
-          "rank_softmax_recovery": "rank: softmax recovery by value map",
-          "rank_softmax_estimators": "rank: estimators on recovered softmax kernels",
-          "rank_softmax_estimator_outcomes": "rank: the robust-estimator claim"}
+TITLES = {"rank-attention-recovery": "rank: attention kernel recovery",
+          "rank-attention-students": "rank: attention students", "rank-ladder": "rank: interpolation ladder",
+          "rank-softmax-recovery": "rank: softmax recovery by value map",
+          "rank-softmax-estimators": "rank: estimators on recovered softmax kernels",
+          "rank-softmax-estimator-outcomes": "rank: the robust-estimator claim"}
 
 
 def report_attention(store: Any, p: AttPlan, tables: Path, figures: Path, console: Any, seed: int = 0) -> dict:

@@ -176,8 +176,8 @@ def linear_provenance(plan: Plan) -> str:
 
 
 def linear_tables(opt: list[dict], pop: list[dict], data: list[dict], est: list[dict], plan: Plan) -> list[Table]:
-    """The five tables of the linear part, in order: ``rank_linear_risk``, ``rank_gd_population``,
-    ``rank_gd_data``, ``rank_estimators``, ``rank_estimators_summary`` (Markdown captions)."""
+    """The five tables of the linear part, in order: ``rank-linear-risk``, ``rank-gd-population``,
+    ``rank-gd-data``, ``rank-estimators``, ``rank-estimators-summary`` (Markdown captions)."""
     r_star, prov = plan.r_star, linear_provenance(plan)
     camp = linear_campaigns(plan)
     cmd = fill_command("linear", plan.seed, plan.full)
@@ -192,18 +192,18 @@ def linear_tables(opt: list[dict], pop: list[dict], data: list[dict], est: list[
         f"threshold at the TRUE noise; a cell is flagged BELOW when the teacher's smallest signal singular "
         f"value sigma_r* lies at or below it (then no estimator is expected to see r*).")
     specs = [
-        ("rank_linear_risk", risk_rows(opt), RISK_COLUMNS, ("optimum",),
+        ("rank-linear-risk", risk_rows(opt), RISK_COLUMNS, ("optimum",),
          f"Optimal rank-r excess risk R(r) (per unit d), n={plan.n}, r*={r_star}: tail sum certified in "
          f"60-digit intervals; the risk of P_r M* agrees with it within the interval width (Eckart-Young-Mirsky, "
          f"recorded undecided: overlapping enclosures do not certify equality of irrational values); "
          f"deficiency/achievability verdicts decided exactly from r* = rank(M*). "
          f"Excess-risk identity exact on {_share(ident)} instances, Monte Carlo |z| max "
          f"{max(abs(x['extra']['mc_z']) for x in ident):.2f}."),
-        ("rank_gd_population", gd_population_rows(pop, r_star), GD_POPULATION_COLUMNS, ("gd-pop",),
+        ("rank-gd-population", gd_population_rows(pop, r_star), GD_POPULATION_COLUMNS, ("gd-pop",),
          f"GD on U V^T, population loss, {plan.gd_seeds} seeds per row, {plan.gd_steps} steps: "
          f"learned rank = #sigma_i(U V^T K^(1/2)) > 10 x its initial top value; risk per unit d; "
          f"'rel. change' over the last tenth of the steps says how converged the risk is."),
-        ("rank_gd_data", gd_data_rows(data), GD_DATA_COLUMNS, ("gd-data",),
+        ("rank-gd-data", gd_data_rows(data), GD_DATA_COLUMNS, ("gd-data",),
          f"GD on U V^T (full width r = n) on N inputs x 4 columns of noisy data from small initialisation "
          f"({', '.join(f'{x:g}' for x in plan.data_inits)}), {plan.gd_seeds} seeds per row, {plan.gd_steps} steps. "
          f"Rank along the trajectory = #sigma_i(U V^T K^(1/2)) above the noise level (Gavish-Donoho threshold of "
@@ -212,10 +212,10 @@ def linear_tables(opt: list[dict], pop: list[dict], data: list[dict], est: list[
          f"the last one at r* over the first), and the rank at the last step (the outcome). For comparison, the "
          f"final rank counted above 10 x the initial top singular value: unregularised GD tends to the full-rank "
          f"least-squares fit, so that count grows toward n with the steps and does not test the claim."),
-        ("rank_estimators", estimator_rows(est), ESTIMATOR_COLUMNS, ("estimators",),
+        ("rank-estimators", estimator_rows(est), ESTIMATOR_COLUMNS, ("estimators",),
          f"Pre-training recovery of r*={r_star}. {estimator_conclusion(est, r_star)} "
          f"{estimator_bias_sentence()} {definitions}"),
-        ("rank_estimators_summary", estimator_summary_rows(est), ["shape"] + list(ESTIMATORS), ("estimators",),
+        ("rank-estimators-summary", estimator_summary_rows(est), ["shape"] + list(ESTIMATORS), ("estimators",),
          "Share of draws recovering r* per estimator and spectrum shape, over all sample sizes and noise "
          "levels, with 95% Wilson intervals (entropy_round: p ~ sigma^2; entropy_sigma_round: p ~ sigma). "
          f"{estimator_bias_sentence()}")]
@@ -223,9 +223,9 @@ def linear_tables(opt: list[dict], pop: list[dict], data: list[dict], est: list[
             for name, rows, cols, cs, caption in specs]
 
 
-TITLES = {"rank_linear_risk": "rank: R(r) vs r", "rank_gd_population": "rank: GD (population)",
-          "rank_gd_data": "rank: GD (finite data)", "rank_estimators": "rank: estimators",
-          "rank_estimators_summary": "rank: estimator summary"}
+TITLES = {"rank-linear-risk": "rank: R(r) vs r", "rank-gd-population": "rank: GD (population)",
+          "rank-gd-data": "rank: GD (finite data)", "rank-estimators": "rank: estimators",
+          "rank-estimators-summary": "rank: estimator summary"}
 
 
 def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: Console) -> dict:

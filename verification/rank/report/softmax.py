@@ -149,7 +149,7 @@ def outcome_rows(recs: list[dict], r_star: int) -> list[list]:
 
 def softmax_captions(r_star: int, fit_starts: int, fit_nfev: int) -> dict[str, str]:
     return {
-        "rank_softmax_recovery": (
+        "rank-softmax-recovery": (
             f"Softmax kernel recovery from data, by value map. Regression: the linearised (or, T <= d, inverted) "
             f"regression; fit: nonlinear least squares of W with W_V known, of W and W_V jointly with W_V unknown, "
             f"{fit_starts} starts each (the regression's estimate + random; {fit_nfev} evaluations per start), converged "
@@ -158,11 +158,11 @@ def softmax_captions(r_star: int, fit_starts: int, fit_nfev: int) -> dict[str, s
             f"outcome: supported if it recovers W, refuted if its best start converged elsewhere, inconclusive if no "
             f"converged start reached W. Identifiability failure: converged starts of equal cost whose kernels differ "
             f"by more than {KERNEL_TOL}."),
-        "rank_softmax_estimators": (
+        "rank-softmax-estimators": (
             f"Rank of each recovered softmax kernel (r* = {r_star}) by estimator, per kernel source: share of kernels "
             f"whose rank equals r* (95% Wilson). Entropy ranks rounded. The Gavish-Donoho threshold needs the noise "
             f"of the kernel's entries, which no softmax route gives: not applicable."),
-        "rank_softmax_estimator_outcomes": (
+        "rank-softmax-estimator-outcomes": (
             "The claim that the energy effective rank is the robust estimator under softmax distortion, tested for "
             "every estimator: paired over all recovered softmax kernels, exact McNemar test against each other "
             f"estimator, Holm at {ALPHA}; supported = significantly better than every other, refuted = some other "

@@ -51,9 +51,9 @@ LAYER_COLUMNS = ["model", "layer", "QK energy_0.99", "OV energy_0.99", "QK entro
 
 
 def summary_table(recs: list[dict], prov: str) -> Table:
-    """``rank_weights_summary``: :func:`summary_rows` with its caption."""
+    """``rank-weights``: :func:`summary_rows` with its caption."""
     return Table.from_rows(
-        "rank_weights_summary", summary_rows(recs), SUMMARY_COLUMNS,
+        "rank-weights", summary_rows(recs), SUMMARY_COLUMNS,
         "Effective ranks of per-head QK kernels W_Q W_K^T and OV circuits W_V W_O of the embedded models "
         "(biases ignored; for smollm2 the static QK kernel is the RoPE kernel at relative offset 0; "
         "smollm2 weights are 4-bit GGUF dequantised: quantised weights).", prov,

@@ -14,7 +14,7 @@ local Dask cluster, a remote one) trains them in parallel and the store holds th
 Each chunk trains (or resumes from its safetensors checkpoints), evaluates, measures the weight
 spectra at every checkpoint and, on the primary numerical path only, checks the scalar-bottleneck
 lemma (attention-only runs) and runs the Dobrushin rollout measurements of the trained-model
-family (``verification.trained.checks.instance_records``) on a few held-out texts. Records:
+family (``verification.measure.attention.instance_records``) on a few held-out texts. Records:
 
     san.claim.trainable   one per run: outcome (finite, validation loss below the unigram entropy),
                           with every measurement of the run in ``extra``
@@ -108,7 +108,7 @@ def run_records(preset: Preset, run: Run, ckpt_root: str) -> list[Record]:
     from numerics.san import Data, evaluate, flops_per_token, params, train
     from numerics.san.source import SANSource
     from numerics.sources.corpus import TextInput
-    from verification.trained.checks import instance_records
+    from verification.measure.attention import instance_records
 
     data = Data(ctx=preset.ctx, n_facts=preset.n_facts)
     res = train(run.cfg, run.tc, data, ckpt_dir=Path(ckpt_root) / run.key)

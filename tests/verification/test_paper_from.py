@@ -1,0 +1,118 @@
+"""A paper of your own runs (issue 34): ``attnbounds paper --from "stress THEOREM [options]"`` reads
+the stress family's sweep from the campaign of that command line (parsed by ``attnbounds stress``'s
+own parser, planned as it plans) instead of the main job's, and the completeness check asks for that
+plan's chunks. Another family's command line is refused in one line naming the families that support
+``--from``; an incomplete ``--from`` campaign is refused like a main-job one.
+
+The table's content is checked through :func:`verification.paper.build.collect` restricted to the
+stress family (the command line builds every family, which needs a full main-job store); the
+command line itself is checked for its refusals. The guided search and the rollout sweep stay the
+main job's: the fixture ``small_stress_section`` makes those small."""
+import pytest
+
+from verification import campaign
+from verification.campaign import Chunk
+from verification.cli import main
+from verification.paper.build import check_complete, collect
+from verification.paper.from_plans import plans_from
+from verification.report.part import IncompleteCampaigns, MissingCampaign
+from verification.store import ResultStore
+from verification.stress.checks import chunks as plan_chunks
+from verification.stress.checks.search import search_campaign, search_chunk
+
+STRESS = "verification.stress.paper"
+USER = "stress dobrushin.factor --families dirichlet --sizes 5 --instances 20000"
+
+
+def user_store(tmp_path, small_stress_section):
+    """A store holding the user's sweep (run by the command line) and a small main-job search and
+    rollout sweep."""
+    db, out = str(tmp_path / "r.db"), str(tmp_path / "out")
+    assert main(["stress", "dobrushin.factor", "--families", "dirichlet", "--sizes", "5", "--instances", "20000",
+                 "--db", db, "--out", out]) == 0
+    plans = small_stress_section()
+    with ResultStore(db) as store:
+        campaign.run(store, search_campaign("dobrushin.factor", 0),
+                     [Chunk("n3/b40", search_chunk, ("dobrushin.factor", 3, 40, 0))], progress=False)
+        rollout = plans["dobrushin.rollout"]
+        campaign.run(store, rollout.campaign, plan_chunks(rollout), progress=False)
+    return db, tmp_path / "out"
+
+
+def test_a_users_campaign_becomes_the_stress_table(tmp_path, small_stress_section):
+    db, out = user_store(tmp_path, small_stress_section)
+    assert (out / "tables" / "stress-factor.md").exists()          # the command's table: the paper's name
+    plans = plans_from(USER)
+    assert plans["stress"].sizes == (5,) and plans["stress"].instances == 20000
+    assert plans_from("attnbounds " + USER)["stress"] == plans["stress"]
+    with ResultStore(db, readonly=True) as store:
+        with pytest.raises(MissingCampaign):                        # the main job's sweep is not stored
+            collect(store, families=[STRESS])
+        [part] = collect(store, families=[STRESS], plans=plans)
+    table = part.tables[0]
+    assert table.name == "stress-factor"
+    assert table.frame["family"].tolist() == ["dirichlet"] and table.frame["n"].tolist() == [5]
+    assert table.frame["instances"].tolist() == [20000]
+    assert part.macros["StressInstances"] == 20000 and part.macros["StressViolated"] == "0"
+    assert "--sizes 5 --instances 20000" in part.commands[0] and "--sizes 5" in table.command
+    assert part.tables[-1].name == "stress-rollout"                 # the rest: still the main job's
+
+
+def test_the_completeness_check_asks_for_the_plans_chunks(tmp_path, small_stress_section):
+    db, _ = user_store(tmp_path, small_stress_section)
+    bigger = plans_from(USER.replace("20000", "60000"))                # the same campaign, more chunks
+    with ResultStore(db, readonly=True) as store:
+        assert len(check_complete(store, families=[STRESS], plans=plans_from(USER))) == 3
+        with pytest.raises(IncompleteCampaigns, match=r"stress.*of \d+ chunks stored.*--instances 60000"):
+            check_complete(store, families=[STRESS], plans=bigger)
+        with pytest.raises(IncompleteCampaigns):
+            collect(store, families=[STRESS], plans=bigger)
+
+
+def one_line(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["rank --n 3", "attnbounds dobrushin --sizes 3", "verify", "nonsense"])
+def test_another_familys_command_is_refused(tmp_path, capsys, command):
+    db, out = tmp_path / "r.db", tmp_path / "paper"
+    ResultStore(db).close()
+    assert main(["paper", "--db", str(db), "--out", str(out), "--from", command]) == 2
+    line = one_line(capsys)
+    assert "--from" in line and "families only: stress" in line, line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command, why", [("stress dobrushin.product", "dobrushin.factor and dobrushin.rollout"),
+                                          ("stress dobrushin.factor --search", "--search"),
+                                          ("stress dobrushin.factor --sizes x", "--sizes"),
+                                          ("stress dobrushin.factor --help", "--help")])
+def test_a_stress_command_line_the_paper_cannot_read_is_refused(tmp_path, capsys, command, why):
+    db, out = tmp_path / "r.db", tmp_path / "paper"
+    ResultStore(db).close()
+    assert main(["paper", "--db", str(db), "--out", str(out), "--from", command]) == 2
+    line = one_line(capsys)
+    assert why in line, line
+    assert not out.exists()
+
+
+def test_an_incomplete_from_campaign_is_refused_by_the_command_line(tmp_path, capsys, small_stress_section):
+    db, _ = user_store(tmp_path, small_stress_section)
+    capsys.readouterr()
+    out = tmp_path / "paper"
+    assert main(["paper", "--db", db, "--out", str(out), "--from", USER.replace("20000", "60000")]) == 2
+    line = one_line(capsys)
+    assert "--instances 60000" in line and "chunks stored" in line, line
+    assert not out.exists()
+
+
+def test_help_documents_from(capsys):
+    try:
+        assert main(["paper", "--help"]) == 0
+    except SystemExit as exc:
+        assert exc.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--from COMMAND" in text and "only stress command lines are supported" in text
