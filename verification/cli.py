@@ -133,6 +133,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, campaign.on_interrupt)    # Ctrl-C: remembered even where Python drops it
     stored_before = campaign.stored_in_this_process()          # main may run many times in one process
+    campaign.clear_interrupt()
     try:
         check_environment()                  # the environment is input too: checked before anything
         if getattr(args, "precheck", None) is not None:
@@ -143,7 +144,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             # never check_writable): the store must exist
             if args.db != ":memory:" and not Path(args.db).is_file():
                 raise InvalidInput(f"--db {args.db!r}: no results store there "
-                                        "(fill one first, e.g. `attnbounds verify`)")
+                                   "(fill one first, e.g. `attnbounds verify`)")
         elif getattr(args, "db", None) is not None:
             from verification.store import check_writable
             check_writable(args.db)          # likewise a read-only store
@@ -158,7 +159,6 @@ def main(argv: Optional[list[str]] = None) -> int:
         if not interrupted(exc):
             raise
         n = campaign.stored_in_this_process() - stored_before
-        campaign.clear_interrupt()
         print(f"{prog}: interrupted: {n} chunk{'' if n == 1 else 's'} stored by this run; "
               "run the same command to resume", file=sys.stderr)
         return 130

@@ -23,6 +23,7 @@ from verification.cli import main
 from verification.store import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, Record, ResultStore
 
 ATTNBOUNDS = Path(sys.executable).with_name("attnbounds")
+REPO = Path(__file__).resolve().parents[2]
 SIDECARS = ("-wal", "-shm", "-journal")
 
 
@@ -157,12 +158,13 @@ def test_bad_store_is_refused_in_one_line_and_left_unchanged(kind, command, tmp_
 @pytest.mark.parametrize("command", ["paper", "stress"])
 def test_damaged_store_through_the_installed_command(command, tmp_path):
     """As a user runs it: a fresh process, one line on stderr, exit status 2, the bytes unchanged."""
-    if not ATTNBOUNDS.exists():
-        pytest.skip(f"{ATTNBOUNDS} is not installed")
     db = damaged(tmp_path)
     before = sha(db)
     argv = (paper_argv if command == "paper" else stress_argv)(db, tmp_path / "out")
-    run = subprocess.run([str(ATTNBOUNDS), *argv], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    # the console script where this Python has it (make test's venv), else the same entry point
+    cmd = [str(ATTNBOUNDS)] if ATTNBOUNDS.exists() else [sys.executable, "-m", "verification.cli"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH")))))
+    run = subprocess.run([*cmd, *argv], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert_one_line(run.returncode, run.stderr, "--db", "damaged", "quick_check")
     assert sha(db) == before and beside(db) == []
 
@@ -191,15 +193,20 @@ def test_a_new_store_is_stamped(tmp_path):
         assert s.count("camp") == 2
 
 
-def test_a_store_made_before_the_stamp_is_read_as_it_is_and_stamped_on_writing(tmp_path):
-    """Today's tables without the stamp (what attnbounds wrote before it) are today's schema."""
-    db = tmp_path / "legacy.db"
+def unstamped(db: Path, schema: str) -> Path:
+    """A store as attnbounds wrote it before the stamp: ``schema``'s tables, WAL, one chunk mark."""
     con = sqlite3.connect(db)
-    con.executescript(SCHEMA)
+    con.executescript(schema)
     con.execute("PRAGMA journal_mode=WAL")
     con.execute("INSERT INTO chunks VALUES ('camp', 'c0', 0, 0)")
     con.commit()
     con.close()
+    return db
+
+
+def test_a_store_made_before_the_stamp_is_read_as_it_is_and_stamped_on_writing(tmp_path):
+    """Today's tables without the stamp (what attnbounds wrote before it) are today's schema."""
+    db = unstamped(tmp_path / "legacy.db", SCHEMA)
     before = sha(db)
     with ResultStore(db, readonly=True) as s:
         assert s.done_chunks("camp") == {"c0"}
@@ -215,13 +222,7 @@ def test_a_store_made_before_the_stamp_is_read_as_it_is_and_stamped_on_writing(t
 def test_a_store_from_before_chunk_summaries_is_read_and_upgraded(tmp_path):
     """The layout attnbounds wrote before the summaries table (records and chunks as today's) is
     its own: read as it is, and the first open for writing adds the table and the stamp."""
-    db = tmp_path / "pre-summaries.db"
-    con = sqlite3.connect(db)
-    con.executescript(SCHEMA[:SCHEMA.index("CREATE TABLE IF NOT EXISTS summaries")])
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute("INSERT INTO chunks VALUES ('camp', 'c0', 0, 0)")
-    con.commit()
-    con.close()
+    db = unstamped(tmp_path / "pre-summaries.db", SCHEMA[:SCHEMA.index("CREATE TABLE IF NOT EXISTS summaries")])
     before = sha(db)
     with ResultStore(db, readonly=True) as s:
         assert s.done_chunks("camp") == {"c0"} and list(s.summaries("camp")) == []
