@@ -166,6 +166,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         # bad input (the one type every validation raises): one line, exit 2. Anything else is a
         # bug and goes up as a traceback (exit 1): a bug is never reported as the user's mistake
         return fail(prog, exc)
+    finally:
+        campaign.clear_interrupt()          # handled (or gone up): never left for a later command
 
 
 if __name__ == "__main__":

@@ -320,6 +320,10 @@ def test_an_interrupt_python_would_drop_is_remembered_and_raised_at_a_safe_point
 
     with pytest.raises(KeyboardInterrupt):
         campaign.on_interrupt(signal.SIGINT, sys._getframe())          # anywhere else: at once
+    real = report.report
     monkeypatch.setattr(report, "report", dropped)
     rc = main(small_dobrushin(tmp_path))
     assert rc == 130 and f"interrupted: {_chunks(tmp_path / 'r.db')} chunks stored" in capsys.readouterr().err
+    assert not campaign.was_interrupted()                              # nothing left for the next command
+    monkeypatch.setattr(report, "report", real)
+    assert main(small_dobrushin(tmp_path)) == 0
