@@ -23,7 +23,7 @@ run: $(STAMP)
 
 # the whole suite, with pytest's list of failures and skips (-rfEs); the Coq proofs (`make proofs`, run by
 # tests/theory/test_formal.py) and the TeX builds run inside it where coqc/coqchk and TeX exist
-# (README, "What the tests need"); with CI=true any skip but a missing GPU fails it (tests/conftest.py)
+# (docs/testing.md); with CI=true any skip but a missing GPU fails it (tests/conftest.py)
 test: $(STAMP)
 	$(PY) -m pytest -rfEs
 

@@ -25,14 +25,14 @@ def small_stress_section(monkeypatch):
     """The stress paper part reads exactly the main job's plans: make them small for a test.
     Returns a function of the rollout layer counts giving the plans by theorem."""
     def make(layers=(2,)):
-        from verification.stress.checks import section
+        from verification.stress import checks as section
         from verification.stress.checks.plan import StressPlan
 
         plans = {"dobrushin.factor": StressPlan("dobrushin.factor", ("dirichlet",), (3,), instances=10_000),
                  "dobrushin.rollout": StressPlan("dobrushin.rollout", ("dirichlet",), (3,), instances=10,
                                                  layers=layers)}
         monkeypatch.setattr(section, "section_plan", lambda theorem, seed, full: plans[theorem])
-        monkeypatch.setattr(section, "search_chunks", lambda full: {"n3/b40"})
+        monkeypatch.setattr(section, "SIZES", (3,))              # the search: chunk n3/b40
         monkeypatch.setitem(section.BUDGET, False, 40)
         return plans
     return make

@@ -23,7 +23,7 @@ its lines is indented (code, grammar; licenses: every block, stripped) or a head
 (``****``, ``====``), or (docstrings) a doctest line (``>>>``, ``...``); whitespace-normalise; all
 kept words form one stream per source, cut into consecutive windows whose word counts cycle through
 :data:`LENGTHS` (3 .. 350 words, i.e. a few tokens up to about 512 tokens). :func:`pydoc_corpus` is the pydoc source
-alone (the default corpus before the other two sources were added).
+alone.
 
 User corpora (:func:`read_corpus`):
 

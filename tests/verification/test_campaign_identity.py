@@ -39,7 +39,7 @@ def test_dobrushin_paper_ignores_a_user_run_of_other_families_and_sizes(tmp_path
     monkeypatch.setattr(job, "CHUNK", 4)
     db = tmp_path / "r.db"
     with ResultStore(db) as s:
-        job.run_campaign(s, job.Plan(seed=0))
+        job.run(job.Plan(seed=0), s)
         before = _snapshot(paper_part(s, seed=0, full=False))
     # the same seed and quick settings, so the same campaign name: another family, another size
     assert main(["dobrushin", "--families", "softmax-T2,hard", "--sizes", "3,6", "--seed", "0",
@@ -79,7 +79,8 @@ def trained_store(tmp_path_factory, small_quick):
     from verification.testing.fakes import causal_standin
     from verification.measure.attention import chunk_key, instance_records
     from verification.measure.text import QUICK
-    from verification.trained.command import measure_and_report, measure_baselines
+    from verification.trained.checks import measure_baselines
+    from verification.trained.command import measure_and_report
     from verification.measure.text import campaign_prefix, main_inputs
 
     root = tmp_path_factory.mktemp("trained")

@@ -32,7 +32,7 @@ def test_samplers_give_row_stochastic_families():
 def test_campaign_stores_every_instance_and_resumes(tmp_path, monkeypatch):
     db = tmp_path / "r.db"
     with ResultStore(db) as s:
-        job.run_campaign(s, PLAN)
+        job.run(PLAN, s)
         recs = list(s.records(PLAN.campaign))
     assert len([r for r in recs if r["theorem"] == "dobrushin.factor"]) == 3 * 2 * 12
     assert all(r["verdict"] in ("holds", "tight") for r in recs)
@@ -44,7 +44,7 @@ def test_campaign_stores_every_instance_and_resumes(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(job, "check_chunk", lambda *a: calls.append(a) or [])
     with ResultStore(db) as s:
-        job.run_campaign(s, PLAN)                          # everything stored: nothing recomputed
+        job.run(PLAN, s)                          # everything stored: nothing recomputed
     assert calls == []
 
 
@@ -61,12 +61,12 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):
 
     monkeypatch.setattr(job, "check_chunk", flaky)
     with ResultStore(db) as s, pytest.raises(KeyboardInterrupt):
-        job.run_campaign(s, PLAN)
+        job.run(PLAN, s)
     with ResultStore(db) as s:
         assert len(s.done_chunks(PLAN.campaign)) == 4
     monkeypatch.setattr(job, "check_chunk", real)
     with ResultStore(db) as s:
-        job.run_campaign(s, PLAN)
+        job.run(PLAN, s)
         assert len(s.done_chunks(PLAN.campaign)) == 3 * 2 * 3
 
 
@@ -74,10 +74,10 @@ def test_same_seed_gives_byte_identical_tables(tmp_path):
     out = []
     for k in range(2):
         with ResultStore(tmp_path / f"r{k}.db") as s:
-            job.run_campaign(s, PLAN)
+            job.run(PLAN, s)
             from rich.console import Console
             dreport.report(s, PLAN, tmp_path / f"t{k}", Console(file=open(tmp_path / "log", "w")))
-        out.append((tmp_path / f"t{k}" / "dobrushin_random.csv").read_bytes())
+        out.append((tmp_path / f"t{k}" / "tables" / "dobrushin_random.csv").read_bytes())
     assert out[0] == out[1] and b"dirichlet" in out[0]
 
 
@@ -92,7 +92,7 @@ def test_violation_is_stored_and_fails_loudly(tmp_path, monkeypatch):
     monkeypatch.setattr(job, "check_chunk", broken)
     with ResultStore(tmp_path / "r.db") as s:
         with pytest.raises(ViolationError, match="violated"):
-            job.run_campaign(s, PLAN)
+            job.run(PLAN, s)
         assert any(r["verdict"] == "violated" for r in s.records(PLAN.campaign))
 
 
@@ -114,7 +114,7 @@ def test_planted_defect_in_delta_is_caught_by_the_direct_check(tmp_path, monkeyp
     monkeypatch.setattr(sweep, "factor_check", shrunk)
     with ResultStore(tmp_path / "r.db") as s:
         with pytest.raises(ViolationError, match="violated"):
-            job.run_campaign(s, PLAN)
+            job.run(PLAN, s)
         recs = list(s.records(PLAN.campaign))
     bad = [r for r in recs if r["verdict"] == "violated"]
     # both direct checks see it: D1's (both sides vs the closed form) and D2's (n = 2 is always tight)
@@ -124,7 +124,7 @@ def test_planted_defect_in_delta_is_caught_by_the_direct_check(tmp_path, monkeyp
 def test_honest_delta_is_never_flagged(tmp_path):
     """The same direct check on the true values: nothing violated (the error bound is not too tight)."""
     with ResultStore(tmp_path / "r.db") as s:
-        job.run_campaign(s, job.Plan(families=("dirichlet", "sparse", "hard", "causal"), sizes=(2, 3, 8), seed=5))
+        job.run(job.Plan(families=("dirichlet", "sparse", "hard", "causal"), sizes=(2, 3, 8), seed=5), s)
         assert not any(r["verdict"] == "violated" for r in s.records(
             job.Plan(families=("dirichlet", "sparse", "hard", "causal"), sizes=(2, 3, 8), seed=5).campaign))
 
@@ -207,13 +207,13 @@ def test_records_tables_and_macros_equal_the_per_instance_loop(tmp_path, monkeyp
     for which, check in (("vectorised", job.check_chunk), ("legacy", legacy_check_chunk)):
         monkeypatch.setattr(job, "check_chunk", check)
         with ResultStore(tmp_path / f"{which}.db") as s:
-            job.run_campaign(s, plan)
+            job.run(plan, s)
             dreport.report(s, plan, tmp_path / which, Console(file=open(tmp_path / f"{which}.log", "w")))
             fields = ("theorem", "instance", "verdict", "slack", "value", "bound", "backend", "provenance", "extra")
             records = sorted(([r[f] for f in fields] for r in s.records(plan.campaign)), key=repr)
             part = paper_part(s, seed=2)
         got[which] = {"records": records,
-                      "tables": {p.name: p.read_bytes() for p in sorted((tmp_path / which).iterdir())},
+                      "tables": {p.name: p.read_bytes() for p in sorted((tmp_path / which / "tables").iterdir())},
                       "paper": [table_tex(t) for t in part.tables],
                       "macros": {k: macro_value(k, v) for k, v in part.macros.items()}}
     new, old = got["vectorised"], got["legacy"]

@@ -465,7 +465,7 @@ def test_modalities_checkpoints_follow_out(tmp_path, monkeypatch, capsys):
     assert kept and not any(atomic.is_temp(p) for p in kept)
     assert (out / "tables" / "modalities_share.md").is_file()
     assert str(out / "checkpoints" / "modalities") in " ".join(capsys.readouterr().out.split())
-    from verification.modalities.command import checkpoint_root
+    from verification.modalities.checks import checkpoint_root
 
     assert checkpoint_root(out) == out / "checkpoints"
     assert checkpoint_root(out, tmp_path / "ck") == tmp_path / "ck"          # --checkpoints wins

@@ -171,7 +171,7 @@ def test_the_paper_refuses_a_dobrushin_campaign_with_a_chunk_deleted(tmp_path, m
     monkeypatch.setattr(job, "CHUNK", 4)
     db = tmp_path / "r.db"
     with ResultStore(db) as s:
-        job.run_campaign(s, job.Plan(seed=0))
+        job.run(job.Plan(seed=0), s)
     plan = job.Plan(seed=0)
     _paper(monkeypatch, "dobrushin", _source(tmp_path / "src", ("dobrushin-d1-share", "dobrushin-d2-share",
                                                                   "dobrushin-summary")))

@@ -43,7 +43,8 @@ def test_a_users_campaign_becomes_the_stress_table(tmp_path, small_stress_sectio
     db, out = user_store(tmp_path, small_stress_section)
     assert (out / "tables" / "stress-factor.md").exists()          # the command's table: the paper's name
     plans = plans_from(USER)
-    assert plans["stress"].sizes == (5,) and plans["stress"].instances == 20000
+    (sweep,) = plans["stress"].sweeps
+    assert sweep.sizes == (5,) and sweep.instances == 20000 and plans["stress"].search is None
     assert plans_from("attnbounds " + USER)["stress"] == plans["stress"]
     with ResultStore(db, readonly=True) as store:
         with pytest.raises(MissingCampaign):                        # the main job's sweep is not stored
@@ -76,14 +77,39 @@ def one_line(capsys) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("command", ["rank --n 3", "attnbounds dobrushin --sizes 3", "verify", "nonsense"])
+@pytest.mark.parametrize("command", ["rank --n 3", "attnbounds san --preset tiny", "verify", "nonsense"])
 def test_another_familys_command_is_refused(tmp_path, capsys, command):
     db, out = tmp_path / "r.db", tmp_path / "paper"
     ResultStore(db).close()
     assert main(["paper", "--db", str(db), "--out", str(out), "--from", command]) == 2
     line = one_line(capsys)
-    assert "--from" in line and "families only: stress" in line, line
+    assert "--from" in line and "families only: dobrushin, stress" in line, line
     assert not out.exists()
+
+
+def test_every_family_whose_paper_takes_a_plan_is_readable():
+    """--from reads exactly the families whose paper part takes ``plan=`` (not a list kept by hand)."""
+    from verification.paper.from_plans import from_families
+
+    assert from_families() == ("dobrushin", "stress")
+
+
+def test_a_users_dobrushin_campaign_becomes_the_dobrushin_tables(store):
+    """``--from "dobrushin --families ... --sizes ..."``: the family's part and its completeness
+    need read that plan's campaign, and its tables show that plan's cells only."""
+    from verification.dobrushin import checks
+    from verification.dobrushin.paper import needs, paper_part
+
+    plan = plans_from("dobrushin --families dirichlet,causal --sizes 3 --seed 4")["dobrushin"]
+    assert plan == checks.Plan(families=("dirichlet", "causal"), sizes=(3,), seed=4)
+    (need,) = needs(store, plan=plan)
+    assert need.campaign == plan.campaign and need.chunks == {c.key for c in plan.chunks()}
+    assert "attnbounds dobrushin --families dirichlet,causal --sizes 3 --seed 4" == need.command
+    checks.run(plan, store)
+    part = paper_part(store, plan=plan)
+    share = next(t for t in part.tables if t.name == "dobrushin-d1-share")
+    assert share.columns() == ["family", "n=3"] and len(share.frame) == 2
+    assert part.macros["DOneRandomInstances"] == str(2 * plan.instances(3))
 
 
 @pytest.mark.parametrize("command, why", [("stress dobrushin.product", "dobrushin.factor and dobrushin.rollout"),
@@ -115,4 +141,4 @@ def test_help_documents_from(capsys):
     except SystemExit as exc:
         assert exc.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "--from COMMAND" in text and "only stress command lines are supported" in text
+    assert "--from COMMAND" in text and "dobrushin or stress command lines only" in text

@@ -144,8 +144,9 @@ def test_captions_and_numbers_link_to_their_appendix_entry(toy, tmp_path):
     for label in ("prov:toy", "prov:tab:toy-wide", "prov:fig:toy-figure"):
         assert f"\\label{{{label}}}" in appendix
     plain = appendix.replace("\\allowbreak{}", "")
-    assert "toy-campaign" in plain and "tables/toy-wide.csv" in plain
-    assert (out / "tables" / "toy-wide.csv").read_text().count("\n") >= 5     # the full table beside the PDF
+    assert "toy-campaign" in plain and "data/toy-wide.csv" in plain
+    assert (out / "data" / "toy-wide.csv").read_text().count("\n") >= 5      # the table as data beside the PDF
+    assert not (out / "tables" / "toy-wide.csv").exists()                    # tables/: the commands' own files
 
 
 needs_tex = pytest.mark.skipif(tex_engine() is None, reason="no TeX engine (latexmk or pdflatex): the .tex checks "

@@ -27,7 +27,7 @@ def _dobrushin(store):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(job.Plan, "instances", lambda self, n: 6)
         mp.setattr(job, "CHUNK", 6)
-        job.run_campaign(store, job.Plan(seed=0, sizes=(2, 3, 8)))
+        job.run(job.Plan(seed=0, sizes=(2, 3, 8)), store)
 
 
 def _causal_standin(T=6, L=3, H=2, seed=0):
@@ -50,7 +50,7 @@ def _trained(store):
     first = main_inputs("smollm2", False)[0]
     campaign.run(store, campaign_prefix("smollm2", False) + "stand-in",
                  [campaign.Chunk(chunk_key(first), instance_records, (_causal_standin(),))])
-    from verification.trained.command import measure_baselines   # random matrices at the same token counts
+    from verification.trained.checks import measure_baselines   # random matrices at the same token counts
     for name in ("minilm", "smollm2"):
         measure_baselines(store, campaign_prefix(name, False) + (model.fingerprint if name == "minilm" else "stand-in"),
                           None, 0)
@@ -87,14 +87,14 @@ def _rank(store):
 
 
 def _poincare(store):
-    from verification.poincare.checks import bounds as checks, sde, villani as villani_map
+    from verification.poincare.checks import Plan, bounds as checks, sde, villani as villani_map
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(checks.Plan, "grid", lambda self, name: [(4.0, 0.3)] if name.startswith("gauss") else
+        mp.setattr(Plan, "grid", lambda self, name: [(4.0, 0.3)] if name.startswith("gauss") else
                    [(4.0, 1.0), (4.0, 3.0)])
         mp.setattr(villani_map, "map_grid", lambda full: ((0.25, 16.0), (0.001, 1.0)))
         mp.setattr(villani_map, "map_seeds", lambda seed, full: (seed,))
-        checks.run_campaign(store, checks.Plan(families=("gauss1", "attn1")))
+        checks.run_campaign(store, Plan(families=("gauss1", "attn1")))
         villani_map.run_villani_map(store, 0, False)
     campaign.run(store, sde.sde_campaign(0, False),
                  [campaign.Chunk("rate-attn1", sde.rate_records, ("attn1", 4.0, 0.3, 0, 200, 100)),

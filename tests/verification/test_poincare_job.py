@@ -6,10 +6,10 @@ from rich.console import Console
 
 from numerics.poincare import bounds as PB
 from theory.verdicts import Outcome, Verdict, ViolationError
-from verification.poincare.checks import bounds as job
+from verification.poincare.checks import Plan, bounds as job
 from verification.cli import main
 from verification.poincare.report.tables import bounds_rows
-from verification.poincare.report.write import report
+from verification.poincare.report import report
 
 
 def _quiet():
@@ -17,7 +17,7 @@ def _quiet():
 
 
 def test_gaussian_instance_is_tight_for_both_bounds():
-    recs = job.check_instance("gauss1", 4.0, 0.3, job.Plan())
+    recs = job.check_instance("gauss1", 4.0, 0.3, Plan())
     by = {(r.theorem.rsplit(".", 1)[-1], r.instance.rsplit("-", 1)[-1]): r for r in recs}
     assert by[("bakry_emery", "l0.3")].verdict == Verdict.TIGHT
     assert by[("holley_stroock", "l0.3")].verdict == Verdict.TIGHT
@@ -32,7 +32,7 @@ def test_gaussian_tight_is_the_theorem_not_a_tolerance(beta, lam, monkeypatch):
     theorem (value = bound = the exact 1/kappa, slack 0), never a float 'lower bound' above the
     computed C_P; the float computation's agreement within its stated error is a separate field."""
     exact = float(1 / (Fraction(beta) * Fraction(lam)))
-    recs = job.check_instance("gauss1", beta, lam, job.Plan())
+    recs = job.check_instance("gauss1", beta, lam, Plan())
     tight = [r for r in recs if r.verdict == Verdict.TIGHT]
     assert {r.extra.get("kind", r.theorem) for r in tight} == {"linear", "quadratic", "poincare.gibbs.bakry_emery",
                                                                  "poincare.gibbs.holley_stroock"}
@@ -47,12 +47,12 @@ def test_gaussian_tight_is_the_theorem_not_a_tolerance(beta, lam, monkeypatch):
     # and the disagreement is reported
     real = job.rayleigh_lower_grid
     monkeypatch.setattr(job, "rayleigh_lower_grid", lambda res, span: real(res, span) * (1 + 1e-3))
-    lin = next(r for r in job.check_instance("gauss1", beta, lam, job.Plan()) if r.extra.get("kind") == "linear")
+    lin = next(r for r in job.check_instance("gauss1", beta, lam, Plan()) if r.extra.get("kind") == "linear")
     assert lin.verdict == Verdict.TIGHT and lin.bound == exact and lin.extra["float_agrees"] is False
 
 
 def test_non_gaussian_lower_bounds_are_never_tight():
-    recs = job.check_instance("attn1", 4.0, 0.3, job.Plan())
+    recs = job.check_instance("attn1", 4.0, 0.3, Plan())
     lows = [r for r in recs if r.theorem.endswith("test_function_lower")]
     assert {r.extra["kind"] for r in lows} == {"linear", "quadratic", "eigenfunction_mp", "muckenhoupt"}
     assert all(r.verdict in (Verdict.HOLDS, Verdict.UNDECIDED) for r in lows)
@@ -72,7 +72,7 @@ def test_verdict_rules():
 
 
 def test_campaign_resumes_and_reports(store, tmp_path):
-    plan = job.Plan(families=("gauss1",))
+    plan = Plan(families=("gauss1",))
     job.run_campaign(store, plan, _quiet())
     n = store.count(plan.campaign)
     grid = plan.grid("gauss1")
@@ -83,7 +83,7 @@ def test_campaign_resumes_and_reports(store, tmp_path):
     assert store.count(plan.campaign) == n
     rows = bounds_rows(store, plan.campaign)
     assert all(r[8] == "tight" and abs(r[7] - 1) < 1e-8 for r in rows)   # BE / C_P = 1
-    report(store, plan, tmp_path / "tables", tmp_path / "figures", _quiet())
+    report(store, plan, tmp_path, _quiet())
     assert (tmp_path / "tables" / "poincare-bounds.md").read_text().count("tight") >= len(rows)
     assert (tmp_path / "figures" / "poincare_gauss1.png").stat().st_size > 0
     assert (tmp_path / "figures" / "poincare_gauss1.pdf").exists()
@@ -94,8 +94,8 @@ def test_upper_bound_below_truth_stops_the_run(store, monkeypatch):
         return {"bound": 0.5 / (beta * lam), "osc": 0.0, "reason": "deliberately wrong"}
 
     monkeypatch.setattr(PB, "holley_stroock", wrong)
-    plan = job.Plan(families=("attn1",))
-    monkeypatch.setattr(job.Plan, "grid", lambda self, name: [(1.0, 1.0)])
+    plan = Plan(families=("attn1",))
+    monkeypatch.setattr(Plan, "grid", lambda self, name: [(1.0, 1.0)])
     with pytest.raises(ViolationError, match="holley_stroock"):
         job.run_campaign(store, plan, _quiet())
     stored = list(store.records(campaign=plan.campaign, theorem="poincare.gibbs.holley_stroock"))
@@ -103,7 +103,7 @@ def test_upper_bound_below_truth_stops_the_run(store, monkeypatch):
 
 
 def test_lora_villani_failure_is_certified_and_reported():
-    recs = job.check_instance("lora2", 1.0, 0.1, job.Plan())
+    recs = job.check_instance("lora2", 1.0, 0.1, Plan())
     v = next(r for r in recs if r.theorem == "poincare.gibbs.villani")
     assert v.verdict == Outcome.REFUTED and v.extra["certified"]           # a finding, not 'violated'
     assert v.bound > 0.1 and v.extra["statistic"] == v.bound                # lambda_V(1) above the lambda used
@@ -114,7 +114,7 @@ def test_lora_villani_failure_is_certified_and_reported():
 
 
 def test_villani_support_above_lambda_v_is_an_estimate():
-    recs = job.check_instance("lora2", 16.0, 1.0, job.Plan())
+    recs = job.check_instance("lora2", 16.0, 1.0, Plan())
     v = next(r for r in recs if r.theorem == "poincare.gibbs.villani")
     assert v.verdict == Outcome.SUPPORTED and v.extra["certified"] is False
     lo, hi = v.extra["interval"]
@@ -179,10 +179,10 @@ def test_same_seed_gives_byte_identical_tables(tmp_path):
     outs = []
     for k in range(2):
         with ResultStore(tmp_path / f"r{k}.db") as st:
-            plan = job.Plan(families=("gauss1",))
+            plan = Plan(families=("gauss1",))
             job.run_campaign(st, plan, _quiet())
-            report(st, plan, tmp_path / f"t{k}", tmp_path / f"f{k}", _quiet())
-        outs.append([(tmp_path / f"t{k}" / f"{n}.csv").read_bytes()
+            report(st, plan, tmp_path / f"o{k}", _quiet())
+        outs.append([(tmp_path / f"o{k}" / "tables" / f"{n}.csv").read_bytes()
                      for n in ("poincare-bounds", "poincare_villani", "poincare-thresholds", "poincare-metastable",
                                "poincare_expected_loss", "poincare-muckenhoupt")])
     assert outs[0] == outs[1]
@@ -249,7 +249,7 @@ def test_muckenhoupt_brackets_contain_the_estimates():
     """1-D instances carry a certified bracket (python-flint arb) that contains the discretised C_P
     (and, for the Gaussian, the exact 1/(beta lambda))."""
     for name, beta, lam in (("gauss1", 4.0, 0.3), ("attn1", 16.0, 0.1)):
-        r = next(r for r in job.check_instance(name, beta, lam, job.Plan()) if r.extra.get("kind") == "muckenhoupt")
+        r = next(r for r in job.check_instance(name, beta, lam, Plan()) if r.extra.get("kind") == "muckenhoupt")
         lo, hi = r.extra["bracket"]
         assert r.verdict == Verdict.HOLDS and r.extra["inside"] and r.extra["certified"]
         assert lo < r.value - r.extra["err"] and r.value + r.extra["err"] < hi and hi / lo < 20
@@ -276,7 +276,7 @@ def test_muckenhoupt_check_fails_on_a_planted_bug(plant, monkeypatch):
             out = real_mk(*a, **k)
             return {**out, "upper": out["upper"] / 4}
         monkeypatch.setattr(job, "muckenhoupt_bracket", quarter)
-    r = next(r for r in job.check_instance("attn1", 1.0, 0.1, job.Plan()) if r.extra.get("kind") == "muckenhoupt")
+    r = next(r for r in job.check_instance("attn1", 1.0, 0.1, Plan()) if r.extra.get("kind") == "muckenhoupt")
     assert r.verdict == Verdict.VIOLATED and r.extra["inside"] is False
 
 
@@ -294,25 +294,25 @@ def test_outcome_rules():
 def test_findings_tables_state_their_conclusions(store, tmp_path):
     from verification.poincare.checks import villani as vm
 
-    plan = job.Plan(families=("lora2",))
+    plan = Plan(families=("lora2",))
     store.write_chunk(plan.campaign, "c", job.check_instance("lora2", 1.0, 0.1, plan)
                       + job.check_instance("attn2", 16.0, 0.1, plan))
     vm.run_villani_map(store, 0, False, families=("lora2",), console=_quiet())
-    report(store, plan, tmp_path / "t", tmp_path / "f", _quiet())
-    cap = (tmp_path / "t" / "poincare-villani-boundary.md").read_text().splitlines()[0]
+    report(store, plan, tmp_path / "o", _quiet())
+    cap = (tmp_path / "o" / "tables" / "poincare-villani-boundary.md").read_text().splitlines()[0]
     betas, _ = vm.map_grid(False)
     assert f"lora2: certified lambda_V(beta) > 0 at {3 * len(betas)}/{3 * len(betas)} (seed, beta)" in cap
     assert "every lambda > 0" in cap
-    meta = (tmp_path / "t" / "poincare-metastable.md").read_text()
+    meta = (tmp_path / "o" / "tables" / "poincare-metastable.md").read_text()
     assert "of 2 instances have their best" in meta and "attn2" in meta       # listed, not omitted
-    el = (tmp_path / "t" / "poincare_expected_loss.md").read_text()
+    el = (tmp_path / "o" / "tables" / "poincare_expected_loss.md").read_text()
     assert "lora2: E_mu[L] > L(argmin F) at" in el and "attn2" in el
 
 
 def test_two_dimensional_constant_is_reproducible():
     """The 2-D discretised C_P is the same to the last bit run after run (ARPACK's start vector is
     fixed; its default random start made the stored values and the CSV tables differ)."""
-    a = job.check_instance("gauss2", 4.0, 0.3, job.Plan())
-    b = job.check_instance("gauss2", 4.0, 0.3, job.Plan())
+    a = job.check_instance("gauss2", 4.0, 0.3, Plan())
+    b = job.check_instance("gauss2", 4.0, 0.3, Plan())
     assert [(r.instance, r.value, r.slack, r.extra["err"]) for r in a] == \
         [(r.instance, r.value, r.slack, r.extra["err"]) for r in b]

@@ -146,7 +146,7 @@ def test_the_symmetry_reduction_is_checked_and_a_disagreement_is_loud():
     """The exhaustive (symmetry-free) and split encodings are compared per size and solver; they agree
     up to the largest size both solvers prove both; a size where one encoding is proved and the other
     refuted is a disagreement that the prove command reports (exit 1)."""
-    from verification.prove.command import _loud
+    from verification.prove.report import alarms as _loud
     from verification.prove.report import symmetry_checked, symmetry_disagreements, symmetry_rows
 
     recs = [_stand_in("d1.bound.exhaustive", (2,), "proved", "proved"), _stand_in("d1.bound.split", (2,), "proved", "proved"),

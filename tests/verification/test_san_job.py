@@ -11,7 +11,7 @@ from verification.san.checks import runs as K
 from verification.san.checks.claims import run_claims
 from verification.san.checks.presets import PRESETS, Preset
 from verification.san.paper import paper_part
-from verification.san.report import write_part
+from verification.san.report.tables import write_part
 
 MICRO = Preset("micro", d_model=16, n_head=2, ctx=16, batch=2, steps=4, lr=1e-2, ref_layers=2, seeds=2,
                  depths=(2,), sweep_steps=2, sweep_lr=1e-2, n_facts=4, n_val=4, n_probe=2, rollout_texts=1)

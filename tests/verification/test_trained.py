@@ -324,7 +324,7 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
     from verification.testing.fakes import causal_standin
     from verification.measure.attention import chunk_key, instance_records
     from verification.trained.checks import baseline_campaign
-    from verification.trained.command import measure_baselines
+    from verification.trained.checks import measure_baselines
     from verification.measure.text import campaign_prefix, main_inputs
     from verification.trained.paper import paper_part
 

@@ -12,6 +12,7 @@ A violation beyond the rigorous float error is stored as ``violated`` and stops 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from numerics.sources.random import DISTRIBUTIONS, GENERATOR, generator, sample
 from verification import campaign
@@ -21,16 +22,37 @@ from numerics.dobrushin.batch import check_batch, check_factor
 
 SIZES = (2, 3, 4, 5, 8, 16, 32, 64, 128)
 CHUNK = 50
+FULL_SCALES = "ten times the instances per (family, n): 2000 up to n = 16, 1000 up to 64, 500 at 128"
 VERSION = "v2"  # bump when the sampling or the checks change: a new campaign, not a resume
-#                 (v2: a strict slack is never stored as 0; it is exact below the float resolution)
 
 
 @dataclass(frozen=True)
 class Plan:
+    """Families x sizes, each with :meth:`instances` matrices in chunks of :data:`CHUNK`."""
+
     families: tuple[str, ...] = DISTRIBUTIONS
     sizes: tuple[int, ...] = SIZES
     seed: int = 0
     full: bool = False
+
+    @classmethod
+    def for_verify(cls, seed: int, full: bool) -> "Plan":
+        return cls(seed=seed, full=full)
+
+    @classmethod
+    def from_args(cls, args: Any) -> "Plan":
+        """``attnbounds dobrushin [--families] [--sizes] [--full]``; a chunk over the memory budget
+        is refused here (:func:`numerics.device.check_memory`), before anything is computed."""
+        from numerics.device import check_memory, chunk_memory
+
+        plan = cls(families=args.families or DISTRIBUTIONS, sizes=args.sizes or SIZES, seed=args.seed,
+                   full=args.full)
+        n = max(plan.sizes)
+        check_memory(f"--sizes {n}", chunk_memory(n, min(CHUNK, plan.instances(n))))
+        return plan
+
+    def campaigns(self) -> tuple[str, ...]:
+        return (self.campaign,)
 
     def instances(self, n: int) -> int:
         base = 200 if n <= 16 else 100 if n <= 64 else 50
@@ -72,7 +94,7 @@ def check_chunk(family: str, n: int, chunk: int, count: int, seed: int) -> list[
     return out
 
 
-def run_campaign(store, plan: Plan, console=None) -> campaign.CampaignResult:
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> campaign.CampaignResult:
     """Check every chunk of ``plan`` not yet in ``store``; a violated proved theorem stops loudly."""
-    return campaign.run(store, plan.campaign, plan.chunks(), console=console,
+    return campaign.run(store, plan.campaign, plan.chunks(), executor=executor, console=console,
                         description="D1/D2 on random families")

@@ -26,14 +26,20 @@ LABELS = {"dirichlet": "Dirichlet(1)", "softmax-T0.25": "softmax T=0.25", "softm
           "causal": "causal softmax"}
 
 
-def command(seed: int, full: bool) -> str:
+def command(seed: int, full: bool, plan: Any = None) -> str:
+    """The command that fills the main job's campaign, or ``plan``'s (``--from``)."""
+    if plan is not None and plan != Plan.for_verify(seed, full):
+        return (f"attnbounds dobrushin --families {','.join(plan.families)} --sizes {','.join(map(str, plan.sizes))} "
+                f"--seed {plan.seed}" + (" --full" if plan.full else ""))
     return f"attnbounds verify --only dobrushin --seed {seed}" + (" --full" if full else "")
 
 
-def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
-    """The main job's random-matrix campaign and every chunk of its plan (:meth:`Plan.chunks`)."""
-    plan = Plan(seed=seed, full=full)
-    return [Need("dobrushin", plan.campaign, frozenset(c.key for c in plan.chunks()), command(seed, full))]
+def needs(store: Any, seed: int = 0, full: bool = False, plan: Any = None) -> list[Need]:
+    """The main job's random-matrix campaign (or ``plan``'s: ``attnbounds paper --from "dobrushin
+    ..."``) and every chunk of that plan (:meth:`Plan.chunks`)."""
+    cmd = command(seed, full, plan)
+    plan = plan or Plan.for_verify(seed, full)
+    return [Need("dobrushin", plan.campaign, frozenset(c.key for c in plan.chunks()), cmd)]
 
 
 def share2(k: int, n: int) -> str:
@@ -84,12 +90,14 @@ def _curve(acc: dict, num: str, den: str, ylabel: str):
     return draw
 
 
-def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
-    """Tables, figures and macros of the random-matrix campaign (see the module docstring)."""
+def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) -> Part:
+    """Tables, figures and macros of the random-matrix campaign (see the module docstring), of the
+    main job's plan or of ``plan`` (``--from``)."""
     import pandas as pd
 
-    plan = Plan(seed=seed, full=full)
-    cmd = command(seed, full)
+    cmd = command(seed, full, plan)
+    plan = plan or Plan.for_verify(seed, full)
+    seed = plan.seed
     # exactly the main job's chunks: a user's `attnbounds dobrushin --families ... --sizes ...` run
     # stores other families / sizes in the same campaign, which the paper never reads
     keys = {c.key for c in plan.chunks()}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Iterable
 
 from numerics.sources.random import DISTRIBUTIONS
@@ -63,13 +64,14 @@ def min_slack(a: dict):
 
 
 def report(store, plan: Plan, out_dir, console) -> list[tuple]:
+    """The D1/D2 table of ``plan`` (``dobrushin_random``, under ``out_dir/tables``), printed too."""
     rows = summarise(r for r in store.records(plan.campaign)
                      if r["provenance"]["family"] in plan.families and r["provenance"]["n"] in plan.sizes)
     caption = ("Theorem D1 (delta((I+A)/2) <= (1+delta(A))/2) and D2 (delta(PQ) <= delta(P)delta(Q)) "
                "on random row-stochastic matrices: share of instances with exact equality")
     prov = (f"campaign {plan.campaign}; numpy default_rng seeded by SeedSequence([{plan.seed}, family, n, chunk]); "
             f"chunks of {CHUNK}; verdicts exact (Fraction), never by tolerance")
-    write_table(rows, COLUMNS, "dobrushin_random", caption, prov, out_dir)
+    write_table(rows, COLUMNS, "dobrushin_random", caption, prov, Path(out_dir) / "tables")
     print_table(console, rows, COLUMNS, "Dobrushin rollout factor (D1) and submultiplicativity (D2)")
     return rows
 

@@ -40,7 +40,7 @@ from numerics.stochastic import submatrix
 from theory.verdicts import Verdict
 from verification.store import Record
 
-VERSION = "v2"   # v2: D1 verdicts certified for the exact renormalisation of the model's floats
+VERSION = "v2"   # bump when a record's computation changes (D1: certified on the exact renormalisation of the floats)
 RESIDUAL, FUSION = 0.5, "mean"
 SOFTMAX_BOUND_MAX_T = 128        # per-head comparison bounds cost O(T^3) per head
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from theory.errors import InvalidInput
 from verification import campaign
 from verification.store import Record
 
@@ -242,3 +243,116 @@ def run_text(store: Any, matched: Any, inputs: Sequence[Any], lengths: Sequence[
                      progress=console is not None)
         out[T] = name
     return out
+
+
+# -- the family's plan (verification.family) -------------------------------------------------------
+
+FULL_SCALES = ("the paper preset instead of the quick one: larger models trained longer, more seeds, more test "
+               "examples and random baselines (numerics.modalities.presets)")
+
+
+def checkpoint_root(out_dir: str | Path, checkpoints: Optional[str | Path] = None) -> Path:
+    """Where checkpoints go: ``checkpoints`` when given, else ``ATTNBOUNDS_CHECKPOINTS``, else
+    ``<out_dir>/checkpoints`` (the family adds ``modalities/``)."""
+    import os
+
+    if checkpoints is not None:
+        return Path(checkpoints)
+    env = os.environ.get("ATTNBOUNDS_CHECKPOINTS")
+    return Path(env) if env else Path(out_dir) / "checkpoints"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A preset (tiny, quick, paper) at a base seed, its models (None: all), where its checkpoints
+    go (None: :func:`checkpoint_root` of the working folder, or of the job's ``--out`` through
+    :meth:`at`), and the text model cut to the models' token counts (an embedded name, an object
+    with the :class:`numerics.modalities.MatchedText` interface, or None: not measured)."""
+
+    preset: str = "quick"
+    seed: int = 0
+    models: Optional[tuple[str, ...]] = None
+    checkpoints: Optional[Path] = None
+    text: Any = TEXT_MODEL
+
+    @classmethod
+    def for_verify(cls, seed: int, full: bool) -> "Plan":
+        return cls("paper" if full else "quick", seed)
+
+    @classmethod
+    def from_args(cls, args: Any) -> "Plan":
+        """``attnbounds modalities [--preset | --full] [--models] [--checkpoints]``."""
+        ckpt = checkpoint_root(args.out, args.checkpoints)
+        if ckpt.exists() and not ckpt.is_dir():
+            raise InvalidInput(f"--checkpoints {str(ckpt)!r} exists and is not a folder")
+        return cls("paper" if args.full else args.preset, args.seed, args.models, ckpt)
+
+    def at(self, out_dir: str | Path) -> "Plan":
+        """This plan with its checkpoints under the job's ``out_dir`` (unless it names a folder)."""
+        from dataclasses import replace
+
+        return self if self.checkpoints is not None else replace(self, checkpoints=checkpoint_root(out_dir))
+
+    def campaigns(self) -> tuple[str, ...]:
+        """The checkpoint campaigns (up to the weights' fingerprint) and the baseline campaign."""
+        from numerics.modalities.presets import PRESETS
+
+        return tuple(dict.fromkeys(name for name, _, _, _ in planned(self.preset, self.seed, self.models))) + (
+            baseline_campaign(self.seed, PRESETS[self.preset].baseline_count),)
+
+
+def measured_campaigns(store: Any, plan: Plan) -> list[str]:
+    """The stored checkpoint campaigns of ``plan``: per planned name, the one of its weights'
+    fingerprints written last (as the paper's stages read them)."""
+    out = []
+    for prefix, _, _, _ in planned(plan.preset, plan.seed, plan.models):
+        found = store.campaigns(prefix)
+        if found:
+            out.append(max(found, key=lambda c: found[c]))
+    return out
+
+
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> list[Measured]:
+    """Train (resuming) at every seed of the preset, measure (resuming), check the random baselines
+    and the text encoder at the models' token counts; what was measured."""
+    import time
+
+    from numerics.modalities.presets import PRESETS
+
+    p = PRESETS[plan.preset]
+    root = (plan.checkpoints if plan.checkpoints is not None else checkpoint_root(".")) / "modalities"
+    t0 = time.perf_counter()
+    measured = run_plan(store, plan.preset, plan.seed, root, console, plan.models, executor)
+    t1 = time.perf_counter()
+    sizes = {m.tokens for m in measured} | {m.content for m in measured}
+    run_baselines(store, sorted(sizes), p.baseline_count, plan.seed, console)
+    t2 = time.perf_counter()
+    measure_text(store, plan, measured, console)
+    if console is not None:
+        console.print(f"[dim]modalities ({plan.preset}): {len(measured)} checkpoints over seeds "
+                      f"{list(p.seed_list(plan.seed))} in {t1 - t0:.1f} s, random baselines at n = {sorted(sizes)} in "
+                      f"{t2 - t1:.1f} s, text at matched n in {time.perf_counter() - t2:.1f} s; checkpoints under "
+                      f"{root}[/dim]")
+    return measured
+
+
+def measure_text(store: Any, plan: Plan, measured: Sequence[Measured], console: Any) -> list[str]:
+    """The text encoder cut to each model's token count (:func:`run_text`) on the trained main
+    job's inputs; the campaigns measured."""
+    from numerics.modalities.presets import PRESETS
+    from numerics.modalities.text import MatchedText
+    from verification.measure.text import FULL, QUICK, main_inputs
+
+    text = plan.text
+    if text is None:
+        return []
+    full = plan.preset == "paper"
+    if isinstance(text, str):
+        from numerics.sources.models import load_model
+
+        # the trained main job's token limit: the model is loaded once per process (cached)
+        tokens = (FULL if full else QUICK[text])["max_tokens"]
+        text = MatchedText(load_model(text, max_tokens=tokens))
+    inputs = main_inputs("minilm", full)
+    return list(run_text(store, text, inputs, text_lengths(measured), PRESETS[plan.preset].text_inputs,
+                         console).values())

@@ -12,8 +12,9 @@ Layout written under ``out`` (default ``paper/``)::
     generated/appendix.tex     the commands that filled the store, seeds, versions, commit, and one
                                numbered entry per family, table and figure (campaigns, command,
                                provenance) that captions and numbers link to
-    tables/<name>.tex|csv      booktabs tables (:func:`verification.paper.latex.table_tex`) and the
-                               full table as CSV beside them
+    tables/<name>.tex          booktabs tables (:func:`verification.paper.latex.table_tex`); the
+                               commands write their full tables there as <name>.md|csv
+    data/<name>.csv|md         each table as typeset, as data (one writer per file: the paper)
     figures/<name>.pdf|png     figures (fixed metadata holding the provenance; nothing drawn over
                                the plot, checked by :func:`verification.report.figures.overlaps`)
 
@@ -165,8 +166,9 @@ def appendix_tex(parts: list[Part], seed: int, full: bool, labels: Optional[set]
               "Source commit: \\texttt{" + latex_text(_commit()) + "}.", "",
               "Each entry below is what a caption's tag (S1, S2, ...) or a quoted number links to: the "
               "campaigns read, the command that fills them, the seed and the provenance recorded with "
-              "the records. Each table is also written in full, as CSV, beside the PDF "
-              "(\\texttt{tables/<name>.csv}).", ""]
+              "the records. Each table is also written as data, as typeset, in CSV and Markdown beside the PDF "
+              "(\\texttt{data/<name>.csv}); the commands that fill the store write their own, full tables "
+              "under \\texttt{tables/} (\\texttt{<name>.csv}, \\texttt{<name>.md}).", ""]
     lines += ["\\begingroup\\small\\raggedright"]
     for part in parts:
         commands = "; ".join(_tt(c) for c in part.commands)
@@ -177,7 +179,7 @@ def appendix_tex(parts: list[Part], seed: int, full: bool, labels: Optional[set]
             lines += _entry(f"prov:tab:{t.name}", f"Table~\\ref{{tab:{t.name}}} ({_tt(t.name)})",
                             [("campaigns", ", ".join(_tt(c) for c in t.campaigns)),
                              ("command", _tt(t.command) if t.command else commands), ("seed", str(seed)),
-                             ("provenance", latex_text(t.provenance)), ("full table", _tt(f"tables/{t.name}.csv"))])
+                             ("provenance", latex_text(t.provenance)), ("data", _tt(f"data/{t.name}.csv"))])
         for f in part.figures:
             ref = f"Figure~\\ref{{fig:{f.name}}} " if labels is None or f"fig:{f.name}" in labels else "Figure "
             lines += _entry(f"prov:fig:{f.name}", f"{ref}({_tt(f.name)})",
@@ -256,7 +258,7 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
             guards[key] = guard
         for table in part.tables:
             result.tables.append(_write(out / "tables" / f"{table.name}.tex", table_tex(table)))
-            table.write(out / "tables")                  # the full table as CSV (and Markdown) beside the PDF
+            table.write(out / "data")          # the table as typeset, as data: CSV and Markdown beside the PDF
         for fig in part.figures:
             result.figures += _figure(fig, out / "figures")
     result.guards = guards

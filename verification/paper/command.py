@@ -6,9 +6,10 @@ change). ``--readme`` without a findings block and ``--pdf`` without TeX are ref
 anything is written (:func:`_precheck`, run by the CLI before ``--out`` is touched), and so is a
 ``--from`` command line that cannot be read (another family's command, a bad option).
 
-``--from "stress THEOREM [options]"`` points the stress family's part at that sweep's campaign
-(:func:`verification.paper.from_plans.plans_from`): a user's own campaign becomes the paper's table,
-and the completeness check asks for that plan's chunks; the other campaigns stay the main job's."""
+``--from "stress THEOREM [options]"`` (or ``"dobrushin [options]"``) points that family's part at
+the campaigns of that command line (:func:`verification.paper.from_plans.plans_from`): a user's own
+campaign becomes the paper's table, and the completeness check asks for that plan's chunks; the
+other campaigns stay the main job's."""
 from __future__ import annotations
 
 import argparse
@@ -57,9 +58,9 @@ def register(sub: Any) -> None:
     p.add_argument("--readme", default=None, metavar="FILE",
                    help="also rewrite FILE's findings block (README.md) from the same numbers")
     p.add_argument("--from", dest="from_command", default=None, metavar="COMMAND",
-                   help="read the stress family's table from the campaign of this command line instead of the "
-                        "main job's, e.g. --from \"stress dobrushin.factor --sizes 256 --instances 1000000\" "
-                        "(a sweep of dobrushin.factor or dobrushin.rollout, parsed by `attnbounds stress` itself; "
-                        "its every chunk must be stored: run that command first); only stress command lines are "
-                        "supported; every other campaign stays the main job's")
+                   help="read a family's tables from the campaigns of this command line instead of the main job's, "
+                        "e.g. --from \"stress dobrushin.factor --sizes 256 --instances 1000000\" or --from "
+                        "\"dobrushin --seed 7 --full\" (parsed by that command itself; its every chunk must be "
+                        "stored: run that command first); dobrushin or stress command lines only; every other "
+                        "campaign stays the main job's")
     p.set_defaults(func=_cmd, reads_store=True, precheck=_precheck)

@@ -1,18 +1,20 @@
-"""``attnbounds paper --from COMMAND`` (issue 34): a paper of your own runs. :func:`plans_from`
-reads a command line of a family that supports it (:data:`FROM_FAMILIES`: stress) with that
-command's own parser, giving ``{family: plan}``; the paper builder
-(:func:`verification.paper.build.collect`, :func:`~verification.paper.build.check_complete`) asks
-that family's ``paper_part`` and ``needs`` with ``plan=`` (:func:`call_with_plan`), so its part reads
-that plan's campaign and the completeness check asks for its chunks. Without ``--from`` (None)
-every family reads the main job's plans."""
+"""``attnbounds paper --from COMMAND``: a paper of your own runs. :func:`plans_from` reads the
+command line of a family whose paper part can be pointed at a plan (:func:`from_families`: those
+whose ``paper_part`` takes ``plan=``) with that command's own parser, and plans it as the command
+does (its ``checks.Plan.from_args``, :mod:`verification.family`), giving ``{family: plan}``; the
+family's paper module may refuse a plan its tables cannot show (its ``check_plan``). The paper
+builder (:func:`verification.paper.build.collect`, :func:`~verification.paper.build.check_complete`)
+asks that family's ``paper_part`` and ``needs`` with ``plan=`` (:func:`call_with_plan`), so its part
+reads that plan's campaigns and the completeness check asks for its chunks. Without ``--from``
+(None) every family reads the main job's plans."""
 from __future__ import annotations
 
+import argparse
+import inspect
 from importlib import import_module
 from typing import Any, Optional
 
 from theory.errors import InvalidInput
-
-FROM_FAMILIES = ("stress",)      # the families whose command line ``attnbounds paper --from`` reads
 
 
 def family_of(module: str) -> Optional[str]:
@@ -23,14 +25,30 @@ def family_of(module: str) -> Optional[str]:
     return next((section for section, package in FAMILIES.items() if module == f"{package}.paper"), None)
 
 
+def from_families() -> tuple[str, ...]:
+    """The families whose ``paper_part`` takes ``plan=``: the ones ``--from`` can read."""
+    from verification.commands import FAMILIES
+
+    return tuple(s for s, package in FAMILIES.items()
+                 if "plan" in inspect.signature(import_module(f"{package}.paper").paper_part).parameters)
+
+
+class _Refusing(argparse.ArgumentParser):
+    """A parser whose errors are an InvalidInput (one line), not a usage message and an exit."""
+
+    def error(self, message: str) -> None:   # type: ignore[override]
+        raise InvalidInput(message)
+
+
 def plans_from(command: str) -> dict[str, Any]:
     """``attnbounds paper --from COMMAND``: ``{family: plan}`` for the command line ``COMMAND``
     (``"stress dobrushin.factor --sizes 5 --instances 20000"``, ``attnbounds`` optional), parsed by
-    that command's own parser and planned as it plans (its module's ``paper_plan(argv)``). Only
-    the families of :data:`FROM_FAMILIES` have one; any other command is an InvalidInput."""
+    that command's own parser (its ``register``) and planned by ``Plan.from_args``. A command of a
+    family not in :func:`from_families`, or a line its parser or its paper refuses, is an InvalidInput."""
     import shlex
 
     from verification.commands import COMMANDS, section_of
+    from verification.family import role
 
     try:
         words = shlex.split(command)
@@ -38,20 +56,26 @@ def plans_from(command: str) -> dict[str, Any]:
         raise InvalidInput(f"--from {command!r}: {exc}") from None
     if words[:1] == ["attnbounds"]:
         words = words[1:]
-    supported = ", ".join(FROM_FAMILIES)
+    supported = from_families()
     head = words[0] if words else ""
     try:
         family = section_of(head)
     except KeyError:
         family = None
-    if family not in FROM_FAMILIES or head not in COMMANDS:
+    if family not in supported or head not in COMMANDS:
         what = f"the {head} command" if head in COMMANDS else (f"{head!r}, no command" if head else "no command")
-        raise InvalidInput(f"--from {command!r}: names {what}; --from reads the command line of a sweep of "
-                           f"these families only: {supported} (e.g. --from \"stress dobrushin.factor "
+        raise InvalidInput(f"--from {command!r}: names {what}; --from reads the command line of a run of "
+                           f"these families only: {', '.join(supported)} (e.g. --from \"stress dobrushin.factor "
                            "--sizes 5 --instances 20000\")")
-    module = import_module(COMMANDS[head].module)
     try:
-        plan = module.paper_plan(words)
+        if {"-h", "--help"} & set(words):
+            raise InvalidInput("a command line to read, not --help")
+        parser = _Refusing(prog="attnbounds", add_help=False)
+        getattr(import_module(COMMANDS[head].module), COMMANDS[head].register)(parser.add_subparsers(dest="command"))
+        plan = role(family, "checks").Plan.from_args(parser.parse_args(list(words)))
+        check = getattr(role(family, "paper"), "check_plan", None)
+        if check is not None:
+            check(plan)
     except InvalidInput as exc:
         raise InvalidInput(f"--from {command!r}: {exc}") from None
     return {family: plan}

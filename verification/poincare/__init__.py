@@ -1,7 +1,7 @@
 """Poincare family: estimated Poincare constants of regularised attention / LoRA Gibbs measures against
 their bounds, Villani's condition and the Langevin SDE (docs/theory.md section 4).
 
-* ``checks``: what is run (:mod:`~verification.poincare.checks.plan`, ``bounds``, ``villani``,
+* ``checks``: what is run (the plan, ``bounds``, ``villani``,
   ``sde``): plans, chunks, instance -> records.
 * ``report``: stored records -> tables (Markdown / CSV, the terminal) and figures.
 * ``paper``: ``paper_part(store, seed=0, full=False)``: the paper's tables, figures and macros.

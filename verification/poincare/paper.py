@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
-from verification.poincare.checks.plan import Plan
+from verification.poincare.checks import Plan
 from verification.poincare.checks.sde import sde_campaign, sde_chunks
 from verification.poincare.checks.villani import map_campaign, map_chunks
 from verification.poincare.report.findings import metastable_table, villani_boundary_table

@@ -99,9 +99,29 @@ def depth(key: str) -> int:
 
 @dataclass(frozen=True)
 class Plan:
+    """Statements (with their premises), sizes up to ``max_n``, ``timeout`` seconds per statement,
+    size and solver."""
+
     statements: tuple[str, ...] = TRUE + WRONG
     max_n: int = 4
     timeout: float = 60.0
+
+    @classmethod
+    def for_verify(cls, seed: int, full: bool) -> "Plan":
+        """:data:`QUICK` or :data:`FULL` (no random draw: ``seed`` changes nothing)."""
+        return FULL if full else QUICK
+
+    @classmethod
+    def from_args(cls, args: Any) -> "Plan":
+        """``attnbounds prove [THEOREM_ID ...] [--max-n] [--timeout] [--full]``: the main job's plan
+        (:data:`QUICK`, or :data:`FULL` with ``--full``), its sizes and budget overridden by the options."""
+        base = cls.for_verify(args.seed, args.full)
+        return cls(statements=select(tuple(args.theorems)),
+                   max_n=base.max_n if args.max_n is None else args.max_n,
+                   timeout=base.timeout if args.timeout is None else args.timeout)
+
+    def campaigns(self) -> tuple[str, ...]:
+        return (self.campaign,)
 
     def __post_init__(self) -> None:
         check_timeout(self.timeout)         # 1 ms .. one day, finite: else InvalidInput before any solving
@@ -134,6 +154,7 @@ QUICK = Plan(max_n=3, timeout=10.0)     # the main job's quick section: 10 s per
 # for the slowest size proved here (D2's split bound at 3x3x3, 2.0 s quiet, 4.5 s loaded), so the quick reach
 # does not change with the machine's speed (3 s did); the three sizes no solver finishes cost 10 s each
 FULL = Plan(max_n=12, timeout=60.0)     # `attnbounds verify --full` and the paper's full tables (about 15 min)
+FULL_SCALES = "sizes up to n = 12 (quick: 3) and 60 s per statement, size and solver (quick: 10 s)"
 
 
 def record(st: Statement, r: SmtResult, timeout: float) -> Record:
@@ -232,6 +253,23 @@ def run_campaign(store: Any, plan: Plan, console: Any = None) -> list[dict]:
     for n, chunks in schedule(plan, store, current, console):
         campaign.run(store, plan.campaign, chunks, console=console, description=f"SMT proofs, level n = {n}",
                      progress=console is not None)
+    keys = set(plan.statements)
+    return [r for r in store.records(plan.campaign) if r["extra"]["statement"] in keys
+            and max(r["extra"]["dims"]) <= plan.max_n and r["extra"].get("digest") in current]
+
+
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> list[dict]:
+    """:func:`run_campaign` (level by level: each level is planned from the answers before it, so
+    the levels run one after another, each on the default executor)."""
+    return run_campaign(store, plan, console)
+
+
+def plan_records(store: Any, plan: Plan) -> list[dict]:
+    """The stored records of ``plan``'s statements and sizes, as :func:`run_campaign` returns them
+    (its schedule replayed on the stored answers, nothing solved)."""
+    current: set[str] = set()
+    for _ in schedule(plan, store, current):
+        pass
     keys = set(plan.statements)
     return [r for r in store.records(plan.campaign) if r["extra"]["statement"] in keys
             and max(r["extra"]["dims"]) <= plan.max_n and r["extra"].get("digest") in current]

@@ -12,32 +12,9 @@ MIN_TIMEOUT, MAX_TIMEOUT = 0.001, 86400.0     # numerics.smt.solve's, without lo
 
 
 def verify_section(ctx: Any) -> None:
-    from verification.prove.checks import FULL, QUICK, run_campaign
-    from verification.prove.report import report
+    from verification import family
 
-    plan = FULL if ctx.full else QUICK
-    ctx.console.rule("[bold]Dobrushin theorems through two SMT solvers (z3, cvc5): proved for all small matrices")
-    records = run_campaign(ctx.store, plan, ctx.console)
-    report(records, plan.campaign, ctx.tables, ctx.console)
-    _loud(records, ctx.console)
-
-
-def _loud(records: list, console: Any) -> int:
-    from verification.prove.checks import sensitivity_failures
-    from verification.prove.report import registry_mismatches, symmetry_disagreements
-
-    wrong = registry_mismatches(records)
-    split = symmetry_disagreements(records)
-    for line in split:
-        console.print(f"[bold red]{line}: the symmetry reduction of the split encoding is wrong, or an encoding is[/]")
-    for line in wrong:
-        console.print(f"[bold red]{line}: correct theory's smt_checked[/]")
-    bad = sensitivity_failures(records)
-    for r in bad:
-        console.print(f"[bold red]the wrong variant {r['extra']['statement']} at {r['extra']['shape']} came back "
-                      f"{r['extra']['smt']}, not with a confirmed counterexample: the encoding cannot be trusted "
-                      "to fail[/]")
-    return 1 if bad or wrong or split else 0
+    family.verify(ctx, "prove", "Dobrushin theorems through two SMT solvers (z3, cvc5): proved for all small matrices")
 
 
 def _name(text: str) -> str:
@@ -64,19 +41,9 @@ def _seconds(text: str) -> float:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from verification import family
 
-    from verification.options import make_console
-    from verification.prove.checks import Plan, run_campaign, select
-    from verification.prove.report import report
-    from verification.store import ResultStore
-
-    plan = Plan(statements=select(tuple(args.theorems)), max_n=args.max_n, timeout=args.timeout)
-    console = make_console()
-    with ResultStore(args.db) as store:
-        records = run_campaign(store, plan, console)
-        report(records, plan.campaign, Path(args.out) / "tables", console)
-    return _loud(records, console)
+    return family.command("prove", args)      # 1 when a wrong variant was not refuted, or the registry disagrees
 
 
 def register(sub: Any) -> None:
@@ -89,8 +56,12 @@ def register(sub: Any) -> None:
                    help="registry ids (dobrushin.factor, dobrushin.factor.causal, dobrushin.product) or "
                         "statement keys (d1.bound, d1.iff, d2.bound, chain, ..., and the deliberately wrong "
                         "variants; an unknown one is refused with the list of all); default all")
-    p.add_argument("--max-n", type=int_at_least(2), default=4, help="largest size n (D2: n x n x n), default 4")
-    p.add_argument("--timeout", type=_seconds, default=60.0,
+    p.add_argument("--full", action="store_true", help="the plan of `attnbounds verify --full`: sizes up to 12, "
+                                                       "60 s per statement and size (default: the main job's "
+                                                       "quick plan, sizes up to 3, 10 s)")
+    p.add_argument("--max-n", type=int_at_least(2), default=None,
+                   help="largest size n (D2: n x n x n); default 3 (12 with --full)")
+    p.add_argument("--timeout", type=_seconds, default=None,
                    help="seconds per statement and size, all its queries together, from "
-                        f"{MIN_TIMEOUT:g} (1 ms) to {MAX_TIMEOUT:g} (one day); default 60")
+                        f"{MIN_TIMEOUT:g} (1 ms) to {MAX_TIMEOUT:g} (one day); default 10 (60 with --full)")
     p.set_defaults(func=_cmd)

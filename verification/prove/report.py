@@ -123,7 +123,37 @@ def reach_table(records: Iterable[dict], campaign: str, command: str = "attnboun
                            campaigns=(campaign,), command=command)
 
 
-def report(records: list[dict], campaign: str, tables: Optional[Path], console: Any) -> None:
+def report(store: Any, plan: Any, out_dir: Path, console: Any) -> int:
+    """The tables of ``plan``'s stored records (:func:`verification.prove.checks.plan_records`),
+    under ``out_dir/tables`` and on the console, then its alarms (:func:`alarms`): 1 when one rang."""
+    from verification.prove.checks import plan_records
+
+    records = plan_records(store, plan)
+    report_records(records, plan.campaign, Path(out_dir) / "tables", console)
+    return alarms(records, console)
+
+
+def alarms(records: list[dict], console: Any) -> int:
+    """Print, loudly, every way the stored answers contradict the registry or each other (a wrong
+    variant without a confirmed counterexample, a registered smt_checked the solvers disagree with,
+    the two encodings disagreeing): 1 when one did, else 0."""
+    from verification.prove.checks import sensitivity_failures
+
+    wrong = registry_mismatches(records)
+    split = symmetry_disagreements(records)
+    for line in split:
+        console.print(f"[bold red]{line}: the symmetry reduction of the split encoding is wrong, or an encoding is[/]")
+    for line in wrong:
+        console.print(f"[bold red]{line}: correct theory's smt_checked[/]")
+    bad = sensitivity_failures(records)
+    for r in bad:
+        console.print(f"[bold red]the wrong variant {r['extra']['statement']} at {r['extra']['shape']} came back "
+                      f"{r['extra']['smt']}, not with a confirmed counterexample: the encoding cannot be trusted "
+                      "to fail[/]")
+    return 1 if bad or wrong or split else 0
+
+
+def report_records(records: list[dict], campaign: str, tables: Optional[Path], console: Any) -> None:
     """Print (and write under ``tables``) the per-size table and the reach summary."""
     prov = f"campaign {campaign}"
     detail, summary, symmetry = rows(records), reach_table(records, campaign), symmetry_table(records, campaign)

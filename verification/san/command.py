@@ -20,41 +20,33 @@ from typing import Any, Optional, Sequence
 
 def measure_and_report(store: Any, preset: str, seed: int, out_dir: Path, console: Any, executor: Any = None,
                        device: str = "cpu", kernels: Optional[Sequence[str]] = None) -> dict:
-    from verification.san.checks.claims import run_claims
-    from verification.san.checks.presets import KERNELS, PRESETS
-    from verification.san.checks.runs import run_campaign
-    from verification.san.paper import paper_part
-    from verification.san.report import write_part
+    """Train, decide and write one preset (the family's ``run`` and ``report``)."""
+    from verification.san import checks, report
 
     t0 = time.perf_counter()
-    p = PRESETS[preset]
-    camps = {k: run_campaign(store, p, seed, Path(out_dir) / "checkpoints" / "san", console, executor, k, device)
-             for k in (kernels or KERNELS)}
-    run_claims(store, camps, preset, seed, console)
-    part = paper_part(store, seed=seed, preset=preset, device=device, kernels=tuple(camps))
-    paths = write_part(part, Path(out_dir), console)
-    console.print(f"[dim]SAN {preset}: {len(paths)} files in {time.perf_counter() - t0:.1f} s "
-                  f"(tiny scale: conclusions are about directions only)[/dim]")
-    return dict(campaigns=camps, part=part, paths=paths)
+    plan = checks.Plan(preset, seed, tuple(kernels) if kernels else None, device, Path(out_dir))
+    camps = checks.run(plan, store, executor, console)
+    part = report.report(store, plan, out_dir, console)
+    console.print(f"[dim]SAN {preset}: {len(part.tables)} tables and {len(part.figures)} figures in "
+                  f"{time.perf_counter() - t0:.1f} s (tiny scale: conclusions are about directions only)[/dim]")
+    return dict(campaigns=camps, part=part)
 
 
 def verify_section(ctx: Any) -> None:
-    ctx.console.rule("[bold]Attention-only transformers (SAN) at tiny scale: matched pairs, probes, spectra")
+    from verification import family
     from verification.executors import local_pool
 
     with local_pool() as executor:
-        measure_and_report(ctx.store, "paper" if ctx.full else "quick", ctx.seed, ctx.out_dir, ctx.console, executor)
+        family.verify(ctx, "san", "Attention-only transformers (SAN) at tiny scale: matched pairs, probes, spectra",
+                      executor)
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from verification.options import make_console
-    from verification.store import ResultStore
-
+    from verification import family
     from verification.executors import executor_for
 
-    with ResultStore(args.db) as store, executor_for(args.workers, args.scheduler, args.connect_timeout) as executor:
-        measure_and_report(store, args.preset, args.seed, Path(args.out), make_console(), executor, args.device,
-                           args.kernels)
+    with executor_for(args.workers, args.scheduler, args.connect_timeout) as executor:
+        family.command("san", args, executor)
     return 0
 
 
@@ -92,8 +84,10 @@ def register(sub: Any) -> None:
         return names[0]
 
     one_preset.__name__ = "preset"
-    p.add_argument("--preset", default="quick", type=one_preset,
-                   help="tiny (under a minute) | quick (about two CPU minutes, the main job) | paper (hours, resumable)")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--preset", default="quick", type=one_preset,
+                      help="tiny (under a minute) | quick (about two CPU minutes, the main job) | paper (hours, resumable)")
+    size.add_argument("--full", action="store_true", help="the plan of `attnbounds verify --full`: the paper preset")
     p.add_argument("--kernels", default=KERNELS, type=name_list(KERNELS, "kernel"),
                    help="comma-separated numerical paths, the primary first (default: "
                         f"{','.join(KERNELS)}); with one, no outcome is checked for robustness")

@@ -2,42 +2,23 @@
 guided search for tight cases and counterexamples), serially, on a local Dask cluster
 (``--workers K``) or on an existing one (``--scheduler tcp://HOST:PORT``). Re-running resumes; a
 larger ``--instances`` extends the campaign. And ``verify_section(ctx)``, the main job's stress
-section (what it runs: :mod:`verification.stress.checks.section`).
+section (what it runs: :meth:`verification.stress.checks.Plan.for_verify`).
 
 Light at import: the plans, checks, executors and the store load only when a command runs."""
 from __future__ import annotations
 
 import argparse
-import time
-from typing import Any, Optional
-
-from theory.errors import InvalidInput
+from typing import Any
 
 
 def verify_section(ctx: Any) -> None:
-    """The ``stress`` section of the main job: the D1 sweep (serial), the guided search and the
-    rollout-chain sweep, with their tables; what ``attnbounds paper`` reads for its stress section."""
-    from verification.executors import SerialExecutor
-    from verification.stress.checks import section
-    from verification.stress.checks.search import run_search
-    from verification.stress.report import report
+    """The ``stress`` section of the main job (:meth:`verification.stress.checks.Plan.for_verify`:
+    the D1 sweep, its guided search and the rollout-chain sweep, serially) with its tables; what
+    ``attnbounds paper`` reads for its stress section."""
+    from verification import family
+    from verification.stress.checks import THEOREM
 
-    full = ctx.full
-    factor = section.section_plan(section.THEOREM, ctx.seed, full)
-    rollout = section.section_plan(section.ROLLOUT, ctx.seed, full)
-    ctx.console.rule(f"[bold]Stress: {factor.theorem} on {factor.total():,} random matrices, and a guided search")
-    with SerialExecutor() as executor:
-        sweep(ctx.store, factor, executor, ctx.console)
-        report(ctx.store, factor.campaign, factor.stored_as, ctx.tables, ctx.console, target=factor.theorem,
-               chunks=factor.chunk_keys(), command=section.sweep_command(factor.theorem, ctx.seed, full))
-        run_search(ctx.store, section.THEOREM, sizes=section.SIZES, budget=section.BUDGET[full], seed=ctx.seed,
-                   console=ctx.console, executor=executor)
-        sweep(ctx.store, rollout, executor, ctx.console)
-        report(ctx.store, rollout.campaign, rollout.stored_as, ctx.tables, ctx.console, target=rollout.theorem,
-               chunks=rollout.chunk_keys(), command=section.sweep_command(rollout.theorem, ctx.seed, full))
-
-
-SEARCH_BUDGET = 4000      # --search: evaluations per size, by default
+    family.verify(ctx, "stress", f"Stress: {THEOREM} on random matrices, a guided search, the rollout chain")
 
 
 def theorem_id(text: str) -> str:
@@ -76,130 +57,45 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}") from None
 
 
-def check_device(device: str) -> None:
-    if device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            raise InvalidInput("--device cuda: no CUDA device is visible here (torch.cuda.is_available() is False)")
-
-
-def sweep(store: Any, plan: Any, executor: Any, console: Any, todo: Optional[list] = None) -> dict:
-    """Run the plan's missing chunks (``todo``, when the caller has already asked the store which
-    are stored) through ``executor``; return what the run measured."""
-    from verification import campaign
-    from verification.stress.checks import chunks
-    from verification.stress.report import Progress
-
-    t0 = time.perf_counter()
-    progress = Progress(plan.stored_as)
-    every = chunks(plan)
-    if todo == []:              # everything stored: nothing to run, and no second question to the store
-        return {"computed": 0, "skipped": len(every), "instances": 0, "seconds": 0.0, "rate": 0.0}
-    res = campaign.run(store, plan.campaign, every if todo is None else todo, executor=executor, console=console,
-                       description=f"stress {plan.theorem}", status=progress)
-    skipped = res.skipped if todo is None else len(every) - len(todo)
-    seconds = time.perf_counter() - t0
-    return {"computed": res.computed, "skipped": skipped, "instances": progress.tally.n,
-            "seconds": seconds, "rate": progress.tally.n / seconds if seconds > 0 else 0.0}
-
-
-def _search(args: argparse.Namespace, console: Any) -> int:
-    from verification.store import ResultStore
-    from verification.stress.checks.plan import check_search
-    from verification.stress.checks.search import run_search
-
-    sizes = args.sizes or (3, 4, 5)
-    budget = SEARCH_BUDGET if args.budget is None else args.budget
-    check_search(sizes, budget)           # before any work
-    with make_executor(args) as executor, ResultStore(args.db) as store:   # one chunk per size: in parallel
-        run_search(store, args.theorem, sizes=sizes, budget=budget, seed=args.seed, console=console,
-                   executor=executor)
-    return 0
-
-
-def plan_of(args: argparse.Namespace) -> Any:
-    """The :class:`~verification.stress.checks.plan.StressPlan` of a sweep's parsed command line
-    (what ``attnbounds stress`` runs, and what ``attnbounds paper --from`` reads)."""
-    from verification.stress.checks.plan import THEOREMS, StressPlan
-
-    spec = THEOREMS[args.theorem]
-    return StressPlan(args.theorem, args.family or spec.families, args.sizes or spec.sizes, args.instances,
-                      seed=args.seed, device=args.device, layers=tuple(args.layers or ()), sampler=args.sampler)
-
-
-class _Refusing(argparse.ArgumentParser):
-    """A parser whose errors are an InvalidInput (one line), not a usage message and an exit."""
-
-    def error(self, message: str) -> None:   # type: ignore[override]
-        raise InvalidInput(message)
-
-
-def paper_plan(argv: list[str]) -> Any:
-    """``attnbounds paper --from "stress THEOREM [options]"``: the sweep plan of that command line,
-    parsed by this command's own parser (:func:`register`) and built as the command builds it
-    (:func:`plan_of`). The paper's stress section shows the sweeps of ``dobrushin.factor`` and
-    ``dobrushin.rollout``; a search (``--search``) or another theorem is refused."""
-    from verification.stress.checks import section
-
-    if {"-h", "--help"} & set(argv):
-        raise InvalidInput("a command line to read, not --help")
-    parser = _Refusing(prog="attnbounds", add_help=False)
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(list(argv))
-    if args.search:
-        raise InvalidInput("the paper reads a sweep; its guided search stays the main job's (drop --search)")
-    if args.budget is not None:
-        raise InvalidInput(f"--budget {args.budget} applies to --search only")
-    if args.theorem not in (section.THEOREM, section.ROLLOUT):
-        raise InvalidInput(f"the paper's stress section shows the sweeps of {section.THEOREM} and "
-                           f"{section.ROLLOUT}, not {args.theorem}")
-    return plan_of(args)
-
-
 def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from verification.executors import SerialExecutor
     from verification.options import make_console
     from verification.store import ResultStore
-    from verification.stress.checks import chunks
-    from verification.stress.checks.plan import THEOREMS
-    from verification.stress.report import report, store_bytes
+    from verification.stress.checks import Plan, chunks, run, run_sweep
+    from verification.stress.report import report_sweep, store_bytes
 
-    spec = THEOREMS[args.theorem]
-    check_device(args.device)
-    if args.search and spec.kind == "rollout":
-        raise InvalidInput(f"--search: not available for {args.theorem} (stacks of layers); it supports "
-                         f"{', '.join(t for t, s in THEOREMS.items() if s.kind != 'rollout')}")
-    if args.budget is not None and not args.search:
-        raise InvalidInput(f"--budget {args.budget}: applies to --search only (a sweep's size is --instances)")
+    plan = Plan.from_args(args)               # refused here, before anything is created
     console = make_console()
-    if args.search:
-        return _search(args, console)
-    plan = plan_of(args)
+    if plan.search is not None:
+        with make_executor(args) as executor, ResultStore(args.db) as store:   # one chunk per size: in parallel
+            run(plan, store, executor, console)
+        return 0
+    (one,) = plan.sweeps
     done: set = set()
     if args.db != ":memory:" and Path(args.db).is_file():  # what is stored, read without writing anything
         with ResultStore(args.db, readonly=True) as stored:
-            done = stored.done_chunks(plan.campaign)
-    todo = [c for c in chunks(plan) if c.key not in done]
+            done = stored.done_chunks(one.campaign)
+    todo = [c for c in chunks(one) if c.key not in done]
     # nothing left to compute: resume at once, without starting (or joining) a cluster; a cluster that
     # cannot be reached is refused before the store is created or changed
     with make_executor(args) if todo else SerialExecutor() as executor, ResultStore(args.db) as store:
         # the runner asks the store again: a chunk another writer stored meanwhile is skipped
         where = (f"Dask scheduler {executor.address}" if executor.name == "dask" and todo
                  else "this process")
-        console.print(f"[bold]{plan.campaign}[/]: {plan.total():,} instances in {len(plan.chunk_keys()):,} chunks "
-                      f"({', '.join(plan.families)}; n = {', '.join(map(str, plan.sizes))}"
-                      + (f"; L = {', '.join(map(str, plan.layers))}" if plan.layers else "") + f"), {len(todo):,} to "
+        console.print(f"[bold]{one.campaign}[/]: {one.total():,} instances in {len(one.chunk_keys()):,} chunks "
+                      f"({', '.join(one.families)}; n = {', '.join(map(str, one.sizes))}"
+                      + (f"; L = {', '.join(map(str, one.layers))}" if one.layers else "") + f"), {len(todo):,} to "
                       f"compute, on {where}")
-        run = sweep(store, plan, executor, console, todo)
-        cells = report(store, plan.campaign, plan.stored_as, Path(args.out) / "tables", console, target=plan.theorem,
-                       chunks=plan.chunk_keys(), command=f"attnbounds stress {args.theorem} --instances {args.instances} --seed {args.seed}")
+        measured = run_sweep(store, one, executor, console, todo)
+        cells = report_sweep(store, one.campaign, one.stored_as, Path(args.out) / "tables", console,
+                             target=one.theorem, chunks=one.chunk_keys(), command=one.command())
         chunks_stored = sum(t.chunks for t in cells.values())
-        payload = store.payload_bytes(plan.campaign)
-        console.print(f"this run: {run['computed']} chunks computed, {run['skipped']} already stored; "
-                      f"{run['instances']:,} instances in {run['seconds']:.1f} s ({run['rate']:,.0f} instances/s)")
+        payload = store.payload_bytes(one.campaign)
+        console.print(f"this run: {measured['computed']} chunks computed, {measured['skipped']} already stored; "
+                      f"{measured['instances']:,} instances in {measured['seconds']:.1f} s "
+                      f"({measured['rate']:,.0f} instances/s)")
     disk = store_bytes(args.db)           # after closing: the write-ahead log is checkpointed
     console.print(f"stored: {chunks_stored} chunks, {payload / max(chunks_stored, 1):,.0f} bytes per chunk of values"
                   + (f"; store file {disk:,} bytes ({disk / max(chunks_stored, 1):,.0f} per chunk if the store holds "
@@ -210,6 +106,7 @@ def _cmd(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     from verification.executors import CONNECT_TIMEOUT
     from verification.options import add_common, family_list, int_list, positive_int
+    from verification.stress.checks import SEARCH_BUDGET
     from verification.stress.checks.plan import THEOREMS
 
     p = sub.add_parser("stress", help="stress-test a theorem on many random instances (sweep or guided search; "

@@ -9,9 +9,10 @@ cell, bytes per stored chunk, and from the search its budget and what it found.
 And the rollout sweep (``stress.dobrushin.rollout``, Theorem D2 at every step of attention
 rollout): table ``stress-rollout`` and the ``StressRollout...`` macros.
 
-By default each sweep is the main job's (:func:`verification.stress.checks.section.section_plan`);
-``plan=`` (``attnbounds paper --from "stress THEOREM [options]"``: a user's own sweep) replaces the
-sweep of its theorem, and :func:`needs` then asks for that plan's chunks.
+By default each sweep is the main job's (:meth:`verification.stress.checks.Plan.for_verify`);
+``plan=`` (``attnbounds paper --from "stress THEOREM [options]"``: a user's own sweep, a
+:class:`verification.stress.checks.Plan`) replaces the sweep of its theorem, and :func:`needs` then
+asks for that plan's chunks. The guided search is always the main job's.
 """
 from __future__ import annotations
 
@@ -20,9 +21,8 @@ from typing import Any
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 from verification.report.stats import wilson
 from verification.report.tables import fmt
-from verification.stress.checks import section
+from verification.stress import checks
 from verification.stress.checks.plan import chunk_size
-from verification.stress.checks.search import search_campaign
 from verification.stress.checks.summaries import EDGES
 from verification.stress.report import cell_parts, cell_table, tally, total
 
@@ -45,24 +45,38 @@ def plan_command(plan: Any) -> str:
 
 
 def sweep_plan(theorem: str, seed: int, full: bool, plan: Any = None) -> tuple[Any, str]:
-    """The sweep of ``theorem`` the paper reads and the command that fills it: ``plan`` when it is a
-    sweep of ``theorem`` (``--from``), else the main job's."""
-    if plan is not None and plan.theorem == theorem:
-        return plan, plan_command(plan)
-    return section.section_plan(theorem, seed, full), section.sweep_command(theorem, seed, full)
+    """The sweep of ``theorem`` the paper reads and the command that fills it: ``plan``'s sweep of
+    ``theorem`` when it has one (``--from``), else the main job's."""
+    given = plan.sweep(theorem) if plan is not None else None
+    if given is not None:
+        return given, plan_command(given)
+    return checks.section_plan(theorem, seed, full), checks.sweep_command(theorem, seed, full)
+
+
+def check_plan(plan: Any) -> None:
+    """``attnbounds paper --from "stress ..."``: the paper's stress section shows the sweeps of
+    Theorem D1 and of the rollout chain; a search or another theorem's sweep is refused."""
+    from theory.errors import InvalidInput
+
+    if plan.search is not None:
+        raise InvalidInput("the paper reads a sweep; its guided search stays the main job's (drop --search)")
+    for s in plan.sweeps:
+        if s.theorem not in (checks.THEOREM, checks.ROLLOUT):
+            raise InvalidInput(f"the paper's stress section shows the sweeps of {checks.THEOREM} and "
+                               f"{checks.ROLLOUT}, not {s.theorem}")
 
 
 def needs(store: Any, seed: int = 0, full: bool = False, plan: Any = None) -> list[Need]:
     """The sweep of Theorem D1, its guided search and the rollout sweep, each with the chunk keys of
-    its plan (the main job's, :func:`verification.stress.checks.section.section_plan`, or ``plan``
+    its plan (the main job's, :meth:`verification.stress.checks.Plan.for_verify`, or ``plan``'s
     for its theorem: :func:`sweep_plan`)."""
     def sweep(theorem: str) -> Need:
         read, cmd = sweep_plan(theorem, seed, full, plan)
         return Need("stress", read.campaign, frozenset(read.chunk_keys()), cmd)
 
-    search = Need("stress", search_campaign(section.THEOREM, seed), frozenset(section.search_chunks(full)),
-                  section.search_command(seed, full))
-    return [sweep(section.THEOREM), search, sweep(section.ROLLOUT)]
+    main = checks.main_search(seed, full)
+    search = Need("stress", main.campaign, frozenset(main.chunk_keys()), main.command())
+    return [sweep(checks.THEOREM), search, sweep(checks.ROLLOUT)]
 
 
 def rollout_part(part: Part, store: Any, seed: int, full: bool, plan: Any = None) -> None:
@@ -70,7 +84,7 @@ def rollout_part(part: Part, store: Any, seed: int, full: bool, plan: Any = None
     ``plan``: :func:`sweep_plan`)."""
     import pandas as pd
 
-    plan, cmd = sweep_plan(section.ROLLOUT, seed, full, plan)
+    plan, cmd = sweep_plan(checks.ROLLOUT, seed, full, plan)
     campaign = plan.campaign
     cells = tally(store, campaign, plan.stored_as, plan.chunk_keys())
     if not cells or not set(plan.chunk_keys()) <= store.done_chunks(campaign):   # all of the main job's chunks
@@ -106,7 +120,7 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) 
     """Tables, figure and macros of the main job's stress section, or of ``plan`` for its sweep (see
     the module docstring)."""
     given = plan
-    plan, cmd = sweep_plan(section.THEOREM, seed, full, given)
+    plan, cmd = sweep_plan(checks.THEOREM, seed, full, given)
     campaign = plan.campaign
     cells = tally(store, campaign, plan.stored_as, plan.chunk_keys())
     if not cells or not set(plan.chunk_keys()) <= store.done_chunks(campaign):   # all of the main job's chunks
@@ -128,7 +142,7 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) 
     for cell, c in cells.items():
         family, n = cell.split("/n")
         part.macro(f"{c.count('tight') / c.n:.3f}", "stress tight share", family, "n", n)
-    view = cell_table(cells, campaign, section.THEOREM, cmd).select(
+    view = cell_table(cells, campaign, checks.THEOREM, cmd).select(
         FACTOR_COLUMNS, provenance=prov,     # the report's table, its name (stress-factor): its columns
         caption="Theorem D1 stress sweep: per family and n, the verdict counts of every instance "
                 "(from per-chunk summaries), the share with exact equality (95% Wilson interval), "
@@ -153,13 +167,13 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) 
     part.macro(f"{tight / n:.3f}", "stress tight share")
     part.macro(f"[{lo:.3f}, {hi:.3f}]", "stress tight interval")
 
-    sc = search_campaign(section.THEOREM, seed)
-    wanted = section.search_chunks(full)
-    found = [r for r in store.records(sc, section.THEOREM) if r["chunk"] in wanted]   # the main job's search only
+    main = checks.main_search(seed, full)
+    sc, wanted = main.campaign, main.chunk_keys()
+    found = [r for r in store.records(sc, checks.THEOREM) if r["chunk"] in wanted]   # the main job's search only
     if not wanted <= store.done_chunks(sc):
-        raise MissingCampaign(sc, section.search_command(seed, full))
-    part.commands.append(section.search_command(seed, full))
-    budget = section.BUDGET[full]
+        raise MissingCampaign(sc, main.command())
+    part.commands.append(main.command())
+    budget = main.budget
     if found:
         part.macro(str(len(found)), "stress search found")
         part.macro(str(sum(r["verdict"] == "tight" for r in found)), "stress search tight")

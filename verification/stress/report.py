@@ -133,9 +133,18 @@ def provenance(cells: dict[str, Tally], campaign: str) -> str:
             f"numpy default_rng seeded by SeedSequence({seeded}); verdicts exact")
 
 
-def report(store: Any, campaign: str, theorem: str, out_dir: Path, console: Any,
-           target: Optional[str] = None, chunks: Optional[Iterable[str]] = None,
-           command: str = "") -> dict[str, Tally]:
+def report(store: Any, plan: Any, out_dir: Path, console: Any) -> dict[str, dict[str, Tally]]:
+    """Every sweep of ``plan`` (:class:`verification.stress.checks.Plan`): its tables under
+    ``out_dir/tables`` and on the console, over exactly the sweep's chunks (:func:`report_sweep`);
+    the cells of each sweep's campaign."""
+    return {s.campaign: report_sweep(store, s.campaign, s.stored_as, Path(out_dir) / "tables", console,
+                                     target=s.theorem, chunks=s.chunk_keys(), command=s.command())
+            for s in plan.sweeps}
+
+
+def report_sweep(store: Any, campaign: str, theorem: str, out_dir: Path, console: Any,
+                 target: Optional[str] = None, chunks: Optional[Iterable[str]] = None,
+                 command: str = "") -> dict[str, Tally]:
     """Print and write the campaign's table (:func:`cell_table`; ``target`` defaults to the
     theorem; the rollout target also writes its per-step table, :func:`step_table`), over
     ``chunks`` (the plan's chunk keys) when given; ``command`` is what fills the campaign."""

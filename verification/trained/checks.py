@@ -13,11 +13,117 @@ seed's baseline campaign, shared by every model (:func:`run_baselines`).
 """
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Optional
 
 from verification import campaign
 from verification.measure.attention import campaign_name, chunk_key, input_records, verdict_of
 from verification.store import Record
+
+FULL_SCALES = ("every model on 300 inputs at up to 512 tokens (quick: MiniLM 210 and SmolLM2 60 inputs at up to 128 "
+               "tokens), with their matched-n random baselines")
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """One model measured on one corpus: an embedded name or a path (``--model``), the corpus
+    (``--texts``; None: the default), its first ``limit`` inputs, truncated at ``max_tokens``."""
+
+    model: str
+    texts: Optional[str] = None
+    limit: Optional[int] = None
+    max_tokens: Optional[int] = None
+    allow_pickle: bool = False
+
+    def load(self) -> tuple[Any, Any]:
+        """The model (cached in-process by :func:`numerics.sources.models.load_model`) and the corpus."""
+        from numerics.sources.corpus import load_corpus
+        from numerics.sources.models import MAX_TOKENS, load_model
+
+        model = load_model(self.model, allow_pickle=self.allow_pickle,
+                           max_tokens=MAX_TOKENS if self.max_tokens is None else self.max_tokens)
+        return model, load_corpus(self.texts, limit=self.limit)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The models a run measures (:class:`ModelRun`, in order) and the seed of their random baselines."""
+
+    models: tuple[ModelRun, ...]
+    seed: int = 0
+
+    @classmethod
+    def for_verify(cls, seed: int, full: bool) -> "Plan":
+        """Both embedded models, each on the main job's inputs (:data:`verification.measure.text.QUICK`,
+        or :data:`~verification.measure.text.FULL` for every model)."""
+        from verification.measure.text import FULL, QUICK
+
+        return cls(tuple(ModelRun(name, **(FULL if full else quick)) for name, quick in QUICK.items()), seed)
+
+    @classmethod
+    def from_args(cls, args: Any) -> "Plan":
+        """``attnbounds rollout [--model] [--texts] [--limit] [--max-tokens] [--allow-pickle] [--full]``:
+        one model; with ``--full`` the full plan's inputs unless ``--limit`` / ``--max-tokens`` say otherwise."""
+        from verification.measure.text import FULL
+
+        base = FULL if args.full else {}
+        return cls((ModelRun(args.model, args.texts, args.limit if args.limit is not None else base.get("limit"),
+                             args.max_tokens if args.max_tokens is not None else base.get("max_tokens"),
+                             args.allow_pickle),), args.seed)
+
+    def campaigns(self) -> tuple[str, ...]:
+        """The baseline campaign, then each model's measurement: its name ends in the weights'
+        fingerprint, so the model is loaded (cached) to name it."""
+        return (baseline_campaign(self.seed),) + tuple(measured(m)[0] for m in self.models)
+
+
+def measured(run: ModelRun) -> tuple[str, Any, set]:
+    """The campaign of ``run``, its loaded model, and the (id, sha) keys of its inputs."""
+    model, corpus = run.load()
+    return campaign_name(model, corpus.name), model, {(t.id, t.sha) for t in corpus.inputs}
+
+
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> None:
+    """Every model of ``plan`` on its inputs (resumed, one chunk per input), then the random
+    baselines at the token counts measured (resumed), model by model; serially."""
+    import time
+
+    for m in plan.models:
+        if console is not None:
+            console.rule(f"trained transformers: {m.model}")
+        t0 = time.perf_counter()
+        model, corpus = m.load()
+        for note in corpus.notes:
+            if console is not None:
+                console.print(f"[dim]corpus: {note}[/dim]")
+        name = run_campaign(model, corpus, store, console)
+        keys = {(t.id, t.sha) for t in corpus.inputs}
+        t1 = time.perf_counter()
+        measure_baselines(store, name, keys, plan.seed, console)
+        if console is not None:
+            console.print(f"[dim]{model.name}: {len(keys)} inputs measured in {t1 - t0:.1f} s, random baselines at "
+                          f"matched n in {time.perf_counter() - t1:.1f} s[/dim]")
+
+
+def measure_baselines(store: Any, campaign: str, keys: Optional[set], seed: int = 0, console: Any = None) -> str:
+    """The random matrices of the same token counts as the inputs ``keys`` of ``campaign`` (every
+    token set), D1 checked on each (resumed); the baseline campaign's name."""
+    return run_baselines(store, baseline_slots(stored_sizes(store, campaign, keys)), seed, console)
+
+
+def stored_sizes(store: Any, campaign: str, inputs: Optional[set]) -> dict:
+    """``{variant: {(input, text hash): kept tokens n}}`` of the inputs ``inputs`` (None: all) of
+    ``campaign``, read from their layer-0 head-mean records (as
+    :func:`verification.trained.report.sizes_of` reads them for the tables)."""
+    out: dict = {}
+    for r in store.records(campaign=campaign):
+        p = r["provenance"]
+        if inputs is not None and (p["input"], p["text_sha"]) not in inputs:
+            continue
+        if r["theorem"] != "dobrushin.product" and p.get("head") is None and p["layer"] == 0:
+            out.setdefault(p["variant"], {})[(p["input"], p["text_sha"])] = int(p["n"])
+    return out
+
 
 def run_campaign(model: Any, corpus: Any, store: Any, console: Any = None,
                  comparison: bool = True) -> str:

@@ -351,3 +351,16 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
         print_table(console, rows, cols, cap)
     written["figures"] = figures(data, model, out_dir / "figures", s, prov)
     return written
+
+
+def report(store: Any, plan: Any, out_dir: Any, console: Any) -> dict:
+    """Every model of ``plan`` (:class:`verification.trained.checks.Plan`): :func:`report_model`
+    on its campaign and inputs, with the plan's random baselines; {model name: {table: paths}}."""
+    from verification.trained.checks import baseline_campaign, measured
+
+    out = {}
+    for m in plan.models:
+        name, model, keys = measured(m)
+        out[model.name] = report_model(store, name, model, out_dir, console, keys, seed=plan.seed,
+                                       baselines=baseline_campaign(plan.seed))
+    return out

@@ -1,9 +1,84 @@
-"""What the Poincare family runs: plans, chunks, instance -> records (docs/theory.md section 4).
+"""What the Poincare family runs (docs/theory.md section 4): its plan, here, and the checks.
 
-* :mod:`~verification.poincare.checks.plan`: the (family, beta, lambda) grid and campaign name (light).
+* :class:`Plan` (here, light: no numpy, no torch, so the CLI builds ``--families`` from
+  :data:`LOSSES` without loading the kernels): the (family, beta, lambda) grid, the campaign names.
 * :mod:`~verification.poincare.checks.bounds`: the estimated C_P against Bakry-Emery, Holley-Stroock, the
   test-function lower bounds and Villani's condition, per instance.
 * :mod:`~verification.poincare.checks.villani`: the map of Villani's condition over a (beta, lambda)
   grid and several data seeds.
 * :mod:`~verification.poincare.checks.sde`: the Langevin SDE against the constants (statistical outcomes).
+
+>>> Plan().campaign, Plan(seed=3, full=True).campaign
+('poincare.bounds-v3-seed0-quick', 'poincare.bounds-v3-seed3-full')
+>>> Plan().grid("attn1")[:2]
+[(1.0, 0.1), (1.0, 0.3)]
 """
+from __future__ import annotations
+
+from typing import Any
+
+from dataclasses import dataclass
+
+VERSION = "v3"
+FULL_SCALES = ("the (beta, lambda) grid (8 x 5 for every family, instead of 4 x 3 in 1-D and 2 x 2 or one point "
+               "in 2-D), the Muckenhoupt brackets at every lambda, the Villani map (12 x 12 grid, 6 data seeds "
+               "instead of 8 x 8 and 3), more and longer Langevin chains, and LoRA and gauss1 in the SDE part")
+LOSSES = ("gauss1", "attn1", "gauss2", "attn2", "lora2")
+
+
+@dataclass(frozen=True)
+class Plan:
+    seed: int = 0
+    full: bool = False
+    families: tuple[str, ...] = LOSSES
+    sde: bool = True          # the Langevin simulations (``--no-sde``: skipped)
+
+    @classmethod
+    def for_verify(cls, seed: int, full: bool) -> "Plan":
+        return cls(seed=seed, full=full)
+
+    @classmethod
+    def from_args(cls, args: Any) -> "Plan":
+        """``attnbounds poincare [--families] [--full] [--no-sde]``."""
+        return cls(seed=args.seed, full=args.full, families=args.families or LOSSES, sde=not args.no_sde)
+
+    def campaigns(self) -> tuple[str, ...]:
+        from verification.poincare.checks.sde import sde_campaign
+        from verification.poincare.checks.villani import map_campaign
+
+        return (self.campaign, map_campaign(self.seed, self.full)) + ((sde_campaign(self.seed, self.full),)
+                                                                       if self.sde else ())
+
+    def grid(self, name: str) -> list[tuple[float, float]]:
+        if self.full:
+            betas, lams = (0.5, 1, 2, 4, 8, 16, 32, 64), (0.03, 0.1, 0.3, 1.0, 3.0)
+        elif name.endswith("1"):
+            betas, lams = (1, 4, 16, 64), (0.1, 0.3, 1.0)
+        elif name.startswith("gauss"):
+            betas, lams = (4,), (0.3,)
+        else:
+            betas, lams = (1, 16), (0.1, 1.0)
+        return [(float(b), float(l)) for b in betas for l in lams]
+
+    @property
+    def campaign(self) -> str:
+        return f"poincare.bounds-{VERSION}-seed{self.seed}-{'full' if self.full else 'quick'}"
+
+    def mp_check(self, name: str, lam: float) -> bool:
+        return name.endswith("1") and (self.full or lam == 0.3)
+
+
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> None:
+    """The bounds campaign of ``plan``, the Villani map of its 2-D and LoRA families, and (unless
+    ``plan.sde`` is off) the Langevin runs; each resumed, serially (``executor`` is not used: the
+    chunks are few and numerically heavy)."""
+    from verification.poincare.checks.bounds import run_campaign
+    from verification.poincare.checks.sde import run_sde
+    from verification.poincare.checks.villani import MAP_LOSSES, run_villani_map
+
+    run_campaign(store, plan, console)
+    fams = tuple(f for f in MAP_LOSSES if f in plan.families)
+    if fams:
+        run_villani_map(store, plan.seed, plan.full, fams, console)
+    if plan.sde:
+        run_sde(store, plan.seed, plan.full, console)

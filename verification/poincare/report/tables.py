@@ -1,6 +1,6 @@
 """The Poincare campaign's own tables, each built once as a :class:`verification.report.tables.Table`
 from stored records only (no recomputation): the report writes it to Markdown / CSV
-(:mod:`verification.poincare.report.write`) and the paper (:mod:`verification.poincare.paper`)
+(:func:`verification.poincare.report.report`) and the paper (:mod:`verification.poincare.paper`)
 picks its columns by name for LaTeX.
 
 * poincare-bounds: the estimated C_P, each bound, ratios bound / C_P (:func:`bounds_table`).

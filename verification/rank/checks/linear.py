@@ -33,7 +33,7 @@ from theory.verdicts import Outcome, Verdict
 from verification import campaign
 from verification.store import Record, outcome_record
 
-VERSION = "v3"  # v3: GD on data judged at the noise level, two small inits
+VERSION = "v3"  # bump when a chunk's computation changes: a new campaign, not a resume
 ESTIMATORS = ("energy_0.9", "energy_0.99", "entropy_round", "entropy_sigma_round", "threshold")
 ONE_DRAW = "one draw: the statistic is the rank this draw gives; no per-draw interval (tables: Wilson 95% of the share)"
 

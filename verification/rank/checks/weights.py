@@ -19,7 +19,7 @@ from verification import campaign
 from verification.store import Record
 
 MODELS = ("minilm", "smollm2")
-VERSION = "v2"  # v2: head rank certified by exact rank mod p
+VERSION = "v2"  # bump when a chunk's computation changes (head rank: certified by exact rank mod p)
 
 
 def model_chunk(name: str) -> list[Record]:

@@ -38,7 +38,7 @@ import numpy as np
 from verification.store import Record, outcome_record
 
 ROUTING, CONTENT = ("W_Q", "W_K", "QK"), ("W_V", "W_O", "OV")
-CLAIMS_VERSION = "v3"     # v3: paired t, Holm, TOST, MDE, numerical paths
+CLAIMS_VERSION = "v3"     # bump when the claims' tests change (paired t, Holm, TOST, MDE, numerical paths)
 PAIRS = ("params", "depth")
 ALPHA = 0.05              # family-wise level of the claims of one run
 MARGIN = 0.02             # nats per byte: the equivalence margin of "matched parameters close the gap"

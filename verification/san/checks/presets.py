@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 
 from theory.errors import InvalidInput
 
-VERSION = "v2"     # v2: references of >= 2 layers, numerical paths, devices
+VERSION = "v2"     # bump when a run's settings or records change: a new campaign, not a resume
 KERNELS = ("sdpa", "explicit")     # the numerical paths: the first is the primary one
 
 

@@ -1,15 +1,41 @@
-"""What a stress campaign runs.
+"""What a stress campaign runs, and the family's plan (:mod:`verification.family`).
 
-plan (the campaign: theorem, cells, chunks, regeneration of any instance), sweep (one chunk of
-single matrices or pairs: float filter, exact certification, summary; the one vectorised check of
-Theorems D1 and D2, :func:`~numerics.dobrushin.batch.check_batch`), rollout (one chunk of
-stacks of L layers: Theorem D2 at every rollout step), summaries (per-chunk summary, kept
-instances, merge), search (hypothesis ``target()`` and a local optimiser on the simplex rows),
-section (what the main job's stress section runs). :func:`chunks` gives the chunks of any plan.
+Modules: plan (one sweep: theorem, cells, chunks, regeneration of any instance), sweep (one chunk
+of single matrices or pairs: float filter, exact certification, summary; the one vectorised check
+of Theorems D1 and D2, :func:`~numerics.dobrushin.batch.check_batch`), rollout (one chunk of stacks
+of L layers: Theorem D2 at every rollout step), summaries (per-chunk summary, kept instances,
+merge), search (hypothesis ``target()`` and a local optimiser on the simplex rows).
+
+Here: :class:`Plan`, the sweeps and the guided search one run covers. The main job's
+(:meth:`Plan.for_verify`) is Theorem D1's sweep (:data:`THEOREM`, :data:`INSTANCES`), its guided
+search (:data:`SIZES`, :data:`BUDGET`) and the rollout sweep (:data:`ROLLOUT`,
+:data:`ROLLOUT_INSTANCES`); the paper (:func:`verification.stress.paper.paper_part`) reads exactly
+their chunks. ``attnbounds stress THEOREM ...`` is one sweep or one search (:meth:`Plan.from_args`).
+
+>>> plan = Plan.for_verify(0, False)
+>>> [s.instances for s in plan.sweeps], sorted(plan.search.chunk_keys())
+([200000, 20000], ['n3/b500', 'n4/b500', 'n5/b500'])
+>>> plan.sweeps[1].command()
+'attnbounds stress dobrushin.rollout --instances 20000 --seed 0'
 """
 from __future__ import annotations
 
-from typing import Any
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from theory.errors import InvalidInput
+from verification.stress.checks.plan import THEOREMS, StressPlan
+
+FULL_SCALES = ("five times the sweeps' instances (D1: 1,000,000 matrices; rollout: 100,000 stacks) and eight "
+               "times the guided search's evaluations per size (4000)")
+THEOREM = "dobrushin.factor"                    # the main job's sweep and guided search
+INSTANCES = {False: 200_000, True: 1_000_000}   # quick / --full
+BUDGET = {False: 500, True: 4000}               # the main job's search: evaluations per size
+SIZES = (3, 4, 5)                               # the search's sizes
+ROLLOUT = "dobrushin.rollout"                   # stacks of layers, the theorem's default cells
+ROLLOUT_INSTANCES = {False: 20_000, True: 100_000}
+SEARCH_BUDGET = 4000                            # `attnbounds stress --search`: evaluations per size, by default
 
 
 def chunks(plan: Any) -> list:
@@ -23,3 +49,135 @@ def chunks(plan: Any) -> list:
     from verification.stress.checks.sweep import chunks as sweep_chunks
 
     return sweep_chunks(plan)
+
+
+def section_plan(theorem: str, seed: int, full: bool) -> StressPlan:
+    """The main job's sweep of ``theorem`` (:data:`THEOREM` or :data:`ROLLOUT`, the theorem's
+    default cells): a user's run with other cells is another campaign; a larger run of the same
+    cells adds chunks the paper does not read."""
+    spec = THEOREMS[theorem]
+    return StressPlan(theorem, spec.families, spec.sizes, instance_count(theorem, full), seed=seed)
+
+
+def instance_count(theorem: str, full: bool) -> int:
+    return ROLLOUT_INSTANCES[full] if theorem == ROLLOUT else INSTANCES[full]
+
+
+def sweep_command(theorem: str, seed: int, full: bool) -> str:
+    """The command that fills the main job's sweep of ``theorem``."""
+    return section_plan(theorem, seed, full).command()
+
+
+@dataclass(frozen=True)
+class Search:
+    """A guided search: one chunk per size at ``budget`` evaluations
+    (:func:`verification.stress.checks.search.run_search`)."""
+
+    theorem: str
+    sizes: tuple[int, ...]
+    budget: int
+    seed: int = 0
+
+    @property
+    def campaign(self) -> str:
+        from verification.stress.checks.search import search_campaign
+
+        return search_campaign(self.theorem, self.seed)
+
+    def chunk_keys(self) -> set[str]:
+        return {f"n{n}/b{self.budget}" for n in self.sizes}
+
+    def command(self) -> str:
+        return (f"attnbounds stress {self.theorem} --search --budget {self.budget} "
+                f"--sizes {','.join(map(str, self.sizes))} --seed {self.seed}")
+
+
+def main_search(seed: int, full: bool) -> Search:
+    """The main job's guided search."""
+    return Search(THEOREM, SIZES, BUDGET[full], seed)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The sweeps (:class:`~verification.stress.checks.plan.StressPlan`) and the guided search
+    (:class:`Search`) of one run."""
+
+    sweeps: tuple[StressPlan, ...] = ()
+    search: Optional[Search] = None
+
+    @classmethod
+    def for_verify(cls, seed: int, full: bool) -> "Plan":
+        return cls((section_plan(THEOREM, seed, full), section_plan(ROLLOUT, seed, full)), main_search(seed, full))
+
+    @classmethod
+    def from_args(cls, args: Any) -> "Plan":
+        """``attnbounds stress THEOREM [options]``: one sweep, or with ``--search`` one search;
+        checked before any work (device, options that do not apply, memory and size limits)."""
+        from verification.stress.checks.plan import check_search
+
+        spec = THEOREMS[args.theorem]
+        check_device(args.device)
+        if args.search and spec.kind == "rollout":
+            raise InvalidInput(f"--search: not available for {args.theorem} (stacks of layers); it supports "
+                               f"{', '.join(t for t, s in THEOREMS.items() if s.kind != 'rollout')}")
+        if args.budget is not None and not args.search:
+            raise InvalidInput(f"--budget {args.budget}: applies to --search only (a sweep's size is --instances)")
+        if args.search:
+            search = Search(args.theorem, args.sizes or SIZES, SEARCH_BUDGET if args.budget is None else args.budget,
+                            args.seed)
+            check_search(search.sizes, search.budget)
+            return cls(search=search)
+        return cls((StressPlan(args.theorem, args.family or spec.families, args.sizes or spec.sizes, args.instances,
+                               seed=args.seed, device=args.device, layers=tuple(args.layers or ()),
+                               sampler=args.sampler),))
+
+    def campaigns(self) -> tuple[str, ...]:
+        return tuple(s.campaign for s in self.sweeps) + ((self.search.campaign,) if self.search else ())
+
+    def sweep(self, theorem: str) -> Optional[StressPlan]:
+        """The plan's sweep of ``theorem`` (None: it has none)."""
+        return next((s for s in self.sweeps if s.theorem == theorem), None)
+
+
+def check_device(device: str) -> None:
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise InvalidInput("--device cuda: no CUDA device is visible here (torch.cuda.is_available() is False)")
+
+
+def run_sweep(store: Any, plan: StressPlan, executor: Any, console: Any, todo: Optional[list] = None) -> dict:
+    """Run the sweep's missing chunks (``todo``, when the caller has already asked the store which
+    are stored) through ``executor``; return what the run measured."""
+    from verification import campaign
+    from verification.stress.report import Progress
+
+    t0 = time.perf_counter()
+    progress = Progress(plan.stored_as)
+    every = chunks(plan)
+    if todo == []:              # everything stored: nothing to run, and no second question to the store
+        return {"computed": 0, "skipped": len(every), "instances": 0, "seconds": 0.0, "rate": 0.0}
+    res = campaign.run(store, plan.campaign, every if todo is None else todo, executor=executor, console=console,
+                       description=f"stress {plan.theorem}", status=progress)
+    skipped = res.skipped if todo is None else len(every) - len(todo)
+    seconds = time.perf_counter() - t0
+    return {"computed": res.computed, "skipped": skipped, "instances": progress.tally.n,
+            "seconds": seconds, "rate": progress.tally.n / seconds if seconds > 0 else 0.0}
+
+
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> list[dict]:
+    """Every sweep of ``plan`` (resumed), then its search (one chunk per size): what each sweep measured."""
+    from contextlib import nullcontext
+
+    from verification.executors import SerialExecutor
+    from verification.stress.checks.search import run_search
+
+    # an executor made here is shut down here; the caller's, by the caller
+    with SerialExecutor() if executor is None else nullcontext(executor) as ex:
+        out = [run_sweep(store, s, ex, console) for s in plan.sweeps]
+        if plan.search is not None:
+            s = plan.search
+            run_search(store, s.theorem, sizes=s.sizes, budget=s.budget, seed=s.seed, console=console, executor=ex)
+    return out
+

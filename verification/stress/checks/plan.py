@@ -177,6 +177,11 @@ class StressPlan:
     def chunk_keys(self) -> list[str]:
         return [chunk_key(f, n, k, L) for f, n, L, c in self.cells() for k in range(c)]
 
+    def command(self) -> str:
+        """The ``attnbounds stress`` command that fills this sweep's cells when they are the
+        theorem's default cells (a larger ``--instances`` extends the same campaign)."""
+        return f"attnbounds stress {self.theorem} --instances {self.instances} --seed {self.seed}"
+
     def total(self) -> int:
         """Instances the plan's chunks hold (per-cell counts rounded up to whole chunks)."""
         return sum(c * cell_chunk_size(n, L) for _, n, L, c in self.cells())

@@ -3,7 +3,7 @@
 The table builders (runs, probes with their chance levels, claims, machine robustness, spectra,
 trainability, rollout, bottleneck) and the figures (``draw(ax)`` callables over stored summaries,
 deterministic, no timestamps: loss gaps with their paired t intervals, probe accuracies per role, loss by context position, threshold ranks over
-training, trainability by depth) are used by :func:`verification.san.paper.paper_part`;
+training, trainability by depth) are used by :func:`verification.san.report.part.paper_part`;
 :func:`write_part` writes a part's tables (Markdown, CSV with provenance) and figures (PNG, PDF).
 """
 from __future__ import annotations

@@ -1,0 +1,78 @@
+"""The one shape of a theorem family: the same entry points in every ``verification.<family>``
+package (listed in :data:`ENTRY_POINTS`; ``tests/test_architecture.py`` checks every family of
+:data:`verification.commands.FAMILIES` against it), and the two bodies every command shares.
+
+A family's ``checks`` (a module, or a package's ``__init__``) exposes
+
+- ``Plan``: what a run covers, with ``Plan.for_verify(seed, full)`` (the plan of ``attnbounds
+  verify [--full]``'s section), ``Plan.from_args(args)`` (the plan of the family's own parsed
+  command line, validated before any work) and ``plan.campaigns()`` (the store campaigns it fills:
+  names, or name prefixes where a name ends in a fingerprint of the weights measured);
+- ``run(plan, store, executor=None, console=None)``: every campaign of the plan, resumed;
+- optionally ``plan.at(out_dir)``: the plan with the files it keeps (checkpoints) under the job's
+  ``--out`` (the main job's plans of the families that train models);
+- ``FULL_SCALES``: what ``--full`` scales, in one sentence. Everywhere ``--full`` means the same
+  thing: the plan of ``attnbounds verify --full`` (the paper's full tables), and no ``--full`` the
+  main job's quick plan; the sentence says which sizes that changes in this family.
+
+Its ``report`` exposes ``report(store, plan, out_dir, console)``: the tables (Markdown and CSV under
+``out_dir/tables``) and figures (under ``out_dir/figures``) of the plan, read from the store only.
+Its ``paper`` exposes ``paper_part(store, seed, full)`` and ``needs(store, seed, full)``
+(:mod:`verification.report.part`), both taking ``plan=`` where ``attnbounds paper --from`` can point
+them at a user's own run (:mod:`verification.paper.from_plans`). Its ``command`` exposes
+``register(subparsers)`` and ``verify_section(ctx)``.
+
+>>> sorted(ENTRY_POINTS)
+['checks', 'command', 'paper', 'report']
+>>> PLAN_METHODS
+('for_verify', 'from_args', 'campaigns')
+"""
+from __future__ import annotations
+
+from importlib import import_module
+from pathlib import Path
+from typing import Any, Optional
+
+# role -> the names every family's role module defines
+ENTRY_POINTS: dict[str, tuple[str, ...]] = {
+    "checks": ("Plan", "run", "FULL_SCALES"),
+    "report": ("report",),
+    "paper": ("paper_part", "needs"),
+    "command": ("register", "verify_section"),
+}
+PLAN_METHODS: tuple[str, ...] = ("for_verify", "from_args", "campaigns")
+
+
+def role(section: str, name: str) -> Any:
+    """The module of role ``name`` (checks, report, paper, command) of the family ``section``."""
+    from verification.commands import FAMILIES
+
+    return import_module(f"{FAMILIES[section]}.{name}")
+
+
+def verify(ctx: Any, section: str, title: Optional[str] = None, executor: Any = None) -> Any:
+    """The main-job section of a family: its ``Plan.for_verify(seed, full)``, run (resumed) into
+    the job's store, then its report under the job's ``--out``; the plan."""
+    checks = role(section, "checks")
+    plan = checks.Plan.for_verify(ctx.seed, ctx.full)
+    if hasattr(plan, "at"):
+        plan = plan.at(ctx.out_dir)
+    if title:
+        ctx.console.rule(f"[bold]{title}")
+    checks.run(plan, ctx.store, executor=executor, console=ctx.console)
+    role(section, "report").report(ctx.store, plan, Path(ctx.out_dir), ctx.console)
+    return plan
+
+
+def command(section: str, args: Any, executor: Any = None) -> Any:
+    """The body of a family's subcommand: ``Plan.from_args(args)`` (refused before the store is
+    opened), run into ``--db``, report under ``--out``; what the report returns."""
+    from verification.options import make_console
+    from verification.store import ResultStore
+
+    checks = role(section, "checks")
+    plan = checks.Plan.from_args(args)
+    console = make_console()
+    with ResultStore(args.db) as store:
+        checks.run(plan, store, executor=executor, console=console)
+        return role(section, "report").report(store, plan, Path(args.out), console)

@@ -1,0 +1,186 @@
+"""The SAN family's results as one :class:`verification.report.part.Part`: the tables, figures and
+macros of one preset's campaigns (one per numerical path) and their claims, read from the store only
+(the builders: :mod:`verification.san.report.tables`). The paper selects it
+(:func:`verification.san.paper.paper_part`); ``attnbounds san`` writes it
+(:func:`verification.san.report.report`). Every word the prose uses about an outcome ("the standard
+model is ahead", "undecided") is a macro written here from the stored outcome, never typed in the
+section.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence
+
+from verification.report.part import MissingCampaign, Part, Table
+from verification.san.checks.claims import ALPHA, MARGIN, claims_campaign, claims_chunk, path_runs
+from verification.san.checks.presets import KERNELS, PRESETS, campaign_name
+from verification.san.report.tables import (ROLE_ORDER, bottleneck_table, claims_table, figures, probes_table,
+                                            robustness_table, rollout_table, runs_table, spectra_table,
+                                            trainability_table)
+
+# what an outcome means in words, per claim: (supported, refuted, inconclusive)
+READING = {
+    ("gap", "depth"): ("the standard model is ahead, the paper's direction",
+                       "the attention-only model is ahead, against the paper's direction",
+                       "undecided at this noise floor"),
+    ("gap", "flops"): ("the standard model is ahead, the paper's direction",
+                       "the attention-only model is ahead, against the paper's direction",
+                       "undecided at this noise floor"),
+    ("gap", "params"): ("equivalent within the margin: the gap is closed, as the paper reports",
+                        "not equivalent: the gap exceeds the margin",
+                        "neither shown equivalent within the margin nor shown to exceed it"),
+    ("gap", "reduction"): ("the gap shrinks from matched depth to matched parameters, the paper's direction",
+                           "the gap grows from matched depth to matched parameters, against the paper",
+                           "no change of the gap is shown"),
+    ("probes", "retrieval-params"): ("the attention-only model retrieves better, the paper's direction",
+                                     "the standard model retrieves better, against the paper's direction",
+                                     "no difference is shown"),
+    ("probes", "recall-params"): ("the attention-only model recalls worse, the paper's direction",
+                                  "the attention-only model recalls better, against the paper's direction",
+                                  "no difference is shown"),
+}
+
+
+def reading(claim: str, instance: str, outcome: str) -> str:
+    """The words for ``outcome`` of one claim (see :data:`READING`)."""
+    words = READING.get((claim, instance), ("supported", "refuted", "inconclusive"))
+    return words[("supported", "refuted", "inconclusive").index(outcome)]
+
+
+def san_command(name: str, seed: int, device: str = "cpu") -> str:
+    return f"attnbounds san --preset {name} --seed {seed}" + ("" if device == "cpu" else f" --device {device}")
+
+
+def paper_part(store: Any, seed: int = 0, full: bool = False, preset: Optional[str] = None, device: str = "cpu",
+               kernels: Optional[Sequence[str]] = None) -> Part:
+    """The SAN family's tables, figures and macros (preset ``paper`` with ``full``, else ``quick``)."""
+    name = preset or ("paper" if full else "quick")
+    camps = {k: campaign_name(PRESETS[name], seed, k, device) for k in (kernels or KERNELS)}
+    camp = next(iter(camps.values()))
+    command = san_command(name, seed, device)
+    paths = path_runs(store, camps)
+    if next(iter(camps)) not in paths:
+        raise MissingCampaign(camp, command)
+    runs = paths[next(iter(camps))]
+    claims_camp = claims_campaign(camp)
+    chunk = claims_chunk(paths)          # the claims decided from exactly these runs, this claims version
+    claims = [r for r in store.records(claims_camp) if r["chunk"] == chunk]
+    if not claims:
+        raise MissingCampaign(claims_camp, command)
+    used = tuple(camps[k] for k in paths)
+    prov = (f"campaigns {', '.join(used)}, {claims_camp}; preset {name}; seeds {sorted({r['seed'] for r in runs})}; "
+            f"numerical paths {', '.join(paths)}; device {device}; byte-level pydoc_data.topics prose + "
+            f"retrieval/recall probes")
+    part = Part(family="san", commands=[command])
+    runs_df, claims_df = runs_table(runs), claims_table(claims)
+    scale = f"tiny scale: {runs_df['params'].min():,}-{runs_df['params'].max():,} non-embedding parameters"
+    made = dict(campaigns=used + (claims_camp,), command=command)      # every table: its campaigns, its command
+    part.tables += [
+        Table("san-runs", runs_df, f"SAN runs ({scale}; primary numerical path): validation loss (nats per byte), "
+              "probe accuracies and accuracy above the larger chance level", prov, **made),
+        Table("san-probes", probes_table(runs), "Probe accuracies against their chance levels, computed from the "
+              "probe's own rows (copying a random context digit; always the most frequent answer)", prov, **made),
+        Table("san-claims", claims_df, f"The paper's claims at tiny scale: mean of paired differences over seed pairs "
+              f"(units as stated; the paper's nats per token are compared in direction only), t interval with "
+              f"seed pairs minus one degrees of freedom (90% for the TOST row, margin {MARGIN:g} nats per byte), Holm-adjusted p over the "
+              f"claims of the run at family-wise level {ALPHA:g}, minimum detectable effect (power 0.8) at the "
+              "run's noise floor; an outcome that differs between numerical paths is inconclusive", prov, **made),
+        Table("san-robustness", robustness_table(claims), "Machine robustness: each claim's outcome along each "
+              "numerical path (fused and explicit attention kernels: the same mathematics, other rounding, as "
+              "on another machine); the reported outcome is inconclusive where they differ", prov, **made),
+        Table("san-spectra", spectra_table(runs), "Effective ranks over training (mean over seeds and layers)", prov,
+              **made),
+        Table("san-trainability", trainability_table(runs), "Trainability by depth, with and without QK-norm "
+              "(a diverged run counts at the unigram entropy)", prov, **made),
+        Table("san-rollout", rollout_table(store, camp).rename(columns=ROLLOUT_COLUMNS),
+              r"Rollout on the trained decoders: median $\delta(R_l)$ over inputs and the mean D2 chain ratio "
+              r"$\delta(R_l)/\prod_{k \le l} \delta(\hat A_k)$ (D1 is structurally tight for causal attention)",
+              prov, **made),
+        Table("san-bottleneck", bottleneck_table(store, camp).rename(columns=BOTTLENECK_COLUMNS),
+              "Scalar-bottleneck lemma on the trained attention-only weights at sequence length one: the residual of the float computation, the exact "
+              r"verdict, and the range of the scalars $c_l$", prov, **made)]
+    part.figures += figures(runs, claims_df, spectra_table(runs), prov)
+    for _, c in claims_df.iterrows():
+        part.macro(c["statistic"], "San", c["claim"], c["instance"])
+        part.macro(c["outcome"], "San", c["claim"], c["instance"], "outcome")
+        part.macro(reading(c["claim"], c["instance"], c["outcome"]), "San", c["claim"], c["instance"], "reading")
+        mde = c["mde"]
+        part.macro(float(mde) if mde is not None and math.isfinite(float(mde)) else "unbounded", "San", c["claim"],
+                   c["instance"], "mde")
+    _summary_macros(part, runs, runs_df, claims_df, rollout_table(store, camp), bottleneck_table(store, camp),
+                    probes_table(runs), list(paths))
+    factor = [r["verdict"] for r in store.records(camp, theorem="dobrushin.factor")]
+    prose_guards(part, max_params=int(runs_df["params"].max()), ref_layers=int(part.macros["SanRefLayers"]),
+                 deepest=part.macros.get("SanQkNormDeepestLayers"),
+                 d1_tight=sum(v == "tight" for v in factor), d1_layers=len(factor))
+    return part
+
+
+# the smallest model of the paper (6M parameters) and its deepest stack (48 layers)
+PAPER_SMALLEST_PARAMS, PAPER_DEEPEST_LAYERS = 6_000_000, 48
+BOTTLENECK_COLUMNS = {"float_residual": "float residual", "c_min": "min $c_l$", "c_max": "max $c_l$"}
+ROLLOUT_COLUMNS = {"delta_R": "median delta(R_l)", "chain_ratio": "mean chain ratio",
+                   "chain_tight": "share chain tight"}
+
+
+def prose_guards(part: Part, max_params: int, ref_layers: int, deepest: Optional[int], d1_tight: int,
+                 d1_layers: int) -> None:
+    """The conditions of the ``\\Guard{San...}`` sentences of ``paper/sections/san.tex`` and the
+    README's SAN line, from the stored numbers (a store where one is false fails the build)."""
+    part.guard(max_params < PAPER_SMALLEST_PARAMS, "San", "tiny scale",
+               detail=f"largest model {max_params:,} non-embedding parameters, the paper's smallest "
+                      f"{PAPER_SMALLEST_PARAMS:,}")
+    part.guard(ref_layers >= 2, "San", "reference two layers", detail=f"the reference has {ref_layers} layers")
+    part.guard(deepest is not None and deepest < PAPER_DEEPEST_LAYERS, "San", "shallower than the paper",
+               detail=f"deepest stack {deepest} layers, the paper's {PAPER_DEEPEST_LAYERS}")
+    part.guard(d1_layers > 0 and d1_tight == d1_layers, "San", "D1 tight on every causal layer",
+               detail=f"D1 tight on {d1_tight} of {d1_layers} stored layer checks")
+
+
+def _summary_macros(part: Part, runs: list, runs_df: Any, claims_df: Any, roll: Any, bott: Any, probes: Any,
+                    kernels: list) -> None:
+    """Preset-independent numbers the prose quotes (the per-claim macros are set by the caller)."""
+    gaps = claims_df[claims_df["claim"] == "gap"]
+    if len(gaps):
+        part.macro(float(gaps["noise_floor"].iloc[0]), "San", "noise floor")
+    tested = claims_df[claims_df["n"] >= 2]
+    part.macro(int(len(tested)), "San", "family size")
+    part.macro(ALPHA, "San", "alpha")
+    part.macro(MARGIN, "San", "margin")
+    part.macro(int(claims_df["robust"].astype(bool).sum()), "San", "robust claims")
+    part.macro(int(len(claims_df)), "San", "claims")
+    part.macro(int((claims_df["outcome"] != "inconclusive").sum()), "San", "decided claims")
+    part.macro(len(kernels), "San", "paths")
+    pairs = runs_df[runs_df["role"] != "sweep"]
+    part.macro(int(runs_df["params"].min()), "San", "min params")
+    part.macro(int(runs_df["params"].max()), "San", "max params")
+    part.macro(int(pairs["seed"].nunique()), "San", "seed pairs")
+    part.macro(int(pairs[pairs["role"] == "std"]["layers"].iloc[0]) if len(pairs) else 0, "San", "ref layers")
+    part.macro(int(runs[0]["steps_done"]) if runs else 0, "San", "steps")
+    for role in ROLE_ORDER:
+        sub = pairs[pairs["role"] == role]
+        part.macro(float(sub["val_loss"].mean()), "San", "loss", role)
+        for kind in ("retrieval", "recall"):
+            part.macro(float(sub[f"{kind}_acc"].mean()), "San", kind, "acc", role)
+    for kind in ("retrieval", "recall"):
+        sub = probes[probes["probe"] == kind] if len(probes) else probes
+        if len(sub):
+            part.macro(float(sub["chance_copy"].mean()), "San", kind, "chance copy")
+            part.macro(float(sub["chance_majority"].mean()), "San", kind, "chance majority")
+    qk = claims_df[claims_df["claim"] == "qk_norm"]
+    if len(qk):
+        deepest = max(qk["instance"], key=lambda s: int(s[1:]))
+        row = qk[qk["instance"] == deepest].iloc[0]
+        part.macro(int(deepest[1:]), "San", "qk norm deepest layers")
+        part.macro(float(row["statistic"]), "San", "qk norm deepest")
+        part.macro(str(row["outcome"]), "San", "qk norm deepest outcome")
+    part.macro(int((bott["verdict"] == "tight").sum()) if len(bott) else 0, "San", "bottleneck tight")
+    part.macro(int(len(bott)), "San", "bottleneck runs")
+    if len(roll):
+        last = roll[(roll["variant"] == "all")]
+        for role in ("std", "san-params"):
+            sub = last[last["role"] == role]
+            if len(sub):
+                top = sub[sub["layer"] == sub["layer"].max()].iloc[0]
+                part.macro(float(top["chain_ratio"]), "San", "chain ratio last", role)
+                part.macro(float(top["delta_R"]), "San", "delta R last", role)
