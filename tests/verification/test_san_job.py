@@ -199,3 +199,33 @@ def test_the_readme_san_line_is_guarded_too(tmp_path):
     one.write_text(line + "\n")
     with pytest.raises(ValueError, match='contradicts the sentence "tiny"'):
         findings_md({}, one, {"SanTinyScale": Guard("SanTinyScale", False, "largest model 7,000,000")})
+
+
+def test_run_summaries_come_in_plan_order_whatever_the_store_order():
+    """A pool of workers stores the runs in the order they finish: the tables and the claims read
+    them in plan order, so the same runs give the same bytes on every machine."""
+    import random
+
+    from verification.san.checks.claims import summaries
+
+    def rec(key, role, seed, layers, qk):
+        return {"extra": dict(key=key, role=role, n_layer=layers, qk_norm=qk), "provenance": {"seed": seed},
+                "verdict": "holds"}
+
+    planned = [rec("std-L2-s0", "std", 0, 2, True), rec("san-depth-L2-s0", "san-depth", 0, 2, True),
+               rec("san-params-L5-s0", "san-params", 0, 5, True), rec("std-L2-s1", "std", 1, 2, True),
+               rec("san-depth-L2-s1", "san-depth", 1, 2, True), rec("sweep-a-L2-s0", "sweep", 0, 2, False),
+               rec("sweep-a-L2-qk-s0", "sweep", 0, 2, True), rec("sweep-a-L12-s0", "sweep", 0, 12, False)]
+
+    class Store:
+        def __init__(self, records):
+            self.rs = records
+
+        def records(self, campaign, theorem=None):
+            return list(self.rs)
+
+    want = [r["extra"]["key"] for r in planned]
+    for k in range(5):
+        shuffled = planned[:]
+        random.Random(k).shuffle(shuffled)
+        assert [r["key"] for r in summaries(Store(shuffled), "c")] == want

@@ -47,12 +47,17 @@ PAPER = {"depth": "0.47 nats/token (direction only)", "flops": "0.26 nats/token 
          "flops-between": "0.47 > 0.26 nats/token (direction only)"}
 
 
+RUN_ORDER = {"std": 0, "san-depth": 1, "san-flops": 2, "san-params": 3}
+
+
 def summaries(store: Any, campaign: str) -> list[dict]:
-    """The run records of a SAN campaign: extra + seed, in store order."""
-    out = []
-    for r in store.records(campaign, theorem="san.claim.trainable"):
-        out.append(dict(r["extra"], seed=r["provenance"]["seed"], verdict=r["verdict"]))
-    return out
+    """The run records of a SAN campaign: extra + seed, in plan order (per seed the reference,
+    then the matched runs; then the depth sweep by depth, without QK-norm first), never in the
+    order a pool of workers happened to store them."""
+    out = [dict(r["extra"], seed=r["provenance"]["seed"], verdict=r["verdict"])
+           for r in store.records(campaign, theorem="san.claim.trainable")]
+    return sorted(out, key=lambda r: (r["role"] == "sweep", r["seed"], RUN_ORDER.get(r["role"], len(RUN_ORDER)),
+                                      r["n_layer"], bool(r["qk_norm"]), r["key"]))
 
 
 def digest(runs: list[dict]) -> str:
