@@ -2,6 +2,7 @@
 from fractions import Fraction
 
 import pytest
+from scipy import stats
 from rich.console import Console
 
 from numerics.poincare import bounds as PB
@@ -200,15 +201,20 @@ def test_sde_records_and_table(store):
         lo, hi = el.extra["interval"]
         assert lo <= el.extra["statistic"] == el.value <= hi
         assert el.bound == pytest.approx(el.extra["dim"] / (2 * el.extra["beta"]))      # Laplace d/(2 beta)
-        assert (el.verdict == Outcome.REFUTED) == (lo > el.bound)
+        limit = el.extra["limit"]                              # d/(2 beta) plus the margin
+        assert limit == pytest.approx(el.bound * 1.1) and el.extra["df"] == 63
+        assert (el.verdict == Outcome.REFUTED) == (el.extra["p_above"] < 0.05)
+        assert (el.verdict == Outcome.SUPPORTED) == (hi < limit)     # support: the upper end shown below
         assert el.extra["L_star"] >= el.extra["min_L"]
         d = el.extra["dist_argmin_L"]
         assert len(d) >= 2 and all(t1 < t2 for (t1, _, _), (t2, _, _) in zip(d, d[1:]))
     rate = next(r for r in recs if r.extra["kind"] == "rate")
     assert rate.bound == pytest.approx(0.5)                   # OU: 1/(beta C_P) = lambda
     lo, hi = rate.extra["interval"]
-    assert hi - lo == pytest.approx(2 * 3 * rate.extra["se"])  # estimate +- 3 se, as stated
-    assert rate.verdict == (Outcome.SUPPORTED if lo <= 0.5 <= hi else Outcome.REFUTED)
+    q = stats.t.ppf(0.95, 7)                                   # 8 chain groups: a 90% t interval, df = 7
+    assert rate.extra["df"] == 7 and hi - lo == pytest.approx(2 * q * rate.extra["se"])
+    inside = 0.5 - rate.extra["margin"] < lo and hi < 0.5 + rate.extra["margin"]
+    assert (rate.verdict == Outcome.SUPPORTED) == inside       # TOST: equivalence shown, not "inside +- 3 se"
     assert all(isinstance(r.verdict, Outcome) and "statistic" in r.extra for r in recs)
     assert len(sde_rows(store, "poincare.sde-test")) == len(recs)
     assert [r[1] for r in sde_loss_rows(store, "poincare.sde-test")] == [4.0, 256.0]
@@ -281,14 +287,24 @@ def test_muckenhoupt_check_fails_on_a_planted_bug(plant, monkeypatch):
 
 
 def test_outcome_rules():
-    from verification.poincare.checks.sde import excess_outcome, two_sided
+    """Agreement with a prediction is TOST at 10% of the prediction, df = units - 1: a prediction
+    inside estimate +- 3 se (the rule it replaces) is not support when equivalence is not shown."""
+    import numpy as np
 
-    assert two_sided(1.0, 0.01, 1.02)[0] == Outcome.SUPPORTED
-    assert two_sided(1.0, 0.01, 1.05)[0] == Outcome.REFUTED              # outside 1 +- 0.03: a finding
-    assert two_sided(1.0, 0.2, 1.05)[0] == Outcome.INCONCLUSIVE           # too wide to tell
-    assert excess_outcome(0.5, 0.01, 0.1)[0] == Outcome.REFUTED           # loss excess above Laplace
-    assert excess_outcome(0.05, 0.001, 0.1)[0] == Outcome.SUPPORTED
-    assert excess_outcome(0.05, 0.1, 0.1)[0] == Outcome.INCONCLUSIVE
+    from verification.poincare.checks.sde import REL_MARGIN, agreement_outcome, excess_outcome
+
+    rng = np.random.default_rng(0)
+    near = 1.0 + rng.normal(0, 0.01, 8)
+    out, iv, test = agreement_outcome(near, 1.0)
+    assert out == Outcome.SUPPORTED and test["df"] == 7 and test["margin"] == pytest.approx(REL_MARGIN)
+    assert iv[0] < near.mean() < iv[1] and test["mde"] < REL_MARGIN
+    assert agreement_outcome(1.2 + rng.normal(0, 0.01, 8), 1.0)[0] == Outcome.REFUTED     # a finding
+    noisy = 1.0 + rng.normal(0, 0.3, 8)                     # the prediction is well inside +- 3 se
+    assert abs(noisy.mean() - 1.0) < 3 * noisy.std(ddof=1) / np.sqrt(8)
+    o, _, t = agreement_outcome(noisy, 1.0)
+    assert o == Outcome.INCONCLUSIVE and t["mde"] > REL_MARGIN          # what this run could show, stated
+    assert excess_outcome(0.5 + rng.normal(0, 0.01, 64), 0.1)[0] == Outcome.REFUTED      # above Laplace
+    assert excess_outcome(0.1 + rng.normal(0, 0.001, 64), 0.1)[0] == Outcome.SUPPORTED
 
 
 def test_findings_tables_state_their_conclusions(store, tmp_path):

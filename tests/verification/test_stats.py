@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from verification.report.stats import holm, mde, paired_t, tost, tost_mde
+from verification.report.stats import holm, mde, paired_t, tost, tost_mde, wilson
 
 
 def test_paired_t_uses_t_with_pairs_minus_one_df():
@@ -55,3 +55,38 @@ def test_mde_matches_power_and_shrinks_with_pairs():
     assert mde(0.05, 8) < mde(0.05, 4) < mde(0.05, 2) and mde(0.05, 1) == math.inf
     assert mde(0.05, 4) > 0.05 * (1.96 + 0.84) / 2           # the z approximation understates it
     assert tost_mde(0.05, 6) > 0 and tost_mde(0.05, 1) == math.inf
+
+
+def test_agreement_is_supported_at_most_alpha_of_the_time_at_the_margin():
+    """A planted null of equivalence: the true difference sits at the margin. TOST supports
+    agreement at most alpha of the time (here 8 units, df = 7, as the Langevin rate's chain groups)."""
+    from verification.report.stats import agreement
+
+    rng = np.random.default_rng(1)
+    runs, units, sd, margin = 4000, 8, 1.0, 0.9
+    hits = sum(agreement(list(rng.normal(margin, sd, units)), 0.0, margin)["outcome"] == "supported"
+               for _ in range(runs))
+    lo, hi = wilson(hits, runs)
+    assert lo <= 0.05 and hi < 0.065, (hits, runs)
+
+
+def test_a_prediction_off_by_two_standard_errors_is_not_supported():
+    """The rule it replaces called a prediction inside estimate +- 3 se support: a prediction off by
+    2 se (and outside the margin) is never supported by agreement, and refuted when that is shown."""
+    from verification.report.stats import agreement
+
+    rng = np.random.default_rng(2)
+    units = 8
+    out = []
+    for _ in range(500):
+        x = rng.normal(0.0, 1.0, units)
+        se = x.std(ddof=1) / np.sqrt(units)
+        x = x - x.mean() + 2 * se                          # the estimate: exactly 2 se from the prediction
+        old = abs(x.mean()) <= 3 * se
+        new = agreement(list(x), 0.0, margin=1.5 * se)["outcome"]
+        assert old and new != "supported"
+        out.append(new)
+    assert set(out) <= {"inconclusive", "refuted"}
+    r = agreement(list(rng.normal(0.0, 0.01, 8)), 0.0, margin=0.05)
+    assert r["outcome"] == "supported" and r["df"] == 7 and r["mde"] < 0.05
+    assert r["interval"][0] < r["estimate"] < r["interval"][1]

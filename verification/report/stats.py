@@ -159,3 +159,52 @@ def tost_mde(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> f
         return math.nan
     df = n - 1
     return sd / math.sqrt(n) * float(stats.t.ppf(1 - alpha, df) + stats.t.ppf((1 + power) / 2, df))
+
+
+# -- agreement with a prediction: an equivalence question -------------------------------------------
+
+
+def agreement(values: Sequence[float], predicted: float, margin: float, alpha: float = ALPHA) -> dict:
+    """Do independent estimates ``values`` (one per unit: chain group, chain, seed) agree with
+    ``predicted`` within ``margin``? Agreement is an equivalence claim, decided by TOST on the
+    differences values - predicted (:func:`tost`, t quantiles with df = units - 1): ``outcome``
+    "supported" when equivalence is shown at ``alpha`` (the 1 - 2 alpha interval of the mean lies
+    inside predicted +- margin), "refuted" when |mean - predicted| > margin is shown (``p_outside``
+    < alpha), else "inconclusive" (a failure to reject is never support). ``estimate``: the mean;
+    ``interval``: its 1 - 2 alpha t interval; ``mde``: the smallest margin this design shows with
+    probability :data:`POWER` when the true difference is 0 (:func:`tost_mde`).
+
+    >>> agreement([1.00, 1.01, 0.99, 1.00, 1.02, 0.98], 1.0, margin=0.05)["outcome"]
+    'supported'
+    >>> agreement([1.20, 1.21, 1.19, 1.20], 1.0, margin=0.05)["outcome"]
+    'refuted'
+    >>> agreement([0.9, 1.1, 1.0], 1.0, margin=0.05)["outcome"]         # a failure to reject
+    'inconclusive'
+    """
+    if not math.isfinite(predicted):
+        raise InvalidInput(f"agreement: the prediction must be finite, got {predicted!r}")
+    e = tost([v - predicted for v in values], margin, alpha)
+    outcome = "supported" if e["p"] < alpha else "refuted" if e["p_outside"] < alpha else "inconclusive"
+    lo, hi = e["interval"]
+    return dict(e, outcome=outcome, predicted=predicted, estimate=predicted + e["mean"],
+                interval=(predicted + lo, predicted + hi), mde=tost_mde(e["sd"], e["n"], alpha))
+
+
+def at_most(values: Sequence[float], limit: float, alpha: float = ALPHA) -> dict:
+    """Is the mean of independent estimates ``values`` at most ``limit``? One-sided t tests with
+    df = units - 1: ``outcome`` "supported" when mean < limit is shown at ``alpha``, "refuted" when
+    mean > limit is shown, else "inconclusive" (never support from a failure to reject);
+    ``interval``: the 1 - 2 alpha t interval of the mean (its upper end lies below ``limit`` exactly
+    when support is shown); ``mde``: the distance from ``limit`` the one-sided test detects with
+    probability :data:`POWER` (:func:`mde` at level 2 alpha).
+
+    >>> at_most([0.1, 0.12, 0.09, 0.11], 0.2)["outcome"], at_most([0.3, 0.32, 0.29, 0.31], 0.2)["outcome"]
+    ('supported', 'refuted')
+    >>> at_most([0.1, 0.3, 0.2], 0.2)["outcome"]
+    'inconclusive'
+    """
+    if not math.isfinite(limit):
+        raise InvalidInput(f"at_most: the limit must be finite, got {limit!r}")
+    t = paired_t(values, 2 * alpha, limit)
+    outcome = "supported" if t["p_less"] < alpha else "refuted" if t["p_greater"] < alpha else "inconclusive"
+    return dict(t, outcome=outcome, limit=limit, estimate=t["mean"], mde=mde(t["sd"], t["n"], 2 * alpha))
