@@ -298,3 +298,49 @@ CAUSAL_PRODUCT = register(Theorem(
     smt_checked=(("causal.d2", (3, 3, 3), 4.63), ("causal.d2.lemma", (2, 2, 2), 0.10)),
     formal=("causal_product.v:d2_causal",),
 ))
+
+
+# -- how often causal D2 is tight: the share the exact condition predicts ------------------------------
+
+CAUSAL_SHARE_FAMILIES = ("causal",)    # causal softmax of Gaussian logits: continuous entries, ties have probability 0
+
+
+def causal_share_hypotheses(inst: Any) -> Hypotheses:
+    """(family, n): a random causal family with continuous entries on and below the diagonal (no
+    ties almost surely), P and Q drawn independently from it, n >= 2."""
+    try:
+        family, n = inst
+    except (TypeError, ValueError):
+        return Hypotheses(False, f"expected (family, n), got {type(inst).__name__}")
+    return hyp_all(
+        lambda: check(family in CAUSAL_SHARE_FAMILIES, f"family {family!r}: the prediction needs continuous causal "
+                                                      f"entries; known: {', '.join(CAUSAL_SHARE_FAMILIES)}"),
+        lambda: check(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 2,
+                      f"n = {n!r}: a causal pair needs n >= 2"))
+
+
+def causal_share_witness() -> tuple[str, int]:
+    """n = 2: row 1 is the only row l >= 1, so pi_2 = 1 and every pair is tight."""
+    return ("causal", 2)
+
+
+_s, _pi = sp.symbols("s_n pi_n", nonnegative=True)
+CAUSAL_SHARE = register(Theorem(
+    id="dobrushin.product.causal.share",
+    title="Causal attention: the share of random pairs on which D2 is tight",
+    category="statistical",
+    statement=sp.Eq(_s, _pi ** 2),
+    equality="for P, Q drawn independently from one causal law with continuous entries, D2 is tight iff row 1 "
+             "is the first minimiser of P_l0 and of Q_l0 (the causal-D2 condition without ties), so the share of "
+             "tight pairs is s_n = pi_n^2 with pi_n = P(argmin_{l>=1} A_l0 = 1); pi_2 = 1",
+    equality_tex=r"for $P, Q$ drawn independently from one causal law with continuous entries, D2 is tight iff "
+                 r"row $1$ is the first minimiser of $P_{l0}$ and of $Q_{l0}$ (the causal-D2 condition without "
+                 r"ties), so the share of tight pairs is $s_n = \pi_n^2$ with "
+                 r"$\pi_n = \Pr(\operatorname{argmin}_{l \ge 1} A_{l0} = 1)$; $\pi_2 = 1$",
+    hypotheses=causal_share_hypotheses,
+    witness=causal_share_witness,
+    evaluators={"fast": "numerics.dobrushin.causal_share:predicted_tight",
+                "exact": "numerics.dobrushin.causal_share:predicted_share"},
+    references=("docs/theory.md §1, corollary (causal D2): the condition this share follows from",),
+    symbols={"s_n": "share of tight pairs at size n", "pi_n": "probability that row 1 minimises A_l0, l >= 1"},
+))

@@ -110,3 +110,25 @@ def test_the_stress_search_on_causal_pairs_finds_no_counterexample_and_catches_a
     assert not (S.causal_score(starts)[0] == VIOLATED).any()
     monkeypatch.setattr(C, "condition", _buggy)
     assert (S.causal_score(starts)[0] == VIOLATED).any()
+
+
+def test_the_predicted_share_is_the_share_of_exactly_tight_pairs():
+    """On continuous causal pairs the condition's prediction (row 1 the first minimiser of both first
+    columns) is the exact D2 verdict, pair by pair; pi_2 = 1; the predicted share's interval holds
+    the share measured on independent pairs (a wrong prediction, pi_n instead of pi_n^2, does not)."""
+    import numpy as np
+
+    from numerics.dobrushin import check_batch, minimiser_count, predicted_share, predicted_tight
+    from numerics.sources.random import generator, sample
+
+    for n in (2, 3, 4):
+        A = sample("causal", n, 4000, generator(7, "causal", n, 0))
+        tight = check_batch("dobrushin.product", A)["verdict"] == 1          # code 1: tight
+        assert np.array_equal(tight, predicted_tight(A[0::2], A[1::2])), n
+    k, m = minimiser_count("causal", 2, 100, seed=1, offset=10)
+    assert (k, m) == (100, 100) and predicted_share(k, m)[0] == 1.0
+    k, m = minimiser_count("causal", 3, 20000, seed=1, offset=10)
+    share, lo, hi = predicted_share(k, m)
+    A = sample("causal", 3, 40000, generator(2, "causal", 3, 0))
+    measured = float(np.mean(check_batch("dobrushin.product", A)["verdict"] == 1))
+    assert lo - 0.01 < measured < hi + 0.01 and not (lo - 0.01 < k / m < hi + 0.01)

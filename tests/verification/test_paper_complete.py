@@ -106,9 +106,9 @@ def test_only_the_plan_chunks_count(tmp_path):
     """Chunks a user's run added to the same campaign (other families or sizes) neither fill a gap
     nor count: 11 missing are 11."""
     with ResultStore(tmp_path / "r.db") as s:
-        (need,) = import_module(PAPER["dobrushin"]).needs(s, seed=0, full=False)
-        gone = sorted(need.chunks)[:11]
-        fill(s, [need], skip={(need.campaign, k) for k in gone})
+        need, causal = import_module(PAPER["dobrushin"]).needs(s, seed=0, full=False)   # the random campaign,
+        gone = sorted(need.chunks)[:11]                                                 # its causal-share check
+        fill(s, [need, causal], skip={(need.campaign, k) for k in gone})
         for k in range(5):
             s.write_chunk(need.campaign, f"softmax-T2/n{k + 3}/c0", [])
         err = refused(s, "dobrushin")
@@ -174,7 +174,7 @@ def test_the_paper_refuses_a_dobrushin_campaign_with_a_chunk_deleted(tmp_path, m
         job.run(job.Plan(seed=0), s)
     plan = job.Plan(seed=0)
     _paper(monkeypatch, "dobrushin", _source(tmp_path / "src", ("dobrushin-d1-share", "dobrushin-d2-share",
-                                                                  "dobrushin-summary")))
+                                                                  "dobrushin-summary", "dobrushin-causal-share")))
     assert main(["paper", "--db", str(db), "--out", str(tmp_path / "ok")]) == 0, capsys.readouterr().err
     assert "tables/dobrushin-summary.tex" in _files(tmp_path / "ok")
     capsys.readouterr()

@@ -102,9 +102,10 @@ def test_a_users_dobrushin_campaign_becomes_the_dobrushin_tables(store):
 
     plan = plans_from("dobrushin --families dirichlet,causal --sizes 3 --seed 4")["dobrushin"]
     assert plan == checks.Plan(families=("dirichlet", "causal"), sizes=(3,), seed=4)
-    (need,) = needs(store, plan=plan)
+    need, causal = needs(store, plan=plan)
     assert need.campaign == plan.campaign and need.chunks == {c.key for c in plan.chunks()}
-    assert "attnbounds dobrushin --families dirichlet,causal --sizes 3 --seed 4" == need.command
+    assert causal.campaign == plan.causal_campaign and causal.chunks == {"causal/n3"}
+    assert "attnbounds dobrushin --families dirichlet,causal --sizes 3 --seed 4" == need.command == causal.command
     checks.run(plan, store)
     part = paper_part(store, plan=plan)
     share = next(t for t in part.tables if t.name == "dobrushin-d1-share")

@@ -8,21 +8,36 @@ every matrix, with every instance certified exactly (``certify_all``: its closed
 maximising pair, whether equality goes through token 0), and D2 on the pairs (A[2k], A[2k+1]).
 A violation beyond the rigorous float error is stored as ``violated`` and stops the run loudly
 (through the campaign runner). One chunk of instances per (family, n, chunk index), seeded on its own.
+
+Beside it, when the plan has the causal family, the share of tight causal pairs against the share
+the causal-D2 condition predicts (``dobrushin.product.causal.share``, :mod:`numerics.dobrushin.causal_share`):
+per size n <= :data:`CAUSAL_MAX_N`, pi_n estimated on fresh draws, D2 decided exactly on as many
+independent pairs, the predicted verdict compared with the exact one pair by pair, and the outcome of
+the agreement of the two shares (TOST within :data:`CAUSAL_MARGIN`, normal quantiles: thousands of
+draws). One chunk per n, in its own campaign (:meth:`Plan.causal_campaign`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from numerics.dobrushin.batch import NAMES, check_batch, check_factor
+from numerics.dobrushin.causal_share import minimiser_count, predicted_share, predicted_tight
 from numerics.sources.random import DISTRIBUTIONS, GENERATOR, generator, sample
 from verification import campaign
-from verification.store import Record
-from numerics.dobrushin.batch import NAMES
-from numerics.dobrushin.batch import check_batch, check_factor
+from verification.report.stats import agreement_normal
+from verification.store import Record, outcome_record
 
 SIZES = (2, 3, 4, 5, 8, 16, 32, 64, 128)
 CHUNK = 50
-FULL_SCALES = "ten times the instances per (family, n): 2000 up to n = 16, 1000 up to 64, 500 at 128"
+FULL_SCALES = ("ten times the instances per (family, n): 2000 up to n = 16, 1000 up to 64, 500 at 128; five times "
+               "the draws of the causal-share check")
+CAUSAL_VERSION = "v1"
+CAUSAL_MAX_N = 16               # the causal-share check's sizes (beyond, the predicted share is below 1e-3)
+CAUSAL_DRAWS = 20_000           # per n: draws for pi_n, and as many independent pairs for the measured share
+CAUSAL_MARGIN = 0.02            # the two shares agree when they differ by less than this (TOST)
+CAUSAL_OFFSET = 3_000_000       # generator chunk indices of the prediction's draws (no other campaign's)
+CAUSAL_PAIRS_OFFSET = 4_000_000  # and of the measured pairs
 VERSION = "v2"  # bump when the sampling or the checks change: a new campaign, not a resume
 
 
@@ -52,7 +67,20 @@ class Plan:
         return plan
 
     def campaigns(self) -> tuple[str, ...]:
-        return (self.campaign,)
+        return (self.campaign,) + ((self.causal_campaign,) if self.causal_sizes() else ())
+
+    def causal_sizes(self) -> tuple[int, ...]:
+        """The sizes of the causal-share check: the plan's n <= :data:`CAUSAL_MAX_N`, when it has the
+        causal family."""
+        return tuple(n for n in self.sizes if n <= CAUSAL_MAX_N) if "causal" in self.families else ()
+
+    @property
+    def causal_campaign(self) -> str:
+        return f"dobrushin.causal-share-{CAUSAL_VERSION}-seed{self.seed}-{'full' if self.full else 'quick'}"
+
+    def causal_chunks(self) -> list[campaign.Chunk]:
+        draws = CAUSAL_DRAWS * (5 if self.full else 1)
+        return [campaign.Chunk(f"causal/n{n}", causal_share_chunk, (n, draws, self.seed)) for n in self.causal_sizes()]
 
     def instances(self, n: int) -> int:
         base = 200 if n <= 16 else 100 if n <= 64 else 50
@@ -94,7 +122,44 @@ def check_chunk(family: str, n: int, chunk: int, count: int, seed: int) -> list[
     return out
 
 
+def causal_share_chunk(n: int, draws: int, seed: int) -> list[Record]:
+    """The causal-share check at size n: pi_n on ``draws`` fresh matrices (the prediction pi_n^2 with
+    its interval), D2 decided exactly on ``draws`` independent pairs (the measured share), the verdict
+    the condition predicts against the exact one on each pair, and the agreement of the two shares."""
+    k1, m1 = minimiser_count("causal", n, draws, seed, CAUSAL_OFFSET)
+    pred, lo, hi = predicted_share(k1, m1)
+    tight = agree = m2 = 0
+    batch = max(1, (2 ** 20) // (n * n))              # pairs per batch
+    for b in range(-(-draws // batch)):
+        size = min(batch, draws - b * batch)
+        A = sample("causal", n, 2 * size, generator(seed, "causal", n, CAUSAL_PAIRS_OFFSET + b))
+        verdict = check_batch("dobrushin.product", A)["verdict"]
+        is_tight = verdict == NAMES.index("tight")
+        tight += int(is_tight.sum())
+        agree += int((is_tight == predicted_tight(A[0::2], A[1::2])).sum())
+        m2 += size
+    share = tight / m2
+    pi = k1 / m1
+    se = (share * (1 - share) / m2 + (2 * pi) ** 2 * pi * (1 - pi) / m1) ** 0.5     # delta method for pi^2
+    a = agreement_normal(share - pred, se, CAUSAL_MARGIN)
+    prov = {"generator": GENERATOR, "seed": seed, "family": "causal", "n": n,
+            "prediction_chunks_from": CAUSAL_OFFSET, "pairs_chunks_from": CAUSAL_PAIRS_OFFSET}
+    return [outcome_record(
+        "dobrushin.product.causal.share", f"causal/n{n}", a["outcome"], share,
+        (pred + a["interval"][0], pred + a["interval"][1]),
+        f"measured share of tight pairs (D2 decided exactly on {m2} pairs) against pi_n^2 (pi_n on {m1} other draws); "
+        f"TOST within {CAUSAL_MARGIN:g}, normal quantiles, level {a['alpha']:g}; interval: the measured share plus "
+        "the 90% interval of the difference", value=share, bound=pred, slack=pred - share, provenance=prov,
+        extra={"n": n, "pi_count": k1, "pi_draws": m1, "predicted": pred, "predicted_interval": [lo, hi],
+               "pairs": m2, "tight": tight, "verdict_agrees": agree, "diff": a["diff"], "se": se,
+               "margin": CAUSAL_MARGIN, "p_equivalent": a["p"], "p_different": a["p_outside"], "mde": a["mde"]})]
+
+
 def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> campaign.CampaignResult:
-    """Check every chunk of ``plan`` not yet in ``store``; a violated proved theorem stops loudly."""
+    """Check every chunk of ``plan`` not yet in ``store`` (and its causal-share check); a violated
+    proved theorem stops loudly."""
+    if plan.causal_sizes():
+        campaign.run(store, plan.causal_campaign, plan.causal_chunks(), executor=executor, console=console,
+                     description="causal D2: measured share against the condition's prediction")
     return campaign.run(store, plan.campaign, plan.chunks(), executor=executor, console=console,
                         description="D1/D2 on random families")

@@ -11,10 +11,11 @@ slack, violated / undecided). Figures: ``dobrushin-d1-frequency``, ``dobrushin-d
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from verification.dobrushin.checks import CHUNK, Plan
-from verification.dobrushin.report import min_slack, tally
+from verification.dobrushin.report import causal_table, min_slack, tally
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 from verification.report.stats import wilson
 from verification.report.tables import fmt
@@ -39,7 +40,10 @@ def needs(store: Any, seed: int = 0, full: bool = False, plan: Any = None) -> li
     ..."``) and every chunk of that plan (:meth:`Plan.chunks`)."""
     cmd = command(seed, full, plan)
     plan = plan or Plan.for_verify(seed, full)
-    return [Need("dobrushin", plan.campaign, frozenset(c.key for c in plan.chunks()), cmd)]
+    out = [Need("dobrushin", plan.campaign, frozenset(c.key for c in plan.chunks()), cmd)]
+    if plan.causal_sizes():
+        out.append(Need("dobrushin", plan.causal_campaign, frozenset(c.key for c in plan.causal_chunks()), cmd))
+    return out
 
 
 def share2(k: int, n: int) -> str:
@@ -154,6 +158,8 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) 
     part.macro(str(len(full_sizes)), "D1 zeros sizes all tight")
     part.macro(str(len([n for n in sizes if n >= 8])), "sizes from eight")
 
+    if plan.causal_sizes():
+        _causal(part, store, plan, acc)
     part.tables.append(Table("dobrushin-d1-share", _pivot(acc, "d1_eq", "d1"),
                              r"Theorem D1, $\delta((I+A)/2) \le (1+\delta(A))/2$: share of random row-stochastic $A$ "
                              "with exact equality, per family and size $n$ (instances per cell: "
@@ -184,3 +190,42 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) 
                                "Theorem D2 on random pairs: share with exact equality against n (95% Wilson bands).",
                                prov))
     return part
+
+
+CAUSAL_PAPER_COLUMNS = ["$n$", "tight (campaign)", r"predicted $\pi_n^2$", "binomial $p$ (Holm)",
+                        "tight (check)", "verdicts predicted", "agreement"]
+
+
+def _causal(part: Part, store: Any, plan: Any, acc: dict) -> None:
+    """The causal-D2 prediction (table ``dobrushin-causal-share``) and the numbers the prose quotes."""
+    from verification.dobrushin.checks import CAUSAL_MARGIN
+
+    table = causal_table(store, plan, acc)
+    if not len(table.frame):
+        raise MissingCampaign(plan.causal_campaign, command(plan.seed, plan.full, plan))
+    frame = table.frame.drop(columns=["pairs (campaign)", "pairs (check)"]).set_axis(CAUSAL_PAPER_COLUMNS, axis=1)
+    frame["agreement"] = [v.split(" (")[0] for v in frame["agreement"]]
+    pairs = ", ".join(sorted({str(v) for v in table.frame["pairs (campaign)"]}))
+    check_pairs = ", ".join(sorted({str(v) for v in table.frame["pairs (check)"]}))
+    part.tables.append(replace(
+        table, frame=frame, caption=r"Causal D2: the share of tight pairs against the share the exact condition "
+        r"predicts, $\pi_n^2$ with $\pi_n$ the probability that row 1 minimises $A_{l0}$ over $l \ge 1$ ($\pi_n$ "
+        r"estimated on fresh draws; Wilson 95% interval, squared). The campaign's " + pairs + r" pairs per size "
+        r"are tested against $\pi_n^2$ (exact binomial test, Holm across sizes); on " + check_pairs + r" independent "
+        r"pairs per size, how many exact verdicts the condition predicts, and whether the two shares agree within "
+        rf"{CAUSAL_MARGIN:g} (two one-sided tests)."))
+    keys = {c.key for c in plan.causal_chunks()}
+    check = {r["extra"]["n"]: r for r in store.records(plan.causal_campaign) if r["chunk"] in keys}
+    for n in (3, 4, 5):              # the sizes the prose quotes ("-" where the plan has no such size)
+        part.macro(f"{check[n]['extra']['predicted']:.3f}" if n in check else "-", "D2 causal predicted", "n", n)
+    agrees = sum(r["extra"]["verdict_agrees"] for r in check.values())
+    pairs = sum(r["extra"]["pairs"] for r in check.values())
+    part.macro(f"{agrees}/{pairs}", "D2 causal verdicts predicted")
+    supported = sum(r["verdict"] == "supported" for r in check.values())
+    part.macro(f"{supported}/{len(check)}", "D2 causal shares agree")
+    part.macro(f"{CAUSAL_MARGIN:g}", "D2 causal margin")
+    part.macro(", ".join(map(str, sorted(check))), "D2 causal check sizes")
+    part.guard(agrees == pairs > 0, "dobrushin D2 causal verdicts all predicted",
+               detail=f"the condition predicts {agrees} of {pairs} exact verdicts")
+    part.guard(supported == len(check) > 0, "dobrushin D2 causal shares agree",
+               detail=f"{supported} of {len(check)} sizes with the shares shown equivalent")

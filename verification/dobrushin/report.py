@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Iterable
 
 from numerics.sources.random import DISTRIBUTIONS
-from verification.dobrushin.checks import CHUNK, Plan
-from verification.report.stats import share_text
-from verification.report.tables import print_table, write_table
+from verification.dobrushin.checks import CAUSAL_MARGIN, CHUNK, Plan
+from verification.report.stats import holm, share_text
+from verification.report.tables import Table, print_table, write_table
 
 COLUMNS = ("family", "n", "instances", "D1 equality [95% CI]", "D1 only via token 0", "D1 via exact path",
            "D2 pairs", "D2 equality [95% CI]", "min strict D1 slack", "violated", "undecided")
@@ -63,8 +63,44 @@ def min_slack(a: dict):
     return None if a["slack"] == float("inf") else a["slack"]
 
 
+CAUSAL_COLUMNS = ["n", "pairs (campaign)", "tight (campaign) [95%]", "predicted pi_n^2 [95%]",
+                  "binomial p vs prediction (Holm)", "pairs (check)", "tight (check) [95%]",
+                  "predicted verdict = exact verdict", "agreement (TOST, margin)"]
+
+
+def causal_table(store, plan: Plan, acc: dict) -> Table:
+    """Causal D2: the campaign's measured share of tight pairs per n (``acc``: :func:`tally`) beside
+    the share the exact condition predicts, pi_n^2 (``dobrushin.product.causal.share``, stored by the
+    causal-share check), with the exact binomial test of the campaign's count against the prediction
+    (its own uncertainty ignored: thousands of draws; Holm across the sizes), and the check's own
+    large sample: its share, how many of its exact verdicts the condition predicts, and the outcome of
+    the agreement of the two shares (TOST)."""
+    from scipy.stats import binomtest
+
+    check = {r["extra"]["n"]: r for r in store.records(plan.causal_campaign)
+             if r["chunk"] in {c.key for c in plan.causal_chunks()}}
+    sizes = [n for n in plan.causal_sizes() if n in check]
+    p = [binomtest(acc[("causal", n)]["d2_eq"], acc[("causal", n)]["d2"], check[n]["extra"]["predicted"]).pvalue
+         if acc.get(("causal", n), {}).get("d2") else 1.0 for n in sizes]
+    adj = holm(p)
+    rows = []
+    for n, padj in zip(sizes, adj):
+        e, a = check[n]["extra"], acc.get(("causal", n), {"d2": 0, "d2_eq": 0})
+        lo, hi = e["predicted_interval"]
+        rows.append([n, a["d2"], share_text(a["d2_eq"], a["d2"]), f"{e['predicted']:.3f} [{lo:.3f}, {hi:.3f}]",
+                     f"{padj:.3g}" if a["d2"] else "-", e["pairs"], share_text(e["tight"], e["pairs"]),
+                     f"{e['verdict_agrees']}/{e['pairs']}", f"{check[n]['verdict']} (margin {CAUSAL_MARGIN:g})"])
+    prov = (f"campaigns {plan.campaign}, {plan.causal_campaign}; pi_n on fresh draws of the causal family "
+            f"(numerics.dobrushin.causal_share), D2 decided exactly on independent pairs")
+    return Table.from_rows("dobrushin-causal-share", rows, CAUSAL_COLUMNS,
+                           "Causal D2: the share of tight pairs against the share the exact condition predicts, "
+                           "pi_n^2 with pi_n = P(row 1 minimises A_l0, l >= 1)", prov,
+                           campaigns=(plan.campaign, plan.causal_campaign))
+
+
 def report(store, plan: Plan, out_dir, console) -> list[tuple]:
-    """The D1/D2 table of ``plan`` (``dobrushin_random``, under ``out_dir/tables``), printed too."""
+    """The D1/D2 table of ``plan`` (``dobrushin_random``, under ``out_dir/tables``), printed too, and
+    the causal-D2 prediction table (``dobrushin-causal-share``) when the plan has its check."""
     rows = summarise(r for r in store.records(plan.campaign)
                      if r["provenance"]["family"] in plan.families and r["provenance"]["n"] in plan.sizes)
     caption = ("Theorem D1 (delta((I+A)/2) <= (1+delta(A))/2) and D2 (delta(PQ) <= delta(P)delta(Q)) "
@@ -73,6 +109,12 @@ def report(store, plan: Plan, out_dir, console) -> list[tuple]:
             f"chunks of {CHUNK}; verdicts exact (Fraction), never by tolerance")
     write_table(rows, COLUMNS, "dobrushin_random", caption, prov, Path(out_dir) / "tables")
     print_table(console, rows, COLUMNS, "Dobrushin rollout factor (D1) and submultiplicativity (D2)")
+    if plan.causal_sizes():
+        acc = tally(r for r in store.records(plan.campaign)
+                    if r["provenance"]["family"] == "causal" and r["provenance"]["n"] in plan.sizes)
+        table = causal_table(store, plan, acc)
+        table.write(Path(out_dir) / "tables")
+        print_table(console, table.rows(), table.columns(), table.caption)
     return rows
 
 

@@ -208,3 +208,31 @@ def at_most(values: Sequence[float], limit: float, alpha: float = ALPHA) -> dict
     t = paired_t(values, 2 * alpha, limit)
     outcome = "supported" if t["p_less"] < alpha else "refuted" if t["p_greater"] < alpha else "inconclusive"
     return dict(t, outcome=outcome, limit=limit, estimate=t["mean"], mde=mde(t["sd"], t["n"], 2 * alpha))
+
+
+def agreement_normal(diff: float, se: float, margin: float, alpha: float = ALPHA) -> dict:
+    """Agreement of two large-sample estimates (shares of thousands of draws): is |diff| < margin,
+    ``diff`` their difference with standard error ``se``? TOST with normal quantiles (the large-sample
+    limit of :func:`agreement`): "supported" when equivalence is shown at ``alpha`` (the 1 - 2 alpha
+    interval inside (-margin, margin)), "refuted" when |diff| > margin is shown, else "inconclusive";
+    ``mde``: the smallest margin shown with probability :data:`POWER` at a true difference of 0.
+
+    >>> agreement_normal(0.001, 0.004, 0.02)["outcome"], agreement_normal(0.05, 0.004, 0.02)["outcome"]
+    ('supported', 'refuted')
+    >>> agreement_normal(0.01, 0.02, 0.02)["outcome"]
+    'inconclusive'
+    """
+    from scipy import stats
+
+    if not (margin > 0) or not (se >= 0) or not math.isfinite(diff):
+        raise InvalidInput(f"agreement_normal: want a finite difference, se >= 0 and margin > 0, got "
+                           f"{diff!r}, {se!r}, {margin!r}")
+    if se == 0:
+        p, p_out = (0.0 if abs(diff) < margin else 1.0), (0.0 if abs(diff) > margin else 1.0)
+    else:
+        p = max(float(stats.norm.sf((diff + margin) / se)), float(stats.norm.cdf((diff - margin) / se)))
+        p_out = min(1.0, 2 * min(float(stats.norm.sf((diff - margin) / se)), float(stats.norm.cdf((diff + margin) / se))))
+    q = float(stats.norm.ppf(1 - alpha))
+    outcome = "supported" if p < alpha else "refuted" if p_out < alpha else "inconclusive"
+    return dict(diff=diff, se=se, margin=margin, alpha=alpha, p=p, p_outside=p_out, outcome=outcome,
+                interval=(diff - q * se, diff + q * se), mde=se * (q + float(stats.norm.ppf((1 + POWER) / 2))))
