@@ -227,8 +227,9 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
                              f"{title}: rollout per layer, all tokens, medians over {n_in} inputs: $\\delta(R_l)$ against "
                              f"$\\prod \\delta(\\hat A)$ (D2 chain) and $\\prod (1+\\delta(A))/2$ (D1 factors); the ratio "
                              f"$\\delta(R_l)/\\prod \\delta(\\hat A)$ with a 95% percentile-bootstrap interval of its median. "
-                             f"By Theorem D2 that ratio cannot increase with $l$, and its chain is tight only where "
-                             f"D2's condition holds at every step.{q}", prov, **made))
+                             f"By Theorem D2 that ratio cannot increase with $l$ (a check); whether the chain is tight "
+                             f"is decided on each input by D2's exact condition at every step (a measurement).{q}",
+                             prov, **made))
     hrows = [[l] + [None if np.isnan(x) else f"{x:.2f}" for x in hs[l]] for l in range(hs.shape[0])]
     part.tables.append(Table(f"trained-heads-{s}", frame(hrows, ["layer"] + [f"h{h}" for h in range(hs.shape[1])]),
                              f"{title}: per-head share of {n_in} inputs with D1 equality, {VARIANT_TITLES['all']}.{q}",
