@@ -258,10 +258,11 @@ def test_fit_outcome_separates_recovery_optimisation_and_identifiability():
     assert not J.identifiability_failure({"spread": float("nan")})
 
 
-def _planted_kernels(ranks_by_draw):
-    """Stored-record dicts of softmax draws whose regression kernels have the given ranks."""
+def _planted_kernels(ranks_by_draw, teachers=10):
+    """Stored-record dicts of softmax draws whose regression kernels have the given ranks, draw i
+    from teacher i % ``teachers`` (the independent unit)."""
     return [{"theorem": "rank.attention.softmax.recovery", "instance": f"softmax/{i}", "verdict": "supported",
-             "provenance": {"kind": "softmax", "value_map": "unknown"},
+             "provenance": {"kind": "softmax", "value_map": "unknown", "seed": i % teachers},
              "extra": {"rel_error": 0.01, "tol": J.KERNEL_TOL, **ranks}}
             for i, ranks in enumerate(ranks_by_draw)]
 
@@ -284,6 +285,9 @@ def test_estimator_outcomes_on_planted_kernels():
     # planted: the energy rank is the one that misses -> refuted
     worse = SM.estimator_outcomes(_planted_kernels([good | {"energy_0.9": 1}] * 20 + [good] * 10), 2)
     assert next(o for o in worse if o["estimator"] == "energy_0.9")["outcome"] == "refuted"
+    # one teacher only: no degrees of freedom, so nothing is decided however many kernels it has
+    one = SM.estimator_outcomes(_planted_kernels([good] * 10 + [bad] * 20, teachers=1), 2)
+    assert {o["outcome"] for o in one} == {"inconclusive"} and one[0]["units"] == 1
     rows = SM.estimator_rows(recs, 2)
     assert rows == [["regression", "unknown", 30, f"30/30 [{wilson(30, 30)[0]:.2f}, {wilson(30, 30)[1]:.2f}]"]
                     + [f"10/30 [{wilson(10, 30)[0]:.2f}, {wilson(10, 30)[1]:.2f}]"] * 3]
@@ -328,3 +332,31 @@ def test_softmax_summary_counts_optimisation_and_identifiability_failures():
     assert cells["fit recovers W [95% CI]"] == f"1/2 [{lo:.2f}, {hi:.2f}], 1 inconclusive"
     assert cells["identifiability failures"] == "1/3" and cells["fit: converged starts"] == "6/9"
     assert cells["regression recovers W [95% CI]"].startswith("0/3")
+
+
+def test_estimators_are_compared_over_independent_teachers_not_pooled_kernels():
+    """A planted null with correlated units: two estimators equally good on average, each teacher
+    favouring one of them (a teacher-level effect shared by all its kernels). McNemar on the pooled
+    kernels, the design this replaces, declares a difference far more often than alpha; the paired
+    test over teachers (verification.rank.report.softmax.compare) stays near alpha."""
+    from scipy.stats import binomtest
+
+    from verification.rank.report.softmax import compare
+
+    rng = np.random.default_rng(0)
+    runs, teachers, kernels_per, alpha = 400, 8, 48, 0.05
+    pooled = units_false = 0
+    for _ in range(runs):
+        units = {}
+        win = lose = 0
+        for t in range(teachers):
+            d = rng.normal(0, 0.3)                                 # this teacher's advantage for a over b
+            a = rng.random(kernels_per) < np.clip(0.6 + d / 2, 0, 1)
+            b = rng.random(kernels_per) < np.clip(0.6 - d / 2, 0, 1)
+            units[t] = {"a": [bool(x) for x in a], "b": [bool(x) for x in b]}
+            win, lose = win + int(np.sum(a & ~b)), lose + int(np.sum(b & ~a))
+        pooled += binomtest(win, win + lose, 0.5).pvalue < alpha
+        res = compare(units, ("a", "b"), alpha)
+        units_false += bool(res["a"][0] or res["a"][1])
+    assert pooled / runs > 0.3                                     # pseudo-replication: far above alpha
+    assert units_false / runs < 0.08                               # one unit per teacher: about alpha

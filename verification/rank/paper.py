@@ -207,12 +207,16 @@ def _attention(part: Part, store: Any, ap: Any, seed: int, cmd: str) -> None:
                    "rank softmax identifiability failures", word)
         part.macro(f"{sum(f['converged'] for f in vfits)}/{sum(f['starts'] for f in vfits)}",
                    "rank softmax fit converged starts", word)
+    def teachers(rs):
+        return len(sm.teacher_hits(rs, ap.r_star))
+
     for o in sm.estimator_outcomes(recs, ap.r_star):
         word = ESTIMATOR_WORDS[{"entropy": "entropy_round", "entropy_sigma": "entropy_sigma_round"}.get(
             o["estimator"], o["estimator"])]
         lo, hi = o["interval"]
         part.macro(f"{o['k']}/{o['n']} [{lo:.2f}, {hi:.2f}]", "rank softmax estimator", word, "share")
         part.macro(o["outcome"], "rank softmax estimator", word, "outcome")
+    part.macro(str(teachers(recs)), "rank softmax estimator teachers")
     recovery, students, ladder, sm_recovery, sm_estimators, sm_outcomes = ar.attention_tables(allrec, stu, lad, ap,
                                                                                              seed)
     part.tables += [
@@ -239,7 +243,9 @@ def _attention(part: Part, store: Any, ap: Any, seed: int, cmd: str) -> None:
               "per kernel source and value map."),
         _view(sm_outcomes, "rank-softmax-estimator-outcomes",
               "The claim that the energy effective rank is the robust estimator under softmax distortion, for every "
-              "estimator: paired exact McNemar tests over all recovered softmax kernels, Holm at 0.05.")]
+              "estimator: the teachers are the independent units (every setting and kernel source of a teacher a "
+              "repeated measure); paired $t$ tests over the teachers on the difference of their shares, "
+              "df = teachers $-$ 1, Holm across every pair at 0.05.")]
 
 
 def _weights(part: Part, store: Any, cmd: str) -> None:

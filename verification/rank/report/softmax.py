@@ -10,11 +10,15 @@ each rank estimator's outcome on the claim that the energy effective rank is the
                             then the estimator's outcome over all sources, paired draw by draw
 
 The estimator outcome (claim "estimator e is the robust one": it gives r* at least as often as every
-other on the same kernels): for each other estimator e', an exact McNemar test (scipy.stats.binomtest
-on the discordant kernels, two-sided), Holm-corrected over e's comparisons at 0.05. supported: e is
-significantly better than every other; refuted: some other is significantly better; inconclusive
-otherwise. Statistic: e's share; interval: its 95% Wilson interval. The threshold estimator needs
-the noise level of the kernel's entries, which no softmax route provides: not applicable here.
+other on the same kernels). The independent units are the teachers: every setting (beta, T, noise,
+value map) and both kernel sources (the regression and the fit started from it) of one teacher are
+repeated measures of it, never independent draws. Per teacher, each estimator's share of its kernels
+whose rank is r*; for each pair of estimators a paired t test over the teachers on the difference of
+their shares (df = teachers - 1), Holm across every pair of the table at 0.05 (:func:`compare`).
+supported: e is significantly better than every other; refuted: some other is significantly better;
+inconclusive otherwise. Statistic: e's share over all kernels (descriptive); interval: its 95%
+Wilson interval. The threshold estimator needs the noise level of the kernel's entries, which no
+softmax route provides: not applicable here.
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ from typing import Any, Optional
 from verification.rank.checks.attention import KERNEL_TOL, fit_outcome, identifiability_failure, kernel_outcome
 from verification.rank.report.linear import outcome_share
 from verification.report.aggregate import median_keep_nan as _med
-from verification.report.stats import wilson
+from verification.report.stats import holm, paired_t, wilson
 
 ESTIMATORS = ("energy_0.9", "energy_0.99", "entropy", "entropy_sigma")
 NAMES = {"energy_0.9": "energy_0.9", "energy_0.99": "energy_0.99", "entropy": "entropy (p~sigma^2), rounded",
@@ -35,8 +39,8 @@ SUMMARY_COLUMNS = ["value map", "draws", "regression recovers W [95% CI]", "fit"
                    "fit: median kernel error", "fit: converged starts", "fit: best start converged",
                    "identifiability failures", "fit outcomes"]
 ESTIMATOR_COLUMNS = ["kernel source", "value map", "kernels"] + [f"{NAMES[e]} = r* [95% CI]" for e in ESTIMATORS]
-OUTCOME_COLUMNS = ["estimator", "share = r* [95% CI]", "kernels", "worse than (Holm)", "better than (Holm)",
-                   "outcome on 'the robust estimator'"]
+OUTCOME_COLUMNS = ["estimator", "share = r* [95% CI]", "kernels", "teachers (units)", "worse than (Holm)",
+                   "better than (Holm)", "outcome on 'the robust estimator'"]
 
 
 def softmax_draws(recs: list[dict]) -> list[dict]:
@@ -107,33 +111,57 @@ def _share(hits: list[Optional[bool]]) -> str:
                           for h in hits])
 
 
-def estimator_outcomes(recs: list[dict], r_star: int) -> list[dict]:
-    """Each estimator's outcome on "e is the robust estimator", paired over every recovered kernel."""
-    from scipy.stats import binomtest
+def teacher_hits(recs: list[dict], r_star: int) -> dict:
+    """{teacher seed: {estimator: [hit or None per kernel]}}: every kernel of a teacher (each setting,
+    both sources) under its one independent unit."""
+    out: dict = {}
+    for x in softmax_draws(recs):
+        t = out.setdefault(x["provenance"]["seed"], {e: [] for e in ESTIMATORS})
+        for k in [x["extra"]] + ([x["extra"]["fit"]] if x["extra"].get("fit") else []):
+            for e in ESTIMATORS:
+                t[e].append(_hit(k.get(e), r_star, e))
+    return out
 
+
+def compare(units: dict, estimators: tuple = ESTIMATORS, alpha: float = ALPHA) -> dict:
+    """Pairwise comparison of estimators over independent units (``units``: {unit: {estimator: [hit
+    or None]}}): per unit each estimator's share of hits; per pair a paired t test on the units'
+    differences (df = units - 1), Holm across every pair. {estimator: (worse than, better than,
+    {other: adjusted p})}."""
+    rate = {u: {e: [h for h in hs[e] if h is not None] for e in estimators} for u, hs in units.items()}
+    pairs, pvals, signs = [], [], []
+    for i, e in enumerate(estimators):
+        for o in estimators[i + 1:]:
+            diffs = [sum(r[e]) / len(r[e]) - sum(r[o]) / len(r[o]) for r in rate.values() if r[e] and r[o]]
+            t = paired_t(diffs, alpha) if diffs else {"p_two": 1.0, "mean": 0.0}
+            pairs.append((e, o))
+            pvals.append(t["p_two"])
+            signs.append(t["mean"])
+    adj = holm(pvals)
+    out = {e: ([], [], {}) for e in estimators}
+    for (e, o), p, m in zip(pairs, adj, signs):
+        out[e][2][o] = out[o][2][e] = p
+        if p < alpha and m != 0:
+            better, worse = (e, o) if m > 0 else (o, e)
+            out[better][1].append(worse)
+            out[worse][0].append(better)
+    return out
+
+
+def estimator_outcomes(recs: list[dict], r_star: int) -> list[dict]:
+    """Each estimator's outcome on "e is the robust estimator", the teachers as the units (:func:`compare`)."""
     ks = [k for _, _, k in kernels(recs)]
     hits = {e: [_hit(k.get(e), r_star, e) for k in ks] for e in ESTIMATORS}
+    units = teacher_hits(recs, r_star)
+    cmp = compare(units)
     out = []
     for e in ESTIMATORS:
-        tests = []
-        for o in ESTIMATORS:
-            if o == e:
-                continue
-            pairs = [(a, b) for a, b in zip(hits[e], hits[o]) if a is not None and b is not None]
-            win, lose = sum(a and not b for a, b in pairs), sum(b and not a for a, b in pairs)
-            p = binomtest(win, win + lose, 0.5).pvalue if win + lose else 1.0
-            tests.append((p, o, win, lose))
-        tests.sort()
-        worse, better, m = [], [], len(tests)
-        for i, (p, o, win, lose) in enumerate(tests):            # Holm step-down
-            if p > ALPHA / (m - i):
-                break
-            (better if win > lose else worse).append(o)
+        worse, better, p = cmp[e]
         k = sum(h is True for h in hits[e])
         n = sum(h is not None for h in hits[e])
-        outcome = "refuted" if worse else "supported" if len(better) == m else "inconclusive"
-        out.append({"estimator": e, "k": k, "n": n, "interval": wilson(k, n), "worse": worse, "better": better,
-                    "outcome": outcome, "p_values": {o: p for p, o, _, _ in tests}})
+        outcome = "refuted" if worse else "supported" if len(better) == len(ESTIMATORS) - 1 else "inconclusive"
+        out.append({"estimator": e, "k": k, "n": n, "units": len(units), "interval": wilson(k, n), "worse": worse,
+                    "better": better, "outcome": outcome, "p_values": p})
     return out
 
 
@@ -142,8 +170,8 @@ def outcome_rows(recs: list[dict], r_star: int) -> list[list]:
     for o in estimator_outcomes(recs, r_star):
         lo, hi = o["interval"]
         rows.append([NAMES[o["estimator"]], f"{o['k']}/{o['n']} [{lo:.2f}, {hi:.2f}]" if o["n"] else "-", o["n"],
-                     ", ".join(NAMES[x] for x in o["worse"]) or "-", ", ".join(NAMES[x] for x in o["better"]) or "-",
-                     o["outcome"]])
+                     o["units"], ", ".join(NAMES[x] for x in o["worse"]) or "-",
+                     ", ".join(NAMES[x] for x in o["better"]) or "-", o["outcome"]])
     return rows
 
 
@@ -164,6 +192,7 @@ def softmax_captions(r_star: int, fit_starts: int, fit_nfev: int) -> dict[str, s
             f"of the kernel's entries, which no softmax route gives: not applicable."),
         "rank-softmax-estimator-outcomes": (
             "The claim that the energy effective rank is the robust estimator under softmax distortion, tested for "
-            "every estimator: paired over all recovered softmax kernels, exact McNemar test against each other "
-            f"estimator, Holm at {ALPHA}; supported = significantly better than every other, refuted = some other "
-            "significantly better, inconclusive otherwise.")}
+            "every estimator: the teachers are the independent units (each setting and kernel source of a teacher "
+            "a repeated measure), per teacher each estimator's share of kernels with rank r*, paired t tests over "
+            f"the teachers (df = teachers - 1), Holm across every pair at {ALPHA}; supported = significantly better "
+            "than every other, refuted = some other significantly better, inconclusive otherwise.")}
