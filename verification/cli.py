@@ -121,6 +121,13 @@ def interrupted(exc: BaseException) -> bool:
     return False
 
 
+def interrupt_exit(prog: str, stored: int) -> int:
+    """Ctrl-C: one line saying how many chunks this run stored, exit status 130."""
+    print(f"{prog}: interrupted: {stored} chunk{'' if stored == 1 else 's'} stored by this run; "
+          "run the same command to resume", file=sys.stderr)
+    return 130
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -158,14 +165,18 @@ def main(argv: Optional[list[str]] = None) -> int:
         # lands inside a compiled (numba) function comes back as a SystemError raised from it
         if not interrupted(exc):
             raise
-        n = campaign.stored_in_this_process() - stored_before
-        print(f"{prog}: interrupted: {n} chunk{'' if n == 1 else 's'} stored by this run; "
-              "run the same command to resume", file=sys.stderr)
-        return 130
+        return interrupt_exit(prog, campaign.stored_in_this_process() - stored_before)
     except InvalidInput as exc:
         # bad input (the one type every validation raises): one line, exit 2. Anything else is a
         # bug and goes up as a traceback (exit 1): a bug is never reported as the user's mistake
         return fail(prog, exc)
+    except Exception:
+        # a signal that lands inside a foreign call can come back as that library's error, its
+        # KeyboardInterrupt not chained (ctypes, under z3: "ArgumentError: argument 1:
+        # KeyboardInterrupt"); the handler remembered it, so it is the interrupt, not a bug
+        if not campaign.was_interrupted():
+            raise
+        return interrupt_exit(prog, campaign.stored_in_this_process() - stored_before)
     finally:
         campaign.clear_interrupt()          # handled (or gone up): never left for a later command
 

@@ -296,6 +296,35 @@ def test_an_interrupt_inside_compiled_code_is_still_an_interrupt(tmp_path, monke
         main(small_dobrushin(tmp_path))
 
 
+def test_an_interrupt_inside_a_foreign_call_is_still_an_interrupt(tmp_path, monkeypatch, capsys):
+    """A SIGINT that lands while ctypes converts an argument (z3's calls) comes back as
+    ``ctypes.ArgumentError("argument 1: KeyboardInterrupt")`` with nothing chained: the handler
+    remembered it, so it is one line and exit 130; the same error without an interrupt is a bug."""
+    import ctypes
+
+    from verification import campaign
+    from verification.dobrushin import report
+
+    def interrupted_in_ctypes(*args, **kwargs):
+        from types import SimpleNamespace
+
+        # the SIGINT handler records the interrupt first (a frame where it only records, so that the
+        # KeyboardInterrupt it would raise is the one ctypes swallows here)
+        campaign.on_interrupt(2, SimpleNamespace(f_code=SimpleNamespace(co_name="__del__")))
+        raise ctypes.ArgumentError("argument 1: KeyboardInterrupt: ")
+
+    monkeypatch.setattr(report, "report", interrupted_in_ctypes)
+    assert main(small_dobrushin(tmp_path)) == 130
+    assert "interrupted: " in capsys.readouterr().err and not campaign.was_interrupted()
+
+    def bug(*args, **kwargs):
+        raise ctypes.ArgumentError("argument 1: a real one")
+
+    monkeypatch.setattr(report, "report", bug)
+    with pytest.raises(ctypes.ArgumentError, match="a real one"):
+        main(small_dobrushin(tmp_path))
+
+
 def test_ctrl_c_during_prove_is_one_line_exit_130_and_keeps_what_was_proved(tmp_path):
     db = tmp_path / "p.db"
     cmd = [sys.executable, "-c", CLI, "prove", "--max-n", "3", "--timeout", "10", "--db", str(db),
