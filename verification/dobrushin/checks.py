@@ -139,8 +139,10 @@ def causal_share_chunk(n: int, draws: int, seed: int) -> list[Record]:
         agree += int((is_tight == predicted_tight(A[0::2], A[1::2])).sum())
         m2 += size
     share = tight / m2
-    pi = k1 / m1
-    se = (share * (1 - share) / m2 + (2 * pi) ** 2 * pi * (1 - pi) / m1) ** 0.5     # delta method for pi^2
+    # standard error of share - pi^2 (delta method for pi^2), with Agresti-Coull's (k + 2) / (m + 4) in the
+    # variances, so that a share of 0 or 1 (n = 2, n = 16) never has a zero standard error
+    s_ac, p_ac = (tight + 2) / (m2 + 4), (k1 + 2) / (m1 + 4)
+    se = (s_ac * (1 - s_ac) / m2 + (2 * p_ac) ** 2 * p_ac * (1 - p_ac) / m1) ** 0.5
     a = agreement_normal(share - pred, se, CAUSAL_MARGIN)
     prov = {"generator": GENERATOR, "seed": seed, "family": "causal", "n": n,
             "prediction_chunks_from": CAUSAL_OFFSET, "pairs_chunks_from": CAUSAL_PAIRS_OFFSET}

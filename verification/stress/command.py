@@ -63,9 +63,10 @@ def _cmd(args: argparse.Namespace) -> int:
     from verification.executors import SerialExecutor
     from verification.options import make_console
     from verification.store import ResultStore
-    from verification.stress.checks import Plan, chunks, run, run_sweep
+    from verification.stress.checks import Plan, check_device, chunks, run, run_sweep
     from verification.stress.report import report_sweep, store_bytes
 
+    check_device(args.device)
     plan = Plan.from_args(args)               # refused here, before anything is created
     console = make_console()
     if plan.search is not None:

@@ -112,11 +112,12 @@ class Plan:
     @classmethod
     def from_args(cls, args: Any) -> "Plan":
         """``attnbounds stress THEOREM [options]``: one sweep, or with ``--search`` one search;
-        checked before any work (device, options that do not apply, memory and size limits)."""
+        checked before any work (options that do not apply, memory and size limits; whether the
+        ``--device`` is here is the command's check, :func:`check_device`, so that ``paper --from``
+        reads a sweep run on a GPU from any machine)."""
         from verification.stress.checks.plan import check_search
 
         spec = THEOREMS[args.theorem]
-        check_device(args.device)
         if args.search and spec.kind == "rollout":
             raise InvalidInput(f"--search: not available for {args.theorem} (stacks of layers); it supports "
                                f"{', '.join(t for t, s in THEOREMS.items() if s.kind != 'rollout')}")
