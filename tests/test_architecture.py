@@ -283,7 +283,7 @@ def test_the_stress_and_rollout_commands_plan_the_main_jobs_pieces(tmp_path):
         args = build_parser(argv).parse_args(argv + ["--db", str(tmp_path / "r.db")])
         return role(section, "checks").Plan.from_args(args)
 
-    for full, n in ((False, "200000"), (True, "1000000")):
+    for full, n in ((False, "320000"), (True, "1600000")):
         main = role("stress", "checks").Plan.for_verify(0, full)
         assert plan("stress", ["stress", "dobrushin.factor", "--instances", n]).sweeps == main.sweeps[:1]
     quick, full = (role("trained", "checks").Plan.for_verify(0, f).models[0] for f in (False, True))

@@ -182,7 +182,7 @@ def f():
 
 
 # -- the README is a map of the docs/ pages ------------------------------------------------------
-README_MAX_LINES = 212           # a map of about 200 lines (a quarter of it the generated findings); the detail lives in docs/
+README_MAX_LINES = 232           # a map of about 200 lines (a quarter of it the generated findings, with the cross-model table); the detail lives in docs/
 
 
 def readme_docs_links() -> set[str]:

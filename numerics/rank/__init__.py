@@ -13,6 +13,7 @@ Public API (numpy in, numpy out unless said; estimators batched over leading dim
     energy_rank(s, tau)                    min{k : sum_{i<=k} s_i^2 >= tau sum s_i^2}          (..., k) -> (...) int
     entropy_rank(s, power=2)               exp H(p), p_i = s_i^power / sum s^power              (..., k) -> (...) float
     threshold_rank(s, noise_std, shape)    #s_i above the Gavish-Donoho hard threshold         (..., k) -> (...) int
+    median_threshold_rank(s, shape)        the same with the noise unknown: omega(beta) median(s) (..., k) -> (...) int
     estimate_ranks(M_hat, K_hat, noise_std, columns)        every estimator of r* on one least-squares fit
     spectrum, teacher, covariance, sample_data, least_squares   teachers of exact rank r* and their data
     gd_factorised(M_star, K, r, seeds, ...)  batched GD on U V^T over seeds; spectra, risks    (numerics.rank.gd)
@@ -45,7 +46,8 @@ from numerics.rank.linear import (COVARIANCES, SPECTRUM_SHAPES, achievability_ex
                                   achievability_fast, certify_tail_sum, covariance, deficiency_exact,
                                   deficiency_fast, detection_limit, energy_rank, entropy_rank, estimate_ranks,
                                   excess_risk_exact, excess_risk_monte_carlo, gavish_donoho_threshold,
-                                  least_squares, optimal_excess_risk, sample_data, spectrum, teacher,
+                                  least_squares, marchenko_pastur_median, median_threshold,
+                                  median_threshold_rank, optimal_excess_risk, sample_data, spectrum, teacher,
                                   threshold_rank, weighted_singular_values)
 from numerics.rank.students import (ladder_data, ladder_rung, ladder_rung_exact,  # noqa: F401
                                     linear_deficiency_bound, linear_deficiency_bound_exact, static_mixer,
@@ -59,7 +61,8 @@ __all__ = ["COVARIANCES", "SPECTRUM_SHAPES", "achievability_exact", "achievabili
            "excess_risk_monte_carlo", "fit_softmax_joint", "fit_softmax_kernel", "gavish_donoho_threshold", "gd_factorised",
            "head_rank_exact", "head_spectra", "kernel_error", "kernel_teacher", "ladder_data", "ladder_rung",
            "ladder_rung_exact", "learned_rank", "learned_rank_exact", "least_squares", "linear_attention",
-           "linear_deficiency_bound", "linear_deficiency_bound_exact", "optimal_excess_risk",
+           "linear_deficiency_bound", "linear_deficiency_bound_exact", "marchenko_pastur_median", "median_threshold",
+           "median_threshold_rank", "optimal_excess_risk",
            "product_singular_values", "recover_linear_kernel", "recover_linear_kernel_exact",
            "recover_softmax_kernel", "recover_softmax_kernel_exact", "sample_data", "sample_tokens",
            "softmax_attention", "spectrum", "static_mixer", "student_risk_exact", "teacher", "threshold_rank",

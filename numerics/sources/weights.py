@@ -274,8 +274,8 @@ def build_module(weights: Weights, config: Any, common: dict) -> Any:
     sd = None if gguf else state_dict(weights)   # read and checked before loading
     try:  # the GGUF de-quantiser draws its own tqdm bar on stderr, transformers a load report: swallow
         with contextlib.redirect_stderr(io.StringIO()):
-            if gguf:
-                module, info = AutoModel.from_pretrained(str(weights.folder), **kw)
+            if gguf:   # the configuration already read: the GGUF is not parsed for it again
+                module, info = AutoModel.from_pretrained(str(weights.folder), config=config, **kw)
             elif _folder_load_reads(weights, config):
                 sd = None
                 module, info = AutoModel.from_pretrained(str(weights.folder), config=config,

@@ -1,5 +1,6 @@
 """Corpora: the default pydoc corpus and user files, including bad ones."""
 import json
+import re
 
 import pytest
 
@@ -130,3 +131,35 @@ def test_over_long_inputs_are_cut_and_reported(tmp_path):
     assert len(c.inputs) == 1 and len(c.inputs[0].text) == MAX_CHARS
     assert any("cut at" in n for n in c.notes)
     assert c.inputs[0].sha == text_hash("x" * MAX_CHARS)
+
+
+def test_antibody_corpus_reads_anarcis_germline_table_as_data(tmp_path, monkeypatch):
+    from numerics.sources.corpus import ANTIBODY_NAME, antibody_corpus, germline_v_genes, load_corpus
+
+    genes = germline_v_genes()
+    assert set(genes) == {"H", "K", "L"} and all(len(v) > 20 for v in genes.values())
+    for chain, seqs in genes.items():
+        assert len({s for _, s in seqs}) == len(seqs)                 # each distinct sequence once
+        assert all(re.fullmatch(r"[ACDEFGHIKLMNPQRSTVWY]+", s) and 80 <= len(s) <= 110 for _, s in seqs), chain
+    c = load_corpus(ANTIBODY_NAME, limit=6)
+    assert c.name == ANTIBODY_NAME and [t.id.split(":")[0] for t in c.inputs] == ["IGHV", "IGKV", "IGLV"] * 2
+    assert c.inputs[0].text == genes["H"][0][1] and "germline" in c.notes[0]
+    assert len(antibody_corpus().inputs) == sum(len(v) for v in genes.values())
+    # a file of that name in the working folder is a user corpus, not the named one
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ANTIBODY_NAME).write_text("one line\n")
+    assert load_corpus(ANTIBODY_NAME).inputs[0].text == "one line"
+    # the package is located, never imported
+    import sys
+    assert "anarci" not in sys.modules
+
+
+def test_antibody_corpus_without_its_package_is_a_clear_error(monkeypatch):
+    import importlib.util
+
+    from numerics.sources import corpus as C
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "anarci" else real(name, *a))
+    with pytest.raises(InvalidInput, match="anarci"):
+        C.germline_v_genes()

@@ -7,6 +7,7 @@ from hypothesis import given, strategies as st
 
 from numerics.rank import linear as R
 from numerics.rank import gd as G
+from theory.errors import InvalidInput
 from theory.rank import exact_rank
 from theory.verdicts import Verdict
 
@@ -192,3 +193,40 @@ def test_estimate_ranks_reports_both_entropy_conventions_and_the_detection_limit
     assert est["entropy_round"] == 2 and est["entropy_sigma_round"] == 3 and est["threshold"] == 3
     # the noise in M_hat L_hat has entries N(0, noise^2 / columns): the Gavish-Donoho square threshold
     assert math.isclose(R.detection_limit(0.1, 32, (8, 8)), 4 / math.sqrt(3) * math.sqrt(8) * 0.1 / math.sqrt(32))
+
+
+def test_marchenko_pastur_median_known_values_and_monte_carlo():
+    # Gavish & Donoho 2014: omega(1) = lambda(1) / sqrt(mu_1) = 2.858
+    mu = R.marchenko_pastur_median(1.0)
+    assert abs(mu - 0.6528) < 1e-4
+    omega = R.gavish_donoho_threshold(1.0, (10, 10)) / math.sqrt(10) / math.sqrt(mu)
+    assert abs(omega - 2.858) < 1e-3
+    rng = np.random.default_rng(0)
+    for m, n in ((100, 400), (150, 300)):
+        X = rng.standard_normal((m, n))
+        ev = np.linalg.eigvalsh(X @ X.T / n)
+        assert abs(np.median(ev) - R.marchenko_pastur_median(m / n)) < 0.03
+    for bad in (0.0, 1.5, -1.0, float("nan")):
+        with pytest.raises(InvalidInput):
+            R.marchenko_pastur_median(bad)
+
+
+def test_median_threshold_sees_the_spectrum_only_and_finds_a_planted_rank():
+    rng = np.random.default_rng(3)
+    m = n = 60
+    U, _ = np.linalg.qr(rng.standard_normal((m, 4)))
+    V_, _ = np.linalg.qr(rng.standard_normal((n, 4)))
+    noise = 0.05
+    signal = U @ np.diag([3.0, 2.5, 2.0, 1.5]) @ V_.T
+    s = np.linalg.svd(signal + noise * rng.standard_normal((m, n)), compute_uv=False)
+    assert R.median_threshold_rank(s, (m, n)) == 4
+    # the median rule's threshold is close to the known-noise one (it estimates the noise level)
+    assert abs(R.median_threshold(s, (m, n)) / R.gavish_donoho_threshold(noise, (m, n)) - 1) < 0.1
+    # scale invariant: it reads nothing but the spectrum
+    assert R.median_threshold_rank(7.0 * s, (m, n)) == 4
+    # batched over leading dimensions
+    assert list(R.median_threshold_rank(np.stack([s, 7 * s]), (m, n))) == [4, 4]
+    with pytest.raises(InvalidInput):
+        R.median_threshold(s[:10], (m, n))
+    est = R.estimate_ranks(np.eye(3), np.eye(3), 0.1, 100)
+    assert "threshold_median" in est and est["threshold_median"] in range(0, 4)

@@ -31,6 +31,7 @@ from verification.store import Record, ResultStore
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 
+from verification.measure.attention import VERSION  # noqa: E402
 from verification.testing.fakes import TOY_MAIN as MAIN  # noqa: E402
 
 # `attnbounds paper` with one toy family of N tables and N figures, in a fresh process (the CLI's
@@ -231,7 +232,8 @@ WRITES = re.compile(
     r"|\bopen\([^)]*[\"'][wax]b?\+?[\"']|\.open\(\s*[\"'][wax]|\bos\.open\(|\bos\.replace\(")
 # a writer that wants a file name writes to the temporary path of `with atomic_path(...) as tmp`
 NAMED = re.compile(r"\.savefig\(\s*tmp\b|\bsave_file\([^,()]*,\s*str\(tmp\)")
-ALLOWED = {("verification/options.py", "probe.write_bytes(")}    # --out's write probe, removed at once
+ALLOWED = {("verification/options.py", "probe.write_bytes("),     # --out's write probe, removed at once
+           ("numerics/sources/models.py", "os.rename(tmp, out)")}    # a prepared model folder, moved in whole
 
 
 def test_every_write_site_goes_through_the_atomic_helper():
@@ -448,7 +450,7 @@ def test_every_missing_campaign_is_named_in_one_message(tmp_path, monkeypatch, c
         assert msg.count(f"(run `{cmd}") == 1, cmd        # each command once, after its family's campaigns
     # both models' campaigns, each named once, with one command (modalities reads them too)
     for model in ("minilm", "smollm2"):
-        assert msg.count(f"'trained-v2:{model}:") == 1, model
+        assert msg.count(f"'trained-{VERSION}:{model}:") == 1, model
     assert "trained (also read by modalities)" in msg and "attnbounds rollout" not in msg
 
 

@@ -15,6 +15,7 @@ from importlib import import_module
 import pytest
 
 from verification.cli import main
+from verification.measure.attention import VERSION
 from verification.commands import FAMILIES
 from verification.paper.build import check_complete
 from verification.report.part import IncompleteCampaigns, MissingCampaign, Need, check_needs, resolve
@@ -123,7 +124,7 @@ def test_a_campaign_two_families_read_is_named_once_with_one_command(tmp_path):
             check_complete(s, families=[PAPER["trained"], PAPER["modalities"]])
     msg = str(err.value)
     for model in ("minilm", "smollm2"):
-        assert msg.count(f"'trained-v2:{model}:") == 1, msg
+        assert msg.count(f"'trained-{VERSION}:{model}:") == 1, msg
     assert "trained (also read by modalities): " in msg and "attnbounds rollout" not in msg
     assert msg.count("(run `attnbounds verify --only trained --seed 0`)") == 1
 

@@ -2,27 +2,42 @@
 reads (MiniLM cut to the token counts of the vision and tabular models): their settings, the
 inputs measured, the campaign names up to the model's fingerprint, and the lookup in the store.
 
-The campaign of a model is found by its settings (``trained-v2:<model>:pydoc+doc+lic:
-max<T>:r0.5:mean:w<fingerprint>``, T = 128 quick, 512 full), and only the chunks of the main job's
-inputs are read (the first 210 / 60 inputs of the default three-source corpus quick, 300 full:
-:func:`main_inputs`); when several fingerprints were measured, the one with the most of those
+The campaign of a model is found by its settings (``trained-v3:<model>:<corpus>:max<T>:r0.5:mean:
+w<fingerprint>``, T = 128 quick, 512 full; the corpus ``pydoc+doc+lic`` for the text models,
+``antibody-v-genes`` for AntiBERTy), and only the chunks of the main job's inputs are read (quick: the
+first 210 / 30 / 24 inputs of the default three-source corpus for MiniLM / SmolLM2 / Gemma 3, the
+first 24 antibody V genes for AntiBERTy; 300 full: :func:`main_inputs`); when several fingerprints were measured, the one with the most of those
 inputs (:func:`verification.report.part.resolve`).
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Optional
 
-from numerics.sources.corpus import DEFAULT_NAME
+from numerics.sources.corpus import ANTIBODY_NAME, DEFAULT_NAME
 from verification.measure.attention import FUSION, RESIDUAL, VERSION, chunk_key
 from verification.report.part import MissingCampaign, Need, resolve
 
-# quick: 70 inputs per source for MiniLM (the model whose D1 shares the prose quotes), 20 per source for
-# SmolLM2 (causal: its D1 verdicts are tight by construction; 30 layers cost more per input)
-QUICK = {"minilm": dict(limit=210, max_tokens=128), "smollm2": dict(limit=60, max_tokens=128)}
+# quick: 70 inputs per source for MiniLM (the model whose D1 shares the prose quotes), 10 per source for
+# SmolLM2 (causal: its D1 verdicts are tight by construction; 30 layers cost more per input), 8 per source
+# for Gemma 3 (causal too; its load alone costs about a minute), and 24 antibody V genes (8 per chain) for
+# AntiBERTy, a protein model: its corpus is numerics.sources.corpus.ANTIBODY_NAME, not English text
+QUICK = {"minilm": dict(limit=210, max_tokens=128), "smollm2": dict(limit=30, max_tokens=128),
+         "gemma3": dict(limit=24, max_tokens=128), "antiberty": dict(limit=24, max_tokens=128)}
 FULL = dict(limit=300, max_tokens=512)   # every model, `attnbounds verify --full`
 FULL_TOKENS = FULL["max_tokens"]
 CORPUS = DEFAULT_NAME                                        # the default corpus (numerics.sources.corpus)
+CORPORA = {"antiberty": ANTIBODY_NAME}                       # a model's own corpus (default: CORPUS)
+
+
+def corpus_of(name: str) -> str:
+    """The name of the corpus the main job measures ``name`` on."""
+    return CORPORA.get(name, CORPUS)
+
+
+def texts_of(name: str) -> Optional[str]:
+    """``--texts`` for ``name``'s corpus (None: the default corpus)."""
+    return CORPORA.get(name)
 
 
 def command(seed: int, full: bool) -> str:
@@ -31,25 +46,26 @@ def command(seed: int, full: bool) -> str:
 
 def campaign_prefix(name: str, full: bool) -> str:
     tokens = FULL_TOKENS if full else QUICK[name]["max_tokens"]
-    return f"trained-{VERSION}:{name}:{CORPUS}:max{tokens}:r{RESIDUAL}:{FUSION}:w"
+    return f"trained-{VERSION}:{name}:{corpus_of(name)}:max{tokens}:r{RESIDUAL}:{FUSION}:w"
 
 
 def rollout_command(name: str, full: bool) -> str:
     """The ``attnbounds rollout`` run that measures exactly the main job's inputs of ``name``."""
     s = FULL if full else QUICK[name]
-    return f"attnbounds rollout --model {name} --limit {s['limit']} --max-tokens {s['max_tokens']}"
+    texts = f" --texts {texts_of(name)}" if texts_of(name) else ""
+    return f"attnbounds rollout --model {name}{texts} --limit {s['limit']} --max-tokens {s['max_tokens']}"
 
 
 def main_inputs(name: str, full: bool) -> list:
     """The texts the main job measures for ``name`` (:class:`numerics.sources.corpus.TextInput`)."""
-    return list(_default_inputs(FULL["limit"] if full else QUICK[name]["limit"]))
+    return list(_inputs(texts_of(name), FULL["limit"] if full else QUICK[name]["limit"]))
 
 
 @lru_cache(maxsize=8)
-def _default_inputs(limit: int) -> tuple:
+def _inputs(texts: Optional[str], limit: int) -> tuple:
     from numerics.sources.corpus import load_corpus
 
-    return tuple(load_corpus(None, limit=limit).inputs)
+    return tuple(load_corpus(texts, limit=limit).inputs)
 
 
 def model_need(name: str, full: bool, seed: int) -> Need:

@@ -175,6 +175,11 @@ def appendix_tex(parts: list[Part], seed: int, full: bool, labels: Optional[set]
         lines += [f"\\subsection*{{Family {latex_text(part.family)}}}"]
         lines += _entry(f"prov:{part.family}", f"Numbers quoted from the {latex_text(part.family)} family",
                         [("commands", commands), ("seed", str(seed))])
+        for t in part.data_tables:
+            lines += _entry(f"prov:data:{t.name}", f"Data table {_tt(t.name)} (not typeset)",
+                            [("campaigns", ", ".join(_tt(c) for c in t.campaigns)),
+                             ("command", _tt(t.command) if t.command else commands), ("seed", str(seed)),
+                             ("provenance", latex_text(t.provenance)), ("data", _tt(f"data/{t.name}.csv"))])
         for t in part.tables:
             lines += _entry(f"prov:tab:{t.name}", f"Table~\\ref{{tab:{t.name}}} ({_tt(t.name)})",
                             [("campaigns", ", ".join(_tt(c) for c in t.campaigns)),
@@ -243,7 +248,8 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
     guards: dict[str, Any] = {}
     result.macros.update(build_macros(full))
     for part in parts:
-        for key, kind in [(t.name, "table") for t in part.tables] + [(f.name, "figure") for f in part.figures]:
+        for key, kind in ([(t.name, "table") for t in part.tables + part.data_tables]
+                          + [(f.name, "figure") for f in part.figures]):
             if (kind, key) in owner:
                 raise ValueError(f"{kind} name {key!r} is used by both {owner[(kind, key)]} and {part.family}")
             owner[(kind, key)] = part.family
@@ -259,6 +265,8 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
         for table in part.tables:
             result.tables.append(_write(out / "tables" / f"{table.name}.tex", table_tex(table)))
             table.write(out / "data")          # the table as typeset, as data: CSV and Markdown beside the PDF
+        for table in part.data_tables:         # data only: listed in the appendix, never typeset
+            table.write(out / "data")
         for fig in part.figures:
             result.figures += _figure(fig, out / "figures")
     result.guards = guards

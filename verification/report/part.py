@@ -237,6 +237,7 @@ class Part:
     tables: list[Table] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     macros: dict[str, Any] = field(default_factory=dict)   # macro name -> number or short text
+    data_tables: list[Table] = field(default_factory=list)  # written as data only (CSV, Markdown), never typeset
     commands: list[str] = field(default_factory=list)      # commands that fill its campaigns
     guards: dict[str, Guard] = field(default_factory=dict)  # \Guard key -> its condition
 

@@ -1,5 +1,7 @@
 """Small statistics used by the reports: binomial shares (Wilson) and paired comparisons over seed
-pairs (t intervals with df = pairs - 1, Holm's adjustment, TOST equivalence, minimum detectable effects)."""
+pairs (t intervals with df = pairs - 1, Holm's adjustment, TOST equivalence, minimum detectable effects),
+the exact sign test (McNemar on binary pairs) and the pairwise comparison of methods over independent
+units (:func:`pairwise`)."""
 from __future__ import annotations
 
 import math
@@ -72,6 +74,83 @@ def paired_t(diffs: Sequence[float], alpha: float = ALPHA, threshold: float = 0.
     p_greater, p_less = float(stats.t.sf(t, n - 1)), float(stats.t.cdf(t, n - 1))
     return dict(base, sd=sd, se=se, q=q, t=t, interval=(mean - q * se, mean + q * se), p_greater=p_greater,
                 p_less=p_less, p_two=min(1.0, 2 * min(p_greater, p_less)))
+
+
+def sign_test(diffs: Sequence[float]) -> dict:
+    """Exact two-sided sign test of paired differences: the number of positive against negative
+    differences under Binomial(positive + negative, 1/2) (``scipy.stats.binomtest``), ties dropped.
+    For one binary outcome per unit (hit / miss of two methods on the same draw) it is McNemar's
+    exact test on the discordant pairs. It needs no spread: identical differences are just many
+    signs, so rounding-level or zero spreads cannot make a p-value vanish (nor can ties decide).
+
+    >>> r = sign_test([1, 1, 1, 1, 1, 1, 0, -1])
+    >>> r["positive"], r["negative"], r["ties"], round(r["p_two"], 4)
+    (6, 1, 1, 0.125)
+    """
+    from scipy import stats
+
+    d = _finite(diffs)
+    pos, neg = sum(v > 0 for v in d), sum(v < 0 for v in d)
+    n = pos + neg
+    p = float(stats.binomtest(pos, n, 0.5).pvalue) if n else 1.0
+    return dict(n=len(d), positive=pos, negative=neg, ties=len(d) - n, p_two=min(1.0, p),
+                mean=sum(d) / len(d) if d else math.nan)
+
+
+def pairwise(units: dict, names: Sequence[str], test: str = "sign", alpha: float = ALPHA) -> dict:
+    """Every pair of methods compared over independent units, Holm across every pair.
+
+    ``units``: {unit: {method: [hit (bool) or None per measurement of that unit]}}: the measurements
+    of one unit are repeated measures (settings of one teacher, noise levels of one data draw), so
+    each unit contributes one number per method, its share of hits (Nones left out), and a pair is
+    tested on the units' differences of shares: ``test`` "sign" (:func:`sign_test`, exact) or "t"
+    (:func:`paired_t`, df = units - 1). Returns {method: (worse than, better than, {other: Holm p})},
+    a method "better" than another when the adjusted p < alpha and its mean difference is positive."""
+    if test not in ("sign", "t"):
+        raise InvalidInput(f"pairwise: test must be 'sign' or 't', got {test!r}")
+    rate = {u: {e: [bool(h) for h in hs.get(e, []) if h is not None] for e in names} for u, hs in units.items()}
+    pairs, pvals, signs = [], [], []
+    for i, e in enumerate(names):
+        for o in names[i + 1:]:
+            diffs = [sum(r[e]) / len(r[e]) - sum(r[o]) / len(r[o]) for r in rate.values() if r[e] and r[o]]
+            res = (sign_test(diffs) if test == "sign" else paired_t(diffs, alpha)) if diffs else \
+                {"p_two": 1.0, "mean": 0.0}
+            pairs.append((e, o))
+            pvals.append(res["p_two"])
+            signs.append(res["mean"])
+    out: dict = {e: ([], [], {}) for e in names}
+    for (e, o), p, m in zip(pairs, holm(pvals), signs):
+        out[e][2][o] = out[o][2][e] = p
+        if p < alpha and m != 0:
+            better, worse = (e, o) if m > 0 else (o, e)
+            out[better][1].append(worse)
+            out[worse][0].append(better)
+    return out
+
+
+def best_outcome(worse: Sequence[str], better: Sequence[str], methods: int) -> str:
+    """The outcome of "this method is the best one" from :func:`pairwise`: refuted when some other
+    method is significantly better, supported when it is significantly better than every other,
+    inconclusive otherwise."""
+    return "refuted" if worse else "supported" if len(better) == methods - 1 else "inconclusive"
+
+
+def unit_share(shares: Sequence[float]) -> dict:
+    """A share pooled over repeated measures: the mean of one share per independent unit, with the
+    Wilson interval of that mean at n = units (the effective sample size when the measurements of a
+    unit are perfectly correlated; conservative when they are less so). Never of zero width: units
+    that all agree are not evidence of an exact share.
+
+    >>> r = unit_share([1.0] * 30)
+    >>> r["mean"], r["units"], round(r["interval"][0], 3)
+    (1.0, 30, 0.886)
+    """
+    d = _finite(shares)
+    if any(not (0 <= v <= 1) for v in d):
+        raise InvalidInput(f"unit_share: shares must lie in [0, 1], got {d}")
+    n = len(d)
+    mean = sum(d) / n if n else math.nan
+    return {"mean": mean, "interval": wilson(sum(d), n) if n else (math.nan, math.nan), "units": n}
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

@@ -2,7 +2,8 @@
 Theorem D1 (``stress.dobrushin.factor``) and the guided search (``stress-search.dobrushin.factor``).
 
 Table ``stress-factor`` (per family and n: instances, tight share, exact-path verdicts, smallest
-strict slack, violations), figure ``stress-factor-slack`` (histogram of log10 strict slack),
+strict slack, violations), figures ``stress-factor-slack`` (histogram of log10 strict slack) and
+``stress-factor-share`` (the tight share against n per family, beside the published range),
 macros: instances, chunks, violated, undecided, the smallest strict slack, the tight share per
 cell, bytes per stored chunk, and from the search its budget and what it found.
 
@@ -25,6 +26,54 @@ from verification.stress import checks
 from verification.stress.checks.plan import chunk_size
 from verification.stress.checks.summaries import EDGES
 from verification.stress.report import cell_parts, cell_table, tally, total
+
+# The share of tight random stochastic matrices quoted by the work that asked how often D1 is tight
+# (Rola): 24-30%. The work could not be identified offline (see paper/sections/stress.tex), nor the
+# families and sizes behind the range, so it is drawn as a band beside every cell, not tested cell by cell.
+PUBLISHED_SHARE = (0.24, 0.30)
+
+
+def published_comparison(cells: dict) -> dict:
+    """Where each cell's 95% Wilson interval of the tight share lies against :data:`PUBLISHED_SHARE`:
+    {"inside", "below", "above", "overlaps"} -> cells (``n >= 3``; ``n = 2`` is another regime: a 2 x 2
+    stochastic matrix is tight whenever its diagonal dominates)."""
+    lo_p, hi_p = PUBLISHED_SHARE
+    out: dict = {"inside": [], "below": [], "above": [], "overlaps": []}
+    for cell, c in cells.items():
+        family, n, _ = cell_parts(cell)
+        if n < 3:
+            continue
+        lo, hi = wilson(c.count("tight"), c.n)
+        where = "inside" if lo >= lo_p and hi <= hi_p else "below" if hi < lo_p else "above" if lo > hi_p \
+            else "overlaps"
+        out[where].append(cell)
+    return out
+
+
+def share_curve(cells: dict):
+    """The figure ``stress-factor-share``: the tight share against n per family with 95% Wilson
+    bars, and the published range as a band."""
+    lines = {}
+    for cell, c in sorted(cells.items(), key=lambda kv: cell_parts(kv[0])[:2]):
+        family, n, _ = cell_parts(cell)
+        k = c.count("tight")
+        lo, hi = wilson(k, c.n)
+        lines.setdefault(family, []).append((n, k / c.n, lo, hi))
+
+    def draw(ax: Any) -> None:
+        ax.axhspan(*PUBLISHED_SHARE, color="0.85", zorder=0, label="published range (Rola)")
+        for i, (family, pts) in enumerate(lines.items()):
+            xs = [p[0] * (1 + 0.03 * (i - 1.5)) for p in pts]          # offset the families a little along n
+            ys = [p[1] for p in pts]
+            ax.errorbar(xs, ys, yerr=[[y - p[2] for y, p in zip(ys, pts)], [p[3] - y for y, p in zip(ys, pts)]],
+                        fmt="o-", ms=3, capsize=2,
+                        label=family.replace("softmax-T", "softmax, T = ").replace("dirichlet", "Dirichlet(1)"))
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("$n$ (tokens)")
+        ax.set_ylabel("share with D1 equality")
+        ax.legend(fontsize=7, loc="upper right")
+    return draw
+
 
 # the sweep's table in the paper: these columns of the report's table (verification.stress.report.cell_table)
 FACTOR_COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share [95%]", "violated",
@@ -132,6 +181,9 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) 
             "per-chunk summaries, kept instances in full; verdicts exact")
     part.macro(int(t.n), "stress instances")
     part.macro(str(t.chunks), "stress chunks")
+    part.macro(", ".join(f.replace("softmax-T", "softmax rows at T = ").replace("dirichlet", "Dirichlet(1) rows")
+                         for f in plan.families), "stress families")
+    part.macro(", ".join(map(str, sorted(plan.sizes))), "stress sizes")
     part.macro(str(t.count("violated")), "stress violated")
     part.macro(str(t.count("undecided")), "stress undecided")
     part.guard(t.count("violated") == 0 and t.count("undecided") == 0, "stress sweep no counterexample",
@@ -162,6 +214,28 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) 
     part.figures.append(Figure("stress-factor-slack", draw,
                                "Distribution of the certified strict slack of Theorem D1 over the sweep "
                                "(tight instances, slack exactly 0, are counted in the table).", prov))
+    part.figures.append(Figure("stress-factor-share", share_curve(cells),
+                               "Theorem D1 on random matrices, the large campaign: share of instances with exact "
+                               "equality against $n$ per family (95% Wilson bars), beside the published range "
+                               f"{PUBLISHED_SHARE[0]:.0%}-{PUBLISHED_SHARE[1]:.0%} (grey band).",
+                               prov))
+    big = {cell: c for cell, c in cells.items() if cell_parts(cell)[1] >= 3}
+    shares = [c.count("tight") / c.n for c in big.values()]
+    part.macro(f"{min(shares):.2f}" if shares else "-", "stress share min")
+    part.macro(f"{max(shares):.2f}" if shares else "-", "stress share max")
+    half = [(lambda lo, hi: (hi - lo) / 2)(*wilson(c.count("tight"), c.n)) for c in big.values()]
+    part.macro(f"{max(half):.3f}" if half else "-", "stress share half width")
+    per = [c.n for c in big.values()]
+    part.macro(f"{min(per):,}" if per else "-", "stress share per cell")
+    part.macro(str(min(cell_parts(c)[1] for c in big)) if big else "-", "stress share smallest n")
+    part.macro(str(max(cell_parts(c)[1] for c in big)) if big else "-", "stress share largest n")
+    two = [c.count("tight") / c.n for cell, c in cells.items() if cell_parts(cell)[1] == 2]
+    part.macro(f"{min(two):.2f}-{max(two):.2f}" if two else "-", "stress share n two")
+    where = published_comparison(cells)
+    for k, v in where.items():
+        part.macro(str(len(v)), "stress published", k)
+    part.macro(str(sum(len(v) for v in where.values())), "stress published cells")
+    part.macro(f"{PUBLISHED_SHARE[0]:.0%}-{PUBLISHED_SHARE[1]:.0%}", "stress published range")
     tight, n = t.count("tight"), t.n
     lo, hi = wilson(tight, n)
     part.macro(f"{tight / n:.3f}", "stress tight share")

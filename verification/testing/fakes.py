@@ -1,5 +1,5 @@
-"""Stand-ins the tests share: a causal attention instance under the SmolLM2 name (loading the 4-bit
-GGUF takes minutes), and a one-section toy paper (its hand-written source and its family's part).
+"""Stand-ins the tests share: attention instances under the embedded models' names (loading the 4-bit
+GGUFs takes minutes), and a one-section toy paper (its hand-written source and its family's part).
 
 >>> inst = causal_standin(T=4, L=2, H=1)
 >>> inst.attention.shape, bool((inst.attention.sum(-1) == 1).all() or True)
@@ -46,21 +46,24 @@ def toy_part(store: Any, seed: int = 0, full: bool = False, n: int = 1) -> Any:
     return part
 
 
-def causal_standin(T: int = 6, L: int = 3, H: int = 2, seed: int = 0) -> Any:
-    """A causal :class:`numerics.sources.AttentionInstance` named like the main job's first SmolLM2
-    input (the paper reads the main job's inputs only): softmax rows of random lower-triangular
-    logits, (L, H, T, T), token 0 special."""
+def causal_standin(T: int = 6, L: int = 3, H: int = 2, seed: int = 0, model: str = "smollm2",
+                   causal: bool = True) -> Any:
+    """An attention instance named like the main job's first input of ``model`` (the paper reads the
+    main job's inputs only): softmax rows of random logits, lower-triangular when ``causal`` (the
+    decoders SmolLM2 and Gemma 3), full otherwise (a stand-in for an encoder, AntiBERTy); (L, H, T, T),
+    token 0 special."""
     from numerics.sources import AttentionInstance
     from verification.measure.text import main_inputs
 
-    first = main_inputs("smollm2", False)[0]
+    first = main_inputs(model, False)[0]
     rng = np.random.default_rng(seed)
-    logits = rng.standard_normal((L, H, T, T)) + np.where(np.tri(T, dtype=bool), 0.0, -np.inf)
+    mask = np.where(np.tri(T, dtype=bool), 0.0, -np.inf) if causal else np.zeros((T, T))
+    logits = rng.standard_normal((L, H, T, T)) + mask
     A = np.exp(logits - logits.max(-1, keepdims=True))
     A /= A.sum(-1, keepdims=True)
     special = np.zeros(T, dtype=bool)
     special[0] = True
-    prov = dict(model="smollm2", quantised=True, causal=True, input=first.id, source="test", text_sha=first.sha,
-                T=T, truncated=False, tokens_full=T)
-    return AttentionInstance(model="smollm2", input=first.id, sha=first.sha, attention=A, special=special,
-                             causal=True, provenance=prov)
+    prov = dict(model=model, quantised=model in ("smollm2", "gemma3"), causal=causal, input=first.id,
+                source="test", text_sha=first.sha, T=T, truncated=False, tokens_full=T)
+    return AttentionInstance(model=model, input=first.id, sha=first.sha, attention=A, special=special,
+                             causal=causal, provenance=prov)

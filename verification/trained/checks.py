@@ -20,8 +20,9 @@ from verification import campaign
 from verification.measure.attention import campaign_name, chunk_key, input_records, verdict_of
 from verification.store import Record
 
-FULL_SCALES = ("every model on 300 inputs at up to 512 tokens (quick: MiniLM 210 and SmolLM2 60 inputs at up to 128 "
-               "tokens), with their matched-n random baselines")
+FULL_SCALES = ("every model on 300 inputs at up to 512 tokens (quick: MiniLM 210, SmolLM2 30 and Gemma 3 24 inputs "
+               "of the English corpus, AntiBERTy 24 antibody V genes, at up to 128 tokens), with their matched-n random "
+               "baselines")
 
 
 @dataclass(frozen=True)
@@ -54,20 +55,24 @@ class Plan:
 
     @classmethod
     def for_verify(cls, seed: int, full: bool) -> "Plan":
-        """Both embedded models, each on the main job's inputs (:data:`verification.measure.text.QUICK`,
-        or :data:`~verification.measure.text.FULL` for every model)."""
-        from verification.measure.text import FULL, QUICK
+        """Every embedded model, each on the main job's inputs (:data:`verification.measure.text.QUICK`,
+        or :data:`~verification.measure.text.FULL` for every model) of its corpus
+        (:func:`verification.measure.text.texts_of`)."""
+        from verification.measure.text import FULL, QUICK, texts_of
 
-        return cls(tuple(ModelRun(name, **(FULL if full else quick)) for name, quick in QUICK.items()), seed)
+        return cls(tuple(ModelRun(name, texts_of(name), **(FULL if full else quick)) for name, quick in QUICK.items()),
+                   seed)
 
     @classmethod
     def from_args(cls, args: Any) -> "Plan":
         """``attnbounds rollout [--model] [--texts] [--limit] [--max-tokens] [--allow-pickle] [--full]``:
-        one model; with ``--full`` the full plan's inputs unless ``--limit`` / ``--max-tokens`` say otherwise."""
-        from verification.measure.text import FULL
+        one model (on its own corpus when it has one and ``--texts`` is not given: AntiBERTy reads antibody
+        V genes); with ``--full`` the full plan's inputs unless ``--limit`` / ``--max-tokens`` say otherwise."""
+        from verification.measure.text import FULL, texts_of
 
         base = FULL if args.full else {}
-        return cls((ModelRun(args.model, args.texts, args.limit if args.limit is not None else base.get("limit"),
+        texts = args.texts if args.texts is not None else texts_of(args.model)   # antiberty: its antibody corpus
+        return cls((ModelRun(args.model, texts, args.limit if args.limit is not None else base.get("limit"),
                              args.max_tokens if args.max_tokens is not None else base.get("max_tokens"),
                              args.allow_pickle),), args.seed)
 
@@ -129,7 +134,7 @@ def run_campaign(model: Any, corpus: Any, store: Any, console: Any = None,
                  comparison: bool = True) -> str:
     """Measure every input of ``corpus`` not yet in the store (resume), one chunk per input text."""
     name = campaign_name(model, corpus.name)
-    chunks = [campaign.Chunk(chunk_key(t), input_records, (model, t, comparison)) for t in corpus.inputs]
+    chunks = [campaign.Chunk(chunk_key(t), input_records, (model, t, comparison, True)) for t in corpus.inputs]
     campaign.run(store, name, chunks, console=console, description=f"{model.name}: measuring")
     return name
 

@@ -31,11 +31,12 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser("rollout", help="D1 equality shares and rollout tightness on a trained model")
     add_common(p)
-    p.add_argument("--model", default="minilm", help="minilm | smollm2 | a checkpoint folder | a weights file "
-                   "(.safetensors, .safetensors.index.json, .gguf; the file named is the one loaded, with "
+    p.add_argument("--model", default="minilm", help="minilm | smollm2 | gemma3 | antiberty | a checkpoint folder | "
+                   "a weights file (.safetensors, .safetensors.index.json, .gguf; the file named is the one loaded, with "
                    "its folder's config.json and tokenizer)")
     p.add_argument("--texts", default=None, help="corpus: text file (lines or blank-line blocks) or JSONL "
-                   "with a 'text' field (default: pydoc topics, stdlib docstrings and package licenses, interleaved)")
+                   "with a 'text' field, or antibody-v-genes (human germline V genes, for antiberty) (default: pydoc topics, "
+                   "stdlib docstrings and package licenses, interleaved)")
     p.add_argument("--limit", type=positive_int, default=None, help="first N inputs only (N >= 1)")
     p.add_argument("--max-tokens", type=int_at_least(2), default=None,
                    help="truncate inputs here (>= 2; default 512)")

@@ -1,19 +1,22 @@
-"""The trained-transformer part of the paper: per model (all-MiniLM-L6-v2, SmolLM2-135M), per layer
+"""The trained-transformer part of the paper: per model (all-MiniLM-L6-v2, SmolLM2-135M, Gemma 3 270M,
+AntiBERTy), per layer
 and head, how often Theorem D1's equality holds (all tokens, content tokens, first position
 dropped), how tight rollout is and the D2 chain, read from the stored campaigns only (the rows are
 those of :mod:`verification.trained.report`; nothing is recomputed, no model is loaded).
 
-The campaign of a model is found in the store by its settings (``trained-v2:<model>:pydoc+doc+lic:
+The campaign of a model is found in the store by its settings (``trained-v3:<model>:<corpus>:
 max<T>:r0.5:mean:w<fingerprint>``, T = 128 quick, 512 full), and only the chunks of the main job's
-inputs are read (the first 210 / 60 inputs of the default three-source corpus quick, 300 full:
+inputs are read (quick: the first 210 / 30 / 24 inputs of the default corpus, AntiBERTy 24 antibody V genes; 300 full:
 :func:`verification.measure.text.main_inputs`), so the inputs a user's ``attnbounds rollout --limit ...`` adds to the same
 campaign never reach the paper; when several fingerprints were measured, the one with the most of
 those inputs is reported (ties: the first name in sorted order), its fingerprint in the provenance.
 The random baselines at matched token counts are read from the seed's baseline campaign
 (:func:`verification.trained.checks.baseline_campaign`), the samples of those inputs only. Tables
 ``trained-d1-<model>``, ``trained-sources-<model>``, ``trained-rollout-<model>``,
-``trained-heads-<model>``, ``trained-compare-<model>``; figures ``trained-heads-<model>``,
-``trained-rollout-<model>``.
+``trained-heads-<model>``, ``trained-compare-<model>``, and across the models ``trained-models`` (one
+row per model) and ``trained-float`` (what a float test at tolerance 0 gets wrong against the exact
+verdicts); figures ``trained-heads-<model>``, ``trained-rollout-<model>`` and ``trained-depth`` (share
+against relative depth, every model).
 """
 from __future__ import annotations
 
@@ -27,14 +30,32 @@ from verification.report.part import Figure, MissingCampaign, Need, Part, Table,
 from verification.report.stats import wilson
 from verification.report.tables import fmt
 from verification.measure.attention import FUSION, RESIDUAL
-from verification.measure.text import CORPUS, command, find_campaign, model_need
+from verification.measure.text import command, corpus_of, find_campaign, model_need
 from verification.trained.checks import BASELINE_FAMILIES, baseline_campaign, baseline_chunks, baseline_slots
 from verification.trained.report import (VARIANT_TITLES, baseline_share, collect_records, compare_table, d1_table,
                                           heads_shares, median_interval, read_baselines, rollout_table, sizes_of,
                                           slug, source_order, source_table)
 
-MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}          # model -> macro word
-TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit GGUF)"}
+MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma", "antiberty": "AntiBERTy"}  # -> macro word
+TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit GGUF)",
+          "gemma3": "Gemma 3 270M (4-bit GGUF)", "antiberty": "AntiBERTy"}
+# what the cross-model table says of each embedded model (numerics.sources.models holds the files)
+ARCHITECTURES = {"minilm": ("BERT encoder", "bidirectional"), "smollm2": ("Llama decoder", "causal, grouped-query"),
+                 "gemma3": ("Gemma 3 decoder", "causal, grouped-query, sliding window 512 + global every 6th layer"),
+                 "antiberty": ("BERT encoder (antibody sequences)", "bidirectional")}
+QUANTISATION = {"minilm": "float32", "smollm2": "GGUF Q4_1", "gemma3": "GGUF Q4_K_M", "antiberty": "float32"}
+
+
+# the per-model tables the paper typesets (the prose reads them); every other per-model table is data only
+# (Part.data_tables): the causal models' D1 shares are forced, a check reported in one line
+TYPESET = {"minilm": {"d1", "sources", "heads", "rollout", "compare"}, "smollm2": {"rollout", "compare"}}
+
+
+def notes_of(name: str) -> tuple[str, ...]:
+    """What every table of ``name``'s attention must say (:attr:`numerics.sources.models.ModelSource.notes`)."""
+    from numerics.sources.models import EMBEDDED
+
+    return EMBEDDED[name].notes if name in EMBEDDED else ()
 def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
     """Both models' campaigns and, once they are complete, the random baselines at their stored
     token counts (the samples :func:`verification.trained.checks.run_baselines` draws for them)."""
@@ -140,15 +161,13 @@ def _source_macros(part: Part, word: str, data: dict, base: dict) -> None:
 
 
 def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed: int, base: dict,
-                baselines: str) -> None:
-    from numerics.sources.models import QUANTISED_NOTE
-
+                baselines: str, data_by_model: dict) -> None:
     data = collect_records(records, None)
     p0 = records[0]["provenance"]
     word, title, s = MODELS[name], TITLES[name], slug(name)
     n_in, causal, quantised = len(data["inputs"]), bool(p0.get("causal")), bool(p0.get("quantised"))
-    prov = (f"model {name}" + (f"; {QUANTISED_NOTE}" if quantised else "") + f"; campaign {campaign}; {n_in} inputs "
-            f"({CORPUS} corpus); rollout residual {RESIDUAL}, {FUSION} head fusion; seed {seed} (no random draws); "
+    prov = (f"model {name}" + "".join(f"; {note}" for note in notes_of(name)) + f"; campaign {campaign}; {n_in} inputs "
+            f"({corpus_of(name)} corpus); rollout residual {RESIDUAL}, {FUSION} head fusion; seed {seed} (no random draws); "
             "D1 verdicts exact (rational), shares with 95% Wilson intervals")
     L = len(data["layer"]["all"])
     H = 1 + max(h for _, h in data["head"]["all"])
@@ -208,14 +227,18 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
                "(the sentence says close to 1: between 0.9 and 1.1)")
 
     q = " 4-bit quantised weights: the quantised model's attention." if quantised else ""
+    data_by_model[name] = (data, L, H, causal, base)
     c = (" Causal attention: row 0 is one-hot, so equality is structural (docs/theory.md §1, corollary)." if causal else "")
     made = dict(campaigns=(campaign,), command=part.commands[0])     # every table: its campaign, its command
+
+    def add(kind: str, table: Table) -> None:
+        (part.tables if kind in TYPESET.get(name, ()) else part.data_tables).append(table)
     rows, cols = d1_table(data, None)
-    part.tables.append(Table(f"trained-d1-{s}", frame(rows, cols),
+    add("d1", Table(f"trained-d1-{s}", frame(rows, cols),
                              f"{title}: share of {n_in} inputs where Theorem D1 holds with equality (exact), per layer, "
                              f"head-averaged attention, with 95% Wilson intervals; median slack.{q}{c}", prov, **made))
     rows, cols = source_table(data, base, BASELINE_FAMILIES)
-    part.tables.append(Table(f"trained-sources-{s}", frame(rows, cols),
+    add("sources", Table(f"trained-sources-{s}", frame(rows, cols),
                              f"{title}: share of inputs where D1 holds with equality (exact), per source and pooled, "
                              f"95% Wilson intervals, beside the share for random matrices of the same token counts "
                              f"(Dirichlet(1) rows; softmax of Gaussian logits at $T = 0.25, 1, 4$, not fitted to the "
@@ -223,7 +246,7 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
                              prov + f"; random baselines: campaign {baselines}",
                              campaigns=(campaign, baselines), command=part.commands[0]))
     rows, cols = rollout_table(data)
-    part.tables.append(Table(f"trained-rollout-{s}", frame(rows, cols),
+    add("rollout", Table(f"trained-rollout-{s}", frame(rows, cols),
                              f"{title}: rollout per layer, all tokens, medians over {n_in} inputs: $\\delta(R_l)$ against "
                              f"$\\prod \\delta(\\hat A)$ (D2 chain) and $\\prod (1+\\delta(A))/2$ (D1 factors); the ratio "
                              f"$\\delta(R_l)/\\prod \\delta(\\hat A)$ with a 95% percentile-bootstrap interval of its median. "
@@ -231,7 +254,7 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
                              f"is decided on each input by D2's exact condition at every step (a measurement).{q}",
                              prov, **made))
     hrows = [[l] + [None if np.isnan(x) else f"{x:.2f}" for x in hs[l]] for l in range(hs.shape[0])]
-    part.tables.append(Table(f"trained-heads-{s}", frame(hrows, ["layer"] + [f"h{h}" for h in range(hs.shape[1])]),
+    add("heads", Table(f"trained-heads-{s}", frame(hrows, ["layer"] + [f"h{h}" for h in range(hs.shape[1])]),
                              f"{title}: per-head share of {n_in} inputs with D1 equality, {VARIANT_TITLES['all']}.{q}",
                              prov, **made))
     rows, cols = compare_table(data)
@@ -242,7 +265,7 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
               if isinstance(row[cols.index("median delta(A)")], (int, float))]
     part.macro(f"{min(classical):.2f}" if classical else "-", word, "classical bound min")   # "close to 1" as a number
     part.macro(f"{min(deltas):.2f}" if deltas else "-", word, "median delta min")
-    part.tables.append(Table(f"trained-compare-{s}", frame(rows, cols),
+    add("compare", Table(f"trained-compare-{s}", frame(rows, cols),
                              f"{title}: comparison bounds on $\\delta(A)$ of head-averaged attention (Birkhoff's "
                              f"$\\tau_B$ and the mean-head softmax-logit bound; trivial wherever $A$ has zeros).{q}", prov,
                              **made))
@@ -272,6 +295,130 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
             break
     if missing:
         raise MissingCampaign.combine(missing)
+    data_by_model: dict = {}
     for name, (campaign, records) in found.items():
-        _model_part(part, name, campaign, records, seed, base, baselines)
+        _model_part(part, name, campaign, records, seed, base, baselines, data_by_model)
+    _float_part(part, found)
+    _models_part(part, found, data_by_model, baselines)
     return part
+
+
+MODELS_COLUMNS = ["model", "architecture", "attention", "layers", "heads", "inputs", "tokens (median)",
+                  "weights", "D1 tight, head mean [95% CI]", "D1 tight, per head [95% CI]",
+                  "D1 tight, content, per head [95% CI]", "random Dirichlet, matched n [95% CI]", "forced"]
+
+
+def models_rows(data_by_model: dict) -> list[list]:
+    """One row per model: what it is, and its D1 equality shares pooled over layers and inputs (head
+    mean; every head; content tokens, every head), beside random Dirichlet matrices of its token
+    counts; "forced" when the causal corollary makes every verdict tight (a check, not a measurement)."""
+    rows = []
+    for name, (data, L, H, causal, base) in data_by_model.items():
+        mean = [r for rs in data["layer"]["all"].values() for r in rs]
+        heads = [r for rs in data["head"]["all"].values() for r in rs]
+        content = [r for rs in data["head"].get("content", {}).values() for r in rs]
+        slots = baseline_slots(sizes_of(data))
+        k, n = baseline_share(base, slots["all"], set(slots["all"]), "dirichlet")
+        tokens = median(slots["all"][key][0] for key in slots["all"])
+        arch, kind = ARCHITECTURES.get(name, ("-", "causal" if causal else "bidirectional"))
+        rows.append([TITLES.get(name, name), arch, kind, L, H, len(data["inputs"]), f"{tokens:g}",
+                     QUANTISATION.get(name, "-")]
+                    + [f"{_s(*_tight(rs))} {_ci(*_tight(rs))}" if rs else "-" for rs in (mean, heads, content)]
+                    + [f"{_s(k, n)} {_ci(k, n)}", "yes (causal)" if causal else "no"])
+    return rows
+
+
+def _depth_curves(data_by_model: dict):
+    """The figure ``trained-depth``: the share of inputs with D1 equality (head mean, all tokens)
+    against relative depth l / (L - 1), one line per model (causal models dashed: forced)."""
+    lines = []
+    for name, (data, L, _, causal, _) in data_by_model.items():
+        cells = data["layer"]["all"]
+        xs = [l / max(L - 1, 1) for l in sorted(cells)]
+        ys = [_tight(cells[l])[0] / max(_tight(cells[l])[1], 1) for l in sorted(cells)]
+        lines.append((TITLES.get(name, name).split(" (")[0], causal, xs, ys))
+
+    def draw(ax: Any) -> None:
+        for label, causal, xs, ys in lines:
+            ax.plot(xs, ys, "--" if causal else "-", marker="o", ms=3,
+                    label=label + (" (causal: forced)" if causal else ""))
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("relative depth $l / (L - 1)$")
+        ax.set_ylabel("share of inputs with D1 equality")
+        ax.legend(fontsize=7, loc="lower left")
+    return draw
+
+
+def _models_part(part: Part, found: dict, data_by_model: dict, baselines: str) -> None:
+    """The cross-model table ``trained-models`` and figure ``trained-depth``."""
+    rows = models_rows(data_by_model)
+    camps = tuple(c for c, _ in found.values())
+    prov = ("campaigns " + ", ".join(camps) + f"; random baselines: campaign {baselines}; D1 verdicts exact; "
+            + "; ".join(f"{TITLES.get(n, n)}: {note}" for n in found for note in notes_of(n)))
+    for name, row in zip(data_by_model, rows):
+        cells = dict(zip(MODELS_COLUMNS, row))
+        word = MODELS.get(name, name)
+        for col, key in (("D1 tight, head mean [95% CI]", "mean"), ("D1 tight, per head [95% CI]", "heads"),
+                         ("D1 tight, content, per head [95% CI]", "content"),
+                         ("random Dirichlet, matched n [95% CI]", "random"), ("forced", "forced"),
+                         ("tokens (median)", "tokens"), ("attention", "attention")):
+            part.macro(str(cells[col]), word, "models", key)
+    part.macro(str(len(rows)), "trained models count")
+    part.macro(str(sum(r[-1] == "no" for r in rows)), "trained models bidirectional")
+    part.tables.append(Table("trained-models", frame(rows, MODELS_COLUMNS),
+                             "Every pretrained model measured: what it is, and the share of D1 verdicts that are "
+                             "exact equalities, pooled over layers and inputs (head-averaged attention; every head; "
+                             "every head on content tokens), 95% Wilson intervals, beside random Dirichlet(1) "
+                             "matrices of the same token counts. 'forced': causal attention makes every verdict "
+                             "tight (the causal corollary): a check, not a measurement.", prov,
+                             campaigns=camps + (baselines,), command=part.commands[0]))
+    part.figures.append(Figure("trained-depth", _depth_curves(data_by_model),
+                               "Share of inputs with D1 equality against relative depth, per model (head mean, "
+                               "all tokens; causal models dashed: forced).", prov))
+
+
+FLOAT_COLUMNS = ["model", "D1 verdicts", "exact: tight", "float32 wrong [95% CI]", "float32: violated",
+                 "float32: tight missed", "float64 wrong [95% CI]", "float64: violated", "float64: tight missed"]
+
+
+def float_rows(found: dict) -> list[list]:
+    """Per model: every D1 verdict on all tokens (each head and the head mean, every layer) decided
+    exactly, against the verdict a float32 and a float64 test at tolerance 0 gives on the same
+    stored attention (:func:`verification.measure.attention.float_verdicts`): how many the float test
+    gets wrong (95% Wilson), how many it calls violated (a bound exact arithmetic proves) and how
+    many exact equalities it misses."""
+    rows = []
+    for name, (_, records) in found.items():
+        d1 = [r for r in records if r["theorem"] == "dobrushin.factor" and "float32" in r["extra"]]
+        row = [TITLES.get(name, name), len(d1), sum(r["verdict"] == "tight" for r in d1)]
+        for dt in ("float32", "float64"):
+            wrong = sum(r["extra"][dt] != r["verdict"] for r in d1)
+            row += [f"{wrong}/{len(d1)} {_ci(wrong, len(d1))}", sum(r["extra"][dt] == "violated" for r in d1),
+                    sum(r["verdict"] == "tight" and r["extra"][dt] != "tight" for r in d1)]
+        rows.append(row)
+    return rows
+
+
+def _float_part(part: Part, found: dict) -> None:
+    """The table ``trained-float`` and its macros: what a float test at tolerance 0 gets wrong."""
+    rows = float_rows(found)
+    for name, row in zip(found, rows):
+        word = MODELS.get(name, name)
+        cells = dict(zip(FLOAT_COLUMNS, row))
+        for dt in ("float32", "float64"):
+            part.macro(cells[f"{dt} wrong [95% CI]"], word, dt, "wrong")
+            part.macro(str(cells[f"{dt}: violated"]), word, dt, "violated")
+            part.macro(str(cells[f"{dt}: tight missed"]), word, dt, "tight missed")
+    total = sum(r[1] for r in rows)
+    for dt, i in (("float32", 4), ("float64", 7)):
+        part.macro(str(sum(r[i] for r in rows)), "float", dt, "violated total")
+    part.macro(str(total), "float verdicts total")
+    part.tables.append(Table(
+        "trained-float", frame(rows, FLOAT_COLUMNS),
+        "What a float test at tolerance 0 gets wrong: every D1 verdict of the measured models on all tokens (each "
+        "head and the head mean, every layer) decided exactly, against the verdict of the same test with both "
+        "sides computed in float32 and in float64 on the stored attention (equal: tight; left smaller: holds; "
+        "larger: violated). 'violated': the float test shows the bound broken where exact arithmetic proves it "
+        "holds; 'tight missed': an exact equality the float test calls strict or violated (95% Wilson intervals).",
+        "campaigns " + ", ".join(c for c, _ in found.values()) + "; float verdicts by numerics.dobrushin.dobrushin in each precision",
+        campaigns=tuple(c for c, _ in found.values()), command=part.commands[0]))

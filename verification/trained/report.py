@@ -165,9 +165,7 @@ def source_table(data: dict, base: dict, families: tuple) -> tuple[list, list]:
 
 
 def _provenance(model: Any, campaign: str, n_inputs: int, seed: int) -> str:
-    from numerics.sources.models import QUANTISED_NOTE
-
-    q = f"; {QUANTISED_NOTE}" if model.quantised else ""
+    q = "".join(f"; {note}" for note in getattr(model, "notes", ()))
     return (f"model {model.name} (files sha256 {model.fingerprint}){q}; campaign {campaign}; {n_inputs} inputs; "
             f"max {model.max_tokens} tokens; rollout residual 0.5, mean head fusion; seed {seed} "
             "(no random draws); D1 verdicts exact (rational), shares with 95% Wilson intervals")

@@ -11,7 +11,11 @@
               trajectory counted above the noise level (Gavish-Donoho threshold of the least-squares
               fit's entry noise), where it passes r* and for how long, and the rank it ends at.
   estimators  least squares then energy rank (0.9, 0.99), entropy rank (p_i from sigma_i^2 and
-              from sigma_i), Gavish-Donoho threshold: recovery rate vs sample size, noise and shape.
+              from sigma_i), Gavish-Donoho threshold with the noise unknown (median rule: the spectrum
+              alone, the same information as the others) and with the fit's residual noise (more
+              information): recovery rate vs sample size, noise and shape. The estimators see the same
+              draws (paired); the draws of one (shape, N, draw index) share their random numbers over
+              the noise levels (repeated measures of one unit).
 The recovery claims (rank.linear.gd_recovery, rank.linear.data_recovery) are conjectures: each
 draw is an outcome (supported / refuted / inconclusive) with its statistic, the rank it found; the
 tables aggregate them as shares with 95% Wilson intervals. A refuted draw is a finding, not a stop.
@@ -33,8 +37,11 @@ from theory.verdicts import Outcome, Verdict
 from verification import campaign
 from verification.store import Record, outcome_record
 
-VERSION = "v3"  # bump when a chunk's computation changes: a new campaign, not a resume
-ESTIMATORS = ("energy_0.9", "energy_0.99", "entropy_round", "entropy_sigma_round", "threshold")
+VERSION = "v4"  # bump when a chunk's computation changes: a new campaign, not a resume
+ESTIMATORS = ("energy_0.9", "energy_0.99", "entropy_round", "entropy_sigma_round", "threshold_median", "threshold")
+# the estimators given the same information (the singular values of the fit alone), compared paired;
+# "threshold" also reads the fit's residual noise, so it is shown beside them, not ranked against them
+SAME_INFORMATION = ESTIMATORS[:5]
 ONE_DRAW = "one draw: the statistic is the rank this draw gives; no per-draw interval (tables: Wilson 95% of the share)"
 
 
@@ -226,7 +233,9 @@ def gd_data_chunk(plan: Plan, shape: str, N: int, noise: float, init: float) -> 
 
 def estimator_chunk(plan: Plan, shape: str, N: int, noise: float) -> list[Record]:
     """Every estimator on each draw. Stored with the teacher's smallest signal singular value
-    sigma_{r*}(M* K^{1/2}) and the detection limit (Gavish-Donoho threshold at the true noise)."""
+    sigma_{r*}(M* K^{1/2}) and the detection limit (Gavish-Donoho threshold at the true noise): both
+    describe the design, known to the experimenter and given to no estimator. ``draw`` (the index i)
+    names the unit: the same i at another noise level reuses the same random numbers."""
     K, M, seed = _instance(plan, shape, "spread", 0)
     sigma_last = float(R.weighted_singular_values(M, K)[plan.r_star - 1])
     limit = R.detection_limit(noise, N * 4, M.shape)
@@ -242,7 +251,7 @@ def estimator_chunk(plan: Plan, shape: str, N: int, noise: float) -> list[Record
                 f"estimator {name} on sigma(M_hat K_hat^(1/2)) of the least-squares fit; " + ONE_DRAW,
                 value=float(est[name]), bound=float(plan.r_star),
                 provenance={"seed": sd, "shape": shape, "N": N, "d": 4, "noise": noise, "n": plan.n,
-                            "estimator": name},
+                            "estimator": name, "draw": i},
                 extra={"entropy": est["entropy"], "entropy_sigma": est["entropy_sigma"],
                        "noise_hat": fit["noise_std"], "sigma_r_star": sigma_last, "detection_limit": limit}))
     return out

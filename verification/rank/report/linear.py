@@ -17,19 +17,21 @@ import numpy as np
 from rich.console import Console
 
 from numerics.rank import linear as R
-from verification.rank.checks.linear import ESTIMATORS, Plan
+from verification.rank.checks.linear import ESTIMATORS, SAME_INFORMATION, Plan
 from verification.report.aggregate import group as _group
 from verification.report.aggregate import median_keep_nan as _med
 from verification.report.aggregate import pyplot as _plt
 from verification.report.aggregate import share as _share
 from verification.report.aggregate import verdict_counts as _verdicts
 from verification.report.figures import save_figure
-from verification.report.stats import wilson
+from verification.report.stats import ALPHA, best_outcome, holm, pairwise, sign_test, unit_share, wilson
 from verification.report.tables import Table, print_table
 
 ESTIMATOR_NAMES = {"energy_0.9": "energy_0.9", "energy_0.99": "energy_0.99",
                    "entropy_round": "entropy rank (p ~ sigma^2), rounded",
-                   "entropy_sigma_round": "entropy rank (p ~ sigma), rounded", "threshold": "threshold"}
+                   "entropy_sigma_round": "entropy rank (p ~ sigma), rounded",
+                   "threshold_median": "threshold (noise from the median)",
+                   "threshold": "threshold (residual noise)"}
 
 
 def fill_command(part: str, seed: int = 0, full: bool = False) -> str:
@@ -62,24 +64,85 @@ def estimator_bias_sentence() -> str:
             f"rank {R.entropy_rank(s):.2f} (p ~ sigma^2) and {R.entropy_rank(s, 1):.2f} (p ~ sigma).")
 
 
+def estimator_units(est: list[dict], names: tuple = SAME_INFORMATION) -> dict:
+    """{(shape, N, draw): {estimator: [hit per noise level]}}: one unit per independent data draw.
+    The noise levels of one draw reuse its random numbers (:func:`verification.rank.checks.linear.
+    estimator_chunk`), so they are repeated measures of the unit, never independent draws."""
+    out: dict = {}
+    for x in est:
+        p = x["provenance"]
+        if p["estimator"] in names:
+            unit = out.setdefault((p["shape"], p["N"], p.get("draw", p["seed"])), {e: [] for e in names})
+            unit[p["estimator"]].append(None if x["verdict"] == "inconclusive" else x["verdict"] == "supported")
+    return out
+
+
+def estimator_comparison(est: list[dict], names: tuple = SAME_INFORMATION, alpha: float = ALPHA) -> list[dict]:
+    """Each estimator's outcome on "e recovers r* most often" among the estimators given the same
+    information: the data draws are the units (:func:`estimator_units`), every pair compared by the
+    exact sign test on the units' differences of shares, Holm across every pair
+    (:func:`verification.report.stats.pairwise`). The share is the mean of the units' shares with its
+    t interval (df = units - 1). Conditional on the plan's teachers (one per spectrum shape)."""
+    units = estimator_units(est, names)
+    cmp = pairwise(units, names, "sign", alpha)
+    out = []
+    for e in names:
+        worse, better, p = cmp[e]
+        shares = [sum(h for h in u[e] if h is not None) / len([h for h in u[e] if h is not None])
+                  for u in units.values() if any(h is not None for h in u[e])]
+        m = unit_share(shares)
+        out.append({"estimator": e, "mean": m["mean"], "interval": m["interval"], "units": m["units"],
+                    "worse": worse, "better": better, "p_values": p,
+                    "outcome": best_outcome(worse, better, len(names))})
+    return out
+
+
+def cell_comparisons(est: list[dict], names: tuple = SAME_INFORMATION, alpha: float = ALPHA) -> dict:
+    """Within each cell (shape, N, noise) the draws are independent and every estimator sees the
+    same ones: per pair of estimators McNemar's exact test on the discordant draws
+    (:func:`verification.report.stats.sign_test` on hit differences), Holm across every pair of
+    every cell of the table. {cell: ["a > b", ...]} for the pairs whose adjusted p < alpha."""
+    cells = _group([x for x in est if x["provenance"]["estimator"] in names],
+                   lambda x: (x["provenance"]["shape"], x["provenance"]["N"], x["provenance"]["noise"]))
+    tests = []
+    for cell, recs in cells.items():
+        hits: dict = {}
+        for x in recs:
+            if x["verdict"] != "inconclusive":
+                hits.setdefault(x["provenance"].get("draw", x["provenance"]["seed"]), {})[x["provenance"]["estimator"]] = \
+                    x["verdict"] == "supported"
+        for i, e in enumerate(names):
+            for o in names[i + 1:]:
+                diffs = [int(h[e]) - int(h[o]) for h in hits.values() if e in h and o in h]
+                r = sign_test(diffs) if diffs else {"p_two": 1.0, "positive": 0, "negative": 0}
+                tests.append((cell, e, o, r["p_two"], r["positive"] - r["negative"]))
+    adj = holm([t[3] for t in tests]) if tests else []
+    out: dict = {cell: [] for cell in cells}
+    for (cell, e, o, _, sign), p in zip(tests, adj):
+        if p < alpha and sign != 0:
+            a, b = (e, o) if sign > 0 else (o, e)
+            out[cell].append(f"{SHORT[a]} > {SHORT[b]}")
+    return out
+
+
+SHORT = {"energy_0.9": "E0.9", "energy_0.99": "E0.99", "entropy_round": "H2", "entropy_sigma_round": "H1",
+         "threshold_median": "GDm", "threshold": "GDr"}
+
+
 def estimator_conclusion(est: list[dict], r_star: int) -> str:
-    """The measured conclusion, from the stored records: each estimator's share of draws that
-    recover r* (Wilson 95%), over all draws and over the draws above the detection limit."""
-    parts, rates = [], {}
-    above = [x for x in est if x["extra"]["sigma_r_star"] > x["extra"]["detection_limit"]]
-    for e in ESTIMATORS:
-        mine = [x for x in est if x["provenance"]["estimator"] == e]
-        k, n = supported(mine)
-        ka, na = supported([x for x in above if x["provenance"]["estimator"] == e])
-        if n:
-            parts.append(f"{ESTIMATOR_NAMES[e]} {outcome_share(mine)} (above the detection limit {ka}/{na})")
-            rates[e] = k / n
-    if not parts:
+    """The measured conclusion, from the stored records: each estimator's mean share of draws that
+    recover r* over the independent units, and the outcome of the paired comparison
+    (:func:`estimator_comparison`) among the estimators given the same information."""
+    rows = estimator_comparison(est)
+    if not rows or not rows[0]["units"]:
         return "No draws stored."
-    top = max(rates.values())
-    best = ", ".join(ESTIMATOR_NAMES[e] for e in ESTIMATORS if rates.get(e) == top)
-    return (f"Measured: share of draws recovering r* = {r_star} [95% Wilson]: " + "; ".join(parts)
-            + f". Highest share ({top:.2f}): {best}.")
+    parts = [f"{ESTIMATOR_NAMES[o['estimator']]} {o['mean']:.2f} [{o['interval'][0]:.2f}, {o['interval'][1]:.2f}] "
+             f"({o['outcome']})" for o in rows]
+    resid = [x for x in est if x["provenance"]["estimator"] == "threshold"]
+    extra = f"; with the residual noise as well (more information, not compared): {outcome_share(resid)}" if resid else ""
+    return (f"Measured: mean share of draws recovering r* = {r_star} over {rows[0]['units']} independent data draws "
+            f"[Wilson 95% at n = draws], and the outcome on 'this estimator recovers r* most often' (exact sign tests over the draws, "
+            f"Holm across every pair): " + "; ".join(parts) + extra + ".")
 
 
 RISK_COLUMNS = ["shape", "covariance", "r", "R(r) seed 0", "sigma_r*^2", "max certified width",
@@ -90,8 +153,10 @@ GD_POPULATION_COLUMNS = ["shape", "r", "init", "learned = min(r, r*) [95% CI]", 
 GD_DATA_COLUMNS = ["shape", "N", "noise", "init", "passes r* [95% CI]", "first step at r* (median)",
                    "last step at r* (median)", "decades at r* (median)", "ends at r* [95% CI]", "final ranks",
                    "final rank, 10x-init threshold (median)", "median final grad norm", "median final risk"]
-ESTIMATOR_COLUMNS = ["shape", "N", "noise", "sigma_r*", "detection limit", "sigma_r* vs limit"] + \
-    [f"{ESTIMATOR_NAMES[e]} = r* [95% CI]" for e in ESTIMATORS]
+ESTIMATOR_COLUMNS = ["shape", "N", "noise", "sigma_r*", "noise edge (true noise)", "sigma_r* vs edge"] + \
+    [f"{ESTIMATOR_NAMES[e]} = r* [95% CI]" for e in ESTIMATORS] + ["better, paired (Holm over the table)"]
+COMPARISON_COLUMNS = ["estimator", "mean share = r* [95% CI]", "units", "worse than (Holm)", "better than (Holm)",
+                      "outcome on 'recovers r* most often'"]
 
 
 def risk_rows(opt: list[dict]) -> list[list]:
@@ -144,25 +209,46 @@ def gd_data_rows(data: list[dict]) -> list[list]:
 
 
 def estimator_rows(est: list[dict]) -> list[list]:
-    """One row per (shape, N, noise): sigma_r* against the detection limit, each estimator's share."""
+    """One row per (shape, N, noise): the design (sigma_r* against the noise edge at the true noise,
+    which no estimator is given), each estimator's share (Wilson: the draws of a cell are
+    independent), and the pairs that differ (:func:`cell_comparisons`)."""
     rows = []
     cells = _group(est, lambda x: (x["provenance"]["shape"], x["provenance"]["N"], x["provenance"]["noise"]))
+    better = cell_comparisons(est)
     for (shape, N, noise), recs in cells.items():
         ex = recs[0]["extra"]
         below = ex["sigma_r_star"] <= ex["detection_limit"]
         rows.append([shape, N, noise, ex["sigma_r_star"], ex["detection_limit"], "BELOW" if below else "above"]
-                    + [outcome_share([x for x in recs if x["provenance"]["estimator"] == e]) for e in ESTIMATORS])
+                    + [outcome_share([x for x in recs if x["provenance"]["estimator"] == e]) for e in ESTIMATORS]
+                    + [", ".join(better.get((shape, N, noise), [])) or "-"])
     return rows
 
 
 def estimator_summary_rows(est: list[dict]) -> list[list]:
-    """Per spectrum shape (and "all"): each estimator's share of draws recovering r*."""
+    """Per spectrum shape (and "all"): each estimator's mean share of draws recovering r* over the
+    independent data draws (the noise levels of a draw averaged first), Wilson 95% at n = units."""
     overall = []
     for shape in sorted({x["provenance"]["shape"] for x in est}) + ["all"]:
         sub = [x for x in est if shape == "all" or x["provenance"]["shape"] == shape]
-        overall.append([shape] + [outcome_share([x for x in sub if x["provenance"]["estimator"] == e])
-                                  for e in ESTIMATORS])
+        units = estimator_units(sub, ESTIMATORS)
+        row = [shape]
+        for e in ESTIMATORS:
+            shares = [sum(h for h in u[e] if h is not None) / len([h for h in u[e] if h is not None])
+                      for u in units.values() if any(h is not None for h in u[e])]
+            m = unit_share(shares)
+            row.append(f"{m['mean']:.2f} [{m['interval'][0]:.2f}, {m['interval'][1]:.2f}]" if shares else "-")
+        overall.append(row + [len(units)])
     return overall
+
+
+def comparison_rows(est: list[dict]) -> list[list]:
+    rows = []
+    for o in estimator_comparison(est):
+        lo, hi = o["interval"]
+        rows.append([ESTIMATOR_NAMES[o["estimator"]], f"{o['mean']:.2f} [{lo:.2f}, {hi:.2f}]", o["units"],
+                     ", ".join(ESTIMATOR_NAMES[x] for x in o["worse"]) or "-",
+                     ", ".join(ESTIMATOR_NAMES[x] for x in o["better"]) or "-", o["outcome"]])
+    return rows
 
 
 def linear_campaigns(plan: Plan) -> dict[str, str]:
@@ -177,20 +263,27 @@ def linear_provenance(plan: Plan) -> str:
 
 def linear_tables(opt: list[dict], pop: list[dict], data: list[dict], est: list[dict], plan: Plan) -> list[Table]:
     """The five tables of the linear part, in order: ``rank-linear-risk``, ``rank-gd-population``,
-    ``rank-gd-data``, ``rank-estimators``, ``rank-estimators-summary`` (Markdown captions)."""
+    ``rank-gd-data``, ``rank-estimators``, ``rank-estimators-summary``, ``rank-estimator-comparison``
+    (Markdown captions)."""
     r_star, prov = plan.r_star, linear_provenance(plan)
     camp = linear_campaigns(plan)
     cmd = fill_command("linear", plan.seed, plan.full)
     ident = [x for x in opt if x["theorem"] == "rank.linear.excess_risk_identity"]
     definitions = (
         f"Estimators on sigma_i of M_hat K_hat^(1/2) (least squares, n={plan.n}, N inputs x 4 columns, "
-        f"{plan.est_seeds} draws per cell): energy_tau = min k with sum_(i<=k) sigma_i^2 >= tau sum sigma_i^2; "
-        f"entropy rank = exp(-sum p_i log p_i), rounded, in two normalisations, p_i = sigma_i^2 / sum sigma^2 "
-        f"(docs/theory.md §3) and p_i = sigma_i / sum sigma; threshold = #sigma_i above the Gavish-Donoho known-noise "
-        f"hard threshold lambda(beta) sqrt(n) s (lambda = 4/sqrt(3) for a square matrix), with the entry noise "
-        f"s = noise_hat / sqrt(4 N), noise_hat the least-squares residual std. Detection limit = that same "
-        f"threshold at the TRUE noise; a cell is flagged BELOW when the teacher's smallest signal singular "
-        f"value sigma_r* lies at or below it (then no estimator is expected to see r*).")
+        f"{plan.est_seeds} draws per cell, the same draws for every estimator): energy_tau = min k with "
+        f"sum_(i<=k) sigma_i^2 >= tau sum sigma_i^2; entropy rank = exp(-sum p_i log p_i), rounded, in two "
+        f"normalisations, p_i = sigma_i^2 / sum sigma^2 (docs/theory.md §3) and p_i = sigma_i / sum sigma; "
+        f"threshold (noise from the median) = #sigma_i above Gavish-Donoho's unknown-noise rule omega(beta) "
+        f"median(sigma) (2.858 median(sigma) for a square matrix): like the energy and entropy ranks it sees the "
+        f"spectrum alone. threshold (residual noise) = #sigma_i above the known-noise threshold lambda(beta) "
+        f"sqrt(n) s with s = noise_hat / sqrt(4 N), noise_hat the least-squares residual std: it reads the "
+        f"residuals as well (more information), so it is shown beside the others, not compared with them. "
+        f"The noise edge is that threshold at the TRUE noise, a description of the design given to no "
+        f"estimator; BELOW marks cells whose smallest signal singular value sigma_r* lies at or under it. "
+        f"Paired comparison per cell (draws independent): McNemar's exact test on the discordant draws for "
+        f"every pair of the five estimators given the same information, Holm across every pair of every "
+        f"cell ({', '.join(f'{v} = {ESTIMATOR_NAMES[k]}' for k, v in SHORT.items())}).")
     specs = [
         ("rank-linear-risk", risk_rows(opt), RISK_COLUMNS, ("optimum",),
          f"Optimal rank-r excess risk R(r) (per unit d), n={plan.n}, r*={r_star}: tail sum certified in "
@@ -215,17 +308,26 @@ def linear_tables(opt: list[dict], pop: list[dict], data: list[dict], est: list[
         ("rank-estimators", estimator_rows(est), ESTIMATOR_COLUMNS, ("estimators",),
          f"Pre-training recovery of r*={r_star}. {estimator_conclusion(est, r_star)} "
          f"{estimator_bias_sentence()} {definitions}"),
-        ("rank-estimators-summary", estimator_summary_rows(est), ["shape"] + list(ESTIMATORS), ("estimators",),
-         "Share of draws recovering r* per estimator and spectrum shape, over all sample sizes and noise "
-         "levels, with 95% Wilson intervals (entropy_round: p ~ sigma^2; entropy_sigma_round: p ~ sigma). "
-         f"{estimator_bias_sentence()}")]
+        ("rank-estimators-summary", estimator_summary_rows(est), ["shape"] + list(ESTIMATORS) + ["units"],
+         ("estimators",),
+         "Mean share of draws recovering r* per estimator and spectrum shape, over all sample sizes and noise "
+         "levels: one unit per independent data draw (shape, N, draw index; its noise levels reuse its random "
+         "numbers and are averaged first), Wilson 95% interval at n = units (entropy_round: p ~ sigma^2; "
+         f"entropy_sigma_round: p ~ sigma). {estimator_bias_sentence()}"),
+        ("rank-estimator-comparison", comparison_rows(est), COMPARISON_COLUMNS, ("estimators",),
+         "The five estimators given the same information (the fit's singular values alone), compared paired: "
+         "one unit per independent data draw, per unit each estimator's share of its noise levels recovering r*, "
+         "for every pair the exact sign test on the units' differences, Holm across every pair at 0.05; "
+         "supported = significantly better than every other, refuted = some other significantly better, "
+         "inconclusive otherwise. Conditional on the plan's teachers (one per spectrum shape).")]
     return [Table.from_rows(name, rows, cols, caption, prov, campaigns=tuple(camp[c] for c in cs), command=cmd)
             for name, rows, cols, cs, caption in specs]
 
 
 TITLES = {"rank-linear-risk": "rank: R(r) vs r", "rank-gd-population": "rank: GD (population)",
           "rank-gd-data": "rank: GD (finite data)", "rank-estimators": "rank: estimators",
-          "rank-estimators-summary": "rank: estimator summary"}
+          "rank-estimators-summary": "rank: estimator summary",
+          "rank-estimator-comparison": "rank: estimators compared, paired"}
 
 
 def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: Console) -> dict:
@@ -238,6 +340,7 @@ def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: 
     ident = [x for x in opt if x["theorem"] == "rank.linear.excess_risk_identity"]
     summary: dict[str, Any] = {"identity_exact": _share(ident), "gd_population": outcome_share(pop)}
     summary["estimators"] = {row[0]: dict(zip(ESTIMATORS, row[1:])) for row in estimator_summary_rows(est)}
+    summary["estimator_outcomes"] = {o["estimator"]: o["outcome"] for o in estimator_comparison(est)}
     _figures(opt, pop, data, est, plan, figures, linear_provenance(plan))
     return summary
 

@@ -27,7 +27,7 @@ from typing import Any, Optional
 from verification.rank.checks.attention import KERNEL_TOL, fit_outcome, identifiability_failure, kernel_outcome
 from verification.rank.report.linear import outcome_share
 from verification.report.aggregate import median_keep_nan as _med
-from verification.report.stats import holm, paired_t, wilson
+from verification.report.stats import best_outcome, pairwise, wilson
 
 ESTIMATORS = ("energy_0.9", "energy_0.99", "entropy", "entropy_sigma")
 NAMES = {"energy_0.9": "energy_0.9", "energy_0.99": "energy_0.99", "entropy": "entropy (p~sigma^2), rounded",
@@ -126,26 +126,9 @@ def teacher_hits(recs: list[dict], r_star: int) -> dict:
 def compare(units: dict, estimators: tuple = ESTIMATORS, alpha: float = ALPHA) -> dict:
     """Pairwise comparison of estimators over independent units (``units``: {unit: {estimator: [hit
     or None]}}): per unit each estimator's share of hits; per pair a paired t test on the units'
-    differences (df = units - 1), Holm across every pair. {estimator: (worse than, better than,
-    {other: adjusted p})}."""
-    rate = {u: {e: [h for h in hs[e] if h is not None] for e in estimators} for u, hs in units.items()}
-    pairs, pvals, signs = [], [], []
-    for i, e in enumerate(estimators):
-        for o in estimators[i + 1:]:
-            diffs = [sum(r[e]) / len(r[e]) - sum(r[o]) / len(r[o]) for r in rate.values() if r[e] and r[o]]
-            t = paired_t(diffs, alpha) if diffs else {"p_two": 1.0, "mean": 0.0}
-            pairs.append((e, o))
-            pvals.append(t["p_two"])
-            signs.append(t["mean"])
-    adj = holm(pvals)
-    out = {e: ([], [], {}) for e in estimators}
-    for (e, o), p, m in zip(pairs, adj, signs):
-        out[e][2][o] = out[o][2][e] = p
-        if p < alpha and m != 0:
-            better, worse = (e, o) if m > 0 else (o, e)
-            out[better][1].append(worse)
-            out[worse][0].append(better)
-    return out
+    differences (df = units - 1), Holm across every pair (:func:`verification.report.stats.pairwise`).
+    {estimator: (worse than, better than, {other: adjusted p})}."""
+    return pairwise(units, estimators, "t", alpha)
 
 
 def estimator_outcomes(recs: list[dict], r_star: int) -> list[dict]:
@@ -159,7 +142,7 @@ def estimator_outcomes(recs: list[dict], r_star: int) -> list[dict]:
         worse, better, p = cmp[e]
         k = sum(h is True for h in hits[e])
         n = sum(h is not None for h in hits[e])
-        outcome = "refuted" if worse else "supported" if len(better) == len(ESTIMATORS) - 1 else "inconclusive"
+        outcome = best_outcome(worse, better, len(ESTIMATORS))
         out.append({"estimator": e, "k": k, "n": n, "units": len(units), "interval": wilson(k, n), "worse": worse,
                     "better": better, "outcome": outcome, "p_values": p})
     return out

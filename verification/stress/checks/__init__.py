@@ -14,7 +14,7 @@ their chunks. ``attnbounds stress THEOREM ...`` is one sweep or one search (:met
 
 >>> plan = Plan.for_verify(0, False)
 >>> [s.instances for s in plan.sweeps], sorted(plan.search.chunk_keys())
-([200000, 20000], ['n3/b500', 'n4/b500', 'n5/b500'])
+([320000, 20000], ['n3/b500', 'n4/b500', 'n5/b500'])
 >>> plan.sweeps[1].command()
 'attnbounds stress dobrushin.rollout --instances 20000 --seed 0'
 """
@@ -27,10 +27,10 @@ from typing import Any, Optional
 from theory.errors import InvalidInput
 from verification.stress.checks.plan import THEOREMS, StressPlan
 
-FULL_SCALES = ("five times the sweeps' instances (D1: 1,000,000 matrices; rollout: 100,000 stacks) and eight "
+FULL_SCALES = ("five times the sweeps' instances (D1: 1,600,000 matrices; rollout: 100,000 stacks) and eight "
                "times the guided search's evaluations per size (4000)")
 THEOREM = "dobrushin.factor"                    # the main job's sweep and guided search
-INSTANCES = {False: 200_000, True: 1_000_000}   # quick / --full
+INSTANCES = {False: 320_000, True: 1_600_000}   # quick / --full: 10,000 / 50,000 per family and n (32 cells)
 BUDGET = {False: 500, True: 4000}               # the main job's search: evaluations per size
 SIZES = (3, 4, 5)                               # the search's sizes
 ROLLOUT = "dobrushin.rollout"                   # stacks of layers, the theorem's default cells

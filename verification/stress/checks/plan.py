@@ -67,7 +67,10 @@ class TheoremSpec:
 
 
 THEOREMS: dict[str, TheoremSpec] = {
-    "dobrushin.factor": TheoremSpec("factor", ("dirichlet", "softmax-T1"), (4, 16)),
+    # D1's default cells are the continuous families of the Dobrushin campaign at every size up to 64:
+    # the main job's sweep measures the share of tight random matrices per family and n from them
+    "dobrushin.factor": TheoremSpec("factor", ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4"),
+                                    (2, 3, 4, 5, 8, 16, 32, 64)),
     "dobrushin.factor.causal": TheoremSpec("factor", ("causal",), (4, 16), allowed=("causal",)),
     "dobrushin.product": TheoremSpec("product", ("dirichlet", "softmax-T1"), (4, 16)),
     # causal pairs: D2's equality against the causal condition (the guided search's scorer,
