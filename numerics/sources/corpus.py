@@ -28,7 +28,7 @@ alone.
 Antibody corpus (:func:`antibody_corpus`, name :data:`ANTIBODY_NAME`), the inputs of the protein
 model AntiBERTy: the human germline V-gene segments of antibody heavy (IGHV), kappa (IGKV) and lambda
 (IGLV) chains, amino acids in one-letter code, from the table ``all_germlines`` in the file
-``germlines.py`` of the installed package ``anarci`` (located with ``importlib.util.find_spec``, never
+germlines module of the installed package ``anarci`` (located with ``importlib.util.find_spec``, never
 imported; the file is parsed with ``ast`` and the table read with ``ast.literal_eval``: data, never
 code). IMGT gap characters ``-`` are dropped, identical sequences kept once (first allele in sorted
 name order), chains interleaved H, K, L. These are real germline sequences, not rearranged
