@@ -77,6 +77,16 @@ def estimator_units(est: list[dict], names: tuple = SAME_INFORMATION) -> dict:
     return out
 
 
+def _unit_shares(units: dict, e: str) -> list[float]:
+    """Each unit's share of its decided measurements on which ``e`` recovers r* (units with none left out)."""
+    out = []
+    for u in units.values():
+        hits = [h for h in u[e] if h is not None]
+        if hits:
+            out.append(sum(hits) / len(hits))
+    return out
+
+
 def estimator_comparison(est: list[dict], names: tuple = SAME_INFORMATION, alpha: float = ALPHA) -> list[dict]:
     """Each estimator's outcome on "e recovers r* most often" among the estimators given the same
     information: the data draws are the units (:func:`estimator_units`), every pair compared by the
@@ -88,9 +98,7 @@ def estimator_comparison(est: list[dict], names: tuple = SAME_INFORMATION, alpha
     out = []
     for e in names:
         worse, better, p = cmp[e]
-        shares = [sum(h for h in u[e] if h is not None) / len([h for h in u[e] if h is not None])
-                  for u in units.values() if any(h is not None for h in u[e])]
-        m = unit_share(shares)
+        m = unit_share(_unit_shares(units, e))
         out.append({"estimator": e, "mean": m["mean"], "interval": m["interval"], "units": m["units"],
                     "worse": worse, "better": better, "p_values": p,
                     "outcome": best_outcome(worse, better, len(names))})
@@ -233,8 +241,7 @@ def estimator_summary_rows(est: list[dict]) -> list[list]:
         units = estimator_units(sub, ESTIMATORS)
         row = [shape]
         for e in ESTIMATORS:
-            shares = [sum(h for h in u[e] if h is not None) / len([h for h in u[e] if h is not None])
-                      for u in units.values() if any(h is not None for h in u[e])]
+            shares = _unit_shares(units, e)
             m = unit_share(shares)
             row.append(f"{m['mean']:.2f} [{m['interval'][0]:.2f}, {m['interval'][1]:.2f}]" if shares else "-")
         overall.append(row + [len(units)])
