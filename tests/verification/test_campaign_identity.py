@@ -71,8 +71,9 @@ def small_quick():
 @pytest.fixture(scope="module")
 def trained_store(tmp_path_factory, small_quick):
     """The trained main job's quick campaigns: all-MiniLM-L6-v2 measured as `attnbounds verify`
-    measures it (here 6 inputs at 128 tokens, two per source); SmolLM2 by a causal stand-in on its
-    first main-job input (loading the 4-bit GGUF takes minutes); the random baselines of both."""
+    measures it (here 6 inputs at 128 tokens, two per source); SmolLM2, Gemma 3 and AntiBERTy by
+    stand-ins on their first main-job inputs (loading the GGUF weights takes minutes); the random
+    baselines of each."""
     from rich.console import Console
 
     from verification import campaign
@@ -85,13 +86,15 @@ def trained_store(tmp_path_factory, small_quick):
 
     root = tmp_path_factory.mktemp("trained")
     db = root / "trained.db"
-    first = main_inputs("smollm2", False)[0]
-    inst = causal_standin(T=6, L=3, H=2, seed=0)
     with ResultStore(db) as s:
         measure_and_report("minilm", s, root / "out", Console(width=200, quiet=True), seed=0, **QUICK["minilm"])
-        standin = campaign_prefix("smollm2", False) + "stand-in"
-        campaign.run(s, standin, [campaign.Chunk(chunk_key(first), instance_records, (inst,))], progress=False)
-        measure_baselines(s, standin, None, 0)
+        for name, causal in (("smollm2", True), ("gemma3", True), ("antiberty", False)):   # stand-ins: no weights
+            first = main_inputs(name, False)[0]
+            inst = causal_standin(T=6, L=3, H=2, seed=0, model=name, causal=causal)
+            standin = campaign_prefix(name, False) + "stand-in"
+            campaign.run(s, standin, [campaign.Chunk(chunk_key(first), instance_records, (inst, False, True))],
+                         progress=False)
+            measure_baselines(s, standin, None, 0)
     return db
 
 

@@ -128,13 +128,17 @@ class IncompleteCampaigns(MissingCampaign):
     ``gaps``: one dict per campaign (family, readers, campaign, stored, total, missing, command)."""
 
     def __init__(self, gaps: list[dict]):
-        groups: dict[tuple, list[str]] = {}      # (family, readers, command) -> each campaign and its state
+        # (family, command) -> readers -> each campaign and its state: a command is named once, after
+        # every campaign it fills, grouped by the other families that read them
+        groups: dict[tuple, dict[tuple, list[str]]] = {}
         for g in gaps:
             state = "absent" if g["stored"] is None else (
                 f"{g['stored']} of {g['total']} chunks stored ({len(g['missing'])} missing, e.g. {g['missing'][0]!r})")
-            groups.setdefault((g["family"], tuple(g["readers"]), g["command"]), []).append(f"{g['campaign']!r} {state}")
-        lines = [family + (f" (also read by {', '.join(readers)})" if readers else "") + ": " + ", ".join(states)
-                 + f" (run `{command}`)" for (family, readers, command), states in groups.items()]
+            groups.setdefault((g["family"], g["command"]), {}).setdefault(tuple(g["readers"]), []).append(
+                f"{g['campaign']!r} {state}")
+        lines = ["; ".join(family + (f" (also read by {', '.join(readers)})" if readers else "") + ": "
+                           + ", ".join(states) for readers, states in by_readers.items())
+                 + f" (run `{command}`)" for (family, command), by_readers in groups.items()]
         head = "the paper reads only complete campaigns of the main job (it never recomputes)"
         super().__init__(gaps[0]["campaign"], gaps[0]["command"])
         self.missing = [(g["campaign"], g["command"]) for g in gaps]
