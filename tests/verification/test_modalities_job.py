@@ -296,7 +296,8 @@ def test_each_model_meets_the_baselines_at_its_own_n_and_the_words_follow_the_te
     assert a.random == {"dirichlet": (90, 100), "softmax-T1": (100, 100)}
     assert c.words["random"] == "above" and a.words["random"] == "not separable from"
     assert c.text.mean == pytest.approx(0.9125) and c.text_inputs == 8 and a.text_inputs == 8
-    assert c.words["init"] == "not separable from" and c.change.mean == 0
+    # trained and init stages identical: the paired changes are all 0, no variation, not tested (never p = 0)
+    assert c.words["init"].startswith("not testable") and c.change.mean == 0 and c.tests["init"][0] == 1.0
     # Holm over every comparison of the run: each adjusted p is at least its raw p
     raw = {}
     for s in summaries.values():
@@ -305,7 +306,8 @@ def test_each_model_meets_the_baselines_at_its_own_n_and_the_words_follow_the_te
             raw[(s.variant, name)] = p
     assert len(raw) >= 6
     # the inside word: a trained share within the range, not separable from it
-    inside = {s.variant: s for s in S.summarise(synthetic([[0.25, 0.0]] * 3, [[0, 0]] * 3),
+    inside = {s.variant: s for s in S.summarise(synthetic([[0.25, 0.0], [0.5, 0.0], [0.25, 0.25], [0.5, 0.25]] * 2,
+                                                           [[0, 0]] * 8),
                                                  {("dirichlet", 4): (0, 100), ("softmax-T1", 4): (30, 100)}, {})}
     assert inside["content"].words["random"] == "inside" and inside["content"].words["init"] == "higher than"
 
@@ -373,3 +375,24 @@ def test_a_changed_stored_number_makes_the_modalities_prose_fail_naming_its_sent
         prose_guards(bad, *args)
         problems = guard_problems(tmp_path, bad.guards)
         assert len(problems) == 1 and f'contradicts the sentence "{sentence}"' in problems[0], problems
+
+
+def test_identical_seed_shares_decide_nothing_and_the_family_is_the_plans():
+    """A planted tie: eight seeds with the same share (and the same change from initialisation) give
+    no decided comparison (never p = 0 from a zero sd); the Holm family is five comparisons per
+    summary whatever the store holds (no MiniLM rows here: those count as not measured, p = 1)."""
+    from verification.modalities.report.seeds import COMPARISONS, Summary, decide, t_spread
+
+    def summary(trained, init):
+        return Summary("vit", "all", 10, list(range(len(trained))), t_spread(trained), t_spread(init),
+                       t_spread([a - b for a, b in zip(trained, init)]), t_spread([0.9] * len(trained)),
+                       {"dirichlet": (30, 1000), "softmax": (40, 1000)},
+                       depth=t_spread([0.0] * len(trained)))
+
+    tie = summary([0.6] * 8, [0.1] * 8)
+    real = summary([0.6, 0.62, 0.58, 0.61, 0.6, 0.59, 0.63, 0.6], [0.1, 0.12, 0.08, 0.1, 0.11, 0.09, 0.1, 0.1])
+    decide([tie, real])
+    assert set(tie.tests) == set(real.tests) == set(COMPARISONS)
+    assert all(tie.tests[c][-1] == 1.0 for c in COMPARISONS), tie.tests       # nothing decided
+    assert tie.words["init"].startswith("not testable") and tie.words["text"] == "not measured"
+    assert real.words["init"] == "higher than" and real.words["random"] == "above"

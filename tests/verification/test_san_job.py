@@ -229,3 +229,32 @@ def test_run_summaries_come_in_plan_order_whatever_the_store_order():
         shuffled = planned[:]
         random.Random(k).shuffle(shuffled)
         assert [r["key"] for r in summaries(Store(shuffled), "c")] == want
+
+
+def test_a_planted_all_identical_seeds_input_gives_no_decided_outcome():
+    """Every claim's per-seed values identical (a tie, not evidence): nothing is decided, each test
+    says it is not applicable, and its p stays 1 inside the planned family (which keeps its size)."""
+    from verification.san.checks.claims import decide_family
+
+    family = {"depth": [0.3] * 5, "flops": [0.1 + 0.2] * 5, "params": [0.0] * 5, "real": [0.2, 0.21, 0.19, 0.2, 0.22]}
+    out = {d["instance"]: d for d in decide_family(_tests(family, margin_claims=("params",)))}
+    for name in ("depth", "flops", "params"):
+        assert out[name]["outcome"] == "inconclusive" and not out[name]["applicable"] and out[name]["p"] == 1.0
+    assert out["real"]["outcome"] == "supported" and out["real"]["family"] == 4
+    lo, hi = out["real"]["interval"]
+    alo, ahi = out["real"]["interval_adjusted"]
+    assert alo < lo < hi < ahi and out["real"]["level_adjusted"] == 1 - 0.05 / 4
+
+
+def test_leave_one_pair_out_reports_a_fragile_outcome():
+    """One seed pair carries the effect: the claim is decided on all pairs, and most drops lose it
+    (fragile); a claim every pair supports keeps its outcome in every drop."""
+    from verification.san.checks import claims as CL
+
+    tests = _tests({"carried": [0.02, 0.3, 0.2, 0.25, 0.04], "steady": [0.2, 0.21, 0.19, 0.2, 0.22]})
+    out = CL.decide_family(tests)
+    assert [d["outcome"] for d in out] == ["supported", "supported"]      # decided on all five pairs
+    drops = CL.leave_one_out(tests, 5)
+    assert len(drops) == 5 and all(o[1] == "supported" for o in drops)
+    assert sum(o[0] == "supported" for o in drops) * 2 <= 5                # most drops lose it: fragile
+    assert CL.leave_one_out(tests[:1], 2) == []

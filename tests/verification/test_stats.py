@@ -90,3 +90,40 @@ def test_a_prediction_off_by_two_standard_errors_is_not_supported():
     r = agreement(list(rng.normal(0.0, 0.01, 8)), 0.0, margin=0.05)
     assert r["outcome"] == "supported" and r["df"] == 7 and r["mde"] < 0.05
     assert r["interval"][0] < r["estimate"] < r["interval"][1]
+
+
+def test_identical_or_rounding_level_differences_decide_nothing(monkeypatch):
+    """A planted tie: identical per-seed values (exactly, and up to rounding: 0.1 + 0.2 against 0.3)
+    have no spread; a t test on them would give p ~ 1e-32 from an sd of ~1e-17. They are not applicable
+    (p = 1), and the planted bug (the floor off) decides them."""
+    from verification.report import stats as S
+
+    for d in ([0.005] * 4, [(0.1 + 0.2) - 0.3, 0.0, 5.551115123125783e-17, 0.0], [3.21 - 3.0] * 6):
+        r = S.paired_t(d)
+        assert r["no_variation"] and not r["applicable"] and r["p_two"] == 1.0, d
+        assert S.tost(d, 0.02)["p"] == 1.0
+    assert S.exact_sd([0.1 + 0.2] * 3) == 0.0 and np.std([0.1 + 0.2] * 3, ddof=1) >= 0.0
+    r = S.paired_t([0.005, 0.005, 0.0051])          # real spread: tested as before
+    assert r["applicable"] and r["p_two"] < 0.05
+    monkeypatch.setattr(S, "SD_FLOOR", -1.0)        # planted bug: no floor
+    assert S.paired_t([0.005, 0.005, 0.0051 - 1e-4 + 1e-16])["p_two"] < 1e-6
+
+
+def test_tost_mde_at_the_decision_level_has_the_stated_power():
+    """The SAN decision doubles TOST's p-value (either direction may be decided); its MDE is TOST's at
+    that doubled level, alpha / 2 per test: a true difference of 0 with that margin passes about 80% of
+    the time (simulated), and the MDE at alpha (the old, undoubled one) passes clearly less often."""
+    from verification.report.stats import tost, tost_mde
+
+    rng = np.random.default_rng(0)
+    n, sd, alpha = 8, 1.0, 0.05
+    right, wrong = tost_mde(sd, n, alpha / 2), tost_mde(sd, n, alpha)
+    draws = rng.normal(0.0, sd, size=(4000, n))
+
+    def power(margin):
+        return np.mean([min(1.0, 2 * min(e["p"], e["p_outside"])) < alpha
+                        for e in (tost(list(d), margin) for d in draws)])
+
+    p_right, p_wrong = power(right), power(wrong)
+    assert 0.74 <= p_right <= 0.88, p_right
+    assert p_wrong < p_right - 0.08, (p_wrong, p_right)

@@ -44,32 +44,69 @@ def _finite(values: Any) -> list[float]:
     return vals
 
 
+SD_FLOOR = 1e-9
+"""Relative spread floor: differences whose sd (computed exactly, on the rationals of the stored
+floats) is at most ``SD_FLOOR`` times their scale (max(1, max |d|)) show *no variation*: identical
+per-seed values, or values equal up to rounding. A t test on them is not applicable (its p-value would
+be a rounding artefact: sd ~ 1e-18 gives p ~ 1e-32); :func:`paired_t` says so (``no_variation``)
+and decides nothing."""
+
+
+def exact_sd(values: Sequence[float]) -> float:
+    """The sample sd (ddof 1) of ``values`` computed on their exact rationals (``fractions.Fraction``
+    of each float), rounded once at the end: identical values give exactly 0, never a rounding
+    residue.
+
+    >>> exact_sd([0.1 + 0.2] * 3), exact_sd([3.21, 3.21, 3.21])
+    (0.0, 0.0)
+    """
+    from fractions import Fraction
+
+    q = [Fraction(v) for v in values]
+    n = len(q)
+    if n < 2:
+        return math.nan
+    mean = sum(q) / n
+    return math.sqrt(sum((v - mean) ** 2 for v in q) / (n - 1))
+
+
+def no_variation(values: Sequence[float]) -> bool:
+    """True when ``values`` (two or more) vary by no more than :data:`SD_FLOOR` of their scale."""
+    d = _finite(values)
+    return len(d) >= 2 and exact_sd(d) <= SD_FLOOR * max([1.0] + [abs(v) for v in d])
+
+
 def paired_t(diffs: Sequence[float], alpha: float = ALPHA, threshold: float = 0.0) -> dict:
-    """Student's t on paired differences d_1..d_n against ``threshold``: mean, sd, df = n - 1, the
-    two-sided 1 - alpha interval of the mean, and the one-sided p-values of mean > threshold
-    (``p_greater``) and mean < threshold (``p_less``). With n < 2 (no degrees of freedom) the interval
-    is unbounded and every p-value is 1.
+    """Student's t on paired differences d_1..d_n against ``threshold``: mean, sd (exact,
+    :func:`exact_sd`), df = n - 1, the two-sided 1 - alpha interval of the mean, and the one-sided
+    p-values of mean > threshold (``p_greater``) and mean < threshold (``p_less``). With n < 2 (no
+    degrees of freedom) the interval is unbounded and every p-value is 1. Differences with *no
+    variation* (:func:`no_variation`: identical, or equal up to rounding) are no evidence either way:
+    ``no_variation`` is True, ``applicable`` False and every p-value 1 (the test is not applicable).
 
     >>> r = paired_t([0.1, 0.2, 0.15])
     >>> r["df"], round(r["interval"][0], 4), round(r["interval"][1], 4)
     (2, 0.0258, 0.2742)
+    >>> r = paired_t([0.005, 0.005, 0.005])
+    >>> r["applicable"], r["p_two"], r["p_greater"]
+    (False, 1.0, 1.0)
     """
     from scipy import stats
 
     d = _finite(diffs)
     n = len(d)
     mean = sum(d) / n if n else math.nan
-    base = dict(n=n, df=max(n - 1, 0), mean=mean, alpha=alpha, threshold=threshold)
+    base = dict(n=n, df=max(n - 1, 0), mean=mean, alpha=alpha, threshold=threshold, no_variation=False,
+                applicable=n >= 2)
     if n < 2:
         return dict(base, sd=math.nan, se=math.nan, q=math.inf, interval=(-math.inf, math.inf), p_greater=1.0,
                     p_less=1.0, p_two=1.0)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in d) / (n - 1))
+    sd = exact_sd(d)
     se = sd / math.sqrt(n)
     q = float(stats.t.ppf(1 - alpha / 2, n - 1))
-    if se == 0:                                     # identical differences: the sign is certain
-        above, below = mean > threshold, mean < threshold
-        return dict(base, sd=0.0, se=0.0, q=q, interval=(mean, mean), p_greater=0.0 if above else 1.0,
-                    p_less=0.0 if below else 1.0, p_two=0.0 if (above or below) else 1.0)
+    if no_variation(d):                             # no spread: nothing to test, nothing decided
+        return dict(base, no_variation=True, applicable=False, sd=sd, se=se, q=q, interval=(mean - q * se, mean + q * se),
+                    p_greater=1.0, p_less=1.0, p_two=1.0)
     t = (mean - threshold) / se
     p_greater, p_less = float(stats.t.sf(t, n - 1)), float(stats.t.cdf(t, n - 1))
     return dict(base, sd=sd, se=se, q=q, t=t, interval=(mean - q * se, mean + q * se), p_greater=p_greater,
@@ -189,7 +226,8 @@ def tost(diffs: Sequence[float], margin: float, alpha: float = ALPHA) -> dict:
     p_out = min(1.0, 2 * min(upper["p_greater"], lower["p_less"]))
     return dict(n=lower["n"], df=lower["df"], mean=lower["mean"], sd=lower["sd"], se=lower["se"], margin=margin,
                 p=p, p_lower=lower["p_greater"], p_upper=upper["p_less"], p_outside=p_out,
-                interval=lower["interval"], alpha=alpha)
+                interval=lower["interval"], alpha=alpha, no_variation=lower["no_variation"],
+                applicable=lower["applicable"])
 
 
 def mde(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:

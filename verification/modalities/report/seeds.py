@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from verification.modalities.report.stages import VARIANTS, Stage
-from verification.report.stats import holm, wilson
+from verification.report.stats import SD_FLOOR, exact_sd, holm, wilson
 
 ALPHA = 0.05
 
@@ -62,21 +62,29 @@ def t_spread(values: Sequence[float], alpha: float = ALPHA) -> Spread:
     mean = sum(v) / n
     if n < 2:
         return Spread(v, mean, math.nan, 0, -math.inf, math.inf)
-    sd = math.sqrt(sum((x - mean) ** 2 for x in v) / (n - 1))
+    sd = exact_sd(v)                        # exact: identical shares give sd 0, never a rounding residue
     half = float(stats.t.ppf(1 - alpha / 2, n - 1)) * sd / math.sqrt(n)
     return Spread(v, mean, sd, n - 1, mean - half, mean + half)
 
 
 def welch(d: float, parts: Sequence[tuple[float, float]]) -> tuple[float, float, float]:
-    """Two-sided p-value of a difference ``d`` whose variance is the sum of ``parts`` (variance, df)
-    each, with Welch-Satterthwaite degrees of freedom: (p, df, half-width of the 95% interval)."""
+    """Two-sided p-value of a difference ``d`` of shares whose variance is the sum of ``parts``
+    (variance, df) each, with Welch-Satterthwaite degrees of freedom: (p, df, half-width of the 95%
+    interval). No variation on a side (its sd at or below :data:`verification.report.stats.SD_FLOOR`,
+    the shares' scale being 1: identical per-seed shares, whose seed-level variance is then unknown)
+    is no evidence: p = 1 and df nan (the test is not applicable; :func:`decide` says so), never p = 0
+    nor a test that uses the other side's variance alone.
+
+    >>> welch(0.3, [(0.0, 2)])
+    (1.0, nan, nan)
+    """
     from scipy import stats
 
     var = sum(v for v, _ in parts)
     if not math.isfinite(var) or any(df < 1 for v, df in parts if v > 0):
         return 1.0, 0.0, math.inf
-    if var == 0:
-        return (0.0 if d != 0 else 1.0), math.inf, 0.0
+    if any(math.sqrt(v) <= SD_FLOOR for v, _ in parts):     # a side with no variation: its variance unknown
+        return 1.0, math.nan, math.nan
     df = var ** 2 / sum(v ** 2 / df for v, df in parts if v > 0)
     p = float(2 * stats.t.sf(abs(d) / math.sqrt(var), df))
     return p, df, float(stats.t.ppf(1 - ALPHA / 2, df)) * math.sqrt(var)
@@ -185,8 +193,14 @@ def depth_change(s: Stage, variant: str) -> float:
     return s.share(variant, s.layers[-1]) - s.share(variant, s.layers[0])
 
 
+COMPARISONS = ("random", "init", "text", "asis", "depth")
+"""Every comparison of one summary, by plan: the Holm family of a run is five per (model, token set),
+whatever else the store holds (a comparison whose data are absent is in it with p = 1, "not measured")."""
+
+
 def decide(summaries: Sequence[Summary]) -> None:
-    """Test every comparison, adjust the p-values by Holm over all of them, and write the words."""
+    """Test every comparison, adjust the p-values by Holm over all of them (the family fixed by the
+    plan, :data:`COMPARISONS`), and write the words."""
     tests = []
     for s in summaries:
         t = s.trained
@@ -199,7 +213,8 @@ def decide(summaries: Sequence[Summary]) -> None:
                 s.tests["random"] = (1.0, t.df, math.nan, 0.0)
             else:
                 k, m = next((k, m) for k, m in s.random.values() if k / m == end)
-                p, df, half = welch(t.mean - end, [(var_t, t.df), (end * (1 - end) / m, m - 1)])
+                ac = (k + 2) / (m + 4)        # Agresti-Coull: a random share of 0 or 1 still has a variance
+                p, df, half = welch(t.mean - end, [(var_t, t.df), (ac * (1 - ac) / (m + 4), m - 1)])
                 s.tests["random"] = (p, df, half, t.mean - end)
         c = s.change
         p, df, half = welch(c.mean, [(c.se ** 2 if c.df else math.inf, c.df)])
@@ -216,12 +231,19 @@ def decide(summaries: Sequence[Summary]) -> None:
             c = s.depth
             p, df, half = welch(c.mean, [(c.se ** 2 if c.df else math.inf, c.df)])
             s.tests["depth"] = (p, df, half, c.mean)
-        tests += [(s, name) for name in s.tests]
+        for name in COMPARISONS:         # the family is the plan's: a comparison without data counts, p = 1
+            s.tests.setdefault(name, (1.0, 0.0, math.inf, math.nan))
+        tests += [(s, name) for name in COMPARISONS]
     adjusted = holm([s.tests[name][0] for s, name in tests]) if tests else []
     for (s, name), p in zip(tests, adjusted):
         d = s.tests[name][3]
         sig = p < ALPHA
-        if name == "random":
+        if not math.isfinite(d):
+            s.words[name] = "not measured"
+        elif math.isnan(s.tests[name][1]):     # no variation across seeds: not applicable, never decided
+            s.words[name] = "shows no variation to test" if name == "depth" else \
+                "not testable (no variation across seeds) against"
+        elif name == "random":
             lo, hi = s.random_range
             s.words[name] = ("above" if d > 0 else "below") if sig else \
                 ("inside" if lo <= s.trained.mean <= hi else "not separable from")
@@ -273,6 +295,7 @@ def matched_table(summaries: Sequence[Summary], families: Sequence[str]) -> tupl
             cells.append(f"{k}/{m} = {k / m:.2f} [{lo:.2f}, {hi:.2f}]" if m else "-")
         rng = s.random_range
         tt = s.tests.get("text")
+        tt = tt if tt and math.isfinite(tt[3]) and math.isfinite(tt[2]) else None
         rows.append([s.model, s.variant, s.n, interval(s.trained), *cells,
                      f"{rng[0]:.2f}-{rng[1]:.2f}" if rng else "-", s.words.get("random", "-"),
                      f"{interval(s.text)} ({s.text_inputs})" if s.text else "-",

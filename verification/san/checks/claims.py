@@ -38,7 +38,8 @@ import numpy as np
 from verification.store import Record, outcome_record
 
 ROUTING, CONTENT = ("W_Q", "W_K", "QK"), ("W_V", "W_O", "OV")
-CLAIMS_VERSION = "v3"     # bump when the claims' tests change (paired t, Holm, TOST, MDE, numerical paths)
+CLAIMS_VERSION = "v4"     # bump when the claims' tests change (paired t, Holm, TOST, MDE, numerical paths;
+                          # v4: no-variation rule, TOST MDE at the doubled level, adjusted intervals, drops)
 PAIRS = ("params", "depth")
 ALPHA = 0.05              # family-wise level of the claims of one run
 MARGIN = 0.02             # nats per byte: the equivalence margin of "matched parameters close the gap"
@@ -100,13 +101,23 @@ def test(theorem: str, instance: str, values: list, direction: str = ">", margin
 
 def decide_family(tests: list[dict], alpha: float = ALPHA) -> list[dict]:
     """Each test with its t statistics, Holm-adjusted decision p-value, outcome and minimum detectable
-    effect (see the module docstring). A test with fewer than two values is left out of the family."""
+    effect (see the module docstring). A test with fewer than two values is left out of the family.
+
+    The family is the run's planned tests with two or more seed pairs: a test whose values show *no
+    variation* (identical per-seed values, or equal up to rounding: :func:`verification.report.stats.no_variation`)
+    stays in it with p = 1 and is never decided (``applicable`` False; the t test has no spread to
+    work with). The decision p-value of a directional claim is the two-sided t test's; of an
+    equivalence claim twice the smaller of TOST's p-value and its opposite's (either direction may
+    be decided), so its MDE is TOST's at the same doubled level, alpha / (2 m), as the decision
+    uses. ``interval_adjusted``: the interval at the Bonferroni level 1 - alpha / m (simultaneous
+    over the family; Holm's first step), printed beside the outcome; ``interval`` is unadjusted."""
     from verification.report.stats import holm, mde, paired_t, tost, tost_mde
 
     out = []
     for t in tests:
         r = paired_t(t["values"], alpha)
-        d = dict(t, mean=r["mean"], sd=r["sd"], df=r["df"], n=r["n"], interval=r["interval"])
+        d = dict(t, mean=r["mean"], sd=r["sd"], df=r["df"], n=r["n"], interval=r["interval"],
+                 applicable=not r["no_variation"])
         if t["margin"] is not None:
             e = tost(t["values"], t["margin"], alpha)
             d.update(p_support=e["p"], p_refute=e["p_outside"], test="TOST (two one-sided t tests), margin "
@@ -115,19 +126,29 @@ def decide_family(tests: list[dict], alpha: float = ALPHA) -> list[dict]:
             up, down = r["p_greater"], r["p_less"]
             d.update(p_support=up if t["direction"] == ">" else down, p_refute=down if t["direction"] == ">" else up,
                      test=f"two-sided paired t, df = {r['df']}", level=1 - alpha)
-        d["p"] = min(1.0, 2 * min(d["p_support"], d["p_refute"]))
+        d["p"] = min(1.0, 2 * min(d["p_support"], d["p_refute"])) if d["applicable"] else 1.0
         d["lean"] = "supported" if d["p_support"] <= d["p_refute"] else "refuted"
         out.append(d)
     family = [d for d in out if d["n"] >= 2]
     m = max(len(family), 1)
     for d, p in zip(family, holm([d["p"] for d in family])):
         d["p_holm"] = p
-        d["mde"] = (tost_mde if d["margin"] is not None else mde)(d["sd"], d["n"], alpha / m)
+        if not d["applicable"]:
+            d["mde"] = math.nan
+        elif d["margin"] is not None:
+            d["mde"] = tost_mde(d["sd"], d["n"], alpha / (2 * m))
+        else:
+            d["mde"] = mde(d["sd"], d["n"], alpha / m)
+        adj = (tost(d["values"], d["margin"], alpha / (2 * m)) if d["margin"] is not None
+               else paired_t(d["values"], alpha / m))["interval"]
+        d["interval_adjusted"], d["level_adjusted"] = adj, 1 - alpha / m
     for d in out:
         d.setdefault("p_holm", 1.0)
         d.setdefault("mde", math.inf)
+        d.setdefault("interval_adjusted", (-math.inf, math.inf))
+        d.setdefault("level_adjusted", 1 - alpha)
         d["family"] = len(family)
-        d["outcome"] = d["lean"] if d["n"] >= 2 and d["p_holm"] < alpha else "inconclusive"
+        d["outcome"] = d["lean"] if d["n"] >= 2 and d["applicable"] and d["p_holm"] < alpha else "inconclusive"
     return out
 
 
@@ -199,18 +220,20 @@ def _ratio(depth: list, params: list) -> float:
 
 def _method(d: dict, alpha: float) -> str:
     return (f"{d['test']} on {d['n']} seed pair(s); Holm over {d['family']} claims at family-wise level "
-            f"{alpha:g}; interval: {d['level']:.0%} t interval")
+            f"{alpha:g}; interval: unadjusted {d['level']:.0%} t interval (adjusted, Bonferroni "
+            f"{d['level_adjusted']:.2%}: extra interval_adjusted)")
 
 
 def claim_records(paths: dict, preset: str, seed: int, alpha: float = ALPHA) -> list[Record]:
     """Every claim outcome from the run summaries of each numerical path (``paths``: kernel -> runs,
     the primary path first): the primary path's statistic and interval, its outcome where every
     path decides the same, else inconclusive."""
-    decided, info = {}, {}
+    decided, info, planned = {}, {}, {}
     for kernel, runs in paths.items():
-        tests, info[kernel] = claim_tests(runs)
-        decided[kernel] = decide_family(tests, alpha)
+        planned[kernel], info[kernel] = claim_tests(runs)
+        decided[kernel] = decide_family(planned[kernel], alpha)
     primary = next(iter(paths))
+    drops = leave_one_out(planned[primary], len(info[primary]["seeds"]), alpha)
     recs = []
     for i, d in enumerate(decided[primary]):
         per_path = {k: decided[k][i]["outcome"] for k in decided}
@@ -219,18 +242,44 @@ def claim_records(paths: dict, preset: str, seed: int, alpha: float = ALPHA) -> 
         finite = d["n"] >= 2 and all(math.isfinite(v) for v in d["interval"])
         prov = dict(preset=preset, seed=seed, seeds=info[primary]["seeds"], runs=len(paths[primary]),
                     paths=list(paths))
+        adj = d["interval_adjusted"]
         extra = dict(d["extra"], values=d["values"], n=d["n"], df=d["df"], sd=d["sd"], p=d["p"], p_holm=d["p_holm"],
                      mde=d["mde"] if math.isfinite(d["mde"]) else None, family=d["family"], alpha=alpha,
+                     applicable=d["applicable"], level=d["level"], level_adjusted=d["level_adjusted"],
+                     interval_adjusted=[float(adj[0]), float(adj[1])] if all(map(math.isfinite, adj)) else None,
                      direction=d["direction"] if d["margin"] is None else "equivalence", margin=d["margin"],
                      noise=info[primary]["noise"], outcome_primary=d["outcome"], outcomes_by_path=per_path,
                      robust=same, statistic_by_path={k: decided[k][i]["mean"] for k in decided})
+        if d["outcome"] != "inconclusive" and drops:
+            kept = sum(o[i] == d["outcome"] for o in drops)
+            extra.update(drops_kept=kept, drops=len(drops), fragile=2 * kept <= len(drops))
         method = _method(d, alpha) + ("" if same else "; the outcome differs between numerical paths: inconclusive")
         if d["n"] < 2:
             method = f"one seed: no degrees of freedom, no interval; outside the Holm family"
+        elif not d["applicable"]:
+            method = (f"no variation across the {d['n']} seed pairs (sd {d['sd']:.1g}, at or below the floor "
+                      "verification.report.stats.SD_FLOOR of the values' scale): the t test is not applicable "
+                      f"and decides nothing (p = 1 in the Holm family of {d['family']})")
         recs.append(outcome_record(d["theorem"], d["instance"], outcome, d["mean"],
                                    d["interval"] if finite else None, method, value=d["mean"], provenance=prov,
                                    extra=extra))
     return recs
+
+
+def leave_one_out(tests: list[dict], pairs: int, alpha: float = ALPHA) -> list[list[str]]:
+    """Robustness of the outcomes: for each of the ``pairs`` seed pairs, the outcomes of every test of
+    ``tests`` (:func:`claim_tests`: a test with one value per seed pair holds them in seed order)
+    decided again without that pair's value, in their own Holm family; a test with another number of
+    values (the one-seed QK-norm sweep) is kept whole. An outcome kept by at most half of the drops is
+    *fragile*. Empty with fewer than three seed pairs (a drop would leave no degrees of freedom)."""
+    if pairs < 3:
+        return []
+    out = []
+    for i in range(pairs):
+        dropped = [dict(t, values=t["values"][:i] + t["values"][i + 1:]) if len(t["values"]) == pairs else t
+                   for t in tests]
+        out.append([d["outcome"] for d in decide_family(dropped, alpha)])
+    return out
 
 
 def claims_chunk(paths: dict) -> str:

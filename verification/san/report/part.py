@@ -81,10 +81,13 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, preset: Optional[s
         Table("san-probes", probes_table(runs), "Probe accuracies against their chance levels, computed from the "
               "probe's own rows (copying a random context digit; always the most frequent answer)", prov, **made),
         Table("san-claims", claims_df, f"The paper's claims at tiny scale: mean of paired differences over seed pairs "
-              f"(units as stated; the paper's nats per token are compared in direction only), t interval with "
-              f"seed pairs minus one degrees of freedom (90% for the TOST row, margin {MARGIN:g} nats per byte), Holm-adjusted p over the "
+              f"(units as stated; the paper's nats per token are compared in direction only), unadjusted t interval with "
+              f"seed pairs minus one degrees of freedom (90% for the TOST row, margin {MARGIN:g} nats per byte) and "
+              f"the Bonferroni-adjusted interval beside it (level 1 - alpha/m), Holm-adjusted p over the "
               f"claims of the run at family-wise level {ALPHA:g}, minimum detectable effect (power 0.8) at the "
-              "run's noise floor; an outcome that differs between numerical paths is inconclusive", prov, **made),
+              "run's noise floor; a claim with no variation over seed pairs is not applicable (never decided); "
+              "drops kept: how many leave-one-seed-pair-out runs keep a decided outcome (fragile: half or fewer); "
+              "an outcome that differs between numerical paths is inconclusive", prov, **made),
         Table("san-robustness", robustness_table(claims), "Machine robustness: each claim's outcome along each "
               "numerical path (fused and explicit attention kernels: the same mathematics, other rounding, as "
               "on another machine); the reported outcome is inconclusive where they differ", prov, **made),
@@ -148,6 +151,9 @@ def _summary_macros(part: Part, runs: list, runs_df: Any, claims_df: Any, roll: 
     part.macro(ALPHA, "San", "alpha")
     part.macro(MARGIN, "San", "margin")
     part.macro(int(claims_df["robust"].astype(bool).sum()), "San", "robust claims")
+    decided = claims_df[claims_df["outcome"] != "inconclusive"]
+    part.macro(int(decided["fragile"].astype(bool).sum()), "San", "fragile claims")
+    part.macro(int((~claims_df["applicable"].astype(bool)).sum()), "San", "not applicable claims")
     part.macro(int(len(claims_df)), "San", "claims")
     part.macro(int((claims_df["outcome"] != "inconclusive").sum()), "San", "decided claims")
     part.macro(len(kernels), "San", "paths")

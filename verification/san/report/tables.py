@@ -54,16 +54,23 @@ def probes_table(runs: list[dict]) -> pd.DataFrame:
 
 def claims_table(claims: list[dict]) -> pd.DataFrame:
     """One row per claim: outcome (Holm-adjusted, robust across numerical paths), the test, the mean of
-    the paired differences with its t interval, df, raw and Holm p, minimum detectable effect, units."""
+    the paired differences with its unadjusted t interval (``low``, ``high``) and the Bonferroni-adjusted
+    one (``low_adjusted``, ``high_adjusted``, level 1 - alpha / m), df, raw and Holm p, minimum
+    detectable effect, units, whether the test applies (no variation: not applicable), and for a
+    decided claim how many leave-one-seed-pair-out drops keep its outcome (``fragile``: half or fewer)."""
     rows = []
     for c in claims:
         e = c["extra"]
         iv = e.get("interval") or [math.nan, math.nan]
+        adj = e.get("interval_adjusted") or [math.nan, math.nan]
+        drops = f"{e['drops_kept']}/{e['drops']}" if e.get("drops") else ""
         rows.append(dict(claim=c["theorem"].removeprefix("san.claim."), instance=c["instance"], outcome=c["verdict"],
-                         statistic=e["statistic"], low=iv[0], high=iv[1], unit=e.get("unit", ""), n=e.get("n"),
+                         statistic=e["statistic"], low=iv[0], high=iv[1], low_adjusted=adj[0], high_adjusted=adj[1],
+                         unit=e.get("unit", ""), n=e.get("n"),
                          df=e.get("df"), p=e.get("p"), p_holm=e.get("p_holm"), mde=e.get("mde"),
                          direction=e.get("direction"), margin=e.get("margin"), noise_floor=e.get("noise"),
-                         robust=e.get("robust"), paper=e.get("paper", "")))
+                         applicable=e.get("applicable", True), drops_kept=drops,
+                         fragile=bool(e.get("fragile", False)), robust=e.get("robust"), paper=e.get("paper", "")))
     return pd.DataFrame(rows)
 
 
