@@ -48,18 +48,90 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
     return 0
 
 
+def lanes(sections: Sequence[str], serial: bool, db: str, cores: Optional[int] = None) -> tuple[list, list]:
+    """The sections this process runs, in main-job order, and those a second process runs beside
+    them (:data:`verification.commands.SECOND_LANE`): none with ``--serial``, one core, an in-memory
+    store, or when one lane would be empty.
+
+    >>> lanes(["dobrushin", "trained", "rank", "stress"], False, "r.db", cores=2)
+    (['trained', 'stress'], ['dobrushin', 'rank'])
+    >>> lanes(["dobrushin", "trained"], True, "r.db", cores=2)
+    (['dobrushin', 'trained'], [])
+    """
+    import os
+
+    from verification.commands import SECOND_LANE
+
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    second = [s for s in sections if s in SECOND_LANE]
+    first = [s for s in sections if s not in SECOND_LANE]
+    if serial or cores < 2 or db == ":memory:" or not first or not second:
+        return list(sections), []
+    return first, second
+
+
+def _die_with_parent() -> None:
+    """In the second lane's process: end when the process that started it ends (Linux), so a
+    killed ``verify`` leaves no process writing to its store."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)    # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _start_lane(args: argparse.Namespace, sections: list, log: Path) -> Any:
+    """``attnbounds verify --serial --only SECTIONS`` (same store, out, seed, size) in a second
+    process, its output written to ``log``; the store's chunk transactions keep the two apart."""
+    import os
+    import subprocess
+
+    cmd = [sys.executable, "-c", "import sys; from verification.cli import main; sys.exit(main())", "verify",
+           "--serial", "--only", ",".join(sections), "--db", str(args.db), "--out", str(args.out),
+           "--seed", str(args.seed)] + (["--full"] if args.full else [])
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as out:
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                env=dict(os.environ, COLUMNS=os.environ.get("COLUMNS", "160")),
+                                preexec_fn=_die_with_parent)
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
     from verification.store import ResultStore
 
     only = {section_of(s) for s in args.only} if args.only else None
+    sections = [s for s in FAMILIES if not only or s in only]
+    here, there = lanes(sections, args.serial, str(args.db))
     with ResultStore(args.db) as store:
         ctx = JobContext(store=store, out_dir=Path(args.out), seed=args.seed, full=args.full,
                          only=only)
-        for section, package in FAMILIES.items():
-            if only and section not in only:
-                continue
-            import_module(f"{package}.command").verify_section(ctx)
-    return 0
+        log = Path(args.out) / "verify-second-lane.log"
+        child = _start_lane(args, there, log) if there else None
+        if child is not None:
+            ctx.console.print(f"sections {', '.join(there)} run in a second process beside these (output: {log}; "
+                              "shown below when they finish; `--serial` runs all in one)", markup=False)
+        try:
+            for section in here:
+                import_module(f"{FAMILIES[section]}.command").verify_section(ctx)
+        except BaseException:
+            if child is not None:       # Ctrl-C reached it too; anything else: stop it (its chunks are kept)
+                try:
+                    child.wait(timeout=30)
+                except Exception:
+                    child.terminate()
+                    child.wait()
+            raise
+        if child is None:
+            return 0
+        ctx.console.rule(f"[bold]second process: {', '.join(there)}")
+        rc = child.wait()
+        sys.stdout.flush()
+        ctx.console.file.write(log.read_text(errors="replace"))
+        ctx.console.file.flush()
+    if rc == 130:
+        raise KeyboardInterrupt
+    return rc
 
 
 def register_verify(sub: Any) -> None:
@@ -69,6 +141,9 @@ def register_verify(sub: Any) -> None:
     p.add_argument("--only", default=None, type=name_list(tuple(FAMILIES) + tuple(SECTION_ALIASES), "section"),
                    help=f"comma-separated sections to run, of: {', '.join(FAMILIES)} "
                         "('rollout' is the same as 'trained')")
+    p.add_argument("--serial", action="store_true",
+                   help="run every section in order in this process (default on two or more cores: "
+                        "dobrushin, rank, poincare, san and prove in a second process beside the others)")
     p.set_defaults(func=_cmd_verify)
 
 

@@ -31,6 +31,10 @@ FAMILIES: dict[str, str] = {
     "prove": "verification.prove",
     "stress": "verification.stress",
 }
+# the sections `attnbounds verify` runs in a second process beside the others (on two or more cores;
+# `--serial` runs all in order in one): none reads another's campaigns, while modalities reads the
+# trained section's, so those two stay in one lane, in order
+SECOND_LANE: tuple[str, ...] = ("dobrushin", "rank", "poincare", "san", "prove")
 # a family whose subcommand is not named as its section: subcommand -> section (either selects it)
 SECTION_ALIASES: dict[str, str] = {"rollout": "trained"}
 # the roles every family package has at its top level (a module or a subpackage each)

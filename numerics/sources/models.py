@@ -70,6 +70,7 @@ Example (not run as a doctest: it loads weights)::
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import importlib.util
 import io
@@ -484,7 +485,9 @@ def one_gguf_reader():
     """Within the block, every ``gguf.GGUFReader`` of the same unchanged file is the same reader.
     transformers reads a GGUF three times to load one model (configuration, weights, tokenizer), each
     time building a reader that walks every metadata field (Gemma 3's 262,144-token vocabulary: about
-    13 s a time here); the reader is read-only, so one serves all three. Restored on exit."""
+    13 s a time here); the reader is read-only, so one serves all three. The metadata-only parse into
+    Python values (``load_gguf_checkpoint(return_tensors=False)``, called for the configuration and
+    again for the tokenizer) is likewise done once. Restored on exit."""
     try:
         import gguf
     except ImportError:
@@ -493,19 +496,44 @@ def one_gguf_reader():
     real = gguf.GGUFReader
     readers: dict[tuple, Any] = {}
 
-    def shared(path: Any, mode: str = "r") -> Any:
+    def _key(path: Any, *more: Any) -> tuple:
         st = os.stat(path)
-        key = (os.path.realpath(path), st.st_size, st.st_mtime_ns, mode)
+        return (os.path.realpath(path), st.st_size, st.st_mtime_ns) + more
+
+    def shared(path: Any, mode: str = "r") -> Any:
+        key = _key(path, mode)
         if key not in readers:
             readers[key] = real(path, mode)
         return readers[key]
 
+    # the metadata-only parse (configuration, then tokenizer: each walks every field into Python
+    # values) done once; the callers read its "config" part, each given its own copy
+    try:
+        from transformers import modeling_gguf_pytorch_utils as hf_gguf
+    except ImportError:
+        hf_gguf = None
+    real_load = getattr(hf_gguf, "load_gguf_checkpoint", None)
+    parsed: dict[tuple, Any] = {}
+
+    def load_once(path: Any, return_tensors: bool = False, **kw: Any) -> Any:
+        if return_tensors or kw:
+            return real_load(path, return_tensors=return_tensors, **kw)
+        key = _key(path)
+        if key not in parsed:
+            parsed[key] = real_load(path, return_tensors=False)
+        return {k: copy.deepcopy(v) if k == "config" else v for k, v in parsed[key].items()}
+
     gguf.GGUFReader = shared
+    if real_load is not None:
+        hf_gguf.load_gguf_checkpoint = load_once
     try:
         yield
     finally:
         gguf.GGUFReader = real
+        if real_load is not None:
+            hf_gguf.load_gguf_checkpoint = real_load
         readers.clear()
+        parsed.clear()
 
 
 def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
@@ -520,6 +548,14 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     key = (src.name if src else None, str(folder), tuple(map(str, weights.files)), allow_pickle, max_tokens)
     if cache and key in _CACHE:
         return _CACHE[key]
+    # the same files loaded at another token limit: the module, configuration and tokenizer are the
+    # same objects (a GGUF file is parsed and dequantised once per process); only the framing differs
+    loaded = next((m for k, m in _CACHE.items() if k[:4] == key[:4]), None) if cache else None
+    if loaded is not None:
+        model = _framed(loaded.module, loaded.tokenizer, loaded.causal, weights, src, max_tokens, str(weights.file),
+                        gguf)
+        _CACHE[key] = model
+        return model
     from transformers import AutoConfig, AutoTokenizer  # slow import, only when needed
     from transformers.utils import logging as hf_logging
 
@@ -549,7 +585,6 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     if backend is not None:  # tokenizer.json may pad/truncate (minilm: 128); we truncate ourselves
         backend.no_padding()
         backend.no_truncation()
-    limit = int(getattr(config, "max_position_embeddings", max_tokens) or max_tokens)
     try:
         causal = _probe_causal(module)
     except Exception as exc:
@@ -558,6 +593,17 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     if causal is None:
         raise InvalidInput(f"model {where!r} returns no attention probabilities "
                          "(output_attentions unsupported by this architecture)")
+    model = _framed(module, tokenizer, causal, weights, src, max_tokens, where, gguf)
+    if cache:
+        _CACHE[key] = model
+    return model
+
+
+def _framed(module: Any, tokenizer: Any, causal: bool, weights: Any, src: Any, max_tokens: int, where: str,
+            gguf: Any) -> "LoadedModel":
+    """The :class:`LoadedModel` of a loaded module at one token limit: its name, fingerprint and notes."""
+    folder = weights.folder
+    limit = int(getattr(module.config, "max_position_embeddings", max_tokens) or max_tokens)
     template = src.template if src else None
     max_tokens = min(max_tokens, limit)
     fp = fingerprint(weights, {"max_tokens": max_tokens, "template": template, "dtype": "float32",
@@ -572,10 +618,7 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     arch = ARCHITECTURE_NOTES.get(getattr(module.config, "model_type", None)) if gguf else None
     if arch and arch not in notes:
         notes.append(arch)
-    model = LoadedModel(name=name, causal=causal, module=module, config=module.config,
-                        quantised=gguf is not None, tokenizer=tokenizer, source=where,
-                        max_tokens=max_tokens, template=template,
-                        special_ids=_special_ids(tokenizer), fingerprint=fp, notes=tuple(notes))
-    if cache:
-        _CACHE[key] = model
-    return model
+    return LoadedModel(name=name, causal=causal, module=module, config=module.config,
+                       quantised=gguf is not None, tokenizer=tokenizer, source=where,
+                       max_tokens=max_tokens, template=template,
+                       special_ids=_special_ids(tokenizer), fingerprint=fp, notes=tuple(notes))
