@@ -287,7 +287,7 @@ def test_the_stress_and_rollout_commands_plan_the_main_jobs_pieces(tmp_path):
         main = role("stress", "checks").Plan.for_verify(0, full)
         assert plan("stress", ["stress", "dobrushin.factor", "--instances", n]).sweeps == main.sweeps[:1]
     quick, full = (role("trained", "checks").Plan.for_verify(0, f).models[0] for f in (False, True))
-    assert plan("trained", ["rollout", "--limit", "210", "--max-tokens", "128"]).models == (quick,)
+    assert plan("trained", ["rollout", "--limit", "120", "--max-tokens", "128"]).models == (quick,)
     assert plan("trained", ["rollout", "--full"]).models == (full,)
 
 

@@ -114,12 +114,14 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         try:
             for section in here:
                 import_module(f"{FAMILIES[section]}.command").verify_section(ctx)
-        except BaseException:
-            if child is not None:       # Ctrl-C reached it too; anything else: stop it (its chunks are kept)
+        except BaseException as exc:
+            if child is not None:       # Ctrl-C reached it too: let it store its chunk; else stop it now
                 try:
+                    if not isinstance(exc, KeyboardInterrupt):
+                        child.terminate()
                     child.wait(timeout=30)
                 except Exception:
-                    child.terminate()
+                    child.kill()
                     child.wait()
             raise
         if child is None:

@@ -58,7 +58,7 @@ QUICK_TEST = {"minilm": dict(limit=6, max_tokens=128), "smollm2": dict(limit=3, 
 
 @pytest.fixture(scope="module")
 def small_quick():
-    """The main job's quick settings at fewer inputs (210 MiniLM inputs take minutes): the paper
+    """The main job's quick settings at fewer inputs (120 MiniLM inputs take a minute): the paper
     reads the patched settings too (:func:`verification.measure.text.main_inputs`)."""
     from verification.measure import text
 

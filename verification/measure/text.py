@@ -5,7 +5,7 @@ inputs measured, the campaign names up to the model's fingerprint, and the looku
 The campaign of a model is found by its settings (``trained-v3:<model>:<corpus>:max<T>:r0.5:mean:
 w<fingerprint>``, T = 128 quick, 512 full; the corpus ``pydoc+doc+lic`` for the text models,
 ``antibody-v-genes`` for AntiBERTy), and only the chunks of the main job's inputs are read (quick: the
-first 210 / 30 / 24 inputs of the default three-source corpus for MiniLM / SmolLM2 / Gemma 3, the
+first 120 / 12 / 12 inputs of the default three-source corpus for MiniLM / SmolLM2 / Gemma 3, the
 first 24 antibody V genes for AntiBERTy; 300 full: :func:`main_inputs`); when several fingerprints were measured, the one with the most of those
 inputs (:func:`verification.report.part.resolve`).
 """
@@ -18,12 +18,12 @@ from numerics.sources.corpus import ANTIBODY_NAME, DEFAULT_NAME
 from verification.measure.attention import FUSION, RESIDUAL, VERSION, chunk_key
 from verification.report.part import MissingCampaign, Need, resolve
 
-# quick: 70 inputs per source for MiniLM (the model whose D1 shares the prose quotes), 10 per source for
-# SmolLM2 (causal: its D1 verdicts are tight by construction; 30 layers cost more per input), 8 per source
-# for Gemma 3 (causal too; its load alone costs about a minute), and 24 antibody V genes (8 per chain) for
+# quick (the main job on 2 cores in under 10 minutes): 40 inputs per source for MiniLM (the model whose
+# D1 shares the prose quotes), 4 per source for SmolLM2 (causal: its D1 verdicts are tight by
+# construction; 30 layers cost more per input), 4 per source for Gemma 3 (causal too; its load alone costs about a minute), and 24 antibody V genes (8 per chain) for
 # AntiBERTy, a protein model: its corpus is numerics.sources.corpus.ANTIBODY_NAME, not English text
-QUICK = {"minilm": dict(limit=210, max_tokens=128), "smollm2": dict(limit=30, max_tokens=128),
-         "gemma3": dict(limit=24, max_tokens=128), "antiberty": dict(limit=24, max_tokens=128)}
+QUICK = {"minilm": dict(limit=120, max_tokens=128), "smollm2": dict(limit=12, max_tokens=128),
+         "gemma3": dict(limit=12, max_tokens=128), "antiberty": dict(limit=24, max_tokens=128)}
 FULL = dict(limit=300, max_tokens=512)   # every model, `attnbounds verify --full`
 FULL_TOKENS = FULL["max_tokens"]
 CORPUS = DEFAULT_NAME                                        # the default corpus (numerics.sources.corpus)

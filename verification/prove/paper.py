@@ -37,7 +37,8 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
 
     plan = FULL if full else QUICK
     cmd = command(plan)
-    records = latest(r for r in store.records(plan.campaign) if max(r["extra"]["dims"]) <= plan.max_n)
+    records = latest(r for r in store.records(plan.campaign)
+                     if max(r["extra"]["dims"]) <= plan.largest(r["extra"]["statement"]))
     if not records:
         raise MissingCampaign(plan.campaign, cmd)
     part = Part("prove", commands=[cmd])

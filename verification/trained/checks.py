@@ -20,7 +20,7 @@ from verification import campaign
 from verification.measure.attention import campaign_name, chunk_key, input_records, verdict_of
 from verification.store import Record
 
-FULL_SCALES = ("every model on 300 inputs at up to 512 tokens (quick: MiniLM 210, SmolLM2 30 and Gemma 3 24 inputs "
+FULL_SCALES = ("every model on 300 inputs at up to 512 tokens (quick: MiniLM 120, SmolLM2 12 and Gemma 3 12 inputs "
                "of the English corpus, AntiBERTy 24 antibody V genes, at up to 128 tokens), with their matched-n random "
                "baselines")
 
