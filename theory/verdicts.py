@@ -47,11 +47,14 @@ class Outcome(str, Enum):
     SUPPORTED     the data agree with the claim (the statistic and its interval say how well)
     REFUTED       the data contradict the claim: a finding, reported plainly, never a stop
     INCONCLUSIVE  the interval does not separate the two (or the test could not be run)
+    NOT_TESTABLE  the design's precondition failed, so the data cannot speak to the claim (e.g. the
+                  models compared did not pass their training gate); the record says which and why
     """
 
     SUPPORTED = "supported"
     REFUTED = "refuted"
     INCONCLUSIVE = "inconclusive"
+    NOT_TESTABLE = "not-testable"
 
     def __str__(self) -> str:
         return self.value

@@ -51,13 +51,19 @@ def test_micro_campaign_claims_and_report(store, tmp_path):
             lo, hi = r["extra"]["interval"]
             assert lo <= r["extra"]["statistic"] <= hi and r["extra"]["df"] == 1
         else:
-            assert r["extra"]["interval"] is None and r["verdict"] == "inconclusive"
+            assert r["extra"]["interval"] is None and r["verdict"] in ("inconclusive", "not-testable")
+    # four training steps learn nothing: every claim fails the training gate, named with its role
+    assert all(r["verdict"] == "not-testable" and "training gate" in r["extra"]["gate"] for r in out)
+    _gate_decides_which_claims_are_testable(store, camp)
     tost_row = next(r for r in out if r["instance"] == "params")
     assert tost_row["extra"]["direction"] == "equivalence" and tost_row["extra"]["margin"] > 0
 
     part = paper_part(store, seed=0, preset="micro")
     assert {t.name for t in part.tables} >= {"san-runs", "san-claims", "san-spectra", "san-rollout", "san-robustness",
-                                              "san-probes"}
+                                              "san-probes", "san-gate"}
+    gate_t = next(t for t in part.tables if t.name == "san-gate").frame
+    roles = gate_t[gate_t["passed"].notna()]
+    assert (roles["passed"] == 0).all() and (roles["bigram"] < roles["unigram"]).all()
     claims_t = next(t for t in part.tables if t.name == "san-claims")
     assert {"df", "p_holm", "mde", "unit", "margin", "robust"} <= set(claims_t.columns())
     probes_t = next(t for t in part.tables if t.name == "san-probes")
@@ -258,3 +264,23 @@ def test_leave_one_pair_out_reports_a_fragile_outcome():
     assert len(drops) == 5 and all(o[1] == "supported" for o in drops)
     assert sum(o[0] == "supported" for o in drops) * 2 <= 5                # most drops lose it: fragile
     assert CL.leave_one_out(tests[:1], 2) == []
+
+
+def _gate_decides_which_claims_are_testable(store, camp):
+    """The gate on the micro runs with planted losses: every run below the unigram entropy by the
+    margin makes the loss claims testable; one san-params run above it makes exactly the claims that
+    compare san-params not testable; the probes stay untestable (the reference is at chance: the
+    positive control fails)."""
+    from verification.san.checks.claims import GATE_MARGIN, claim_tests, decide_family, summaries
+
+    runs = summaries(store, camp)
+    good = [dict(r, val_loss=r["unigram"] - GATE_MARGIN - 0.1 - 0.01 * i, diverged=False) for i, r in enumerate(runs)]
+    tests = {(t["theorem"], t["instance"]): t for t in claim_tests(good)[0]}
+    assert tests[("san.claim.gap", "depth")]["gate"] is None and tests[("san.claim.gap", "params")]["gate"] is None
+    assert "positive control failed" in tests[("san.claim.probes", "retrieval-params")]["gate"]
+    bad = [dict(r, val_loss=r["unigram"] + 0.2) if r["role"] == "san-params" and r["seed"] == 0 else r for r in good]
+    out = {(d["theorem"], d["instance"]): d for d in decide_family(claim_tests(bad)[0])}
+    for key in (("san.claim.gap", "params"), ("san.claim.gap", "reduction"), ("san.claim.spectra", "routing-settles")):
+        assert out[key]["outcome"] == "not-testable" and "san-params: 1 of" in out[key]["gate"], key
+    for key in (("san.claim.gap", "depth"), ("san.claim.gap", "flops"), ("san.claim.spectra", "rank-into-WO")):
+        assert out[key]["gate"] is None and out[key]["outcome"] != "not-testable", key

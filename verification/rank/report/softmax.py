@@ -13,8 +13,9 @@ The estimator outcome (claim "estimator e is the robust one": it gives r* at lea
 other on the same kernels). The independent units are the teachers: every setting (beta, T, noise,
 value map) and both kernel sources (the regression and the fit started from it) of one teacher are
 repeated measures of it, never independent draws. Per teacher, each estimator's share of its kernels
-whose rank is r*; for each pair of estimators a paired t test over the teachers on the difference of
-their shares (df = teachers - 1), Holm across every pair of the table at 0.05 (:func:`compare`).
+whose rank is r*; for each pair of estimators an exact sign test over the teachers on the difference of
+their shares (discrete data: no spread is needed, so identical differences across teachers are many
+signs, never a zero-sd t), Holm across every pair of the table at 0.05 (:func:`compare`).
 supported: e is significantly better than every other; refuted: some other is significantly better;
 inconclusive otherwise. Statistic: e's share over all kernels (descriptive); interval: its 95%
 Wilson interval. The threshold estimator needs the noise level of the kernel's entries, which no
@@ -125,10 +126,10 @@ def teacher_hits(recs: list[dict], r_star: int) -> dict:
 
 def compare(units: dict, estimators: tuple = ESTIMATORS, alpha: float = ALPHA) -> dict:
     """Pairwise comparison of estimators over independent units (``units``: {unit: {estimator: [hit
-    or None]}}): per unit each estimator's share of hits; per pair a paired t test on the units'
-    differences (df = units - 1), Holm across every pair (:func:`verification.report.stats.pairwise`).
+    or None]}}): per unit each estimator's share of hits; per pair an exact sign test on the units'
+    differences, Holm across every pair (:func:`verification.report.stats.pairwise`).
     {estimator: (worse than, better than, {other: adjusted p})}."""
-    return pairwise(units, estimators, "t", alpha)
+    return pairwise(units, estimators, "sign", alpha)
 
 
 def estimator_outcomes(recs: list[dict], r_star: int) -> list[dict]:
@@ -176,6 +177,6 @@ def softmax_captions(r_star: int, fit_starts: int, fit_nfev: int) -> dict[str, s
         "rank-softmax-estimator-outcomes": (
             "The claim that the energy effective rank is the robust estimator under softmax distortion, tested for "
             "every estimator: the teachers are the independent units (each setting and kernel source of a teacher "
-            "a repeated measure), per teacher each estimator's share of kernels with rank r*, paired t tests over "
-            f"the teachers (df = teachers - 1), Holm across every pair at {ALPHA}; supported = significantly better "
+            "a repeated measure), per teacher each estimator's share of kernels with rank r*, exact sign tests over "
+            f"the teachers, Holm across every pair at {ALPHA}; supported = significantly better "
             "than every other, refuted = some other significantly better, inconclusive otherwise.")}

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -43,6 +43,8 @@ CLAIMS_VERSION = "v4"     # bump when the claims' tests change (paired t, Holm, 
 PAIRS = ("params", "depth")
 ALPHA = 0.05              # family-wise level of the claims of one run
 MARGIN = 0.02             # nats per byte: the equivalence margin of "matched parameters close the gap"
+GATE_MARGIN = 0.05        # nats per byte: a run has learned when its validation loss is this far below the
+                          # unigram entropy of the training bytes (the training gate)
 PAPER = {"depth": "0.47 nats/token (direction only)", "flops": "0.26 nats/token (direction only)",
          "params": "0.006 nats/token (equivalence)", "reduction": "0.47 -> 0.006 nats/token (direction only)",
          "flops-between": "0.47 > 0.26 nats/token (direction only)"}
@@ -117,7 +119,7 @@ def decide_family(tests: list[dict], alpha: float = ALPHA) -> list[dict]:
     for t in tests:
         r = paired_t(t["values"], alpha)
         d = dict(t, mean=r["mean"], sd=r["sd"], df=r["df"], n=r["n"], interval=r["interval"],
-                 applicable=not r["no_variation"])
+                 applicable=not r["no_variation"] and not t.get("gate"))
         if t["margin"] is not None:
             e = tost(t["values"], t["margin"], alpha)
             d.update(p_support=e["p"], p_refute=e["p_outside"], test="TOST (two one-sided t tests), margin "
@@ -148,7 +150,10 @@ def decide_family(tests: list[dict], alpha: float = ALPHA) -> list[dict]:
         d.setdefault("interval_adjusted", (-math.inf, math.inf))
         d.setdefault("level_adjusted", 1 - alpha)
         d["family"] = len(family)
-        d["outcome"] = d["lean"] if d["n"] >= 2 and d["applicable"] and d["p_holm"] < alpha else "inconclusive"
+        if d.get("gate"):                # the models compared have not learned: nothing to decide
+            d["outcome"] = "not-testable"
+        else:
+            d["outcome"] = d["lean"] if d["n"] >= 2 and d["applicable"] and d["p_holm"] < alpha else "inconclusive"
     return out
 
 
@@ -209,7 +214,90 @@ def claim_tests(runs: list[dict]) -> tuple[list[dict], dict]:
             a, b = sweep[(depth, False)], sweep[(depth, True)]
             tests.append(test("san.claim.qk_norm", f"L{depth}", [loss(a) - loss(b)], unit="nats/byte",
                               diverged_without=a["diverged"], diverged_with=b["diverged"]))
-    return tests, dict(seeds=seeds, noise=noise)
+    gates = role_gates(by, seeds, sweep)
+    for t in tests:
+        t["gate"] = gate_reason(t, gates, by, seeds)
+    return tests, dict(seeds=seeds, noise=noise, gates=gates)
+
+
+def learned(run: dict) -> bool:
+    """The training gate of one run: finite, not diverged, and a validation loss at least
+    :data:`GATE_MARGIN` below the unigram entropy of the training bytes (a model that learnt only
+    byte frequencies reaches that entropy)."""
+    v = run.get("val_loss", math.nan)
+    return (not run.get("diverged")) and math.isfinite(v) and v < run["unigram"] - GATE_MARGIN
+
+
+def role_gates(by: dict, seeds: list, sweep: dict) -> dict:
+    """Per role: how many of its runs passed the training gate (:func:`learned`), of how many, and
+    the worst validation loss; the sweep's runs by (depth, qk_norm) under ``sweep-L<d>[-qk]``."""
+    out = {}
+    for role in ("std", "san-depth", "san-flops", "san-params"):
+        rs = [by[(role, s)] for s in seeds if (role, s) in by]
+        out[role] = dict(passed=sum(learned(r) for r in rs), runs=len(rs),
+                         worst=max((loss(r) for r in rs), default=math.nan),
+                         unigram=rs[0]["unigram"] if rs else math.nan)
+    for (depth, qk), r in sweep.items():
+        out[f"sweep-L{depth}{'-qk' if qk else ''}"] = dict(passed=int(learned(r)), runs=1, worst=loss(r),
+                                                           unigram=r["unigram"])
+    return out
+
+
+def claim_roles(t: dict) -> tuple:
+    """The runs a claim compares (roles; the QK-norm sweep's two runs at its depth)."""
+    claim, inst = t["theorem"].removeprefix("san.claim."), t["instance"]
+    if claim == "gap":
+        return {"depth": ("std", "san-depth"), "flops": ("std", "san-flops"), "params": ("std", "san-params"),
+                "reduction": ("std", "san-depth", "san-params"),
+                "flops-between": ("std", "san-depth", "san-flops")}[inst]
+    if claim == "probes":
+        return ("std", f"san-{inst.split('-', 1)[1]}")
+    if claim == "low_context":
+        return ("std", f"san-{inst}")
+    if claim == "spectra":
+        return ("std", "san-depth") if inst == "rank-into-WO" else ("std", "san-depth", "san-flops", "san-params")
+    if claim == "qk_norm":
+        return (f"sweep-{inst}", f"sweep-{inst}-qk")
+    return ()
+
+
+def probe_control(kind: str, by: dict, seeds: list, alpha: float = ALPHA) -> Optional[str]:
+    """The positive control of a probe: the standard model must beat the probe's larger chance
+    level (copy, majority), shown by a one-sided paired t test over seeds at ``alpha`` (a probe the
+    reference cannot pass tests nothing). None when it does, else the reason."""
+    from verification.report.stats import paired_t
+
+    rs = [by[("std", s)] for s in seeds if ("std", s) in by]
+    diffs = [r[f"{kind}_acc"] - max(r.get(f"{kind}_chance_copy", math.nan), r.get(f"{kind}_chance_majority", math.nan))
+             for r in rs]
+    if len(diffs) < 2 or not all(math.isfinite(d) for d in diffs):
+        return f"positive control: the standard model's {kind} accuracy against chance needs two seeds"
+    r = paired_t(diffs, alpha)
+    if r["p_greater"] < alpha:
+        return None
+    acc = float(np.mean([x[f"{kind}_acc"] for x in rs]))
+    return (f"positive control failed: the standard model's {kind} accuracy {acc:.3f} is not above its chance "
+            f"level (mean of accuracy - chance {r['mean']:+.3f}, one-sided p {r['p_greater']:.2g})")
+
+
+def gate_reason(t: dict, gates: dict, by: dict, seeds: list) -> Optional[str]:
+    """Why the claim ``t`` cannot be tested (None: it can): a compared role with a run that failed
+    the training gate (which role, how many runs, the worst loss against the unigram entropy), or,
+    for a probe claim, the reference's failed positive control."""
+    reasons = []
+    for role in claim_roles(t):
+        g = gates.get(role)
+        if g is None or g["runs"] == 0:
+            reasons.append(f"{role}: no runs")
+        elif g["passed"] < g["runs"]:
+            reasons.append(f"{role}: {g['runs'] - g['passed']} of {g['runs']} runs failed the training gate "
+                           f"(worst validation loss {g['worst']:.3f} nats/byte, gate: below the unigram entropy "
+                           f"{g['unigram']:.3f} - {GATE_MARGIN:g})")
+    if t["theorem"] == "san.claim.probes":
+        why = probe_control(t["instance"].split("-", 1)[0], by, seeds)
+        if why:
+            reasons.append(why)
+    return "; ".join(reasons) or None
 
 
 def _ratio(depth: list, params: list) -> float:
@@ -249,12 +337,15 @@ def claim_records(paths: dict, preset: str, seed: int, alpha: float = ALPHA) -> 
                      interval_adjusted=[float(adj[0]), float(adj[1])] if all(map(math.isfinite, adj)) else None,
                      direction=d["direction"] if d["margin"] is None else "equivalence", margin=d["margin"],
                      noise=info[primary]["noise"], outcome_primary=d["outcome"], outcomes_by_path=per_path,
-                     robust=same, statistic_by_path={k: decided[k][i]["mean"] for k in decided})
-        if d["outcome"] != "inconclusive" and drops:
+                     robust=same, statistic_by_path={k: decided[k][i]["mean"] for k in decided},
+                     gate=d.get("gate"))
+        if d["outcome"] in ("supported", "refuted") and drops:
             kept = sum(o[i] == d["outcome"] for o in drops)
             extra.update(drops_kept=kept, drops=len(drops), fragile=2 * kept <= len(drops))
         method = _method(d, alpha) + ("" if same else "; the outcome differs between numerical paths: inconclusive")
-        if d["n"] < 2:
+        if d.get("gate"):
+            method = f"not testable: {d['gate']}"
+        elif d["n"] < 2:
             method = f"one seed: no degrees of freedom, no interval; outside the Holm family"
         elif not d["applicable"]:
             method = (f"no variation across the {d['n']} seed pairs (sd {d['sd']:.1g}, at or below the floor "

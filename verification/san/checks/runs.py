@@ -57,7 +57,7 @@ def plan(preset: Preset, seed: int = 0, kernel: str = "sdpa", device: str = "cpu
     runs = []
     for s in range(seed, seed + preset.seeds):
         tc = TrainConfig(steps=preset.steps, batch=preset.batch, lr=preset.lr, seed=s,
-                         warmup=max(1, preset.steps // 10), kernel=kernel, device=device)
+                         warmup=max(1, int(preset.steps * preset.warmup)), kernel=kernel, device=device)
         runs.append(Run(f"std-L{ref.n_layer}-s{s}", "std", s, ref, tc))
         for kind in ("depth", "flops", "params"):
             cfg = matched(ref, kind)
@@ -77,6 +77,17 @@ def unigram_entropy(data: Any) -> float:
     p = np.bincount(data.train, minlength=256).astype(float)
     p = p[p > 0] / p.sum()
     return float(-(p * np.log(p)).sum())
+
+
+def bigram_entropy(data: Any) -> float:
+    """Conditional entropy H(X_t | X_{t-1}) (nats) of the training bytes: what a model that learnt
+    the byte pairs (and nothing longer) reaches; reported beside the unigram entropy."""
+    x = np.asarray(data.train, dtype=np.int64)
+    pairs = np.bincount(x[:-1] * 256 + x[1:], minlength=256 * 256).astype(float).reshape(256, 256)
+    total = pairs.sum()
+    row = pairs.sum(axis=1, keepdims=True)
+    nz = pairs > 0
+    return float(-(pairs[nz] / total * np.log((pairs / np.where(row > 0, row, 1))[nz])).sum())
 
 
 def _spectra(ckpts: list, cfg: Any) -> dict:

@@ -12,9 +12,9 @@ import math
 from typing import Any, Optional, Sequence
 
 from verification.report.part import MissingCampaign, Part, Table
-from verification.san.checks.claims import ALPHA, MARGIN, claims_campaign, claims_chunk, path_runs
+from verification.san.checks.claims import ALPHA, GATE_MARGIN, MARGIN, claims_campaign, claims_chunk, path_runs
 from verification.san.checks.presets import KERNELS, PRESETS, campaign_name
-from verification.san.report.tables import (ROLE_ORDER, bottleneck_table, claims_table, figures, probes_table,
+from verification.san.report.tables import (ROLE_ORDER, bottleneck_table, claims_table, figures, gate_table, probes_table,
                                             robustness_table, rollout_table, runs_table, spectra_table,
                                             trainability_table)
 
@@ -43,6 +43,8 @@ READING = {
 
 def reading(claim: str, instance: str, outcome: str) -> str:
     """The words for ``outcome`` of one claim (see :data:`READING`)."""
+    if outcome == "not-testable":           # the gate failed: the claim's record says which model, which gate
+        return "not testable: the models compared did not pass the training gate or the probe's positive control"
     words = READING.get((claim, instance), ("supported", "refuted", "inconclusive"))
     return words[("supported", "refuted", "inconclusive").index(outcome)]
 
@@ -78,6 +80,12 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, preset: Optional[s
     part.tables += [
         Table("san-runs", runs_df, f"SAN runs ({scale}; primary numerical path): validation loss (nats per byte), "
               "probe accuracies and accuracy above the larger chance level", prov, **made),
+        Table("san-gate", gate_table(runs, PRESETS[name].ctx, PRESETS[name].n_facts),
+              f"The training gate: per role, the runs whose validation loss lies at least {GATE_MARGIN:g} nats per byte "
+              "below the unigram entropy of the training bytes (the bigram entropy beside it), and the reference's "
+              "positive control per probe (its accuracy above the probe's chance level, one-sided t over seeds); "
+              "a claim comparing a role with a failed run, or a probe claim whose control fails, is not testable",
+              prov, **made),
         Table("san-probes", probes_table(runs), "Probe accuracies against their chance levels, computed from the "
               "probe's own rows (copying a random context digit; always the most frequent answer)", prov, **made),
         Table("san-claims", claims_df, f"The paper's claims at tiny scale: mean of paired differences over seed pairs "
@@ -150,12 +158,14 @@ def _summary_macros(part: Part, runs: list, runs_df: Any, claims_df: Any, roll: 
     part.macro(int(len(tested)), "San", "family size")
     part.macro(ALPHA, "San", "alpha")
     part.macro(MARGIN, "San", "margin")
+    part.macro(GATE_MARGIN, "San", "gate margin")
     part.macro(int(claims_df["robust"].astype(bool).sum()), "San", "robust claims")
-    decided = claims_df[claims_df["outcome"] != "inconclusive"]
+    decided = claims_df[claims_df["outcome"].isin(["supported", "refuted"])]
     part.macro(int(decided["fragile"].astype(bool).sum()), "San", "fragile claims")
     part.macro(int((~claims_df["applicable"].astype(bool)).sum()), "San", "not applicable claims")
     part.macro(int(len(claims_df)), "San", "claims")
-    part.macro(int((claims_df["outcome"] != "inconclusive").sum()), "San", "decided claims")
+    part.macro(int(claims_df["outcome"].isin(["supported", "refuted"]).sum()), "San", "decided claims")
+    part.macro(int((claims_df["outcome"] == "not-testable").sum()), "San", "not testable claims")
     part.macro(len(kernels), "San", "paths")
     pairs = runs_df[runs_df["role"] != "sweep"]
     part.macro(int(runs_df["params"].min()), "San", "min params")

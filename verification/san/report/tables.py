@@ -37,6 +37,36 @@ def runs_table(runs: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def gate_table(runs: list[dict], ctx: int, n_facts: int) -> pd.DataFrame:
+    """The training gate per role (:func:`verification.san.checks.claims.learned`): runs that passed
+    of all, mean and worst validation loss (nats per byte) against the unigram entropy of the
+    training bytes and, beside it, their bigram (conditional) entropy; and the reference's positive
+    control per probe (:func:`verification.san.checks.claims.probe_control`)."""
+    from numerics.san import Data
+    from verification.san.checks.claims import GATE_MARGIN, learned, probe_control
+    from verification.san.checks.runs import bigram_entropy
+
+    data = Data(ctx=ctx, n_facts=n_facts)
+    H2 = bigram_entropy(data)
+    by = {(r["role"], r["seed"]): r for r in runs if r["role"] != "sweep"}
+    seeds = sorted({s for (role, s) in by if role == "std"})
+    rows = []
+    for role in ROLE_ORDER + ("sweep",):
+        rs = [r for r in runs if r["role"] == role]
+        if not rs:
+            continue
+        ls = [loss(r) for r in rs]
+        rows.append(dict(role=role, runs=len(rs), passed=sum(learned(r) for r in rs), mean_val_loss=_mean(ls),
+                         worst_val_loss=max(ls), unigram=rs[0]["unigram"], gate=rs[0]["unigram"] - GATE_MARGIN,
+                         bigram=H2, control=""))
+    for kind in ("retrieval", "recall"):
+        why = probe_control(kind, by, seeds)
+        rows.append(dict(role="std", runs=len(seeds), passed=None, mean_val_loss=None, worst_val_loss=None,
+                         unigram=None, gate=None, bigram=None,
+                         control=f"{kind}: " + ("above chance" if why is None else "not above chance")))
+    return pd.DataFrame(rows)
+
+
 def probes_table(runs: list[dict]) -> pd.DataFrame:
     """Per role and probe: mean accuracy over seeds, the probe's chance levels (from its own rows:
     copying a random context digit; always the most frequent answer) and the accuracy above the larger."""
@@ -70,7 +100,8 @@ def claims_table(claims: list[dict]) -> pd.DataFrame:
                          df=e.get("df"), p=e.get("p"), p_holm=e.get("p_holm"), mde=e.get("mde"),
                          direction=e.get("direction"), margin=e.get("margin"), noise_floor=e.get("noise"),
                          applicable=e.get("applicable", True), drops_kept=drops,
-                         fragile=bool(e.get("fragile", False)), robust=e.get("robust"), paper=e.get("paper", "")))
+                         fragile=bool(e.get("fragile", False)), robust=e.get("robust"), gate=e.get("gate") or "",
+                         paper=e.get("paper", "")))
     return pd.DataFrame(rows)
 
 
