@@ -44,7 +44,7 @@ READING = {
 def reading(claim: str, instance: str, outcome: str) -> str:
     """The words for ``outcome`` of one claim (see :data:`READING`)."""
     if outcome == "not-testable":           # the gate failed: the claim's record says which model, which gate
-        return "not testable: the models compared did not pass the training gate or the probe's positive control"
+        return "the models compared did not all pass the training gate, or the probe's reference did not pass its positive control"
     words = READING.get((claim, instance), ("supported", "refuted", "inconclusive"))
     return words[("supported", "refuted", "inconclusive").index(outcome)]
 
