@@ -53,21 +53,26 @@ and decides nothing."""
 
 
 def exact_sd(values: Sequence[float]) -> float:
-    """The sample sd (ddof 1) of ``values`` computed on their exact rationals (``fractions.Fraction``
-    of each float), rounded once at the end: identical values give exactly 0, never a rounding
-    residue.
+    """The sample sd (ddof 1) of ``values``; near a tie (a float sd below 1e-6 of their scale)
+    computed on their exact rationals (``fractions.Fraction`` of each float), rounded once at the
+    end: identical values give exactly 0, never a rounding residue.
 
     >>> exact_sd([0.1 + 0.2] * 3), exact_sd([3.21, 3.21, 3.21])
     (0.0, 0.0)
     """
     from fractions import Fraction
 
-    q = [Fraction(v) for v in values]
-    n = len(q)
+    v = [float(x) for x in values]
+    n = len(v)
     if n < 2:
         return math.nan
+    m = sum(v) / n
+    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (n - 1))
+    if sd > 1e-6 * max([1.0] + [abs(x) for x in v]):     # far above rounding: the float sd is exact enough
+        return sd
+    q = [Fraction(x) for x in v]                          # near a tie: decide it on the rationals
     mean = sum(q) / n
-    return math.sqrt(sum((v - mean) ** 2 for v in q) / (n - 1))
+    return math.sqrt(sum((x - mean) ** 2 for x in q) / (n - 1))
 
 
 def no_variation(values: Sequence[float]) -> bool:
