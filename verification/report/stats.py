@@ -109,7 +109,7 @@ def paired_t(diffs: Sequence[float], alpha: float = ALPHA, threshold: float = 0.
     sd = exact_sd(d)
     se = sd / math.sqrt(n)
     q = float(stats.t.ppf(1 - alpha / 2, n - 1))
-    if no_variation(d):                             # no spread: nothing to test, nothing decided
+    if sd <= SD_FLOOR * max([1.0] + [abs(v) for v in d]):    # no variation (:func:`no_variation`): nothing decided
         return dict(base, no_variation=True, applicable=False, sd=sd, se=se, q=q, interval=(mean - q * se, mean + q * se),
                     p_greater=1.0, p_less=1.0, p_two=1.0)
     t = (mean - threshold) / se

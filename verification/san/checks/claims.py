@@ -231,8 +231,10 @@ def learned(run: dict) -> bool:
 def role_gates(by: dict, seeds: list, sweep: dict) -> dict:
     """Per role: how many of its runs passed the training gate (:func:`learned`), of how many, and
     the worst validation loss; the sweep's runs by (depth, qk_norm) under ``sweep-L<d>[-qk]``."""
+    from verification.san.checks.runs import ROLES
+
     out = {}
-    for role in ("std", "san-depth", "san-flops", "san-params"):
+    for role in ROLES:
         rs = [by[(role, s)] for s in seeds if (role, s) in by]
         out[role] = dict(passed=sum(learned(r) for r in rs), runs=len(rs),
                          worst=max((loss(r) for r in rs), default=math.nan),
