@@ -55,6 +55,34 @@ def fact_table(n: int) -> list[tuple[bytes, int]]:
     return list(names.items())
 
 
+TOKENIZER = "minilm"     # the stated tokenizer of bytes per token: all-MiniLM-L6-v2's WordPiece (uncased)
+
+
+def bytes_per_token(text: bytes, model: str = TOKENIZER) -> dict:
+    """Measured bytes per token of ``text`` under an embedded model's ``tokenizer.json`` (loaded
+    with the ``tokenizers`` library, no padding, no truncation, no special tokens): the factor that
+    turns the suite's nats per byte into nats per token of that tokenizer, so that a loss gap can be
+    set beside a paper's nats per token in magnitude (an approximation: another tokenizer, another
+    factor). The package folder is located, never imported (numerics.sources.models)."""
+    from tokenizers import Tokenizer
+
+    from numerics.sources.models import EMBEDDED, _package_folder
+
+    src = EMBEDDED[model]
+    path = _package_folder(src.package, model) / src.sub / "tokenizer.json"
+    if not path.is_file():
+        raise InvalidInput(f"bytes_per_token: {str(path)!r} does not exist (model {model!r} has no tokenizer.json)")
+    tok = Tokenizer.from_file(str(path))
+    tok.no_padding()
+    tok.no_truncation()
+    lines = [l for l in text.decode("utf-8", errors="replace").split("\n") if l.strip()]
+    n_tokens = sum(len(e.ids) for e in tok.encode_batch(lines, add_special_tokens=False))
+    n_bytes = sum(len(l.encode("utf-8")) for l in lines)
+    if n_tokens == 0:
+        raise InvalidInput("bytes_per_token: the text has no tokens")
+    return dict(bytes_per_token=n_bytes / n_tokens, tokens=n_tokens, bytes=n_bytes, tokenizer=f"{model} tokenizer.json")
+
+
 @dataclass
 class Data:
     """Batches and evaluation sets for context ``ctx`` (rows of ctx + 1 bytes)."""

@@ -30,6 +30,10 @@ def test_micro_campaign_claims_and_report(store, tmp_path):
     runs = [r for r in recs if r["theorem"] == "san.claim.trainable"]
     assert len(runs) == len(K.plan(MICRO)) == 10
     assert all(r["extra"]["spectra"] and len(r["extra"]["loss_by_pos"]) == 16 for r in runs)
+    for r in runs:                     # the learning curve: initialisation and every checkpoint
+        e = r["extra"]
+        assert sorted(map(int, e["curve"])) == [0] + e["checkpoint_steps"] and e["spectra_init"]
+        assert e["curve"]["0"]["val_loss"] > e["unigram"] and 1.5 < e["bytes_per_token"]["bytes_per_token"] < 6
     bott = [r for r in recs if r["theorem"] == "san.bottleneck"]
     assert len(bott) == 8 and all(r["verdict"] == "tight" for r in bott)      # every attention-only run
     roll = [r for r in recs if r["theorem"] == "dobrushin.product"]
@@ -60,7 +64,11 @@ def test_micro_campaign_claims_and_report(store, tmp_path):
 
     part = paper_part(store, seed=0, preset="micro")
     assert {t.name for t in part.tables} >= {"san-runs", "san-claims", "san-spectra", "san-rollout", "san-robustness",
-                                              "san-probes", "san-gate"}
+                                              "san-probes", "san-gate", "san-curves", "san-matched-loss"}
+    assert "san-learning-curves" in {f.name for f in part.figures}
+    curves = next(t for t in part.tables if t.name == "san-curves").frame
+    assert set(curves["step"]) == {0, 1, 2, 4} and (curves["val_loss_min"] <= curves["val_loss_max"]).all()
+    assert part.macros["SanBytesPerToken"] > 1 and "SanGapDepthPerToken" in part.macros
     gate_t = next(t for t in part.tables if t.name == "san-gate").frame
     roles = gate_t[gate_t["passed"].notna()]
     assert (roles["passed"] == 0).all() and (roles["bigram"] < roles["unigram"]).all()
@@ -284,3 +292,57 @@ def _gate_decides_which_claims_are_testable(store, camp):
         assert out[key]["outcome"] == "not-testable" and "san-params: 1 of" in out[key]["gate"], key
     for key in (("san.claim.gap", "depth"), ("san.claim.gap", "flops"), ("san.claim.spectra", "rank-into-WO")):
         assert out[key]["gate"] is None and out[key]["outcome"] != "not-testable", key
+
+
+def _spectral_run(routing: list, content: list) -> dict:
+    """A run summary whose threshold ranks follow ``routing`` (W_Q, W_K) and ``content`` (W_V, W_O)
+    at initialisation and at checkpoints 25, 50, 75, 100."""
+    def layer(r, c):
+        return {m: {"threshold": v, "entropy": 1.0} for m, v in
+                (("W_Q", r), ("W_K", r), ("QK", r), ("W_V", c), ("W_O", c), ("OV", c))}
+    return dict(spectra_init=[layer(routing[0], content[0])],
+                spectra={str(s): [layer(r, c)] for s, r, c in zip((25, 50, 75, 100), routing[1:], content[1:])})
+
+
+def test_routing_before_content_is_a_timing_difference_that_can_fail():
+    """Routing reaches half its final rank at a quarter of training, content at three quarters: the
+    half-growth times differ by +0.5; swapped, by -0.5 (the claim's direction fails); both ranks
+    rising is no evidence either way (equal timing: 0)."""
+    from verification.san.checks.claims import growth_time
+
+    early, late = [0, 4, 6, 7, 8], [0, 1, 2, 4, 8]
+    run = _spectral_run(early, late)
+    assert growth_time(run, ("W_Q", "W_K")) == pytest.approx(0.25)
+    assert growth_time(run, ("W_V", "W_O")) == pytest.approx(0.75)
+    swapped = _spectral_run(late, early)
+    assert growth_time(swapped, ("W_V", "W_O")) - growth_time(swapped, ("W_Q", "W_K")) == pytest.approx(-0.5)
+    same = _spectral_run(early, early)
+    assert growth_time(same, ("W_V", "W_O")) - growth_time(same, ("W_Q", "W_K")) == 0
+    assert growth_time(_spectral_run([3, 3, 3, 3, 3], late), ("W_Q",)) == 0.0        # no growth: settled
+
+
+def test_steps_at_matched_loss_interpolate_between_checkpoints():
+    from verification.san.report.tables import matched_loss_table, steps_to
+
+    curve = {"0": {"val_loss": 5.0}, "10": {"val_loss": 3.0}, "20": {"val_loss": 2.0}}
+    assert steps_to(curve, 2.5) == pytest.approx(15.0) and steps_to(curve, 4.0) == pytest.approx(5.0)
+    assert math.isnan(steps_to(curve, 1.0))
+    runs = [dict(role=role, seed=s, key=f"{role}{s}", val_loss=v, diverged=False, unigram=3.2, steps_done=20,
+                 curve={"0": {"val_loss": 5.0}, "20": {"val_loss": v}})
+            for role, v in (("std", 2.0), ("san-depth", 2.5), ("san-flops", 2.4), ("san-params", 3.4)) for s in (0, 1)]
+    t = matched_loss_table(runs, gate=3.0)
+    gate = t[t["level"] == "training gate"].set_index("role")
+    assert gate.loc["std", "reached"] == "2/2" and gate.loc["san-params", "reached"] == "0/2"
+    assert gate.loc["std", "steps_mean"] == pytest.approx(20 * 2.0 / 3.0)
+    common = t[t["level"] != "training gate"]
+    assert (common["loss"] == 3.4).all() and (common["reached"] == "2/2").all()
+
+
+def test_bytes_per_token_is_measured_with_the_stated_tokenizer():
+    from numerics.san.data import bytes_per_token
+
+    r = bytes_per_token(b"hello world\nhello")
+    assert r["tokens"] == 3 and r["bytes"] == 16 and r["bytes_per_token"] == pytest.approx(16 / 3)
+    assert "minilm" in r["tokenizer"]
+    with pytest.raises(ValueError, match="no tokens"):
+        bytes_per_token(b"\n\n")

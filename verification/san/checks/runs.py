@@ -17,7 +17,10 @@ lemma (attention-only runs) and runs the Dobrushin rollout measurements of the t
 family (``verification.measure.attention.instance_records``) on a few held-out texts. Records:
 
     san.claim.trainable   one per run: outcome (finite, validation loss below the unigram entropy),
-                          with every measurement of the run in ``extra``
+                          with every measurement of the run in ``extra``: the learning curve
+                          (validation loss and probes at initialisation and every checkpoint),
+                          spectra at initialisation and every checkpoint, the bigram entropy, and
+                          the validation text's bytes per token under a stated tokenizer
     san.bottleneck        one per attention-only run: tight (identity certified exactly, float
                           residual within rounding), violated, or undecided (too deep for the exact path)
     dobrushin.factor / dobrushin.product   the rollout records of each held-out text
@@ -97,6 +100,14 @@ def _spectra(ckpts: list, cfg: Any) -> dict:
     return {str(step): model_ranks(load_checkpoint(path)[0], cfg) for step, path in ckpts}
 
 
+def _init_spectra(cfg: Any, seed: int) -> list:
+    """The ranks of the model as initialised (step 0; the threshold rank is ~0 there by design)."""
+    from numerics.san import build
+    from numerics.san.spectra import model_ranks
+
+    return model_ranks(build(cfg, seed).state_dict(), cfg)
+
+
 def _bottleneck(model: Any, prov: dict, key: str) -> Record:
     from numerics.san.bottleneck import bottleneck_exact, bottleneck_residual
 
@@ -114,9 +125,25 @@ def _bottleneck(model: Any, prov: dict, key: str) -> Record:
                              tokens=fast["tokens"], exact_token=int(ord("T"))))
 
 
+def _curve(ckpts: list, cfg: Any, data: Any, preset: Preset, run: Run) -> dict:
+    """The learning curve of one run: validation loss (nats/byte) and probe accuracies at
+    initialisation (step 0) and at every checkpoint, by the same :func:`numerics.san.evaluate`."""
+    from numerics.san import build, evaluate, load_checkpoint
+
+    out = {}
+    for step, path in [(0, None)] + list(ckpts):
+        model = build(cfg, run.seed)
+        if path is not None:
+            model.load_state_dict(load_checkpoint(path)[0])
+        ev = evaluate(model, data, n_val=preset.n_val, n_probe=preset.n_probe, seed=run.seed, kernel=run.tc.kernel)
+        out[str(step)] = dict(val_loss=ev["val_loss"], retrieval_acc=ev["retrieval_acc"], recall_acc=ev["recall_acc"])
+    return out
+
+
 def run_records(preset: Preset, run: Run, ckpt_root: str) -> list[Record]:
     """Train (resuming from checkpoints), evaluate and measure one run: its records."""
     from numerics.san import Data, evaluate, flops_per_token, params, train
+    from numerics.san.data import bytes_per_token
     from numerics.san.source import SANSource
     from numerics.sources.corpus import TextInput
     from verification.measure.attention import instance_records
@@ -138,7 +165,9 @@ def run_records(preset: Preset, run: Run, ckpt_root: str) -> list[Record]:
                  qk_norm=run.cfg.qk_norm, params=params(run.cfg), flops=flops_per_token(run.cfg),
                  diverged=res.diverged, steps_done=res.steps_done, trace=res.trace, unigram=H1,
                  resumed_from=res.resumed_from, spectra=_spectra(res.checkpoints, run.cfg),
-                 checkpoint_steps=[s for s, _ in res.checkpoints])
+                 spectra_init=_init_spectra(run.cfg, run.seed), curve=_curve(res.checkpoints, run.cfg, data, preset, run),
+                 checkpoint_steps=[s for s, _ in res.checkpoints], bigram=bigram_entropy(data),
+                 bytes_per_token=bytes_per_token(bytes(data.val)))
     recs = [outcome_record("san.claim.trainable", run.key, outcome, val if finite else math.inf, iv,
                            "validation loss +- 2 se over held-out windows, against the unigram entropy",
                            value=val if finite else None, bound=H1, backend="torch", provenance=prov, extra=extra)]

@@ -14,9 +14,9 @@ from typing import Any, Optional, Sequence
 from verification.report.part import MissingCampaign, Part, Table
 from verification.san.checks.claims import ALPHA, GATE_MARGIN, MARGIN, claims_campaign, claims_chunk, path_runs
 from verification.san.checks.presets import KERNELS, PRESETS, campaign_name
-from verification.san.report.tables import (ROLE_ORDER, bottleneck_table, claims_table, figures, gate_table, probes_table,
-                                            robustness_table, rollout_table, runs_table, spectra_table,
-                                            trainability_table)
+from verification.san.report.tables import (ROLE_ORDER, bottleneck_table, claims_table, curves_table, figures,
+                                            gate_table, matched_loss_table, probes_table, robustness_table,
+                                            rollout_table, runs_table, spectra_table, trainability_table)
 
 # what an outcome means in words, per claim: (supported, refuted, inconclusive)
 READING = {
@@ -75,6 +75,10 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, preset: Optional[s
             f"retrieval/recall probes")
     part = Part(family="san", commands=[command])
     runs_df, claims_df = runs_table(runs), claims_table(claims)
+    bpt = (runs[0].get("bytes_per_token") or {}) if runs else {}
+    bpt_factor = bpt.get("bytes_per_token", math.nan)
+    claims_df["approx_nats_per_token"] = [float(v) * bpt_factor if u == "nats/byte" else math.nan
+                                          for v, u in zip(claims_df["statistic"], claims_df["unit"])]
     scale = f"tiny scale: {runs_df['params'].min():,}-{runs_df['params'].max():,} non-embedding parameters"
     made = dict(campaigns=used + (claims_camp,), command=command)      # every table: its campaigns, its command
     part.tables += [
@@ -86,6 +90,13 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, preset: Optional[s
               "positive control per probe (its accuracy above the probe's chance level, one-sided t over seeds); "
               "a claim comparing a role with a failed run, or a probe claim whose control fails, is not testable",
               prov, **made),
+        Table("san-curves", curves_table(runs), "Losses at matched steps: validation loss (nats per byte; mean, "
+              "min and max over seeds) and probe accuracies per role at initialisation and at every checkpoint",
+              prov, **made),
+        Table("san-matched-loss", matched_loss_table(runs, (runs[0]["unigram"] if runs else math.nan) - GATE_MARGIN),
+              "Steps at matched loss: per role, the training steps its runs need to reach the training gate and "
+              "the worst role's final mean loss (validation loss, linear between checkpoints; mean over the seeds "
+              "that reach it)", prov, **made),
         Table("san-probes", probes_table(runs), "Probe accuracies against their chance levels, computed from the "
               "probe's own rows (copying a random context digit; always the most frequent answer)", prov, **made),
         Table("san-claims", claims_df, f"The paper's claims at tiny scale: mean of paired differences over seed pairs "
@@ -118,6 +129,11 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, preset: Optional[s
         mde = c["mde"]
         part.macro(float(mde) if mde is not None and math.isfinite(float(mde)) else "unbounded", "San", c["claim"],
                    c["instance"], "mde")
+    part.macro(float(bpt_factor), "San", "bytes per token")
+    part.macro(str(bpt.get("tokenizer", "none")), "San", "bytes per token tokenizer")
+    for _, c in claims_df.iterrows():
+        if math.isfinite(c["approx_nats_per_token"]):
+            part.macro(float(c["approx_nats_per_token"]), "San", c["claim"], c["instance"], "per token")
     _summary_macros(part, runs, runs_df, claims_df, rollout_table(store, camp), bottleneck_table(store, camp),
                     probes_table(runs), list(paths))
     factor = [r["verdict"] for r in store.records(camp, theorem="dobrushin.factor")]

@@ -3,7 +3,7 @@
 The table builders (runs, probes with their chance levels, claims, machine robustness, spectra,
 trainability, rollout, bottleneck) and the figures (``draw(ax)`` callables over stored summaries,
 deterministic, no timestamps: loss gaps with their paired t intervals, probe accuracies per role, loss by context position, threshold ranks over
-training, trainability by depth) are used by :func:`verification.san.report.part.paper_part`;
+training, trainability by depth, learning curves) are used by :func:`verification.san.report.part.paper_part`;
 :func:`write_part` writes a part's tables (Markdown, CSV with provenance) and figures (PNG, PDF).
 """
 from __future__ import annotations
@@ -64,6 +64,60 @@ def gate_table(runs: list[dict], ctx: int, n_facts: int) -> pd.DataFrame:
         rows.append(dict(role="std", runs=len(seeds), passed=None, mean_val_loss=None, worst_val_loss=None,
                          unigram=None, gate=None, bigram=None,
                          control=f"{kind}: " + ("above chance" if why is None else "not above chance")))
+    return pd.DataFrame(rows)
+
+
+def curves_table(runs: list[dict]) -> pd.DataFrame:
+    """Losses at matched steps: per role and checkpoint (step 0 = initialisation), the validation
+    loss (nats per byte; mean, min and max over seeds) and the probe accuracies (mean over seeds),
+    read from each run's stored learning curve (``curve``, :func:`verification.san.checks.runs._curve`)."""
+    acc: dict = {}
+    for r in _pairs(runs):
+        for step, c in (r.get("curve") or {}).items():
+            acc.setdefault((r["role"], int(step)), []).append(c)
+    rows = []
+    for (role, step), cs in acc.items():
+        ls = [c["val_loss"] for c in cs]
+        rows.append(dict(role=role, step=step, seeds=len(cs), val_loss=_mean(ls), val_loss_min=min(ls),
+                         val_loss_max=max(ls), retrieval_acc=_mean([c["retrieval_acc"] for c in cs]),
+                         recall_acc=_mean([c["recall_acc"] for c in cs])))
+    df = pd.DataFrame(rows)
+    if len(df):
+        df["order"] = df["role"].map({r: i for i, r in enumerate(ROLE_ORDER)})
+        df = df.sort_values(["order", "step"]).drop(columns="order").reset_index(drop=True)
+    return df
+
+
+def steps_to(curve: dict, level: float) -> float:
+    """The first step at which a run's validation loss reaches ``level`` (linear between the stored
+    checkpoints of its learning curve); nan when it never does."""
+    pts = sorted((int(s), c["val_loss"]) for s, c in curve.items())
+    for (s0, a), (s1, b) in zip(pts, pts[1:]):
+        if a <= level:
+            return float(s0)
+        if b <= level:
+            return s0 + (s1 - s0) * (a - level) / (a - b)
+    return float(pts[-1][0]) if pts and pts[-1][1] <= level else math.nan
+
+
+def matched_loss_table(runs: list[dict], gate: float) -> pd.DataFrame:
+    """Steps at matched loss: per role, the steps its runs need to reach each of two validation-loss
+    levels, the training gate (``gate``, nats per byte) and the highest final mean loss of the four
+    roles (a level every role reaches on average), mean over the seeds that reach it and how many do."""
+    pairs = [r for r in _pairs(runs) if r.get("curve")]
+    finals = [_mean([loss(r) for r in pairs if r["role"] == role]) for role in ROLE_ORDER]
+    common = max((f for f in finals if math.isfinite(f)), default=math.nan)
+    rows = []
+    for name, level in (("training gate", gate), ("worst role's final loss", common)):
+        for role in ROLE_ORDER:
+            rs = [r for r in pairs if r["role"] == role]
+            if not rs:
+                continue
+            st = [steps_to(r["curve"], level) for r in rs]
+            hit = [v for v in st if math.isfinite(v)]
+            rows.append(dict(level=name, loss=level, role=role, reached=f"{len(hit)}/{len(st)}",
+                             steps_mean=_mean(hit), steps_min=min(hit) if hit else math.nan,
+                             steps_max=max(hit) if hit else math.nan, steps_total=int(rs[0]["steps_done"])))
     return pd.DataFrame(rows)
 
 
@@ -238,6 +292,28 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
         ax.set_ylabel("threshold rank")
         _beside(ax)
 
+    def learning_curves(ax: Any) -> None:
+        finals = []
+        for role, color in zip(ROLE_ORDER, ("k", "tab:blue", "tab:orange", "tab:red")):
+            rs = [r for r in pair_runs if r["role"] == role and r.get("curve")]
+            if not rs:
+                continue
+            steps = sorted({int(s) for r in rs for s in r["curve"]})
+            vals = np.array([[r["curve"][str(s)]["val_loss"] if str(s) in r["curve"] else np.nan for s in steps]
+                             for r in rs])
+            ax.plot(steps, np.nanmean(vals, axis=0), color=color, marker="o", ms=3, label=role)
+            finals.append(float(np.nanmax(vals[:, -1])))
+            ax.fill_between(steps, np.nanmin(vals, axis=0), np.nanmax(vals, axis=0), color=color, alpha=0.12)
+        if pair_runs:
+            ax.axhline(pair_runs[0]["unigram"], color="0.4", ls="--", lw=0.8, label="unigram entropy")
+            if pair_runs[0].get("bigram") is not None:
+                ax.axhline(pair_runs[0]["bigram"], color="0.4", ls=":", lw=0.8, label="bigram entropy")
+        if finals:              # the initial loss (ln 256) would flatten the curves: show from the worst final + 1
+            ax.set_ylim(top=min(ax.get_ylim()[1], max(finals) + 1.0))
+        ax.set_xlabel("training step")
+        ax.set_ylabel("validation loss\n(nats per byte)")
+        _beside(ax)
+
     def trainability(ax: Any) -> None:
         sweep = [r for r in runs if r["role"] == "sweep"]
         for qk, marker in ((False, "x"), (True, "o")):
@@ -252,7 +328,9 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
         ax.set_ylabel("validation loss\n(nats per byte)")
         ax.legend(loc="best", frameon=False)
 
-    return [Figure("san-gaps", gaps, "Loss gaps of matched pairs with paired t intervals", prov),
+    return [Figure("san-learning-curves", learning_curves, "Learning curves: validation loss against training "
+                   "step per role (mean over seeds, band: range over seeds), with the unigram and bigram entropies", prov),
+            Figure("san-gaps", gaps, "Loss gaps of matched pairs with paired t intervals", prov),
             Figure("san-probes", probes, "Probe accuracies: context-grounded retrieval and parametric recall", prov),
             Figure("san-loss-by-position", by_position, "Validation loss by context position", prov),
             Figure("san-spectra", spectra_over_training, "Threshold ranks over training", prov),
