@@ -66,10 +66,10 @@ def bytes_per_token(text: bytes, model: str = TOKENIZER) -> dict:
     factor). The package folder is located, never imported (numerics.sources.models)."""
     from tokenizers import Tokenizer
 
-    from numerics.sources.models import EMBEDDED, _package_folder
+    from numerics.sources.models import embedded_path
 
-    src = EMBEDDED[model]
-    path = _package_folder(src.package, model) / src.sub / "tokenizer.json"
+    folder, _ = embedded_path(model)
+    path = folder / "tokenizer.json"
     if not path.is_file():
         raise InvalidInput(f"bytes_per_token: {str(path)!r} does not exist (model {model!r} has no tokenizer.json)")
     tok = Tokenizer.from_file(str(path))
