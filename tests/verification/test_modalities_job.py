@@ -1,5 +1,6 @@
 """The modalities family: measurement plumbing on planted attention with known D1 verdicts, the
 tiny preset end to end (train, measure, resume, report, paper part), and bad input."""
+import math
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -137,7 +138,7 @@ def test_tiny_preset_end_to_end_resumes_and_reports(store, tmp_path):
         preset_part(store, "tiny", 0)                                   # the prose compares with text
     part = preset_part(store, "tiny", 0, require_text=False)
     assert [t.name for t in part.tables] == ["modalities_share", "modalities_detail", "modalities_training",
-                                             "modalities_seeds", "modalities_matched"]
+                                             "modalities_seeds", "modalities_matched", "modalities_power"]
     assert part.commands == ["attnbounds modalities --preset tiny --seed 0"]
     final = stages[2 * len(epochs) - 1]                                 # vit-reg, last checkpoint
     assert part.macros["ModVitRegTrainedAccSeed"] == round(final.accuracy, 3)
@@ -284,7 +285,7 @@ def population_spread(real, v):
 def test_each_model_meets_the_baselines_at_its_own_n_and_the_words_follow_the_tests():
     from verification.modalities.report import seeds as S
 
-    trained = [[0.75, 0.75], [1.0, 0.75], [0.75, 1.0]]
+    trained = [[0.75, 0.75], [1.0, 0.75], [0.75, 1.0], [1.0, 1.0]] * 2        # eight seeds
     stages = synthetic(trained, trained)
     # random shares differ by n: at the model's content n = 4 they are 0.1 / 0.2; elsewhere 0.9 / 1.0
     base = {("dirichlet", 4): (10, 100), ("softmax-T1", 4): (20, 100), ("dirichlet", 5): (90, 100),
@@ -304,12 +305,57 @@ def test_each_model_meets_the_baselines_at_its_own_n_and_the_words_follow_the_te
         for name, (p, df, half, d, adj) in s.tests.items():
             assert adj >= p
             raw[(s.variant, name)] = p
-    assert len(raw) >= 6
-    # the inside word: a trained share within the range, not separable from it
-    inside = {s.variant: s for s in S.summarise(synthetic([[0.25, 0.0], [0.5, 0.0], [0.25, 0.25], [0.5, 0.25]] * 2,
-                                                           [[0, 0]] * 8),
-                                                 {("dirichlet", 4): (0, 100), ("softmax-T1", 4): (30, 100)}, {})}
+    assert len(raw) == 2 * len(S.COMPARISONS)
+    # the random comparison is against the reference's interval (Wilson ends), at the seed level (df 7)
+    assert c.refs["random"][1] == pytest.approx(S.wilson(20, 100)[1]) and c.tests["random"][1] == 7
+    # every "not separable" has its minimum detectable effect and the seeds a 0.10 effect would need
+    assert a.mdes["random"] > 0 and a.needed["random"] >= 2
+    assert math.isnan(c.mdes["init"]) and c.needed["init"] is None       # no variation: no power to quote
+    # the inside word only through TOST: a trained share well within the range, with a small spread
+    inside = {s.variant: s for s in S.summarise(
+        synthetic([[0.25, 0.25], [0.25, 0.25], [0.25, 0.5], [0.25, 0.25]] * 3, [[0, 0]] * 12),
+        {("dirichlet", 4): (0, 400), ("softmax-T1", 4): (240, 400)}, {})}
     assert inside["content"].words["random"] == "inside" and inside["content"].words["init"] == "higher than"
+    # the same shares with a range that the margin cannot cover: not separable, never "inside"
+    narrow = {s.variant: s for s in S.summarise(
+        synthetic([[0.25, 0.25], [0.25, 0.25], [0.25, 0.5], [0.25, 0.25]] * 3, [[0, 0]] * 12),
+        {("dirichlet", 4): (100, 400), ("softmax-T1", 4): (120, 400)}, {})}
+    assert narrow["content"].words["random"] == "not separable from"
+
+
+def test_equivalence_to_the_random_range_is_tost_at_the_margin_and_holds_alpha_on_planted_nulls():
+    """A planted null at the edge of the equivalence region (true mean = L, the range's upper Wilson
+    end of its lowest family minus the margin) is called "inside" at most alpha of the time; a true
+    mean in the middle of a wide range is called inside most of the time with 8 seeds."""
+    from verification.modalities.report import seeds as S
+
+    rng = np.random.default_rng(0)
+    random = {"dirichlet": (100, 1000), "softmax": (400, 1000)}
+    s = S.Summary("m", "all", 10, [], *(S.t_spread([0.0]),) * 4, random)
+    low, high = S.equivalence_to_range([0.1, 0.2], s)["bounds"]
+    assert low == pytest.approx(S.wilson(100, 1000)[1] - S.MARGIN)
+    assert high == pytest.approx(S.wilson(400, 1000)[0] + S.MARGIN)
+    at_edge = sum(S.equivalence_to_range(rng.normal(low, 0.05, 8), s)["p"] < S.ALPHA for _ in range(2000))
+    assert at_edge / 2000 <= 0.065
+    middle = sum(S.equivalence_to_range(rng.normal((low + high) / 2, 0.05, 8), s)["p"] < S.ALPHA
+                 for _ in range(400))
+    assert middle / 400 > 0.8
+    # a planted bug: one-sided tests at alpha (not the TOST level 2 alpha per side) are too liberal
+    assert S.equivalence_to_range([low] * 7 + [low + 1e-3], s)["p"] > S.ALPHA
+
+
+def test_the_power_calculation_gives_the_seeds_a_t_test_needs():
+    """Known answers of the noncentral t (scipy): the seeds for power 0.8 at a 0.10 effect grow with
+    the sd and with a stricter level; the MDE at that number of seeds is at most the effect, one
+    seed fewer above it."""
+    from verification.modalities.report import seeds as S
+    from verification.report.stats import mde
+
+    for sd, alpha in ((0.05, 0.05), (0.1, 0.05), (0.1, 0.05 / 24)):
+        k = S.seeds_needed(sd, 0.1, alpha)
+        assert mde(sd, k, alpha, 0.8) <= 0.1 < mde(sd, k - 1, alpha, 0.8)
+    assert S.seeds_needed(0.05, 0.1, 0.05) < S.seeds_needed(0.1, 0.1, 0.05) < S.seeds_needed(0.1, 0.1, 0.002)
+    assert S.seeds_needed(float("nan")) is None and S.seeds_needed(5.0) is None
 
 
 def baseline_agrees(store, campaign, family, n, count, seed):

@@ -170,6 +170,19 @@ def fmt2(x: float) -> str:
     return f"{x:.2f}"
 
 
+def said(s: Any, name: str) -> str:
+    """The word of a comparison, with its minimum detectable effect where nothing was separable
+    (``not separable from (MDE 0.12)``): a failure to reject says how large a difference it could
+    have seen."""
+    import math
+
+    word = s.words[name]
+    mde = s.mdes.get(name, math.nan)
+    if word in ("not separable from", "shows no detectable trend") and math.isfinite(mde):
+        return f"{word} (MDE {fmt2(mde)})"
+    return word
+
+
 def seed_macros(part: Part, summaries: list) -> None:
     """Across seeds: each model's mean share, interval and accuracy, its random range at n, MiniLM at
     matched n, and the sentences written from the Holm-adjusted words."""
@@ -200,20 +213,19 @@ def seed_macros(part: Part, summaries: list) -> None:
         label = LABELS.get(m, m)
         mean = f"{fmt2(s.trained.mean)} [{fmt2(s.trained.lo)}, {fmt2(s.trained.hi)}] over {len(s.seeds)} seeds"
         if rng:
-            where = {"inside": "inside", "not separable from": "not separable from"}.get(s.words["random"],
-                                                                                        s.words["random"])
+            where = said(s, "random") + (" (TOST)" if s.words["random"] == "inside" else "")
             text = (f"{label}: {mean}, {where} the random range at n = {s.n} ({fmt2(rng[0])}-{fmt2(rng[1])})")
             if s.text is not None:
-                text += (f", {s.words['text']} MiniLM cut to {s.n} content tokens ({fmt2(s.text.mean)}, "
+                text += (f", {said(s, 'text')} MiniLM cut to {s.n} content tokens ({fmt2(s.text.mean)}, "
                          f"{s.text_inputs} inputs)")
             matched.append(text)
         if s.asis is not None:
-            asis.append(f"{label}: {fmt2(s.trained.mean)}, {s.words['asis']} MiniLM as-is ({fmt2(s.asis.mean)})")
+            asis.append(f"{label}: {fmt2(s.trained.mean)}, {said(s, 'asis')} MiniLM as-is ({fmt2(s.asis.mean)})")
         c = s.change
-        init.append(f"{label}: trained share {s.words['init']} the share at initialisation ({fmt2(s.init.mean)}; "
+        init.append(f"{label}: trained share {said(s, 'init')} the share at initialisation ({fmt2(s.init.mean)}; "
                     f"change {c.mean:+.2f} [{fmt2(c.lo)}, {fmt2(c.hi)}])")
         d = s.depth
-        depth.append(f"{label}: the share {s.words['depth']} with depth (last minus first layer {d.mean:+.2f} "
+        depth.append(f"{label}: the share {said(s, 'depth')} with depth (last minus first layer {d.mean:+.2f} "
                      f"[{fmt2(d.lo)}, {fmt2(d.hi)}])")
     for name, items in (("matched", matched), ("as is", asis), ("init", init), ("depth", depth)):
         part.macro("; ".join(items) if items else "no model measured", "Mod", name, "sentence")

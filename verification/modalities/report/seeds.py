@@ -13,10 +13,15 @@ same n (all tokens; content tokens):
 - ``text``: MiniLM with its inputs cut to n tokens (the unit is the input: per input the share of
   layers with equality; t interval with df = inputs - 1).
 
-Each comparison is a two-sided test (trained vs the random range: against the nearer end, the random
-share's binomial variance added, Welch-Satterthwaite degrees of freedom; vs init: paired t; vs text:
-Welch), and the words of the prose (``above`` / ``below`` / ``inside`` / ``not separable from``) come
-from Holm-adjusted p-values over every comparison of the run (:func:`decide`).
+Every comparison is made at the seed level (the seed is the unit; df = seeds - 1), never by mixing
+seed-level and input-level variance: against a fixed reference measured with error (the random
+range, MiniLM at n or as-is) a one-sided t over seeds against the nearer end of the reference's 95%
+interval, doubled; against initialisation and with depth a paired t. "Inside the random range" is an
+equivalence claim, tested by TOST with the margin :data:`MARGIN`. The p-values are Holm-adjusted over
+the run's family (:data:`COMPARISONS` per summary, fixed by the plan) and the words of the prose
+(``above`` / ``below`` / ``inside`` / ``not separable from``) follow from them (:func:`decide`); each
+"not separable" carries its minimum detectable effect, and :func:`power_table` the seeds a 0.10 effect
+would need (the power calculation behind the preset's number of seeds).
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from verification.modalities.report.stages import VARIANTS, Stage
-from verification.report.stats import SD_FLOOR, exact_sd, holm, wilson
+from verification.report.stats import SD_FLOOR, exact_sd, holm, mde, paired_t, wilson
 
 ALPHA = 0.05
 
@@ -108,8 +113,11 @@ class Summary:
     depth: Optional[Spread] = None      # per seed: last layer's share - first layer's (trained)
     asis: Optional[Spread] = None       # MiniLM as measured by the trained main job (its own n)
     init_accuracy: Optional[Spread] = None
-    tests: dict = field(default_factory=dict)     # comparison -> (p, df, half-width, difference)
+    tests: dict = field(default_factory=dict)     # comparison -> (p, df, -, difference, Holm p)
     words: dict = field(default_factory=dict)     # comparison -> word (after Holm)
+    refs: dict = field(default_factory=dict)      # comparison -> the reference's 95% interval (TOST: bounds)
+    mdes: dict = field(default_factory=dict)      # comparison -> minimum detectable effect (alpha / m, power 0.8)
+    needed: dict = field(default_factory=dict)    # comparison -> seeds for power 0.8 at EFFECT (None: > 200)
 
     @property
     def random_range(self) -> Optional[tuple[float, float]]:
@@ -193,65 +201,138 @@ def depth_change(s: Stage, variant: str) -> float:
     return s.share(variant, s.layers[-1]) - s.share(variant, s.layers[0])
 
 
-COMPARISONS = ("random", "init", "text", "asis", "depth")
-"""Every comparison of one summary, by plan: the Holm family of a run is five per (model, token set),
+COMPARISONS = ("random", "random-equivalence", "init", "text", "asis", "depth")
+"""Every comparison of one summary, by plan: the Holm family of a run is six per (model, token set),
 whatever else the store holds (a comparison whose data are absent is in it with p = 1, "not measured")."""
+
+MARGIN = 0.05
+"""Equivalence margin (share units) of "inside the random range": the trained seed mean lies within
+the range widened by MARGIN on each side, by two one-sided t tests over seeds (TOST)."""
+
+EFFECT = 0.10
+"""The effect of interest of the power calculation (share units): a trained model's share 0.10 above
+or below a reference (the random range, MiniLM at the same n) or its own initialisation."""
+
+POWER = 0.8
+
+
+def reference_interval(s: "Summary", name: str) -> Optional[tuple[float, float]]:
+    """A fixed reference's 95% interval: the random range with each end widened by its family's
+    Wilson interval (binomial: independent draws); MiniLM (at n, as-is) its t interval over inputs.
+    None when the reference was not measured."""
+    if name == "random":
+        if not s.random_range:
+            return None
+        ends = [wilson(k, m) for k, m in s.random.values() if m]
+        return min(lo for lo, _ in ends), max(hi for _, hi in ends)
+    x = s.text if name == "text" else s.asis
+    if x is None or not x.values:
+        return None
+    return (x.lo, x.hi) if x.df else (-math.inf, math.inf)
+
+
+def against_reference(values: Sequence[float], ref: tuple[float, float]) -> dict:
+    """Seed-level test of a model against a fixed reference measured with error: one-sided t over
+    the seeds (df = seeds - 1) against the nearer end of the reference's 95% interval, doubled (two
+    sided); a seed mean inside the interval is not separable from it (p = 1). No mixing of the
+    reference's input-level variance into the seeds' (the reference is one model, its uncertainty its
+    interval); no variation across seeds decides nothing (:func:`verification.report.stats.paired_t`)."""
+    lo, hi = ref
+    up, down = paired_t(values, ALPHA, hi), paired_t(values, ALPHA, lo)
+    mean = up["mean"]
+    end = hi if mean > hi else lo if mean < lo else None
+    p = 1.0 if end is None or not up["applicable"] else \
+        min(1.0, 2 * (up["p_greater"] if end == hi else down["p_less"]))
+    return dict(p=p, df=up["df"] if up["applicable"] else math.nan, sd=up["sd"],
+                d=(mean - end) if end is not None else 0.0, applicable=up["applicable"])
+
+
+def equivalence_to_range(values: Sequence[float], s: "Summary") -> dict:
+    """TOST of "inside the random range": H0 mean <= L or mean >= U, with L the lowest family's upper
+    Wilson bound minus :data:`MARGIN` and U the highest family's lower Wilson bound plus MARGIN (the
+    range the reference surely spans, widened by the margin); p = the larger one-sided p (df = seeds
+    - 1). An empty region (L >= U) or no variation across seeds: p = 1."""
+    ends = [(k / m, wilson(k, m)) for k, m in s.random.values() if m]
+    low = min(ends)[1][1] - MARGIN
+    high = max(ends)[1][0] + MARGIN
+    a, b = paired_t(values, 2 * ALPHA, low), paired_t(values, 2 * ALPHA, high)
+    p = 1.0 if low >= high or not a["applicable"] else max(a["p_greater"], b["p_less"])
+    return dict(p=p, df=a["df"] if a["applicable"] else math.nan, sd=a["sd"], bounds=(low, high),
+                d=a["mean"] - (low + high) / 2, applicable=a["applicable"])
+
+
+def seeds_needed(sd: float, effect: float = EFFECT, alpha: float = ALPHA, power: float = POWER,
+                 cap: int = 200) -> Optional[int]:
+    """The fewest seeds (at least 2) whose two-sided t test at level ``alpha`` detects ``effect`` with
+    probability ``power`` given the seed-level ``sd`` (noncentral t: :func:`verification.report.stats.mde`);
+    None beyond ``cap`` or for an unknown sd; 2 for sd 0.
+
+    >>> seeds_needed(0.1, effect=0.1, alpha=0.05)     # an effect of one sd: ten pairs
+    10
+    """
+    if not math.isfinite(sd):
+        return None
+    for k in range(2, cap + 1):
+        if mde(sd, k, alpha, power) <= effect:
+            return k
+    return None
 
 
 def decide(summaries: Sequence[Summary]) -> None:
-    """Test every comparison, adjust the p-values by Holm over all of them (the family fixed by the
-    plan, :data:`COMPARISONS`), and write the words."""
+    """Test every comparison at the seed level (df = seeds - 1), adjust the p-values by Holm over all
+    of them (the family fixed by the plan, :data:`COMPARISONS`), and write the words: a difference
+    from a reference or from initialisation where its Holm-adjusted p < alpha; "inside" the random range
+    only where its TOST (:func:`equivalence_to_range`) passes after Holm; otherwise "not separable
+    from", with the minimum detectable effect (power :data:`POWER` at the family's Bonferroni level
+    alpha / m, the Holm step a lone effect meets) beside it (``mdes``)."""
     tests = []
     for s in summaries:
-        t = s.trained
-        var_t = t.se ** 2 if t.df else math.inf
-        rng = s.random_range
-        if rng is not None:
-            lo, hi = rng
-            end = hi if t.mean > hi else lo if t.mean < lo else None
-            if end is None:
-                s.tests["random"] = (1.0, t.df, math.nan, 0.0)
-            else:
-                k, m = next((k, m) for k, m in s.random.values() if k / m == end)
-                ac = (k + 2) / (m + 4)        # Agresti-Coull: a random share of 0 or 1 still has a variance
-                p, df, half = welch(t.mean - end, [(var_t, t.df), (ac * (1 - ac) / (m + 4), m - 1)])
-                s.tests["random"] = (p, df, half, t.mean - end)
-        c = s.change
-        p, df, half = welch(c.mean, [(c.se ** 2 if c.df else math.inf, c.df)])
-        s.tests["init"] = (p, df, half, c.mean)
-        if s.text is not None:
-            x = s.text
-            p, df, half = welch(t.mean - x.mean, [(var_t, t.df), (x.se ** 2 if x.df else math.inf, x.df)])
-            s.tests["text"] = (p, df, half, t.mean - x.mean)
-        if s.asis is not None:
-            x = s.asis
-            p, df, half = welch(t.mean - x.mean, [(var_t, t.df), (x.se ** 2 if x.df else math.inf, x.df)])
-            s.tests["asis"] = (p, df, half, t.mean - x.mean)
-        if s.depth is not None:
-            c = s.depth
-            p, df, half = welch(c.mean, [(c.se ** 2 if c.df else math.inf, c.df)])
-            s.tests["depth"] = (p, df, half, c.mean)
+        tr = s.trained.values
+        for name in ("random", "text", "asis"):
+            ref = reference_interval(s, name)
+            if ref is not None:
+                r = against_reference(tr, ref)
+                s.tests[name] = (r["p"], r["df"], math.nan, r["d"])
+                s.refs[name] = ref
+        if s.random_range:
+            r = equivalence_to_range(tr, s)
+            s.tests["random-equivalence"] = (r["p"], r["df"], math.nan, r["d"])
+            s.refs["random-equivalence"] = r["bounds"]
+        for name, sp in (("init", s.change), ("depth", s.depth)):
+            if sp is not None and sp.values:
+                r = paired_t(sp.values, ALPHA)
+                s.tests[name] = (r["p_two"], r["df"] if r["applicable"] else math.nan, math.nan, r["mean"])
         for name in COMPARISONS:         # the family is the plan's: a comparison without data counts, p = 1
             s.tests.setdefault(name, (1.0, 0.0, math.inf, math.nan))
         tests += [(s, name) for name in COMPARISONS]
+    m = len(tests)
     adjusted = holm([s.tests[name][0] for s, name in tests]) if tests else []
     for (s, name), p in zip(tests, adjusted):
-        d = s.tests[name][3]
-        sig = p < ALPHA
-        if not math.isfinite(d):
-            s.words[name] = "not measured"
-        elif math.isnan(s.tests[name][1]):     # no variation across seeds: not applicable, never decided
-            s.words[name] = "shows no variation to test" if name == "depth" else \
-                "not testable (no variation across seeds) against"
-        elif name == "random":
-            lo, hi = s.random_range
-            s.words[name] = ("above" if d > 0 else "below") if sig else \
-                ("inside" if lo <= s.trained.mean <= hi else "not separable from")
-        elif name == "depth":
-            s.words[name] = ("rises" if d > 0 else "falls") if sig else "shows no detectable trend"
-        else:
-            s.words[name] = ("higher than" if d > 0 else "lower than") if sig else "not separable from"
         s.tests[name] = s.tests[name] + (p,)
+    for s in summaries:
+        k = len(s.trained.values)
+        for name in ("random", "text", "asis", "init", "depth"):
+            sd = (s.change.sd if name == "init" else s.depth.sd if name == "depth" and s.depth else s.trained.sd)
+            ok = k >= 2 and math.isfinite(sd) and sd > SD_FLOOR     # no variation: no power to speak of
+            s.mdes[name] = mde(sd, k, ALPHA / max(m, 1), POWER) if ok else math.nan
+            s.needed[name] = seeds_needed(sd, EFFECT, ALPHA / max(m, 1), POWER) if ok else None
+        for name in COMPARISONS:
+            if name == "random-equivalence":
+                continue
+            p, df, _, d, adj = s.tests[name]
+            sig = adj < ALPHA
+            if not math.isfinite(d):
+                s.words[name] = "not measured"
+            elif isinstance(df, float) and math.isnan(df):     # no variation across seeds: never decided
+                s.words[name] = "shows no variation to test" if name == "depth" else \
+                    "not testable (no variation across seeds) against"
+            elif name == "random":
+                eq = s.tests["random-equivalence"][4] < ALPHA
+                s.words[name] = ("above" if d > 0 else "below") if sig else "inside" if eq else "not separable from"
+            elif name == "depth":
+                s.words[name] = ("rises" if d > 0 else "falls") if sig else "shows no detectable trend"
+            else:
+                s.words[name] = ("higher than" if d > 0 else "lower than") if sig else "not separable from"
 
 
 def interval(s: Optional[Spread]) -> str:
@@ -279,13 +360,28 @@ def seeds_table(summaries: Sequence[Summary]) -> tuple[list, list]:
     return rows, cols
 
 
+def _test_cell(s: Summary, name: str) -> str:
+    """One comparison as a cell: the difference from the reference's nearer end (or the paired mean),
+    the seed-level df, the Holm-adjusted p and, where nothing is separable, the MDE."""
+    t = s.tests.get(name)
+    if t is None or not math.isfinite(t[3]):
+        return "-"
+    p, df, _, d, adj = t
+    if isinstance(df, float) and math.isnan(df):
+        return "no variation across seeds"
+    cell = f"{d:+.2f} (t df {int(df)}, Holm p {adj:.2g})"
+    mde_ = s.mdes.get(name, math.nan)
+    return cell + (f"; MDE {mde_:.2f}" if adj >= ALPHA and math.isfinite(mde_) else "")
+
+
 def matched_table(summaries: Sequence[Summary], families: Sequence[str]) -> tuple[list, list]:
     """Per model and token set at its n: the trained share (mean over seeds, t interval), each random
-    family's share (Wilson 95%), the random range and where the model lies (Holm-adjusted), MiniLM
-    cut to n tokens and the difference (Welch)."""
+    family's share (Wilson 95%), the random range and where the model lies (seed-level tests against
+    the reference's interval, Holm-adjusted; "inside" by TOST), MiniLM cut to n tokens and as-is."""
     cols = (["model", "token set", "n", "trained (seed mean)"] + [f"random {f}" for f in families]
-            + ["random range", "trained vs random range", "MiniLM at n (inputs)", "trained - MiniLM at n",
-               "trained vs MiniLM at n", "MiniLM as-is (inputs)", "trained vs MiniLM as-is"])
+            + ["random range", "vs random range (test)", "trained vs random range", "inside the range (TOST)",
+               "MiniLM at n (inputs)", "vs MiniLM at n (test)", "trained vs MiniLM at n", "MiniLM as-is (inputs)",
+               "trained vs MiniLM as-is"])
     rows = []
     for s in summaries:
         cells = []
@@ -294,12 +390,40 @@ def matched_table(summaries: Sequence[Summary], families: Sequence[str]) -> tupl
             lo, hi = wilson(k, m)
             cells.append(f"{k}/{m} = {k / m:.2f} [{lo:.2f}, {hi:.2f}]" if m else "-")
         rng = s.random_range
-        tt = s.tests.get("text")
-        tt = tt if tt and math.isfinite(tt[3]) and math.isfinite(tt[2]) else None
+        eq = s.tests.get("random-equivalence")
+        eq_cell = "-"
+        if eq and math.isfinite(eq[3]) and "random-equivalence" in s.refs:
+            lo, hi = s.refs["random-equivalence"]
+            eq_cell = (f"region [{lo:.2f}, {hi:.2f}] (margin {MARGIN:.2f}), Holm p {eq[4]:.2g}: "
+                       + ("equivalent" if eq[4] < ALPHA else "not shown"))
         rows.append([s.model, s.variant, s.n, interval(s.trained), *cells,
-                     f"{rng[0]:.2f}-{rng[1]:.2f}" if rng else "-", s.words.get("random", "-"),
-                     f"{interval(s.text)} ({s.text_inputs})" if s.text else "-",
-                     f"{tt[3]:+.2f} [{tt[3] - tt[2]:.2f}, {tt[3] + tt[2]:.2f}] (Welch df {tt[1]:.1f}, Holm p {tt[4]:.3g})" if tt else "-",
+                     f"{rng[0]:.2f}-{rng[1]:.2f}" if rng else "-", _test_cell(s, "random"),
+                     s.words.get("random", "-"), eq_cell,
+                     f"{interval(s.text)} ({s.text_inputs})" if s.text else "-", _test_cell(s, "text"),
                      s.words.get("text", "-"),
                      f"{interval(s.asis)} ({len(s.asis.values)})" if s.asis else "-", s.words.get("asis", "-")])
+    return rows, cols
+
+
+POWER_NAMES = {"random": "trained vs random range", "init": "trained vs initialisation",
+               "text": "trained vs MiniLM at n", "asis": "trained vs MiniLM as-is", "depth": "last vs first layer"}
+
+
+def power_table(summaries: Sequence[Summary]) -> tuple[list, list]:
+    """The power calculation behind the number of seeds: per model, token set and comparison, the
+    seed-level sd, the minimum detectable effect with these seeds (power :data:`POWER`, two-sided at
+    the Bonferroni level alpha / m of the run's Holm family) and the seeds a difference of
+    :data:`EFFECT` would need at that level."""
+    cols = ["model", "token set", "comparison", "seeds", "seed sd", f"MDE (power {POWER:.1f})",
+            f"seeds for {EFFECT:.2f}", "outcome"]
+    rows = []
+    for s in summaries:
+        k = len(s.trained.values)
+        for name, label in POWER_NAMES.items():
+            sd = (s.change.sd if name == "init" else s.depth.sd if name == "depth" and s.depth else s.trained.sd)
+            mde_, need = s.mdes.get(name, math.nan), s.needed.get(name)
+            rows.append([s.model, s.variant, label, k, f"{sd:.3f}" if math.isfinite(sd) else "-",
+                         f"{mde_:.2f}" if math.isfinite(mde_) else "-",
+                         str(need) if need else ("over 200" if math.isfinite(sd) and sd > SD_FLOOR else "-"),
+                         s.words.get(name, "-")])
     return rows, cols

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from verification.modalities.checks import campaign_prefix
-from verification.modalities.report.seeds import matched_table, read_baselines, seeds_table, summarise, text_shares
+from verification.modalities.report.seeds import (matched_table, power_table, read_baselines, seeds_table, summarise,
+                                                  text_shares)
 from verification.modalities.report.stages import (VARIANTS, Stage, final, initial, modality_stages,
                                                    text_stages)
 from verification.report.aggregate import median
@@ -152,11 +153,15 @@ CAPTIONS = {
                         "to the trained model (seeds minus one degrees of freedom).",
     "modalities_matched": r"Each model beside baselines at its own token count $n$: random matrices of each family "
                           r"(Dirichlet rows; softmax of Gaussian logits divided by $T$), D1 decided by the stress sweep's check "
-                          "(Wilson 95%), their range, and where the trained seed mean lies (two-sided test against "
-                          "the nearer end of the range, Welch df, Holm-adjusted over every comparison of the run: "
-                          "inside the range, above, below, or not separable from it); MiniLM with its inputs cut "
-                          r"to $n$ tokens (per input the share of layers with equality; t interval over inputs) and "
-                          "the difference trained minus MiniLM (Welch interval, Holm-adjusted p).",
+                          "(Wilson 95%), their range; the trained seed mean against each reference at the seed level "
+                          "(one-sided t over seeds, seeds minus one degrees of freedom, against the nearer end of the "
+                          "reference's 95% interval, doubled; Holm-adjusted over every comparison of the run; MDE at "
+                          "power 0.8 where nothing is separable); inside the random range only by TOST (the range "
+                          "widened by the margin); MiniLM with its inputs cut to $n$ tokens (per input the share of "
+                          "layers with equality; t interval over inputs) and as-is.",
+    "modalities_power": "The power calculation behind the number of seeds: per comparison the seed-level sd, the "
+                        "minimum detectable effect (MDE) of these seeds at power 0.8 (two-sided t, the Bonferroni "
+                        "level of the run's Holm family), and the seeds a difference of 0.10 in share would need.",
 }
 
 
@@ -237,7 +242,8 @@ def parts(data: Loaded, preset: str, seed: int) -> tuple[list, list, str]:
                   ("modalities_training", training(stages), CAPTIONS["modalities_training"] + one),
                   ("modalities_seeds", seeds_table(data.summaries), CAPTIONS["modalities_seeds"]),
                   ("modalities_matched", matched_table(data.summaries, BASELINE_FAMILIES),
-                   CAPTIONS["modalities_matched"] + f" Text: {data.matched_note}."))]
+                   CAPTIONS["modalities_matched"] + f" Text: {data.matched_note}."),
+                  ("modalities_power", power_table(data.summaries), CAPTIONS["modalities_power"]))]
     figures = [(f"modalities_share_vs_depth_{v}", depth_figure(stages, texts, v),
                 f"D1 equality share vs relative depth ({v} tokens, seed {seed}): dotted = initialisation, solid = "
                 "trained, dashed = text models (when stored).") for v in ("content", "all")]
