@@ -183,10 +183,11 @@ class Theorem:
 
     def latex_block(self) -> str:
         """A ``theorem`` environment (amsthm) with a label, the statement in display math and the
-        equality condition in words and inline math."""
+        equality condition in words and inline math, set loosely (``\\sloppy``: a long formula moves to
+        the next line rather than into the margin)."""
         kind = {"proved": "theorem", "sanity": "proposition"}.get(self.category, "conjecture")
         return (f"\\begin{{{kind}}}[{latex_text(self.title)}]\\label{{thm:{self.id}}}\n"
-                f"\\[ {self.latex()} \\]\nEquality: {self.equality_latex()}.\n\\end{{{kind}}}")
+                f"\\[ {self.latex()} \\]\n{{\\sloppy Equality: {self.equality_latex()}.\\par}}\n\\end{{{kind}}}")
 
     def evaluator(self, backend: str) -> Callable:
         """Resolve the evaluator registered for ``backend`` (imports numerics lazily)."""

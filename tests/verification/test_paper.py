@@ -35,7 +35,7 @@ def toy_part(store, seed=0, full=False):
     part.macro(len(rows), "toy", "count")
     frame = pd.DataFrame({"instance": [r["instance"] for r in rows], "verdict": [r["verdict"] for r in rows],
                           "slack": [r["slack"] for r in rows]})
-    part.tables.append(Table("toy-table", frame, "Verdicts of the toy_campaign (A_ii >= 50%)", "seed 0"))
+    part.tables.append(Table("toy-table", frame, "Verdicts of the toy campaign (at least 50% & more)", "seed 0"))
     part.figures.append(Figure("toy-figure", lambda ax: ax.plot(frame["slack"].to_numpy()), "slack", "seed 0"))
     return part
 
@@ -77,7 +77,7 @@ def test_build_writes_every_file_and_rebuilds_byte_identically(toy, tmp_path):
     assert "\\newcommand{\\ToyCount}{\\ProvLink{prov:toy}{4}}" in macros
     assert "\\newcommand{\\BuildKind}{quick}" in macros
     tex = (out / "tables" / "toy-table.tex").read_text()
-    assert "\\toprule" in tex and "toy\\_campaign" in tex and "50\\%" in tex and "0.2500" in tex
+    assert "\\toprule" in tex and "toy campaign" in tex and "50\\%" in tex and "\\&" in tex and "0.25" in tex
     assert (out / "figures" / "toy-figure.pdf").exists() and (out / "figures" / "toy-figure.png").exists()
     theorems = (out / "generated" / "theorems.tex").read_text()
     assert "\\label{thm:dobrushin.factor}" in theorems
@@ -177,7 +177,7 @@ def test_findings_block_cites_the_store(toy, tmp_path):
         update_readme(tmp_path / "r2.md" if (tmp_path / "r2.md").write_text("none") else None, text)
 
 
-def test_dangling_refs_and_uncited_tables_are_problems(toy, tmp_path):
+def test_dangling_refs_are_problems_and_a_table_no_document_inputs_is_data(toy, tmp_path):
     store, src = toy
     fill(store)
     sec = src / "sections" / "toy.tex"
@@ -185,8 +185,10 @@ def test_dangling_refs_and_uncited_tables_are_problems(toy, tmp_path):
     with pytest.raises(ValueError, match="tab:nowhere"):
         build(store, tmp_path / "a", families=["toy_family"], source=src)
     sec.write_text(TOY.replace("\\input{tables/toy-table}\n", ""))
-    with pytest.raises(ValueError, match="toy-table is generated but no section inputs it"):
-        build(store, tmp_path / "b", families=["toy_family"], source=src)
+    res = build(store, tmp_path / "b", families=["toy_family"], source=src)     # not input: data only
+    assert not (tmp_path / "b" / "tables" / "toy-table.tex").exists() and res.tables == []
+    assert (tmp_path / "b" / "data" / "toy-table.csv").is_file()
+    assert "prov:data:toy-table" in (tmp_path / "b" / "generated" / "appendix.tex").read_text()
 
 
 def test_the_families_parts_come_from_their_paper_roles():

@@ -17,6 +17,7 @@ import pytest
 from theory.verdicts import Verdict
 from verification.paper.build import build, findings_md, tex_engine
 from verification.paper.latex import ascii_math
+from verification.paper.checks import overfull_boxes
 from verification.paper.tables import layout, table_tex
 from verification.report.part import Figure, MissingCampaign, Part, Table
 from verification.store import Record, ResultStore
@@ -30,9 +31,11 @@ MAIN = r"""\documentclass[11pt]{article}
 \begin{document}
 A \BuildKind{} build. \input{generated/theorems}
 \input{sections/toy}
+\label{attn:main-end}
 BIBLIOGRAPHY
-\appendix
+\appendix\label{attn:appendix-start}
 \input{generated/appendix}
+\label{attn:end}
 \end{document}
 """
 SECTION = r"""\section{Toy}
@@ -52,7 +55,7 @@ def toy_part(store, seed=0, full=False):
     part.macro(len(rows), "toy", "count")
     part.guard(2 * tight > len(rows), "toy", "most tight", detail=f"{tight} of {len(rows)} tight")
     # 30 layers of a model: wider than the page at any legible size
-    frame = pd.DataFrame([[f"row {k}"] + [f"{0.1 * k + j / 100:.4f}" for j in range(30)] for k in range(3)],
+    frame = pd.DataFrame([[f"row {k}"] + [f"{0.1 * k + j / 100 + 0.001:.3f}" for j in range(30)] for k in range(3)],
                          columns=["instance"] + [f"layer {j}" for j in range(30)])
     part.tables.append(Table("toy-wide", frame, "Slack per layer, $A_{ii} \\ge A_{ji}$ rows", "seed 0",
                              campaigns=("toy-campaign",), command="attnbounds toy"))
@@ -152,13 +155,6 @@ def test_captions_and_numbers_link_to_their_appendix_entry(toy, tmp_path):
 needs_tex = pytest.mark.skipif(tex_engine() is None, reason="no TeX engine (latexmk or pdflatex): the .tex checks "
                                "above stand in; apt-get install latexmk texlive-latex-recommended "
                                "texlive-latex-extra texlive-fonts-recommended poppler-utils")
-OVERFULL = re.compile(r"^Overfull \\[hv]box \((\d+(?:\.\d+)?)pt too (?:wide|high)\).*$", re.M)
-
-
-def overfull_boxes(log: str, tolerance_pt: float = 1.0) -> list[str]:
-    """The lines of a TeX log reporting a box that overflows its line or page by more than
-    ``tolerance_pt`` (text running into the margin)."""
-    return [m.group(0) for m in OVERFULL.finditer(log) if float(m.group(1)) > tolerance_pt]
 
 
 @needs_tex
@@ -207,12 +203,13 @@ def test_a_latex_error_fails_the_pdf_build(toy, tmp_path):
 @needs_tex
 def test_the_overflow_check_catches_a_table_wider_than_the_page(toy, tmp_path):
     """Planted: a hand-written 30-column tabular (what table_tex would have split). It compiles, and
-    the log's overfull box is reported."""
+    the build fails on the log's overfull box, naming it."""
     store, src = toy
     fill(store)
-    wide = "\\begin{tabular}{" + "l" * 30 + "}\n" + " & ".join(f"0.{k:04d}" for k in range(30)) + "\\\\\n\\end{tabular}\n"
+    wide = "\\begin{tabular}{" + "l" * 30 + "}\n" + " & ".join(f"0.{k:04d}" for k in range(1, 31)) + "\\\\\n\\end{tabular}\n"
     (src / "sections" / "toy.tex").write_text(SECTION + wide)
-    res = build(store, tmp_path / "p", families=["toy_guarded"], source=src, pdf=True)
-    found = overfull_boxes((res.pdf.parent / "main.log").read_text(errors="replace"))
-    assert len(found) == 1 and "too wide" in found[0], found
+    with pytest.raises(ValueError, match=r"main.tex: overfull hbox by [0-9.]+ pt"):
+        build(store, tmp_path / "p", families=["toy_guarded"], source=src, pdf=True)
+    found = overfull_boxes((tmp_path / "p" / "main.log").read_text(errors="replace"))
+    assert len(found) == 1, found
     assert overfull_boxes("Overfull \\hbox (0.5pt too wide) in paragraph at lines 3--4") == []   # within 1pt

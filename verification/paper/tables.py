@@ -56,8 +56,8 @@ def _cell(value: Any) -> str:
         return "--"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.4f}"
+    if isinstance(value, float):       # no digits the value does not have (326, not 326.0000)
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.4g}"
     return str(value)
 
 

@@ -19,8 +19,10 @@ TOY_MAIN = r"""\documentclass{article}
 \begin{document}
 \input{generated/theorems}
 \input{sections/toy}
-\appendix
+\label{attn:main-end}
+\appendix\label{attn:appendix-start}
 \input{generated/appendix}
+\label{attn:end}
 \end{document}
 """
 
