@@ -206,6 +206,8 @@ FACTOR = register(Theorem(
     smt_checked=(("d1.bound", (6,), 40.9), ("d1.bound.split", (6,), 0.31), ("d1.iff", (5,), 22.0),
                  ("d1.iff.split", (6,), 0.83), ("d1.bound.exhaustive", (4,), 2.76)),
     formal=("dobrushin.v:d1_bound", "dobrushin.v:d1_equality"),
+    not_formal=(r"the closed form of the slack $(1 + \delta(A))/2 - \delta(\hat A)$ as a minimum over pairs",
+                r"the max-over-$S$ form of $\delta$ that the float filter computes"),
 ))
 
 CAUSAL = register(Theorem(
@@ -247,7 +249,10 @@ PRODUCT = register(Theorem(
     # z3 and cvc5 (`attnbounds prove --max-n 4 --timeout 60`): cvc5 stops D2's split bound at 3x3x3
     smt_checked=(("d2.bound", (2, 2, 2), 0.14), ("d2.bound.split", (3, 3, 3), 6.03), ("d2.iff", (2, 2, 2), 0.24),
                  ("d2.iff.split", (2, 2, 2), 0.14), ("chain", (2,), 0.15), ("d2.bound.exhaustive", (2, 2, 2), 0.53)),
-    formal=("product.v:d2_bound", "product_equality.v:d2_equality", "product_equality.v:rollout_chain"),
+    formal=("product.v:d2_bound", "product_equality.v:d2_equality", "product.v:rollout_bound",
+            "product_equality.v:rollout_le_prod", "product_equality.v:rollout_chain"),
+    not_formal=(r"the $2 \times 2$ remark: every pair of $2 \times 2$ stochastic matrices is tight ($\delta = \lvert\det\rvert$)",
+                r"the probability-zero remark for $P, Q$ drawn with continuous densities, $n \ge 3$"),
 ))
 
 

@@ -158,6 +158,10 @@ class Theorem:
     # formal proofs for every n checked by Coq + mathcomp (`make proofs`; theory/formal/README.md):
     # ("file.v:lemma", ...) relative to theory/formal/, each closed under the global context (no axiom)
     formal: tuple[str, ...] = ()
+    # what the statement's paper proof (docs/theory.md, paper/sections/proofs.tex) says beyond the formal
+    # lemmas, proved on paper only: the paper lists them as not formalised (generated from here); words
+    # with inline math in $...$, as equality_tex
+    not_formal: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:

@@ -29,7 +29,7 @@ FORBIDDEN = re.compile(r"\b(Admitted|admit|Axiom|Parameter)\b")
 MAIN = {"dobrushin.v": ("d1_bound", "d1_equality", "d1_equality_sufficient", "d1_equality_necessary"),
         "causal.v": ("d1_causal", "d1_causal_submatrix"),
         "product.v": ("d2_bound", "rollout_bound"),
-        "product_equality.v": ("d2_equality", "rollout_chain"),
+        "product_equality.v": ("d2_equality", "rollout_le_prod", "rollout_chain"),
         "causal_product.v": ("d2_causal", "d2_causal_first_column"),
         "stochastic.v": ("tv_min", "sum_norm_pos", "delta_natE")}
 

@@ -12,7 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = ROOT / "paper"
-SECTIONS = ("Introduction", "Related work", "Methods", "Results", "Limitations", "Conclusion")
+SECTIONS = ("Introduction", "Related work", "The Dobrushin theorems", "Machine-checked proofs", "Deciding equality",
+            "Results", "Limitations", "Conclusion")
 # label of each statement proved in sections/proofs.tex -> what it is
 PROVED = {"lem:closed-form": "D1's closed form", "thm:d1": "D1 and its equality condition",
           "cor:causal": "the causal corollary (any set of positions)", "thm:d2": "D2 and its equality condition",
@@ -23,7 +24,8 @@ ASCII_MATH = ("<=", ">=", "delta(", "!=")
 # the hand-written files of the prose (the family sections are checked by their own tests)
 PROSE = ("main.tex", "sections/introduction.tex", "sections/related.tex", "sections/proofs.tex",
          "sections/methods.tex", "sections/limitations.tex", "sections/conclusion.tex",
-         "sections/appendix-smt.tex", "sections/appendix-stress.tex")
+         "sections/appendix-smt.tex", "sections/preamble.tex", "report-rank.tex", "report-poincare.tex",
+         "report-san.tex")
 
 
 def strip_comments(text: str) -> str:
@@ -31,8 +33,9 @@ def strip_comments(text: str) -> str:
 
 
 def tex_texts() -> dict[str, str]:
-    """main.tex and every hand-written section, by path relative to paper/."""
+    """main.tex, the reports and every hand-written section, by path relative to paper/."""
     return {"main.tex": (PAPER / "main.tex").read_text(),
+            **{p.name: p.read_text() for p in sorted(PAPER.glob("report-*.tex"))},
             **{f"sections/{p.name}": p.read_text() for p in sorted((PAPER / "sections").glob("*.tex"))}}
 
 

@@ -23,4 +23,5 @@ Print Assumptions d2_causal_first_column.
 Print Assumptions d2_equality.
 Print Assumptions zero_sum_mul_eq_sufficient.
 Print Assumptions zero_sum_mul_eq_necessary.
+Print Assumptions rollout_le_prod.
 Print Assumptions rollout_chain.

@@ -229,6 +229,8 @@ def seed_macros(part: Part, summaries: list) -> None:
                      f"[{fmt2(d.lo)}, {fmt2(d.hi)}])")
     for name, items in (("matched", matched), ("as is", asis), ("init", init), ("depth", depth)):
         part.macro("; ".join(items) if items else "no model measured", "Mod", name, "sentence")
+    matched_words = [s.words.get("text") for s in summaries if s.variant == "content"]
+    part.macro(sum(w == "lower than" for w in matched_words), "Mod", "below text matched count")
     words = [s.words.get("asis") for s in summaries if s.variant == "content"]
     part.macro(sum(w == "lower than" for w in words), "Mod", "below text as is count")
     part.macro(len(words), "Mod", "models count")

@@ -129,7 +129,7 @@ def late_figures(aux: str, pages: list[str], slack: int = 1) -> list[str]:
 # -- quoted precision ---------------------------------------------------------------------------------
 _NUM = r"[-−]?\d+(?:\.\d+)?"
 _WITH_INTERVAL = re.compile(rf"(?<![\d.])({_NUM})\s*[\[(]\s*({_NUM})\s*,\s*({_NUM})\s*[\])]")
-_ZEROS = re.compile(r"(?<![\d.])\d+\.0000+(?![\d])")
+_ZEROS = re.compile(r"(?<![\d.])(?:[2-9]|\d\d+)\.0000+(?![\d])")   # 0.0000 and 1.0000 can be rounded values
 
 
 def _decimals(s: str) -> int:
@@ -160,7 +160,8 @@ def spurious_precision(text: str) -> list[str]:
         allowed = max(0, 1 - math.floor(math.log10(half)))
         if _decimals(x) > allowed:
             out.append(f"{' '.join(m.group(0).split())!r} quotes {_decimals(x)} decimals, its interval supports {allowed}")
-    out += [f"{m.group(0)!r} writes an integer with a tail of zeros" for m in _ZEROS.finditer(text)]
+    bare = _WITH_INTERVAL.sub(" ", text)       # an estimate and its interval carry the digits the interval allows
+    out += [f"{m.group(0)!r} writes an integer with a tail of zeros" for m in _ZEROS.finditer(bare)]
     return out
 
 

@@ -56,10 +56,11 @@ def macro_text(value: Any) -> str:
 PREAMBLE = r"""\makeatletter
 \DeclareRobustCommand{\ProvLink}[2]{\ifdefined\hyperref\hyperref[#1]{#2}\else#2\fi}
 \DeclareRobustCommand{\ProvTag}[1]{\unskip~{\footnotesize\ProvLink{prov:#1}{[data~\ref{prov:#1}]}}}
+\DeclareRobustCommand{\DataRef}[1]{\ProvLink{prov:data:#1}{data table~\ref{prov:data:#1}}}
 \newcommand{\Guard}[2]{#2}
 \newcounter{provenance}\renewcommand{\theprovenance}{S\arabic{provenance}}
 \AtBeginDocument{\ifdefined\pdfstringdefDisableCommands
-  \pdfstringdefDisableCommands{\def\ProvLink#1#2{#2}\def\ProvTag#1{}\def\Guard#1#2{#2}}\fi}
+  \pdfstringdefDisableCommands{\def\ProvLink#1#2{#2}\def\ProvTag#1{}\def\DataRef#1{}\def\Guard#1#2{#2}}\fi}
 \makeatother"""
 
 
@@ -139,6 +140,7 @@ def check_tree(root: Path, main: str = "main.tex") -> list[str]:
         rel = path.relative_to(root)
         refs = set(re.findall(r"\\(?:ref|eqref|autoref)\{([^}#]+)\}", text))     # '#': a macro's parameter
         refs |= {f"prov:{t}" for t in re.findall(r"\\ProvTag\{([^}#]+)\}", text)}
+        refs |= {f"prov:data:{t}" for t in re.findall(r"\\DataRef\{([^}#]+)\}", text)}   # a table kept as data
         for ref in sorted(refs - labels):
             problems.append(f"{rel}: \\ref{{{ref}}} has no \\label (a table or figure that is never input?)")
         stack: list[str] = []

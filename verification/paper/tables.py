@@ -213,8 +213,9 @@ def layout(table: Table, text_width: float = TEXT_WIDTH_PT) -> Layout:
     headers = [[_visible(line) for line in _header_lines(str(c))] for c in frame.columns]
     cells = [[_cell(v) for v in row] for row in frame.itertuples(index=False)]
     natural = [max(h + [len(r[k]) for r in cells]) for k, h in enumerate(headers)]
-    # a column wraps onto at most two lines, never below its longest word nor its header's widest line
-    minimal = [max(h + [len(w) for r in cells for w in r[k].split()] + [1, -(-natural[k] // 2)])
+    # a column wraps onto at most ``table.wrap`` lines (two by default), never below its longest word
+    # nor its header's widest line
+    minimal = [max(h + [len(w) for r in cells for w in r[k].split()] + [1, -(-natural[k] // max(1, table.wrap))])
                for k, h in enumerate(headers)]
     every = list(range(len(natural)))
     size, pt = SIZES[-1]
@@ -263,7 +264,7 @@ def table_tex(table: Table) -> str:
     headers = [_header_tex(str(c)) for c in frame.columns]
     cells = [[_cell(v) for v in row] for row in frame.itertuples(index=False)]
     align = ["r" if k and cells and all(_NUMERIC.match(r[k]) for r in cells) else "l" for k in range(len(headers))]
-    lay = layout(Table(table.name, frame, table.caption))
+    lay = layout(Table(table.name, frame, table.caption, wrap=table.wrap))
 
     def cell(text: str, k: int) -> str:
         tex = cell_tex(text)

@@ -17,6 +17,7 @@ from numerics.atomic import atomic_path
 from verification.provenance import versions_line
 
 COLUMN = (4.5, 2.9)        # inches: the printed size (0.7 of the text width, or the natural width)
+HALF = (2.8, 2.6)          # inches: two figures side by side in one float, each at its natural width
 FONT_PT = 10.0             # every text of a figure, ticks and legends included: a \small caption's size
 
 

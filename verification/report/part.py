@@ -210,6 +210,24 @@ def macro_name(*parts: Any) -> str:
     return "".join(words)
 
 
+CLAIM_COLUMNS = ("claim, in the paper's words", "the paper", "design here", "here", "outcome")
+"""The columns of a reproduction report's claims table (:func:`claims_table`)."""
+
+
+def claims_table(name: str, rows: list, caption: str, provenance: str, **made: Any) -> Table:
+    """A reproduction report's first table: per claim, the claim in the paper's words, the paper's
+    own number (or "-" where it states none), this suite's design, its number with its interval, and
+    the outcome (supported, refuted, inconclusive, not-testable; a statement the paper proves, checked
+    here, says "holds (certified)")."""
+    import pandas as pd
+
+    for row in rows:
+        if len(row) != len(CLAIM_COLUMNS):
+            raise ValueError(f"claims table {name}: a row needs {len(CLAIM_COLUMNS)} cells, got {row!r}")
+    return Table(name, pd.DataFrame([list(r) for r in rows], columns=list(CLAIM_COLUMNS)), caption, provenance,
+                 wrap=8, **made)
+
+
 @dataclass
 class Figure:
     """One figure: ``draw(ax)`` draws on a matplotlib axis, deterministically (no timestamps). Its
@@ -221,6 +239,7 @@ class Figure:
     provenance: str = ""
     campaigns: tuple = ()     # the campaigns it is drawn from
     command: str = ""         # the command that fills them (default: the part's commands)
+    size: Optional[tuple] = None   # inches as printed (default verification.report.figures.COLUMN; HALF: two side by side)
 
 
 @dataclass(frozen=True)

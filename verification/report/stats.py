@@ -358,3 +358,17 @@ def agreement_normal(diff: float, se: float, margin: float, alpha: float = ALPHA
     outcome = "supported" if p < alpha else "refuted" if p_out < alpha else "inconclusive"
     return dict(diff=diff, se=se, margin=margin, alpha=alpha, p=p, p_outside=p_out, outcome=outcome,
                 interval=(diff - q * se, diff + q * se), mde=se * (q + float(stats.norm.ppf((1 + POWER) / 2))))
+
+
+def share_outcome(k: int, n: int, level: float = 0.5) -> str:
+    """The outcome of a claim that something happens in most draws ("gradient descent recovers r*"):
+    supported when the 95% Wilson interval of k/n lies above ``level``, refuted when it lies
+    below, inconclusive when it contains it (or nothing was decided).
+
+    >>> share_outcome(111, 128), share_outcome(12, 40), share_outcome(5, 9)
+    ('supported', 'refuted', 'inconclusive')
+    """
+    if n <= 0:
+        return "inconclusive"
+    lo, hi = wilson(k, n)
+    return "supported" if lo > level else "refuted" if hi < level else "inconclusive"

@@ -40,8 +40,33 @@ def fmt(x: Any, digits: int = 4) -> str:
             return "nan"
         if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e5):
             return f"{x:.{digits - 1}e}"
+        if x.is_integer():              # 4, not 4.0000: no digits the value does not have
+            return str(int(x))
         return f"{x:.{digits}f}"
     return str(x)
+
+
+def ci_decimals(lo: float, hi: float) -> int:
+    """Decimals an estimate with the interval [lo, hi] may carry: those of the half-width to two
+    significant digits (the rule :func:`verification.paper.checks.spurious_precision` checks).
+
+    >>> ci_decimals(0.0124, 0.0435), ci_decimals(0.447, 0.474), ci_decimals(-0.84, 1.67)
+    (3, 3, 1)
+    """
+    half = abs(hi - lo) / 2
+    if not (half > 0 and math.isfinite(half)):
+        return 2
+    return max(0, 1 - math.floor(math.log10(half)))
+
+
+def fmt_ci(x: float, lo: float, hi: float) -> tuple[str, str]:
+    """``(estimate, "[lo, hi]")`` with the digits the interval supports, no more (:func:`ci_decimals`).
+
+    >>> fmt_ci(0.0151, 0.0124, 0.0435)
+    ('0.015', '[0.012, 0.043]')
+    """
+    d = ci_decimals(lo, hi)
+    return f"{x:.{d}f}", f"[{lo:.{d}f}, {hi:.{d}f}]"
 
 
 @dataclass
@@ -57,6 +82,7 @@ class Table:
     index: bool = False
     campaigns: tuple = ()     # the campaigns its rows are read from
     command: str = ""         # the command that fills them
+    wrap: int = 3             # lines a typeset cell may wrap onto (prose tables, such as a claims table: more)
 
     @classmethod
     def from_rows(cls, name: str, rows: Sequence[Sequence[Any]], columns: Sequence[str], caption: str,

@@ -61,7 +61,7 @@ def share_curve(cells: dict):
         lines.setdefault(family, []).append((n, k / c.n, lo, hi))
 
     def draw(ax: Any) -> None:
-        ax.axhspan(*PUBLISHED_SHARE, color="0.85", zorder=0, label="published range (Rola)")
+        ax.axhspan(*PUBLISHED_SHARE, color="0.85", zorder=0, label="range quoted before")
         for i, (family, pts) in enumerate(lines.items()):
             xs = [p[0] * (1 + 0.03 * (i - 1.5)) for p in pts]          # offset the families a little along n
             ys = [p[1] for p in pts]

@@ -405,6 +405,30 @@ def matched_table(summaries: Sequence[Summary], families: Sequence[str]) -> tupl
     return rows, cols
 
 
+def summary_table(summaries: Sequence[Summary], labels: Optional[dict] = None) -> tuple[list, list]:
+    """One row per model (content tokens): seeds, the trained share over seeds (t interval), its words
+    against the random range at its n, MiniLM cut to n and its own initialisation, each with the
+    MDE where nothing was separable; what the paper typesets (the full tables are data)."""
+    cols = ["model", "n", "seeds", "trained share (95% t)", "random range", "against the random range",
+            "MiniLM at n", "against MiniLM at n", "against initialisation"]
+    rows = []
+    for s in summaries:
+        if s.variant != "content":
+            continue
+        rng = s.random_range
+
+        def said(name: str) -> str:
+            w, m = s.words.get(name, "-"), s.mdes.get(name, math.nan)
+            return f"{w} (MDE {m:.2f})" if w in ("not separable from",) and math.isfinite(m) else w
+
+        rows.append([(labels or {}).get(s.model, s.model), s.n, len(s.seeds),
+                     f"{s.trained.mean:.2f} [{s.trained.lo:.2f}, {s.trained.hi:.2f}]" if s.trained.df else
+                     f"{s.trained.mean:.2f}", f"{rng[0]:.2f}-{rng[1]:.2f}" if rng else "-",
+                     said("random") + (" (TOST)" if s.words.get("random") == "inside" else ""),
+                     f"{s.text.mean:.2f}" if s.text is not None else "-", said("text"), said("init")])
+    return rows, cols
+
+
 POWER_NAMES = {"random": "trained vs random range", "init": "trained vs initialisation",
                "text": "trained vs MiniLM at n", "asis": "trained vs MiniLM as-is", "depth": "last vs first layer"}
 

@@ -235,7 +235,7 @@ def _pairs(runs: list[dict]) -> list[dict]:
 def _beside(ax: Any) -> None:
     """The legend beside the plot (at the caption's font size it would cover the data), the figure
     widened to the text width for it."""
-    ax.figure.set_size_inches(6.0, 2.9)
+    ax.figure.set_size_inches(4.9, 2.9)          # with the legend beside it: the text width
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
 
 

@@ -1,0 +1,135 @@
+"""The build checks of the documents (verification/paper/checks.py), each shown to fail the build on
+a planted defect: code in a typeset table's header or caption and in a figure's axis label, a
+bibliography entry uncited or without year and venue (no TeX needed); and, where TeX is installed, an
+overfull line, a table longer than a page, a figure printed far from its first mention, a number
+quoted with more digits than its interval supports, and a document over its page limit (one compile
+carries every planted defect; a clean toy document passes every check: test_paper_guards.py)."""
+import sys
+import types
+
+import pandas as pd
+import pytest
+
+from theory.verdicts import Verdict
+from verification.paper import build as B
+from verification.paper.build import build, tex_engine
+from verification.report.part import Figure, Part, Table
+from verification.store import Record, ResultStore
+
+MAIN = r"""\documentclass[11pt]{article}
+\usepackage[margin=2.5cm]{geometry}
+\usepackage{amsmath,amssymb,amsthm,booktabs,graphicx}
+\usepackage[hidelinks]{hyperref}
+\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}
+\input{generated/macros}
+\begin{document}
+\input{sections/toy}
+\label{attn:main-end}
+BIBLIOGRAPHY
+\appendix\label{attn:appendix-start}
+\input{generated/appendix}
+\label{attn:end}
+\end{document}
+"""
+SECTION = r"""\section{Toy}
+Of \ToyCount{} instances, as Table~\ref{tab:toy-table} and Figure~\ref{fig:toy-figure} show.
+\input{tables/toy-table}
+\begin{figure}[ht]\centering\includegraphics{figures/toy-figure.pdf}
+\caption{Slack per instance.\ProvTag{fig:toy-figure}}\label{fig:toy-figure}\end{figure}
+"""
+HEADER, XLABEL = {"value": "value"}, {"label": "instance"}
+
+
+def toy_part(store, seed=0, full=False):
+    rows = list(store.records("toy-campaign"))
+    part = Part("toy", commands=["attnbounds toy --seed 0"])
+    part.macro(len(rows), "toy", "count")
+    frame = pd.DataFrame([[f"i{k}", f"{0.25 * k:.2f}"] for k in range(4)], columns=["instance", HEADER["value"]])
+    part.tables.append(Table("toy-table", frame, "Verdicts per instance", "seed 0", campaigns=("toy-campaign",)))
+
+    def draw(ax):
+        ax.plot([0, 1, 2])
+        ax.set_xlabel(XLABEL["label"])
+    part.figures.append(Figure("toy-figure", draw, "slack", "seed 0"))
+    return part
+
+
+@pytest.fixture
+def toy(monkeypatch, tmp_path):
+    mod = types.ModuleType("toy_checked")
+    mod.paper_part = toy_part
+    monkeypatch.setitem(sys.modules, "toy_checked", mod)
+    monkeypatch.setitem(HEADER, "value", "value")
+    monkeypatch.setitem(XLABEL, "label", "instance")
+    src = tmp_path / "src"
+    (src / "sections").mkdir(parents=True)
+    (src / "main.tex").write_text(MAIN.replace("BIBLIOGRAPHY", ""))
+    (src / "sections" / "toy.tex").write_text(SECTION)
+    store = ResultStore(str(tmp_path / "r.db"))
+    store.write_chunk("toy-campaign", "c0", [Record(theorem="dobrushin.factor", instance=f"i{k}",
+                                                    verdict=Verdict.TIGHT, slack=0.0) for k in range(4)])
+    yield store, src
+    store.close()
+
+
+def test_a_clean_toy_passes_and_code_in_a_header_or_an_axis_label_fails_the_build(toy, tmp_path):
+    store, src = toy
+    build(store, tmp_path / "ok", families=["toy_checked"], source=src)
+    HEADER["value"] = "val_loss"
+    with pytest.raises(B.BuildCheckFailed, match=r"table toy-table, header: 'val_loss' \(a snake_case name\)"):
+        build(store, tmp_path / "header", families=["toy_checked"], source=src)
+    HEADER["value"] = "p~sigma"
+    with pytest.raises(B.BuildCheckFailed, match=r"'p~' \(a '~' standing in"):
+        build(store, tmp_path / "tilde", families=["toy_checked"], source=src)
+    HEADER["value"] = "value"
+    XLABEL["label"] = "beta"
+    with pytest.raises(B.BuildCheckFailed, match=r"figure toy-figure, axis label 'beta': 'beta' \(a Greek letter"):
+        build(store, tmp_path / "axis", families=["toy_checked"], source=src)
+
+
+def test_an_uncited_entry_or_one_without_year_or_venue_fails_the_build(toy, tmp_path):
+    store, src = toy
+    good = "@article{a1, author={A. B}, title={T}, journal={J}, year={2020}}\n"
+    (src / "sections" / "toy.tex").write_text(SECTION + "As in \\cite{a1}.\n")
+    (src / "refs.bib").write_text(good)
+    build(store, tmp_path / "ok", families=["toy_checked"], source=src)
+    for bib, why in ((good + "@misc{b2, author={C}, title={U}, howpublished={x}, year={2021}}\n",
+                      "entry b2 is cited by no document"),
+                     ("@article{a1, author={A. B}, title={T}, journal={J}, year={n.d.}}\n", "entry a1 has no year"),
+                     ("@misc{a1, author={A. B}, title={T}, year={2020}}\n", "entry a1 has no venue")):
+        (src / "refs.bib").write_text(bib)
+        with pytest.raises(B.BuildCheckFailed, match=why):
+            build(store, tmp_path / "bad", families=["toy_checked"], source=src)
+
+
+PLANTED = r"""
+A share of 0.005208 [0.001, 0.01] is quoted with digits its interval does not support.
+\begin{tabular}{""" + "l" * 30 + "}\n" + " & ".join(f"0.{k:04d}" for k in range(1, 31)) + r"""\\
+\end{tabular}
+
+\begin{table}[ht]\centering\begin{tabular}{l}""" + "".join(f"row {k}\\\\\n" for k in range(90)) + r"""\end{tabular}
+\caption{A table longer than a page.}\end{table}
+See Figure~\ref{fig:late}.
+\clearpage\mbox{}\clearpage\mbox{}\clearpage
+\begin{figure}[ht]\centering\rule{2cm}{1cm}\caption{Late.}\label{fig:late}\end{figure}
+"""
+
+
+@pytest.mark.skipif(tex_engine() is None, reason="no TeX engine (latexmk or pdflatex): "
+                    "apt-get install latexmk texlive-latex-recommended texlive-latex-extra poppler-utils")
+def test_every_check_of_the_compiled_document_fails_on_its_planted_defect(toy, tmp_path, monkeypatch):
+    import shutil
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext not found: apt-get install poppler-utils (CI has it)")
+    store, src = toy
+    (src / "sections" / "toy.tex").write_text(SECTION + PLANTED)
+    monkeypatch.setattr(B, "DOCUMENTS", (B.Document("main", None, 3, 15),))      # a page limit the toy exceeds
+    with pytest.raises(B.BuildCheckFailed) as err:
+        build(store, tmp_path / "p", families=["toy_checked"], source=src, pdf=True)
+    text = str(err.value)
+    problems = B.compiled_problems(tmp_path / "p", B.DOCUMENTS[0])
+    for what in ("overfull hbox by", "longer than a page", "Figure 2 (fig:late) is printed on page",
+                 "'0.005208 [0.001, 0.01]' quotes 6 decimals", "pages of main text, at most 3"):
+        assert any(what in p for p in problems), (what, problems)
+    assert "main.tex: overfull hbox" in text
