@@ -21,14 +21,15 @@ _LATEX_TEXT = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#
 
 
 def latex_text(text: str) -> str:
-    r"""Plain words for LaTeX text mode, its special characters escaped (in one pass).
+    r"""Plain words for LaTeX text mode, its special characters escaped (in one pass), and a double
+    hyphen kept as two (an option such as ``--full``, never an en dash).
 
-    >>> print(latex_text("A_ii >= 50% {x}"))
-    A\_ii \textgreater{}= 50\% \{x\}
+    >>> print(latex_text("A_ii >= 50% {x} --full"))
+    A\_ii \textgreater{}= 50\% \{x\} -{}-full
     """
     import re
 
-    return re.sub(r"[\\&%$#_{}~^<>]", lambda m: _LATEX_TEXT[m.group(0)], text)
+    return re.sub(r"--|[\\&%$#_{}~^<>]", lambda m: "-{}-" if m.group(0) == "--" else _LATEX_TEXT[m.group(0)], text)
 
 
 def math_text(text: str) -> str:

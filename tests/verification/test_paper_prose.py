@@ -94,10 +94,12 @@ def test_bibliography_has_at_least_15_entries_with_authors_titles_years():
     assert len(bib_keys("\n".join("@" + b for b in bodies[:14]))) < 15     # the count can fail
 
 
-def test_main_tex_uses_natbib_and_the_bibliography():
-    main = strip_comments((PAPER / "main.tex").read_text())
-    assert "\\usepackage[round]{natbib}" in main
-    assert "\\bibliographystyle{plainnat}" in main and "\\bibliography{refs}" in main
+@pytest.mark.parametrize("document", ["main.tex", "report-rank.tex", "report-poincare.tex", "report-san.tex"])
+def test_every_document_uses_natbib_and_the_bibliography(document):
+    preamble = strip_comments((PAPER / "sections" / "preamble.tex").read_text())
+    text = strip_comments((PAPER / document).read_text())
+    assert "\\usepackage[round]{natbib}" in preamble and "\\input{sections/preamble}" in text
+    assert "\\bibliographystyle{plainnat}" in text and "\\bibliography{refs}" in text
 
 
 # -- structure --------------------------------------------------------------------------------------
@@ -183,11 +185,12 @@ def test_proofs_section_proves_every_named_theorem():
     text = (PAPER / "sections" / "proofs.tex").read_text()
     assert proof_problems(text) == []
     body = strip_comments(text)
-    assert "\\usepackage{amsmath,amssymb,amsthm}" in (PAPER / "main.tex").read_text()
+    assert "\\usepackage{amsmath,amssymb,amsthm}" in (PAPER / "sections" / "preamble.tex").read_text()
     for registry_id in ("dobrushin.factor", "dobrushin.factor.causal", "dobrushin.product", "dobrushin.product.causal"):
         assert f"\\ref{{thm:{registry_id}}}" in body, registry_id     # the registry's statements, by their labels
-    for where in ("sec:prove", "tab:prove-reach", "sec:stress"):       # SMT and stress as independent confirmation
+    for where in ("sec:prove", "tab:prove-formal", "sec:stress"):      # Coq, SMT and stress as independent confirmation
         assert f"\\ref{{{where}}}" in body, where
+    assert "\\DataRef{prove-reach}" in body                             # the SMT reach, as data
     assert "derive\\_factor\\_closed\\_form" in body and "theory/dobrushin.py" in body   # where sympy checks a step
 
 

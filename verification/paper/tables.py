@@ -11,7 +11,7 @@ a link to the table's entry in the appendix (``\\ProvTag``).
 >>> from verification.report.part import Table
 >>> print(table_tex(Table("t", pd.DataFrame({"model": ["a_b"], "share": ["3/4"]}), "D1 & $x \\\\le 1$", "seed 0")))
 ... # doctest: +NORMALIZE_WHITESPACE
-\\begin{table}[htbp]
+\\begin{table}[!htbp]
 \\centering
 \\caption{D1 \\& $x \\le 1$\\ProvTag{tab:t}}
 \\label{tab:t}
@@ -273,7 +273,7 @@ def table_tex(table: Table) -> str:
 
     out = []
     for b, rows in enumerate(lay.row_blocks):
-        out += ["\\begin{table}[htbp]", "\\centering"]
+        out += ["\\begin{table}[!htbp]", "\\centering"]    # '!': near its first mention when it fits
         if b == 0:
             out += [f"\\caption{{{math_text(table.caption)}\\ProvTag{{tab:{table.name}}}}}", f"\\label{{tab:{table.name}}}"]
         else:

@@ -167,11 +167,11 @@ PAPER_CLAIMS = {
                                   "projection", "-"),
     ("qk_norm", "L2"): ("QK-normalization keeps attention-only stacks trainable", "48 layers"),
 }
-DESIGNS = {"gap": "paired loss differences over seed pairs (nats/byte; nats/token at the measured bytes per token)",
-           "probes": "paired probe accuracies, the reference above chance (positive control)",
-           "low_context": "paired loss differences on low-context positions",
-           "spectra": "paired differences of rank-growth times over seed pairs",
-           "qk_norm": "loss with and without QK-norm at the deepest depth, one run each"}
+DESIGNS = {"gap": "paired loss difference",
+           "probes": "paired probe accuracy; reference above chance",
+           "low_context": "paired loss difference, low-context positions",
+           "spectra": "paired rank-growth times",
+           "qk_norm": "one run with, one without QK-norm"}
 
 
 def report_claims(claims_df: Any, bytes_per_token: float, prov: str, **made: Any) -> Table:
