@@ -247,5 +247,6 @@ def theorems_markdown() -> str:
         out += [f"## `{th.id}` ({th.category})", "", th.title, "", f"$$ {th.latex()} $$", "",
                 f"- equality: {th.equality_tex or th.equality}", f"- backends: {', '.join(sorted(th.evaluators))}"]
         out += [f"- formal proof (Coq): `theory/formal/{f.replace(':', '` lemma `')}`" for f in th.formal]
+        out += [f"- proved on paper only (not formalised): {x}" for x in th.not_formal]
         out += [f"- reference: {r}" for r in th.references] + [""]
     return "\n".join(out)

@@ -170,17 +170,14 @@ def fmt2(x: float) -> str:
     return f"{x:.2f}"
 
 
-def said(s: Any, name: str) -> str:
-    """The word of a comparison, with its minimum detectable effect where nothing was separable
-    (``not separable from (MDE 0.12)``): a failure to reject says how large a difference it could
-    have seen."""
+def mde_note(s: Any, name: str) -> str:
+    """``"; MDE 0.12"`` where a comparison separated nothing (a failure to reject says how large a
+    difference it could have seen), else ``""``: it closes the parenthesis after the reference."""
     import math
 
-    word = s.words[name]
     mde = s.mdes.get(name, math.nan)
-    if word in ("not separable from", "shows no detectable trend") and math.isfinite(mde):
-        return f"{word} (MDE {fmt2(mde)})"
-    return word
+    separated = s.words[name] not in ("not separable from", "shows no detectable trend")
+    return "" if separated or not math.isfinite(mde) else f"; MDE {fmt2(mde)}"
 
 
 def seed_macros(part: Part, summaries: list) -> None:
@@ -213,20 +210,22 @@ def seed_macros(part: Part, summaries: list) -> None:
         label = LABELS.get(m, m)
         mean = f"{fmt2(s.trained.mean)} [{fmt2(s.trained.lo)}, {fmt2(s.trained.hi)}] over {len(s.seeds)} seeds"
         if rng:
-            where = said(s, "random") + (" (TOST)" if s.words["random"] == "inside" else "")
-            text = (f"{label}: {mean}, {where} the random range at n = {s.n} ({fmt2(rng[0])}-{fmt2(rng[1])})")
+            tost = "; TOST" if s.words["random"] == "inside" else ""
+            text = (f"{label}: {mean}, {s.words['random']} the random range at n = {s.n} ({fmt2(rng[0])}-"
+                    f"{fmt2(rng[1])}{tost}{mde_note(s, 'random')})")
             if s.text is not None:
-                text += (f", {said(s, 'text')} MiniLM cut to {s.n} content tokens ({fmt2(s.text.mean)}, "
-                         f"{s.text_inputs} inputs)")
+                text += (f", {s.words['text']} MiniLM cut to {s.n} content tokens ({fmt2(s.text.mean)}, "
+                         f"{s.text_inputs} inputs{mde_note(s, 'text')})")
             matched.append(text)
         if s.asis is not None:
-            asis.append(f"{label}: {fmt2(s.trained.mean)}, {said(s, 'asis')} MiniLM as-is ({fmt2(s.asis.mean)})")
+            asis.append(f"{label}: {fmt2(s.trained.mean)}, {s.words['asis']} MiniLM as-is ({fmt2(s.asis.mean)}"
+                        f"{mde_note(s, 'asis')})")
         c = s.change
-        init.append(f"{label}: trained share {said(s, 'init')} the share at initialisation ({fmt2(s.init.mean)}; "
-                    f"change {c.mean:+.2f} [{fmt2(c.lo)}, {fmt2(c.hi)}])")
+        init.append(f"{label}: trained share {s.words['init']} the share at initialisation ({fmt2(s.init.mean)}; "
+                    f"change {c.mean:+.2f} [{fmt2(c.lo)}, {fmt2(c.hi)}]{mde_note(s, 'init')})")
         d = s.depth
-        depth.append(f"{label}: the share {said(s, 'depth')} with depth (last minus first layer {d.mean:+.2f} "
-                     f"[{fmt2(d.lo)}, {fmt2(d.hi)}])")
+        depth.append(f"{label}: the share {s.words['depth']} with depth (last minus first layer {d.mean:+.2f} "
+                     f"[{fmt2(d.lo)}, {fmt2(d.hi)}]{mde_note(s, 'depth')})")
     for name, items in (("matched", matched), ("as is", asis), ("init", init), ("depth", depth)):
         part.macro("; ".join(items) if items else "no model measured", "Mod", name, "sentence")
     matched_words = [s.words.get("text") for s in summaries if s.variant == "content"]

@@ -419,7 +419,7 @@ def summary_table(summaries: Sequence[Summary], labels: Optional[dict] = None) -
 
         def said(name: str) -> str:
             w, m = s.words.get(name, "-"), s.mdes.get(name, math.nan)
-            return f"{w} (MDE {m:.2f})" if w in ("not separable from",) and math.isfinite(m) else w
+            return f"{w}; MDE {m:.2f}" if w in ("not separable from",) and math.isfinite(m) else w
 
         rows.append([(labels or {}).get(s.model, s.model), s.n, len(s.seeds),
                      f"{s.trained.mean:.2f} [{s.trained.lo:.2f}, {s.trained.hi:.2f}]" if s.trained.df else
