@@ -35,7 +35,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pytest tests/bench --benchmark-enable --benchmark-columns=min,median,ops -p no:randomly
 
-# the paper from the store `make run` filled: tables, figures, macros, then the PDF (needs TeX)
+# the paper and the three reproduction reports from the store `make run` filled: tables, figures, macros,
+# then the PDFs and their build checks (needs TeX and poppler-utils)
 paper: $(STAMP)
 	$(VENV)/bin/attnbounds paper --pdf
 

@@ -138,7 +138,8 @@ def test_tiny_preset_end_to_end_resumes_and_reports(store, tmp_path):
         preset_part(store, "tiny", 0)                                   # the prose compares with text
     part = preset_part(store, "tiny", 0, require_text=False)
     assert [t.name for t in part.tables] == ["modalities_share", "modalities_detail", "modalities_training",
-                                             "modalities_seeds", "modalities_matched", "modalities_power"]
+                                             "modalities_seeds", "modalities_matched", "modalities_power",
+                                             "modalities_summary"]
     assert part.commands == ["attnbounds modalities --preset tiny --seed 0"]
     final = stages[2 * len(epochs) - 1]                                 # vit-reg, last checkpoint
     assert part.macros["ModVitRegTrainedAccSeed"] == round(final.accuracy, 3)
@@ -415,8 +416,8 @@ def test_a_changed_stored_number_makes_the_modalities_prose_fail_naming_its_sent
     assert guard_problems(tmp_path, ok.guards) == []
     for args, sentence in (
             (({**learned, "ft-wine": (0.33, 0.30)}, 2, 1.0), "The models learned"),   # one ends below its start
-            ((learned, 12, 1.0), "Our models are smaller and shallower than the published ones"),
-            ((learned, 2, 0.97), "is the causal corollary of Section~\\ref{sec:dobrushin}")):
+            ((learned, 12, 1.0), "These models are smaller and shallower than the published architectures"),
+            ((learned, 2, 0.97), "is the causal corollary")):
         bad = Part("modalities")
         prose_guards(bad, *args)
         problems = guard_problems(tmp_path, bad.guards)

@@ -407,7 +407,7 @@ def test_pdf_without_tex_is_refused_before_anything_is_written(tmp_path, monkeyp
     src = toy_source(tmp_path / "src", 1)
     db = fill(tmp_path / "r.db")
     _toy_paper(monkeypatch, src)
-    monkeypatch.setattr(build_mod, "tex_engine", lambda: None)
+    monkeypatch.setattr(build_mod, "tex_engine", lambda main="main.tex": None)
     out = tmp_path / "out"
     t0 = time.perf_counter()
     assert main(["paper", "--db", str(db), "--out", str(out), "--pdf"]) == 2

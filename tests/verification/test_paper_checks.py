@@ -16,21 +16,7 @@ from verification.paper.build import build, tex_engine
 from verification.report.part import Figure, Part, Table
 from verification.store import Record, ResultStore
 
-MAIN = r"""\documentclass[11pt]{article}
-\usepackage[margin=2.5cm]{geometry}
-\usepackage{amsmath,amssymb,amsthm,booktabs,graphicx}
-\usepackage[hidelinks]{hyperref}
-\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}
-\input{generated/macros}
-\begin{document}
-\input{sections/toy}
-\label{attn:main-end}
-BIBLIOGRAPHY
-\appendix\label{attn:appendix-start}
-\input{generated/appendix}
-\label{attn:end}
-\end{document}
-"""
+from verification.testing.fakes import TOY_PAPER as MAIN  # noqa: E402
 SECTION = r"""\section{Toy}
 Of \ToyCount{} instances, as Table~\ref{tab:toy-table} and Figure~\ref{fig:toy-figure} show.
 \input{tables/toy-table}

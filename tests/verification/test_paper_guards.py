@@ -22,22 +22,7 @@ from verification.paper.tables import layout, table_tex
 from verification.report.part import Figure, MissingCampaign, Part, Table
 from verification.store import Record, ResultStore
 
-MAIN = r"""\documentclass[11pt]{article}
-\usepackage[margin=2.5cm]{geometry}
-\usepackage{amsmath,amssymb,amsthm,booktabs,graphicx}
-\usepackage[hidelinks]{hyperref}
-\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}
-\input{generated/macros}
-\begin{document}
-A \BuildKind{} build. \input{generated/theorems}
-\input{sections/toy}
-\label{attn:main-end}
-BIBLIOGRAPHY
-\appendix\label{attn:appendix-start}
-\input{generated/appendix}
-\label{attn:end}
-\end{document}
-"""
+from verification.testing.fakes import TOY_PAPER as MAIN  # noqa: E402
 SECTION = r"""\section{Toy}
 Of \ToyCount{} instances, \Guard{ToyMostTight}{most are tight}, as Table~\ref{tab:toy-wide} shows.
 \input{tables/toy-wide}

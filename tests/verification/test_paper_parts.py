@@ -18,7 +18,7 @@ pytestmark = pytest.mark.models
 SECTIONS = Path(__file__).resolve().parents[2] / "paper" / "sections"
 PAPER_FAMILIES = ("dobrushin", "trained", "rank", "poincare")
 # capitalised commands the sections may use that are not generated macros: main.tex's own and TeX's
-NOT_MACROS = {"Dob", "Suite", "Guard", "ProvTag", "ProvLink", "Delta", "Gamma", "Lambda", "Omega", "Phi", "Pi", "Psi", "Sigma", "Theta", "Xi"}
+NOT_MACROS = {"Dob", "Suite", "Guard", "ProvTag", "ProvLink", "DataRef", "Delta", "Gamma", "Lambda", "Omega", "Phi", "Pi", "Psi", "Sigma", "Theta", "Xi"}
 
 
 def _dobrushin(store):

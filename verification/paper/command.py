@@ -35,7 +35,8 @@ def _cmd(args: argparse.Namespace) -> int:
         console.print(f"{args.readme}: findings block {'updated' if changed else 'already current'}", markup=False)
     console.print(f"paper: {len(res.tables)} tables, {len(res.figures)} figure files, {len(res.macros)} "
                   f"macros from {len(res.parts)} families -> {res.out}"
-                  + (f"; PDF {res.pdf}" if res.pdf else ""), markup=False)
+                  + (f"; PDFs {', '.join(str(p) for p in res.pdfs.values())} (every build check passed)"
+                     if res.pdfs else ""), markup=False)
     return 0
 
 
@@ -54,7 +55,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("paper", help="regenerate the paper (tables, figures, macros) from the store; --pdf compiles it")
     add_common(p)
     p.add_argument("--full", action="store_true", help="read the full-settings campaigns (default: quick)")
-    p.add_argument("--pdf", action="store_true", help="also compile main.pdf (latexmk or pdflatex)")
+    p.add_argument("--pdf", action="store_true", help="also compile the paper and the three reproduction reports "
+                   "(latexmk or pdflatex) and run the build checks on them")
     p.add_argument("--readme", default=None, metavar="FILE",
                    help="also rewrite FILE's findings block (README.md) from the same numbers")
     p.add_argument("--from", dest="from_command", default=None, metavar="COMMAND",

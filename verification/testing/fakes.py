@@ -27,6 +27,26 @@ TOY_MAIN = r"""\documentclass{article}
 """
 
 
+TOY_PAPER = r"""\documentclass[11pt]{article}
+\usepackage[margin=2.5cm]{geometry}
+\usepackage{amsmath,amssymb,amsthm,booktabs,graphicx}
+\usepackage[hidelinks]{hyperref}
+\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}
+\input{generated/macros}
+\begin{document}
+A \BuildKind{} build. \input{generated/theorems}
+\input{sections/toy}
+\label{attn:main-end}
+BIBLIOGRAPHY
+\appendix\label{attn:appendix-start}
+\input{generated/appendix}
+\label{attn:end}
+\end{document}
+"""
+"""A toy paper at the real one's page geometry, with hyperref and the labels the page checks read
+(``BIBLIOGRAPHY``: where a test puts its citations and bibliography, or nothing)."""
+
+
 def toy_part(store: Any, seed: int = 0, full: bool = False, n: int = 1) -> Any:
     """A toy family's paper part read from the store's ``toy-campaign``: its count as a macro, ``n``
     tables of its records and ``n`` figures (dense sine curves: files of some size, for kill tests)."""
