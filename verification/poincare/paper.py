@@ -314,10 +314,10 @@ def claims(part: Part, prov: str, cmd: str) -> Table:
          f"certified $\\lambda_V > 0$ at {lora} pairs, lower ends {m.get('VillaniCertifiedLoLoraTwoMin', '-')}"
          f"-{m.get('VillaniCertifiedLoLoraTwoMax', '-')}", "refuted" if _count(lora) else "inconclusive"],
         ["a certain SDE, which mimics the SGD, minimizes the corresponding losses", "-",
-         "$E_\\beta[L] - \\inf L$ at most $d/(2\\beta)$ plus 10\\%, one-sided t over chains, at "
+         "$E_\\beta[L] - \\inf L$ at most $d/(2\\beta)$ plus 10%, one-sided t over chains, at "
          f"$\\beta$ = {m['SDELossExcessBetas']}", m["SDELossExcessOutcomes"], sde_outcome],
         ["(the Langevin diffusion converges at the rate of the Poincaré constant)", "rate $1/(\\beta C_P)$",
-         "decay rate of MALA chains against $1/(\\beta C_P)$, TOST at 10\\%",
+         "decay rate of MALA chains against $1/(\\beta C_P)$, TOST at 10%",
          f"supported {m['SDERateSupported']}, refuted {m['SDERateRefuted']}, inconclusive {m['SDERateInconclusive']}",
          _all_or_none(m["SDERateSupported"], m["SDERateRefuted"])],
     ]

@@ -30,6 +30,11 @@ from verification.report.aggregate import group
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 
 MODEL_WORDS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}
+# the estimators as a figure names them (mathematics set as such; the terminal tables keep rr.ESTIMATOR_NAMES)
+FIGURE_NAMES = {"energy_0.9": r"energy rank, $\tau = 0.9$", "energy_0.99": r"energy rank, $\tau = 0.99$",
+                "entropy_round": r"entropy rank, $p \propto \sigma^2$",
+                "entropy_sigma_round": r"entropy rank, $p \propto \sigma$",
+                "threshold_median": "threshold, noise from the median", "threshold": "threshold, residual noise"}
 ESTIMATOR_WORDS = {"energy_0.9": "energy ninety", "energy_0.99": "energy ninety nine", "entropy_round": "entropy",
                    "entropy_sigma_round": "entropy sigma", "threshold_median": "threshold median",
                    "threshold": "threshold"}
@@ -71,13 +76,20 @@ def _estimator_curve(est: list[dict]):
                                                  for v in cell.values()]))
 
     def draw(ax: Any) -> None:
+        from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
         for e, xs, ys in curves:
-            ax.plot(xs, ys, "o-", ms=3, label=rr.ESTIMATOR_NAMES[e])
+            ax.plot(xs, ys, "o-", ms=3, label=FIGURE_NAMES.get(e, rr.ESTIMATOR_NAMES[e]))
         ax.set_xscale("log")
+        ticks = sorted({x for _, xs, _ in curves for x in xs})
+        ax.xaxis.set_major_locator(FixedLocator(ticks))         # the N that were run, written plainly
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_ylim(-0.05, 1.05)
         ax.set_xlabel("$N$ inputs")
-        ax.set_ylabel("share of draws recovering $r^*$")
-        ax.legend()
+        ax.set_ylabel("share of draws\nrecovering $r^*$")
+        # below the plot, never over the curves
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2, frameon=False)
     return draw
 
 
@@ -278,7 +290,8 @@ def _weights(part: Part, store: Any, cmd: str) -> None:
                              "Effective ranks of per-head QK kernels and OV circuits of the embedded models "
                              "(smollm2: 4-bit GGUF dequantised, the quantised weights)."))
     part.figures.append(Figure("rank-weights", _weights_curve(recs),
-                               "Mean energy_0.99 effective rank over heads, divided by the head dimension, by layer.",
+                               "Mean energy effective rank ($\\tau = 0.99$) over heads, divided by the head "
+                               "dimension, by layer.",
                                prov))
 
 

@@ -71,7 +71,8 @@ def share_curve(cells: dict):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("$n$ (tokens)")
         ax.set_ylabel("share with D1 equality")
-        ax.legend(fontsize=7, loc="upper right")
+        ax.figure.set_size_inches(4.6, 2.9)    # the legend beside the plot, at the figure's font size:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)  # never over data
     return draw
 
 

@@ -44,6 +44,7 @@ TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit
 ARCHITECTURES = {"minilm": ("BERT encoder", "bidirectional"), "smollm2": ("Llama decoder", "causal, grouped-query"),
                  "gemma3": ("Gemma 3 decoder", "causal, grouped-query, sliding window 512 + global every 6th layer"),
                  "antiberty": ("BERT encoder (antibody sequences)", "bidirectional")}
+LEGEND = {"minilm": "MiniLM", "smollm2": "SmolLM2 (causal)", "gemma3": "Gemma 3 (causal)", "antiberty": "AntiBERTy"}
 SHORT = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M (4-bit)", "gemma3": "Gemma 3 270M (4-bit)",
          "antiberty": "AntiBERTy"}
 QUANTISATION = {"minilm": "float32", "smollm2": "GGUF Q4_1", "gemma3": "GGUF Q4_K_M", "antiberty": "float32"}
@@ -342,7 +343,7 @@ def _depth_curves(data_by_model: dict):
         cells = data["layer"]["all"]
         xs = [l / max(L - 1, 1) for l in sorted(cells)]
         ys = [_tight(cells[l])[0] / max(_tight(cells[l])[1], 1) for l in sorted(cells)]
-        lines.append((TITLES.get(name, name).split(" (")[0], causal, xs, ys))
+        lines.append((LEGEND.get(name, name), causal, xs, ys))
 
     def draw(ax: Any) -> None:
         for label, causal, xs, ys in lines:
@@ -351,7 +352,8 @@ def _depth_curves(data_by_model: dict):
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("relative depth $l / (L - 1)$")
         ax.set_ylabel("share of inputs with D1 equality")
-        ax.legend(fontsize=7, loc="lower left")
+        ax.figure.set_size_inches(3.6, 2.9)    # the legend beside the plot, at the figure's font size:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)  # never over data
     return draw
 
 

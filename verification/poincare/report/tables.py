@@ -176,7 +176,7 @@ def sde_loss_rows(store, campaign: str) -> list[list]:
         iv = e["interval"]
         d = e["dist_argmin_L"]
         first, mid, last = d[0], d[len(d) // 2], d[-1]
-        verdict = r["verdict"] + (" (predicted: lambda > 0)" if e.get("predicted_refuted") and r["verdict"] == "refuted" else "")
+        verdict = r["verdict"] + (" (predicted: the regularisation gap)" if e.get("predicted_refuted") and r["verdict"] == "refuted" else "")
         out.append([e["family"], e["beta"], e["lam"], r["value"], iv[0], iv[1], e["laplace"], verdict,
                     e["L_star"] - e["min_L"]] + [f"{x[1]:.4g} +- {3 * x[2]:.2g} (t={x[0]:.3g})" for x in (first, mid, last)]
                    + [f"{e['dist_theta_star'][-1][1]:.4g} +- {3 * e['dist_theta_star'][-1][2]:.2g}"])
