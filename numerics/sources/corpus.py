@@ -172,10 +172,13 @@ def license_texts() -> list[str]:
                 continue
             if not text or not text.strip():
                 continue
+            # the same licence twice: the same words, or the same words but for its copyright lines
+            # (a copyright line wrapped differently leaves a word of it behind: the whole text too)
+            whole = " ".join(text.split())
             key = " ".join(" ".join(ln for ln in text.splitlines() if "copyright" not in ln.lower()).split())
-            if key in seen:
+            if key in seen or whole in seen:
                 continue
-            seen.add(key)
+            seen.update((key, whole))
             out.append(text)
     return out
 

@@ -225,7 +225,10 @@ def _content(db: Path) -> str:
 def interrupt_after(cmd: list, db: Path, chunks: int) -> tuple[str, list[str]]:
     """Run ``cmd``, send it SIGINT once ``db`` holds ``chunks`` chunks; check exit 130 and no
     traceback; -> (stderr, its non-empty lines)."""
-    proc = subprocess.Popen(cmd, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # the child starts with SIGINT at its default, as from a terminal: a suite started in the background
+    # (`cmd &`) ignores SIGINT, the child would inherit that, and the CLI rightly keeps an ignored SIGINT
+    proc = subprocess.Popen(cmd, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 240
     while _chunks(db) < chunks and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)

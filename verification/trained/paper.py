@@ -44,7 +44,7 @@ TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit
 ARCHITECTURES = {"minilm": ("BERT encoder", "bidirectional"), "smollm2": ("Llama decoder", "causal, grouped-query"),
                  "gemma3": ("Gemma 3 decoder", "causal, grouped-query, sliding window 512 + global every 6th layer"),
                  "antiberty": ("BERT encoder (antibody sequences)", "bidirectional")}
-LEGEND = {"minilm": "MiniLM", "smollm2": "SmolLM2 (causal)", "gemma3": "Gemma 3 (causal)", "antiberty": "AntiBERTy"}
+LEGEND = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma 3", "antiberty": "AntiBERTy"}
 SHORT = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M (4-bit)", "gemma3": "Gemma 3 270M (4-bit)",
          "antiberty": "AntiBERTy"}
 QUANTISATION = {"minilm": "float32", "smollm2": "GGUF Q4_1", "gemma3": "GGUF Q4_K_M", "antiberty": "float32"}

@@ -134,7 +134,8 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, preset: Optional[s
     part.macro(str(bpt.get("tokenizer", "none")), "San", "bytes per token tokenizer")
     for _, c in claims_df.iterrows():
         if math.isfinite(c["approx_nats_per_token"]):
-            part.macro(float(c["approx_nats_per_token"]), "San", c["claim"], c["instance"], "per token")
+            # an approximation ("about"): two decimals, as the claims table prints it
+            part.macro(f"{float(c['approx_nats_per_token']):.2f}", "San", c["claim"], c["instance"], "per token")
     _summary_macros(part, runs, runs_df, claims_df, rollout_table(store, camp), bottleneck_table(store, camp),
                     probes_table(runs), list(paths))
     factor = [r["verdict"] for r in store.records(camp, theorem="dobrushin.factor")]
