@@ -1,5 +1,5 @@
 """The build checks of the documents (verification/paper/checks.py), each shown to fail the build on
-a planted defect: code in a typeset table's header or caption and in a figure's axis label, a
+a planted defect: code in a typeset table's header or caption and in a figure's axis label or legend, a
 bibliography entry uncited or without year and venue (no TeX needed); and, where TeX is installed, an
 overfull line, a table longer than a page, a figure printed far from its first mention, a number
 quoted with more digits than its interval supports, and a document over its page limit (one compile
@@ -23,7 +23,7 @@ Of \ToyCount{} instances, as Table~\ref{tab:toy-table} and Figure~\ref{fig:toy-f
 \begin{figure}[ht]\centering\includegraphics{figures/toy-figure.pdf}
 \caption{Slack per instance.\ProvTag{fig:toy-figure}}\label{fig:toy-figure}\end{figure}
 """
-HEADER, XLABEL = {"value": "value"}, {"label": "instance"}
+HEADER, XLABEL, LEGEND = {"value": "value"}, {"label": "instance"}, {"label": "slack"}
 
 
 def toy_part(store, seed=0, full=False):
@@ -34,8 +34,9 @@ def toy_part(store, seed=0, full=False):
     part.tables.append(Table("toy-table", frame, "Verdicts per instance", "seed 0", campaigns=("toy-campaign",)))
 
     def draw(ax):
-        ax.plot([0, 1, 2])
+        ax.plot([0, 1, 2], label=LEGEND["label"])
         ax.set_xlabel(XLABEL["label"])
+        ax.legend()
     part.figures.append(Figure("toy-figure", draw, "slack", "seed 0"))
     return part
 
@@ -47,6 +48,7 @@ def toy(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "toy_checked", mod)
     monkeypatch.setitem(HEADER, "value", "value")
     monkeypatch.setitem(XLABEL, "label", "instance")
+    monkeypatch.setitem(LEGEND, "label", "slack")
     src = tmp_path / "src"
     (src / "sections").mkdir(parents=True)
     (src / "main.tex").write_text(MAIN.replace("BIBLIOGRAPHY", ""))
@@ -71,6 +73,12 @@ def test_a_clean_toy_passes_and_code_in_a_header_or_an_axis_label_fails_the_buil
     XLABEL["label"] = "beta"
     with pytest.raises(B.BuildCheckFailed, match=r"figure toy-figure, axis label 'beta': 'beta' \(a Greek letter"):
         build(store, tmp_path / "axis", families=["toy_checked"], source=src)
+    XLABEL["label"] = "instance"
+    LEGEND["label"] = "SAN, params ($W_Q$)"                   # words and mathematics pass
+    build(store, tmp_path / "legend-ok", families=["toy_checked"], source=src)
+    LEGEND["label"] = "std slack"
+    with pytest.raises(B.BuildCheckFailed, match=r"figure toy-figure, legend entry 'std slack': 'std' \(an abbrev"):
+        build(store, tmp_path / "legend", families=["toy_checked"], source=src)
 
 
 def test_an_uncited_entry_or_one_without_year_or_venue_fails_the_build(toy, tmp_path):

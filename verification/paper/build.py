@@ -263,7 +263,8 @@ def _write(path: Path, text: str) -> Path:
 
 
 def _figure(fig_spec: Any, figures: Path) -> tuple[list[Path], list[str]]:
-    """Draw one figure at its printed size; its files and its axis labels (for the build checks)."""
+    """Draw one figure at its printed size; its files and its words (axis labels, titles, legend
+    entries, each with its kind: for the build checks)."""
     from verification.report.aggregate import pyplot
     from verification.report.figures import COLUMN, overlaps, save_figure, style
 
@@ -277,7 +278,11 @@ def _figure(fig_spec: Any, figures: Path) -> tuple[list[Path], list[str]]:
             if clash:
                 raise ValueError(f"figure {fig_spec.name}: {clash[0]}"
                                  + (f" (and {len(clash) - 1} more overlaps)" if len(clash) > 1 else ""))
-            labels = [t for a in fig.axes for t in (a.get_xlabel(), a.get_ylabel()) if t]
+            labels = [(kind, t) for a in fig.axes
+                      for kind, t in (("axis label", a.get_xlabel()), ("axis label", a.get_ylabel()),
+                                      ("title", a.get_title()))
+                      + tuple(("legend entry", x.get_text()) for x in (a.get_legend().get_texts()
+                                                                       if a.get_legend() else ())) if t]
             return save_figure(fig, figures, fig_spec.name, fig_spec.provenance or fig_spec.caption), labels
         finally:
             plt.close(fig)

@@ -8,7 +8,7 @@ compiled output run with ``--pdf``.
 - :func:`floats_too_large`: a float (a table, a figure) taller than the page (TeX's log): a table
   longer than a page.
 - :func:`identifier_tokens`: code standing in for words in a typeset table's header or caption, or a
-  figure's axis label (``val_loss``, ``p~``, a raw ``beta``, ``^2`` outside mathematics).
+  figure's axis label, title or legend entry (``val_loss``, ``p~``, a raw ``beta``, ``^2`` outside mathematics).
 - :func:`late_figures`: a figure printed more than one page after its first mention (the
   ``.aux`` file's pages against the pages of the PDF's text that name it).
 - :func:`spurious_precision`: a number quoted with more digits than its interval supports
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 # -- the TeX log --------------------------------------------------------------------------------------
 _OVERFULL = re.compile(r"Overfull \\([hv])box \(([0-9.]+)pt too (?:wide|high)\)([^\n]*)")
@@ -279,10 +279,12 @@ def table_problems(name: str, tex: str) -> list[str]:
     return out
 
 
-def figure_problems(name: str, labels: Iterable[str]) -> list[str]:
-    """Code in a figure's axis labels (``labels``: as matplotlib holds them).
+def figure_problems(name: str, labels: Iterable[Any]) -> list[str]:
+    """Code in a figure's words: its axis labels, titles and legend entries (``labels``: strings, or
+    ``(kind, text)`` pairs, as matplotlib holds them; a plain string is an axis label).
 
-    >>> figure_problems("f", ["training step", "val_loss"])
-    ["figure f, axis label 'val_loss': 'val_loss' (a snake_case name)"]
+    >>> figure_problems("f", ["training step", "val_loss", ("legend entry", "san-depth std")])
+    ["figure f, axis label 'val_loss': 'val_loss' (a snake_case name)", "figure f, legend entry 'san-depth std': 'std' (an abbreviation from the code)"]
     """
-    return [f"figure {name}, axis label {label!r}: {p}" for label in labels for p in identifier_tokens(label)]
+    pairs = [("axis label", x) if isinstance(x, str) else tuple(x) for x in labels]
+    return [f"figure {name}, {kind} {label!r}: {p}" for kind, label in pairs for p in identifier_tokens(label)]

@@ -39,6 +39,11 @@ def latex(table: Table, name: str, caption: str, columns: Optional[Sequence[str]
     return replace(view, frame=view.formatted())
 
 
+# figure titles: the loss families by name, not by their keys (numerics.poincare.losses)
+FAMILY_TITLES = {"attn1": "scalar attention, one parameter", "attn2": "scalar attention, two parameters",
+                 "lora2": "LoRA, two parameters", "gauss1": "Gaussian, one dimension", "attnfull": "full attention"}
+
+
 def _villani_figure(recs: list[dict], fam: str):
     pts = [(r["extra"]["beta"], r["extra"]["lam"], r["verdict"]) for r in recs]
     lv: dict = {}
@@ -58,8 +63,9 @@ def _villani_figure(recs: list[dict], fam: str):
         ax.set_yscale("log")
         ax.set_xlabel(r"$\beta$")
         ax.set_ylabel(r"$\lambda$")
-        ax.set_title(f"{fam}: Villani's condition")
-        ax.legend()
+        ax.set_title(f"{FAMILY_TITLES.get(fam, fam)}: Villani's condition")
+        ax.figure.set_size_inches(4.2, 3.4)        # the legend below the plot, never over the points
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False, handlelength=1.5)
     return draw
 
 
@@ -82,8 +88,8 @@ def _constant_figure(rows: list[list], fam: str):
         ax.set_yscale("log")
         ax.set_xlabel(r"$\lambda$")
         ax.set_ylabel("Poincaré constant")
-        ax.set_title(rf"{fam}, $\beta = {beta:g}$ (bounds above $10^6 C_P$ omitted)")
-        ax.legend()
+        ax.set_title(rf"{FAMILY_TITLES.get(fam, fam)}, $\beta = {beta:g}$ (bounds above $10^6 C_P$ omitted)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)   # beside
     return draw
 
 

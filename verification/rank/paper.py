@@ -93,12 +93,15 @@ def _estimator_curve(est: list[dict]):
     return draw
 
 
+MODEL_TITLES = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma 3", "antiberty": "AntiBERTy"}
+
+
 def _weights_curve(recs: list[dict]):
     lines = []
     for (model, circuit), rs in group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["circuit"])).items():
         dh = rs[0]["provenance"]["head_dim"]
         cell = group(rs, lambda x: (x["provenance"]["layer"],))
-        lines.append((f"{model} {circuit.upper()}", [k[0] for k in cell],
+        lines.append((f"{MODEL_TITLES.get(model, model)} {circuit.upper()}", [k[0] for k in cell],
                       [float(np.mean([x["value"] for x in v])) / dh for v in cell.values()]))
 
     def draw(ax: Any) -> None:
@@ -107,7 +110,7 @@ def _weights_curve(recs: list[dict]):
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("layer")
         ax.set_ylabel(r"mean $r^{\mathrm{energy}}_{0.99} / d_h$")
-        ax.legend()
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, frameon=False)   # below, never over data
     return draw
 
 

@@ -24,6 +24,9 @@ from verification.report.tables import Table, print_table
 
 LABELS = {"vit": "ViT (digits)", "vit-reg": "ViT with registers (digits)", "ft-cancer": "FT-Transformer (breast cancer)",
           "ft-wine": "FT-Transformer (wine)"}
+# legend entries: names, not the plan's keys (short enough to sit beside the plot)
+LEGEND = {"vit": "ViT", "vit-reg": "ViT with registers", "ft-cancer": "FT-Transformer (cancer)",
+          "ft-wine": "FT-Transformer (wine)", "minilm": "MiniLM", "smollm2": "SmolLM2"}
 COLOURS = {"vit": "C0", "vit-reg": "C1", "ft-cancer": "C2", "ft-wine": "C3", "minilm": "0.35", "smollm2": "0.65"}
 
 
@@ -39,10 +42,10 @@ def depth_figure(stages: list[Stage], texts: list[Stage], variant: str) -> Calla
                 if s is None:
                     continue                # one legend entry per model: the line styles are in the caption
                 ax.plot(relative(s), [s.share(variant, l) for l in s.layers], style, marker="o",
-                        color=COLOURS.get(m), label=m if style == "-" else None)
+                        color=COLOURS.get(m), label=LEGEND.get(m, m) if style == "-" else None)
         for s in texts:
             ax.plot(relative(s), [s.share(variant, l) for l in s.layers], "--", marker=".",
-                    color=COLOURS.get(s.model), label=f"{s.model} (text)")
+                    color=COLOURS.get(s.model), label=f"{LEGEND.get(s.model, s.model)} (text)")
         ax.set_xlabel("relative depth (layer / number of layers)")
         ax.set_ylabel(f"share with D1 equality\n({variant} tokens)")
         ax.set_ylim(-0.03, 1.03)
@@ -55,7 +58,7 @@ def training_figure(stages: list[Stage]) -> Callable[[Any], None]:
         for m in dict.fromkeys(s.model for s in stages):
             ss = [s for s in stages if s.model == m]
             steps = [s.step for s in ss]
-            ax.plot(steps, [s.mean_share("content") for s in ss], "-", marker="o", color=COLOURS.get(m), label=m)
+            ax.plot(steps, [s.mean_share("content") for s in ss], "-", marker="o", color=COLOURS.get(m), label=LEGEND.get(m, m))
             ax.plot(steps, [s.mean_share("all") for s in ss], ":", marker=".", color=COLOURS.get(m))
             ax.plot(steps, [s.accuracy for s in ss], "--", marker="x", color=COLOURS.get(m), alpha=0.6)
         ax.set_xlabel("training step")
@@ -66,10 +69,10 @@ def training_figure(stages: list[Stage]) -> Callable[[Any], None]:
 
 
 def beside(ax: Any) -> None:
-    """The legend (one entry per model, at the caption's font size) beside the plot, the figure sized
-    so that plot and legend fit the text width."""
-    ax.figure.set_size_inches(5.0, 2.9)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
+    """The legend (one entry per model, at the caption's font size) below the plot, never over the
+    data, the figure sized so that plot and legend fit the text width."""
+    ax.figure.set_size_inches(5.6, 2.9)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=3, frameon=False)
 
 
 def side_by_side(stages: list[Stage], texts: list[Stage]) -> tuple[list, list]:

@@ -19,6 +19,9 @@ from verification.report.part import Figure, Part
 from verification.san.checks.claims import loss
 
 ROLE_ORDER = ("std", "san-depth", "san-flops", "san-params")
+# a figure's legend names the roles; the tables (data) keep the keys
+# (short: the legend sits beside the plot within the text width; the captions say "matched")
+ROLE_LEGEND = {"std": "standard", "san-depth": "SAN, depth", "san-flops": "SAN, FLOPs", "san-params": "SAN, params"}
 MATRICES = ("W_Q", "W_K", "QK", "W_V", "W_O", "OV")
 
 
@@ -255,7 +258,7 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
         ax.set_xticks(x, [{"flops": "FLOPs", "params": "parameters"}.get(k, k) for k in g["instance"]])
         ax.set_xlabel("matched for")
         ax.set_ylabel("loss gap SAN - standard\n(nats per byte)")
-        ax.legend(loc="best", frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)   # below: never over a bar
 
     def probes(ax: Any) -> None:
         w = 0.38
@@ -268,7 +271,7 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
             levels = [max(r.get(f"{kind}_chance_copy", 0.0), r.get(f"{kind}_chance_majority", 0.0)) for r in pair_runs]
             if levels:
                 ax.axhline(float(np.mean(levels)), color=color, ls="--", lw=0.8, label=f"{kind} chance (larger)")
-        ax.set_xticks(np.arange(len(ROLE_ORDER)), ROLE_ORDER)
+        ax.set_xticks(np.arange(len(ROLE_ORDER)), [ROLE_LEGEND[r].replace(", ", "\n") for r in ROLE_ORDER])
         ax.set_ylabel("accuracy at the answer byte")
         _beside(ax)
 
@@ -276,7 +279,7 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
         for role in ROLE_ORDER:
             curves = [r["loss_by_pos"] for r in pair_runs if r["role"] == role]
             if curves:
-                ax.plot(np.mean(curves, axis=0), label=role)
+                ax.plot(np.mean(curves, axis=0), label=ROLE_LEGEND.get(role, role))
         ax.set_xlabel("position in the context (bytes)")
         ax.set_ylabel("validation loss\n(nats per byte)")
         _beside(ax)
@@ -287,7 +290,7 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
                 s = spectra[(spectra["role"] == role) & (spectra["matrix"] == m)] if len(spectra) else spectra
                 if len(s):
                     ax.plot(s["fraction"], s["threshold_rank"], style, color=color, marker="o", ms=3,
-                            label=f"{role} ${m}$")
+                            label=f"{ROLE_LEGEND.get(role, role)} ${m}$")
         ax.set_xlabel("fraction of training")
         ax.set_ylabel("threshold rank")
         _beside(ax)
@@ -301,7 +304,7 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
             steps = sorted({int(s) for r in rs for s in r["curve"]})
             vals = np.array([[r["curve"][str(s)]["val_loss"] if str(s) in r["curve"] else np.nan for s in steps]
                              for r in rs])
-            ax.plot(steps, np.nanmean(vals, axis=0), color=color, marker="o", ms=3, label=role)
+            ax.plot(steps, np.nanmean(vals, axis=0), color=color, marker="o", ms=3, label=ROLE_LEGEND.get(role, role))
             finals.append(float(np.nanmax(vals[:, -1])))
             ax.fill_between(steps, np.nanmin(vals, axis=0), np.nanmax(vals, axis=0), color=color, alpha=0.12)
         if pair_runs:
