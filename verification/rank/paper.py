@@ -93,15 +93,12 @@ def _estimator_curve(est: list[dict]):
     return draw
 
 
-MODEL_TITLES = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma 3", "antiberty": "AntiBERTy"}
-
-
 def _weights_curve(recs: list[dict]):
     lines = []
     for (model, circuit), rs in group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["circuit"])).items():
         dh = rs[0]["provenance"]["head_dim"]
         cell = group(rs, lambda x: (x["provenance"]["layer"],))
-        lines.append((f"{MODEL_TITLES.get(model, model)} {circuit.upper()}", [k[0] for k in cell],
+        lines.append((f"{MODEL_WORDS.get(model, model)} {circuit.upper()}", [k[0] for k in cell],
                       [float(np.mean([x["value"] for x in v])) / dh for v in cell.values()]))
 
     def draw(ax: Any) -> None:
