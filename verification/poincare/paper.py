@@ -279,23 +279,19 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     return part
 
 
-def _count(text: str) -> int:
-    """k of a macro's ``k/n`` (0 for '-')."""
-    head = text.split("/")[0].strip()
-    return int(head) if head.isdigit() else 0
-
-
 def _all_or_none(supported: str, refuted: str) -> str:
     """A claim tested at several settings (``k/n`` supported, ``k/n`` refuted): supported where every
     setting supports it, refuted where any refutes it, else inconclusive."""
-    k, n = (int(x) for x in supported.split("/"))
-    return "refuted" if int(refuted.split("/")[0]) else "supported" if n and k == n else "inconclusive"
+    from verification.report.part import counts_of
+
+    k, n = counts_of(supported)
+    return "refuted" if counts_of(refuted)[0] else "supported" if n and k == n else "inconclusive"
 
 
 def claims(part: Part, prov: str, cmd: str) -> Table:
     """The reproduction report's first table: the claims of Frangi et al. in their words, what they
     state, this suite's design, its number and the outcome, read from the macros the part computed."""
-    from verification.report.part import claims_table
+    from verification.report.part import claims_table, counts_of
 
     m = part.macros
     excess = [o.strip() for o in m["SDELossExcessOutcomes"].split(",") if o.strip() and o.strip() != "-"]
@@ -310,7 +306,7 @@ def claims(part: Part, prov: str, cmd: str) -> Table:
          "Villani's threshold $\\lambda_V(\\beta)$: 0 by proof for a scalar parameter; a grid estimate for two",
          f"one parameter: $\\lambda_V = 0$; two: $\\lambda_V > 0$ at {attn2} (data, $\\beta$) pairs, up to "
          f"{m.get('VillaniLambdaVAttnTwoMax', '-')} (estimate)",
-         "inconclusive" if _count(attn2) else "supported"],     # a failure found by a grid estimate is not certified
+         "inconclusive" if counts_of(attn2)[0] else "supported"],     # a failure found by a grid estimate is not certified
         ["LoRA on a shallow neural net induces a Poincaré inequality, for any mild regularization",
          "every $\\lambda > 0$", "the loss is bounded: the Holley--Stroock bound applies at every $\\lambda$",
          f"holds at every $\\lambda > 0$ (Holley--Stroock: {m.get('PoincareHSEveryLambdaFamilies', '-')})",
@@ -318,7 +314,7 @@ def claims(part: Part, prov: str, cmd: str) -> Table:
         ["... through Villani's condition, for every $\\lambda > 0$ (the proof's route, LoRA)", "every $\\lambda > 0$",
          "$\\lambda_V(\\beta)$ enclosed in ball arithmetic over data sets and $\\beta$",
          f"certified $\\lambda_V > 0$ at {lora} pairs, lower ends {m.get('VillaniCertifiedLoLoraTwoMin', '-')}"
-         f"-{m.get('VillaniCertifiedLoLoraTwoMax', '-')}", "refuted" if _count(lora) else "inconclusive"],
+         f"-{m.get('VillaniCertifiedLoLoraTwoMax', '-')}", "refuted" if counts_of(lora)[0] else "inconclusive"],
         ["a certain SDE, which mimics the SGD, minimizes the corresponding losses", "-",
          "$E_\\beta[L] - \\inf L$ at most $d/(2\\beta)$ plus 10%, one-sided t over chains, at "
          f"$\\beta$ = {m['SDELossExcessBetas']}", m["SDELossExcessOutcomes"], sde_outcome],

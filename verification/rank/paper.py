@@ -314,31 +314,22 @@ def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
     return part
 
 
-def _k_n(text: str) -> tuple[int, int]:
-    """``k/n`` at the start of a macro's text (``111/128 [0.80, 0.92]``) as integers; (0, 0) for '-'."""
-    import re
-
-    m = re.match(r"\s*(\d+)/(\d+)", text)
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-
-
 def _interval_outcome(text: str, level: float = 0.5) -> str:
-    """A share ``x [lo, hi]`` (a 95% interval) against ``level``: supported above it, refuted below,
-    else inconclusive (the rule of :func:`verification.report.stats.share_outcome`)."""
+    """A macro's share ``x [lo, hi]`` (a 95% interval) against ``level``
+    (:func:`verification.report.stats.interval_outcome`); inconclusive where it has no interval."""
     import re
+
+    from verification.report.stats import interval_outcome
 
     m = re.search(r"\[\s*([-0-9.]+),\s*([-0-9.]+)\]", text)
-    if not m:
-        return "inconclusive"
-    lo, hi = float(m.group(1)), float(m.group(2))
-    return "supported" if lo > level else "refuted" if hi < level else "inconclusive"
+    return interval_outcome(float(m.group(1)), float(m.group(2)), level) if m else "inconclusive"
 
 
 def claims(part: Part, cmd: str) -> Table:
     """The reproduction report's first table: the claims of Yoon's Entropic Bound in its words, this
     suite's design, its number and the outcome, read from the macros the part computed (a claim that
     something happens in most draws: :func:`verification.report.stats.share_outcome`)."""
-    from verification.report.part import claims_table
+    from verification.report.part import claims_table, counts_of as _k_n
     from verification.report.stats import share_outcome
 
     m = part.macros

@@ -210,6 +210,17 @@ def macro_name(*parts: Any) -> str:
     return "".join(words)
 
 
+def counts_of(text: str) -> tuple[int, int]:
+    """``k/n`` at the start of a macro's text (``111/128 [0.80, 0.92]``) as integers, for the claims
+    tables that read their outcomes from the macros a part computed; (0, 0) where it has none ('-').
+
+    >>> counts_of("111/128 [0.80, 0.92]"), counts_of("-")
+    ((111, 128), (0, 0))
+    """
+    m = re.match(r"\s*(\d+)/(\d+)", str(text))
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
 CLAIM_COLUMNS = ("claim, in the paper's words", "the paper", "design here", "here", "outcome")
 """The columns of a reproduction report's claims table (:func:`claims_table`)."""
 

@@ -370,5 +370,14 @@ def share_outcome(k: int, n: int, level: float = 0.5) -> str:
     """
     if n <= 0:
         return "inconclusive"
-    lo, hi = wilson(k, n)
+    return interval_outcome(*wilson(k, n), level)
+
+
+def interval_outcome(lo: float, hi: float, level: float = 0.5) -> str:
+    """A 95% interval [lo, hi] against ``level``: supported above it, refuted below it, inconclusive
+    when it contains it (the rule of :func:`share_outcome`).
+
+    >>> interval_outcome(0.78, 0.88), interval_outcome(0.36, 0.48), interval_outcome(0.4, 0.6)
+    ('supported', 'refuted', 'inconclusive')
+    """
     return "supported" if lo > level else "refuted" if hi < level else "inconclusive"

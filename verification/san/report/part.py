@@ -193,8 +193,8 @@ def report_claims(claims_df: Any, bytes_per_token: float, prov: str, **made: Any
         if lo is not None and hi is not None and all(isinstance(x, (int, float)) and math.isfinite(x) for x in (lo, hi)):
             here = " ".join(fmt_ci(stat, float(lo), float(hi)))
         here += f" {c['unit']}"
-        if c["unit"] == "nats/byte" and math.isfinite(bytes_per_token):
-            here += f" (about {stat * bytes_per_token:.2f} nats/token)"
+        if math.isfinite(c["approx_nats_per_token"]):     # nats/byte times the measured bytes per token
+            here += f" (about {c['approx_nats_per_token']:.2f} nats/token)"
         rows.append([words, number, DESIGNS.get(c["claim"], c["claim"]), here, c["outcome"]])
     return claims_table("san-report-claims", rows,
                         "The claims of Ndubuaku et al. (arXiv:2607.18363) tested at tiny scale: each in the "
