@@ -236,6 +236,7 @@ def test_every_family_exposes_the_same_entry_points():
 
     from verification.commands import FAMILIES
     from verification.family import ENTRY_POINTS, PLAN_METHODS
+    from verification.plan import Plan, RunResult
 
     bad = []
     for section, package in FAMILIES.items():
@@ -250,7 +251,53 @@ def test_every_family_exposes_the_same_entry_points():
             bad.append(f"{package}.report.report{inspect.signature(report.report)}: not report(store, plan, out_dir, console)")
         if not (isinstance(getattr(checks, "FULL_SCALES", None), str) and checks.FULL_SCALES.strip()):
             bad.append(f"{package}.checks.FULL_SCALES: not a sentence saying what --full scales")
+        paper = import_module(f"{package}.paper")
+        for fn in ("paper_part", "needs"):
+            if list(inspect.signature(getattr(paper, fn)).parameters) != ["store", "plan"]:
+                bad.append(f"{package}.paper.{fn}{inspect.signature(getattr(paper, fn))}: not {fn}(store, plan)")
+        if inspect.signature(checks.run).return_annotation not in ("RunResult", RunResult):
+            bad.append(f"{package}.checks.run: does not return a RunResult")
+        plan = checks.Plan.for_verify(0, False)
+        if not isinstance(plan, Plan):
+            bad.append(f"{package}.checks.Plan: not of the protocol verification.plan.Plan")
+        elif not (isinstance(plan.command(), str) and plan.command().startswith("attnbounds ")
+                  and isinstance(plan.provenance(), dict) and plan.provenance().get("seed") == 0):
+            bad.append(f"{package}.checks.Plan: command() or provenance() not a command line and a dict with the seed")
     assert not bad, "\n".join(bad)
+
+
+def seed_or_full_parameters(path: Path) -> list[str]:
+    """Public functions (module level or methods) of ``path`` with a parameter named seed or full."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            names = {a.arg for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs}
+            if names & {"seed", "full"}:
+                out.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{node.lineno} "
+                           f"{node.name}({', '.join(sorted(names & {'seed', 'full'}))})")
+    return out
+
+
+def test_no_public_function_of_a_familys_report_or_paper_rebuilds_the_plan():
+    """A family's report and paper take the plan they are given (verification.plan), never (seed,
+    full) to rebuild it: no public function there has a parameter named seed or full."""
+    from verification.commands import FAMILIES
+
+    bad = []
+    for package in FAMILIES.values():
+        folder = ROOT.joinpath(*package.split("."))
+        for role in ("report", "paper"):
+            paths = [folder / f"{role}.py"] if (folder / f"{role}.py").is_file() else sorted((folder / role).rglob("*.py"))
+            for path in paths:
+                bad += seed_or_full_parameters(path)
+    assert not bad, "\n".join(bad)
+
+
+def test_the_seed_or_full_check_can_fail(tmp_path):
+    planted = tmp_path / "p.py"
+    planted.write_text("def part(store, seed=0, full=False):\n    pass\n\ndef _private(seed):\n    pass\n\n"
+                       "class P:\n    def needs(self, store, *, full):\n        pass\n")
+    assert [b.split(" ", 1)[1] for b in seed_or_full_parameters(planted)] == ["part(full, seed)", "needs(full)"]
 
 
 @pytest.mark.parametrize("section", sorted(VERIFY_ARGV))
@@ -409,3 +456,26 @@ def test_the_cross_family_check_can_fail():
          "verification.stress.checks.sweep": {"verification.campaign"}}
     assert cross_family_edges(g) == {("verification.dobrushin.checks", "verification.stress.checks.sweep",
                                       "verification.dobrushin", "verification.stress")}
+
+
+def shared_constants(sources: dict[str, str], names: tuple = ("ALPHA",)) -> dict[str, list[str]]:
+    """Module-level assignments of each of ``names`` (a shared constant: one owner) -> the modules
+    that assign it."""
+    out: dict[str, list[str]] = {n: [] for n in names}
+    for mod, text in sources.items():
+        for node in ast.parse(text).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id in out:
+                    out[t.id].append(mod)
+    return out
+
+
+def test_the_significance_level_is_defined_once():
+    found = shared_constants({m: p.read_text() for m, p in modules().items()})
+    assert found == {"ALPHA": ["theory.verdicts"]}
+
+
+def test_the_one_owner_check_can_fail():
+    found = shared_constants({"a": "ALPHA = 0.05\n", "b": "x = 1\nALPHA: float = 0.05\n", "c": "def f():\n    ALPHA = 1\n"})
+    assert found == {"ALPHA": ["a", "b"]}

@@ -182,7 +182,7 @@ def f():
 
 
 # -- the README is a map of the docs/ pages ------------------------------------------------------
-README_MAX_LINES = 232           # a map of about 200 lines (a quarter of it the generated findings, with the cross-model table); the detail lives in docs/
+README_MAX_LINES = 151           # a map of at most 150 lines (what it is, the two commands, an example, the command table, where things are); the findings and the detail live in docs/
 
 
 def readme_docs_links() -> set[str]:
@@ -213,13 +213,15 @@ def test_readme_command_table_lists_every_subcommand():
     assert listed == list(COMMANDS), f"README's command table {listed} != verification.commands.COMMANDS"
 
 
-def test_readme_keeps_the_generated_findings_block():
-    """`attnbounds paper --readme README.md` rewrites what lies between the markers: both are in the
-    README, once each and in order."""
+def test_the_findings_page_keeps_the_generated_findings_block():
+    """`attnbounds paper --readme docs/findings.md` rewrites what lies between the markers: both are
+    on the findings page, once each and in order, and the README links the page and holds no block."""
     from verification.paper.build import BEGIN, END
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "findings.md").read_text()
     assert text.count(BEGIN) == 1 and text.count(END) == 1 and text.index(BEGIN) < text.index(END)
+    readme = (ROOT / "README.md").read_text()
+    assert BEGIN not in readme and END not in readme and "](docs/findings.md)" in readme
 
 
 def test_readme_sections_named_elsewhere_exist():
@@ -233,3 +235,28 @@ def test_readme_sections_named_elsewhere_exist():
     assert named, "expected code to name README sections (Makefile, .ci/run, theory/verdicts.py)"
     gone = sorted((f, s) for f, s in named if not any(h.startswith(s.lower()) for h in headings))
     assert not gone, f"README sections named elsewhere that the README no longer has: {gone}"
+
+
+def test_the_docs_name_the_subcommands_that_take_the_common_options():
+    """README and docs/reliability.md say which subcommands take ``--db``, ``--out`` and ``--seed``
+    ("every subcommand but `theorems`"): true of the parser, and ``paper``'s ``--db`` help says it
+    only reads the store (never that re-running resumes)."""
+    import argparse
+
+    from verification.cli import build_parser
+    from verification.commands import COMMANDS
+
+    def options(name):
+        sub = next(a for a in build_parser([name])._actions if isinstance(a, argparse._SubParsersAction))
+        return {o: a.help for a in sub.choices[name]._actions for o in a.option_strings}
+
+    helps = {name: options(name) for name in COMMANDS}
+    without = sorted(n for n, o in helps.items() if not {"--db", "--out", "--seed"} <= set(o))
+    for doc in ("README.md", "docs/reliability.md"):
+        text = " ".join((ROOT / doc).read_text().split())
+        said = re.search(r"Every subcommand but ((?:`\w+`(?:, | and )?)+)", text)
+        assert said, f"{doc}: no 'Every subcommand but ...' sentence"
+        assert sorted(re.findall(r"`(\w+)`", said.group(1))) == without, doc
+    assert "read-only" in helps["paper"]["--db"] and "resumes" not in helps["paper"]["--db"]
+    assert "resumes" in helps["stress"]["--db"]
+

@@ -16,6 +16,11 @@ from __future__ import annotations
 
 from enum import Enum
 
+#: The significance level of every statistical decision of the suite (a claim is supported or refuted
+#: only below it, family-wise where a family is tested; intervals are at 1 - ALPHA): defined here once
+#: and imported by every module that decides (numerics.san.claims, verification.report.stats, ...).
+ALPHA = 0.05
+
 
 class Verdict(str, Enum):
     """Outcome of checking one theorem on one instance.
@@ -67,6 +72,20 @@ OUTCOME_CATEGORIES = ("conjecture", "statistical")
 def vocabulary(category: str) -> type:
     """:class:`Outcome` for claims and statistical comparisons, :class:`Verdict` otherwise."""
     return Outcome if category in OUTCOME_CATEGORIES else Verdict
+
+
+def spoken(kind: type) -> str:
+    """``kind`` (:class:`Verdict` or :class:`Outcome`) as a message names it: its article and its
+    values, e.g. in "'violated', which is not an outcome (supported, ...)".
+
+    >>> spoken(Outcome)
+    'an outcome (supported, refuted, inconclusive, not-testable)'
+    >>> spoken(Verdict)
+    'a verdict (holds, tight, violated, undecided, not-applicable)'
+    """
+    noun = kind.__name__.lower()
+    article = "an" if noun[0] in "aeiou" else "a"
+    return f"{article} {noun} ({', '.join(v.value for v in kind)})"
 
 
 def judge(value: "str | Verdict | Outcome") -> "Verdict | Outcome":

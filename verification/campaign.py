@@ -2,7 +2,9 @@
 
 A *campaign* is a named set of *chunks*; a chunk is a deterministic piece of work (a module-level
 function and its arguments, seeds included) that returns the :class:`~verification.store.Record`
-rows of its instances. :func:`run` skips the chunks already stored (resume), hands the rest to an
+rows of its instances. :func:`run` skips the chunks already stored (resume: a chunk counts as
+stored when its content matches its mark, :meth:`~verification.store.ResultStore.chunk_check`; one
+deleted from or edited by hand is computed again and replaced whole), hands the rest to an
 executor, writes each finished chunk in one transaction (a run killed at any moment loses at most
 the chunks in flight), shows progress, and stops loudly with :class:`~theory.verdicts.ViolationError`
 right after storing a chunk with a ``violated`` record of a *proved* theorem (the category is read
@@ -33,11 +35,11 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from theory.verdicts import Verdict, ViolationError, judge, vocabulary
+from theory.verdicts import Verdict, ViolationError, judge, spoken, vocabulary
 from verification.executors import SerialExecutor
 
 
@@ -73,6 +75,7 @@ class CampaignResult:
     computed: int = 0       # chunks computed in this run
     skipped: int = 0        # chunks already stored (resumed)
     records: int = 0        # records written in this run
+    recomputed: int = 0     # chunks whose stored content did not match their mark (computed again)
     violations: list = field(default_factory=list)  # violated records of any theorem, this run
 
 
@@ -95,7 +98,7 @@ def check_vocabulary(records: list, campaign: str, chunk: str) -> None:
         kind = vocabulary(th.category)
         if not isinstance(judge(r.verdict), kind):
             raise ValueError(f"campaign {campaign!r}, chunk {chunk!r}: record {r.instance!r} of {th.category} "
-                             f"{r.theorem} has {judge(r.verdict).value!r}, which is not a {kind.__name__.lower()} (claims: supported / refuted / inconclusive)")
+                             f"{r.theorem} has {judge(r.verdict).value!r}, which is not {spoken(kind)}")
         if kind is not Verdict and "statistic" not in r.extra:
             raise ValueError(f"campaign {campaign!r}, chunk {chunk!r}: outcome record {r.instance!r} of "
                              f"{r.theorem} carries no statistic (use verification.store.outcome_record)")
@@ -152,7 +155,16 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Optiona
         raise ValueError(f"campaign {campaign!r}: chunk key {dup!r} appears twice in the plan")
     done = store.done_chunks(campaign)
     todo = [c for c in chunks if c.key not in done]
-    result = CampaignResult(campaign, skipped=len(chunks) - len(todo))
+    checked = store.chunk_check(campaign) if hasattr(store, "chunk_check") else None
+    problems = {} if checked is None else {k: v for k, v in checked.problems.items() if k not in checked.unmarked}
+    altered = [c.key for c in todo if c.key in problems]
+    result = CampaignResult(campaign, skipped=len(chunks) - len(todo), recomputed=len(altered))
+    for hook in _COLLECTORS:           # verification.plan.recording: the family's RunResult sees it
+        hook(result)
+    if altered and console is not None:
+        console.print(f"{campaign}: {len(altered)} stored chunk{'s do' if len(altered) > 1 else ' does'} not match "
+                      f"{'their marks' if len(altered) > 1 else 'its mark'}, computed again (e.g. {altered[0]!r} "
+                      f"{problems[altered[0]]})")
     if not todo:
         return result
     # an executor made here is shut down here; one the caller made, by the caller
@@ -175,6 +187,21 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Optiona
             if bar is not None:
                 bar[0].stop()
     return result
+
+
+_COLLECTORS: list[Callable[[CampaignResult], None]] = []
+
+
+@contextmanager
+def collecting(hook: Callable[[CampaignResult], None]) -> Iterator[None]:
+    """Inside the block, every :func:`run` hands its :class:`CampaignResult` to ``hook`` when it
+    starts (the object is filled as its chunks are stored): how a family's ``run`` returns what all
+    its campaigns did (:func:`verification.plan.recording`)."""
+    _COLLECTORS.append(hook)
+    try:
+        yield
+    finally:
+        _COLLECTORS.remove(hook)
 
 
 _STORED = [0]   # chunks stored by this process, every campaign (what an interrupt reports)

@@ -10,9 +10,11 @@ Joining a cluster (``scheduler=``) is bounded in time: the address must be ``tcp
 ``tls://HOST:PORT`` (checked before anything connects), and a scheduler that does not complete the
 connect, the handshake and an identity request within ``timeout`` seconds (default
 :data:`CONNECT_TIMEOUT`; ``attnbounds stress --connect-timeout``) is given up with a
-``ValueError``, before any ``distributed.Client`` exists. A local cluster (``workers=``) speaks TLS
-with credentials made for it in memory (``distributed.security.Security.temporary()``): its ports
-refuse any client without them, so another user of the machine cannot submit code to it.
+``ValueError``, before any ``distributed.Client`` exists. A local cluster (``workers=``,
+:mod:`verification.local_cluster`) speaks TLS with credentials made for it in memory
+(``distributed.security.Security.temporary()``): its ports refuse any client without them, so
+another user of the machine cannot submit code to it; it serves no HTTP (no dashboard, ``/health``
+or ``/metrics``), and its worker processes leave Ctrl-C to the command, which shuts them down.
 """
 from __future__ import annotations
 
@@ -211,7 +213,11 @@ class DaskExecutor(cf.Executor):
 
     A local cluster of processes speaks TLS with throw-away credentials made in memory for it
     (``Security.temporary()``; ``security`` is them): its scheduler, nannies and workers refuse any
-    client that lacks them. Threads (``processes=False``) talk ``inproc://`` and open no port.
+    client that lacks them, and none of them serves HTTP (:mod:`verification.local_cluster`: no
+    dashboard, ``/health`` or ``/metrics`` port, which distributed opens even with the dashboard
+    off). Its worker processes ignore SIGINT: a Ctrl-C to the process group reaches the command
+    alone, which stores what has finished and shuts the cluster down (no worker traceback).
+    Threads (``processes=False``) talk ``inproc://`` and open no port.
     Joining: the address is checked first, then :func:`probe_scheduler` must get the scheduler's
     identity within ``timeout`` seconds, and only then is a ``Client`` made (with the same
     timeout). A cluster that is joined runs what this process sends and sends back pickles this
@@ -252,12 +258,10 @@ class DaskExecutor(cf.Executor):
     def _start_local(self, workers: int, processes: bool) -> None:
         import logging
 
-        from distributed import Client, LocalCluster
+        from distributed import Client
 
-        # one core per worker process: its compiled kernels and torch run single-threaded, so
-        # K workers use K cores (not K times the machine's threads)
-        single = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-        extra: dict[str, Any] = {"env": single} if processes else {}
+        from verification import local_cluster
+
         if processes:                       # real ports: TLS, credentials only this run holds
             from distributed.security import Security
 
@@ -266,9 +270,7 @@ class DaskExecutor(cf.Executor):
             except ImportError:
                 raise InvalidInput("--workers: the local Dask cluster needs the 'cryptography' package "
                                  "for its TLS credentials (pip install cryptography)") from None
-            extra.update(security=self.security, protocol="tls://", host="127.0.0.1")
-        self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                                    dashboard_address=None, silence_logs=logging.ERROR, **extra)
+        self.cluster = local_cluster.start(workers, processes, self.security, logging.ERROR)
         try:
             self.client = Client(self.cluster, set_as_default=False)
         except BaseException:

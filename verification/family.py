@@ -4,11 +4,13 @@ package (listed in :data:`ENTRY_POINTS`; ``tests/test_architecture.py`` checks e
 
 A family's ``checks`` (a module, or a package's ``__init__``) exposes
 
-- ``Plan``: what a run covers, with ``Plan.for_verify(seed, full)`` (the plan of ``attnbounds
-  verify [--full]``'s section), ``Plan.from_args(args)`` (the plan of the family's own parsed
-  command line, validated before any work) and ``plan.campaigns()`` (the store campaigns it fills:
-  names, or name prefixes where a name ends in a fingerprint of the weights measured);
-- ``run(plan, store, executor=None, console=None)``: every campaign of the plan, resumed;
+- ``Plan``: what a run covers, of the one protocol :class:`verification.plan.Plan` (seed, full,
+  ``campaigns()``, ``command()``, ``provenance()``), made once by ``Plan.for_verify(seed, full)``
+  (the plan of ``attnbounds verify [--full]``'s section) or ``Plan.from_args(args)`` (the plan of
+  the family's own parsed command line, validated before any work) and then handed on, never
+  rebuilt from (seed, full);
+- ``run(plan, store, executor=None, console=None) -> RunResult``: every campaign of the plan,
+  resumed (:func:`verification.plan.recording`: what was computed, skipped, stored, per campaign);
 - optionally ``plan.at(out_dir)``: the plan with the files it keeps (checkpoints) under the job's
   ``--out`` (the main job's plans of the families that train models);
 - ``FULL_SCALES``: what ``--full`` scales, in one sentence. Everywhere ``--full`` means the same
@@ -17,21 +19,24 @@ A family's ``checks`` (a module, or a package's ``__init__``) exposes
 
 Its ``report`` exposes ``report(store, plan, out_dir, console)``: the tables (Markdown and CSV under
 ``out_dir/tables``) and figures (under ``out_dir/figures``) of the plan, read from the store only.
-Its ``paper`` exposes ``paper_part(store, seed, full)`` and ``needs(store, seed, full)``
-(:mod:`verification.report.part`), both taking ``plan=`` where ``attnbounds paper --from`` can point
-them at a user's own run (:mod:`verification.paper.from_plans`). Its ``command`` exposes
+Its ``paper`` exposes ``paper_part(store, plan)`` and ``needs(store, plan)``
+(:mod:`verification.report.part`): the paper builder hands them the plan it made once
+(:mod:`verification.paper.parts`: the main job's, or ``attnbounds paper --from``'s). No public
+function of a family's report or paper takes ``seed`` or ``full``. Its ``command`` exposes
 ``register(subparsers)`` and ``verify_section(ctx)``.
 
 >>> sorted(ENTRY_POINTS)
 ['checks', 'command', 'paper', 'report']
 >>> PLAN_METHODS
-('for_verify', 'from_args', 'campaigns')
+('for_verify', 'from_args', 'campaigns', 'command', 'provenance')
 """
 from __future__ import annotations
 
 from importlib import import_module
 from pathlib import Path
 from typing import Any, Optional
+
+from verification.plan import PLAN_PROTOCOL as PLAN_METHODS  # the plan protocol's methods
 
 # role -> the names every family's role module defines
 ENTRY_POINTS: dict[str, tuple[str, ...]] = {
@@ -40,7 +45,6 @@ ENTRY_POINTS: dict[str, tuple[str, ...]] = {
     "paper": ("paper_part", "needs"),
     "command": ("register", "verify_section"),
 }
-PLAN_METHODS: tuple[str, ...] = ("for_verify", "from_args", "campaigns")
 
 
 def role(section: str, name: str) -> Any:

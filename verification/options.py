@@ -148,11 +148,66 @@ def int_list(lo: int, what: str = "size") -> Callable[[str], tuple[int, ...]]:
     return parse
 
 
-def add_common(p: argparse.ArgumentParser) -> None:
+def add_common(p: argparse.ArgumentParser, reads: bool = False) -> None:
+    """``--db``, ``--out`` and ``--seed``, taken by every subcommand but ``theorems`` (which reads
+    no store and writes nothing). ``reads``: the command only reads the store (``paper``): it is
+    opened read-only and must exist (``reads_store``, checked by the CLI before anything runs),
+    and its help says so instead of promising a resume."""
+    db_help = ("results store to read (SQLite file, opened read-only: its bytes are never changed; it must "
+               "exist: fill it first, e.g. `attnbounds verify`)" if reads else
+               "results store (SQLite file; ':memory:' for none): every chunk is stored as it finishes, "
+               "so re-running the same command resumes")
     p.add_argument("--db", default=os.environ.get("ATTNBOUNDS_DB", "paper/results.db"),
-                   help="results store (SQLite file; ':memory:' for none). Re-running resumes.")
+                   help=f"{db_help} (default: $ATTNBOUNDS_DB, else paper/results.db)")
+    if reads:
+        p.set_defaults(reads_store=True)
     p.add_argument("--out", default="paper", help="where tables/ and figures/ are written")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="base seed of every random draw (>= 0)")
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="the base seed of the campaigns to read (>= 0): the one the commands that filled the store "
+                        "ran with" if reads else "base seed of every random draw (>= 0)")
+
+
+def scheduler_address(text: str) -> str:
+    """``--scheduler``: tcp://HOST:PORT or tls://HOST:PORT, checked before anything connects."""
+    from verification.executors import check_scheduler_address
+
+    try:
+        return check_scheduler_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+def connect_seconds(text: str) -> float:
+    """``--connect-timeout``: seconds in (0, 600] (:func:`verification.executors.check_timeout`, the
+    one rule; its message without the option's name, which argparse adds)."""
+    from verification.executors import check_timeout
+
+    try:
+        return check_timeout(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
+
+
+def add_executor(p: argparse.ArgumentParser, what: str) -> None:
+    """The executor options, declared once for every command that has them: ``--workers K`` (a
+    local Dask cluster) or ``--scheduler ADDRESS`` (an existing one), and ``--connect-timeout``;
+    ``what`` says what runs there ("run the chunks", "train the runs"). The command builds its
+    executor with :func:`verification.executors.executor_for` from the three."""
+    from verification.executors import CONNECT_TIMEOUT
+
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", default=None, type=positive_int, metavar="K",
+                       help=f"{what} on a local Dask cluster of K worker processes; it speaks TLS with credentials "
+                            "made in memory for this run, so no other user of the machine can join it or send it "
+                            "code (no dashboard is served)")
+    where.add_argument("--scheduler", default=None, type=scheduler_address, metavar="ADDRESS",
+                       help=f"{what} on an existing Dask cluster at tcp://HOST:PORT or tls://HOST:PORT (tls:// "
+                            "credentials from the Dask configuration). That cluster runs what this command sends, "
+                            "and this command unpickles what it sends back: a scheduler can run code here, so join "
+                            "only clusters you control")
+    p.add_argument("--connect-timeout", default=CONNECT_TIMEOUT, type=connect_seconds, metavar="SECONDS",
+                   help="--scheduler: give up, with one line and exit status 2, if no Dask scheduler completes the "
+                        f"connect and handshake within SECONDS (default {CONNECT_TIMEOUT:g})")
 
 
 def check_out_dir(out: str | os.PathLike) -> Path:

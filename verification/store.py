@@ -7,6 +7,15 @@ chunks already stored (``done_chunks``), so it resumes instead of recomputing. A
 counts, smallest slack, histogram) and records only for the instances worth keeping; the summary is
 written in the same transaction as the chunk's records.
 
+A chunk is stored when its *mark* says so and its content agrees: the mark, written in the same
+transaction, carries the number of the chunk's records and summaries and a digest of their stored
+content (:mod:`verification.chunk_marks`). Every reader goes through that check
+(:meth:`ResultStore.chunk_check`, ``done_chunks``; one pass over a campaign, kept until the store
+changes): a chunk whose record or summary was deleted, moved or edited after it was stored is
+incomplete, so resume recomputes it (replacing what is under its key) and the paper refuses it,
+naming it. Marks of schema version 1 carry no digest: they cannot be verified and count as
+incomplete (resume recomputes those chunks; the paper asks for that run).
+
 Default location: ``paper/results.db`` (``ATTNBOUNDS_DB`` or ``--db`` override; ``:memory:`` works).
 
 A command that only reads (``attnbounds paper``) opens the store with ``readonly=True``: SQLite's
@@ -22,11 +31,12 @@ bytes ``attn``) and ``user_version`` (:data:`SCHEMA_VERSION`). Every open, read-
 inspects an existing file read-only (:func:`inspect_store`) and changes nothing unless it passes:
 a file that is not SQLite, a damaged one (``PRAGMA quick_check``), another application's (another
 ``application_id``, or tables that are not the store's) and a store of another schema version are
-refused with one line (:class:`~theory.errors.InvalidInput`), their bytes untouched. A store made
-before the stamp (``application_id`` 0, exactly today's tables and columns, or today's without the
-later ``summaries`` table) is today's schema: it is read as it is and stamped (its ``summaries``
-table added) by the first open for writing. An empty (0-byte) file, or an SQLite file
-with no tables at all, is initialised. A store damaged where the inspection did not look (a read or
+refused with one line (:class:`~theory.errors.InvalidInput`), their bytes untouched. A store of
+schema version 1, or made before the stamp (``application_id`` 0, exactly version 1's tables and
+columns, or those without the later ``summaries`` table), is read as it is and upgraded by the
+first open for writing (:func:`~verification.store_file.upgrade`: the mark columns and the
+``summaries`` table added, stamped version 2; its old marks stay unverifiable). An empty (0-byte)
+file, or an SQLite file with no tables at all, is initialised. A store damaged where the inspection did not look (a read or
 write failing later) is the same one-line refusal, never a traceback. Checking that a store can be
 written (:func:`check_writable`) creates nothing: a store that does not exist yet needs an existing,
 writable folder, and is created only by the command that runs.
@@ -45,9 +55,10 @@ from typing import Any, Iterable, Iterator, Optional
 
 from theory.errors import InvalidInput
 from theory.verdicts import Outcome, Verdict, judge  # noqa: F401
+from verification import chunk_marks
 from verification.provenance import versions
 from verification.store_file import (APPLICATION_ID, SCHEMA, SCHEMA_VERSION, TABLES, check_folder,  # noqa: F401
-                                       inspect_store, ro_uri, sqlite_error)
+                                       columns_of, inspect_store, ro_uri, sqlite_error, upgrade)
 
 DEFAULT_DB = Path("paper") / "results.db"
 
@@ -122,6 +133,7 @@ class ResultStore:
         self.path = str(path)
         self.readonly = bool(readonly)
         self._versions = json.dumps(versions(), sort_keys=True)
+        self._checked: dict[str, tuple[int, chunk_marks.Checked]] = {}   # campaign -> (data_version, check)
         if self.readonly and self.path != ":memory:":
             self._open_readonly()
             return
@@ -131,7 +143,7 @@ class ResultStore:
         _probe_only = _probe is not None
         state = "new"
         if _probe_only:
-            if _probe not in ("current", "unstamped"):
+            if _probe not in ("current", "older", "unstamped"):
                 raise ValueError(f"{where}: a {_probe} store has no table to probe")
             state = _probe
         elif self.path != ":memory:":
@@ -140,9 +152,9 @@ class ResultStore:
                 check_folder(self.path, create=True)     # the command runs now: its folder may be made
         try:
             self._db = sqlite3.connect(self.path, timeout=30)
-            if state != "current" and not _probe_only:   # create the tables (or stamp today's) in one go
-                self._db.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nPRAGMA application_id = {APPLICATION_ID};\n"
-                                       f"PRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;")
+            if state != "current" and not _probe_only:   # create the tables (or upgrade older ones) in one go
+                upgrade(self._db)
+            self._digests = True
             if self.path != ":memory:" and not _probe_only:
                 self._db.execute("PRAGMA journal_mode=WAL")
             with self._db:  # a real write, rolled back: proves the store is writable now
@@ -176,6 +188,7 @@ class ResultStore:
                 db.close()
                 raise
             self._tables = names & set(TABLES)
+            self._digests = "chunks" in names and "digest" in {c[0] for c in columns_of(db, "chunks")}
             return db
 
         # A WAL store read with mode=ro needs its -shm index, which SQLite creates when missing
@@ -216,7 +229,9 @@ class ResultStore:
     def write_chunk(self, campaign: str, chunk: str, records: Iterable[Record],
                     summaries: Optional[dict[str, dict[str, Any]]] = None) -> int:
         """Store all records of one chunk (and its per-theorem ``summaries``: theorem id -> JSON
-        object) and mark the chunk done, in one transaction."""
+        object) and mark the chunk done, in one transaction: whatever was stored under the chunk's
+        key before (an incomplete chunk being recomputed) is replaced whole, and the mark carries
+        the counts and the digest of the content as stored (:mod:`verification.chunk_marks`)."""
         if self.readonly:
             raise InvalidInput(f"--db {self.path!r} was opened read-only: nothing can be written to it")
         rows = []
@@ -227,6 +242,8 @@ class ResultStore:
                          json.dumps(r.provenance, sort_keys=True, default=str),
                          json.dumps(r.extra, sort_keys=True, default=str), self._versions, now))
         with self._guard(), self._db:  # one transaction: all of the chunk or none of it
+            for table in ("records", "summaries"):
+                self._db.execute(f"DELETE FROM {table} WHERE campaign = ? AND chunk = ?", (campaign, chunk))
             self._db.executemany(
                 "INSERT OR REPLACE INTO records (campaign, chunk, theorem, instance, verdict, slack, "
                 "value, bound, backend, dtype, provenance, extra, versions, created) "
@@ -237,16 +254,33 @@ class ResultStore:
                     "VALUES (?,?,?,?,?,?)",
                     [(campaign, chunk, th, json.dumps(body, sort_keys=True, separators=(",", ":")),
                       self._versions, now) for th, body in summaries.items()])
-            self._db.execute("INSERT OR REPLACE INTO chunks (campaign, chunk, n, created) VALUES (?,?,?,?)",
-                             (campaign, chunk, len(rows), now))
-        return len(rows)
+            n, n_sums, digest = chunk_marks.content(self._db, campaign, chunk).get(
+                chunk, (0, 0, chunk_marks.empty_digest()))        # read back: what a reader will hash
+            self._db.execute("INSERT OR REPLACE INTO chunks (campaign, chunk, n, created, summaries, digest) "
+                             "VALUES (?,?,?,?,?,?)", (campaign, chunk, n, now, n_sums, digest))
+        self._checked.pop(campaign, None)
+        return n
 
     # -- reading -------------------------------------------------------------------------------
-    def done_chunks(self, campaign: str) -> set[str]:
+    def chunk_check(self, campaign: str) -> chunk_marks.Checked:
+        """``campaign``'s chunk marks checked against its stored content, in one pass
+        (:func:`verification.chunk_marks.check`): the verified chunk keys, and what is wrong with
+        every other mark (and with content under a key that has none). Kept until the store
+        changes (SQLite's ``data_version``, or a chunk written through this store)."""
         if "chunks" not in self._tables:   # a read-only store without the table: nothing stored
-            return set()
+            return chunk_marks.Checked(frozenset(), {})
         with self._guard():
-            return {row[0] for row in self._db.execute("SELECT chunk FROM chunks WHERE campaign = ?", (campaign,))}
+            version = self._db.execute("PRAGMA data_version").fetchone()[0]
+            kept = self._checked.get(campaign)
+            if kept is None or kept[0] != version:
+                kept = self._checked[campaign] = (version, chunk_marks.check(
+                    self._db, campaign, digests=self._digests, summaries="summaries" in self._tables))
+        return kept[1]
+
+    def done_chunks(self, campaign: str) -> set[str]:
+        """The chunks of ``campaign`` stored whole: their content matches their mark
+        (:meth:`chunk_check`); resume skips these and recomputes every other."""
+        return set(self.chunk_check(campaign).verified)
 
     def campaigns(self, prefix: str = "") -> dict[str, float]:
         """The campaigns with a stored chunk whose name starts with ``prefix`` -> when their last
@@ -301,8 +335,8 @@ class ResultStore:
                        "versions": json.loads(ver), "created": created}
 
     def payload_bytes(self, campaign: str, chunks: Optional[Iterable[str]] = None) -> int:
-        """Bytes of ``campaign``'s stored values (records, summaries, chunk marks; 8 per number),
-        without SQLite's page and index overhead: what a campaign costs before the file's slack;
+        """Bytes of ``campaign``'s stored values (records, summaries, chunk marks with their digests;
+        8 per number), without SQLite's page and index overhead: what a campaign costs before the file's slack;
         over the chunk keys ``chunks`` only when given (a report reads its plan's chunks)."""
         if chunks is not None:
             return sum(self.payload_bytes_of(campaign, k) for k in chunks)
@@ -314,7 +348,8 @@ class ResultStore:
                         "+IFNULL(LENGTH(backend),0)+IFNULL(LENGTH(dtype),0)+LENGTH(provenance)+LENGTH(extra)"
                         "+LENGTH(versions)+40",
              "summaries": "LENGTH(campaign)+LENGTH(chunk)+LENGTH(theorem)+LENGTH(body)+LENGTH(versions)+8",
-             "chunks": "LENGTH(campaign)+LENGTH(chunk)+16"}
+             "chunks": "LENGTH(campaign)+LENGTH(chunk)+16" + (
+                 "+IFNULL(LENGTH(digest),0)+(CASE WHEN summaries IS NULL THEN 0 ELSE 8 END)" if self._digests else "")}
         where, args = ("campaign = ?", (campaign,)) if chunk is None else ("campaign = ? AND chunk = ?", (campaign, chunk))
         with self._guard():
             return int(sum(self._db.execute(f"SELECT IFNULL(SUM({expr}), 0) FROM {table} WHERE {where}",

@@ -4,10 +4,16 @@ A store made by attnbounds carries SQLite's ``application_id`` (:data:`APPLICATI
 ``attn``) and ``user_version`` (:data:`SCHEMA_VERSION`), set when it is created.
 :func:`inspect_store` opens an existing file read-only (``immutable`` where no journal is beside
 it, so that no ``-wal`` or ``-shm`` file is left) and tells what it is: new, empty, current, a store
-of today's tables without the stamp (accepted, stamped on the first write), or refuses it with one
-line (:class:`~theory.errors.InvalidInput`): not SQLite, damaged (``PRAGMA quick_check``), another
-application's file, another schema version. A refused file's bytes are never changed.
-:class:`verification.store.ResultStore` runs it before opening a store for reading or writing.
+of schema version 1 (accepted, upgraded on the first write), a store of version 1's tables without
+the stamp (the same), or refuses it with one line (:class:`~theory.errors.InvalidInput`): not
+SQLite, damaged (``PRAGMA quick_check``), another application's file, a schema version this
+attnbounds does not know. A refused file's bytes are never changed.
+:class:`verification.store.ResultStore` runs it before opening a store for reading or writing, and
+:func:`upgrade` when it opens one for writing that is not today's.
+
+Schema version 2 gives each chunk mark the count of its summaries and the digest of its stored
+content (:mod:`verification.chunk_marks`); a version 1 store's marks have neither, and count as
+unverifiable (incomplete: resuming recomputes those chunks, the paper refuses them until then).
 """
 from __future__ import annotations
 
@@ -20,10 +26,10 @@ from typing import Optional
 from theory.errors import InvalidInput
 
 APPLICATION_ID = int.from_bytes(b"attn", "big")   # PRAGMA application_id of every store (0x6174746e)
-SCHEMA_VERSION = 1                                # PRAGMA user_version: bump when the tables change
+SCHEMA_VERSION = 2                                # PRAGMA user_version: bump when the tables change
 MAGIC = b"SQLite format 3\x00"                   # the first 16 bytes of every SQLite file
 
-SCHEMA = """
+_RECORDS = """
 CREATE TABLE IF NOT EXISTS records (
     id         INTEGER PRIMARY KEY,
     campaign   TEXT NOT NULL,
@@ -43,13 +49,17 @@ CREATE TABLE IF NOT EXISTS records (
     UNIQUE (campaign, theorem, instance)
 );
 CREATE INDEX IF NOT EXISTS records_campaign ON records (campaign, theorem);
+"""
+_CHUNKS = """
 CREATE TABLE IF NOT EXISTS chunks (
     campaign TEXT NOT NULL,
     chunk    TEXT NOT NULL,
     n        INTEGER NOT NULL,
-    created  REAL NOT NULL,
+    created  REAL NOT NULL,{marks}
     PRIMARY KEY (campaign, chunk)
 );
+"""
+_SUMMARIES = """
 CREATE TABLE IF NOT EXISTS summaries (
     campaign TEXT NOT NULL,
     chunk    TEXT NOT NULL,
@@ -60,6 +70,15 @@ CREATE TABLE IF NOT EXISTS summaries (
     PRIMARY KEY (campaign, chunk, theorem)
 );
 """
+# version 2: a chunk mark carries its summaries' count and the digest of its content
+# (verification.chunk_marks); the records of one chunk are indexed (a chunk is rewritten whole)
+MARK_COLUMNS = (("summaries", "INTEGER"), ("digest", "TEXT"))
+_INDEX_V2 = "CREATE INDEX IF NOT EXISTS records_chunk ON records (campaign, chunk, theorem, instance);\n"
+SCHEMA_V1 = _RECORDS + _CHUNKS.format(marks="") + _SUMMARIES
+SCHEMA = (_RECORDS + _INDEX_V2
+          + _CHUNKS.format(marks="".join(f"\n    {name:<8} {kind}," for name, kind in MARK_COLUMNS)) + _SUMMARIES)
+SCHEMAS = {1: SCHEMA_V1, SCHEMA_VERSION: SCHEMA}     # every layout this attnbounds reads
+INDEXES = {1: ("records_campaign",), SCHEMA_VERSION: ("records_campaign", "records_chunk")}
 
 
 def check_folder(path: str, create: bool = False) -> None:
@@ -81,11 +100,11 @@ def check_folder(path: str, create: bool = False) -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def expected_columns() -> dict[str, tuple]:
-    """Each table's columns (name, type, not null, default, primary key) in today's schema."""
+def expected_columns(version: int = SCHEMA_VERSION) -> dict[str, tuple]:
+    """Each table's columns (name, type, not null, default, primary key) in schema ``version``."""
     db = sqlite3.connect(":memory:")
     try:
-        db.executescript(SCHEMA)
+        db.executescript(SCHEMAS[version])
         return {t: columns_of(db, t) for t in TABLES}
     finally:
         db.close()
@@ -95,11 +114,12 @@ def columns_of(db: sqlite3.Connection, table: str) -> tuple:
     return tuple(tuple(r[1:]) for r in db.execute(f'PRAGMA table_info("{table}")'))
 
 
-def schema_differences(db: sqlite3.Connection, objects: list[tuple[str, str, str]]) -> list[str]:
-    """How the schema of ``db`` differs from today's (empty when it is today's)."""
+def schema_differences(db: sqlite3.Connection, objects: list[tuple[str, str, str]],
+                       version: int = SCHEMA_VERSION) -> list[str]:
+    """How the schema of ``db`` differs from schema ``version``'s (empty when it is that one)."""
     out = []
     tables = {name for kind, name, _ in objects if kind == "table"}
-    for t, want in expected_columns().items():
+    for t, want in expected_columns(version).items():
         if t not in tables:
             out.append(f"no table {t}")
             continue
@@ -113,12 +133,37 @@ def schema_differences(db: sqlite3.Connection, objects: list[tuple[str, str, str
             out.append(f"table {t} lacks column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
         if extra:
             out.append(f"table {t} has column{'s' if len(extra) > 1 else ''} {', '.join(extra)} not in version "
-                       f"{SCHEMA_VERSION}")
+                       f"{version}")
         if not missing and not extra:
-            out.append(f"table {t}'s columns differ from version {SCHEMA_VERSION}'s")
-    if not any(kind == "index" and name == "records_campaign" and on == "records" for kind, name, on in objects):
-        out.append("no index records_campaign")
+            out.append(f"table {t}'s columns differ from version {version}'s")
+    for index in INDEXES[version]:
+        if not any(kind == "index" and name == index and on == "records" for kind, name, on in objects):
+            out.append(f"no index {index}")
     return out
+
+
+def upgrade(db: sqlite3.Connection) -> None:
+    """Make the store behind ``db`` today's, in one transaction: create what is missing (a new or
+    empty store: every table; one from before chunk summaries: that table), give a version 1 (or
+    unstamped) store's chunk marks the columns of version 2 (its marks keep no digest: they count
+    as unverifiable, :mod:`verification.chunk_marks`) and the index of one chunk's records, and stamp
+    it (``application_id``, ``user_version`` = :data:`SCHEMA_VERSION`). Run only on a store
+    :func:`inspect_store` accepted."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        have = {c[0] for c in columns_of(db, "chunks")}
+        for name, kind in MARK_COLUMNS:
+            if name not in have:
+                db.execute(f"ALTER TABLE chunks ADD COLUMN {name} {kind}")
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
 
 
 def sqlite_error(where: str, exc: sqlite3.Error) -> Optional[InvalidInput]:
@@ -142,11 +187,12 @@ def inspect_store(path: str | os.PathLike) -> str:
     """What the file at ``path`` is, read-only and changing nothing (an existing file is opened
     ``immutable`` unless a ``-wal`` or ``-journal`` lies beside it): ``"new"`` (no file),
     ``"empty"`` (0 bytes, or an SQLite file without tables: to be initialised), ``"unstamped"``
-    (made before the stamp: today's tables, or today's but the ``summaries`` table that came after
-    them, which the first open for writing adds) or ``"current"`` (stamped, schema version
-    :data:`SCHEMA_VERSION`). A folder, a file that is not SQLite, a damaged file (``PRAGMA
-    quick_check``), another application's file and a store of another schema version are an
-    InvalidInput naming ``--db`` and what was found."""
+    (made before the stamp: version 1's tables, or those but the ``summaries`` table that came after
+    them), ``"older"`` (stamped schema version 1; :func:`upgrade` makes these two today's on the
+    first open for writing) or ``"current"`` (stamped, schema version :data:`SCHEMA_VERSION`). A
+    folder, a file that is not SQLite, a damaged file (``PRAGMA quick_check``), another
+    application's file and a store of a schema version not in :data:`SCHEMAS` are an InvalidInput
+    naming ``--db`` and what was found."""
     path = str(path)
     where = f"--db {path!r}"
     kept = "; it was left unchanged"
@@ -196,7 +242,7 @@ def inspect_store(path: str | os.PathLike) -> str:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         objects = [tuple(r) for r in db.execute(
             "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")]
-        differences = schema_differences(db, objects) if objects else []
+        differences = {v: schema_differences(db, objects, v) if objects else [] for v in SCHEMAS}
     except sqlite3.Error as exc:
         err = sqlite_error(where, exc)
         if err is None:
@@ -207,26 +253,28 @@ def inspect_store(path: str | os.PathLike) -> str:
     if app not in (0, APPLICATION_ID):
         raise InvalidInput(f"{where} is another application's SQLite file (application_id {app:#010x}, not "
                            f"attnbounds' {APPLICATION_ID:#010x}), not a results store{kept}")
-    ours = {"records_campaign", *TABLES}
+    ours = {index for names in INDEXES.values() for index in names} | set(TABLES)
     foreign = [f"{kind} {name}" for kind, name, _ in objects if name not in ours]
+    readable = f"schema versions {', '.join(map(str, SCHEMAS))} (older ones are upgraded when written)"
     if app == APPLICATION_ID:
-        if version != SCHEMA_VERSION:
-            raise InvalidInput(f"{where}: a results store of schema version {version}; this attnbounds reads schema "
-                               f"version {SCHEMA_VERSION}{kept} (use the attnbounds that made it, or move it aside)")
-        if foreign or differences:
+        if version not in SCHEMAS:
+            raise InvalidInput(f"{where}: a results store of schema version {version}; this attnbounds reads "
+                               f"{readable}{kept} (use the attnbounds that made it, or move it aside)")
+        if foreign or differences[version]:
             raise InvalidInput(f"{where}: a results store stamped schema version {version} whose tables are not "
-                               f"version {SCHEMA_VERSION}'s ({'; '.join(foreign + differences)}){kept}")
-        return "current"
+                               f"version {version}'s ({'; '.join(foreign + differences[version])}){kept}")
+        return "current" if version == SCHEMA_VERSION else "older"
     if not objects and version == 0:
         return "empty"
     if foreign or version != 0:
         what = ", ".join(foreign) if foreign else f"user_version {version}"
         raise InvalidInput(f"{where} is an SQLite file of another application ({what}), not an attnbounds "
                            f"results store{kept}")
-    if differences and differences != ["no table summaries"]:   # the layout before chunk summaries: ours
-        raise InvalidInput(f"{where}: a results store of an older, unversioned schema ({'; '.join(differences)}); "
-                           f"this attnbounds reads schema version {SCHEMA_VERSION}{kept} (move it aside to start "
-                           "a new store)")
+    # made before the stamp: version 1's layout, or the one before chunk summaries (ours too)
+    if differences[1] not in ([], ["no table summaries"]) and differences[SCHEMA_VERSION]:
+        raise InvalidInput(f"{where}: a results store of an older, unversioned schema "
+                           f"({'; '.join(differences[1])}); this attnbounds reads {readable}{kept} (move it aside "
+                           "to start a new store)")
     return "unstamped"
 
 

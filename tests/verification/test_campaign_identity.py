@@ -40,14 +40,14 @@ def test_dobrushin_paper_ignores_a_user_run_of_other_families_and_sizes(tmp_path
     db = tmp_path / "r.db"
     with ResultStore(db) as s:
         job.run(job.Plan(seed=0), s)
-        before = _snapshot(paper_part(s, seed=0, full=False))
+        before = _snapshot(paper_part(s, job.Plan.for_verify(0, False)))
     # the same seed and quick settings, so the same campaign name: another family, another size
     assert main(["dobrushin", "--families", "softmax-T2,hard", "--sizes", "3,6", "--seed", "0",
                  "--db", str(db), "--out", str(tmp_path / "user")]) == 0
     with ResultStore(db) as s:
         stored = {(r["provenance"]["family"], r["provenance"]["n"]) for r in s.records(job.Plan(seed=0).campaign)}
         assert ("softmax-T2", 3) in stored and ("hard", 6) in stored     # the user's run is in the campaign
-        after = _snapshot(paper_part(s, seed=0, full=False))
+        after = _snapshot(paper_part(s, job.Plan.for_verify(0, False)))
     _assert_unchanged(before, after)
 
 
@@ -105,12 +105,13 @@ def _copy(db, tmp_path):
 
 
 def test_trained_paper_ignores_more_inputs_of_the_same_settings(trained_store, tmp_path):
+    from verification.trained.checks import Plan
     from verification.trained.paper import paper_part
     from verification.measure.text import campaign_prefix
 
     db = _copy(trained_store, tmp_path)
     with ResultStore(db) as s:
-        before = _snapshot(paper_part(s, seed=0, full=False))
+        before = _snapshot(paper_part(s, Plan.for_verify(0, False)))
     assert before["macros"]["MiniLMInputs"] == "6" and before["macros"]["MiniLMSources"] == "3"
     # the main job's model and token limit: the same campaign, three more inputs in it
     assert main(["rollout", "--model", "minilm", "--max-tokens", "128", "--limit", "9",
@@ -118,25 +119,26 @@ def test_trained_paper_ignores_more_inputs_of_the_same_settings(trained_store, t
     with ResultStore(db) as s:
         (camp,) = {r["campaign"] for r in s.records(campaign_prefix("minilm", False), prefix=True)}
         assert len(s.done_chunks(camp)) == 9                           # the user's inputs are in it
-        after = _snapshot(paper_part(s, seed=0, full=False))
+        after = _snapshot(paper_part(s, Plan.for_verify(0, False)))
     _assert_unchanged(before, after)
 
 
 def test_modalities_text_rows_ignore_a_user_rollout_with_other_settings(trained_store, tmp_path):
     from rich.console import Console
 
+    from verification.modalities.checks import Plan
     from verification.modalities.command import measure_and_report
-    from verification.modalities.paper import preset_part
+    from verification.modalities.paper import plan_part
 
     db = _copy(trained_store, tmp_path)
     with ResultStore(db) as s:     # the tiny preset stands in for the quick one (one model: seconds)
         measure_and_report(s, "tiny", 0, tmp_path / "out", tmp_path / "ck", Console(width=200, quiet=True),
                            ("ft-wine",))
-        before = _snapshot(preset_part(s, "tiny", 0))
+        before = _snapshot(plan_part(s, Plan("tiny", 0)))
     assert before["macros"]["ModMinilmInputs"] == 6
     # MiniLM at another token limit and with more inputs: another campaign of the same model
     assert main(["rollout", "--model", "minilm", "--max-tokens", "512", "--limit", "8",
                  "--db", str(db), "--out", str(tmp_path / "user")]) == 0
     with ResultStore(db) as s:
-        after = _snapshot(preset_part(s, "tiny", 0))
+        after = _snapshot(plan_part(s, Plan("tiny", 0)))
     _assert_unchanged(before, after)

@@ -211,7 +211,7 @@ def test_records_tables_and_macros_equal_the_per_instance_loop(tmp_path, monkeyp
             dreport.report(s, plan, tmp_path / which, Console(file=open(tmp_path / f"{which}.log", "w")))
             fields = ("theorem", "instance", "verdict", "slack", "value", "bound", "backend", "provenance", "extra")
             records = sorted(([r[f] for f in fields] for r in s.records(plan.campaign)), key=repr)
-            part = paper_part(s, seed=2)
+            part = paper_part(s, plan)
         got[which] = {"records": records,
                       "tables": {p.name: p.read_bytes() for p in sorted((tmp_path / which / "tables").iterdir())},
                       "paper": [table_tex(t) for t in part.tables],
@@ -233,3 +233,50 @@ def test_records_tables_and_macros_equal_the_per_instance_loop(tmp_path, monkeyp
             assert a[fields.index("slack")] == b[fields.index("slack")] == 0.0, (a, b)
     for key in ("tables", "paper", "macros"):
         assert new[key] == old[key], key
+
+
+def _replan(command: str) -> job.Plan:
+    """The plan the command line ``command`` runs: ``dobrushin``'s ``Plan.from_args``, or the
+    ``verify`` section's ``Plan.for_verify``."""
+    import shlex
+
+    from verification.cli import build_parser
+
+    argv = shlex.split(command)[1:]
+    args = build_parser(argv).parse_args(argv)
+    return job.Plan.for_verify(args.seed, args.full) if argv[0] == "verify" else job.Plan.from_args(args)
+
+
+@pytest.mark.parametrize("plan", [job.Plan.for_verify(0, False), job.Plan.for_verify(7, True), PLAN,
+                                  job.Plan(families=("sparse",), sizes=(3, 4), full=True)])
+def test_the_plans_command_reproduces_it(plan):
+    """``plan.command()`` is the one command line of the plan (what the paper and a refusal print):
+    the main job's section for its plan, the ``dobrushin`` subcommand otherwise; run, it plans the
+    same plan."""
+    assert _replan(plan.command()) == plan
+    assert plan.command().startswith("attnbounds verify --only dobrushin" if plan == job.Plan.for_verify(
+        plan.seed, plan.full) else "attnbounds dobrushin --families")
+    prov = plan.provenance()
+    assert prov["seed"] == plan.seed and prov["preset"] == ("full" if plan.full else "quick")
+    assert prov["families"] == ",".join(plan.families) and "default_rng" in prov["sampler"]
+
+
+def test_a_plan_of_other_cells_is_not_the_main_jobs_command():
+    """The planted case: one family less than the main job's plan is another plan, whose command
+    names its cells (the verify line would fill the wrong campaign chunks)."""
+    main_plan = job.Plan.for_verify(0, False)
+    fewer = job.Plan(families=main_plan.families[1:], seed=0)
+    assert fewer.command() != main_plan.command() and _replan(fewer.command()) == fewer
+
+
+def test_run_returns_what_each_campaign_did(tmp_path):
+    from verification.plan import RunResult
+
+    with ResultStore(tmp_path / "r.db") as s:
+        first = job.run(PLAN, s)
+        again = job.run(PLAN, s)
+    total = len(PLAN.chunks()) + len(PLAN.causal_chunks())
+    assert isinstance(first, RunResult) and first.family == "dobrushin"
+    assert first.names() == (PLAN.causal_campaign, PLAN.campaign)
+    assert (first.computed, first.skipped) == (total, 0) and first.records > 0
+    assert (again.computed, again.skipped, again.records) == (0, total, 0)

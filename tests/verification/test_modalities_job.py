@@ -15,9 +15,9 @@ from numerics.modalities.source import CheckpointSource
 from verification import campaign
 from verification.cli import main
 from verification.modalities.paper import paper_part
-from verification.modalities.checks import campaign_name
+from verification.modalities.checks import Plan, campaign_name
 from verification.modalities.command import measure_and_report
-from verification.modalities.paper import preset_part
+from verification.modalities.paper import plan_part
 from verification.modalities.report.stages import modality_stages, pair_kind
 from verification.report.part import MissingCampaign
 from verification.measure.attention import instance_records
@@ -79,7 +79,7 @@ def test_planted_attention_gets_its_known_verdicts_through_the_pipeline(store):
                        for h in range(2))
     r = recs[f"planted@e1|{items[0].id}#{items[0].sha}|all|L2|mean"]
     assert r["slack"] > 0 and r["provenance"]["test_accuracy"] == 0.5 and r["provenance"]["n_special"] == 1
-    (st,) = modality_stages(store, "tiny", 0)
+    (st,) = modality_stages(store, Plan("tiny", 0))
     assert (st.model, st.epoch, st.accuracy, len(st.inputs)) == ("planted", 1, 0.5, 3)
     for (v, l), eq in KNOWN.items():
         assert st.share(v, l) == (1.0 if eq else 0.0)
@@ -118,11 +118,12 @@ def test_tiny_preset_end_to_end_resumes_and_reports(store, tmp_path):
     models = tuple(MODELS)
     out = tmp_path / "out"
     with pytest.raises(MissingCampaign, match="attnbounds modalities --preset quick"):
-        paper_part(store)
+        paper_part(store, Plan.for_verify(0, False))
     paths = measure_and_report(store, "tiny", 0, out, tmp_path / "ck", console, models)
     n = store.count()
     epochs = PRESETS["tiny"].checkpoint_epochs()
-    stages = modality_stages(store, "tiny", 0)
+    tiny = Plan("tiny", 0)
+    stages = modality_stages(store, tiny)
     assert [(s.model, s.epoch) for s in stages] == [(m, e) for m in models for e in epochs]
     assert all(len(s.inputs) == PRESETS["tiny"].test_limit for s in stages)
     assert all(0 <= s.accuracy <= 1 for s in stages)
@@ -134,9 +135,16 @@ def test_tiny_preset_end_to_end_resumes_and_reports(store, tmp_path):
     created = sorted(r["created"] for r in store.records())
     measure_and_report(store, "tiny", 0, out, tmp_path / "ck", console, models)     # resumes: nothing new
     assert store.count() == n and sorted(r["created"] for r in store.records()) == created
+    from verification.modalities.checks import run
+    from verification.plan import RunResult
+
+    again = run(Plan("tiny", 0, models, tmp_path / "ck"), store)       # what ran: every campaign, all stored
+    assert isinstance(again, RunResult) and again.family == "modalities" and again.computed == 0
+    assert set(again.names()) == set(store.campaigns("modalities-")) and again.skipped == sum(
+        len(store.done_chunks(c)) for c in again.names())
     with pytest.raises(MissingCampaign, match="attnbounds rollout --model minilm"):
-        preset_part(store, "tiny", 0)                                   # the prose compares with text
-    part = preset_part(store, "tiny", 0, require_text=False)
+        plan_part(store, tiny)                                          # the prose compares with text
+    part = plan_part(store, tiny, require_text=False)
     assert [t.name for t in part.tables] == ["modalities_share", "modalities_detail", "modalities_training",
                                              "modalities_seeds", "modalities_matched", "modalities_power",
                                              "modalities_summary"]
@@ -145,7 +153,7 @@ def test_tiny_preset_end_to_end_resumes_and_reports(store, tmp_path):
     assert part.macros["ModVitRegTrainedAccSeed"] == round(final.accuracy, 3)
     # every seed of the preset trained and measured; the summary reads each seed's last checkpoint
     seeds = PRESETS["tiny"].seed_list(0)
-    every = modality_stages(store, "tiny", 0, seeds=seeds)
+    every = modality_stages(store, tiny, every_seed=True)
     assert {(s.model, s.seed) for s in every} == {(m, k) for m in models for k in seeds}
     seeds_rows = {(r[0], r[1]): r for r in part.tables[3].rows()}
     for m in models:
@@ -179,7 +187,7 @@ def test_tiny_preset_end_to_end_resumes_and_reports(store, tmp_path):
         campaign.run(store, campaign_prefix(name, False) + "stand-in", [campaign.Chunk(
             chunk_key(main_inputs(name, False)[0]), lambda n=name, c=causal: instance_records(text_standin(n, c)))],
             progress=False)
-    part = preset_part(store, "tiny", 0)
+    part = plan_part(store, tiny)
     assert part.macros["ModSmollmTwoAllMeanShare"] == 1.0               # causal: equality is structural
     prose = (SECTIONS / "modalities.tex").read_text()
     cited = set(re.findall(r"\\(Mod[A-Za-z]+)", prose))
@@ -284,6 +292,7 @@ def population_spread(real, v):
 
 
 def test_each_model_meets_the_baselines_at_its_own_n_and_the_words_follow_the_tests():
+    from verification.modalities.report import comparisons as C
     from verification.modalities.report import seeds as S
 
     trained = [[0.75, 0.75], [1.0, 0.75], [0.75, 1.0], [1.0, 1.0]] * 2        # eight seeds
@@ -306,9 +315,9 @@ def test_each_model_meets_the_baselines_at_its_own_n_and_the_words_follow_the_te
         for name, (p, df, half, d, adj) in s.tests.items():
             assert adj >= p
             raw[(s.variant, name)] = p
-    assert len(raw) == 2 * len(S.COMPARISONS)
+    assert len(raw) == 2 * len(C.COMPARISONS)
     # the random comparison is against the reference's interval (Wilson ends), at the seed level (df 7)
-    assert c.refs["random"][1] == pytest.approx(S.wilson(20, 100)[1]) and c.tests["random"][1] == 7
+    assert c.refs["random"][1] == pytest.approx(C.wilson(20, 100)[1]) and c.tests["random"][1] == 7
     # every "not separable" has its minimum detectable effect and the seeds a 0.10 effect would need
     assert a.mdes["random"] > 0 and a.needed["random"] >= 2
     assert math.isnan(c.mdes["init"]) and c.needed["init"] is None       # no variation: no power to quote
@@ -328,35 +337,36 @@ def test_equivalence_to_the_random_range_is_tost_at_the_margin_and_holds_alpha_o
     """A planted null at the edge of the equivalence region (true mean = L, the range's upper Wilson
     end of its lowest family minus the margin) is called "inside" at most alpha of the time; a true
     mean in the middle of a wide range is called inside most of the time with 8 seeds."""
+    from verification.modalities.report import comparisons as C
     from verification.modalities.report import seeds as S
 
     rng = np.random.default_rng(0)
     random = {"dirichlet": (100, 1000), "softmax": (400, 1000)}
     s = S.Summary("m", "all", 10, [], *(S.t_spread([0.0]),) * 4, random)
-    low, high = S.equivalence_to_range([0.1, 0.2], s)["bounds"]
-    assert low == pytest.approx(S.wilson(100, 1000)[1] - S.MARGIN)
-    assert high == pytest.approx(S.wilson(400, 1000)[0] + S.MARGIN)
-    at_edge = sum(S.equivalence_to_range(rng.normal(low, 0.05, 8), s)["p"] < S.ALPHA for _ in range(2000))
+    low, high = C.equivalence_to_range([0.1, 0.2], s)["bounds"]
+    assert low == pytest.approx(C.wilson(100, 1000)[1] - C.MARGIN)
+    assert high == pytest.approx(C.wilson(400, 1000)[0] + C.MARGIN)
+    at_edge = sum(C.equivalence_to_range(rng.normal(low, 0.05, 8), s)["p"] < C.ALPHA for _ in range(2000))
     assert at_edge / 2000 <= 0.065
-    middle = sum(S.equivalence_to_range(rng.normal((low + high) / 2, 0.05, 8), s)["p"] < S.ALPHA
+    middle = sum(C.equivalence_to_range(rng.normal((low + high) / 2, 0.05, 8), s)["p"] < C.ALPHA
                  for _ in range(400))
     assert middle / 400 > 0.8
     # a planted bug: one-sided tests at alpha (not the TOST level 2 alpha per side) are too liberal
-    assert S.equivalence_to_range([low] * 7 + [low + 1e-3], s)["p"] > S.ALPHA
+    assert C.equivalence_to_range([low] * 7 + [low + 1e-3], s)["p"] > C.ALPHA
 
 
 def test_the_power_calculation_gives_the_seeds_a_t_test_needs():
     """Known answers of the noncentral t (scipy): the seeds for power 0.8 at a 0.10 effect grow with
     the sd and with a stricter level; the MDE at that number of seeds is at most the effect, one
     seed fewer above it."""
-    from verification.modalities.report import seeds as S
+    from verification.modalities.report import comparisons as C
     from verification.report.stats import mde
 
     for sd, alpha in ((0.05, 0.05), (0.1, 0.05), (0.1, 0.05 / 24)):
-        k = S.seeds_needed(sd, 0.1, alpha)
+        k = C.seeds_needed(sd, 0.1, alpha)
         assert mde(sd, k, alpha, 0.8) <= 0.1 < mde(sd, k - 1, alpha, 0.8)
-    assert S.seeds_needed(0.05, 0.1, 0.05) < S.seeds_needed(0.1, 0.1, 0.05) < S.seeds_needed(0.1, 0.1, 0.002)
-    assert S.seeds_needed(float("nan")) is None and S.seeds_needed(5.0) is None
+    assert C.seeds_needed(0.05, 0.1, 0.05) < C.seeds_needed(0.1, 0.1, 0.05) < C.seeds_needed(0.1, 0.1, 0.002)
+    assert C.seeds_needed(float("nan")) is None and C.seeds_needed(5.0) is None
 
 
 def baseline_agrees(store, campaign, family, n, count, seed):
@@ -364,11 +374,11 @@ def baseline_agrees(store, campaign, family, n, count, seed):
     (numerics.sources.random) decided by numerics.dobrushin.factor_equality."""
     from numerics.dobrushin import factor_equality
     from numerics.sources.random import generator, sample
-    from verification.modalities.checks import BASELINE_OFFSET
+    from verification.measure.baselines import MODALITIES
 
     recs = [r for r in store.records(campaign=campaign) if r["provenance"]["family"] == family
             and r["provenance"]["n"] == n]
-    A = sample(family, n, count, generator(seed, family, n, BASELINE_OFFSET))
+    A = sample(family, n, count, generator(seed, family, n, MODALITIES.offset))
     expected = int(np.count_nonzero(factor_equality(A)))
     assert len(recs) == count and sum(r["verdict"] == "tight" for r in recs) == expected, (family, n)
 
@@ -376,14 +386,15 @@ def baseline_agrees(store, campaign, family, n, count, seed):
 def test_random_baselines_are_the_stress_checks_verdicts_at_n_and_a_planted_size_bug_fails(store, tmp_path,
                                                                                            monkeypatch):
     import numerics.sources.random as R
+    from verification.measure.baselines import FAMILIES
     from verification.modalities import checks
 
     name = checks.run_baselines(store, [4, 7], 30, 0)
     assert name == checks.baseline_campaign(0, 30)
-    for f in checks.BASELINE_FAMILIES:
+    for f in FAMILIES:
         for n in (4, 7):
             baseline_agrees(store, name, f, n, 30, 0)
-    assert len(list(store.records(campaign=name))) == 2 * 30 * len(checks.BASELINE_FAMILIES)
+    assert len(list(store.records(campaign=name))) == 2 * 30 * len(FAMILIES)
     # planted: matrices drawn one token larger than asked (the classic off-by-one of a CLS token)
     real = R.sample
     monkeypatch.setattr(R, "sample", lambda family, n, count, rng: real(family, n + 1, count, rng))
@@ -391,7 +402,7 @@ def test_random_baselines_are_the_stress_checks_verdicts_at_n_and_a_planted_size
         bad = checks.run_baselines(bug, [3], 200, 0)
         monkeypatch.setattr(R, "sample", real)
         with pytest.raises(AssertionError):
-            for f in checks.BASELINE_FAMILIES:
+            for f in FAMILIES:
                 baseline_agrees(bug, bad, f, 3, 200, 0)
 
 
@@ -428,7 +439,8 @@ def test_identical_seed_shares_decide_nothing_and_the_family_is_the_plans():
     """A planted tie: eight seeds with the same share (and the same change from initialisation) give
     no decided comparison (never p = 0 from a zero sd); the Holm family is five comparisons per
     summary whatever the store holds (no MiniLM rows here: those count as not measured, p = 1)."""
-    from verification.modalities.report.seeds import COMPARISONS, Summary, decide, t_spread
+    from verification.modalities.report.comparisons import COMPARISONS, decide
+    from verification.modalities.report.seeds import Summary, t_spread
 
     def summary(trained, init):
         return Summary("vit", "all", 10, list(range(len(trained))), t_spread(trained), t_spread(init),
@@ -443,3 +455,54 @@ def test_identical_seed_shares_decide_nothing_and_the_family_is_the_plans():
     assert all(tie.tests[c][-1] == 1.0 for c in COMPARISONS), tie.tests       # nothing decided
     assert tie.words["init"].startswith("not testable") and tie.words["text"] == "not measured"
     assert real.words["init"] == "higher than" and real.words["random"] == "above"
+
+
+# -- the plan: one object from the command line to the paper (issue 49) ------------------------------
+
+def test_the_plans_command_line_plans_it_again(tmp_path):
+    """``plan.command()`` is the line the paper prints (``--preset quick``, ``--preset paper`` for
+    ``--full``), and parsed by the CLI it gives the same plan (a planted line without ``--models``
+    does not)."""
+    import shlex
+
+    from verification.cli import build_parser
+
+    def parsed(line):
+        words = shlex.split(line)[1:]
+        return Plan.from_args(build_parser(words).parse_args(words + ["--db", ":memory:", "--out", str(tmp_path)]))
+
+    assert Plan.for_verify(0, False).command() == "attnbounds modalities --preset quick --seed 0"
+    assert Plan.for_verify(4, True).command() == "attnbounds modalities --preset paper --seed 4"
+    assert parsed("attnbounds modalities --full --seed 4").command() == Plan.for_verify(4, True).command()
+    user = parsed("attnbounds modalities --preset tiny --seed 2 --models vit,ft-wine")
+    again = parsed(user.command())
+    assert (again.preset, again.seed, again.models, again.full) == ("tiny", 2, ("vit", "ft-wine"), False)
+    planted = parsed(user.command().replace(" --models vit,ft-wine", ""))
+    assert planted.models != user.models
+    from verification.plan import Plan as PlanProtocol
+
+    assert isinstance(user, PlanProtocol) and isinstance(Plan.for_verify(0, False), PlanProtocol)
+    prov = user.provenance()
+    assert prov == {"seed": 2, "preset": "tiny", "seeds": ", ".join(map(str, PRESETS["tiny"].seed_list(2))),
+                    "models": "vit, ft-wine", "text": "minilm"}
+    assert Plan.for_verify(0, False).provenance()["models"] == ", ".join(MODELS)
+
+
+def test_the_paper_reads_the_plans_preset_and_refuses_some_models_only(store):
+    """``needs`` and the part follow the plan (its preset's campaigns, its command); ``paper --from``
+    with ``--models`` is refused in one line (the section compares every model)."""
+    from theory.errors import InvalidInput
+    from verification.modalities.checks import baseline_campaign
+    from verification.modalities.paper import check_plan, needs
+
+    tiny = needs(store, Plan("tiny", 3))
+    assert {n.command for n in tiny if n.family == "modalities" and n.campaign.startswith("modalities-")} == \
+        {"attnbounds modalities --preset tiny --seed 3"}
+    assert baseline_campaign(3, PRESETS["tiny"].baseline_count) in {n.campaign for n in tiny}
+    assert {n.command for n in tiny if n.campaign.startswith("trained-")} == {"attnbounds verify --only trained --seed 3"}
+    check_plan(Plan.for_verify(0, True))
+    check_plan(Plan("tiny", 0, tuple(MODELS)))
+    with pytest.raises(InvalidInput, match="drop --models"):
+        check_plan(Plan("quick", 0, ("vit",)))
+    with pytest.raises(MissingCampaign, match="--preset paper --seed 1"):
+        paper_part(store, Plan.for_verify(1, True))

@@ -24,7 +24,7 @@ The share of tight instances is \ToyShare{} over \ToyCount{} instances.
 """
 
 
-def toy_part(store, seed=0, full=False):
+def toy_part(store, plan=None):
     """A family whose part reads its campaign from the store."""
     rows = list(store.records("toy-campaign"))
     if not rows:

@@ -26,7 +26,7 @@ Of \ToyCount{} instances, as Table~\ref{tab:toy-table} and Figure~\ref{fig:toy-f
 HEADER, XLABEL, LEGEND = {"value": "value"}, {"label": "instance"}, {"label": "slack"}
 
 
-def toy_part(store, seed=0, full=False):
+def toy_part(store, plan=None):
     rows = list(store.records("toy-campaign"))
     part = Part("toy", commands=["attnbounds toy --seed 0"])
     part.macro(len(rows), "toy", "count")

@@ -3,7 +3,7 @@ written, every campaign a family's part reads must hold every chunk of the main 
 one line naming, once per campaign, the family, ``k of N chunks stored (M missing, e.g. key)`` or
 ``absent``, and the command that fills it.
 
-Each family's needs are built from the plan code its command runs (``needs(store, seed, full)`` in
+Each family's needs are built from the plan code its command runs (``needs(store, plan)`` in
 ``verification.<family>.paper``); filling a store with every chunk mark but one (empty chunks:
 :meth:`ResultStore.write_chunk` with no records) must be refused naming that one. End to end, through
 the command line: a small dobrushin campaign with one chunk deleted, and a ``prove --max-n 2`` run
@@ -38,6 +38,13 @@ def fill(store, needs, skip=()):
                 store.write_chunk(fake_name(need), key, [])
 
 
+def main_plan(family: str):
+    """The main job's quick plan of ``family``: what the paper builder hands its ``needs``."""
+    from verification.family import role
+
+    return role(family, "checks").Plan.for_verify(0, False)
+
+
 def refused(store, family, **kw) -> IncompleteCampaigns:
     with pytest.raises(IncompleteCampaigns) as err:
         check_complete(store, families=[PAPER[family]], **kw)
@@ -50,7 +57,7 @@ def test_every_family_says_what_its_paper_part_reads(tmp_path):
     too, with the trained family's command)."""
     with ResultStore(tmp_path / "r.db") as s:
         for family, module in PAPER.items():
-            needs = import_module(module).needs(s, seed=0, full=False)
+            needs = import_module(module).needs(s, main_plan(family))
             assert needs and all(isinstance(n, Need) and n.chunks and n.command.startswith("attnbounds ")
                                  for n in needs), family
             assert family in {n.family for n in needs}, family
@@ -60,7 +67,7 @@ def test_every_family_says_what_its_paper_part_reads(tmp_path):
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_one_missing_chunk_is_refused_naming_family_campaign_count_and_command(tmp_path, family):
     with ResultStore(tmp_path / "r.db") as s:
-        needs = import_module(PAPER[family]).needs(s, seed=0, full=False)
+        needs = import_module(PAPER[family]).needs(s, main_plan(family))
         need = max(needs, key=lambda n: (n.family == family, len(n.chunks)))     # its largest campaign
         dropped = sorted(need.chunks)[len(need.chunks) // 2]
         fill(s, needs, skip={(need.campaign, dropped)})
@@ -78,10 +85,14 @@ def test_one_missing_chunk_is_refused_naming_family_campaign_count_and_command(t
 @pytest.mark.parametrize("family", [f for f in FAMILIES if f != "prove"])
 def test_every_chunk_stored_is_complete_and_an_absent_campaign_is_named(tmp_path, family):
     with ResultStore(tmp_path / "r.db") as s:
-        needs = import_module(PAPER[family]).needs(s, seed=0, full=False)
+        needs = import_module(PAPER[family]).needs(s, main_plan(family))
         err = refused(s, family)
         assert [g["stored"] for g in err.gaps] == [None] * len(needs)          # every campaign absent
-        assert all(f"{n.shown()!r} absent" in str(err) for n in needs)
+        shown = needs[:IncompleteCampaigns.SHOWN]                               # one short line: the first
+        assert all(f"{n.shown()!r} absent" in str(err) for n in shown)          # three, then how many more
+        if len(needs) > len(shown):
+            assert f"; and {len(needs) - len(shown)} more (of {family}" in str(err) and len(str(err)) < 700, str(err)
+            assert not any(f"{n.shown()!r}" in str(err) for n in needs[len(shown):])
         fill(s, needs)
         check_complete(s, families=[PAPER[family]])                            # complete: no error
 
@@ -92,7 +103,7 @@ def test_prove_refuses_the_sizes_a_smaller_run_did_not_reach(tmp_path):
     from verification.prove.checks import QUICK
 
     with ResultStore(tmp_path / "r.db") as s:
-        (level2,) = import_module(PAPER["prove"]).needs(s, seed=0, full=False)
+        (level2,) = import_module(PAPER["prove"]).needs(s, main_plan("prove"))
         assert all("@2" in k for k in level2.chunks)
         fill(s, [level2])
         err = refused(s, "prove")
@@ -107,7 +118,7 @@ def test_only_the_plan_chunks_count(tmp_path):
     """Chunks a user's run added to the same campaign (other families or sizes) neither fill a gap
     nor count: 11 missing are 11."""
     with ResultStore(tmp_path / "r.db") as s:
-        need, causal = import_module(PAPER["dobrushin"]).needs(s, seed=0, full=False)   # the random campaign,
+        need, causal = import_module(PAPER["dobrushin"]).needs(s, main_plan("dobrushin"))   # the random campaign,
         gone = sorted(need.chunks)[:11]                                                 # its causal-share check
         fill(s, [need, causal], skip={(need.campaign, k) for k in gone})
         for k in range(5):
@@ -190,6 +201,44 @@ def test_the_paper_refuses_a_dobrushin_campaign_with_a_chunk_deleted(tmp_path, m
     assert (f"dobrushin: {plan.campaign!r} {total - 1} of {total} chunks stored (1 missing, e.g. 'causal/n128/c0') "
             "(run `attnbounds verify --only dobrushin --seed 0`)") in err, err
     assert _files(out) == []                          # refused before anything was written
+
+
+def test_the_paper_refuses_a_dobrushin_chunk_with_a_record_deleted_and_a_rerun_restores_it(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """Issue 48, item 1: one record of a main-job chunk deleted, its chunk mark kept (the paper used
+    to publish the smaller count as the main job's): refused naming the chunk and what differs; the
+    job run again computes that chunk alone, and the paper is then the one built before."""
+    from verification.dobrushin import checks as job
+
+    monkeypatch.setattr(job.Plan, "instances", lambda self, n: 4)
+    monkeypatch.setattr(job, "CHUNK", 4)
+    db = tmp_path / "r.db"
+    with ResultStore(db) as s:
+        job.run(job.Plan(seed=0), s)
+    plan = job.Plan(seed=0)
+    _paper(monkeypatch, "dobrushin", _source(tmp_path / "src", ("dobrushin-d1-share", "dobrushin-d2-share",
+                                                                  "dobrushin-summary", "dobrushin-causal-share")))
+    assert main(["paper", "--db", str(db), "--out", str(tmp_path / "ok")]) == 0, capsys.readouterr().err
+    built = {p: (tmp_path / "ok" / p).read_bytes() for p in _files(tmp_path / "ok") if p.startswith("tables/")}
+    capsys.readouterr()
+    key = "causal/n128/c0"
+    with sqlite3.connect(db) as con:
+        (n,) = con.execute("SELECT n FROM chunks WHERE campaign = ? AND chunk = ?", (plan.campaign, key)).fetchone()
+        assert con.execute("DELETE FROM records WHERE id = (SELECT MIN(id) FROM records WHERE campaign = ? AND "
+                           "chunk = ?)", (plan.campaign, key)).rowcount == 1
+    out = tmp_path / "out"
+    assert main(["paper", "--db", str(db), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    total = len(plan.chunks())
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert (f"dobrushin: {plan.campaign!r} {total - 1} of {total} chunks stored (1 not matching its mark, e.g. "
+            f"{key!r} has {n - 1} records, its mark says {n}) (run `attnbounds verify --only dobrushin --seed 0`)") in err
+    assert _files(out) == []
+    with ResultStore(db) as s:
+        (res,) = [c for c in job.run(job.Plan(seed=0), s).campaigns if c.campaign == plan.campaign]
+    assert (res.computed, res.recomputed, res.skipped) == (1, 1, total - 1)
+    assert main(["paper", "--db", str(db), "--out", str(out)]) == 0, capsys.readouterr().err
+    assert {p: (out / p).read_bytes() for p in _files(out) if p.startswith("tables/")} == built
 
 
 def test_the_paper_refuses_a_smaller_prove_run_as_the_main_jobs(tmp_path, monkeypatch, capsys):

@@ -15,6 +15,7 @@ from verification.campaign import Chunk
 from verification.cli import main
 from verification.paper.build import check_complete, collect
 from verification.paper.from_plans import plans_from
+from theory.errors import InvalidInput
 from verification.report.part import IncompleteCampaigns, MissingCampaign
 from verification.store import ResultStore
 from verification.stress.checks import chunks as plan_chunks
@@ -77,21 +78,26 @@ def one_line(capsys) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("command", ["rank --n 3", "attnbounds san --preset tiny", "verify", "nonsense"])
-def test_another_familys_command_is_refused(tmp_path, capsys, command):
+@pytest.mark.parametrize("command", ["verify", "nonsense", "theorems", "paper"])
+def test_a_line_that_is_no_familys_command_is_refused(tmp_path, capsys, command):
     db, out = tmp_path / "r.db", tmp_path / "paper"
     ResultStore(db).close()
     assert main(["paper", "--db", str(db), "--out", str(out), "--from", command]) == 2
     line = one_line(capsys)
-    assert "--from" in line and "families only: dobrushin, stress" in line, line
+    assert "--from" in line and "families only: dobrushin, trained, rank, poincare, modalities, san, prove, stress" in line, line
     assert not out.exists()
 
 
-def test_every_family_whose_paper_takes_a_plan_is_readable():
-    """--from reads exactly the families whose paper part takes ``plan=`` (not a list kept by hand)."""
-    from verification.paper.from_plans import from_families
+def test_every_family_with_a_command_of_its_own_is_readable():
+    """--from reads every family whose subcommand plans it (read from the command table, not a list
+    kept by hand); the family's own check refuses a plan its part cannot show, in one line."""
+    from verification.commands import FAMILIES
+    from verification.paper.from_plans import from_families, plans_from
 
-    assert from_families() == ("dobrushin", "stress")
+    assert from_families() == tuple(FAMILIES)
+    for line, words in (("rollout --model minilm", "main job's inputs"), ("poincare --families gauss1", "every family")):
+        with pytest.raises(InvalidInput, match=words):
+            plans_from(line)
 
 
 def test_a_users_dobrushin_campaign_becomes_the_dobrushin_tables(store):
@@ -142,4 +148,48 @@ def test_help_documents_from(capsys):
     except SystemExit as exc:
         assert exc.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "--from COMMAND" in text and "dobrushin or stress command lines only" in text
+    assert "--from COMMAND" in text and "document of that run alone" in text
+
+
+OWN_RUN = "stress dobrushin.factor --families dirichlet --sizes 4 --instances 1000"
+
+
+def test_a_store_holding_only_your_run_gives_the_document_of_that_run(tmp_path, capsys):
+    """Issue 49: ``paper --from`` on a store with no main job writes the document of that run alone
+    (its table, command and provenance), exit 0; the same on an empty store, or with a chunk of the
+    run missing, is one line and exit 2, and nothing is written."""
+    import pandas as pd
+
+    db, out = str(tmp_path / "r.db"), tmp_path / "paper"
+    assert main(OWN_RUN.split() + ["--db", db, "--out", str(tmp_path / "run")]) == 0
+    capsys.readouterr()
+    assert main(["paper", "--db", db, "--out", str(out), "--from", OWN_RUN]) == 0
+    assert "document of your run alone" in capsys.readouterr().out
+    doc = (out / "own.md").read_text()
+    assert "attnbounds stress dobrushin.factor --families dirichlet --sizes 4 --instances 1000" in doc
+    assert "Philox4x32-10" in doc and "| dirichlet | 4 | 10000 |" in doc
+    frame = pd.read_csv(out / "tables" / "stress-factor.csv")
+    assert frame["family"].tolist() == ["dirichlet"] and frame["instances"].tolist() == [10000]
+    # the main paper still refuses the same store
+    assert main(["paper", "--db", db, "--out", str(tmp_path / "main")]) == 2
+    assert "complete campaigns" in one_line(capsys) and not (tmp_path / "main").exists()
+    # a run that is not in the store: refused, nothing written
+    empty = tmp_path / "e.db"
+    ResultStore(empty).close()
+    assert main(["paper", "--db", str(empty), "--out", str(tmp_path / "e"), "--from", OWN_RUN]) == 2
+    line = one_line(capsys)
+    assert "your run" in line and "absent (run `attnbounds stress" in line and not (tmp_path / "e").exists()
+
+
+def test_a_document_of_your_run_refuses_an_incomplete_run(tmp_path, capsys):
+    import sqlite3
+
+    db = str(tmp_path / "r.db")
+    assert main(OWN_RUN.replace("--sizes 4", "--sizes 3,4").split() + ["--db", db, "--out", str(tmp_path / "run")]) == 0
+    with sqlite3.connect(db) as con:
+        con.execute("DELETE FROM chunks WHERE chunk LIKE '%n3%'")
+    capsys.readouterr()
+    line_from = OWN_RUN.replace("--sizes 4", "--sizes 3,4")
+    assert main(["paper", "--db", db, "--out", str(tmp_path / "p"), "--from", line_from]) == 2
+    line = one_line(capsys)
+    assert "your run" in line and "1 of 2 chunks" in line and not (tmp_path / "p").exists()

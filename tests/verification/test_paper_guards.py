@@ -31,7 +31,7 @@ Of \ToyCount{} instances, \Guard{ToyMostTight}{most are tight}, as Table~\ref{ta
 """
 
 
-def toy_part(store, seed=0, full=False):
+def toy_part(store, plan=None):
     rows = list(store.records("toy-campaign"))
     if not rows:
         raise MissingCampaign("toy-campaign", "attnbounds toy")
@@ -133,7 +133,9 @@ def test_captions_and_numbers_link_to_their_appendix_entry(toy, tmp_path):
         assert f"\\label{{{label}}}" in appendix
     plain = appendix.replace("\\allowbreak{}", "")
     assert "toy-campaign" in plain and "data/toy-wide.csv" in plain
-    assert (out / "data" / "toy-wide.csv").read_text().count("\n") >= 5      # the table as data beside the PDF
+    data = pd.read_csv(out / "data" / "toy-wide.csv")                       # the table as data beside the PDF:
+    assert data.shape == (3, 31) and data.columns[0] == "instance"          # plain CSV, header and rows
+    assert "_Provenance: seed 0" in (out / "data" / "toy-wide.md").read_text()   # its provenance beside it
     assert not (out / "tables" / "toy-wide.csv").exists()                    # tables/: the commands' own files
 
 

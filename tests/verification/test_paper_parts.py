@@ -97,10 +97,10 @@ def _poincare(store):
         mp.setattr(Plan, "grid", lambda self, name: [(4.0, 0.3)] if name.startswith("gauss") else
                    [(4.0, 1.0), (4.0, 3.0)])
         mp.setattr(villani_map, "map_grid", lambda full: ((0.25, 16.0), (0.001, 1.0)))
-        mp.setattr(villani_map, "map_seeds", lambda seed, full: (seed,))
+        mp.setattr(villani_map, "map_seeds", lambda plan: (plan.seed,))
         checks.run_campaign(store, Plan(families=("gauss1", "attn1")))
-        villani_map.run_villani_map(store, 0, False)
-    campaign.run(store, sde.sde_campaign(0, False),
+        villani_map.run_villani_map(store, Plan())
+    campaign.run(store, sde.sde_campaign(Plan()),
                  [campaign.Chunk("rate-attn1", sde.rate_records, ("attn1", 4.0, 0.3, 0, 200, 100)),
                   campaign.Chunk("expected-attnfull", sde.expected_loss_records, ("attnfull", 0.1, (64.0,), 0, 16, 40))])
 
@@ -126,7 +126,14 @@ def _part(path, family):
     from importlib import import_module
 
     with ResultStore(path) as s:
-        return import_module(f"verification.{family}.paper").paper_part(s, seed=0, full=False)
+        return import_module(f"verification.{family}.paper").paper_part(s, _main_plan(family, 0, False))
+
+
+def _main_plan(family, seed, full):
+    """The main job's plan of ``family`` (the paper builder's: made once, handed to its part)."""
+    from verification.family import role
+
+    return role(family, "checks").Plan.for_verify(seed, full)
 
 
 @pytest.fixture(scope="module", params=PAPER_FAMILIES)
@@ -204,7 +211,7 @@ def test_an_empty_store_names_the_missing_campaign(tmp_path, family):
         from importlib import import_module
 
         with ResultStore(tmp_path / "empty.db") as s:
-            import_module(f"verification.{family}.paper").paper_part(s, seed=3, full=True)
+            import_module(f"verification.{family}.paper").paper_part(s, _main_plan(family, 3, True))
     assert err.value.command == f"attnbounds verify --only {family} --seed 3 --full"
 
 

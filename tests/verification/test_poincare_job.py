@@ -129,8 +129,8 @@ def test_villani_boundary_is_certified_for_lora(store, tmp_path):
     from verification.poincare.report.findings import villani_boundary_rows
 
     betas, lams = vm.map_grid(False)
-    vm.run_villani_map(store, 0, False, families=("attn1", "lora2"), console=_quiet())
-    recs = list(store.records(campaign=vm.map_campaign(0, False)))
+    vm.run_villani_map(store, Plan(), families=("attn1", "lora2"), console=_quiet())
+    recs = list(store.records(campaign=vm.map_campaign(Plan())))
     assert len(recs) == 2 * 3 * len(betas) * len(lams)
     rows = villani_boundary_rows(recs)
     assert len(rows) == 2 * 3 * len(betas)                           # one per (family, data seed, beta)
@@ -313,7 +313,7 @@ def test_findings_tables_state_their_conclusions(store, tmp_path):
     plan = Plan(families=("lora2",))
     store.write_chunk(plan.campaign, "c", job.check_instance("lora2", 1.0, 0.1, plan)
                       + job.check_instance("attn2", 16.0, 0.1, plan))
-    vm.run_villani_map(store, 0, False, families=("lora2",), console=_quiet())
+    vm.run_villani_map(store, plan, families=("lora2",), console=_quiet())
     report(store, plan, tmp_path / "o", _quiet())
     cap = (tmp_path / "o" / "tables" / "poincare-villani-boundary.md").read_text().splitlines()[0]
     betas, _ = vm.map_grid(False)
@@ -332,3 +332,40 @@ def test_two_dimensional_constant_is_reproducible():
     b = job.check_instance("gauss2", 4.0, 0.3, Plan())
     assert [(r.instance, r.value, r.slack, r.extra["err"]) for r in a] == \
         [(r.instance, r.value, r.slack, r.extra["err"]) for r in b]
+
+
+def test_run_returns_what_it_computed_and_resumes(store, monkeypatch):
+    """``run(plan, store)`` returns a :class:`verification.plan.RunResult`: the plan's campaigns
+    (gauss1 alone: no Villani map; ``--no-sde``: no Langevin runs), what it computed, then on a
+    resume that every chunk was already stored."""
+    from verification.plan import RunResult
+    from verification.poincare.checks import run
+
+    monkeypatch.setattr(Plan, "grid", lambda self, name: [(4.0, 0.3)])
+    plan = Plan(families=("gauss1",), sde=False)
+    first = run(plan, store, console=_quiet())
+    assert isinstance(first, RunResult) and first.family == "poincare"
+    assert first.names() == plan.campaigns()[:1] == (plan.campaign,)
+    assert (first.computed, first.skipped, first.records) == (1, 0, store.count(plan.campaign))
+    again = run(plan, store, console=_quiet())
+    assert (again.computed, again.skipped, again.records) == (0, 1, 0)
+
+
+def test_the_paper_reads_the_plan_it_is_given(store):
+    """``needs(store, plan)`` lists exactly the plan's campaigns, each filled by ``plan.command()``;
+    a plan the paper's part cannot show (fewer families, no Langevin runs) is refused by
+    ``check_plan``, in one line naming the option."""
+    from theory.errors import InvalidInput
+    from verification.poincare.paper import check_plan, needs
+
+    for plan in (Plan.for_verify(0, False), Plan.for_verify(3, True), Plan(seed=2, origin="poincare")):
+        got = needs(store, plan)
+        assert [n.campaign for n in got] == list(plan.campaigns())
+        assert {n.command for n in got} == {plan.command()}
+    assert needs(store, Plan.for_verify(3, True))[0].command == "attnbounds verify --only poincare --seed 3 --full"
+    assert needs(store, Plan(seed=2, origin="poincare"))[0].command == "attnbounds poincare --seed 2"
+    check_plan(Plan.for_verify(0, False))
+    with pytest.raises(InvalidInput, match="--families gauss1: the paper's Poincare part shows every family"):
+        check_plan(Plan(families=("gauss1",), origin="poincare"))
+    with pytest.raises(InvalidInput, match="--no-sde"):
+        check_plan(Plan(sde=False, origin="poincare"))

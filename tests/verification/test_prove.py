@@ -105,7 +105,11 @@ def test_a_changed_encoding_is_never_served_a_stored_answer(store, monkeypatch):
     monkeypatch.setitem(checks.ALL, "d1.bound", changed)
     assert plan.chunk("d1.bound", 2).key != key and key.startswith("d1.bound@2x2#")
     second = run_campaign(store, plan)
-    assert len(store.done_chunks(plan.campaign)) == 2 and len(first) == len(second) == 1   # solved again
+    assert len(first) == len(second) == 1                                               # solved again
+    # the answer is one record per statement and size: the old encoding's chunk no longer holds it,
+    # so it is not stored whole (going back to that encoding solves it again, never serves this one)
+    assert store.done_chunks(plan.campaign) == {plan.chunk("d1.bound", 2).key}
+    assert store.chunk_check(plan.campaign).problems == {key: "has 0 records, its mark says 1"}
     assert second[0]["extra"]["digest"] != first[0]["extra"]["digest"]
 
 
@@ -126,9 +130,9 @@ def test_prove_command_runs_and_bad_arguments_are_one_line(tmp_path, capsys):
 def test_paper_part_reads_the_store_only(tmp_path):
     with ResultStore(tmp_path / "p.db") as s:
         with pytest.raises(MissingCampaign, match="attnbounds prove"):
-            paper_part(s)
+            paper_part(s, QUICK)
         run_campaign(s, Plan(statements=("d1.bound", "d1.bound.strict"), max_n=3, timeout=QUICK.timeout))  # QUICK's campaign
-        part = paper_part(s)
+        part = paper_part(s, QUICK)
     assert part.macros["ProveDOneBoundLargest"] == "3x3" and part.macros["ProveVariantsRefuted"] == "1"
     assert {t.name for t in part.tables} == {"prove-reach", "prove-variants", "prove-symmetry", "prove-formal"} \
         and part.commands
@@ -194,7 +198,7 @@ def test_every_macro_and_table_the_section_cites_is_in_the_part(tmp_path):
             dims = st.at if st.wrong else st.dims(2)
             res = SmtResult(key, dims, "counterexample" if st.wrong else "proved", 0.5, confirmed=st.wrong or None)
             s.write_chunk(QUICK.campaign, key, [record(st, res, QUICK.timeout)])
-        part = paper_part(s)
+        part = paper_part(s, QUICK)
     cited = set(re.findall(r"\\(Prove[A-Za-z]+)", tex))
     assert cited and cited <= set(part.macros), cited - set(part.macros)
     # every table is typeset (tables/<name>) or cited as data (\DataRef{name}), and none is unknown
@@ -235,3 +239,46 @@ def test_every_statement_text_the_paper_prints_is_typeset_without_ascii_mathemat
     for key, st in ALL.items():
         if st.wrong:
             assert ascii_math(cell_tex(st.text)) == [], (key, st.text)
+
+
+def _replan(command: str) -> Plan:
+    import shlex
+
+    from verification.cli import build_parser
+
+    argv = shlex.split(command)[1:]
+    return Plan.from_args(build_parser(argv).parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", [["d1.iff", "--max-n", "2", "--timeout", "5"], ["--timeout", "5"], ["--max-n", "3"],
+                                  ["--full", "--timeout", "5"], ["dobrushin.product", "--full"], ["d1.bound", "--seed", "4"]])
+def test_a_prove_command_lines_plan_is_reproduced_by_its_command(argv):
+    """``Plan.command()`` of a plan made by ``attnbounds prove ...``: the line that plans it again
+    (the statement keys when not all, ``--max-n`` where it drops the preset's per-statement limits)."""
+    plan = _replan(" ".join(["attnbounds", "prove"] + argv))
+    again = _replan(plan.command())
+    assert (again.statements, again.max_n, again.timeout, again.upto, again.full) == \
+        (plan.statements, plan.max_n, plan.timeout, plan.upto, plan.full), plan.command()
+    assert plan.provenance()["preset"] == ("full" if "--full" in argv else "quick")
+
+
+def test_the_main_jobs_prove_command_is_the_one_the_paper_prints():
+    """The main job's plans keep the line the paper has always printed; it plans every statement at
+    least as far as the main job's plan (the planted contrast: ``--max-n 2`` does not)."""
+    assert Plan.for_verify(0, False) == QUICK and QUICK.command() == "attnbounds prove --max-n 3 --timeout 10"
+    assert Plan.for_verify(0, True) == checks.FULL and checks.FULL.command() == "attnbounds prove --max-n 12 --timeout 60"
+    for plan in (QUICK, checks.FULL):
+        filled = _replan(plan.command())
+        assert filled.campaign == plan.campaign and all(filled.largest(k) >= plan.largest(k) for k in plan.statements)
+    short = _replan("attnbounds prove --max-n 2 --timeout 10")
+    assert not all(short.largest(k) >= QUICK.largest(k) for k in QUICK.statements)
+
+
+def test_run_returns_what_each_level_did(store):
+    from verification.plan import RunResult
+
+    plan = Plan(statements=("d1.bound",), max_n=3, timeout=30)
+    first, again = checks.run(plan, store), checks.run(plan, store)
+    assert isinstance(first, RunResult) and first.family == "prove" and first.names() == (plan.campaign,)
+    assert len(first.campaigns) == 2 and (first.computed, first.records) == (2, 2)     # one run per level
+    assert (again.computed, again.skipped) == (0, 2)

@@ -12,6 +12,7 @@ from numerics.rank import linear as R
 from verification.report.stats import wilson
 
 from verification.campaign import is_proved
+from verification.rank.checks import Plan
 from verification.rank.checks import linear as V
 from verification.rank.checks import attention as J
 from verification.cli import build_parser, main
@@ -21,19 +22,21 @@ TINY = V.Plan(n=5, r_star=2, seeds=1, gd_seeds=2, gd_steps=300, init_scales=(1e-
               noises=(0.01, 0.1), est_seeds=3)
 TINY_ATT = J.AttPlan(inputs=(8,), noises=(0.0, 0.01), betas=(1.0,), seeds=1, student_seeds=1, steps=300,
                      lams=(0.0, 1.0))
+# the family's plan of the tiny linear and attention plans (the trained heads: test_weights_campaign_on_minilm)
+TINY_PLAN = Plan(TINY, ("linear", "attention"), att=TINY_ATT)
 
 
 def _run(tmp_path, name):
+    """The family's ``run`` and ``report`` of :data:`TINY_PLAN` into a fresh store."""
+    from verification.rank.checks import run
+    from verification.rank.report import report
+
     out = tmp_path / name
     with ResultStore(out / "db.sqlite") as store:
-        V.run_linear(store, TINY)
-        from verification.rank.report import linear as rank_report
-
-        summary = rank_report.report_linear(store, TINY, out / "tables", out / "figures", Console(quiet=True))
-        J.run_attention(store, TINY_ATT)
-        from verification.rank.report import attention as JR
-
-        summary.update(JR.report_attention(store, TINY_ATT, out / "tables", out / "figures", Console(quiet=True)))
+        result = run(TINY_PLAN, store)
+        assert result.family == "rank" and result.names() == TINY_PLAN.campaigns() and result.computed > 0
+        assert result.skipped == 0 and result.records == store.count() and not result.violations
+        summary = report(store, TINY_PLAN, out, Console(quiet=True))
         counts = {c: store.count(c) for c in (f"rank.optimum-{TINY.tag}", f"rank.gd-pop-{TINY.tag}")}
         records = list(store.records(campaign="rank.", prefix=True))
     verdicts = {(r["theorem"], r["verdict"]) for r in records}
@@ -185,13 +188,38 @@ def test_tiny_campaign_writes_verdicts_tables_and_is_deterministic(tmp_path, tin
         assert (out / "figures" / f"{fig}.png").stat().st_size > 1000 and (out / "figures" / f"{fig}.pdf").exists()
     # resume: a second run stores nothing new; a fresh run gives byte-identical tables
     with ResultStore(out / "db.sqlite") as store:
-        V.run_linear(store, TINY)
+        from verification.rank.checks import run
+
+        again = run(TINY_PLAN, store)
         assert {c: store.count(c) for c in counts} == counts
+    assert again.computed == 0 and again.records == 0 and again.names() == TINY_PLAN.campaigns()
+    assert again.skipped == sum(len(c) for c in (*V.linear_chunks(TINY).values(),
+                                                 *J.attention_chunks(TINY_ATT, 0).values()))
+
     out2, *_ = _run(tmp_path, "b")
     caption = (out / "tables" / "rank-estimators.md").read_text()
     assert "Measured: mean share of draws recovering r* = 2" in caption and "1.95" in caption and "| BELOW |" not in caption
     for f in sorted((out / "tables").iterdir()):
         assert f.read_bytes() == (out2 / "tables" / f.name).read_bytes(), f.name
+
+
+def test_every_table_names_the_command_of_its_part(tiny):
+    """The tables' commands come from the plan (``plan.part_command``): the part's own line, with
+    the plan's seed and size; the paper part's, from ``plan.command()``."""
+    from verification.rank.report import attention as JR
+    from verification.rank.report import linear as RR
+
+    *_, records = tiny
+    camp = RR.linear_campaigns(TINY)
+    lin = RR.linear_tables(*(_of(records, camp[k]) for k in ("optimum", "gd-pop", "gd-data", "estimators")), TINY_PLAN)
+    assert {t.command for t in lin} == {"attnbounds rank --part linear --seed 0 --n 5 --r-star 2"}
+    rec_c, stu_c, lad_c = J.campaigns(TINY_ATT, 0)
+    att = JR.attention_tables(*(_of(records, c) for c in (rec_c, stu_c, lad_c)), TINY_PLAN)
+    assert {t.command for t in att} == {"attnbounds rank --part attention --seed 0"}
+    seed3 = replace(TINY_PLAN, linear=replace(TINY, seed=3, full=True))
+    assert {t.command for t in RR.linear_tables(*(_of(records, camp[k]) for k in ("optimum", "gd-pop", "gd-data",
+                                                                                 "estimators")), seed3)} \
+        == {"attnbounds rank --part linear --seed 3 --full --n 5 --r-star 2"}
 
 
 def test_cli_registers_rank_and_rejects_bad_input(capsys):
@@ -221,7 +249,8 @@ def test_weights_campaign_on_minilm(tmp_path):
 
     with ResultStore(tmp_path / "db.sqlite") as store:
         W.run_weights(store, models=("minilm",))
-        WR.report_weights(store, tmp_path / "tables", tmp_path / "figures", Console(quiet=True), models=("minilm",))
+        WR.report_weights(store, Plan.for_verify(0, False), tmp_path / "tables", tmp_path / "figures",
+                          Console(quiet=True), models=("minilm",))
         recs = list(store.records(campaign="rank.weights-", prefix=True))
     assert len(recs) == 2 * 6 * 12 and {r["verdict"] for r in recs} == {"tight"}
     assert all(1 <= r["value"] <= 32 for r in recs)

@@ -7,6 +7,7 @@ import pytest
 
 from theory.verdicts import Outcome, judge
 from verification.report.part import MissingCampaign
+from verification.san.checks import Plan
 from verification.san.checks import runs as K
 from verification.san.checks.claims import run_claims
 from verification.san.checks.presets import PRESETS, Preset
@@ -62,7 +63,9 @@ def test_micro_campaign_claims_and_report(store, tmp_path):
     tost_row = next(r for r in out if r["instance"] == "params")
     assert tost_row["extra"]["direction"] == "equivalence" and tost_row["extra"]["margin"] > 0
 
-    part = paper_part(store, seed=0, preset="micro")
+    part = paper_part(store, Plan("micro", 0))
+    assert part.commands == ["attnbounds san --preset micro --seed 0"]
+    assert {t.command for t in part.tables} == {"attnbounds san --preset micro --seed 0"}
     assert {t.name for t in part.tables} >= {"san-runs", "san-claims", "san-spectra", "san-rollout", "san-robustness",
                                               "san-probes", "san-gate", "san-curves", "san-matched-loss"}
     assert "san-learning-curves" in {f.name for f in part.figures}
@@ -93,8 +96,38 @@ def test_micro_campaign_claims_and_report(store, tmp_path):
 
 
 def test_paper_part_names_the_missing_campaign(store):
-    with pytest.raises(MissingCampaign, match="attnbounds san --preset quick"):
-        paper_part(store, seed=0)
+    with pytest.raises(MissingCampaign, match="attnbounds san --preset quick --seed 0"):
+        paper_part(store, Plan.for_verify(0, False))
+    with pytest.raises(MissingCampaign, match="attnbounds san --preset paper --seed 3 --kernels explicit --device cuda"):
+        paper_part(store, Plan("paper", 3, ("explicit",), "cuda"))
+
+
+def test_needs_are_the_plans_campaigns_and_command(store):
+    """``needs(store, plan)``: the runs campaign of each of the plan's numerical paths on its device,
+    the plan's run keys, each filled by ``plan.command()`` (the claims once the runs are complete)."""
+    from verification.san.paper import needs
+
+    for plan in (Plan.for_verify(0, False), Plan.for_verify(2, True), Plan("micro", 1, ("explicit",), "cuda")):
+        got = needs(store, plan)
+        assert [n.campaign for n in got] == list(plan.runs_campaigns().values())
+        assert {n.command for n in got} == {plan.command()}
+        assert all(n.chunks == {r.key for r in K.plan(PRESETS[plan.preset], plan.seed)} for n in got)
+    assert needs(store, Plan.for_verify(2, True))[0].command == "attnbounds san --preset paper --seed 2"
+    assert needs(store, Plan("micro", 1, ("explicit",), "cuda"))[0].campaign.endswith(":s1:explicit:cuda")
+
+
+def test_run_returns_its_campaigns_and_resumes(store, tmp_path):
+    """``run(plan, store)`` returns a :class:`verification.plan.RunResult` naming the plan's campaigns
+    (its runs, then its claims); run again, it computes nothing."""
+    from verification.plan import RunResult
+    from verification.san.checks import run
+
+    plan = Plan("micro", 0, ("sdpa",), out_dir=tmp_path)
+    first = run(plan, store)
+    assert isinstance(first, RunResult) and first.family == "san" and first.names() == plan.campaigns()
+    assert (first.computed, first.skipped) == (len(K.plan(MICRO)) + 1, 0) and first.records == store.count()
+    again = run(plan, store)
+    assert (again.computed, again.skipped, again.records) == (0, len(K.plan(MICRO)) + 1, 0)
 
 
 def test_bad_preset_is_one_line(capsys):

@@ -20,7 +20,9 @@ import pytest
 from theory.errors import InvalidInput
 from theory.verdicts import Verdict
 from verification.cli import main
+from verification.chunk_marks import UNVERIFIABLE
 from verification.store import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, Record, ResultStore
+from verification.store_file import SCHEMA_V1
 
 ATTNBOUNDS = Path(sys.executable).with_name("attnbounds")
 REPO = Path(__file__).resolve().parents[2]
@@ -94,7 +96,7 @@ def foreign_app(tmp_path: Path) -> Path:
 def old_schema(tmp_path: Path) -> Path:
     """An unstamped store of an older layout: records without dtype, no summaries table."""
     p = tmp_path / "old.db"
-    old = SCHEMA.replace("    dtype      TEXT,\n", "")
+    old = SCHEMA_V1.replace("    dtype      TEXT,\n", "")
     old = old[:old.index("CREATE TABLE IF NOT EXISTS summaries")]
     assert "dtype" not in old and "summaries" not in old
     con = sqlite3.connect(p)
@@ -194,7 +196,8 @@ def test_a_new_store_is_stamped(tmp_path):
 
 
 def unstamped(db: Path, schema: str) -> Path:
-    """A store as attnbounds wrote it before the stamp: ``schema``'s tables, WAL, one chunk mark."""
+    """A store as attnbounds wrote it before the stamp: ``schema``'s tables (version 1's), WAL, one
+    chunk mark (without a digest: version 1 had none)."""
     con = sqlite3.connect(db)
     con.executescript(schema)
     con.execute("PRAGMA journal_mode=WAL")
@@ -205,32 +208,35 @@ def unstamped(db: Path, schema: str) -> Path:
 
 
 def test_a_store_made_before_the_stamp_is_read_as_it_is_and_stamped_on_writing(tmp_path):
-    """Today's tables without the stamp (what attnbounds wrote before it) are today's schema."""
-    db = unstamped(tmp_path / "legacy.db", SCHEMA)
+    """Version 1's tables without the stamp (what attnbounds wrote before it) are read as they are
+    (its mark has no digest: unverifiable, so not done) and upgraded by the first open for writing."""
+    db = unstamped(tmp_path / "legacy.db", SCHEMA_V1)
     before = sha(db)
     with ResultStore(db, readonly=True) as s:
-        assert s.done_chunks("camp") == {"c0"}
+        assert s.done_chunks("camp") == set() and s.chunk_check("camp").problems == {"c0": UNVERIFIABLE}
     assert sha(db) == before
     with ResultStore(db) as s:
-        assert s.done_chunks("camp") == {"c0"}
+        assert s.done_chunks("camp") == set()
         s.write_chunk("camp", "c1", recs(1, 1))
+        assert s.done_chunks("camp") == {"c1"} and set(s.chunk_check("camp").problems) == {"c0"}
     with sqlite3.connect(db) as con:
         assert con.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
 
 
 def test_a_store_from_before_chunk_summaries_is_read_and_upgraded(tmp_path):
     """The layout attnbounds wrote before the summaries table (records and chunks as today's) is
     its own: read as it is, and the first open for writing adds the table and the stamp."""
-    db = unstamped(tmp_path / "pre-summaries.db", SCHEMA[:SCHEMA.index("CREATE TABLE IF NOT EXISTS summaries")])
+    db = unstamped(tmp_path / "pre-summaries.db", SCHEMA_V1[:SCHEMA_V1.index("CREATE TABLE IF NOT EXISTS summaries")])
     before = sha(db)
     with ResultStore(db, readonly=True) as s:
-        assert s.done_chunks("camp") == {"c0"} and list(s.summaries("camp")) == []
+        assert s.done_chunks("camp") == set() and list(s.summaries("camp")) == []
+        assert s.chunk_check("camp").problems == {"c0": UNVERIFIABLE}
     assert sha(db) == before
     with ResultStore(db) as s:
         s.write_chunk("camp", "c1", recs(1, 1), summaries={"dobrushin.factor": {"n": 1}})
     with ResultStore(db, readonly=True) as s:
-        assert [r["chunk"] for r in s.summaries("camp")] == ["c1"] and s.done_chunks("camp") == {"c0", "c1"}
+        assert [r["chunk"] for r in s.summaries("camp")] == ["c1"] and s.done_chunks("camp") == {"c1"}
     with sqlite3.connect(db) as con:
         assert con.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
 

@@ -11,6 +11,7 @@ from verification import campaign
 from verification.campaign import Chunk
 from verification.cli import main
 from verification.report.part import MissingCampaign
+from verification.stress.checks import Plan
 from verification.stress.paper import paper_part
 from verification.stress.checks.plan import StressPlan, draw, parse_chunk, regenerate
 from verification.stress.checks.search import (descend, hypothesis_search, matrix_of, scorer,
@@ -183,21 +184,71 @@ def test_command_runs_resumes_and_refuses_bad_arguments(tmp_path, capsys):
         assert "no CUDA device" in capsys.readouterr().err
 
 
+def test_help_gives_each_theorems_own_defaults(monkeypatch, capsys):
+    """``stress --help`` states every theorem's default families, sizes and layer counts, read
+    from the plans' table (issue 48: it gave dobrushin.product's to every theorem)."""
+    from verification.stress.checks import SIZES
+    from verification.stress.checks.plan import THEOREMS
+
+    import argparse
+
+    from verification.cli import build_parser
+
+    monkeypatch.setenv("COLUMNS", "100000")        # the help as printed, one line per option
+    assert main(["stress", "--help"]) == 0
+    assert capsys.readouterr().out.count("default per theorem: ") == 3
+    sub = next(a for a in build_parser(["stress"])._actions if isinstance(a, argparse._SubParsersAction))
+    lines = {a.option_strings[0]: a.help for a in sub.choices["stress"]._actions if a.option_strings}
+    for option, value in (("--family", lambda spec: ",".join(spec.families)),
+                          ("--sizes", lambda spec: ",".join(map(str, spec.sizes))),
+                          ("--layers", lambda spec: ",".join(map(str, spec.layers)))):
+        shown = lines[option].split("default per theorem: ", 1)[1].rstrip(")")
+        entries = dict(e.rsplit(": ", 1) for e in shown.split("; "))
+        said = {th.strip(): v for ths, v in entries.items() for th in ths.split(",")}
+        want = {th: value(spec) for th, spec in THEOREMS.items() if value(spec)}
+        if option == "--sizes":
+            want["with --search"] = ",".join(map(str, SIZES))
+        assert said == want, option
+    assert said == {"dobrushin.rollout": "2,4,12"}
+    assert said != {th: "4,16" for th in THEOREMS}             # the planted old help, for contrast
+    assert "rounded up to whole chunks" in lines["--instances"] and "how many" in lines["--instances"]
+
+
+def test_the_run_says_how_many_instances_the_rounding_gives(tmp_path, capsys):
+    """``--instances 1`` runs one whole chunk per cell: the first line of the run says so, with the
+    count the chunks hold (the number the run then checks); an exact count prints no such line."""
+    db, out = str(tmp_path / "s.db"), str(tmp_path / "out")
+    base = ["stress", "dobrushin.factor", "--family", "dirichlet", "--sizes", "3,32", "--db", db, "--out", out]
+    assert main(base + ["--instances", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("--instances 1: rounded up to whole chunks: 14,096 instances in 2 chunks (1 family x 2 sizes "
+                        "= 2 cells, 1 asked of each; a chunk holds 10,000 at n = 3; 4,096 at n = 32)")
+    assert "14,096 instances in" in " ".join(lines[1:])          # and that is what ran
+    plan = StressPlan("dobrushin.factor", ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4"),
+                      (2, 3, 4, 5, 8, 16, 32, 64), instances=1)
+    assert plan.rounding().startswith("--instances 1: rounded up to whole chunks: 260,480 instances in 32 chunks "
+                                      "(4 families x 8 sizes = 32 cells")
+    exact = ["stress", "dobrushin.factor", "--family", "dirichlet", "--sizes", "3", "--instances", "10000",
+             "--db", db, "--out", out]
+    assert main(exact) == 0                                       # one whole chunk: nothing to say
+    assert "rounded up" not in capsys.readouterr().out
+
+
 def test_paper_part_reads_the_store(store, small_stress_section):
     plans = small_stress_section()
     with pytest.raises(MissingCampaign, match="attnbounds stress dobrushin.factor"):
-        paper_part(store)
+        paper_part(store, Plan.for_verify(0, False))
     plan = plans["dobrushin.factor"]
     campaign.run(store, plan.campaign, stress_chunks(plan), progress=False)
     with pytest.raises(MissingCampaign, match="--search"):
-        paper_part(store)
+        paper_part(store, Plan.for_verify(0, False))
     campaign.run(store, search_campaign("dobrushin.factor", 0), [Chunk("n3/b40", search_chunk,
                                                                        ("dobrushin.factor", 3, 40, 0))], progress=False)
     with pytest.raises(MissingCampaign, match="dobrushin.rollout"):
-        paper_part(store)
+        paper_part(store, Plan.for_verify(0, False))
     rollout = plans["dobrushin.rollout"]
     campaign.run(store, rollout.campaign, plan_chunks(rollout), progress=False)
-    part = paper_part(store)
+    part = paper_part(store, Plan.for_verify(0, False))
     assert part.macros["StressInstances"] == 10_000 and part.macros["StressViolated"] == "0"
     assert part.tables[0].frame["instances"].tolist() == [10_000]
     assert part.macros["StressSearchBudget"] == "40" and int(part.macros["StressSearchFound"]) >= 1
@@ -212,14 +263,14 @@ def test_paper_part_ignores_other_runs_in_the_same_store(store, small_stress_sec
         campaign.run(store, plan.campaign, plan_chunks(plan), progress=False)
     search = search_campaign("dobrushin.factor", 0)
     campaign.run(store, search, [Chunk("n3/b40", search_chunk, ("dobrushin.factor", 3, 40, 0))], progress=False)
-    clean = paper_part(store)
+    clean = paper_part(store, Plan.for_verify(0, False))
     other = StressPlan("dobrushin.factor", ("hard",), (5,), instances=10_000)           # other cells
     bigger = StressPlan("dobrushin.factor", ("dirichlet",), (3,), instances=30_000)     # the same cells, extended
     assert other.campaign != plans["dobrushin.factor"].campaign == bigger.campaign
     for plan in (other, bigger):
         campaign.run(store, plan.campaign, stress_chunks(plan), progress=False)
     campaign.run(store, search, [Chunk("n4/b60", search_chunk, ("dobrushin.factor", 4, 60, 0))], progress=False)
-    mixed = paper_part(store)
+    mixed = paper_part(store, Plan.for_verify(0, False))
     assert mixed.macros == clean.macros
     for a, b in zip(clean.tables, mixed.tables):
         assert a.frame.equals(b.frame)
@@ -290,3 +341,75 @@ def test_samplers_name_their_campaigns_and_regenerate_their_instances(theorem):
     assert not np.array_equal(mats["counter"], mats["numpy"])
     with pytest.raises(ValueError, match="numpy's generator only"):
         StressPlan("dobrushin.rollout", ("dirichlet",), (4,), instances=10, sampler="counter")
+
+
+@pytest.mark.parametrize("sampler, words", [("counter", "Philox4x32-10 counter-based sampler"),
+                                            ("numpy", "numpy default_rng seeded by SeedSequence")])
+def test_a_tables_provenance_names_the_sampler_that_drew_it(tmp_path, capsys, sampler, words):
+    out = tmp_path / "out"
+    assert main(["stress", "dobrushin.factor", "--family", "dirichlet", "--sizes", "3", "--instances", "10",
+                 "--sampler", sampler, "--db", str(tmp_path / "s.db"), "--out", str(out)]) == 0
+    md = (out / "tables" / "stress-factor.md").read_text()
+    prov = next(line for line in md.splitlines() if line.startswith("_Provenance"))
+    other = {"counter": "numpy default_rng", "numpy": "Philox"}[sampler]
+    assert words in prov and other not in prov
+
+
+def _replan(command: str) -> Plan:
+    """The plan the command line ``command`` runs (``stress``'s ``Plan.from_args``, the ``verify``
+    section's ``Plan.for_verify``)."""
+    import shlex
+
+    from verification.cli import build_parser
+
+    argv = shlex.split(command)[1:]
+    args = build_parser(argv).parse_args(argv)
+    return Plan.for_verify(args.seed, args.full) if argv[0] == "verify" else Plan.from_args(args)
+
+
+@pytest.mark.parametrize("argv", [["dobrushin.factor", "--families", "dirichlet", "--sizes", "5", "--instances", "20000"],
+                                  ["dobrushin.factor", "--instances", "320000", "--seed", "2"],
+                                  ["dobrushin.factor", "--sampler", "numpy", "--instances", "50"],
+                                  ["dobrushin.rollout", "--layers", "3", "--sizes", "4", "--instances", "30"],
+                                  ["dobrushin.product.causal", "--instances", "7"],
+                                  ["dobrushin.factor", "--search", "--budget", "40", "--sizes", "3"]])
+def test_a_stress_command_lines_plan_is_reproduced_by_its_command(argv):
+    """``plan.command()`` of a plan of ``attnbounds stress ...`` plans it again: the short line for
+    the theorem's default cells and sampler, every option otherwise (a sweep of other cells named by
+    the short line would be the default cells' campaign: the planted contrast)."""
+    plan = _replan(" ".join(["attnbounds", "stress"] + argv))
+    assert _replan(plan.command()) == plan, plan.command()
+    for sweep in plan.sweeps:
+        spec = sweep.spec
+        short = f"attnbounds stress {sweep.theorem} --instances {sweep.instances} --seed {sweep.seed}"
+        assert (sweep.command() == short) == ((sweep.families, sweep.sizes, sweep.layers) ==
+                                             (spec.families, spec.sizes, spec.layers) and "--sampler" not in argv)
+        assert _replan(short).sweeps[0].campaign != sweep.campaign or sweep.command() == short
+    prov = plan.provenance()
+    assert prov["seed"] == plan.seed and prov["preset"] == "custom"
+    assert all(s.theorem in prov and f"{s.theorem} sampler" in prov for s in plan.sweeps)
+    assert ("search" in prov) == (plan.search is not None)
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_the_main_jobs_stress_plan_is_the_verify_section(full):
+    plan = Plan.for_verify(5, full)
+    assert plan.command() == "attnbounds verify --only stress --seed 5" + (" --full" if full else "")
+    assert _replan(plan.command()) == plan and (plan.seed, plan.full) == (5, full)
+    prov = plan.provenance()
+    assert prov["preset"] == ("full" if full else "quick")
+    # the sampler of each sweep, as its campaign's version names it
+    assert prov["dobrushin.factor sampler"].startswith("Philox4x32-10")
+    assert prov["dobrushin.rollout sampler"].startswith("numpy default_rng")
+
+
+def test_run_returns_what_each_campaign_did(store):
+    from verification.plan import RunResult
+    from verification.stress.checks import Search, run
+
+    plan = Plan((SMALL,), Search("dobrushin.factor", (3,), 40))
+    first, again = run(plan, store), run(plan, store)
+    assert isinstance(first, RunResult) and first.family == "stress"
+    assert first.names() == plan.campaigns() == (SMALL.campaign, plan.search.campaign)
+    assert first.computed == len(SMALL.chunk_keys()) + 1 and first.records > 0
+    assert (again.computed, again.skipped) == (0, len(SMALL.chunk_keys()) + 1)

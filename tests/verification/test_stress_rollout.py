@@ -120,6 +120,7 @@ def test_command_runs_resumes_and_refuses_bad_arguments(tmp_path, capsys):
 
 def test_paper_part_needs_the_rollout_campaign(store, small_stress_section):
     from verification.campaign import Chunk
+    from verification.stress.checks import Plan
     from verification.stress.paper import paper_part
     from verification.stress.checks.search import search_campaign, search_chunk
 
@@ -129,10 +130,10 @@ def test_paper_part_needs_the_rollout_campaign(store, small_stress_section):
     campaign.run(store, search_campaign("dobrushin.factor", 0),
                  [Chunk("n3/b40", search_chunk, ("dobrushin.factor", 3, 40, 0))], progress=False)
     with pytest.raises(MissingCampaign, match="stress.dobrushin.rollout.*attnbounds stress dobrushin.rollout"):
-        paper_part(store)                        # the prose quotes the rollout sweep: it must be stored
+        paper_part(store, Plan.for_verify(0, False))     # the prose quotes the rollout sweep: it must be stored
     plan = plans["dobrushin.rollout"]
     campaign.run(store, plan.campaign, stress_chunks(plan), progress=False)
-    part = paper_part(store)
+    part = paper_part(store, Plan.for_verify(0, False))
     body = next(store.summaries(plan.campaign))["body"]
     assert part.macros["StressRolloutInstances"] == body["n"]
     assert part.macros["StressRolloutHolds"] == 2 * body["n"]   # steps 2, 3: strict

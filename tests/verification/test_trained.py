@@ -225,7 +225,7 @@ def slots_are_matched_and_independent(sizes, slots):
 
 
 def test_baseline_slots_match_sizes_and_never_share_a_sample():
-    from verification.trained.checks import baseline_slots
+    from verification.measure.baselines import baseline_slots
 
     sizes = {"all": {("a", "1"): 5, ("b", "2"): 5, ("c", "3"): 7}, "content": {("a", "1"): 3, ("b", "2"): 5}}
     slots = baseline_slots(sizes)
@@ -241,16 +241,16 @@ def test_baseline_slots_match_sizes_and_never_share_a_sample():
 
 def test_baseline_records_are_exact_d1_verdicts_on_matrices_of_the_slot_size():
     from numerics.sources.random import generator, sample
-    from verification.trained.checks import BASELINE_CHUNK_OFFSET, baseline_chunk
+    from verification.measure.baselines import TRAINED, baseline_records
 
     for family in ("dirichlet", "softmax-T4"):
-        recs = baseline_chunk(family, 3, 1, 12, 0)
-        A = sample(family, 3, 12, generator(0, family, 3, BASELINE_CHUNK_OFFSET + 1))
+        recs = baseline_records(TRAINED, family, 3, 1, 12, 0)
+        A = sample(family, 3, 12, generator(0, family, 3, TRAINED.offset + 1))
         assert [r.provenance["n"] for r in recs] == [3] * 12
         verdicts = [r.verdict.value == "tight" for r in recs]
         assert verdicts == [d1_by_definition(a)[0] for a in A]
         assert 0 < sum(verdicts) < 12                                 # both kinds occur at n = 3
-        planted = sample(family, 4, 12, generator(0, family, 4, BASELINE_CHUNK_OFFSET + 1))
+        planted = sample(family, 4, 12, generator(0, family, 4, TRAINED.offset + 1))
         assert verdicts != [d1_by_definition(a)[0] for a in planted]  # another size: other verdicts
 
 
@@ -295,7 +295,7 @@ def test_source_table_counts_each_source_and_the_pool_with_matched_baselines():
 
 
 def test_a_missing_random_sample_is_an_error_not_a_gap():
-    from verification.trained.report import baseline_share
+    from verification.measure.baselines import baseline_share
 
     with pytest.raises(KeyError, match="dirichlet/n5/c0"):
         baseline_share({}, {("a", "1"): (5, 0)}, [("a", "1")], "dirichlet")
@@ -305,10 +305,10 @@ def test_median_interval_is_seeded_and_brackets_the_median():
     from verification.trained.report import median_interval
 
     x = [0.0] * 30 + [100.0] * 20 + list(np.linspace(1, 2, 9))
-    m, (lo, hi) = median_interval(x, seed=3)
+    m, (lo, hi) = median_interval(x, bootstrap_seed=3)
     assert m == float(np.median(x)) and lo <= m <= hi
-    assert median_interval(x, seed=3) == (m, (lo, hi))                  # fixed seed: reproducible
-    _, (mlo, mhi) = median_interval(x, seed=3, statistic=np.mean)      # planted: the mean resampled
+    assert median_interval(x, bootstrap_seed=3) == (m, (lo, hi))        # fixed seed: reproducible
+    _, (mlo, mhi) = median_interval(x, bootstrap_seed=3, statistic=np.mean)   # planted: the mean resampled
     assert not mlo <= m <= mhi
     assert median_interval([None, 2.0], 0) == (2.0, (pytest.approx(float("nan"), nan_ok=True),) * 2) or \
         np.isnan(median_interval([None, 2.0], 0)[1][0])
@@ -323,11 +323,12 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
     from verification.store import ResultStore
     from verification.testing.fakes import causal_standin
     from verification.measure.attention import chunk_key, instance_records
-    from verification.trained.checks import baseline_campaign
+    from verification.trained.checks import Plan, baseline_campaign
     from verification.trained.checks import measure_baselines
     from verification.measure.text import campaign_prefix, main_inputs
     from verification.trained.paper import paper_part
 
+    plan = Plan.for_verify(0, False)
     with ResultStore(tmp_path / "r.db") as s:
         names = {}
         for m, T in (("minilm", 5), ("smollm2", 7), ("gemma3", 6), ("antiberty", 8)):   # other token counts
@@ -335,14 +336,14 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
             campaign.run(s, names[m], [campaign.Chunk(chunk_key(main_inputs(m, False)[0]), instance_records,
                                                       (causal_standin(T=T, L=2, H=1, model=m),))], progress=False)
         with pytest.raises(MissingCampaign) as err:
-            paper_part(s, 0, False)
+            paper_part(s, plan)
         assert err.value.campaign == baseline_campaign(0)
         measure_baselines(s, names["minilm"], None, 0)
         with pytest.raises(MissingCampaign):
-            paper_part(s, 0, False)
+            paper_part(s, plan)
         for m in ("smollm2", "gemma3", "antiberty"):
             measure_baselines(s, names[m], None, 0)
-        macros = paper_part(s, 0, False).macros
+        macros = paper_part(s, plan).macros
         drawn = [r for r in s.records(campaign=baseline_campaign(0)) if r["chunk"] == "dirichlet/n5/c0"]
     assert macros["MiniLMPooledInputs"] == "1" and macros["MiniLMSources"] == "1"
     assert macros["MiniLMLicensesInputs"] == "0"
@@ -432,3 +433,84 @@ def test_cli_rollout_on_the_new_embedded_models_stores_per_head_records(tmp_path
     assert all(r["extra"]["float32"] in ("tight", "holds", "violated") for r in alltok)
     if m.causal:                                  # Gemma: every verdict forced tight (causal corollary)
         assert all(r["verdict"] == "tight" for r in heads)
+
+
+# -- the plan: one object from the command line to the paper (issue 49) ------------------------------
+
+def _parsed(line):
+    """``attnbounds ...`` parsed by the CLI's own parser (nothing run)."""
+    import shlex
+
+    from verification.cli import build_parser
+
+    words = shlex.split(line)[1:]
+    return build_parser(words).parse_args(words + ["--db", ":memory:"])
+
+
+def test_the_plans_command_line_plans_it_again():
+    """``plan.command()`` is the main job's line for the main job's plan, and otherwise the rollout
+    line that, parsed by the CLI, gives the same plan (a planted line without one option does not)."""
+    from verification.measure.text import rollout_command
+    from verification.trained.checks import Plan
+
+    assert Plan.for_verify(0, False).command() == "attnbounds verify --only trained --seed 0"
+    assert Plan.for_verify(3, True).command() == "attnbounds verify --only trained --seed 3 --full"
+    plans = [Plan.from_args(_parsed(line)) for line in (
+        "attnbounds rollout --model antiberty --limit 24 --max-tokens 128",
+        "attnbounds rollout --model minilm",
+        "attnbounds rollout --model '/data/my model' --texts '/data/a b.txt' --limit 5 --allow-pickle --seed 4 --full")]
+    assert plans[0].command() == rollout_command("antiberty", False)       # the line the paper prints today
+    for plan in plans:
+        assert not plan.is_main() and Plan.from_args(_parsed(plan.command())) == plan, plan.command()
+    planted = plans[2].command().replace(" --full", "")
+    assert Plan.from_args(_parsed(planted)) != plans[2]
+
+
+def test_the_plans_provenance_is_flat_and_names_no_path():
+    from verification.plan import Plan as PlanProtocol, provenance_line
+    from verification.trained.checks import Plan
+
+    assert isinstance(Plan.for_verify(0, False), PlanProtocol) and Plan.for_verify(0, True).full is True
+    prov = Plan.for_verify(0, False).provenance()
+    assert provenance_line(prov).startswith("seed 0; preset quick; models minilm")
+    assert prov == {"seed": 0, "preset": "quick", "models": "minilm, smollm2, gemma3, antiberty",
+                    "corpora": "default, default, default, antibody-v-genes", "inputs": "120, 12, 12, 24",
+                    "max tokens": "128, 128, 128, 128", "baselines": "trained-baseline-v1-seed0-m10"}
+    user = Plan.from_args(_parsed("attnbounds rollout --model /data/x/model --texts /data/t.txt --full")).provenance()
+    assert user["preset"] == "full" and user["models"] == "model" and user["corpora"] == "t.txt"
+    assert not any("/data" in str(v) for v in user.values())
+
+
+def test_the_paper_reads_the_main_jobs_plan_only(tmp_path):
+    """A rollout run's plan (``paper --from "rollout ..."``) is refused in one line naming its
+    command, before the store is read; the main job's plan at any seed is read."""
+    from theory.errors import InvalidInput
+    from verification.report.part import MissingCampaign
+    from verification.store import ResultStore
+    from verification.trained import paper
+    from verification.trained.checks import Plan
+
+    user = Plan.from_args(_parsed("attnbounds rollout --model minilm --limit 120 --max-tokens 128"))
+    with ResultStore(tmp_path / "r.db") as s:
+        for fn in (paper.paper_part, paper.needs):
+            with pytest.raises(InvalidInput, match="attnbounds rollout --model minilm"):
+                fn(s, user)
+        with pytest.raises(MissingCampaign, match="--seed 2"):
+            paper.paper_part(s, Plan.for_verify(2, False))
+        assert {n.command for n in paper.needs(s, Plan.for_verify(2, True))} == \
+            {"attnbounds verify --only trained --seed 2 --full"}
+
+
+def test_run_returns_what_ran_and_a_rerun_skips_it(store, tmp_path):
+    from verification.plan import RunResult
+    from verification.trained.checks import ModelRun, Plan, baseline_campaign, run
+
+    texts = tmp_path / "t.txt"
+    texts.write_text(TEXTS[0] + "\n")
+    plan = Plan((ModelRun("minilm", str(texts), 1, 16),), 0)
+    first = run(plan, store)
+    assert isinstance(first, RunResult) and first.family == "trained"
+    assert set(first.names()) == set(plan.campaigns()) and baseline_campaign(0) in first.names()
+    assert first.computed > 1 and first.skipped == 0 and first.records == store.count()
+    again = run(plan, store)
+    assert (again.computed, again.skipped, again.records) == (0, first.computed, 0)

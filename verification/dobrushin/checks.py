@@ -25,6 +25,7 @@ from numerics.dobrushin.batch import NAMES, check_batch, check_factor
 from numerics.dobrushin.causal_share import minimiser_count, predicted_share, predicted_tight
 from numerics.sources.random import DISTRIBUTIONS, GENERATOR, generator, sample
 from verification import campaign
+from verification.plan import RunResult, recording
 from verification.report.stats import agreement_normal
 from verification.store import Record, outcome_record
 
@@ -68,6 +69,29 @@ class Plan:
 
     def campaigns(self) -> tuple[str, ...]:
         return (self.campaign,) + ((self.causal_campaign,) if self.causal_sizes() else ())
+
+    def command(self) -> str:
+        """The command line that reproduces the plan: the main job's section for its plan, else the
+        ``dobrushin`` subcommand with its cells.
+
+        >>> Plan.for_verify(0, True).command()
+        'attnbounds verify --only dobrushin --seed 0 --full'
+        >>> Plan(families=("dirichlet", "causal"), sizes=(3,), seed=4).command()
+        'attnbounds dobrushin --families dirichlet,causal --sizes 3 --seed 4'
+        """
+        if self == Plan.for_verify(self.seed, self.full):
+            return f"attnbounds verify --only dobrushin --seed {self.seed}" + (" --full" if self.full else "")
+        return (f"attnbounds dobrushin --families {','.join(self.families)} --sizes {','.join(map(str, self.sizes))} "
+                f"--seed {self.seed}" + (" --full" if self.full else ""))
+
+    def provenance(self) -> dict[str, Any]:
+        """Seed, preset, cells, sampler and chunk size (:func:`verification.plan.provenance_line`).
+
+        >>> Plan(families=("dirichlet",), sizes=(2, 3)).provenance()["sizes"]
+        '2,3'
+        """
+        return {"seed": self.seed, "preset": "full" if self.full else "quick", "families": ",".join(self.families),
+                "sizes": ",".join(map(str, self.sizes)), "sampler": GENERATOR, "chunk": CHUNK}
 
     def causal_sizes(self) -> tuple[int, ...]:
         """The sizes of the causal-share check: the plan's n <= :data:`CAUSAL_MAX_N`, when it has the
@@ -157,11 +181,13 @@ def causal_share_chunk(n: int, draws: int, seed: int) -> list[Record]:
                "margin": CAUSAL_MARGIN, "p_equivalent": a["p"], "p_different": a["p_outside"], "mde": a["mde"]})]
 
 
-def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> campaign.CampaignResult:
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
     """Check every chunk of ``plan`` not yet in ``store`` (and its causal-share check); a violated
-    proved theorem stops loudly."""
-    if plan.causal_sizes():
-        campaign.run(store, plan.causal_campaign, plan.causal_chunks(), executor=executor, console=console,
-                     description="causal D2: measured share against the condition's prediction")
-    return campaign.run(store, plan.campaign, plan.chunks(), executor=executor, console=console,
-                        description="D1/D2 on random families")
+    proved theorem stops loudly. What each campaign did (:class:`verification.plan.RunResult`)."""
+    with recording("dobrushin") as result:
+        if plan.causal_sizes():
+            campaign.run(store, plan.causal_campaign, plan.causal_chunks(), executor=executor, console=console,
+                         description="causal D2: measured share against the condition's prediction")
+        campaign.run(store, plan.campaign, plan.chunks(), executor=executor, console=console,
+                     description="D1/D2 on random families")
+    return result

@@ -1,7 +1,8 @@
 """The Dobrushin family's part of the paper: Theorems D1/D2 on random row-stochastic matrices,
 read from the stored campaign only (:func:`verification.dobrushin.report.tally`; never recomputed),
-and there only the chunks of the main job's plan (other families or sizes a user stored in the same
-campaign with ``attnbounds dobrushin`` are never read).
+and there only the chunks of the plan it is given (the main job's, or a user's through ``attnbounds
+paper --from "dobrushin ..."``: other families or sizes stored in the same campaign are never read);
+every command it prints is the plan's ``command()``.
 
 Tables: ``dobrushin-d1-share`` and ``dobrushin-d2-share`` (share of instances with exact equality,
 family x n), ``dobrushin-summary`` (per family: instances, ranges of the shares, smallest strict
@@ -27,19 +28,10 @@ LABELS = {"dirichlet": "Dirichlet(1)", "softmax-T0.25": "softmax T=0.25", "softm
           "causal": "causal softmax"}
 
 
-def command(seed: int, full: bool, plan: Any = None) -> str:
-    """The command that fills the main job's campaign, or ``plan``'s (``--from``)."""
-    if plan is not None and plan != Plan.for_verify(seed, full):
-        return (f"attnbounds dobrushin --families {','.join(plan.families)} --sizes {','.join(map(str, plan.sizes))} "
-                f"--seed {plan.seed}" + (" --full" if plan.full else ""))
-    return f"attnbounds verify --only dobrushin --seed {seed}" + (" --full" if full else "")
-
-
-def needs(store: Any, seed: int = 0, full: bool = False, plan: Any = None) -> list[Need]:
-    """The main job's random-matrix campaign (or ``plan``'s: ``attnbounds paper --from "dobrushin
-    ..."``) and every chunk of that plan (:meth:`Plan.chunks`)."""
-    cmd = command(seed, full, plan)
-    plan = plan or Plan.for_verify(seed, full)
+def needs(store: Any, plan: Plan) -> list[Need]:
+    """The campaigns of ``plan`` (the main job's, or a user's: ``attnbounds paper --from "dobrushin
+    ..."``) and every chunk of that plan (:meth:`Plan.chunks`), filled by ``plan.command()``."""
+    cmd = plan.command()
     out = [Need("dobrushin", plan.campaign, frozenset(c.key for c in plan.chunks()), cmd)]
     if plan.causal_sizes():
         out.append(Need("dobrushin", plan.causal_campaign, frozenset(c.key for c in plan.causal_chunks()), cmd))
@@ -94,14 +86,12 @@ def _curve(acc: dict, num: str, den: str, ylabel: str):
     return draw
 
 
-def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) -> Part:
-    """Tables, figures and macros of the random-matrix campaign (see the module docstring), of the
-    main job's plan or of ``plan`` (``--from``)."""
+def paper_part(store: Any, plan: Plan) -> Part:
+    """Tables, figures and macros of ``plan``'s random-matrix campaign (see the module docstring):
+    the main job's plan, or a user's (``--from``)."""
     import pandas as pd
 
-    cmd = command(seed, full, plan)
-    plan = plan or Plan.for_verify(seed, full)
-    seed = plan.seed
+    cmd = plan.command()
     # exactly the main job's chunks: a user's `attnbounds dobrushin --families ... --sizes ...` run
     # stores other families / sizes in the same campaign, which the paper never reads
     keys = {c.key for c in plan.chunks()}
@@ -109,7 +99,7 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) 
     if not acc:
         raise MissingCampaign(plan.campaign, cmd)
     part = Part("dobrushin", commands=[cmd])
-    prov = (f"campaign {plan.campaign}; numpy default_rng seeded by SeedSequence([{seed}, family, n, chunk]); "
+    prov = (f"campaign {plan.campaign}; numpy default_rng seeded by SeedSequence([{plan.seed}, family, n, chunk]); "
             f"chunks of {CHUNK}; verdicts exact (Fraction), never by tolerance")
 
     for (f, n), a in acc.items():
@@ -196,13 +186,13 @@ CAUSAL_PAPER_COLUMNS = ["$n$", "tight (campaign)", r"predicted $\pi_n^2$", "bino
                         "tight (check)", "verdicts predicted", "agreement"]
 
 
-def _causal(part: Part, store: Any, plan: Any, acc: dict) -> None:
+def _causal(part: Part, store: Any, plan: Plan, acc: dict) -> None:
     """The causal-D2 prediction (table ``dobrushin-causal-share``) and the numbers the prose quotes."""
     from verification.dobrushin.checks import CAUSAL_MARGIN
 
     table = causal_table(store, plan, acc)
     if not len(table.frame):
-        raise MissingCampaign(plan.causal_campaign, command(plan.seed, plan.full, plan))
+        raise MissingCampaign(plan.causal_campaign, plan.command())
     frame = table.frame.drop(columns=["pairs (campaign)", "pairs (check)"]).set_axis(CAUSAL_PAPER_COLUMNS, axis=1)
     frame["agreement"] = [v.split(" (")[0] for v in frame["agreement"]]
     pairs = ", ".join(sorted({str(v) for v in table.frame["pairs (campaign)"]}))

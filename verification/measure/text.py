@@ -1,6 +1,8 @@
 """The main job's text-model campaigns, which the trained family runs and the modalities family
 reads (MiniLM cut to the token counts of the vision and tabular models): their settings, the
-inputs measured, the campaign names up to the model's fingerprint, and the lookup in the store.
+inputs measured, the campaign names up to the model's fingerprint, the lookup in the store, and
+the command lines that fill them (:func:`trained_command`, the main job's; :func:`rollout_line`,
+one model's run), written here once for both families.
 
 The campaign of a model is found by its settings (``trained-v3:<model>:<corpus>:max<T>:r0.5:mean:
 w<fingerprint>``, T = 128 quick, 512 full; the corpus ``pydoc+doc+lic`` for the text models,
@@ -25,7 +27,6 @@ from verification.report.part import MissingCampaign, Need, resolve
 QUICK = {"minilm": dict(limit=120, max_tokens=128), "smollm2": dict(limit=12, max_tokens=128),
          "gemma3": dict(limit=12, max_tokens=128), "antiberty": dict(limit=24, max_tokens=128)}
 FULL = dict(limit=300, max_tokens=512)   # every model, `attnbounds verify --full`
-FULL_TOKENS = FULL["max_tokens"]
 CORPUS = DEFAULT_NAME                                        # the default corpus (numerics.sources.corpus)
 CORPORA = {"antiberty": ANTIBODY_NAME}                       # a model's own corpus (default: CORPUS)
 
@@ -40,25 +41,56 @@ def texts_of(name: str) -> Optional[str]:
     return CORPORA.get(name)
 
 
-def command(seed: int, full: bool) -> str:
+def settings(name: str, full: bool) -> dict:
+    """``{limit, max_tokens}`` of ``name`` in the main job's quick (``full``: full) plan."""
+    return dict(FULL if full else QUICK[name])
+
+
+def trained_command(seed: int, full: bool) -> str:
+    """The command that fills the main job's text-model campaigns (what a refusal names; the
+    trained plan's :meth:`~verification.trained.checks.Plan.command` for its main-job plan).
+
+    >>> trained_command(0, True)
+    'attnbounds verify --only trained --seed 0 --full'
+    """
     return f"attnbounds verify --only trained --seed {seed}" + (" --full" if full else "")
 
 
+def rollout_line(model: str, texts: Optional[str] = None, limit: Optional[int] = None,
+                 max_tokens: Optional[int] = None, allow_pickle: bool = False, seed: int = 0,
+                 full: bool = False) -> str:
+    """The ``attnbounds rollout`` line of one model run (each option only when it is set; ``--seed``
+    when not 0), quoted for a shell.
+
+    >>> rollout_line("antiberty", "antibody-v-genes", 24, 128)
+    'attnbounds rollout --model antiberty --texts antibody-v-genes --limit 24 --max-tokens 128'
+    >>> rollout_line("my model/", allow_pickle=True, seed=3, full=True)
+    "attnbounds rollout --model 'my model/' --allow-pickle --seed 3 --full"
+    """
+    import shlex
+
+    words = ["attnbounds", "rollout", "--model", model]
+    words += ["--texts", texts] if texts is not None else []
+    words += ["--limit", str(limit)] if limit is not None else []
+    words += ["--max-tokens", str(max_tokens)] if max_tokens is not None else []
+    words += ["--allow-pickle"] if allow_pickle else []
+    words += ["--seed", str(seed)] if seed else []
+    words += ["--full"] if full else []
+    return " ".join(shlex.quote(w) for w in words)
+
+
 def campaign_prefix(name: str, full: bool) -> str:
-    tokens = FULL_TOKENS if full else QUICK[name]["max_tokens"]
-    return f"trained-{VERSION}:{name}:{corpus_of(name)}:max{tokens}:r{RESIDUAL}:{FUSION}:w"
+    return f"trained-{VERSION}:{name}:{corpus_of(name)}:max{settings(name, full)['max_tokens']}:r{RESIDUAL}:{FUSION}:w"
 
 
 def rollout_command(name: str, full: bool) -> str:
     """The ``attnbounds rollout`` run that measures exactly the main job's inputs of ``name``."""
-    s = FULL if full else QUICK[name]
-    texts = f" --texts {texts_of(name)}" if texts_of(name) else ""
-    return f"attnbounds rollout --model {name}{texts} --limit {s['limit']} --max-tokens {s['max_tokens']}"
+    return rollout_line(name, texts_of(name), **settings(name, full))
 
 
 def main_inputs(name: str, full: bool) -> list:
     """The texts the main job measures for ``name`` (:class:`numerics.sources.corpus.TextInput`)."""
-    return list(_inputs(texts_of(name), FULL["limit"] if full else QUICK[name]["limit"]))
+    return list(_inputs(texts_of(name), settings(name, full)["limit"]))
 
 
 @lru_cache(maxsize=8)
@@ -68,20 +100,20 @@ def _inputs(texts: Optional[str], limit: int) -> tuple:
     return tuple(load_corpus(texts, limit=limit).inputs)
 
 
-def model_need(name: str, full: bool, seed: int) -> Need:
+def model_need(name: str, full: bool, command: str) -> Need:
     """The main job's campaign of ``name``: its name up to the fingerprint, one chunk per main-job
-    input text (:func:`verification.measure.attention.chunk_key`); of several fingerprints the one
-    with the most of those chunks (:func:`verification.report.part.resolve`)."""
+    input text (:func:`verification.measure.attention.chunk_key`), filled by ``command``; of several
+    fingerprints the one with the most of those chunks (:func:`verification.report.part.resolve`)."""
     return Need("trained", campaign_prefix(name, full), frozenset(chunk_key(t) for t in main_inputs(name, full)),
-                command(seed, full), prefix=True)
+                command, prefix=True)
 
 
-def find_campaign(store: Any, name: str, full: bool, seed: int) -> tuple[str, list[dict]]:
-    """The stored campaign of ``name`` at the quick / full settings (:func:`model_need`) and its
-    records of the main job's inputs only."""
-    need = model_need(name, full, seed)
+def find_campaign(store: Any, need: Need) -> tuple[str, list[dict]]:
+    """The stored campaign of a model's ``need`` (:func:`model_need`) and its records of the need's
+    inputs only; a :class:`~verification.report.part.MissingCampaign` naming it and its command
+    when there are none."""
     camp, _ = resolve(store, need)
     records = [] if camp is None else [r for r in store.records(camp) if r["chunk"] in need.chunks]
     if not records:
-        raise MissingCampaign(need.shown(), command(seed, full))
+        raise MissingCampaign(need.shown(), need.command)
     return camp, records

@@ -17,11 +17,12 @@ at every kept checkpoint, the others at initialisation and after training.
 
 Beside the models, at the same token counts n (all tokens, and content tokens):
 
-- random baselines (:func:`run_baselines`): ``preset.baseline_count`` matrices per family of
-  :data:`BASELINE_FAMILIES` (Dirichlet rows; softmax of Gaussian logits at T = 0.25, 1, 4) and per
-  n, drawn by :mod:`numerics.sources.random` and checked by the one batched check of Theorem D1
-  (:func:`numerics.dobrushin.batch.check_factor`: float filter, exact certification of the
-  undecided); one chunk per (family, n);
+- random baselines (:func:`run_baselines`, :mod:`verification.measure.baselines`, its layout
+  :data:`~verification.measure.baselines.MODALITIES`): ``preset.baseline_count`` matrices per family of
+  :data:`verification.measure.baselines.FAMILIES` (Dirichlet rows; softmax of Gaussian logits at
+  T = 0.25, 1, 4) and per n, drawn by :mod:`numerics.sources.random` and checked by the one batched
+  check of Theorem D1 (:func:`numerics.dobrushin.batch.check_factor`: float filter, exact
+  certification of the undecided); one chunk per (family, n);
 - the text encoder at matched n (:func:`run_text`): the trained main job's MiniLM inputs
   (:func:`verification.measure.text.main_inputs`) with at least T tokens, the first
   ``preset.text_inputs`` of them cut to exactly T tokens (:class:`numerics.modalities.MatchedText`),
@@ -34,16 +35,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from theory.errors import InvalidInput
 from verification import campaign
+from verification.measure import baselines
+from verification.measure.baselines import MODALITIES
+from verification.plan import RunResult, recording
 from verification.store import Record
 
 VERSION = "v1"
 PREFIX = f"modalities-{VERSION}"
 
-
-BASELINE_FAMILIES = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4")
-BASELINE_OFFSET = 2_000_000      # chunk index of the generators: streams no other campaign draws
 TEXT_MODEL = "minilm"
 TEXT_SPECIAL = 2                 # MiniLM's special tokens in a cut input: [CLS] and [SEP]
 
@@ -153,41 +153,18 @@ def run_plan(store: Any, preset_name: str, seed: int, root: Path, console: Any =
 
 def baseline_campaign(seed: int, count: int) -> str:
     """The random baselines of one seed and sample size (every n in one campaign, a chunk per (family, n))."""
-    return f"{PREFIX}-baseline:s{seed}:m{count}"
-
-
-def baseline_key(family: str, n: int) -> str:
-    return f"{family}/n{n}"
-
-
-def baseline_records(family: str, n: int, count: int, seed: int) -> list[Record]:
-    """``count`` random n x n matrices of ``family``, Theorem D1 decided on each by the one batched
-    check (:func:`numerics.dobrushin.batch.check_factor`, exact verdicts): one record per matrix."""
-    from numerics.sources.random import GENERATOR, generator, sample
-    from numerics.dobrushin.batch import NAMES
-    from numerics.dobrushin.batch import check_factor
-
-    A = sample(family, n, count, generator(seed, family, n, BASELINE_OFFSET))
-    out = check_factor(A)
-    prov = dict(generator=GENERATOR, chunk=BASELINE_OFFSET, seed=seed, family=family, n=n, check="stress sweep")
-    return [Record("dobrushin.factor", f"{baseline_key(family, n)}/i{k}", NAMES[out["verdict"][k]],
-                   slack=float(out["slack"][k]), value=float(out["value"][k]), bound=float(out["bound"][k]),
-                   provenance=dict(prov, index=k), extra=dict(sent=bool(out["sent"][k])))
-            for k in range(count)]
+    return MODALITIES.campaign(seed, count)
 
 
 def run_baselines(store: Any, sizes: Sequence[int], count: int, seed: int, console: Any = None) -> str:
     """Check every (family, n) sample of ``sizes`` the store lacks; the campaign's name."""
-    name = baseline_campaign(seed, count)
-    campaign.run(store, name, baseline_chunks(sizes, count, seed), console=console,
-                 description="random baselines at the models' n", progress=console is not None)
-    return name
+    return baselines.run_baselines(store, MODALITIES, baselines.size_samples(sizes), count, seed, console,
+                                   description="random baselines at the models' n", progress=console is not None)
 
 
 def baseline_chunks(sizes: Sequence[int], count: int, seed: int) -> list[campaign.Chunk]:
     """One chunk per (family, n) of ``sizes`` (nothing run)."""
-    return [campaign.Chunk(baseline_key(f, n), baseline_records, (f, int(n), count, seed))
-            for f in BASELINE_FAMILIES for n in sorted(set(sizes)) if n >= 2]
+    return baselines.baseline_chunks(MODALITIES, baselines.size_samples(sizes), count, seed)
 
 
 # -- the text encoder at the models' token counts ----------------------------------------------------
@@ -267,7 +244,14 @@ class Plan:
     """A preset (tiny, quick, paper) at a base seed, its models (None: all), where its checkpoints
     go (None: :func:`checkpoint_root` of the working folder, or of the job's ``--out`` through
     :meth:`at`), and the text model cut to the models' token counts (an embedded name, an object
-    with the :class:`numerics.modalities.MatchedText` interface, or None: not measured)."""
+    with the :class:`numerics.modalities.MatchedText` interface, or None: not measured). The
+    ``--full`` plan is the paper preset (:attr:`full`); :class:`verification.plan.Plan`.
+
+    >>> Plan.for_verify(0, False).command(), Plan.for_verify(2, True).full
+    ('attnbounds modalities --preset quick --seed 0', True)
+    >>> Plan("tiny", 1, ("vit", "ft-wine")).command()
+    'attnbounds modalities --preset tiny --seed 1 --models vit,ft-wine'
+    """
 
     preset: str = "quick"
     seed: int = 0
@@ -282,10 +266,36 @@ class Plan:
     @classmethod
     def from_args(cls, args: Any) -> "Plan":
         """``attnbounds modalities [--preset | --full] [--models] [--checkpoints]``."""
+        import os
+
+        from verification.checkpoints import check_checkpoint_folder
+
         ckpt = checkpoint_root(args.out, args.checkpoints)
-        if ckpt.exists() and not ckpt.is_dir():
-            raise InvalidInput(f"--checkpoints {str(ckpt)!r} exists and is not a folder")
+        # before the store is opened: a checkpoint folder that cannot be made is refused creating nothing
+        check_checkpoint_folder(ckpt / "modalities", "--checkpoints" if args.checkpoints is not None else
+                                "ATTNBOUNDS_CHECKPOINTS" if os.environ.get("ATTNBOUNDS_CHECKPOINTS") else "--out")
         return cls("paper" if args.full else args.preset, args.seed, args.models, ckpt)
+
+    @property
+    def full(self) -> bool:
+        """Whether this is the plan of ``attnbounds verify --full`` (the paper preset)."""
+        return self.preset == "paper"
+
+    def command(self) -> str:
+        """``attnbounds modalities --preset P --seed S [--models ...]``: where the checkpoints go is
+        not in it (the campaigns are named by the weights' fingerprints, wherever they are kept), nor a
+        text model given in Python (the command measures MiniLM)."""
+        return (f"attnbounds modalities --preset {self.preset} --seed {self.seed}"
+                + (f" --models {','.join(self.models)}" if self.models else ""))
+
+    def provenance(self) -> dict[str, Any]:
+        """Seed, preset, the training seeds, the models and the text model at matched n."""
+        from numerics.modalities.presets import MODELS, PRESETS
+
+        text = self.text if self.text is None or isinstance(self.text, str) else getattr(self.text, "name", "given")
+        return {"seed": self.seed, "preset": self.preset,
+                "seeds": ", ".join(map(str, PRESETS[self.preset].seed_list(self.seed))),
+                "models": ", ".join(self.models or tuple(MODELS)), "text": "none" if text is None else text}
 
     def at(self, out_dir: str | Path) -> "Plan":
         """This plan with its checkpoints under the job's ``out_dir`` (unless it names a folder)."""
@@ -312,28 +322,30 @@ def measured_campaigns(store: Any, plan: Plan) -> list[str]:
     return out
 
 
-def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> list[Measured]:
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
     """Train (resuming) at every seed of the preset, measure (resuming), check the random baselines
-    and the text encoder at the models' token counts; what was measured."""
+    and the text encoder at the models' token counts; what ran (what was measured, checkpoint by
+    checkpoint: :func:`run_plan`)."""
     import time
 
     from numerics.modalities.presets import PRESETS
 
     p = PRESETS[plan.preset]
     root = (plan.checkpoints if plan.checkpoints is not None else checkpoint_root(".")) / "modalities"
-    t0 = time.perf_counter()
-    measured = run_plan(store, plan.preset, plan.seed, root, console, plan.models, executor)
-    t1 = time.perf_counter()
-    sizes = {m.tokens for m in measured} | {m.content for m in measured}
-    run_baselines(store, sorted(sizes), p.baseline_count, plan.seed, console)
-    t2 = time.perf_counter()
-    measure_text(store, plan, measured, console)
+    with recording("modalities") as result:
+        t0 = time.perf_counter()
+        measured = run_plan(store, plan.preset, plan.seed, root, console, plan.models, executor)
+        t1 = time.perf_counter()
+        sizes = {m.tokens for m in measured} | {m.content for m in measured}
+        run_baselines(store, sorted(sizes), p.baseline_count, plan.seed, console)
+        t2 = time.perf_counter()
+        measure_text(store, plan, measured, console)
     if console is not None:
         console.print(f"[dim]modalities ({plan.preset}): {len(measured)} checkpoints over seeds "
                       f"{list(p.seed_list(plan.seed))} in {t1 - t0:.1f} s, random baselines at n = {sorted(sizes)} in "
                       f"{t2 - t1:.1f} s, text at matched n in {time.perf_counter() - t2:.1f} s; checkpoints under "
                       f"{root}[/dim]")
-    return measured
+    return result
 
 
 def measure_text(store: Any, plan: Plan, measured: Sequence[Measured], console: Any) -> list[str]:
@@ -346,7 +358,7 @@ def measure_text(store: Any, plan: Plan, measured: Sequence[Measured], console: 
     text = plan.text
     if text is None:
         return []
-    full = plan.preset == "paper"
+    full = plan.full
     if isinstance(text, str):
         from numerics.sources.models import load_model
 

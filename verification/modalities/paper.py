@@ -3,7 +3,9 @@
 macros, read from the store only. The sentences that compare (a model's share against the random
 range at its n, against its initialisation, against MiniLM at matched n and as-is, and with depth)
 are written here from the stored numbers and their Holm-adjusted tests
-(:mod:`verification.modalities.report.seeds`), never typed in the prose.
+(:mod:`verification.modalities.report.comparisons`), never typed in the prose. The part is built
+from the modalities plan (``paper_part(store, plan)``, ``needs(store, plan)``: its preset, seed and
+models; every command it names is ``plan.command()``).
 """
 from __future__ import annotations
 
@@ -11,22 +13,29 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from verification.modalities.checks import campaign_prefix
+from theory.errors import InvalidInput
+from verification.modalities.checks import Plan, campaign_prefix
 from verification.modalities.report.stages import final, initial
-from verification.modalities.report.tables import command, load, parts
+from verification.modalities.report.tables import load, parts
 from verification.report.part import Figure, MissingCampaign, Need, Part, complete
 
 
 LABELS = {"vit": "ViT", "vit-reg": "ViT with registers", "ft-cancer": "FT-Transformer (breast cancer)",
           "ft-wine": "FT-Transformer (wine)"}
 
-def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
-    """The campaigns of the quick preset (``full``: paper preset) and their chunk keys (:func:`preset_needs`)."""
-    return preset_needs(store, "paper" if full else "quick", seed)
+
+def check_plan(plan: Plan) -> None:
+    """``attnbounds paper --from "modalities ..."``: the paper's section compares every model, so a
+    plan of some of them (``--models``) is refused; any preset and seed are read."""
+    from numerics.modalities.presets import MODELS
+
+    if plan.models and set(plan.models) != set(MODELS):
+        raise InvalidInput(f"the paper's modalities section shows every model ({', '.join(MODELS)}), not only "
+                           f"{', '.join(plan.models)} (drop --models)")
 
 
-def preset_needs(store: Any, preset: str, seed: int = 0) -> list[Need]:
-    """What :func:`preset_part` reads, as :func:`verification.modalities.command.measure_and_report`
+def needs(store: Any, plan: Plan) -> list[Need]:
+    """What :func:`paper_part` reads of ``plan``, as :func:`verification.modalities.checks.run`
     plans it, nothing trained: every measured checkpoint (named up to its weights' fingerprint, the
     newest of a (model, seed, epoch) as the stages read it; one chunk per block of test examples),
     the random baselines at the models' token counts, the text rows as-is (the trained main job's
@@ -39,37 +48,39 @@ def preset_needs(store: Any, preset: str, seed: int = 0) -> list[Need]:
                                                 planned, text_campaign, text_lengths)
     from verification.modalities.report.stages import TEXT_MODELS
     from verification.measure.attention import chunk_key
-    from verification.measure.text import main_inputs, model_need
+    from verification.measure.text import main_inputs, model_need, trained_command
 
-    p, cmd, full = PRESETS[preset], command(preset, seed), preset == "paper"
-    plan = planned(preset, seed)
-    out = [Need("modalities", name, keys, cmd, prefix=True, pick="newest") for name, keys, _, _ in plan]
-    sizes = {t for _, _, t, _ in plan} | {c for _, _, _, c in plan}
+    p, cmd, full, seed = PRESETS[plan.preset], plan.command(), plan.full, plan.seed
+    trained = trained_command(seed, full)          # the text rows: the trained main job's campaigns
+    checkpoints = planned(plan.preset, seed, plan.models)
+    out = [Need("modalities", name, keys, cmd, prefix=True, pick="newest") for name, keys, _, _ in checkpoints]
+    sizes = {t for _, _, t, _ in checkpoints} | {c for _, _, _, c in checkpoints}
     out.append(Need("modalities", baseline_campaign(seed, p.baseline_count),
                     frozenset(c.key for c in baseline_chunks(sorted(sizes), p.baseline_count, seed)), cmd))
-    out += [replace(model_need(m, full, seed), family="modalities") for m in TEXT_MODELS]   # trained's command
-    text = model_need(TEXT_MODEL, full, seed)
+    out += [replace(model_need(m, full, trained), family="modalities") for m in TEXT_MODELS]
+    text = model_need(TEXT_MODEL, full, trained)
     camp = complete(store, text)
     if camp is None:
         return out                         # the inputs cut to T follow MiniLM's stored token counts
     tokens = {r["chunk"]: int(r["provenance"]["T"]) for r in store.records(camp, theorem="dobrushin.product")
               if r["chunk"] in text.chunks}
     fits = SimpleNamespace(fits=lambda t, T: tokens.get(chunk_key(t), 0) >= T)    # MatchedText.fits, as stored
-    for T in text_lengths([SimpleNamespace(tokens=t, content=c) for _, _, t, c in plan]):
+    for T in text_lengths([SimpleNamespace(tokens=t, content=c) for _, _, t, c in checkpoints]):
         chosen = chosen_texts(fits, main_inputs(TEXT_MODEL, full), T, p.text_inputs)
         out.append(Need("modalities", text_campaign(TEXT_MODEL, "", T, p.text_inputs),
                         frozenset(chunk_key(t) for t in chosen), cmd, prefix=True))
     return out
 
 
-def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
-    """Tables, figures and macros of the modalities family (quick preset; ``full``: paper preset)."""
-    return preset_part(store, "paper" if full else "quick", seed)
+def paper_part(store: Any, plan: Plan) -> Part:
+    """Tables, figures and macros of the modalities family for ``plan`` (the main job's: the quick
+    preset, ``--full`` the paper preset; any preset, ``tiny`` in tests): :func:`plan_part`."""
+    return plan_part(store, plan)
 
 
-def preset_part(store: Any, preset: str, seed: int = 0, require_text: bool = True) -> Part:
-    """The paper part of any preset (``tiny`` in tests). The prose compares with the text models:
-    ``require_text`` makes their missing campaigns a :class:`MissingCampaign` too."""
+def plan_part(store: Any, plan: Plan, require_text: bool = True) -> Part:
+    """The paper part of ``plan``. The prose compares with the text models: ``require_text`` makes
+    their missing campaigns a :class:`MissingCampaign` too."""
     import pandas as pd
 
     from numerics.modalities.presets import PRESETS
@@ -79,24 +90,24 @@ def preset_part(store: Any, preset: str, seed: int = 0, require_text: bool = Tru
     from verification.measure.text import campaign_prefix as text_prefix
     from verification.measure.text import rollout_command
 
-    full = preset == "paper"                # the text rows: the trained main job at the same settings
+    full, preset = plan.full, plan.preset    # the text rows: the trained main job at the same settings
     try:
-        data = load(store, preset, seed)
+        data = load(store, plan)
     except MissingCampaign:
         data = None
-    errors = [] if data else [MissingCampaign(f"{campaign_prefix(preset, seed)}*", command(preset, seed))]
+    errors = [] if data else [MissingCampaign(f"{campaign_prefix(preset, plan.seed)}*", plan.command())]
     if require_text:                       # every missing campaign named, each with its command
         have = {s.model for s in data.texts} if data else set()
         errors += [MissingCampaign(f"{text_prefix(m, full)}<fingerprint>", rollout_command(m, full))
                    for m in TEXT_MODELS if m not in have]
         if data and not any(s.text is not None for s in data.summaries):
             errors.append(MissingCampaign(f"{mod_text_prefix(TEXT_MODEL)}T<n>:k{PRESETS[preset].text_inputs}:*",
-                                          command(preset, seed)))
+                                          plan.command()))
     if errors:
         raise MissingCampaign.combine(errors)
     stages, texts = data.stages, data.texts
-    tables, figures, prov = parts(data, preset, seed)
-    part = Part(family="modalities", commands=[command(preset, seed)])
+    tables, figures, prov = parts(data, plan)
+    part = Part(family="modalities", commands=[plan.command()])
     for t in tables:                       # the LaTeX view: pandas' dtypes, as inferred from the cells
         part.tables.append(replace(t, frame=pd.DataFrame(t.rows(), columns=t.columns())))
     for name, draw, cap in figures:
@@ -140,7 +151,7 @@ def preset_part(store: Any, preset: str, seed: int = 0, require_text: bool = Tru
     part.macro(sum(k for k, _ in later), "Mod", "chain tight after first layer")
     part.macro(sum(n for _, n in later), "Mod", "chain checks after first layer")
     part.macro(preset, "Mod", "preset")
-    part.macro(seed, "Mod", "first seed")
+    part.macro(plan.seed, "Mod", "first seed")
     learned = {s.model: (s.init_accuracy.mean, s.accuracy.mean) for s in data.summaries}
     causal = [s.mean_share("all") for s in texts if s.model == "smollm2"]
     prose_guards(part, learned, max(len(final(stages, m).layers) for m in dict.fromkeys(s.model for s in stages)),

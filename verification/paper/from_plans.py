@@ -1,16 +1,15 @@
-"""``attnbounds paper --from COMMAND``: a paper of your own runs. :func:`plans_from` reads the
-command line of a family whose paper part can be pointed at a plan (:func:`from_families`: those
-whose ``paper_part`` takes ``plan=``) with that command's own parser, and plans it as the command
-does (its ``checks.Plan.from_args``, :mod:`verification.family`), giving ``{family: plan}``; the
-family's paper module may refuse a plan its tables cannot show (its ``check_plan``). The paper
-builder (:func:`verification.paper.build.collect`, :func:`~verification.paper.build.check_complete`)
-asks that family's ``paper_part`` and ``needs`` with ``plan=`` (:func:`call_with_plan`), so its part
-reads that plan's campaigns and the completeness check asks for its chunks. Without ``--from``
-(None) every family reads the main job's plans."""
+"""``attnbounds paper --from COMMAND``: a document of your own runs. :func:`plans_from` reads the
+command line of a family's subcommand (:func:`from_families`) with that command's own parser and
+plans it as the command does (its ``checks.Plan.from_args``, :mod:`verification.family`), giving
+``{family: plan}``; the family's paper module may refuse a plan its tables cannot show (its
+``check_plan``). The paper builder (:mod:`verification.paper.parts`) hands that plan to the
+family's ``paper_part(store, plan)`` and ``needs(store, plan)``, so its part reads that plan's
+campaigns and the completeness check asks for its chunks; every other family reads the main job's
+plan. On a store that holds only the user's campaigns, :mod:`verification.paper.own` writes a
+short document of those parts alone."""
 from __future__ import annotations
 
 import argparse
-import inspect
 from importlib import import_module
 from typing import Any, Optional
 
@@ -26,11 +25,18 @@ def family_of(module: str) -> Optional[str]:
 
 
 def from_families() -> tuple[str, ...]:
-    """The families whose ``paper_part`` takes ``plan=``: the ones ``--from`` can read."""
-    from verification.commands import FAMILIES
+    """The families ``--from`` can read: every family with a subcommand of its own whose line its
+    ``checks.Plan.from_args`` plans (its paper module's ``check_plan``, where it has one, refuses a
+    plan its tables cannot show)."""
+    from verification.commands import COMMANDS, FAMILIES, section_of
 
-    return tuple(s for s, package in FAMILIES.items()
-                 if "plan" in inspect.signature(import_module(f"{package}.paper").paper_part).parameters)
+    heads = set()
+    for command in COMMANDS:
+        try:
+            heads.add(section_of(command))
+        except KeyError:            # verify, theorems, paper: no family's plan
+            pass
+    return tuple(s for s in FAMILIES if s in heads)
 
 
 class _Refusing(argparse.ArgumentParser):
@@ -79,10 +85,3 @@ def plans_from(command: str) -> dict[str, Any]:
     except InvalidInput as exc:
         raise InvalidInput(f"--from {command!r}: {exc}") from None
     return {family: plan}
-
-
-def call_with_plan(module: Any, name: str, fn: str, store: Any, seed: int, full: bool, plans: Optional[dict]) -> Any:
-    """``module.<fn>(store, seed=, full=)``, with ``plan=`` when ``plans`` holds its family."""
-    family = family_of(name)
-    kw = {"plan": plans[family]} if plans and family in plans else {}
-    return getattr(module, fn)(store, seed=seed, full=full, **kw)

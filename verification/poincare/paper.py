@@ -16,11 +16,12 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
-from verification.poincare.checks import Plan
+from theory.errors import InvalidInput
+from verification.poincare.checks import LOSSES, Plan
 from verification.poincare.checks.sde import sde_campaign, sde_chunks
 from verification.poincare.checks.villani import map_campaign, map_chunks
 from verification.poincare.report.findings import metastable_table, villani_boundary_table
-from verification.poincare.report.tables import (by_instance, bounds_table, command, muckenhoupt_table, provenance,
+from verification.poincare.report.tables import (by_instance, bounds_table, muckenhoupt_table, provenance,
                                                  sde_loss_table, sde_table, thresholds_table, villani_rows)
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 from verification.report.tables import fmt
@@ -177,7 +178,7 @@ def _bounds(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
 
 
 def _villani_boundary(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
-    camp = map_campaign(plan.seed, plan.full)
+    camp = map_campaign(plan)
     recs = list(store.records(campaign=camp))
     if not recs:
         raise MissingCampaign(camp, cmd)
@@ -216,7 +217,7 @@ def _villani_boundary(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -
 
 
 def _sde(part: Part, store: Any, plan: Plan, cmd: str) -> None:
-    camp = sde_campaign(plan.seed, plan.full)
+    camp = sde_campaign(plan)
     table = sde_table(store, camp, plan)
     rows = table.rows()
     if not rows:
@@ -249,20 +250,29 @@ def _sde(part: Part, store: Any, plan: Plan, cmd: str) -> None:
                               "L(theta*_lambda) - inf L", "dist to argmin L, start", "dist to argmin L, end")))
 
 
-def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
-    """The bounds, Villani-map and Langevin campaigns of the main job's plan and their chunk keys."""
+def check_plan(plan: Plan) -> None:
+    """``attnbounds paper --from "poincare ..."``: the Poincare part shows every family of the grid
+    and the Langevin runs; a plan of fewer families or without them (``--no-sde``) is refused."""
+    if tuple(plan.families) != LOSSES:
+        raise InvalidInput(f"--families {','.join(plan.families)}: the paper's Poincare part shows every family "
+                           f"({','.join(LOSSES)}); give no --families")
+    if not plan.sde:
+        raise InvalidInput("--no-sde: the paper's Poincare part shows the Langevin runs; drop --no-sde")
+
+
+def needs(store: Any, plan: Plan) -> list[Need]:
+    """The bounds, Villani-map and Langevin campaigns of ``plan`` (a
+    :class:`verification.poincare.checks.Plan`) and their chunk keys, each filled by ``plan.command()``."""
     from verification.poincare.checks.bounds import plan_chunks
 
-    plan, cmd = Plan(seed=seed, full=full), command(seed, full)
-    plans = {plan.campaign: plan_chunks(plan), map_campaign(seed, full): map_chunks(seed, full),
-             sde_campaign(seed, full): sde_chunks(seed, full)}
+    cmd = plan.command()
+    plans = {plan.campaign: plan_chunks(plan), map_campaign(plan): map_chunks(plan), sde_campaign(plan): sde_chunks(plan)}
     return [Need("poincare", name, frozenset(c.key for c in chunks), cmd) for name, chunks in plans.items()]
 
 
-def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
-    """Tables, figures and macros of the Poincare campaigns (see the module docstring)."""
-    plan = Plan(seed=seed, full=full)
-    cmd = command(seed, full)
+def paper_part(store: Any, plan: Plan) -> Part:
+    """Tables, figures and macros of the Poincare campaigns of ``plan`` (see the module docstring)."""
+    cmd = plan.command()
     part = Part("poincare", commands=[cmd])
     prov = provenance(plan)
     missing = []

@@ -25,7 +25,7 @@ served a stored answer.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 
 from numerics.smt import SPLIT, STATEMENTS, SmtResult, Statement, decide, decide_split
@@ -35,6 +35,7 @@ from numerics.smt.solve import check_timeout, digest
 from theory.errors import InvalidInput
 from theory.verdicts import Verdict
 from verification import campaign
+from verification.plan import RunResult, recording
 from verification.store import Record
 
 VERSION = "v2"      # the record's layout (z3 and cvc5); a changed encoding changes the chunk's hash instead
@@ -100,12 +101,15 @@ def depth(key: str) -> int:
 @dataclass(frozen=True)
 class Plan:
     """Statements (with their premises), sizes up to ``max_n``, ``timeout`` seconds per statement,
-    size and solver."""
+    size and solver; ``seed`` (nothing here is random: it changes nothing but the plan's provenance)
+    and ``full`` (the preset it starts from: :data:`FULL`, else :data:`QUICK`)."""
 
     statements: tuple[str, ...] = TRUE + WRONG
     max_n: int = 4
     timeout: float = 60.0
     upto: tuple = ()      # (statement, largest size) pairs below max_n: sizes beyond are left to a larger plan
+    seed: int = 0
+    full: bool = False
 
     def largest(self, key: str) -> int:
         """The largest size ``key`` is planned at (``max_n`` unless :attr:`upto` says less)."""
@@ -113,8 +117,8 @@ class Plan:
 
     @classmethod
     def for_verify(cls, seed: int, full: bool) -> "Plan":
-        """:data:`QUICK` or :data:`FULL` (no random draw: ``seed`` changes nothing)."""
-        return FULL if full else QUICK
+        """:data:`QUICK` or :data:`FULL` (no random draw: ``seed`` changes nothing but the provenance)."""
+        return replace(FULL if full else QUICK, seed=seed)
 
     @classmethod
     def from_args(cls, args: Any) -> "Plan":
@@ -124,7 +128,38 @@ class Plan:
         return cls(statements=select(tuple(args.theorems)),
                    max_n=base.max_n if args.max_n is None else args.max_n,
                    timeout=base.timeout if args.timeout is None else args.timeout,
-                   upto=base.upto if args.max_n is None else ())
+                   upto=base.upto if args.max_n is None else (), seed=args.seed, full=args.full)
+
+    def command(self) -> str:
+        """The ``attnbounds prove`` command line of the plan: for the main job's plans the sizes and
+        budget spelled out (what the paper has always printed; ``--max-n`` plans every statement up
+        to it, the statements :data:`QUICK` leaves at n = 2 included, so it fills the campaign with
+        a little more), else the options that reproduce it from its preset (the statement keys
+        when not all, ``--full``, ``--max-n`` and ``--timeout`` where they differ from the preset's).
+
+        >>> QUICK.command(), FULL.command()
+        ('attnbounds prove --max-n 3 --timeout 10', 'attnbounds prove --max-n 12 --timeout 60')
+        >>> Plan(statements=("d1.iff",), max_n=2, timeout=5).command()
+        'attnbounds prove d1.bound.split d1.iff --max-n 2 --timeout 5'
+        """
+        base = FULL if self.full else QUICK
+        statements = self.statements != base.statements
+        if not statements and (self.max_n, self.timeout, self.upto) == (base.max_n, base.timeout, base.upto):
+            return f"attnbounds prove --max-n {self.max_n} --timeout {self.timeout:g}"
+        return " ".join(["attnbounds prove"] + (list(self.statements) if statements else [])
+                        + (["--full"] if self.full else [])
+                        + ([f"--max-n {self.max_n}"] if (self.max_n, self.upto) != (base.max_n, base.upto) else [])
+                        + ([f"--timeout {self.timeout:g}"] if self.timeout != base.timeout else []))
+
+    def provenance(self) -> dict[str, Any]:
+        """Seed, preset, sizes, budget, statements and solvers.
+
+        >>> QUICK.provenance()["preset"], FULL.provenance()["max_n"]
+        ('quick', 12)
+        """
+        return {"seed": self.seed, "preset": "full" if self.full else "quick", "max_n": self.max_n,
+                "timeout_s": self.timeout, "statements": len(self.statements), "solvers": "z3, cvc5",
+                "campaign": self.campaign}
 
     def campaigns(self) -> tuple[str, ...]:
         return (self.campaign,)
@@ -163,7 +198,7 @@ QUICK = Plan(max_n=3, timeout=10.0, upto=tuple((k, 2) for k in QUICK_UNDECIDED_A
 # the main job's quick section: 10 s per size and solver, 5x what cvc5 needs
 # for the slowest size proved here (D2's split bound at 3x3x3, 2.0 s quiet, 4.5 s loaded), so the quick reach
 # does not change with the machine's speed (3 s did)
-FULL = Plan(max_n=12, timeout=60.0)     # `attnbounds verify --full` and the paper's full tables (about 15 min)
+FULL = Plan(max_n=12, timeout=60.0, full=True)  # `attnbounds verify --full` and the paper's full tables (about 15 min)
 FULL_SCALES = ("sizes up to n = 12 (quick: 3; the unsplit D2 encodings and the chain, which no solver decides at "
                "3x3x3 in 10 s, at 2) and 60 s per statement, size and solver (quick: 10 s)")
 
@@ -269,10 +304,13 @@ def run_campaign(store: Any, plan: Plan, console: Any = None) -> list[dict]:
             and max(r["extra"]["dims"]) <= plan.max_n and r["extra"].get("digest") in current]
 
 
-def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> list[dict]:
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
     """:func:`run_campaign` (level by level: each level is planned from the answers before it, so
-    the levels run one after another, each on the default executor)."""
-    return run_campaign(store, plan, console)
+    the levels run one after another, each on the default executor); what each level's campaign run
+    did (:class:`verification.plan.RunResult`; the records: :func:`plan_records`)."""
+    with recording("prove") as result:
+        run_campaign(store, plan, console)
+    return result
 
 
 def plan_records(store: Any, plan: Plan) -> list[dict]:

@@ -14,29 +14,23 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from verification.prove.checks import FULL, QUICK, Plan, plan_chunks
+from verification.prove.checks import Plan, plan_chunks
 from verification.prove.report import latest, reach_table, recheck_text, symmetry_checked, symmetry_table
 from verification.report.part import MissingCampaign, Need, Part, Table
 
 
-def command(plan: Plan) -> str:
-    return f"attnbounds prove --max-n {plan.max_n} --timeout {plan.timeout:g}"
-
-
-def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
-    """The main job's SMT campaign and the chunks its plan runs on the stored answers
+def needs(store: Any, plan: Plan) -> list[Need]:
+    """``plan``'s SMT campaign and the chunks the plan runs on the stored answers
     (:func:`verification.prove.checks.plan_chunks`): a smaller run into the same campaign
     (``prove --max-n 2``) lacks the main job's larger sizes."""
-    plan = FULL if full else QUICK
-    return [Need("prove", plan.campaign, frozenset(plan_chunks(store, plan)), command(plan))]
+    return [Need("prove", plan.campaign, frozenset(plan_chunks(store, plan)), plan.command())]
 
 
-def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
-    """Tables and macros of the SMT campaign (``seed`` is unused: nothing here is random)."""
+def paper_part(store: Any, plan: Plan) -> Part:
+    """Tables and macros of ``plan``'s SMT campaign (nothing here is random)."""
     import pandas as pd
 
-    plan = FULL if full else QUICK
-    cmd = command(plan)
+    cmd = plan.command()
     records = latest(r for r in store.records(plan.campaign)
                      if max(r["extra"]["dims"]) <= plan.largest(r["extra"]["statement"]))
     if not records:

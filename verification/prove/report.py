@@ -115,9 +115,10 @@ def summary_rows(records: Iterable[dict]) -> list[tuple]:
             for k, v in reach(records).items()]
 
 
-def reach_table(records: Iterable[dict], campaign: str, command: str = "attnbounds prove") -> Table:
+def reach_table(records: Iterable[dict], campaign: str, command: str) -> Table:
     """``prove-reach``: per true statement, proved for all sizes up to (None: not even the first),
-    the seconds there, the first undecided size and the counterexamples (a true statement: 0)."""
+    the seconds there, the first undecided size and the counterexamples (a true statement: 0);
+    ``command``: the plan's (:meth:`verification.prove.checks.Plan.command`)."""
     return Table.from_rows("prove-reach", summary_rows(records), SUMMARY_COLUMNS,
                            "Dobrushin statements: proved for all sizes up to", f"campaign {campaign}",
                            campaigns=(campaign,), command=command)
@@ -129,7 +130,7 @@ def report(store: Any, plan: Any, out_dir: Path, console: Any) -> int:
     from verification.prove.checks import plan_records
 
     records = plan_records(store, plan)
-    report_records(records, plan.campaign, Path(out_dir) / "tables", console)
+    report_records(records, plan, Path(out_dir) / "tables", console)
     return alarms(records, console)
 
 
@@ -153,10 +154,14 @@ def alarms(records: list[dict], console: Any) -> int:
     return 1 if bad or wrong or split else 0
 
 
-def report_records(records: list[dict], campaign: str, tables: Optional[Path], console: Any) -> None:
-    """Print (and write under ``tables``) the per-size table and the reach summary."""
+def report_records(records: list[dict], plan: Any, tables: Optional[Path], console: Any) -> None:
+    """Print (and write under ``tables``) the per-size table and the reach summary of ``plan``'s
+    ``records``."""
+    campaign = plan.campaign
     prov = f"campaign {campaign}"
-    detail, summary, symmetry = rows(records), reach_table(records, campaign), symmetry_table(records, campaign)
+    detail = rows(records)
+    cmd = plan.command()
+    summary, symmetry = reach_table(records, campaign, cmd), symmetry_table(records, campaign, cmd)
     if console is not None:
         print_table(console, detail, COLUMNS, f"SMT: every statement and size ({campaign})")
         print_table(console, summary.rows(), summary.columns(), "SMT: proved for all sizes up to")
@@ -210,7 +215,7 @@ def symmetry_disagreements(records: Iterable[dict]) -> list[str]:
             f"cvc5 {r[5]}" for r in symmetry_rows(records) if r[6] == "NO"]
 
 
-def symmetry_table(records: Iterable[dict], campaign: str, command: str = "attnbounds prove") -> Table:
+def symmetry_table(records: Iterable[dict], campaign: str, command: str) -> Table:
     return Table.from_rows("prove-symmetry", symmetry_rows(records), SYMMETRY_COLUMNS,
                            "The symmetry reduction checked: the bounds without symmetry (every pair, column set "
                            "and sign pattern) against the symmetry-reduced split, per solver",

@@ -7,6 +7,7 @@ Roles (import the role module; this package imports nothing):
               surrogate (checks.linear), attention (checks.attention) and trained heads (checks.weights)
     report/   stored records -> tables (verification.report.tables.Table) and figures, per part
               (report.linear, report.attention, report.weights); never recomputes
-    paper     paper_part(store, seed=0, full=False) -> Part: the paper's tables, figures and macros
+    paper     paper_part(store, plan) -> Part: the paper's tables, figures and macros of a
+              checks.Plan (made once: Plan.for_verify(seed, full) or Plan.from_args), needs(store, plan)
     command   register(subparsers) for ``attnbounds rank`` and verify_section(ctx) for the main job
 """

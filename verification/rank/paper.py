@@ -19,9 +19,11 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from numerics.rank import linear as R
+from theory.errors import InvalidInput
+from verification.rank.checks import PARTS, Plan
 from verification.rank.checks import attention as att
 from verification.rank.checks import weights as rw
-from verification.rank.checks.linear import ESTIMATORS, FULL, QUICK, linear_chunks
+from verification.rank.checks.linear import ESTIMATORS, linear_chunks
 from verification.rank.report import attention as ar
 from verification.rank.report import linear as rr
 from verification.rank.report import softmax as sm
@@ -38,10 +40,6 @@ FIGURE_NAMES = {"energy_0.9": r"energy rank, $\tau = 0.9$", "energy_0.99": r"ene
 ESTIMATOR_WORDS = {"energy_0.9": "energy ninety", "energy_0.99": "energy ninety nine", "entropy_round": "entropy",
                    "entropy_sigma_round": "entropy sigma", "threshold_median": "threshold median",
                    "threshold": "threshold"}
-
-
-def command(seed: int, full: bool) -> str:
-    return f"attnbounds verify --only rank --seed {seed}" + (" --full" if full else "")
 
 
 def _view(table: Table, name: str, caption: str, columns: Optional[Sequence[str]] = None,
@@ -111,7 +109,8 @@ def _weights_curve(recs: list[dict]):
     return draw
 
 
-def _linear(part: Part, store: Any, plan: Any, cmd: str) -> None:
+def _linear(part: Part, store: Any, family_plan: Any, cmd: str) -> None:
+    plan = family_plan.linear
     tag, r_star = plan.tag, plan.r_star
     prov = rr.linear_provenance(plan)
     opt = _read(store, f"rank.optimum-{tag}", cmd)
@@ -166,7 +165,7 @@ def _linear(part: Part, store: Any, plan: Any, cmd: str) -> None:
     part.macro(str(int(R.energy_rank(s, 0.9))), "rank bias energy ninety")
     part.macro(f"{float(R.entropy_rank(s)):.2f}", "rank bias entropy")
     part.macro(f"{float(R.entropy_rank(s, 1)):.2f}", "rank bias entropy sigma")
-    risk, gd_pop, gd_data, estimators, summary, comparison = rr.linear_tables(opt, pop, data, est, plan)
+    risk, gd_pop, gd_data, estimators, summary, comparison = rr.linear_tables(opt, pop, data, est, family_plan)
     part.tables += [
         _view(risk, "rank-linear-risk",
               f"Optimal rank-$r$ excess risk $R(r)$ per unit $d$ ($n={plan.n}$, $r^*={r_star}$): tail sum certified in "
@@ -199,8 +198,9 @@ def _linear(part: Part, store: Any, plan: Any, cmd: str) -> None:
                                "(all shapes and noise levels).", prov))
 
 
-def _attention(part: Part, store: Any, ap: Any, seed: int, cmd: str) -> None:
-    rec_c, stu_c, lad_c = att.campaigns(ap, seed)
+def _attention(part: Part, store: Any, plan: Any, cmd: str) -> None:
+    ap = plan.attention
+    rec_c, stu_c, lad_c = att.campaigns(ap, plan.seed)
     allrec = _read(store, rec_c, cmd)
     stu = _read(store, stu_c, cmd)
     lad = _read(store, lad_c, cmd)
@@ -245,8 +245,7 @@ def _attention(part: Part, store: Any, ap: Any, seed: int, cmd: str) -> None:
         part.macro(f"{o['k']}/{o['n']} [{lo:.2f}, {hi:.2f}]", "rank softmax estimator", word, "share")
         part.macro(o["outcome"], "rank softmax estimator", word, "outcome")
     part.macro(str(teachers(recs)), "rank softmax estimator teachers")
-    recovery, students, ladder, sm_recovery, sm_estimators, sm_outcomes = ar.attention_tables(allrec, stu, lad, ap,
-                                                                                             seed)
+    recovery, students, ladder, sm_recovery, sm_estimators, sm_outcomes = ar.attention_tables(allrec, stu, lad, plan)
     part.tables += [
         _view(recovery, "rank-attention-recovery",
               f"Data-only recovery of the query-key kernel $W$ ($r^*={ap.r_star}$, $d={ap.d}$): a draw recovers $W$ when the "
@@ -276,7 +275,7 @@ def _attention(part: Part, store: Any, ap: Any, seed: int, cmd: str) -> None:
               "df = teachers $-$ 1, Holm across every pair at 0.05.")]
 
 
-def _weights(part: Part, store: Any, cmd: str) -> None:
+def _weights(part: Part, store: Any, plan: Any, cmd: str) -> None:
     recs = _read(store, rw.CAMPAIGN, cmd)
     prov = f"campaign {rw.CAMPAIGN}; {rwr.SPECTRA}"
     for (model, circuit), rs in group(recs, lambda x: (x["provenance"]["model"],
@@ -286,7 +285,7 @@ def _weights(part: Part, store: Any, cmd: str) -> None:
         part.macro(f"{np.mean([x['value'] for x in rs]) / dh:.2f}", "rank", word, circuit, "energy per dim")
         part.macro("%d/%d" % _count(rs, ("tight",)), "rank", word, circuit, "full rank certified")
         part.macro(str(dh), "rank", word, "head dim")
-    part.tables.append(_view(rwr.summary_table(recs, prov), "rank-weights",
+    part.tables.append(_view(rwr.summary_table(recs, prov, plan.part_command("weights")), "rank-weights",
                              "Effective ranks of per-head QK kernels and OV circuits of the embedded models "
                              "(smollm2: 4-bit GGUF dequantised, the quantised weights)."))
     part.figures.append(Figure("rank-weights", _weights_curve(recs),
@@ -295,21 +294,30 @@ def _weights(part: Part, store: Any, cmd: str) -> None:
                                prov))
 
 
-def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
-    """The linear, attention and weights campaigns of the main job's plans and their chunk keys."""
-    cmd = command(seed, full)
-    plans = {**linear_chunks(replace(FULL if full else QUICK, seed=seed)),
-             **att.attention_chunks(att.FULL_ATT if full else att.QUICK_ATT, seed), rw.CAMPAIGN: rw.weights_chunks()}
+def check_plan(plan: Plan) -> None:
+    """``attnbounds paper --from "rank ..."``: the rank part shows every part of the family
+    (linear, attention, weights); a plan of fewer parts is refused."""
+    if tuple(plan.parts) != PARTS:
+        raise InvalidInput(f"--part {','.join(plan.parts)}: the paper's rank part shows every part "
+                           f"({', '.join(PARTS)}); give no --part")
+
+
+def needs(store: Any, plan: Plan) -> list[Need]:
+    """The linear, attention and weights campaigns of ``plan`` (a :class:`verification.rank.checks.Plan`)
+    and their chunk keys, each filled by ``plan.command()``."""
+    cmd = plan.command()
+    plans = {**linear_chunks(plan.linear), **att.attention_chunks(plan.attention, plan.seed),
+             rw.CAMPAIGN: rw.weights_chunks()}
     return [Need("rank", name, frozenset(c.key for c in chunks), cmd) for name, chunks in plans.items()]
 
 
-def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
-    """Tables, figures and macros of the rank campaigns (see the module docstring)."""
-    cmd = command(seed, full)
+def paper_part(store: Any, plan: Plan) -> Part:
+    """Tables, figures and macros of the rank campaigns of ``plan`` (see the module docstring)."""
+    cmd = plan.command()
     part = Part("rank", commands=[cmd])
-    _linear(part, store, replace(FULL if full else QUICK, seed=seed), cmd)
-    _attention(part, store, att.FULL_ATT if full else att.QUICK_ATT, seed, cmd)
-    _weights(part, store, cmd)
+    _linear(part, store, plan, cmd)
+    _attention(part, store, plan, cmd)
+    _weights(part, store, plan, cmd)
     part.tables.insert(0, claims(part, cmd))
     return part
 

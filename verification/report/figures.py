@@ -7,9 +7,19 @@ the PDF's ``Subject``, never drawn in the plot area (the paper lists it in its a
 each caption); timestamps are left out so that the same seed gives the same files. Figures are drawn
 at the size they are printed (:data:`COLUMN`, inches) with fonts of :data:`FONT_PT` points, no
 smaller than a ``\\small`` caption.
+
+matplotlib reports through its own logger (``matplotlib`` and its children): with no handler
+configured, Python's last-resort handler printed its warnings on the terminal in the middle of a
+report (an unusable ``MPLCONFIGDIR``: "mkdir -p failed ...", "Matplotlib created a temporary cache
+directory ..."; "Matplotlib is building the font cache"). Importing this module, which every
+figure-drawing module does before it imports pyplot, gives that logger alone a ``NullHandler``
+(:func:`quiet_matplotlib_log`): its messages no longer reach the terminal by default, a user who
+configures logging still receives them (they propagate to the root logger's handlers), and the
+suite's own warnings and messages are untouched.
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +29,17 @@ from verification.provenance import versions_line
 COLUMN = (4.5, 2.9)        # inches: the printed size (0.7 of the text width, or the natural width)
 HALF = (2.8, 2.6)          # inches: two figures side by side in one float, each at its natural width
 FONT_PT = 10.0             # every text of a figure, ticks and legends included: a \small caption's size
+
+
+def quiet_matplotlib_log() -> None:
+    """Give matplotlib's logger a ``NullHandler`` (once), so that Python's last-resort handler
+    never prints its messages on stderr; handlers a user configured still receive them."""
+    log = logging.getLogger("matplotlib")
+    if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
+        log.addHandler(logging.NullHandler())
+
+
+quiet_matplotlib_log()     # before any figure module imports pyplot (font cache, config folder)
 
 
 def style() -> dict[str, Any]:

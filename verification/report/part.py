@@ -13,8 +13,9 @@ list[Need]``, the campaigns its part reads and the chunk keys the main job's pla
 (from the plan code the family's command runs; where the plan itself depends on stored answers, as
 prove's levels or the random baselines at the measured token counts, on the store, never
 recomputed). Before any part is built, the builder refuses a store where one of them is absent or
-lacks a chunk (:func:`check_needs`: one :class:`IncompleteCampaigns` naming each campaign once,
-with what is stored and the command that fills it).
+lacks a chunk or holds one whose content does not match its mark (:func:`check_needs`: one
+:class:`IncompleteCampaigns`, one short line naming the first campaigns with what is wrong and the
+command that fills them, and how many more).
 
 Words guarded by data: a qualitative sentence whose truth depends on the store ("always", "most",
 "all within the noise floor", "layers 0-4") is written in the prose as ``\\Guard{Key}{sentence}``
@@ -104,6 +105,8 @@ def resolve(store: Any, need: Need) -> tuple[Optional[str], set[str]]:
     """The stored campaign ``need`` names (None: nothing stored) and its stored chunk keys."""
     if not need.prefix:
         done = store.done_chunks(need.campaign)
+        if not done and hasattr(store, "chunk_check") and store.chunk_check(need.campaign).problems:
+            return need.campaign, done      # stored, but no chunk as its mark says (named as such)
         return (need.campaign if done else None), done
     found = stored_campaigns(store, need.campaign)
     if not found:
@@ -123,22 +126,37 @@ def complete(store: Any, need: Need) -> Optional[str]:
 
 
 class IncompleteCampaigns(MissingCampaign):
-    """Campaigns the paper reads that are absent or lack chunks of the main job's plan, each named
-    once: its family (and the others that read it), what is stored, the command that fills it.
-    ``gaps``: one dict per campaign (family, readers, campaign, stored, total, missing, command)."""
+    """Campaigns the paper reads that are absent, lack chunks of the main job's plan or hold chunks
+    whose content does not match their marks, in one short line: the first :data:`SHOWN` (those
+    partly stored first: a run that stopped or a chunk edited by hand, then the absent ones), each
+    with its family (and the others that read it), what is wrong and the command that fills it,
+    then how many more, of which families, and the one command that fills them all (``fills_all``:
+    the main job's, when the paper reads the main job only) or else every other command that fills
+    them, the first :data:`SHOWN` named.
+    ``gaps``: one dict per campaign (family, readers, campaign, stored, total, missing, altered,
+    unmarked, command)."""
 
-    def __init__(self, gaps: list[dict]):
+    SHOWN = 3
+
+    def __init__(self, gaps: list[dict], fills_all: Optional[str] = None):
+        ordered = sorted(gaps, key=lambda g: g["stored"] is None)        # stable: plan order otherwise
+        shown, rest = ordered[:self.SHOWN], ordered[self.SHOWN:]
         # (family, command) -> readers -> each campaign and its state: a command is named once, after
-        # every campaign it fills, grouped by the other families that read them
+        # every campaign shown that it fills, grouped by the other families that read them
         groups: dict[tuple, dict[tuple, list[str]]] = {}
-        for g in gaps:
-            state = "absent" if g["stored"] is None else (
-                f"{g['stored']} of {g['total']} chunks stored ({len(g['missing'])} missing, e.g. {g['missing'][0]!r})")
+        for g in shown:
             groups.setdefault((g["family"], g["command"]), {}).setdefault(tuple(g["readers"]), []).append(
-                f"{g['campaign']!r} {state}")
+                f"{g['campaign']!r} {gap_state(g)}")
         lines = ["; ".join(family + (f" (also read by {', '.join(readers)})" if readers else "") + ": "
                            + ", ".join(states) for readers, states in by_readers.items())
                  + f" (run `{command}`)" for (family, command), by_readers in groups.items()]
+        if rest:
+            named = {command for _, command in groups}
+            commands = list(dict.fromkeys(g["command"] for g in rest if g["command"] not in named))
+            listed = f"`{'`, `'.join(commands[:self.SHOWN])}`" + (
+                f" and {len(commands) - self.SHOWN} more commands" if len(commands) > self.SHOWN else "")
+            more = f"; `{fills_all}` fills them all" if fills_all else f"; run {listed}" if commands else ""
+            lines.append(f"and {len(rest)} more (of {', '.join(dict.fromkeys(g['family'] for g in rest))}{more})")
         head = "the paper reads only complete campaigns of the main job (it never recomputes)"
         super().__init__(gaps[0]["campaign"], gaps[0]["command"])
         self.missing = [(g["campaign"], g["command"]) for g in gaps]
@@ -146,10 +164,32 @@ class IncompleteCampaigns(MissingCampaign):
         self.args = (head + (f"; {len(gaps)} are not: " if len(gaps) > 1 else ": ") + "; ".join(lines),)
 
 
-def check_needs(store: Any, needs: list[Need]) -> None:
+def gap_state(g: dict) -> str:
+    """What is wrong with one campaign of :class:`IncompleteCampaigns`: ``absent``, or how many of
+    its plan's chunks are stored and, for each kind of gap, how many and the first (missing: no
+    mark; not matching its mark, with what differs; content under a key without a mark)."""
+    if g["stored"] is None:
+        return "absent"
+    parts = []
+    if g["missing"]:
+        parts.append(f"{len(g['missing'])} missing, e.g. {g['missing'][0]!r}")
+    if g.get("altered"):
+        (key, why), n = next(iter(g["altered"].items())), len(g["altered"])
+        parts.append(f"{n} not matching {'their marks' if n > 1 else 'its mark'}, e.g. {key!r} {why}")
+    if g.get("unmarked"):
+        (key, why), n = next(iter(g["unmarked"].items())), len(g["unmarked"])
+        parts.append(f"{n} key{'s' * (n > 1)} with content but no mark, e.g. {key!r} {why}")
+    return f"{g['stored']} of {g['total']} chunks stored" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def check_needs(store: Any, needs: list[Need], fills_all: Optional[str] = None) -> None:
     """Refuse, with one :class:`IncompleteCampaigns` naming each campaign once, when a campaign of
-    ``needs`` is absent from ``store`` or lacks a chunk its plan defines; a campaign several
-    families read is listed under the first, with its command, and the others named.
+    ``needs`` is absent from ``store``, lacks a chunk its plan defines, holds one whose content does
+    not match its mark (:meth:`~verification.store.ResultStore.chunk_check`: a record or summary
+    deleted or edited) or content under a key without a mark; a campaign several families read is
+    listed under the first, with its command, and the others named. ``fills_all``: the one command
+    that fills every campaign of ``needs`` (the main job), named instead of the commands of the
+    campaigns the line has no room for.
 
     >>> from verification.store import ResultStore
     >>> with ResultStore(":memory:") as s:
@@ -176,14 +216,20 @@ def check_needs(store: Any, needs: list[Need]) -> None:
         if not need.chunks:                  # the plan defines no chunk here (nothing to read)
             continue
         name, done = resolve(store, need)
-        missing = sorted(need.chunks - done)
-        if name is not None and not missing:
+        # a chunk is stored when its content matches its mark (verification.chunk_marks); content
+        # under a key with no mark is nobody's, and refused too
+        checked = store.chunk_check(name) if name is not None and hasattr(store, "chunk_check") else None
+        problems = checked.problems if checked is not None else {}
+        altered = {k: problems[k] for k in sorted(need.chunks - done) if k in problems and k not in checked.unmarked}
+        unmarked = {k: problems[k] for k in sorted(checked.unmarked)} if checked is not None else {}
+        missing = sorted(need.chunks - done - set(altered))
+        if name is not None and not missing and not altered and not unmarked:
             continue
         gaps.append(dict(family=need.family, readers=readers, campaign=name or need.shown(), command=need.command,
                          stored=None if name is None else len(need.chunks & done), total=len(need.chunks),
-                         missing=missing))
+                         missing=missing, altered=altered, unmarked=unmarked))
     if gaps:
-        raise IncompleteCampaigns(gaps)
+        raise IncompleteCampaigns(gaps, fills_all)
 
 
 def frame(rows: list, cols: list) -> Any:

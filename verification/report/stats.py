@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from theory.verdicts import ALPHA  # noqa: F401  (re-exported: the one level)
 from theory.errors import InvalidInput
 
 Z95 = 1.959963984540054
@@ -33,7 +34,6 @@ def share_text(k: int, n: int) -> str:
 # Every quantile and tail probability below comes from scipy.stats (Student's t, the noncentral t);
 # a statistic of n paired differences has n - 1 degrees of freedom, and n < 2 decides nothing.
 
-ALPHA = 0.05
 POWER = 0.8
 
 

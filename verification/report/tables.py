@@ -1,7 +1,8 @@
 """Tables: each defined once, as named columns read from the store (:class:`Table`), and rendered
-by one renderer to Markdown and CSV (:meth:`Table.write`, under ``paper/tables/`` with its
-provenance, for the README and notebooks) and to LaTeX (:func:`verification.paper.latex.table_tex`,
-pandas' Styler, for the paper). A view of a table for another output picks columns by name
+by one renderer to Markdown and CSV (:meth:`Table.write`, under ``paper/tables/``, for the README
+and notebooks: ``<name>.md`` carries the caption and the provenance line, ``<name>.csv`` beside it
+is plain CSV, a header and the rows, read as it is by ``pandas.read_csv``) and to LaTeX
+(:func:`verification.paper.latex.table_tex`, pandas' Styler, for the paper). A view of a table for another output picks columns by name
 (:meth:`Table.select`), never by position; every table declares the campaigns and the command that
 produce it.
 
@@ -121,7 +122,10 @@ class Table:
 
 def write_table(rows: Sequence[Sequence[Any]], columns: Sequence[str], name: str, caption: str,
                 provenance: str, out_dir: str | Path = "paper/tables") -> dict[str, Path]:
-    """Write ``name.md`` and ``name.csv``; each carries caption + provenance."""
+    """Write ``name.md`` (the caption, the table, the provenance line with package versions) and
+    ``name.csv`` beside it: plain CSV, one header line and one line per row, the cells as stored
+    (None is an empty field), with no comment lines, so any CSV reader (``pandas.read_csv(path)``)
+    reads it as it is; its caption and provenance are the Markdown file's."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     prov = f"{provenance}; {versions_line()}"
@@ -135,7 +139,6 @@ def write_table(rows: Sequence[Sequence[Any]], columns: Sequence[str], name: str
     write_text(paths["md"], "\n".join(md))
 
     buf = io.StringIO(newline="")
-    buf.write(f"# {caption}\n# provenance: {prov}\n")
     w = csv.writer(buf)
     w.writerow(columns)
     w.writerows([[("" if v is None else v) for v in row] for row in rows])

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from theory.errors import InvalidInput
+
 
 def measure_and_report(store: Any, preset: str, seed: int, out_dir: Path, console: Any, executor: Any = None,
                        device: str = "cpu", kernels: Optional[Sequence[str]] = None) -> dict:
@@ -25,11 +27,11 @@ def measure_and_report(store: Any, preset: str, seed: int, out_dir: Path, consol
 
     t0 = time.perf_counter()
     plan = checks.Plan(preset, seed, tuple(kernels) if kernels else None, device, Path(out_dir))
-    camps = checks.run(plan, store, executor, console)
+    checks.run(plan, store, executor, console)
     part = report.report(store, plan, out_dir, console)
     console.print(f"[dim]SAN {preset}: {len(part.tables)} tables and {len(part.figures)} figures in "
                   f"{time.perf_counter() - t0:.1f} s (tiny scale: conclusions are about directions only)[/dim]")
-    return dict(campaigns=camps, part=part)
+    return dict(campaigns=plan.runs_campaigns(), part=part)
 
 
 def verify_section(ctx: Any) -> None:
@@ -41,36 +43,31 @@ def verify_section(ctx: Any) -> None:
                       executor)
 
 
+def check_device(device: str) -> None:
+    """``--device cuda`` needs a CUDA device here: refused before a cluster is joined or the store
+    is opened (a refused command creates nothing)."""
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise InvalidInput("--device cuda: torch sees no CUDA device (torch.cuda.is_available() is False)")
+
+
 def _cmd(args: argparse.Namespace) -> int:
     from verification import family
     from verification.executors import executor_for
 
+    from verification.san.checks import Plan
+
+    check_device(args.device)
+    Plan.from_args(args)          # its refusals (the checkpoint folder) before a cluster starts
     with executor_for(args.workers, args.scheduler, args.connect_timeout) as executor:
         family.command("san", args, executor)
     return 0
 
 
-def _scheduler(text: str) -> str:
-    from verification.executors import check_scheduler_address
-
-    try:
-        return check_scheduler_address(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
-
-
-def _seconds(text: str) -> float:
-    from verification.executors import check_timeout
-
-    try:
-        return check_timeout(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
-
-
 def register(sub: Any) -> None:
-    from verification.executors import CONNECT_TIMEOUT
-    from verification.options import add_common, name_list, positive_int
+    from verification.options import add_common, add_executor, name_list
     from verification.san.checks.presets import KERNELS, PRESETS
 
     p = sub.add_parser("san", help="attention-only vs standard decoders at tiny scale (resumable)")
@@ -93,13 +90,5 @@ def register(sub: Any) -> None:
                         f"{','.join(KERNELS)}); with one, no outcome is checked for robustness")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="where the models train (cuda: deterministic algorithms, its own campaign)")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", default=None, type=positive_int, metavar="K",
-                       help="train the runs on a local Dask cluster of K worker processes (TLS, throw-away credentials)")
-    where.add_argument("--scheduler", default=None, type=_scheduler, metavar="ADDRESS",
-                       help="train the runs on an existing Dask cluster at tcp://HOST:PORT or tls://HOST:PORT "
-                            "(a scheduler can run code here: join only clusters you control)")
-    p.add_argument("--connect-timeout", default=CONNECT_TIMEOUT, type=_seconds, metavar="SECONDS",
-                   help="--scheduler: give up, with one line and exit status 2, if no Dask scheduler completes the "
-                        f"connect and handshake within SECONDS (default {CONNECT_TIMEOUT:g})")
+    add_executor(p, "train the runs")
     p.set_defaults(func=_cmd)

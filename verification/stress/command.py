@@ -38,25 +38,6 @@ def make_executor(args: argparse.Namespace) -> Any:
     return executor_for(args.workers, args.scheduler, getattr(args, "connect_timeout", None))
 
 
-def scheduler_address(text: str) -> str:
-    """``--scheduler``: tcp://HOST:PORT or tls://HOST:PORT, checked before anything connects."""
-    from verification.executors import check_scheduler_address
-
-    try:
-        return check_scheduler_address(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
-
-
-def seconds(text: str) -> float:
-    from verification.executors import check_timeout
-
-    try:
-        return check_timeout(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}") from None
-
-
 def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -69,6 +50,9 @@ def _cmd(args: argparse.Namespace) -> int:
     check_device(args.device)
     plan = Plan.from_args(args)               # refused here, before anything is created
     console = make_console()
+    for sweep in plan.sweeps:                 # what --instances became, before anything runs
+        if sweep.rounding() is not None:
+            console.print(sweep.rounding(), markup=False, highlight=False, soft_wrap=True)
     if plan.search is not None:
         with make_executor(args) as executor, ResultStore(args.db) as store:   # one chunk per size: in parallel
             run(plan, store, executor, console)
@@ -104,37 +88,49 @@ def _cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    from verification.executors import CONNECT_TIMEOUT
-    from verification.options import add_common, family_list, int_list, positive_int
-    from verification.stress.checks import SEARCH_BUDGET
+def per_theorem(default: Any, search: str = "") -> str:
+    """``default per theorem: T1, T2: value; T3: value`` for a help text, read from the plans'
+    table (:data:`verification.stress.checks.plan.THEOREMS`): ``default(spec)`` is a theorem's
+    value as a string (empty: the option does not apply to it); theorems with one value share an
+    entry. ``search``: the value under ``--search``, when it is not the theorem's.
+
+    >>> per_theorem(lambda spec: ",".join(map(str, spec.layers)))
+    'default per theorem: dobrushin.rollout: 2,4,12'
+    """
     from verification.stress.checks.plan import THEOREMS
+
+    grouped: dict[str, list[str]] = {}
+    for theorem, spec in THEOREMS.items():
+        if default(spec):
+            grouped.setdefault(default(spec), []).append(theorem)
+    out = "default per theorem: " + "; ".join(f"{', '.join(ths)}: {value}" for value, ths in grouped.items())
+    return out + (f"; with --search: {search}" if search else "")
+
+
+def register(sub: Any) -> None:
+    from verification.options import add_common, add_executor, family_list, int_list, positive_int
+    from verification.stress.checks import SEARCH_BUDGET, SIZES
+    from verification.stress.checks.plan import CHUNK_ELEMENTS, MAX_CHUNK, THEOREMS
 
     p = sub.add_parser("stress", help="stress-test a theorem on many random instances (sweep or guided search; "
                                       "serial or Dask)")
     add_common(p)
     p.add_argument("theorem", type=theorem_id, help=f"theorem id, one of: {', '.join(THEOREMS)}")
     p.add_argument("--family", "--families", dest="family", default=None,
-                   type=family_list, help="comma-separated random families (default per theorem: "
-                   "dirichlet,softmax-T1; causal for dobrushin.factor.causal)")
-    p.add_argument("--sizes", default=None, type=int_list(2, "size"), help="comma-separated n >= 2 (default 4,16)")
+                   type=family_list, help="comma-separated random families ("
+                   + per_theorem(lambda spec: ",".join(spec.families)) + ")")
+    p.add_argument("--sizes", default=None, type=int_list(2, "size"), help="comma-separated n >= 2 ("
+                   + per_theorem(lambda spec: ",".join(map(str, spec.sizes)), ",".join(map(str, SIZES))) + ")")
     p.add_argument("--layers", default=None, type=int_list(2, "layer count"),
-                   help="dobrushin.rollout: comma-separated layer counts L of the random stacks (default 2,4,12)")
+                   help="dobrushin.rollout only: comma-separated layer counts L of the random stacks ("
+                        + per_theorem(lambda spec: ",".join(map(str, spec.layers))) + ")")
     p.add_argument("--instances", default=100_000, type=positive_int,
-                   help="instances in all (pairs for dobrushin.product, stacks for dobrushin.rollout), split evenly over the cells and "
-                        "rounded up to whole chunks; a larger value extends the campaign (default 100000)")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", default=None, type=positive_int, metavar="K",
-                       help="start a local Dask cluster of K worker processes; it speaks TLS with credentials made "
-                            "in memory for this run, so no other user of the machine can join it or send it code")
-    where.add_argument("--scheduler", default=None, type=scheduler_address, metavar="ADDRESS",
-                       help="join an existing Dask cluster at tcp://HOST:PORT or tls://HOST:PORT (tls:// credentials "
-                            "from the Dask configuration). That cluster runs what this command sends, and this "
-                            "command unpickles what it sends back: a scheduler can run code here, so join only "
-                            "clusters you control")
-    p.add_argument("--connect-timeout", default=CONNECT_TIMEOUT, type=seconds, metavar="SECONDS",
-                   help="--scheduler: give up, with one line and exit status 2, if no Dask scheduler completes the "
-                        f"connect and handshake within SECONDS (default {CONNECT_TIMEOUT:g})")
+                   help="instances in all (pairs for dobrushin.product, stacks for dobrushin.rollout), split evenly over "
+                        f"the cells (families x sizes [x layer counts]) and rounded up to whole chunks ({MAX_CHUNK:,} "
+                        f"instances up to n = {int((CHUNK_ELEMENTS // MAX_CHUNK) ** 0.5)}, then 2^22/n^2; a rollout "
+                        "stack's chunk 2^22/(L n^2)), so a run may check many more: it says how many before it starts; "
+                        "a larger value extends the campaign (default 100000)")
+    add_executor(p, "run the chunks")
     p.add_argument("--sampler", default=None, choices=("counter", "numpy"),
                    help="how chunks are drawn: counter (default: Philox4x32-10, compiled and parallel, campaign "
                         "version v2) or numpy (numpy's sequential generator, v1 campaigns; rollout stacks always)")

@@ -10,10 +10,13 @@ cell, bytes per stored chunk, and from the search its budget and what it found.
 And the rollout sweep (``stress.dobrushin.rollout``, Theorem D2 at every step of attention
 rollout): table ``stress-rollout`` and the ``StressRollout...`` macros.
 
-By default each sweep is the main job's (:meth:`verification.stress.checks.Plan.for_verify`);
-``plan=`` (``attnbounds paper --from "stress THEOREM [options]"``: a user's own sweep, a
-:class:`verification.stress.checks.Plan`) replaces the sweep of its theorem, and :func:`needs` then
-asks for that plan's chunks. The guided search is always the main job's.
+Every function here reads the plan it is given (a :class:`verification.stress.checks.Plan`): the
+main job's (:meth:`~verification.stress.checks.Plan.for_verify`), or a user's own sweep
+(``attnbounds paper --from "stress THEOREM [options]"``), which replaces the main job's sweep of its
+theorem; a theorem the plan has no sweep of is read from the main job's sweep at the plan's seed,
+and so is the guided search when the plan has none (:meth:`~verification.stress.checks.Plan.shown_sweep`,
+:meth:`~verification.stress.checks.Plan.shown_search`).
+:func:`needs` asks for exactly those chunks, each with its plan's ``command()``.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 from verification.report.stats import wilson
 from verification.report.tables import fmt
 from verification.stress import checks
-from verification.stress.checks.plan import chunk_size
+from verification.stress.checks.plan import chunk_size, sampler_text
 from verification.stress.checks.summaries import EDGES
 from verification.stress.report import cell_parts, cell_table, tally, total
 
@@ -81,28 +84,6 @@ FACTOR_COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight
                   "exact path", "smallest strict slack"]
 
 
-def plan_command(plan: Any) -> str:
-    """The ``attnbounds stress`` command line that fills ``plan`` (a user's sweep, ``--from``).
-
-    >>> from verification.stress.checks.plan import StressPlan
-    >>> plan_command(StressPlan("dobrushin.factor", ("dirichlet",), (5,), 20000))
-    'attnbounds stress dobrushin.factor --families dirichlet --sizes 5 --instances 20000 --seed 0 --sampler counter'
-    """
-    return (f"attnbounds stress {plan.theorem} --families {','.join(plan.families)} "
-            f"--sizes {','.join(map(str, plan.sizes))}" + (f" --layers {','.join(map(str, plan.layers))}"
-                                                           if plan.layers else "")
-            + f" --instances {plan.instances} --seed {plan.seed} --sampler {plan.sampler}")
-
-
-def sweep_plan(theorem: str, seed: int, full: bool, plan: Any = None) -> tuple[Any, str]:
-    """The sweep of ``theorem`` the paper reads and the command that fills it: ``plan``'s sweep of
-    ``theorem`` when it has one (``--from``), else the main job's."""
-    given = plan.sweep(theorem) if plan is not None else None
-    if given is not None:
-        return given, plan_command(given)
-    return checks.section_plan(theorem, seed, full), checks.sweep_command(theorem, seed, full)
-
-
 def check_plan(plan: Any) -> None:
     """``attnbounds paper --from "stress ..."``: the paper's stress section shows the sweeps of
     Theorem D1 and of the rollout chain; a search or another theorem's sweep is refused."""
@@ -116,28 +97,26 @@ def check_plan(plan: Any) -> None:
                                f"{checks.ROLLOUT}, not {s.theorem}")
 
 
-def needs(store: Any, seed: int = 0, full: bool = False, plan: Any = None) -> list[Need]:
-    """The sweep of Theorem D1, its guided search and the rollout sweep, each with the chunk keys of
-    its plan (the main job's, :meth:`verification.stress.checks.Plan.for_verify`, or ``plan``'s
-    for its theorem: :func:`sweep_plan`)."""
-    def sweep(theorem: str) -> Need:
-        read, cmd = sweep_plan(theorem, seed, full, plan)
-        return Need("stress", read.campaign, frozenset(read.chunk_keys()), cmd)
+def needs(store: Any, plan: checks.Plan) -> list[Need]:
+    """The sweep of Theorem D1, the guided search and the rollout sweep that ``plan``'s part reads
+    (:meth:`~verification.stress.checks.Plan.shown_sweep`, ``shown_search``), each with the chunk
+    keys and the command of its plan."""
+    def need(read: Any) -> Need:
+        return Need("stress", read.campaign, frozenset(read.chunk_keys()), read.command())
 
-    main = checks.main_search(seed, full)
-    search = Need("stress", main.campaign, frozenset(main.chunk_keys()), main.command())
-    return [sweep(checks.THEOREM), search, sweep(checks.ROLLOUT)]
+    return [need(plan.shown_sweep(checks.THEOREM)), need(plan.shown_search()),
+            need(plan.shown_sweep(checks.ROLLOUT))]
 
 
-def rollout_part(part: Part, store: Any, seed: int, full: bool, plan: Any = None) -> None:
-    """Add the rollout sweep's table and macros to ``part`` (the main job's stress section fills it;
-    ``plan``: :func:`sweep_plan`)."""
+def rollout_part(part: Part, store: Any, plan: checks.Plan) -> None:
+    """Add the rollout sweep ``plan`` shows (:meth:`~verification.stress.checks.Plan.shown_sweep`)
+    to ``part``: its table and macros."""
     import pandas as pd
 
-    plan, cmd = sweep_plan(checks.ROLLOUT, seed, full, plan)
-    campaign = plan.campaign
-    cells = tally(store, campaign, plan.stored_as, plan.chunk_keys())
-    if not cells or not set(plan.chunk_keys()) <= store.done_chunks(campaign):   # all of the main job's chunks
+    sweep = plan.shown_sweep(checks.ROLLOUT)
+    campaign, cmd = sweep.campaign, sweep.command()
+    cells = tally(store, campaign, sweep.stored_as, sweep.chunk_keys())
+    if not cells or not set(sweep.chunk_keys()) <= store.done_chunks(campaign):   # all of the plan's chunks
         raise MissingCampaign(campaign, cmd)
     part.commands.append(cmd)
     t = total(cells)
@@ -156,7 +135,8 @@ def rollout_part(part: Part, store: Any, seed: int, full: bool, plan: Any = None
                              r"Theorem D2 at every step $l \ge 2$ of attention rollout, $\delta(R_l) \le "
                              r"\delta(\hat A_l)\,\delta(R_{l-1})$ with $\hat A_l = (I + A_l)/2$, on random stacks of "
                              "$L$ layers: verdict counts over all steps and the smallest certified strict slack.",
-                             f"campaign {campaign}; per-chunk summaries; verdicts exact",
+                             f"campaign {campaign}; {sampler_text(campaign, rollout=True)}; per-chunk summaries; "
+                             "verdicts exact",
                              campaigns=(campaign,), command=cmd))
     part.macro(int(t.n), "stress rollout instances")
     part.macro(int(sum(steps.values())), "stress rollout steps")
@@ -166,32 +146,30 @@ def rollout_part(part: Part, store: Any, seed: int, full: bool, plan: Any = None
     part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress rollout min slack")
 
 
-def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) -> Part:
-    """Tables, figure and macros of the main job's stress section, or of ``plan`` for its sweep (see
-    the module docstring)."""
-    given = plan
-    plan, cmd = sweep_plan(checks.THEOREM, seed, full, given)
-    campaign = plan.campaign
-    cells = tally(store, campaign, plan.stored_as, plan.chunk_keys())
-    if not cells or not set(plan.chunk_keys()) <= store.done_chunks(campaign):   # all of the main job's chunks
+def paper_part(store: Any, plan: checks.Plan) -> Part:
+    """Tables, figure and macros of ``plan``'s stress section (see the module docstring)."""
+    sweep = plan.shown_sweep(checks.THEOREM)
+    campaign, cmd = sweep.campaign, sweep.command()
+    cells = tally(store, campaign, sweep.stored_as, sweep.chunk_keys())
+    if not cells or not set(sweep.chunk_keys()) <= store.done_chunks(campaign):   # all of the plan's chunks
         raise MissingCampaign(campaign, cmd)
     part = Part("stress", commands=[cmd])
     t = total(cells)
     sizes = sorted({int(c.split("/n")[1]) for c in cells})
     prov = (f"campaign {campaign}; chunks of {', '.join(f'{chunk_size(n)} (n = {n})' for n in sizes)}; "
-            "per-chunk summaries, kept instances in full; verdicts exact")
+            f"{sampler_text(campaign)}; per-chunk summaries, kept instances in full; verdicts exact")
     part.macro(int(t.n), "stress instances")
     part.macro(str(t.chunks), "stress chunks")
     part.macro(", ".join(f.replace("softmax-T", "softmax rows at T = ").replace("dirichlet", "Dirichlet(1) rows")
-                         for f in plan.families), "stress families")
-    part.macro(", ".join(map(str, sorted(plan.sizes))), "stress sizes")
+                         for f in sweep.families), "stress families")
+    part.macro(", ".join(map(str, sorted(sweep.sizes))), "stress sizes")
     part.macro(str(t.count("violated")), "stress violated")
     part.macro(str(t.count("undecided")), "stress undecided")
     part.guard(t.count("violated") == 0 and t.count("undecided") == 0, "stress sweep no counterexample",
                detail=f"{t.count('violated')} violated, {t.count('undecided')} undecided")
     part.macro(str(t.exact), "stress exact path")
     part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress min slack")
-    part.macro(round(store.payload_bytes(campaign, plan.chunk_keys()) / max(t.chunks, 1)), "stress bytes per chunk")
+    part.macro(round(store.payload_bytes(campaign, sweep.chunk_keys()) / max(t.chunks, 1)), "stress bytes per chunk")
     for cell, c in cells.items():
         family, n = cell.split("/n")
         part.macro(f"{c.count('tight') / c.n:.3f}", "stress tight share", family, "n", n)
@@ -242,9 +220,9 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) 
     part.macro(f"{tight / n:.3f}", "stress tight share")
     part.macro(f"[{lo:.3f}, {hi:.3f}]", "stress tight interval")
 
-    main = checks.main_search(seed, full)
+    main = plan.shown_search()
     sc, wanted = main.campaign, main.chunk_keys()
-    found = [r for r in store.records(sc, checks.THEOREM) if r["chunk"] in wanted]   # the main job's search only
+    found = [r for r in store.records(sc, checks.THEOREM) if r["chunk"] in wanted]   # the plan's search only
     if not wanted <= store.done_chunks(sc):
         raise MissingCampaign(sc, main.command())
     part.commands.append(main.command())
@@ -258,5 +236,5 @@ def paper_part(store: Any, seed: int = 0, full: bool = False, plan: Any = None) 
         part.macro(str(budget), "stress search budget")
     bad = sum(r["verdict"] in ("violated", "undecided") for r in found)
     part.guard(bad == 0, "stress search no counterexample", detail=f"{bad} found instances violated or undecided")
-    rollout_part(part, store, seed, full, given)
+    rollout_part(part, store, plan)
     return part

@@ -10,7 +10,7 @@ from typing import Any, Iterable, Optional
 
 from verification.report.stats import share_text
 from verification.report.tables import Table, print_table
-from verification.stress.checks.plan import cell_chunk_size
+from verification.stress.checks.plan import cell_chunk_size, sampler_text
 from numerics.dobrushin.batch import NAMES
 from verification.stress.checks.summaries import Tally, merge
 
@@ -124,13 +124,12 @@ def step_table(cells: dict[str, Tally], campaign: str, target: str, command: str
 
 
 def provenance(cells: dict[str, Tally], campaign: str) -> str:
-    """The campaign, its chunk sizes, how its instances are seeded."""
+    """The campaign, its chunk sizes, how its instances were drawn (the sampler its version names)."""
     rollout = any(cell_parts(c)[2] is not None for c in cells)
     sizes = sorted({cell_parts(c)[1:] for c in cells}, key=lambda nl: (nl[0], nl[1] or 0))
-    seeded = "[seed, family, n, chunk, layers]" if rollout else "[seed, family, n, chunk]"
     return (f"campaign {campaign}; chunks of "
             f"{', '.join(f'{cell_chunk_size(n, L)} at n = {n}' + (f', L = {L}' if L else '') for n, L in sizes)}; "
-            f"numpy default_rng seeded by SeedSequence({seeded}); verdicts exact")
+            f"{sampler_text(campaign, rollout)}; verdicts exact")
 
 
 def report(store: Any, plan: Any, out_dir: Path, console: Any) -> dict[str, dict[str, Tally]]:

@@ -47,8 +47,8 @@ BIBLIOGRAPHY
 (``BIBLIOGRAPHY``: where a test puts its citations and bibliography, or nothing)."""
 
 
-def toy_part(store: Any, seed: int = 0, full: bool = False, n: int = 1) -> Any:
-    """A toy family's paper part read from the store's ``toy-campaign``: its count as a macro, ``n``
+def toy_part(store: Any, plan: Any = None, n: int = 1) -> Any:
+    """A toy family's paper part (``paper_part(store, plan)``; a toy has no plan: None) read from the store's ``toy-campaign``: its count as a macro, ``n``
     tables of its records and ``n`` figures (dense sine curves: files of some size, for kill tests)."""
     import pandas as pd
 

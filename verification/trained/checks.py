@@ -5,11 +5,12 @@ Each (model, input) is measured by :func:`verification.measure.attention.instanc
 head and head-averaged on every token set, the rollout chain, comparison bounds). One results-store
 chunk per (model, input text): a rerun resumes. Reports: verification.trained.report.
 
-Random baselines at matched size (docs/theory.md §2): for every input and token set, the c-th input
-with n kept tokens gets :data:`BASELINE_PER_INPUT` fresh random n x n matrices of each family of
-:data:`BASELINE_FAMILIES` (Dirichlet(1) rows; softmax of Gaussian logits at T = 0.25, 1, 4, a fixed
-range, not fitted to the model), D1 decided exactly on each; one chunk per (family, n, c) in the
-seed's baseline campaign, shared by every model (:func:`run_baselines`).
+Random baselines at matched size (docs/theory.md §2, :mod:`verification.measure.baselines`): for
+every input and token set, the c-th input with n kept tokens gets :data:`BASELINE_PER_INPUT` fresh
+random n x n matrices of each family of :data:`verification.measure.baselines.FAMILIES`
+(Dirichlet(1) rows; softmax of Gaussian logits at T = 0.25, 1, 4, a fixed range, not fitted to the
+model), D1 decided exactly on each; one chunk per (family, n, c) in the seed's baseline campaign,
+shared by every model (:func:`measure_baselines`).
 """
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from verification import campaign
-from verification.measure.attention import campaign_name, chunk_key, input_records, verdict_of
-from verification.store import Record
+from verification.measure import baselines
+from verification.measure.attention import campaign_name, chunk_key, input_records
+from verification.measure.baselines import TRAINED
+from verification.plan import RunResult, recording
 
 FULL_SCALES = ("every model on 300 inputs at up to 512 tokens (quick: MiniLM 120, SmolLM2 12 and Gemma 3 12 inputs "
                "of the English corpus, AntiBERTy 24 antibody V genes, at up to 128 tokens), with their matched-n random "
@@ -37,31 +40,41 @@ class ModelRun:
     allow_pickle: bool = False
 
     def load(self) -> tuple[Any, Any]:
-        """The model (cached in-process by :func:`numerics.sources.models.load_model`) and the corpus."""
+        """The model (cached in-process by :func:`numerics.sources.models.load_model`) and the corpus;
+        the corpus is read first (a bad ``--texts`` is refused before a model is loaded)."""
         from numerics.sources.corpus import load_corpus
         from numerics.sources.models import MAX_TOKENS, load_model
 
+        corpus = load_corpus(self.texts, limit=self.limit)
         model = load_model(self.model, allow_pickle=self.allow_pickle,
                            max_tokens=MAX_TOKENS if self.max_tokens is None else self.max_tokens)
-        return model, load_corpus(self.texts, limit=self.limit)
+        return model, corpus
 
 
 @dataclass(frozen=True)
 class Plan:
-    """The models a run measures (:class:`ModelRun`, in order) and the seed of their random baselines."""
+    """The models a run measures (:class:`ModelRun`, in order), the seed of their random baselines,
+    and whether it is the ``--full`` plan (:class:`verification.plan.Plan`).
+
+    >>> quick = Plan.for_verify(0, False)
+    >>> quick.command(), [m.model for m in quick.models]
+    ('attnbounds verify --only trained --seed 0', ['minilm', 'smollm2', 'gemma3', 'antiberty'])
+    >>> Plan((ModelRun("minilm", None, 40, 128),), 2).command()
+    'attnbounds rollout --model minilm --limit 40 --max-tokens 128 --seed 2'
+    """
 
     models: tuple[ModelRun, ...]
     seed: int = 0
+    full: bool = False
 
     @classmethod
     def for_verify(cls, seed: int, full: bool) -> "Plan":
         """Every embedded model, each on the main job's inputs (:data:`verification.measure.text.QUICK`,
         or :data:`~verification.measure.text.FULL` for every model) of its corpus
         (:func:`verification.measure.text.texts_of`)."""
-        from verification.measure.text import FULL, QUICK, texts_of
+        from verification.measure.text import QUICK, settings, texts_of
 
-        return cls(tuple(ModelRun(name, texts_of(name), **(FULL if full else quick)) for name, quick in QUICK.items()),
-                   seed)
+        return cls(tuple(ModelRun(name, texts_of(name), **settings(name, full)) for name in QUICK), seed, full)
 
     @classmethod
     def from_args(cls, args: Any) -> "Plan":
@@ -74,12 +87,52 @@ class Plan:
         texts = args.texts if args.texts is not None else texts_of(args.model)   # antiberty: its antibody corpus
         return cls((ModelRun(args.model, texts, args.limit if args.limit is not None else base.get("limit"),
                              args.max_tokens if args.max_tokens is not None else base.get("max_tokens"),
-                             args.allow_pickle),), args.seed)
+                             args.allow_pickle),), args.seed, bool(args.full))
+
+    def is_main(self) -> bool:
+        """Whether this is the main job's plan (``attnbounds verify --only trained [--full]``)."""
+        return self == Plan.for_verify(self.seed, self.full)
 
     def campaigns(self) -> tuple[str, ...]:
         """The baseline campaign, then each model's measurement: its name ends in the weights'
         fingerprint, so the model is loaded (cached) to name it."""
         return (baseline_campaign(self.seed),) + tuple(measured(m)[0] for m in self.models)
+
+    def command(self) -> str:
+        """The main job's plan: ``attnbounds verify --only trained --seed S [--full]``; any other:
+        the ``attnbounds rollout`` line of each model (joined by ``&&``), which plans it again."""
+        from verification.measure.text import rollout_line, trained_command
+
+        if self.is_main():
+            return trained_command(self.seed, self.full)
+        return " && ".join(rollout_line(m.model, m.texts, m.limit, m.max_tokens, m.allow_pickle, self.seed, self.full)
+                           for m in self.models)
+
+    def provenance(self) -> dict[str, Any]:
+        """Seed, preset (quick / full), the models (a folder or file by its name only, never a path
+        of this machine), their corpora, input limits and token limits, and the baseline campaign."""
+        from pathlib import Path
+
+        def named(x: Optional[str], default: str) -> str:
+            return default if x is None else Path(x).name
+
+        def each(values: Any) -> str:
+            return ", ".join(str(v) for v in values)
+        return {"seed": self.seed, "preset": "full" if self.full else "quick",
+                "models": each(named(m.model, "") for m in self.models),
+                "corpora": each(named(m.texts, "default") for m in self.models),
+                "inputs": each("all" if m.limit is None else m.limit for m in self.models),
+                "max tokens": each("default" if m.max_tokens is None else m.max_tokens for m in self.models),
+                "baselines": baseline_campaign(self.seed)}
+
+
+def prepare(plan: Plan) -> None:
+    """Load every corpus and model of ``plan`` (the models stay cached in-process for :func:`run`):
+    what is wrong with them (an absent or empty ``--texts``, an absent ``--model``, a pickle, an
+    ``auto_map``, a folder without a tokenizer, a weight of the wrong dtype) is refused here, before
+    the command opens (and so creates) its store."""
+    for m in plan.models:
+        m.load()
 
 
 def measured(run: ModelRun) -> tuple[str, Any, set]:
@@ -88,32 +141,36 @@ def measured(run: ModelRun) -> tuple[str, Any, set]:
     return campaign_name(model, corpus.name), model, {(t.id, t.sha) for t in corpus.inputs}
 
 
-def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> None:
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
     """Every model of ``plan`` on its inputs (resumed, one chunk per input), then the random
-    baselines at the token counts measured (resumed), model by model; serially."""
+    baselines at the token counts measured (resumed), model by model; serially. What ran: a
+    :class:`verification.plan.RunResult`."""
     import time
 
-    for m in plan.models:
-        if console is not None:
-            console.rule(f"trained transformers: {m.model}")
-        t0 = time.perf_counter()
-        model, corpus = m.load()
-        for note in corpus.notes:
+    with recording("trained") as result:
+        for m in plan.models:
             if console is not None:
-                console.print(f"[dim]corpus: {note}[/dim]")
-        name = run_campaign(model, corpus, store, console)
-        keys = {(t.id, t.sha) for t in corpus.inputs}
-        t1 = time.perf_counter()
-        measure_baselines(store, name, keys, plan.seed, console)
-        if console is not None:
-            console.print(f"[dim]{model.name}: {len(keys)} inputs measured in {t1 - t0:.1f} s, random baselines at "
-                          f"matched n in {time.perf_counter() - t1:.1f} s[/dim]")
+                console.rule(f"trained transformers: {m.model}")
+            t0 = time.perf_counter()
+            model, corpus = m.load()
+            for note in corpus.notes:
+                if console is not None:
+                    console.print(f"[dim]corpus: {note}[/dim]")
+            name = run_campaign(model, corpus, store, console)
+            keys = {(t.id, t.sha) for t in corpus.inputs}
+            t1 = time.perf_counter()
+            measure_baselines(store, name, keys, plan.seed, console)
+            if console is not None:
+                console.print(f"[dim]{model.name}: {len(keys)} inputs measured in {t1 - t0:.1f} s, random baselines "
+                              f"at matched n in {time.perf_counter() - t1:.1f} s[/dim]")
+    return result
 
 
 def measure_baselines(store: Any, campaign: str, keys: Optional[set], seed: int = 0, console: Any = None) -> str:
     """The random matrices of the same token counts as the inputs ``keys`` of ``campaign`` (every
     token set), D1 checked on each (resumed); the baseline campaign's name."""
-    return run_baselines(store, baseline_slots(stored_sizes(store, campaign, keys)), seed, console)
+    slots = baselines.baseline_slots(stored_sizes(store, campaign, keys))
+    return baselines.run_baselines(store, TRAINED, baselines.slot_samples(slots), BASELINE_PER_INPUT, seed, console)
 
 
 def stored_sizes(store: Any, campaign: str, inputs: Optional[set]) -> dict:
@@ -139,66 +196,19 @@ def run_campaign(model: Any, corpus: Any, store: Any, console: Any = None,
     return name
 
 
-# -- matched-n random baselines (docs/theory.md §2: random baselines beside each trained share) ------
+# -- matched-n random baselines (docs/theory.md §2; the code: verification.measure.baselines) ---------
 
-BASELINE_FAMILIES = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4")
 BASELINE_PER_INPUT = 10          # random matrices per (family, model input, token set)
-BASELINE_VERSION = "v1"
-BASELINE_CHUNK_OFFSET = 1_000_000  # baseline chunks draw from generators the Dobrushin campaign never uses
 
 
 def baseline_campaign(seed: int) -> str:
     """One campaign of random baselines per seed, shared by every model: a chunk is (family, n, c),
-    the c-th random sample of size n (resumed whenever another model or input asks for it)."""
-    return f"trained-baseline-{BASELINE_VERSION}-seed{seed}-m{BASELINE_PER_INPUT}"
-
-
-def baseline_slots(sizes: dict) -> dict:
-    """``{variant: {input key: n}}`` -> ``{variant: {input key: (n, c)}}``: the c-th input (in sorted
-    key order) of its variant with ``n`` kept tokens gets the random sample (n, c), so inputs of the
-    same size never share random matrices (the pooled share is then a share of independent draws)."""
-    out: dict = {}
-    for v, by in sizes.items():
-        seen: dict = {}
-        out[v] = {}
-        for key in sorted(by):
-            n = int(by[key])
-            out[v][key] = (n, seen.get(n, 0))
-            seen[n] = seen.get(n, 0) + 1
-    return out
-
-
-def baseline_chunk_key(family: str, n: int, c: int) -> str:
-    return f"{family}/n{n}/c{c}"
-
-
-def baseline_chunk(family: str, n: int, c: int, count: int, seed: int) -> list[Record]:
-    """``count`` random n x n matrices of ``family`` (:mod:`numerics.sources.random`), D1 decided
-    exactly on each (:func:`numerics.dobrushin.factor_check`): one record per matrix."""
-    from numerics.dobrushin import factor_check
-    from numerics.sources.random import GENERATOR, generator, sample
-
-    A = sample(family, n, count, generator(seed, family, n, BASELINE_CHUNK_OFFSET + c))
-    fc = factor_check(A)
-    prov = dict(generator=GENERATOR, chunk_offset=BASELINE_CHUNK_OFFSET, seed=seed, family=family, n=n, c=c)
-    return [Record("dobrushin.factor", f"{baseline_chunk_key(family, n, c)}/i{k}", verdict_of(fc.equality[k]),
-                   slack=float(fc.slack[k]), value=(1 + float(fc.delta[k])) / 2 - float(fc.slack[k]),
-                   bound=(1 + float(fc.delta[k])) / 2,
-                   provenance=dict(prov, index=k),
-                   extra=dict(exact=bool(fc.exact[k]), through_first=bool(fc.through_first[k])))
-            for k in range(count)]
-
-
-def run_baselines(store: Any, slots: dict, seed: int, console: Any = None) -> str:
-    """Draw and check every random sample that ``slots`` (:func:`baseline_slots`) asks for and the
-    store lacks; return the campaign name."""
-    name = baseline_campaign(seed)
-    campaign.run(store, name, baseline_chunks(slots, seed), console=console, description="random baselines at matched n")
-    return name
+    the c-th random sample of size n (resumed whenever another model or input asks for it;
+    :data:`verification.measure.baselines.TRAINED`)."""
+    return TRAINED.campaign(seed, BASELINE_PER_INPUT)
 
 
 def baseline_chunks(slots: dict, seed: int) -> list[campaign.Chunk]:
-    """One chunk per (family, n, c) that ``slots`` (:func:`baseline_slots`) asks for (nothing run)."""
-    wanted = sorted({nc for by in slots.values() for nc in by.values()})
-    return [campaign.Chunk(baseline_chunk_key(f, n, c), baseline_chunk, (f, n, c, BASELINE_PER_INPUT, seed))
-            for f in BASELINE_FAMILIES for n, c in wanted if n >= 2]
+    """One chunk per (family, n, c) that ``slots`` (:func:`verification.measure.baselines.baseline_slots`)
+    asks for (nothing run)."""
+    return baselines.baseline_chunks(TRAINED, baselines.slot_samples(slots), BASELINE_PER_INPUT, seed)

@@ -20,9 +20,21 @@ def measure_and_report(model_name: str, store: Any, out_dir: Any, console: Any,
 
 
 def _cmd_rollout(args: argparse.Namespace) -> int:
-    from verification import family
+    """``attnbounds rollout``: the plan, every corpus and model of it loaded (and refused, when it
+    is bad input) before the store is opened, so a refused command creates no store and no folder
+    (docs/reliability.md); then run into ``--db`` and report under ``--out``."""
+    from pathlib import Path
 
-    family.command("trained", args)
+    from verification.options import make_console
+    from verification.store import ResultStore
+    from verification.trained import checks, report
+
+    plan = checks.Plan.from_args(args)
+    checks.prepare(plan)
+    console = make_console()
+    with ResultStore(args.db) as store:
+        checks.run(plan, store, console=console)
+        report.report(store, plan, Path(args.out), console)
     return 0
 
 
@@ -41,7 +53,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-tokens", type=int_at_least(2), default=None,
                    help="truncate inputs here (>= 2; default 512)")
     p.add_argument("--allow-pickle", action="store_true",
-                   help="load pickled weights (*.bin/*.pt) with torch.load(weights_only=True)")
+                   help="load pickled weights (*.bin/*.pt) with torch.load(weights_only=True): plain tensors only, "
+                        "a pickle that would run code is still refused")
     p.add_argument("--full", action="store_true", help="the inputs of `attnbounds verify --full`: 300 at up to "
                                                        "512 tokens (unless --limit or --max-tokens say otherwise)")
     p.set_defaults(func=_cmd_rollout)

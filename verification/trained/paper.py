@@ -11,7 +11,9 @@ inputs are read (quick: the first 120 / 12 / 12 inputs of the default corpus, An
 campaign never reach the paper; when several fingerprints were measured, the one with the most of
 those inputs is reported (ties: the first name in sorted order), its fingerprint in the provenance.
 The random baselines at matched token counts are read from the seed's baseline campaign
-(:func:`verification.trained.checks.baseline_campaign`), the samples of those inputs only. Tables
+(:func:`verification.trained.checks.baseline_campaign`), the samples of those inputs only. The part
+is built from the trained plan (``paper_part(store, plan)``, ``needs(store, plan)``): the main job's
+at its seed, quick or full (:func:`check_plan`); every command it names is ``plan.command()``. Tables
 ``trained-d1-<model>``, ``trained-sources-<model>``, ``trained-rollout-<model>``,
 ``trained-heads-<model>``, ``trained-compare-<model>``, and across the models ``trained-models`` (one
 row per model) and ``trained-float`` (what a float test at tolerance 0 gets wrong against the exact
@@ -24,18 +26,20 @@ from typing import Any
 
 import numpy as np
 
+from theory.errors import InvalidInput
+
 from numerics.sources.corpus import SOURCES
 from verification.report.aggregate import median
 from verification.report.figures import HALF
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table, complete, frame
-from verification.report.stats import wilson
 from verification.report.tables import fmt, fmt_ci
 from verification.measure.attention import FUSION, RESIDUAL
-from verification.measure.text import command, corpus_of, find_campaign, model_need
-from verification.trained.checks import BASELINE_FAMILIES, baseline_campaign, baseline_chunks, baseline_slots
-from verification.trained.report import (VARIANT_TITLES, baseline_share, collect_records, compare_table, d1_table,
-                                          heads_shares, median_interval, read_baselines, rollout_table, sizes_of,
-                                          slug, source_order, source_table)
+from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots, read_baselines
+from verification.measure.text import corpus_of, find_campaign, model_need
+from verification.trained.checks import Plan, baseline_campaign, baseline_chunks
+from verification.trained.report import (FLOAT_COLUMNS, VARIANT_TITLES, collect_records, compare_table, d1_table,
+                                          float_rows, heads_shares, median_interval, rollout_table, sizes_of, slug,
+                                          source_order, source_table, wilson_cell)
 
 MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma", "antiberty": "AntiBERTy"}  # -> macro word
 TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit GGUF)",
@@ -60,18 +64,36 @@ def notes_of(name: str) -> tuple[str, ...]:
     from numerics.sources.models import EMBEDDED
 
     return EMBEDDED[name].notes if name in EMBEDDED else ()
-def needs(store: Any, seed: int = 0, full: bool = False) -> list[Need]:
-    """Both models' campaigns and, once they are complete, the random baselines at their stored
-    token counts (the samples :func:`verification.trained.checks.run_baselines` draws for them)."""
-    models = [model_need(name, full, seed) for name in MODELS]
+
+
+def check_plan(plan: Plan) -> None:
+    """The paper's trained section shows the main job's plan (every embedded model on its main-job
+    inputs, at any seed, quick or ``--full``: :meth:`Plan.is_main`); another plan (``attnbounds paper
+    --from "rollout ..."``: one model) is refused in one line, its tables being the command's own."""
+    if not plan.is_main():
+        raise InvalidInput(f"the paper's trained section shows the models {', '.join(MODELS)} on the main job's "
+                           f"inputs (attnbounds verify --only trained); `{plan.command()}` writes its own tables "
+                           "under its --out")
+
+
+def model_needs(plan: Plan) -> list[Need]:
+    """Each model's campaign of ``plan`` (up to the weights' fingerprint) and its input chunks."""
+    return [model_need(m.model, plan.full, plan.command()) for m in plan.models]
+
+
+def needs(store: Any, plan: Plan) -> list[Need]:
+    """Every model's campaign of ``plan`` and, once they are complete, the random baselines at their
+    stored token counts (the samples :func:`verification.trained.checks.measure_baselines` draws for them)."""
+    check_plan(plan)
+    models = model_needs(plan)
     found = [complete(store, need) for need in models]
     if not all(found):
         return models                      # the baselines follow the token counts still to be measured
     keys = set()
     for need, camp in zip(models, found):
         records = [r for r in store.records(camp) if r["chunk"] in need.chunks]
-        keys |= {c.key for c in baseline_chunks(baseline_slots(sizes_of(collect_records(records, None))), seed)}
-    return models + [Need("trained", baseline_campaign(seed), frozenset(keys), command(seed, full))]
+        keys |= {c.key for c in baseline_chunks(baseline_slots(sizes_of(collect_records(records, None))), plan.seed)}
+    return models + [Need("trained", baseline_campaign(plan.seed), frozenset(keys), plan.command())]
 
 
 def _tight(rs: list[dict]) -> tuple[int, int]:
@@ -116,18 +138,13 @@ def _rollout_curves(data: dict, title: str):
     return draw
 
 
-def _interval(values, seed: int) -> tuple[str, str]:
-    m, (lo, hi) = median_interval(values, seed)
+def _interval(values, bootstrap_seed: int) -> tuple[str, str]:
+    m, (lo, hi) = median_interval(values, bootstrap_seed)
     if m is None:
         return "-", "-"
     if np.isnan(lo):
         return f"{m:.3g}", "-"
     return fmt_ci(m, lo, hi) if hi > lo else (f"{m:.3g}", f"[{lo:.3g}, {hi:.3g}]")
-
-
-def _ci(k: int, n: int) -> str:
-    lo, hi = wilson(k, n)
-    return f"[{lo:.2f}, {hi:.2f}]" if n else "-"
 
 
 def _source_macros(part: Part, word: str, data: dict, base: dict) -> None:
@@ -148,32 +165,32 @@ def _source_macros(part: Part, word: str, data: dict, base: dict) -> None:
                 shares[l] = _tight(sel)
             k, n = shares[L - 1]
             part.macro(_s(k, n), "D1 share", word, src, "last layer", tag)
-            part.macro(_ci(k, n), "D1 share", word, src, "last layer", tag, "interval")
+            part.macro(wilson_cell(k, n), "D1 share", word, src, "last layer", tag, "interval")
             low = min(shares, key=lambda l: (shares[l][0] / shares[l][1] if shares[l][1] else 2, l))
             part.macro(_s(*shares[low]), "D1 share", word, src, "lowest layer", tag)
-            part.macro(_ci(*shares[low]), "D1 share", word, src, "lowest layer", tag, "interval")
+            part.macro(wilson_cell(*shares[low]), "D1 share", word, src, "lowest layer", tag, "interval")
             part.macro(str(low), word, src, "lowest layer", tag)
             vkeys = sorted(k for k in keys if k in slots[v])
             soft = []
-            for f in BASELINE_FAMILIES:
+            for f in FAMILIES:
                 k, n = baseline_share(base, slots[v], vkeys, f)
                 if f == "dirichlet":
                     part.macro(_s(k, n), word, src, "random Dirichlet share", tag)
-                    part.macro(_ci(k, n), word, src, "random Dirichlet share", tag, "interval")
+                    part.macro(wilson_cell(k, n), word, src, "random Dirichlet share", tag, "interval")
                 elif n:
                     soft.append(k / n)
             part.macro(f"{min(soft):.2f}" if soft else "-", word, src, "random softmax share min", tag)
             part.macro(f"{max(soft):.2f}" if soft else "-", word, src, "random softmax share max", tag)
 
 
-def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed: int, base: dict,
+def _model_part(part: Part, name: str, campaign: str, records: list[dict], plan: Plan, base: dict,
                 baselines: str, data_by_model: dict) -> None:
     data = collect_records(records, None)
     p0 = records[0]["provenance"]
     word, title, s = MODELS[name], TITLES[name], slug(name)
     n_in, causal, quantised = len(data["inputs"]), bool(p0.get("causal")), bool(p0.get("quantised"))
     prov = (f"model {name}" + "".join(f"; {note}" for note in notes_of(name)) + f"; campaign {campaign}; {n_in} inputs "
-            f"({corpus_of(name)} corpus); rollout residual {RESIDUAL}, {FUSION} head fusion; seed {seed} (no random draws); "
+            f"({corpus_of(name)} corpus); rollout residual {RESIDUAL}, {FUSION} head fusion; seed {plan.seed} (no random draws); "
             "D1 verdicts exact (rational), shares with 95% Wilson intervals")
     L = len(data["layer"]["all"])
     H = 1 + max(h for _, h in data["head"]["all"])
@@ -243,7 +260,7 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
     add("d1", Table(f"trained-d1-{s}", frame(rows, cols),
                              f"{title}: share of {n_in} inputs where Theorem D1 holds with equality (exact), per layer, "
                              f"head-averaged attention, with 95% Wilson intervals; median slack.{q}{c}", prov, **made))
-    rows, cols = source_table(data, base, BASELINE_FAMILIES)
+    rows, cols = source_table(data, base, FAMILIES)
     add("sources", Table(f"trained-sources-{s}", frame(rows, cols),
                              f"{title}: share of inputs where D1 holds with equality (exact), per source and pooled, "
                              f"95% Wilson intervals, beside the share for random matrices of the same token counts "
@@ -283,28 +300,30 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], seed:
                                prov))
 
 
-def paper_part(store: Any, seed: int = 0, full: bool = False) -> Part:
-    """Tables, figures and macros of both embedded models (see the module docstring)."""
-    part = Part("trained", commands=[command(seed, full)])
+def paper_part(store: Any, plan: Plan) -> Part:
+    """Tables, figures and macros of every embedded model of ``plan`` (the main job's: :func:`check_plan`;
+    see the module docstring)."""
+    check_plan(plan)
+    part = Part("trained", commands=[plan.command()])
     found, missing = {}, []
-    for name in MODELS:                    # every model's campaign looked up: all missing ones named
+    for m, need in zip(plan.models, model_needs(plan)):   # every model's campaign looked up: all missing ones named
         try:
-            found[name] = find_campaign(store, name, full, seed)
+            found[m.model] = find_campaign(store, need)
         except MissingCampaign as exc:
             missing.append(exc)
-    baselines = baseline_campaign(seed)
+    baselines = baseline_campaign(plan.seed)
     base = read_baselines(store.records(campaign=baselines))
     for name, (campaign, records) in found.items():    # every random sample of the main inputs stored
         slots = baseline_slots(sizes_of(collect_records(records, None)))
-        wanted = {(f, n, c) for by in slots.values() for n, c in by.values() for f in BASELINE_FAMILIES}
+        wanted = {(f, n, c) for by in slots.values() for n, c in by.values() for f in FAMILIES}
         if not wanted <= set(base):
-            missing.append(MissingCampaign(baselines, command(seed, full)))
+            missing.append(MissingCampaign(baselines, plan.command()))
             break
     if missing:
         raise MissingCampaign.combine(missing)
     data_by_model: dict = {}
     for name, (campaign, records) in found.items():
-        _model_part(part, name, campaign, records, seed, base, baselines, data_by_model)
+        _model_part(part, name, campaign, records, plan, base, baselines, data_by_model)
     _float_part(part, found)
     _models_part(part, found, data_by_model, baselines)
     return part
@@ -330,8 +349,8 @@ def models_rows(data_by_model: dict) -> list[list]:
         arch, kind = ARCHITECTURES.get(name, ("-", "causal" if causal else "bidirectional"))
         rows.append([TITLES.get(name, name), arch, kind, L, H, len(data["inputs"]), f"{tokens:g}",
                      QUANTISATION.get(name, "-")]
-                    + [f"{_s(*_tight(rs))} {_ci(*_tight(rs))}" if rs else "-" for rs in (mean, heads, content)]
-                    + [f"{_s(k, n)} {_ci(k, n)}", "yes (causal)" if causal else "no"])
+                    + [f"{_s(*_tight(rs))} {wilson_cell(*_tight(rs))}" if rs else "-" for rs in (mean, heads, content)]
+                    + [f"{_s(k, n)} {wilson_cell(k, n)}", "yes (causal)" if causal else "no"])
     return rows
 
 
@@ -395,31 +414,9 @@ def _models_part(part: Part, found: dict, data_by_model: dict, baselines: str) -
                                "all tokens; causal models dashed: forced).", prov))
 
 
-FLOAT_COLUMNS = ["model", "D1 verdicts", "exact: tight", "float32 wrong [95% CI]", "float32: violated",
-                 "float32: tight missed", "float64 wrong [95% CI]", "float64: violated", "float64: tight missed"]
-
-
-def float_rows(found: dict) -> list[list]:
-    """Per model: every D1 verdict on all tokens (each head and the head mean, every layer) decided
-    exactly, against the verdict a float32 and a float64 test at tolerance 0 gives on the same
-    stored attention (:func:`verification.measure.attention.float_verdicts`): how many the float test
-    gets wrong (95% Wilson), how many it calls violated (a bound exact arithmetic proves) and how
-    many exact equalities it misses."""
-    rows = []
-    for name, (_, records) in found.items():
-        d1 = [r for r in records if r["theorem"] == "dobrushin.factor" and "float32" in r["extra"]]
-        row = [TITLES.get(name, name), len(d1), sum(r["verdict"] == "tight" for r in d1)]
-        for dt in ("float32", "float64"):
-            wrong = sum(r["extra"][dt] != r["verdict"] for r in d1)
-            row += [f"{wrong}/{len(d1)} {_ci(wrong, len(d1))}", sum(r["extra"][dt] == "violated" for r in d1),
-                    sum(r["verdict"] == "tight" and r["extra"][dt] != "tight" for r in d1)]
-        rows.append(row)
-    return rows
-
-
 def _float_part(part: Part, found: dict) -> None:
     """The table ``trained-float`` and its macros: what a float test at tolerance 0 gets wrong."""
-    rows = float_rows(found)
+    rows = float_rows({TITLES.get(name, name): records for name, (_, records) in found.items()})
     for name, row in zip(found, rows):
         word = MODELS.get(name, name)
         cells = dict(zip(FLOAT_COLUMNS, row))

@@ -9,6 +9,13 @@ delta(R_l), prod delta(Ahat), prod (1+delta(A))/2 and their ratios, D2 chain ver
 (per source and pooled: D1 shares beside random matrices of the same token counts); medians of
 ratios and slacks with 95% percentile-bootstrap intervals (fixed seed); figures
 ``trained_heatmap_<model>``, ``trained_slack_<model>``, ``trained_rollout_<model>`` (PNG + PDF).
+
+A token set needs two tokens (D1 needs n >= 2): an input that keeps fewer (a text the tokenizer
+turns into special tokens only, such as English through a residue vocabulary, where every letter is
+``[UNK]``) has no records of it. When no input keeps one, the token set has no column, no
+``trained-heads-content-<model>`` table and no figure panel, and a one-line note says so on the
+console and in the D1 table's caption (:func:`variant_notes`); so does a note counting the inputs
+left out when only some are.
 """
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from theory.errors import InvalidInput
+from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots, read_baselines
 from verification.report.aggregate import median
 from verification.report.figures import save_figure
 from verification.report.stats import wilson
@@ -34,6 +42,12 @@ def share_cell(k: int, n: int) -> str:
         return "-"
     lo, hi = wilson(k, n)
     return f"{k}/{n} = {k / n:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def wilson_cell(k: int, n: int) -> str:
+    """``[lo, hi]``: the 95% Wilson interval of k of n, "-" for n = 0."""
+    lo, hi = wilson(k, n)
+    return f"[{lo:.2f}, {hi:.2f}]" if n else "-"
 
 
 def slug(name: str) -> str:
@@ -68,9 +82,10 @@ def collect_records(records: Any, inputs: Optional[set]) -> dict:
     return dict(layer=layer, head=head, roll=roll, inputs=seen, source=source)
 
 
-def median_interval(values: Any, seed: int = 0, statistic: Any = np.median) -> tuple:
+def median_interval(values: Any, bootstrap_seed: int = 0, statistic: Any = np.median) -> tuple:
     """(median, 95% percentile-bootstrap interval of ``statistic``, the median) of the finite
-    ``values`` (None skipped): ``scipy.stats.bootstrap`` with 999 resamples and a fixed seed;
+    ``values`` (None skipped): ``scipy.stats.bootstrap`` with 999 resamples and the fixed seed
+    ``bootstrap_seed`` (the tables use the layer's index);
     (median, (nan, nan)) for fewer than two values, (m, (m, m)) when all are equal."""
     x = np.array([v for v in values if v is not None], dtype=float)
     x = x[np.isfinite(x)]
@@ -83,13 +98,13 @@ def median_interval(values: Any, seed: int = 0, statistic: Any = np.median) -> t
         return m, (m, m)
     from scipy.stats import bootstrap
 
-    res = bootstrap((x,), statistic, n_resamples=999, method="percentile", rng=np.random.default_rng(seed))
+    res = bootstrap((x,), statistic, n_resamples=999, method="percentile", rng=np.random.default_rng(bootstrap_seed))
     return m, (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
-def interval_cell(values: Any, seed: int = 0) -> str:
+def interval_cell(values: Any, bootstrap_seed: int = 0) -> str:
     """``median [lo, hi]`` (:func:`median_interval`), "-" without values."""
-    m, (lo, hi) = median_interval(values, seed)
+    m, (lo, hi) = median_interval(values, bootstrap_seed)
     if m is None:
         return "-"
     return f"{m:.3g}" if math.isnan(lo) else f"{m:.3g} [{lo:.3g}, {hi:.3g}]"
@@ -99,30 +114,6 @@ def sizes_of(data: dict) -> dict:
     """``{variant: {(input, text hash): kept tokens n}}``, from the layer-0 head-mean records."""
     return {v: {(r["provenance"]["input"], r["provenance"]["text_sha"]): int(r["provenance"]["n"])
                 for r in cells.get(0, [])} for v, cells in data["layer"].items()}
-
-
-def read_baselines(records: Any) -> dict:
-    """Stored baseline records (:func:`verification.trained.checks.baseline_chunk`) ->
-    ``{(family, n, c): (tight, count)}``."""
-    out: dict = defaultdict(lambda: [0, 0])
-    for r in records:
-        p = r["provenance"]
-        cell = out[(p["family"], int(p["n"]), int(p["c"]))]
-        cell[0] += r["verdict"] == "tight"
-        cell[1] += 1
-    return {k: tuple(v) for k, v in out.items()}
-
-
-def baseline_share(base: dict, slots: dict, keys: Any, family: str) -> tuple[int, int]:
-    """(tight, count) of ``family``'s random matrices drawn for the inputs ``keys`` (their slots
-    (n, c) of one token set); a slot the store lacks is a KeyError naming it (never a silent gap)."""
-    k = m = 0
-    for key in keys:
-        n, c = slots[key]
-        if (family, n, c) not in base:
-            raise KeyError(f"no stored random baseline {family}/n{n}/c{c} (input {key[0]})")
-        k, m = k + base[(family, n, c)][0], m + base[(family, n, c)][1]
-    return k, m
 
 
 def source_order(data: dict) -> list[str]:
@@ -135,9 +126,7 @@ def source_order(data: dict) -> list[str]:
 def source_table(data: dict, base: dict, families: tuple) -> tuple[list, list]:
     """Per source and pooled, per token set: inputs, median tokens, the D1 share (95% Wilson) in the
     layer where it is lowest, in the last layer, its range over the other layers, and beside them
-    the share for random matrices of the same sizes (:func:`baseline_share`)."""
-    from verification.trained.checks import baseline_slots
-
+    the share for random matrices of the same sizes (:func:`verification.measure.baselines.baseline_share`)."""
     slots = baseline_slots(sizes_of(data))
     variants = [v for v in ("all", "content", "nofirst") if v in data["layer"]]
     L = len(data["layer"]["all"])
@@ -187,14 +176,32 @@ def d1_table(data: dict, model: Any) -> tuple[list, list]:
             k = sum(bool(r["extra"].get("through_first")) and not r["extra"].get("through_other") for r in rs)
             row.append(f"{k}/{len(rs)}" if rs else "-")
         for v in variants:
-            row.append(interval_cell((r["slack"] for r in data["layer"][v].get(l, [])), seed=l))
+            row.append(interval_cell((r["slack"] for r in data["layer"][v].get(l, [])), bootstrap_seed=l))
         rows.append(row)
     return rows, cols
 
 
+def variant_notes(data: dict, model: Any) -> list[str]:
+    """One line per token set the model's inputs measure (all, content; nofirst if causal) that
+    some or all inputs could not keep: fewer than two of its tokens (see the module docstring)."""
+    expected = ["all", "content"] + (["nofirst"] if model.causal else [])
+    n = len(data["inputs"])
+    kept = sizes_of(data)
+    notes = []
+    for v in expected:
+        k = len(kept.get(v, {}))
+        if k == 0:
+            notes.append(f"{VARIANT_TITLES[v]}: none of the {n} inputs keeps two or more (the tokenizer made "
+                         "every token of them special, e.g. [UNK]): nothing measured on this token set")
+        elif k < n:
+            notes.append(f"{VARIANT_TITLES[v]}: {n - k} of the {n} inputs keep fewer than two and are left out "
+                         "of this token set")
+    return notes
+
+
 def heads_shares(data: dict, variant: str) -> np.ndarray:
-    """(L, H) share of inputs with D1 equality per head."""
-    cells = data["head"][variant]
+    """(L, H) share of inputs with D1 equality per head (shape (0, 0): the token set has no records)."""
+    cells = data["head"].get(variant)
     if not cells:
         return np.zeros((0, 0))
     L = 1 + max(l for l, _ in cells)
@@ -215,7 +222,7 @@ def rollout_table(data: dict, variant: str = "all") -> tuple[list, list]:
         ratios = [r["extra"].get("ratio_R") for r in rs]
         rows.append([l, median(r["extra"].get("delta") for r in ls), median(r["value"] for r in rs),
                      median(r["bound"] for r in rs), median(r["extra"].get("prod_factor_bound") for r in rs),
-                     interval_cell(ratios, seed=l), f"{sum(x is None for x in ratios)}/{len(rs)}",
+                     interval_cell(ratios, bootstrap_seed=l), f"{sum(x is None for x in ratios)}/{len(rs)}",
                      median(r["extra"].get("ratio_factor") for r in rs),
                      share_cell(sum(r["verdict"] == "tight" for r in rs), len(rs)),
                      share_cell(sum(r["extra"].get("d2_step") == "tight" for r in rs), len(rs)),
@@ -239,6 +246,28 @@ def compare_table(data: dict) -> tuple[list, list]:
 
 
 
+FLOAT_COLUMNS = ["model", "D1 verdicts", "exact: tight", "float32 wrong [95% CI]", "float32: violated",
+                 "float32: tight missed", "float64 wrong [95% CI]", "float64: violated", "float64: tight missed"]
+
+
+def float_rows(records_by_model: dict) -> list[list]:
+    """Per model (``{label: its stored records}``): every D1 verdict on all tokens (each head and the
+    head mean, every layer) decided exactly, against the verdict a float32 and a float64 test at
+    tolerance 0 gives on the same stored attention (:func:`verification.measure.attention.float_verdicts`):
+    how many the float test gets wrong (95% Wilson), how many it calls violated (a bound exact
+    arithmetic proves) and how many exact equalities it misses."""
+    rows = []
+    for label, records in records_by_model.items():
+        d1 = [r for r in records if r["theorem"] == "dobrushin.factor" and "float32" in r["extra"]]
+        row = [label, len(d1), sum(r["verdict"] == "tight" for r in d1)]
+        for dt in ("float32", "float64"):
+            wrong = sum(r["extra"][dt] != r["verdict"] for r in d1)
+            row += [f"{wrong}/{len(d1)} {wilson_cell(wrong, len(d1))}", sum(r["extra"][dt] == "violated" for r in d1),
+                    sum(r["verdict"] == "tight" and r["extra"][dt] != "tight" for r in d1)]
+        rows.append(row)
+    return rows
+
+
 def figures(data: dict, model: Any, fig_dir: Path, s: str, prov: str) -> list[Path]:
     import matplotlib
     matplotlib.use("Agg")
@@ -247,7 +276,7 @@ def figures(data: dict, model: Any, fig_dir: Path, s: str, prov: str) -> list[Pa
 
     q = " (4-bit quantised weights)" if model.quantised else ""
     paths: list[Path] = []
-    variants = [v for v in ("all", "content", "nofirst") if v in data["head"]]
+    variants = [v for v in ("all", "content", "nofirst") if data["head"].get(v)]   # never an empty panel
     fig, axes = plt.subplots(1, len(variants), figsize=(3.2 * len(variants) + 1, 4.5), squeeze=False)
     for ax, v in zip(axes[0], variants):
         im = ax.imshow(heads_shares(data, v), vmin=0, vmax=1, cmap="viridis", aspect="auto")
@@ -299,10 +328,15 @@ def figures(data: dict, model: Any, fig_dir: Path, s: str, prov: str) -> list[Pa
 
 
 def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: Any,
-                 inputs: Optional[set] = None, seed: int = 0, baselines: Optional[str] = None) -> dict:
-    """Write every table and figure of one model's campaign; return {name: paths}. ``baselines``:
-    the campaign of the matched-n random baselines (:func:`verification.trained.checks.run_baselines`),
-    which adds the table ``trained-sources-<model>``."""
+                 inputs: Optional[set] = None, plan: Any = None) -> dict:
+    """Write every table and figure of one model's campaign; return {name: paths}. ``plan``: the
+    :class:`verification.trained.checks.Plan` the model was measured in: its seed in the provenance
+    and its matched-n random baselines (:func:`verification.trained.checks.baseline_campaign`), which
+    add the table ``trained-sources-<model>`` (None: seed 0, no baselines)."""
+    from verification.trained.checks import baseline_campaign
+
+    seed = 0 if plan is None else plan.seed
+    baselines = None if plan is None else baseline_campaign(plan.seed)
     out_dir = Path(out_dir)
     data = collect(store, campaign, inputs)
     if not data["layer"]:
@@ -322,9 +356,15 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
         cap += (" Causal attention forces equality: row 0 is one-hot, so delta(A) = max_j (1 - A_j0) is "
                 "always attained by a mutually self-dominant pair (0, j) (d_ij <= max(d_0i, d_0j)); "
                 "the same holds after dropping any prefix, hence 'tight' is structural here.")
+    notes = variant_notes(data, model)
+    for note in notes:
+        console.print(f"{model.name}: {note}", markup=False, highlight=False, soft_wrap=True)
+    cap += "".join(f" Note: {note}." for note in notes)
     written["d1"] = write_table(rows, cols, f"trained-d1-{s}", cap, prov, tables)
     print_table(console, rows, cols, cap)
     for v in ("all", "content"):
+        if not data["head"].get(v):
+            continue                     # no input kept two tokens of it: said in the notes, no empty table
         sh = heads_shares(data, v)
         hrows = [[l] + [None if math.isnan(x) else round(float(x), 4) for x in sh[l]] for l in range(sh.shape[0])]
         written[f"heads_{v}"] = write_table(
@@ -340,9 +380,7 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
            f"softmax-logit bound per head; trivial (1) wherever A has zeros, e.g. causal masks).{q}")
     written["compare"] = write_table(rows, cols, f"trained-compare-{s}", cap, prov, tables)
     if baselines is not None:
-        from verification.trained.checks import BASELINE_FAMILIES
-
-        rows, cols = source_table(data, read_baselines(store.records(campaign=baselines)), BASELINE_FAMILIES)
+        rows, cols = source_table(data, read_baselines(store.records(campaign=baselines)), FAMILIES)
         cap = (f"{model.name}: share of inputs where D1 holds with equality, per source and pooled (95% Wilson), "
                f"beside random matrices of the same token counts (campaign {baselines}).{q}")
         written["sources"] = write_table(rows, cols, f"trained-sources-{s}", cap, prov, tables)
@@ -354,11 +392,10 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
 def report(store: Any, plan: Any, out_dir: Any, console: Any) -> dict:
     """Every model of ``plan`` (:class:`verification.trained.checks.Plan`): :func:`report_model`
     on its campaign and inputs, with the plan's random baselines; {model name: {table: paths}}."""
-    from verification.trained.checks import baseline_campaign, measured
+    from verification.trained.checks import measured
 
     out = {}
     for m in plan.models:
         name, model, keys = measured(m)
-        out[model.name] = report_model(store, name, model, out_dir, console, keys, seed=plan.seed,
-                                       baselines=baseline_campaign(plan.seed))
+        out[model.name] = report_model(store, name, model, out_dir, console, keys, plan)
     return out

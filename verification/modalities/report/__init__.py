@@ -1,10 +1,13 @@
 """The modalities family's report: stored records -> statistics, tables and figures (never recomputed).
 
-    stages    records -> per-(model, seed, checkpoint, layer) shares; the text rows as-is
-    seeds     across seeds: mean, spread, t intervals; random baselines and text at matched n
-    tables    every table and figure (share against depth and against the training step) defined
-              once (:func:`verification.modalities.report.tables.parts`) and the files of the command
-              line and the main job
+    stages       records -> per-(model, seed, checkpoint, layer) shares; the text rows as-is
+    seeds        across seeds: mean, spread, t intervals; random baselines and text at matched n; the
+                 tables of them (per seed, matched n, summary, power)
+    comparisons  the seed-level tests (against the references, initialisation, depth), Holm, TOST,
+                 minimum detectable effects, and the words they allow
+    tables       every table and figure (share against depth and against the training step) defined
+                 once (:func:`verification.modalities.report.tables.parts`) and the files of the command
+                 line and the main job
 """
 from __future__ import annotations
 
@@ -19,4 +22,4 @@ def report(store: Any, plan: Any, out_dir: Path, console: Any) -> dict:
     from verification.modalities.checks import measured_campaigns
     from verification.modalities.report.tables import write_report
 
-    return write_report(store, plan.preset, plan.seed, Path(out_dir), console, measured_campaigns(store, plan))
+    return write_report(store, plan, Path(out_dir), console, measured_campaigns(store, plan))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional
 
 from verification.modalities.checks import campaign_prefix
 from verification.report.part import MissingCampaign
@@ -138,18 +138,21 @@ def stages_from(records: Iterable[dict]) -> dict[str, Stage]:
     return out
 
 
-def modality_stages(store: Any, preset: str, seed: int, campaigns: Optional[list[str]] = None,
-                    seeds: Optional[Sequence[int]] = None) -> list[Stage]:
-    """The stages of one preset and seed (``seeds``: of each of these seeds). ``campaigns``: exactly
+def modality_stages(store: Any, plan: Any, campaigns: Optional[list[str]] = None,
+                    every_seed: bool = False) -> list[Stage]:
+    """The stages of ``plan`` (:class:`verification.modalities.checks.Plan`: its preset, its base
+    seed or, ``every_seed``, each seed of the preset; its models, None: all). ``campaigns``: exactly
     these (what a run just measured); None: every stored campaign of the preset, the newest per
     (model, seed, epoch) when several weights were measured (e.g. checkpoints trained again
     elsewhere)."""
+    from numerics.modalities.presets import PRESETS
+
     if campaigns is not None:
         recs: Iterable[dict] = (r for c in campaigns for r in store.records(campaign=c))
     else:
-        recs = (r for s in (seeds if seeds is not None else (seed,))
-                for r in store.records(campaign=campaign_prefix(preset, s), prefix=True))
-    found = stages_from(recs)
+        seeds = PRESETS[plan.preset].seed_list(plan.seed) if every_seed else (plan.seed,)
+        recs = (r for s in seeds for r in store.records(campaign=campaign_prefix(plan.preset, s), prefix=True))
+    found = {c: st for c, st in stages_from(recs).items() if not plan.models or st.model in plan.models}
     best: dict[tuple, Stage] = {}
     for st in found.values():
         key = (st.model, st.seed, st.epoch)
@@ -159,19 +162,19 @@ def modality_stages(store: Any, preset: str, seed: int, campaigns: Optional[list
     return sorted(best.values(), key=lambda s: (order.get(s.model, 9), s.model, s.seed or 0, s.epoch))
 
 
-def text_stages(store: Any, full: bool = False, seed: int = 0) -> tuple[list[Stage], str]:
+def text_stages(store: Any, plan: Any) -> tuple[list[Stage], str]:
     """The text encoder / decoder stages from the ``trained`` main job's campaigns at the quick
-    (``full``: full) settings, its inputs only (:func:`verification.measure.text.find_campaign`:
-    never another corpus, token limit or a user's longer run), and a note naming what was used or
-    missing."""
-    from verification.measure.text import find_campaign, rollout_command
+    settings (``plan.full``, the paper preset: full), its inputs only
+    (:func:`verification.measure.text.find_campaign`: never another corpus, token limit or a user's
+    longer run), and a note naming what was used or missing."""
+    from verification.measure.text import find_campaign, model_need, rollout_command, trained_command
 
     out, notes = [], []
     for name, family in TEXT_MODELS.items():
         try:
-            camp, recs = find_campaign(store, name, full, seed)
+            camp, recs = find_campaign(store, model_need(name, plan.full, trained_command(plan.seed, plan.full)))
         except MissingCampaign as exc:
-            notes.append(f"{family}: no stored campaign {exc.campaign} (run `{rollout_command(name, full)}`), "
+            notes.append(f"{family}: no stored campaign {exc.campaign} (run `{rollout_command(name, plan.full)}`), "
                          "omitted")
             continue
         st = stages_from(recs)[camp]

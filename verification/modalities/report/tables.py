@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from verification.modalities.checks import campaign_prefix
-from verification.modalities.report.seeds import (matched_table, power_table, read_baselines, seeds_table, summarise,
-                                                  summary_table, text_shares)
+from verification.measure.baselines import FAMILIES, pool_by_size, read_baselines
+from verification.modalities.report.seeds import (matched_table, power_table, seeds_table, summarise, summary_table,
+                                                  text_shares)
 from verification.modalities.report.stages import (VARIANTS, Stage, final, initial, modality_stages,
                                                    text_stages)
 from verification.report.aggregate import median
@@ -131,7 +132,9 @@ def training(stages: list[Stage]) -> tuple[list, list]:
     return rows, cols
 
 
-def provenance(preset: str, seed: int, stages: list[Stage], note: str = "") -> str:
+def provenance(plan: Any, stages: list[Stage], note: str = "") -> str:
+    """The provenance line of ``plan``'s tables: campaigns, preset, seed, data, weights, text rows."""
+    preset, seed = plan.preset, plan.seed
     fps = ", ".join(f"{s.model}@e{s.epoch}={s.weights}" for s in stages if s.epoch is not None)
     return (f"campaigns {campaign_prefix(preset, seed)}*; preset {preset}; seed {seed}; data: scikit-learn "
             f"bundled sets, stratified 75/25 split (seed {seed}); weights sha256 {fps}; D1 verdicts exact "
@@ -177,10 +180,6 @@ CAPTIONS = {
 
 
 
-def command(preset: str, seed: int) -> str:
-    return f"attnbounds modalities --preset {preset} --seed {seed}"
-
-
 @dataclass
 class Loaded:
     """Everything the tables read from the store for one preset and base seed."""
@@ -216,42 +215,43 @@ def text_matched(store: Any, limit: int) -> tuple[dict, tuple, str]:
     return shares, chosen, note
 
 
-def load(store: Any, preset: str, seed: int, campaigns: Optional[list[str]] = None) -> Loaded:
+def load(store: Any, plan: Any, campaigns: Optional[list[str]] = None) -> Loaded:
+    """What the tables of ``plan`` (:class:`verification.modalities.checks.Plan`) read: its
+    stages at every seed of the preset (``campaigns``: exactly these), the text rows, the random
+    baselines and MiniLM at matched n; a :class:`MissingCampaign` without the base seed's stages."""
     from numerics.modalities.presets import PRESETS
     from verification.modalities.checks import TEXT_MODEL, baseline_campaign
 
-    p = PRESETS[preset]
-    every = modality_stages(store, preset, seed, campaigns, seeds=p.seed_list(seed))
-    stages = [s for s in every if s.seed == seed]
+    p = PRESETS[plan.preset]
+    every = modality_stages(store, plan, campaigns, every_seed=True)
+    stages = [s for s in every if s.seed == plan.seed]
     if not stages:
-        raise MissingCampaign(f"{campaign_prefix(preset, seed)}*", command(preset, seed))
-    texts, note = text_stages(store, preset == "paper", seed)
-    base = baseline_campaign(seed, p.baseline_count)
+        raise MissingCampaign(f"{campaign_prefix(plan.preset, plan.seed)}*", plan.command())
+    texts, note = text_stages(store, plan)
+    base = baseline_campaign(plan.seed, p.baseline_count)
     shares, matched, mnote = text_matched(store, p.text_inputs)
     asis = {v: t.input_shares(v) for t in texts if t.model == TEXT_MODEL for v in VARIANTS}
-    summaries = summarise(every, read_baselines(store.records(campaign=base)), shares, asis)
+    summaries = summarise(every, pool_by_size(read_baselines(store.records(campaign=base))), shares, asis)
     return Loaded(stages, every, texts, note, summaries,
                   tuple(dict.fromkeys(s.campaign for s in every + texts)) + (base,) + matched, mnote)
 
 
-def parts(data: Loaded, preset: str, seed: int) -> tuple[list, list, str]:
+def parts(data: Loaded, plan: Any) -> tuple[list, list, str]:
     """(tables, each defined once as a :class:`verification.report.tables.Table` for every output,
-    figures as (name, draw, caption), provenance)."""
-    from verification.modalities.checks import BASELINE_FAMILIES
-
-    stages, texts, note = data.stages, data.texts, data.note
+    figures as (name, draw, caption), provenance) of ``plan``'s loaded ``data``."""
+    stages, texts, note, seed = data.stages, data.texts, data.note, plan.seed
     seeds = sorted({s.seed for s in data.every})
-    prov = provenance(preset, seed, stages, note) + f"; seeds {seeds}; text at matched n: {data.matched_note}"
+    prov = provenance(plan, stages, note) + f"; seeds {seeds}; text at matched n: {data.matched_note}"
     one = f" Seed {seed} (of the seeds {', '.join(map(str, seeds))}; every seed: the seeds table)."
     sbs = CAPTIONS["modalities_share"] + one + ("" if len(texts) == 2 else f" Text rows: {note}.")
-    made = dict(campaigns=data.campaigns, command=command(preset, seed))
+    made = dict(campaigns=data.campaigns, command=plan.command())
     tables = [Table.from_rows(name, *rows_cols, cap, prov, **made)
               for name, rows_cols, cap in (
                   ("modalities_share", side_by_side(stages, texts), sbs),
                   ("modalities_detail", detail(stages), CAPTIONS["modalities_detail"] + one),
                   ("modalities_training", training(stages), CAPTIONS["modalities_training"] + one),
                   ("modalities_seeds", seeds_table(data.summaries), CAPTIONS["modalities_seeds"]),
-                  ("modalities_matched", matched_table(data.summaries, BASELINE_FAMILIES),
+                  ("modalities_matched", matched_table(data.summaries, FAMILIES),
                    CAPTIONS["modalities_matched"] + f" Text: {data.matched_note}."),
                   ("modalities_power", power_table(data.summaries), CAPTIONS["modalities_power"]),
                   ("modalities_summary", summary_table(data.summaries, LABELS), CAPTIONS["modalities_summary"]))]
@@ -263,14 +263,14 @@ def parts(data: Loaded, preset: str, seed: int) -> tuple[list, list, str]:
     return tables, figures, prov
 
 
-def write_report(store: Any, preset: str, seed: int, out_dir: Path, console: Any,
+def write_report(store: Any, plan: Any, out_dir: Path, console: Any,
                  campaigns: Optional[list[str]] = None) -> dict:
-    """Write the tables and figures under ``out_dir`` and print the side-by-side table."""
+    """Write the tables and figures of ``plan`` under ``out_dir`` and print the side-by-side table."""
     from verification.report.aggregate import pyplot
     from verification.report.figures import save_figure
 
-    data = load(store, preset, seed, campaigns)
-    tables, figures, prov = parts(data, preset, seed)
+    data = load(store, plan, campaigns)
+    tables, figures, prov = parts(data, plan)
     written: dict = {}
     for t in tables:
         written[t.name] = t.write(Path(out_dir) / "tables")

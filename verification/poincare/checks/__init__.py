@@ -12,12 +12,15 @@
 ('poincare.bounds-v3-seed0-quick', 'poincare.bounds-v3-seed3-full')
 >>> Plan().grid("attn1")[:2]
 [(1.0, 0.1), (1.0, 0.3)]
+>>> Plan.for_verify(0, True).command(), Plan(families=("attn1",), sde=False, origin="poincare").command()
+('attnbounds verify --only poincare --seed 0 --full', 'attnbounds poincare --seed 0 --families attn1 --no-sde')
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from dataclasses import dataclass
+from verification.plan import RunResult
 
 VERSION = "v3"
 FULL_SCALES = ("the (beta, lambda) grid (8 x 5 for every family, instead of 4 x 3 in 1-D and 2 x 2 or one point "
@@ -28,10 +31,16 @@ LOSSES = ("gauss1", "attn1", "gauss2", "attn2", "lora2")
 
 @dataclass(frozen=True)
 class Plan:
+    """The bounds grid of ``families``, the Villani map of those of them it covers, and (``sde``)
+    the Langevin runs, at ``seed``, quick or ``full``; ``origin``: the command line it reproduces,
+    ``"verify"`` (``attnbounds verify --only poincare``) or ``"poincare"`` (``attnbounds poincare``;
+    not compared: the same campaigns are the same plan). A :class:`verification.plan.Plan`."""
+
     seed: int = 0
     full: bool = False
     families: tuple[str, ...] = LOSSES
     sde: bool = True          # the Langevin simulations (``--no-sde``: skipped)
+    origin: str = field(default="verify", compare=False)
 
     @classmethod
     def for_verify(cls, seed: int, full: bool) -> "Plan":
@@ -40,14 +49,29 @@ class Plan:
     @classmethod
     def from_args(cls, args: Any) -> "Plan":
         """``attnbounds poincare [--families] [--full] [--no-sde]``."""
-        return cls(seed=args.seed, full=args.full, families=args.families or LOSSES, sde=not args.no_sde)
+        return cls(seed=args.seed, full=args.full, families=args.families or LOSSES, sde=not args.no_sde,
+                   origin="poincare")
 
     def campaigns(self) -> tuple[str, ...]:
         from verification.poincare.checks.sde import sde_campaign
         from verification.poincare.checks.villani import map_campaign
 
-        return (self.campaign, map_campaign(self.seed, self.full)) + ((sde_campaign(self.seed, self.full),)
-                                                                       if self.sde else ())
+        return (self.campaign, map_campaign(self)) + ((sde_campaign(self),) if self.sde else ())
+
+    def command(self) -> str:
+        """The command line that reproduces this plan: ``attnbounds verify --only poincare --seed S
+        [--full]`` for the main job's, else ``attnbounds poincare --seed S [--full] [--families F]
+        [--no-sde]``."""
+        tail = f" --seed {self.seed}" + (" --full" if self.full else "")
+        if self.origin == "verify":
+            return "attnbounds verify --only poincare" + tail
+        return ("attnbounds poincare" + tail
+                + ("" if tuple(self.families) == LOSSES else f" --families {','.join(self.families)}")
+                + ("" if self.sde else " --no-sde"))
+
+    def provenance(self) -> dict[str, Any]:
+        return {"seed": self.seed, "preset": "full" if self.full else "quick", "families": ",".join(self.families),
+                "sde": "yes" if self.sde else "no", "campaign": self.campaign}
 
     def grid(self, name: str) -> list[tuple[float, float]]:
         if self.full:
@@ -68,17 +92,20 @@ class Plan:
         return name.endswith("1") and (self.full or lam == 0.3)
 
 
-def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> None:
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
     """The bounds campaign of ``plan``, the Villani map of its 2-D and LoRA families, and (unless
     ``plan.sde`` is off) the Langevin runs; each resumed, serially (``executor`` is not used: the
     chunks are few and numerically heavy)."""
+    from verification.plan import recording
     from verification.poincare.checks.bounds import run_campaign
     from verification.poincare.checks.sde import run_sde
     from verification.poincare.checks.villani import MAP_LOSSES, run_villani_map
 
-    run_campaign(store, plan, console)
-    fams = tuple(f for f in MAP_LOSSES if f in plan.families)
-    if fams:
-        run_villani_map(store, plan.seed, plan.full, fams, console)
-    if plan.sde:
-        run_sde(store, plan.seed, plan.full, console)
+    with recording("poincare") as result:
+        run_campaign(store, plan, console)
+        fams = tuple(f for f in MAP_LOSSES if f in plan.families)
+        if fams:
+            run_villani_map(store, plan, fams, console)
+        if plan.sde:
+            run_sde(store, plan, console)
+    return result

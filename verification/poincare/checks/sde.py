@@ -28,6 +28,7 @@ verification.poincare.report.tables.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -77,8 +78,10 @@ RULE = (f"TOST against the prediction at a margin of {REL_MARGIN:g} x the predic
         "with df = units - 1; interval: the 1 - 2 alpha t interval of the mean")
 
 
-def sde_campaign(seed: int, full: bool) -> str:
-    return f"poincare.sde-{VERSION}-seed{seed}-{'full' if full else 'quick'}"
+def sde_campaign(plan: Any) -> str:
+    """The Langevin campaign of ``plan`` (a :class:`verification.poincare.checks.Plan`: its seed,
+    quick or full)."""
+    return f"poincare.sde-{VERSION}-seed{plan.seed}-{'full' if plan.full else 'quick'}"
 
 
 def rate_records(name: str, beta: float, lam: float, seed: int, chains: int, steps: int, step: float = 0.01):
@@ -203,12 +206,14 @@ def expected_loss_records(name: str, lam: float, betas, seed: int, chains: int, 
     return recs
 
 
-def run_sde(store, seed: int, full: bool, console=None) -> None:
-    campaign.run(store, sde_campaign(seed, full), sde_chunks(seed, full), console=console, description="Langevin SDE")
+def run_sde(store, plan: Any, console=None) -> None:
+    """The Langevin runs of ``plan``, resumed."""
+    campaign.run(store, sde_campaign(plan), sde_chunks(plan), console=console, description="Langevin SDE")
 
 
-def sde_chunks(seed: int, full: bool) -> list:
-    """The Langevin chunks of the quick / full plan (nothing run)."""
+def sde_chunks(plan: Any) -> list:
+    """The Langevin chunks of ``plan``, quick or full (nothing run)."""
+    seed, full = plan.seed, plan.full
     C = campaign.Chunk
     chunks = [C("rate-attn1", rate_records, ("attn1", 4.0, 0.3, seed, 8000 if full else 2000, 600)),
               C("expected-attnfull", expected_loss_records,

@@ -14,6 +14,8 @@ section 4.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from numerics.poincare.losses import family
@@ -34,13 +36,15 @@ def map_grid(full: bool) -> tuple[tuple[float, ...], tuple[float, ...]]:
     return tuple(float(f"{b:.4g}") for b in betas), tuple(float(f"{x:.4g}") for x in lams)
 
 
-def map_seeds(seed: int, full: bool) -> tuple[int, ...]:
-    """Data seeds of the map: ``seed`` and the next 2 (quick) or 5 (full)."""
-    return tuple(seed + k for k in range(6 if full else 3))
+def map_seeds(plan: Any) -> tuple[int, ...]:
+    """Data seeds of the map of ``plan`` (a :class:`verification.poincare.checks.Plan`): its seed
+    and the next 2 (quick) or 5 (full)."""
+    return tuple(plan.seed + k for k in range(6 if plan.full else 3))
 
 
-def map_campaign(seed: int, full: bool) -> str:
-    return f"poincare.villani-map-{VERSION}-seed{seed}-{'full' if full else 'quick'}"
+def map_campaign(plan: Any) -> str:
+    """The Villani map's campaign of ``plan`` (its seed, quick or full)."""
+    return f"poincare.villani-map-{VERSION}-seed{plan.seed}-{'full' if plan.full else 'quick'}"
 
 
 def map_chunk(name: str, data_seed: int, full: bool, certify: bool = True) -> list[Record]:
@@ -65,12 +69,13 @@ def map_chunk(name: str, data_seed: int, full: bool, certify: bool = True) -> li
     return recs
 
 
-def map_chunks(seed: int, full: bool, families=MAP_LOSSES) -> list:
-    """One chunk per (family, data seed) of the map (nothing run)."""
-    return [campaign.Chunk(f"{name}-s{s}", map_chunk, (name, s, full)) for name in families
-            for s in map_seeds(seed, full)]
+def map_chunks(plan: Any, families=MAP_LOSSES) -> list:
+    """One chunk per (family, data seed) of the map of ``plan`` (nothing run)."""
+    return [campaign.Chunk(f"{name}-s{s}", map_chunk, (name, s, plan.full)) for name in families
+            for s in map_seeds(plan)]
 
 
-def run_villani_map(store, seed: int, full: bool, families=MAP_LOSSES, console=None) -> None:
-    campaign.run(store, map_campaign(seed, full), map_chunks(seed, full, families), console=console,
+def run_villani_map(store, plan: Any, families=MAP_LOSSES, console=None) -> None:
+    """The map of ``families`` at ``plan``'s seed and size, resumed."""
+    campaign.run(store, map_campaign(plan), map_chunks(plan, families), console=console,
                  description="Villani map")

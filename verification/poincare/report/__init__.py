@@ -39,7 +39,7 @@ def report(store, plan, out_dir, console) -> None:
     thresholds = thresholds_table(store, plan)
     thresholds.write(tables_dir)
     print_table(console, thresholds.rows(), thresholds.columns(), "Poincare: where each derivation goes through")
-    sde = sde_campaign(plan.seed, plan.full)
+    sde = sde_campaign(plan)
     sdet = sde_table(store, sde, plan)
     if len(sdet.frame):
         sdet.write(tables_dir)
@@ -49,5 +49,5 @@ def report(store, plan, out_dir, console) -> None:
         sl.write(tables_dir)
         print_table(console, sl.rows(), sl.columns(), "Poincare: does the SDE minimise the loss?")
     write_findings(store, plan, dict(sorted(by_instance(store, plan.campaign).items())), sde,
-                   map_campaign(plan.seed, plan.full), tables_dir, console)
+                   map_campaign(plan), tables_dir, console)
     constant_figures(bounds.rows(), Path(figures_dir), provenance(plan))

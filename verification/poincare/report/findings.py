@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from verification.report.aggregate import group, median
-from verification.poincare.report.tables import command, provenance
+from verification.poincare.report.tables import provenance
 from verification.report.tables import Table, fmt, print_table
 
 COLLAPSE = 0.5   # best test-function lower bound below this fraction of C_P: reported as collapsed
@@ -151,14 +151,14 @@ def villani_boundary_table(records: list[dict], campaign: str, plan: Any) -> Tab
     rows = villani_boundary_rows(records)
     return Table.from_rows("poincare-villani-boundary", rows, VILLANI_BOUNDARY_COLUMNS,
                            villani_boundary_caption(rows), provenance(plan) + f", {campaign}", campaigns=(campaign,),
-                           command=command(plan.seed, plan.full))
+                           command=plan.command())
 
 
 def metastable_table(by_instance: dict, plan: Any) -> Table:
     """Every instance of ``plan``'s campaign, worst test-function lower bound first."""
     rows = metastable_rows(by_instance)
     return Table.from_rows("poincare-metastable", rows, METASTABLE_COLUMNS, metastable_caption(rows),
-                           provenance(plan), campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
+                           provenance(plan), campaigns=(plan.campaign,), command=plan.command())
 
 
 def expected_loss_table(by_instance: dict, sde_records: list[dict], sde_campaign: str, plan: Any) -> Table:
@@ -166,7 +166,7 @@ def expected_loss_table(by_instance: dict, sde_records: list[dict], sde_campaign
     rows = expected_loss_rows(by_instance, sde_records)
     return Table.from_rows("poincare_expected_loss", rows, EXPECTED_LOSS_COLUMNS, expected_loss_caption(rows),
                            provenance(plan) + f", {sde_campaign}", campaigns=(plan.campaign, sde_campaign),
-                           command=command(plan.seed, plan.full))
+                           command=plan.command())
 
 
 def write_findings(store: Any, plan: Any, by_instance: dict, sde_campaign: str, map_campaign: str,

@@ -21,11 +21,6 @@ from collections import Counter, defaultdict
 from verification.report.tables import Table, fmt
 
 
-def command(seed: int, full: bool) -> str:
-    """The command that fills the Poincare campaigns of the main job."""
-    return f"attnbounds verify --only poincare --seed {seed}" + (" --full" if full else "")
-
-
 def provenance(plan) -> str:
     """The provenance line of every Poincare table of ``plan``."""
     return f"campaign {plan.campaign}, seed {plan.seed}, {'full' if plan.full else 'quick'} grid"
@@ -157,7 +152,7 @@ def muckenhoupt_table(store, plan) -> Table:
     """The certified 1-D brackets of ``plan``'s campaign, every discretised estimate checked against its own."""
     rows = muckenhoupt_rows(store, plan.campaign)
     return Table.from_rows("poincare-muckenhoupt", rows, MUCKENHOUPT_COLUMNS, muckenhoupt_caption(rows),
-                           provenance(plan), campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
+                           provenance(plan), campaigns=(plan.campaign,), command=plan.command())
 
 
 SDE_COLUMNS = ["family", "quantity", "beta", "lambda", "measured", "se", "interval lo", "interval hi", "reference",
@@ -205,7 +200,7 @@ def sde_loss_table(store, campaign: str, plan) -> Table:
     rows = sde_loss_rows(store, campaign)
     return Table.from_rows("poincare-sde-loss", rows, SDE_LOSS_COLUMNS, sde_loss_caption(rows),
                            provenance(plan) + f", {campaign}", campaigns=(campaign,),
-                           command=command(plan.seed, plan.full))
+                           command=plan.command())
 
 
 def bounds_caption(rows: list[list]) -> str:
@@ -233,7 +228,7 @@ def bounds_table(store, plan) -> Table:
     """The estimated C_P against every bound, one row per (family, beta, lambda) of ``plan``'s campaign."""
     rows = bounds_rows(store, plan.campaign)
     return Table.from_rows("poincare-bounds", rows, BOUNDS_COLUMNS, bounds_caption(rows), provenance(plan),
-                           campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
+                           campaigns=(plan.campaign,), command=plan.command())
 
 
 def villani_table(store, plan) -> Table:
@@ -242,7 +237,7 @@ def villani_table(store, plan) -> Table:
     return Table.from_rows("poincare_villani", rows, VILLANI_COLUMNS,
                            "Villani's condition (the seed's route, a conjecture here) per instance: refuted for "
                            "lambda below lambda_V(beta). Outcomes: " + outcome_summary(rows, 0, 6), provenance(plan),
-                           campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
+                           campaigns=(plan.campaign,), command=plan.command())
 
 
 def thresholds_table(store, plan) -> Table:
@@ -250,7 +245,7 @@ def thresholds_table(store, plan) -> Table:
     return Table.from_rows("poincare-thresholds", threshold_rows(store, plan.campaign), THRESHOLD_COLUMNS,
                            "Smallest lambda each derivation needs (certified m with L'' >= -m; osc L certified; "
                            "lambda_V(beta) estimated from the Villani identities of theory.poincare)",
-                           provenance(plan), campaigns=(plan.campaign,), command=command(plan.seed, plan.full))
+                           provenance(plan), campaigns=(plan.campaign,), command=plan.command())
 
 
 def sde_table(store, campaign: str, plan) -> Table:
@@ -258,4 +253,4 @@ def sde_table(store, campaign: str, plan) -> Table:
     rows = sde_rows(store, campaign)
     return Table.from_rows("poincare-sde", rows, SDE_COLUMNS, sde_caption(rows),
                            provenance(plan) + f", {campaign}", campaigns=(campaign,),
-                           command=command(plan.seed, plan.full))
+                           command=plan.command())

@@ -20,13 +20,13 @@ def report(store: Any, plan: Any, out_dir: Path, console: Any) -> dict:
     if "linear" in plan.parts:
         from verification.rank.report.linear import report_linear
 
-        summary.update(report_linear(store, plan.linear, tables, figures, console))
+        summary.update(report_linear(store, plan, tables, figures, console))
     if "attention" in plan.parts:
         from verification.rank.report.attention import report_attention
 
-        summary.update(report_attention(store, plan.attention, tables, figures, console, seed=plan.seed))
+        summary.update(report_attention(store, plan, tables, figures, console))
     if "weights" in plan.parts:
         from verification.rank.report.weights import report_weights
 
-        summary.update(report_weights(store, tables, figures, console))
+        summary.update(report_weights(store, plan, tables, figures, console))
     return summary

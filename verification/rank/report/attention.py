@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from verification.rank.checks.attention import KERNEL_TOL, AttPlan, campaigns, kernel_outcome
+from verification.rank.checks.attention import KERNEL_TOL, campaigns, kernel_outcome
 from verification.rank.report import softmax as SM
-from verification.rank.report.linear import fill_command, outcome_share
+from verification.rank.report.linear import outcome_share
 from verification.report.aggregate import group as _group
 from verification.report.aggregate import median_keep_nan as _med
 from verification.report.aggregate import pyplot as _plt
@@ -111,8 +111,10 @@ def ladder_rows(lad: list[dict]) -> list[list]:
     return rows
 
 
-def attention_provenance(p: AttPlan, seed: int) -> str:
-    rec_c, stu_c, lad_c = campaigns(p, seed)
+def attention_provenance(plan: Any) -> str:
+    """The provenance line of the attention tables of ``plan`` (a :class:`verification.rank.checks.Plan`)."""
+    p = plan.attention
+    rec_c, stu_c, lad_c = campaigns(p, plan.seed)
     return f"campaigns {rec_c}, {stu_c}, {lad_c}; d={p.d}, r*={p.r_star}, T={p.T}"
 
 
@@ -128,12 +130,14 @@ def softmax_fits(recs: list[dict]) -> tuple[list[dict], list[dict]]:
     return soft, [x["extra"]["fit"] for x in soft if x["extra"].get("fit")]
 
 
-def attention_tables(allrec: list[dict], stu: list[dict], lad: list[dict], p: AttPlan, seed: int) -> list[Table]:
-    """The tables of the attention part, in order: ``rank-attention-recovery``,
-    ``rank-attention-students``, ``rank-ladder``, ``rank-softmax-recovery``, ``rank-softmax-estimators``,
+def attention_tables(allrec: list[dict], stu: list[dict], lad: list[dict], plan: Any) -> list[Table]:
+    """The tables of the attention part of ``plan`` (a :class:`verification.rank.checks.Plan`: its
+    attention plan and seed), in order: ``rank-attention-recovery``, ``rank-attention-students``,
+    ``rank-ladder``, ``rank-softmax-recovery``, ``rank-softmax-estimators``,
     ``rank-softmax-estimator-outcomes`` (Markdown captions)."""
-    rec_c, stu_c, lad_c = campaigns(p, seed)
-    prov, cmd = attention_provenance(p, seed), fill_command("attention", seed, p.full)
+    p = plan.attention
+    rec_c, stu_c, lad_c = campaigns(p, plan.seed)
+    prov, cmd = attention_provenance(plan), plan.part_command("attention")
     recs, exact = split_exact(allrec)
     soft, fits = softmax_fits(recs)
     fit_ok = sum(f["rel_error"] <= KERNEL_TOL for f in fits)
@@ -180,16 +184,17 @@ TITLES = {"rank-attention-recovery": "rank: attention kernel recovery",
           "rank-softmax-estimator-outcomes": "rank: the robust-estimator claim"}
 
 
-def report_attention(store: Any, p: AttPlan, tables: Path, figures: Path, console: Any, seed: int = 0) -> dict:
-    """Tables and the figure of the attention campaigns, from stored records only."""
-    rec_c, stu_c, lad_c = campaigns(p, seed)
+def report_attention(store: Any, plan: Any, tables: Path, figures: Path, console: Any) -> dict:
+    """Tables and the figure of the attention campaigns of ``plan`` (a
+    :class:`verification.rank.checks.Plan`), from stored records only."""
+    rec_c, stu_c, lad_c = campaigns(plan.attention, plan.seed)
     allrec, stu, lad = (list(store.records(campaign=c)) for c in (rec_c, stu_c, lad_c))
-    for table in attention_tables(allrec, stu, lad, p, seed):
+    for table in attention_tables(allrec, stu, lad, plan):
         table.write(tables)
         print_table(console, table.rows(), table.columns(), TITLES[table.name])
     recs, _ = split_exact(allrec)
     soft, fits = softmax_fits(recs)
-    _figure(recs, lad, figures, attention_provenance(p, seed))
+    _figure(recs, lad, figures, attention_provenance(plan))
     return {"att_recovery": outcome_share([{**x, "verdict": x["recovered"]} for x in soft]),
             "att_fit_recovery": f"{sum(f['rel_error'] <= KERNEL_TOL for f in fits)}/{len(fits)}",
             "att_students": _verdicts(stu), "ladder": outcome_share(lad)}

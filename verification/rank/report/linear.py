@@ -34,11 +34,6 @@ ESTIMATOR_NAMES = {"energy_0.9": "energy_0.9", "energy_0.99": "energy_0.99",
                    "threshold": "threshold (residual noise)"}
 
 
-def fill_command(part: str, seed: int = 0, full: bool = False) -> str:
-    """The command that fills the campaigns of one part (linear, attention, weights)."""
-    return f"attnbounds rank --part {part} --seed {seed}" + (" --full" if full else "")
-
-
 def supported(recs: list[dict]) -> tuple[int, int]:
     """(how many of ``recs`` are supported, how many are decided: supported or refuted)."""
     k = sum(x["verdict"] == "supported" for x in recs)
@@ -268,13 +263,15 @@ def linear_provenance(plan: Plan) -> str:
             f"GD steps {plan.gd_steps}")
 
 
-def linear_tables(opt: list[dict], pop: list[dict], data: list[dict], est: list[dict], plan: Plan) -> list[Table]:
-    """The five tables of the linear part, in order: ``rank-linear-risk``, ``rank-gd-population``,
-    ``rank-gd-data``, ``rank-estimators``, ``rank-estimators-summary``, ``rank-estimator-comparison``
-    (Markdown captions)."""
+def linear_tables(opt: list[dict], pop: list[dict], data: list[dict], est: list[dict], family_plan: Any) -> list[Table]:
+    """The five tables of the linear part of ``family_plan`` (a :class:`verification.rank.checks.Plan`),
+    in order: ``rank-linear-risk``, ``rank-gd-population``, ``rank-gd-data``, ``rank-estimators``,
+    ``rank-estimators-summary``, ``rank-estimator-comparison`` (Markdown captions), each naming the
+    command that fills it (``attnbounds rank --part linear ...``)."""
+    plan = family_plan.linear
     r_star, prov = plan.r_star, linear_provenance(plan)
     camp = linear_campaigns(plan)
-    cmd = fill_command("linear", plan.seed, plan.full)
+    cmd = family_plan.part_command("linear")
     ident = [x for x in opt if x["theorem"] == "rank.linear.excess_risk_identity"]
     definitions = (
         f"Estimators on sigma_i of M_hat K_hat^(1/2) (least squares, n={plan.n}, N inputs x 4 columns, "
@@ -337,11 +334,14 @@ TITLES = {"rank-linear-risk": "rank: R(r) vs r", "rank-gd-population": "rank: GD
           "rank-estimator-comparison": "rank: estimators compared, paired"}
 
 
-def report_linear(store: Any, plan: Plan, tables: Path, figures: Path, console: Console) -> dict:
+def report_linear(store: Any, family_plan: Any, tables: Path, figures: Path, console: Console) -> dict:
+    """Tables and the figure of the linear campaigns of ``family_plan`` (a
+    :class:`verification.rank.checks.Plan`), from stored records only; the summary numbers."""
+    plan = family_plan.linear
     camp = linear_campaigns(plan)
     opt, pop, data, est = (list(store.records(campaign=camp[k]))
                            for k in ("optimum", "gd-pop", "gd-data", "estimators"))
-    for table in linear_tables(opt, pop, data, est, plan):
+    for table in linear_tables(opt, pop, data, est, family_plan):
         table.write(tables)
         print_table(console, table.rows(), table.columns(), TITLES[table.name])
     ident = [x for x in opt if x["theorem"] == "rank.linear.excess_risk_identity"]

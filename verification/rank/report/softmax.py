@@ -28,13 +28,12 @@ from typing import Any, Optional
 from verification.rank.checks.attention import KERNEL_TOL, fit_outcome, identifiability_failure, kernel_outcome
 from verification.rank.report.linear import outcome_share
 from verification.report.aggregate import median_keep_nan as _med
-from verification.report.stats import best_outcome, pairwise, wilson
+from verification.report.stats import ALPHA, best_outcome, pairwise, wilson
 
 ESTIMATORS = ("energy_0.9", "energy_0.99", "entropy", "entropy_sigma")
 NAMES = {"energy_0.9": "energy_0.9", "energy_0.99": "energy_0.99", "entropy": "entropy (p~sigma^2), rounded",
          "entropy_sigma": "entropy (p~sigma), rounded"}
 SOURCES = (("regression", "known"), ("regression", "unknown"), ("fit", "known"), ("fit", "unknown"))
-ALPHA = 0.05
 
 SUMMARY_COLUMNS = ["value map", "draws", "regression recovers W [95% CI]", "fit", "fit recovers W [95% CI]",
                    "fit: median kernel error", "fit: converged starts", "fit: best start converged",

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from verification.rank.checks.weights import CAMPAIGN, MODELS
-from verification.rank.report.linear import fill_command
 from verification.report.aggregate import group as _group
 from verification.report.aggregate import pyplot as _plt
 from verification.report.aggregate import share as _share
@@ -50,14 +49,14 @@ SPECTRA = "spectra via QR of each factor + SVD of the dh x dh core"
 LAYER_COLUMNS = ["model", "layer", "QK energy_0.99", "OV energy_0.99", "QK entropy rank", "OV entropy rank"]
 
 
-def summary_table(recs: list[dict], prov: str) -> Table:
-    """``rank-weights``: :func:`summary_rows` with its caption."""
+def summary_table(recs: list[dict], prov: str, command: str) -> Table:
+    """``rank-weights``: :func:`summary_rows` with its caption; ``command`` fills its campaign."""
     return Table.from_rows(
         "rank-weights", summary_rows(recs), SUMMARY_COLUMNS,
         "Effective ranks of per-head QK kernels W_Q W_K^T and OV circuits W_V W_O of the embedded models "
         "(biases ignored; for smollm2 the static QK kernel is the RoPE kernel at relative offset 0; "
         "smollm2 weights are 4-bit GGUF dequantised: quantised weights).", prov,
-        campaigns=(CAMPAIGN,), command=fill_command("weights"))
+        campaigns=(CAMPAIGN,), command=command)
 
 
 def layer_rows(recs: list[dict]) -> list[list]:
@@ -71,16 +70,19 @@ def layer_rows(recs: list[dict]) -> list[list]:
     return rows
 
 
-def report_weights(store: Any, tables: Path, figures: Path, console: Any, models: tuple[str, ...] = MODELS) -> dict:
-    """Tables and the figure of the trained-head ranks, from stored records only."""
+def report_weights(store: Any, plan: Any, tables: Path, figures: Path, console: Any,
+                   models: tuple[str, ...] = MODELS) -> dict:
+    """Tables and the figure of the trained-head ranks of ``plan`` (a
+    :class:`verification.rank.checks.Plan`: the command that fills them), from stored records only."""
     recs = [x for x in store.records(campaign=CAMPAIGN) if x["provenance"]["model"] in models]
     prov = f"campaign {CAMPAIGN}; models {', '.join(models)}; {SPECTRA}"
-    table = summary_table(recs, prov)
+    command = plan.part_command("weights")
+    table = summary_table(recs, prov, command)
     table.write(tables)
     print_table(console, table.rows(), table.columns(), "rank: trained heads")
     Table.from_rows("rank_weights_layers", layer_rows(recs), LAYER_COLUMNS,
                     "Per-layer mean (over heads) effective ranks of the head circuits.", prov,
-                    campaigns=(CAMPAIGN,), command=fill_command("weights")).write(tables)
+                    campaigns=(CAMPAIGN,), command=command).write(tables)
     _figure(recs, figures, prov)
     return {"weights_records": len(recs)}
 

@@ -1,12 +1,21 @@
 """What the SAN family runs: presets (the settings and the campaign each names), runs (a preset ->
 one chunk per trained decoder -> records) and claims (the stored runs -> the paper's claims, each
 decided against the seed-to-seed noise floor). Here: the family's :class:`Plan` and :func:`run`
-(:mod:`verification.family`)."""
+(:mod:`verification.family`).
+
+>>> plan = Plan.for_verify(0, False)
+>>> plan.command(), Plan("tiny", 3, ("sdpa",), "cuda").command()
+('attnbounds san --preset quick --seed 0', 'attnbounds san --preset tiny --seed 3 --kernels sdpa --device cuda')
+>>> plan.full, Plan.for_verify(0, True).preset
+(False, 'paper')
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
+
+from verification.plan import RunResult
 
 FULL_SCALES = ("the paper preset instead of the quick one: d_model 96 (quick: 32), context 128 (32), 6000 steps "
                "(170) per model (verification.san.checks.presets)")
@@ -16,7 +25,8 @@ FULL_SCALES = ("the paper preset instead of the quick one: d_model 96 (quick: 32
 class Plan:
     """A preset (tiny, quick, paper) at a base seed, trained along each numerical path of
     ``kernels`` (None: every one, :data:`verification.san.checks.presets.KERNELS`) on ``device``,
-    its checkpoints under ``out_dir/checkpoints/san`` (None: the working folder; :meth:`at`)."""
+    its checkpoints under ``out_dir/checkpoints/san`` (None: the working folder; :meth:`at`). A
+    :class:`verification.plan.Plan`: ``full`` is the paper preset (``attnbounds verify --full``)."""
 
     preset: str = "quick"
     seed: int = 0
@@ -30,8 +40,13 @@ class Plan:
 
     @classmethod
     def from_args(cls, args: Any) -> "Plan":
-        """``attnbounds san [--preset | --full] [--kernels] [--device]``."""
-        return cls("paper" if args.full else args.preset, args.seed, tuple(args.kernels), args.device, Path(args.out))
+        """``attnbounds san [--preset | --full] [--kernels] [--device]``; its checkpoint folder
+        (``<out>/checkpoints/san``) checked before the store is opened."""
+        from verification.checkpoints import check_checkpoint_folder
+
+        plan = cls("paper" if args.full else args.preset, args.seed, tuple(args.kernels), args.device, Path(args.out))
+        check_checkpoint_folder(plan.checkpoint_root(), "--out")
+        return plan
 
     def at(self, out_dir: Any) -> "Plan":
         """This plan with its checkpoints under the job's ``out_dir``."""
@@ -39,28 +54,57 @@ class Plan:
 
         return replace(self, out_dir=Path(out_dir))
 
+    def checkpoint_root(self) -> Path:
+        """Where the runs' checkpoints go: ``out_dir/checkpoints/san``."""
+        return (self.out_dir if self.out_dir is not None else Path(".")) / "checkpoints" / "san"
+
+    @property
+    def full(self) -> bool:
+        return self.preset == "paper"
+
     def paths(self) -> tuple[str, ...]:
         from verification.san.checks.presets import KERNELS
 
         return tuple(self.kernels or KERNELS)
 
-    def campaigns(self) -> tuple[str, ...]:
-        from verification.san.checks.claims import claims_campaign
+    def runs_campaigns(self) -> dict[str, str]:
+        """{numerical path: its runs campaign}, the primary path first."""
         from verification.san.checks.presets import PRESETS, campaign_name
 
-        runs = tuple(campaign_name(PRESETS[self.preset], self.seed, k, self.device) for k in self.paths())
+        return {k: campaign_name(PRESETS[self.preset], self.seed, k, self.device) for k in self.paths()}
+
+    def campaigns(self) -> tuple[str, ...]:
+        from verification.san.checks.claims import claims_campaign
+
+        runs = tuple(self.runs_campaigns().values())
         return runs + (claims_campaign(runs[0]),)
 
+    def command(self) -> str:
+        """The command line that reproduces this plan (the main job's too: ``attnbounds verify``
+        runs the ``san`` section as this command would): ``attnbounds san --preset P --seed S
+        [--kernels K] [--device D]`` (``--kernels`` where it is not the default paths)."""
+        from verification.san.checks.presets import KERNELS
 
-def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> dict:
+        return (f"attnbounds san --preset {self.preset} --seed {self.seed}"
+                + ("" if self.paths() == tuple(KERNELS) else f" --kernels {','.join(self.paths())}")
+                + ("" if self.device == "cpu" else f" --device {self.device}"))
+
+    def provenance(self) -> dict[str, Any]:
+        return {"seed": self.seed, "preset": self.preset, "paths": ",".join(self.paths()), "device": self.device}
+
+
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
     """Train every run of the preset along each numerical path (one chunk per model, resumed; on
-    ``executor``: the runs are independent), then decide the claims; {path: runs campaign}."""
+    ``executor``: the runs are independent), then decide the claims (the campaigns:
+    :meth:`Plan.runs_campaigns`)."""
+    from verification.plan import recording
     from verification.san.checks.claims import run_claims
     from verification.san.checks.presets import PRESETS
     from verification.san.checks.runs import run_campaign
 
-    root = (plan.out_dir if plan.out_dir is not None else Path(".")) / "checkpoints" / "san"
-    camps = {k: run_campaign(store, PRESETS[plan.preset], plan.seed, root, console, executor, k, plan.device)
-             for k in plan.paths()}
-    run_claims(store, camps, plan.preset, plan.seed, console)
-    return camps
+    root = plan.checkpoint_root()
+    with recording("san") as result:
+        camps = {k: run_campaign(store, PRESETS[plan.preset], plan.seed, root, console, executor, k, plan.device)
+                 for k in plan.paths()}
+        run_claims(store, camps, plan.preset, plan.seed, console)
+    return result

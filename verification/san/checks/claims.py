@@ -38,6 +38,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from theory.verdicts import ALPHA  # the family-wise level of the claims of one run
 from verification.store import Record, outcome_record
 
 ROUTING, CONTENT = ("W_Q", "W_K", "QK"), ("W_V", "W_O", "OV")
@@ -45,7 +46,6 @@ CLAIMS_VERSION = "v5"     # bump when the claims' tests change (paired t, Holm, 
                           # v4: no-variation rule, TOST MDE at the doubled level, adjusted intervals, drops;
                           # v5: content-later (half-growth times) replaces content-gains)
 PAIRS = ("params", "depth")
-ALPHA = 0.05              # family-wise level of the claims of one run
 MARGIN = 0.02             # nats per byte: the equivalence margin of "matched parameters close the gap"
 GATE_MARGIN = 0.05        # nats per byte: a run has learned when its validation loss is this far below the
                           # unigram entropy of the training bytes (the training gate)

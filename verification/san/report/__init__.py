@@ -16,6 +16,6 @@ def report(store: Any, plan: Any, out_dir: Path, console: Any) -> Any:
     from verification.san.report.part import paper_part
     from verification.san.report.tables import write_part
 
-    part = paper_part(store, seed=plan.seed, preset=plan.preset, device=plan.device, kernels=plan.kernels)
+    part = paper_part(store, plan)
     write_part(part, Path(out_dir), console)
     return part

@@ -9,11 +9,11 @@ section.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from verification.report.part import MissingCampaign, Part, Table
 from verification.san.checks.claims import ALPHA, GATE_MARGIN, MARGIN, claims_campaign, claims_chunk, path_runs
-from verification.san.checks.presets import KERNELS, PRESETS, campaign_name
+from verification.san.checks.presets import PRESETS
 from verification.san.report.tables import (ROLE_ORDER, bottleneck_table, claims_table, curves_table, figures,
                                             gate_table, matched_loss_table, probes_table, robustness_table,
                                             rollout_table, runs_table, spectra_table, trainability_table)
@@ -49,17 +49,14 @@ def reading(claim: str, instance: str, outcome: str) -> str:
     return words[("supported", "refuted", "inconclusive").index(outcome)]
 
 
-def san_command(name: str, seed: int, device: str = "cpu") -> str:
-    return f"attnbounds san --preset {name} --seed {seed}" + ("" if device == "cpu" else f" --device {device}")
-
-
-def paper_part(store: Any, seed: int = 0, full: bool = False, preset: Optional[str] = None, device: str = "cpu",
-               kernels: Optional[Sequence[str]] = None) -> Part:
-    """The SAN family's tables, figures and macros (preset ``paper`` with ``full``, else ``quick``)."""
-    name = preset or ("paper" if full else "quick")
-    camps = {k: campaign_name(PRESETS[name], seed, k, device) for k in (kernels or KERNELS)}
+def paper_part(store: Any, plan: Any) -> Part:
+    """The SAN family's tables, figures and macros of ``plan`` (a :class:`verification.san.checks.Plan`:
+    its preset, seed, numerical paths and device; the main job's: preset ``paper`` with ``--full``,
+    else ``quick``), every table naming ``plan.command()``."""
+    name, device = plan.preset, plan.device
+    camps = plan.runs_campaigns()
     camp = next(iter(camps.values()))
-    command = san_command(name, seed, device)
+    command = plan.command()
     paths = path_runs(store, camps)
     if next(iter(camps)) not in paths:
         raise MissingCampaign(camp, command)

@@ -15,8 +15,8 @@ their chunks. ``attnbounds stress THEOREM ...`` is one sweep or one search (:met
 >>> plan = Plan.for_verify(0, False)
 >>> [s.instances for s in plan.sweeps], sorted(plan.search.chunk_keys())
 ([320000, 20000], ['n3/b500', 'n4/b500', 'n5/b500'])
->>> plan.sweeps[1].command()
-'attnbounds stress dobrushin.rollout --instances 20000 --seed 0'
+>>> plan.sweeps[1].command(), plan.command()
+('attnbounds stress dobrushin.rollout --instances 20000 --seed 0', 'attnbounds verify --only stress --seed 0')
 """
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from theory.errors import InvalidInput
-from verification.stress.checks.plan import THEOREMS, StressPlan
+from verification.plan import RunResult, recording
+from verification.stress.checks.plan import THEOREMS, StressPlan, sampler_text
 
 FULL_SCALES = ("five times the sweeps' instances (D1: 1,600,000 matrices; rollout: 100,000 stacks) and eight "
                "times the guided search's evaluations per size (4000)")
@@ -63,11 +64,6 @@ def instance_count(theorem: str, full: bool) -> int:
     return ROLLOUT_INSTANCES[full] if theorem == ROLLOUT else INSTANCES[full]
 
 
-def sweep_command(theorem: str, seed: int, full: bool) -> str:
-    """The command that fills the main job's sweep of ``theorem``."""
-    return section_plan(theorem, seed, full).command()
-
-
 @dataclass(frozen=True)
 class Search:
     """A guided search: one chunk per size at ``budget`` evaluations
@@ -100,14 +96,19 @@ def main_search(seed: int, full: bool) -> Search:
 @dataclass(frozen=True)
 class Plan:
     """The sweeps (:class:`~verification.stress.checks.plan.StressPlan`) and the guided search
-    (:class:`Search`) of one run."""
+    (:class:`Search`) of one run, and the (``seed``, ``full``) of the main job's plan it stands
+    beside: the paper reads the main job's sweep of a theorem the plan has none of, and the main
+    job's search when it has none (:mod:`verification.stress.paper`)."""
 
     sweeps: tuple[StressPlan, ...] = ()
     search: Optional[Search] = None
+    seed: int = 0
+    full: bool = False
 
     @classmethod
     def for_verify(cls, seed: int, full: bool) -> "Plan":
-        return cls((section_plan(THEOREM, seed, full), section_plan(ROLLOUT, seed, full)), main_search(seed, full))
+        return cls((section_plan(THEOREM, seed, full), section_plan(ROLLOUT, seed, full)), main_search(seed, full),
+                   seed=seed, full=full)
 
     @classmethod
     def from_args(cls, args: Any) -> "Plan":
@@ -127,10 +128,10 @@ class Plan:
             search = Search(args.theorem, args.sizes or SIZES, SEARCH_BUDGET if args.budget is None else args.budget,
                             args.seed)
             check_search(search.sizes, search.budget)
-            return cls(search=search)
+            return cls(search=search, seed=args.seed)
         return cls((StressPlan(args.theorem, args.family or spec.families, args.sizes or spec.sizes, args.instances,
                                seed=args.seed, device=args.device, layers=tuple(args.layers or ()),
-                               sampler=args.sampler),))
+                               sampler=args.sampler),), seed=args.seed)
 
     def campaigns(self) -> tuple[str, ...]:
         return tuple(s.campaign for s in self.sweeps) + ((self.search.campaign,) if self.search else ())
@@ -138,6 +139,49 @@ class Plan:
     def sweep(self, theorem: str) -> Optional[StressPlan]:
         """The plan's sweep of ``theorem`` (None: it has none)."""
         return next((s for s in self.sweeps if s.theorem == theorem), None)
+
+    def shown_sweep(self, theorem: str) -> StressPlan:
+        """The sweep of ``theorem`` the paper's stress section shows for this plan: its own, else the
+        main job's at the plan's seed and preset (:func:`section_plan`; a user's sweep of Theorem D1,
+        ``paper --from``, is shown beside the main job's rollout sweep)."""
+        return self.sweep(theorem) or section_plan(theorem, self.seed, self.full)
+
+    def shown_search(self) -> Search:
+        """The guided search the paper's stress section shows for this plan: its own, else the main
+        job's (:func:`main_search`)."""
+        return self.search or main_search(self.seed, self.full)
+
+    def command(self) -> str:
+        """The command line that reproduces the plan: the main job's stress section for its plan,
+        else each sweep's and the search's ``attnbounds stress`` line (joined by ``&&``).
+
+        >>> Plan.for_verify(3, True).command()
+        'attnbounds verify --only stress --seed 3 --full'
+        >>> Plan(search=main_search(0, False)).command()
+        'attnbounds stress dobrushin.factor --search --budget 500 --sizes 3,4,5 --seed 0'
+        """
+        if self == Plan.for_verify(self.seed, self.full):
+            return f"attnbounds verify --only stress --seed {self.seed}" + (" --full" if self.full else "")
+        return " && ".join([s.command() for s in self.sweeps] + ([self.search.command()] if self.search else []))
+
+    def provenance(self) -> dict[str, Any]:
+        """Seed, preset (``custom`` for a plan that is not the main job's), each sweep's cells
+        (``<theorem>``: instances, families, sizes, layer counts) and how its instances are drawn
+        (``<theorem> sampler``: :func:`~verification.stress.checks.plan.sampler_text`), the search.
+
+        >>> Plan.for_verify(0, False).provenance()["dobrushin.rollout sampler"][:13]
+        'numpy default'
+        """
+        main = self == Plan.for_verify(self.seed, self.full)
+        out: dict[str, Any] = {"seed": self.seed, "preset": ("full" if self.full else "quick") if main else "custom"}
+        for s in self.sweeps:
+            out[s.theorem] = (f"{s.instances} instances over {','.join(s.families)} x n = {','.join(map(str, s.sizes))}"
+                              + (f" x L = {','.join(map(str, s.layers))}" if s.layers else ""))
+            out[f"{s.theorem} sampler"] = sampler_text(s.campaign, s.spec.kind == "rollout")
+        if self.search is not None:
+            out["search"] = (f"{self.search.theorem}, {self.search.budget} evaluations per size, "
+                             f"n = {','.join(map(str, self.search.sizes))}")
+        return out
 
 
 def check_device(device: str) -> None:
@@ -167,18 +211,21 @@ def run_sweep(store: Any, plan: StressPlan, executor: Any, console: Any, todo: O
             "seconds": seconds, "rate": progress.tally.n / seconds if seconds > 0 else 0.0}
 
 
-def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> list[dict]:
-    """Every sweep of ``plan`` (resumed), then its search (one chunk per size): what each sweep measured."""
+def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
+    """Every sweep of ``plan`` (resumed), then its search (one chunk per size); what each campaign
+    did (:class:`verification.plan.RunResult`; what a sweep measured, instances per second:
+    :func:`run_sweep`)."""
     from contextlib import nullcontext
 
     from verification.executors import SerialExecutor
     from verification.stress.checks.search import run_search
 
     # an executor made here is shut down here; the caller's, by the caller
-    with SerialExecutor() if executor is None else nullcontext(executor) as ex:
-        out = [run_sweep(store, s, ex, console) for s in plan.sweeps]
-        if plan.search is not None:
-            s = plan.search
-            run_search(store, s.theorem, sizes=s.sizes, budget=s.budget, seed=s.seed, console=console, executor=ex)
-    return out
-
+    with recording("stress") as result, SerialExecutor() if executor is None else nullcontext(executor) as ex:
+        for s in plan.sweeps:
+            run_sweep(store, s, ex, console)
+        search = plan.search
+        if search is not None:
+            run_search(store, search.theorem, sizes=search.sizes, budget=search.budget, seed=search.seed,
+                       console=console, executor=ex)
+    return result

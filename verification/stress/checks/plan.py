@@ -181,13 +181,56 @@ class StressPlan:
         return [chunk_key(f, n, k, L) for f, n, L, c in self.cells() for k in range(c)]
 
     def command(self) -> str:
-        """The ``attnbounds stress`` command that fills this sweep's cells when they are the
-        theorem's default cells (a larger ``--instances`` extends the same campaign)."""
-        return f"attnbounds stress {self.theorem} --instances {self.instances} --seed {self.seed}"
+        """The ``attnbounds stress`` command line that reproduces this sweep (a larger
+        ``--instances`` extends the same campaign): short for the theorem's default cells and
+        sampler, every option spelled out otherwise.
+
+        >>> StressPlan("dobrushin.factor", ("dirichlet",), (5,), 20000).command()
+        'attnbounds stress dobrushin.factor --families dirichlet --sizes 5 --instances 20000 --seed 0 --sampler counter'
+        >>> spec = THEOREMS["dobrushin.rollout"]
+        >>> StressPlan("dobrushin.rollout", spec.families, spec.sizes, 20000, seed=1).command()
+        'attnbounds stress dobrushin.rollout --instances 20000 --seed 1'
+        """
+        spec = self.spec
+        default = (self.families, self.sizes, self.layers, self.sampler) == (
+            spec.families, spec.sizes, spec.layers, "numpy" if spec.kind == "rollout" else DEFAULT_SAMPLER)
+        if default:
+            return f"attnbounds stress {self.theorem} --instances {self.instances} --seed {self.seed}"
+        return (f"attnbounds stress {self.theorem} --families {','.join(self.families)} "
+                f"--sizes {','.join(map(str, self.sizes))}" + (f" --layers {','.join(map(str, self.layers))}"
+                                                               if self.layers else "")
+                + f" --instances {self.instances} --seed {self.seed} --sampler {self.sampler}")
 
     def total(self) -> int:
         """Instances the plan's chunks hold (per-cell counts rounded up to whole chunks)."""
         return sum(c * cell_chunk_size(n, L) for _, n, L, c in self.cells())
+
+    def rounding(self) -> Optional[str]:
+        """What ``--instances`` became, when whole chunks hold more than it asked (None: exactly it):
+        the per-cell share is rounded up to whole chunks of :func:`cell_chunk_size` in every cell.
+
+        >>> print(StressPlan("dobrushin.factor", ("dirichlet", "softmax-T1"), (4, 64), instances=1).rounding())
+        --instances 1: rounded up to whole chunks: 22,048 instances in 4 chunks (2 families x 2 sizes = 4 cells, 1 asked of each; a chunk holds 10,000 at n = 4; 1,024 at n = 64)
+        >>> StressPlan("dobrushin.factor", ("dirichlet",), (4,), instances=20_000).rounding() is None
+        True
+        """
+        total = self.total()
+        if total == self.instances:
+            return None
+        dims = [(len(self.families), "family", "families"), (len(self.sizes), "size", "sizes")]
+        if self.spec.kind == "rollout":
+            dims.append((len(self.layers), "layer count", "layer counts"))
+        cells = self.cells()
+        held: dict[int, list[str]] = {}            # chunk size -> the cells' n (or (n, L)) that have it
+        for n in self.sizes:
+            for L in self.layer_counts():
+                held.setdefault(cell_chunk_size(n, L), []).append(f"{n}" if L is None else f"({n}, {L})")
+        at = "n" if self.spec.kind != "rollout" else "(n, L)"
+        where = "; ".join(f"{size:,} at {at} = {', '.join(cells_at)}" for size, cells_at in held.items())
+        return (f"--instances {self.instances:,}: rounded up to whole chunks: {total:,} instances in "
+                f"{len(self.chunk_keys()):,} chunks ({' x '.join(f'{k} {one if k == 1 else many}' for k, one, many in dims)}"
+                f" = {len(cells):,} cell{'' if len(cells) == 1 else 's'}, {self.per_cell():,} asked of each; "
+                f"a chunk holds {where})")
 
     def describe(self) -> dict:
         return asdict(self)
@@ -243,6 +286,26 @@ def campaign_sampler(campaign: str) -> str:
     parse_campaign(campaign)
     v = _CAMPAIGN.match(campaign)["v"]
     return next(name for name, ver in SAMPLERS.items() if ver == v)
+
+
+#: how each sampler draws a chunk, as a table's provenance line says it (a rollout stack: ROLLOUT_GENERATOR)
+SAMPLER_TEXT = {"numpy": "numpy default_rng seeded by SeedSequence([seed, family, n, chunk])",
+                "counter": "Philox4x32-10 counter-based sampler (Random123), key SeedSequence([seed, family, n]), "
+                           "counter (block, index, chunk)"}
+
+
+def sampler_text(campaign: str, rollout: bool = False) -> str:
+    """How the instances of ``campaign`` were drawn, read from the sampler its version names (never
+    assumed): the words of :data:`SAMPLER_TEXT`, or the rollout stacks' generator.
+
+    >>> sampler_text("stress.dobrushin.factor-v2-seed0-cells5485235b")[:13]
+    'Philox4x32-10'
+    >>> sampler_text("stress.dobrushin.factor-v1-seed0-cells5485235b")
+    'numpy default_rng seeded by SeedSequence([seed, family, n, chunk])'
+    """
+    if rollout:
+        return "numpy default_rng seeded by SeedSequence([seed, family, n, chunk, layers])"
+    return SAMPLER_TEXT[campaign_sampler(campaign)]
 
 
 def parse_chunk(key: str) -> tuple[str, int, int]:

