@@ -12,32 +12,10 @@ from numerics.sources.folders import check_tokenizer, tokenizer_files
 from numerics.sources.models import embedded_path, load_model
 from numerics.sources.weights import refuse_non_float
 from theory.errors import InvalidInput
+from verification.testing.fakes import TOKENIZER, tiny_bert  # noqa: F401
 
 TEXT = "The quick brown fox jumps over the lazy dog."
 QUERY = "encoder.layer.0.attention.self.query.weight"
-TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json")
-
-
-def tiny_bert(folder, tokenizer=True, pickled=False):
-    """A 2-layer BERT (random weights, seed 0) saved in ``folder``, with MiniLM's tokenizer files
-    when ``tokenizer``."""
-    from transformers import BertConfig, BertModel
-
-    cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=64)
-    torch.manual_seed(0)
-    model = BertModel(cfg)
-    if pickled:
-        folder.mkdir(parents=True)
-        cfg.save_pretrained(folder)
-        torch.save(model.state_dict(), folder / "pytorch_model.bin")
-    else:
-        model.save_pretrained(folder)
-    if tokenizer:
-        src, _ = embedded_path("minilm")
-        for f in TOKENIZER:
-            shutil.copy(src / f, folder / f)
-    return folder
 
 
 def load(path, **kw):

@@ -8,10 +8,8 @@ quantized, an empty tuple, a CUDA tensor without a GPU) with the same one-line k
 renormalisation for ``factor_slack`` and ``factor_check``; Ctrl-C is one line and exit 130 with
 every stored chunk kept, and the same command resumes to the same results.
 """
-import hashlib
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -24,6 +22,7 @@ import torch
 
 from theory.errors import InvalidInput
 from verification.cli import main
+from verification.testing.fakes import chunks_in as _chunks, store_content as _content
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))}
@@ -203,25 +202,6 @@ def test_san_takes_the_connect_timeout_its_scheduler_error_suggests(tmp_path, ca
 
 
 # -- item 6: Ctrl-C ---------------------------------------------------------------------------
-def _chunks(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as con:
-            return con.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-    except sqlite3.Error:
-        return 0
-
-
-def _content(db: Path) -> str:
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
-        rows = [con.execute("SELECT campaign, chunk, theorem, body FROM summaries ORDER BY 1, 2, 3").fetchall(),
-                con.execute("SELECT campaign, chunk, theorem, instance, verdict, slack, value, bound, extra "
-                            "FROM records ORDER BY 1, 2, 3, 4").fetchall(),
-                con.execute("SELECT campaign, chunk, n FROM chunks ORDER BY 1, 2").fetchall()]
-    return hashlib.sha256(repr(rows).encode()).hexdigest()
-
-
 def interrupt_after(cmd: list, db: Path, chunks: int) -> tuple[str, list[str]]:
     """Run ``cmd``, send it SIGINT once ``db`` holds ``chunks`` chunks; check exit 130 and no
     traceback; -> (stderr, its non-empty lines)."""

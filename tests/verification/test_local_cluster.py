@@ -7,11 +7,9 @@ stores. The cluster serves no HTTP: no dashboard, `/health` or `/metrics` port o
 or anywhere, the scheduler reports no dashboard, and every port its processes listen on is a TLS
 comm port; distributed's own LocalCluster with `dashboard_address=None` does open one (the planted
 case, which the same check catches)."""
-import hashlib
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -26,30 +24,12 @@ import pytest
 
 from verification import local_cluster
 from verification.executors import DaskExecutor
+from verification.testing.fakes import chunks_in, store_content as content
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))}
 CLI = "import sys; from verification.cli import main; sys.exit(main(sys.argv[1:]))"
 ONE_LINE = re.compile(r"attnbounds stress: interrupted: (\d+) chunks? stored by this run; run the same command to resume")
-
-
-def chunks_in(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as con:
-            return con.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-    except sqlite3.Error:
-        return 0
-
-
-def content(db: Path) -> str:
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
-        rows = [con.execute("SELECT campaign, chunk, theorem, body FROM summaries ORDER BY 1, 2, 3").fetchall(),
-                con.execute("SELECT campaign, chunk, theorem, instance, verdict, slack, value, bound, extra "
-                            "FROM records ORDER BY 1, 2, 3, 4").fetchall(),
-                con.execute("SELECT campaign, chunk, n FROM chunks ORDER BY 1, 2").fetchall()]
-    return hashlib.sha256(repr(rows).encode()).hexdigest()
 
 
 def group_gone(pgid: int, within: float) -> bool:

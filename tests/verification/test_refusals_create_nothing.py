@@ -13,30 +13,8 @@ import pytest
 import torch
 
 from verification.cli import main
+from verification.testing.fakes import TOKENIZER, tiny_bert  # noqa: F401
 
-TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json")
-
-
-def tiny_bert(folder, tokenizer=True, pickled=False):
-    """A 2-layer BERT (random weights, seed 0) in ``folder``, with MiniLM's tokenizer files when asked."""
-    from transformers import BertConfig, BertModel
-
-    from numerics.sources.models import embedded_path
-
-    cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=64)
-    torch.manual_seed(0)
-    model = BertModel(cfg)
-    if pickled:
-        folder.mkdir(parents=True)
-        cfg.save_pretrained(folder)
-        torch.save(model.state_dict(), folder / "pytorch_model.bin")
-    else:
-        model.save_pretrained(folder)
-    if tokenizer:
-        for f in TOKENIZER:
-            shutil.copy(embedded_path("minilm")[0] / f, folder / f)
-    return folder
 
 
 def left_behind(work):

@@ -1,5 +1,7 @@
 """Stand-ins the tests share: attention instances under the embedded models' names (loading the 4-bit
-GGUFs takes minutes), and a one-section toy paper (its hand-written source and its family's part).
+GGUFs takes minutes), a one-section toy paper (its hand-written source and its family's part), a
+tiny BERT model folder, and what a test reads of a store file (its chunk count, a digest of its
+content) without opening it through the suite.
 
 >>> inst = causal_standin(T=4, L=2, H=1)
 >>> inst.attention.shape, bool((inst.attention.sum(-1) == 1).all() or True)
@@ -89,3 +91,62 @@ def causal_standin(T: int = 6, L: int = 3, H: int = 2, seed: int = 0, model: str
                 source="test", text_sha=first.sha, T=T, truncated=False, tokens_full=T)
     return AttentionInstance(model=model, input=first.id, sha=first.sha, attention=A, special=special,
                              causal=causal, provenance=prov)
+
+
+# the tokenizer files of the embedded MiniLM that a model folder copies to be complete
+TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json")
+
+
+def tiny_bert(folder: Any, tokenizer: bool = True, pickled: bool = False) -> Any:
+    """A 2-layer BERT (random weights, seed 0) saved in ``folder`` (a pathlib.Path), with MiniLM's
+    tokenizer files when ``tokenizer``; its weights as a pickle (``pytorch_model.bin``) when ``pickled``."""
+    import shutil
+
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from numerics.sources.embedded import embedded_path
+
+    cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64)
+    torch.manual_seed(0)
+    model = BertModel(cfg)
+    if pickled:
+        folder.mkdir(parents=True)
+        cfg.save_pretrained(folder)
+        torch.save(model.state_dict(), folder / "pytorch_model.bin")
+    else:
+        model.save_pretrained(folder)
+    if tokenizer:
+        for name in TOKENIZER:
+            shutil.copy(embedded_path("minilm")[0] / name, folder / name)
+    return folder
+
+
+def chunks_in(db: Any) -> int:
+    """Chunk marks in the store file ``db`` (0 while it does not exist or cannot be read yet), read
+    with SQLite read-only: what a test watching a running command counts."""
+    import sqlite3
+    from pathlib import Path
+
+    if not Path(db).exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as con:
+            return con.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def store_content(db: Any) -> str:
+    """A digest of what the store file ``db`` holds (summaries, records, chunk marks; no times or
+    versions): two stores with the same content have the same digest."""
+    import hashlib
+    import sqlite3
+
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        rows = [con.execute("SELECT campaign, chunk, theorem, body FROM summaries ORDER BY 1, 2, 3").fetchall(),
+                con.execute("SELECT campaign, chunk, theorem, instance, verdict, slack, value, bound, extra "
+                            "FROM records ORDER BY 1, 2, 3, 4").fetchall(),
+                con.execute("SELECT campaign, chunk, n FROM chunks ORDER BY 1, 2").fetchall()]
+    return hashlib.sha256(repr(rows).encode()).hexdigest()
