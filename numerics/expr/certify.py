@@ -77,7 +77,7 @@ def combine(c0: Fraction, terms: list[tuple[Fraction, Form]], b: int) -> Form:
     k0 = c0.numerator * (den // c0.denominator)
     mult = [c.numerator * (den // (c.denominator * f.den)) for c, f in terms]
     bound = abs(k0) + sum(abs(m) * f.bound for m, (_, f) in zip(mult, terms))
-    if bound >= LIMIT:
+    if bound >= LIMIT or max(map(abs, mult), default=0) >= LIMIT:
         return none(b)
     const, rows, ok = np.full(b, k0, dtype=np.int64), {}, np.ones(b, dtype=bool)
     for m, (_, f) in zip(mult, terms):
@@ -92,7 +92,7 @@ def product(f: Form, g: Form, b: int) -> Form:
     """f g where one of them is constant at the instance (else no form there): f_0 g + g_0 f - f_0 g_0
     has f_0 g's rows where f is constant and g_0 f's where g is."""
     bound = f.bound * g.bound
-    if bound >= LIMIT:
+    if bound >= LIMIT or f.den * g.den >= LIMIT:
         return none(b)
     rows: dict = {}
     for name, entries in g.rows.items():
@@ -119,7 +119,7 @@ def extreme(op: str, forms: list[Form], vals: list[np.ndarray], errs: list[np.nd
     den = lcm(*(f.den for f in forms))
     mult = [den // f.den for f in forms]
     bound = max(m * f.bound for m, f in zip(mult, forms))
-    if bound >= LIMIT:
+    if bound >= LIMIT or max(mult) >= LIMIT:
         return none(b)
     v, e = np.array(vals), np.array(errs) * SAFE                           # (k, b)
     with np.errstate(invalid="ignore"):

@@ -32,6 +32,7 @@ from theory.errors import InvalidInput
 from theory.expr import normal_form
 
 ONE, ZERO = Fraction(1), Fraction(0)
+BIGGEST = Fraction(2) ** 1000     # constants and coefficients stay in float range
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,10 @@ class _Builder:
         self.exact_mag: list[Optional[Fraction]] = []    # exact static bounds (None: unbounded)
 
     def add(self, node: Node, mag: Optional[Fraction]) -> int:
+        for c in (node.const,) + node.coefs:
+            if abs(c) > BIGGEST:
+                shown = str(c) if len(str(c)) <= 24 else f"{str(c)[:12]}... ({len(str(c))} characters)"
+                raise InvalidInput(f"statement: constant {shown} is too large for the float evaluator (|c| > 2**1000)")
         key = (node.op, node.matrix, node.args, node.coefs, node.const, node.name, node.power)
         if key not in self.memo:
             self.memo[key] = len(self.nodes)
@@ -226,5 +231,8 @@ def compile_statement(statement: Any) -> Compiled:
     lhs, rhs = b.scalar(form.lhs), b.scalar(form.rhs)
     names = {node.name for node in b.nodes if node.op == "leaf"}
     matrices = tuple(m for m in ("A", "B", "C") if m in names)
+    if not matrices:
+        raise InvalidInput(f"statement: {form.relation} uses none of A, B, C (once simplified): there is no "
+                           "instance to check it on")
     return Compiled(statement=form.relation, strict=form.strict, matrices=matrices, nodes=tuple(b.nodes),
                     lhs=lhs, rhs=rhs)

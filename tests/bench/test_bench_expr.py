@@ -1,0 +1,72 @@
+"""A statement of your own against the built-in kernel it restates, in the same session (issue 50, item 8):
+
+    restated D1   numerics.expr.decide on delta((I + A)/2) <= (1 + delta(A))/2, compiled once: the
+                  float pass with its error bounds, every tie certified exactly (about a quarter of
+                  Dirichlet(1) matrices at n = 16 are tight), rationals for what is left
+    built-in D1   numerics.dobrushin.factor_check on the same matrices: the baseline
+
+10^5 Dirichlet(1) matrices at n = 16; target: the restated D1 at no less than a third of the
+built-in's rate. Beside them the float evaluation alone (numerics.expr.evaluate) and the corollary of
+D2 delta(A^2) <= delta(A)^2 for scale. With ``--benchmark-disable`` (make test) each runs once on
+2,000 matrices and checks its answer against the built-in.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from numerics.dobrushin import factor_check
+from numerics.expr import compile_statement, decide, evaluate
+from numerics.sources.random import generator, sample
+from theory.expr import A, I, delta
+
+N = 16
+D1 = compile_statement(delta((I + A) / 2) <= (1 + delta(A)) / 2)
+SQUARE = compile_statement(delta(A**2) <= delta(A)**2)
+BASELINE = "factor_check (built-in D1)"
+
+
+@pytest.fixture(scope="module")
+def matrices(request):
+    opt = request.config.getoption
+    disabled = opt("benchmark_disable", False) and not opt("benchmark_enable", False)
+    count = 2_000 if disabled else 100_000
+    return sample("dirichlet", N, count, generator(0, "dirichlet", N, 0))
+
+
+def _record(benchmark, bench_record, name, B, baseline=False, target=None):  # noqa: ANN001
+    if benchmark.disabled or benchmark.stats is None:
+        return
+    bench_record(group=benchmark.group, name=name, seconds=benchmark.stats.stats.median,
+                 min=benchmark.stats.stats.min, matrices=B, ops=B * N * (N - 1) // 2 * N, baseline=baseline,
+                 target=target)
+
+
+@pytest.mark.benchmark(group=f"statement: D1 restated, dirichlet n={N}")
+def test_builtin_d1(benchmark, bench_record, matrices):
+    fc = benchmark(factor_check, matrices)
+    assert 0.15 < np.mean(fc.equality) < 0.4
+    _record(benchmark, bench_record, BASELINE, len(matrices), baseline=True)
+
+
+@pytest.mark.benchmark(group=f"statement: D1 restated, dirichlet n={N}")
+def test_restated_d1(benchmark, bench_record, matrices):
+    d = benchmark(decide, D1, {"A": matrices})
+    np.testing.assert_array_equal(d.equal, factor_check(matrices).equality)
+    assert d.counts()["violated"] == 0 and d.rational_count == 0
+    _record(benchmark, bench_record, "decide (restated D1, exact ties included)", len(matrices),
+            target=(BASELINE, 1 / 3, ">= 1/3 the built-in's rate"))
+
+
+@pytest.mark.benchmark(group=f"statement: D1 restated, dirichlet n={N}")
+def test_restated_d1_float_pass(benchmark, bench_record, matrices):
+    lhs, rhs, err = benchmark(evaluate, D1, {"A": matrices})
+    assert (rhs - lhs >= -(err[:, 0] + err[:, 1])).all()
+    _record(benchmark, bench_record, "evaluate (float sides and bounds only)", len(matrices))
+
+
+@pytest.mark.benchmark(group=f"statement: D1 restated, dirichlet n={N}")
+def test_corollary_of_d2(benchmark, bench_record, matrices):
+    d = benchmark(decide, SQUARE, {"A": matrices})
+    assert d.counts()["violated"] == 0
+    _record(benchmark, bench_record, "decide (delta(A^2) <= delta(A)^2)", len(matrices))
