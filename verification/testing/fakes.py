@@ -100,10 +100,10 @@ TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_to
 def tiny_bert(folder: Any, tokenizer: bool = True, pickled: bool = False) -> Any:
     """A 2-layer BERT (random weights, seed 0) saved in ``folder`` (a pathlib.Path), with MiniLM's
     tokenizer files when ``tokenizer``; its weights as a pickle (``pytorch_model.bin``) when ``pickled``."""
-    import shutil
-
     import torch
     from transformers import BertConfig, BertModel
+
+    from numerics.atomic import copy_file
 
     from numerics.sources.embedded import embedded_path
 
@@ -119,7 +119,7 @@ def tiny_bert(folder: Any, tokenizer: bool = True, pickled: bool = False) -> Any
         model.save_pretrained(folder)
     if tokenizer:
         for name in TOKENIZER:
-            shutil.copy(embedded_path("minilm")[0] / name, folder / name)
+            copy_file(embedded_path("minilm")[0] / name, folder / name)
     return folder
 
 
