@@ -75,21 +75,23 @@ def build_own(store: Any, out: str | Path, plans: dict[str, Any], note: str = ""
     if note:
         lines += ["Not the paper: the store holds no complete main job (`attnbounds verify`), so this is the "
                   "document of the run below alone.", ""]
+    def stamps(folder: Path, pattern: str) -> dict:
+        return {f: f.stat().st_mtime_ns for f in folder.glob(pattern)} if folder.is_dir() else {}
+
     for family, plan in plans.items():
-        tables = out / "tables"
-        before = {p: p.stat().st_mtime_ns for p in tables.glob("*.md")} if tables.is_dir() else {}
+        tables, figs = out / "tables", out / "figures"
+        before, figs_before = stamps(tables, "*.md"), stamps(figs, "*.png")
         quiet = Console(file=io.StringIO(), width=120)
         role(family, "report").report(store, plan, out, quiet)
-        written = sorted(p for p in tables.glob("*.md") if before.get(p) != p.stat().st_mtime_ns) \
-            if tables.is_dir() else []
+        written = sorted(f for f, t in stamps(tables, "*.md").items() if before.get(f) != t)
+        figures = sorted(f for f, t in stamps(figs, "*.png").items() if figs_before.get(f) != t)
         lines += [f"## {family}", "", "```", plan.command(), "```", "",
                   f"Provenance: {provenance_line(plan.provenance())}.", "",
                   "Campaigns: " + ", ".join(f"`{c}`" for c in plan.campaigns()) + ".", ""]
         for table in written:
             lines += [f"### {table.stem}", "", table.read_text().strip(), "",
                       f"(data: `tables/{table.stem}.csv`)", ""]
-        figures = sorted((out / "figures").glob("*.png")) if (out / "figures").is_dir() else []
-        lines += [f"![{f.stem}](figures/{f.name})" for f in figures]
+        lines += [f"![{f.stem}](figures/{f.name})" for f in figures] + ([""] if figures else [])
     path = out / OWN
     write_text(path, "\n".join(lines).rstrip() + "\n")
     return path
