@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from numerics.expr.program import Compiled, Node
+from numerics.expr.program import Compiled, Node, power_by_squaring
 from numerics.stochastic import ExactMatrix, as_stochastic, loaded_torch
 from theory.errors import InvalidInput
 
@@ -83,14 +83,8 @@ def matmul(X: Rows, Y: Rows) -> Rows:
 
 
 def power(X: Rows, k: int) -> Rows:
-    out, base = None, X
-    while k:
-        if k & 1:
-            out = base if out is None else matmul(out, base)
-        k >>= 1
-        if k:
-            base = matmul(base, base)
-    return out
+    """X**k (k >= 1), exactly (:func:`~numerics.expr.program.power_by_squaring`)."""
+    return power_by_squaring(X, k, matmul)
 
 
 def delta(X: Rows) -> Fraction:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from numerics import kernels as K
-from numerics.expr.program import Compiled, Node, up
+from numerics.expr.program import Compiled, Node, power_by_squaring, up
 from numerics.stochastic import UNIT_ROUNDOFF as U, as_stochastic
 from theory.errors import InvalidInput
 
@@ -171,18 +171,6 @@ def _scalar_mul(x: tuple, y: tuple) -> tuple:
     return v, np.where(bits < NOT_GRID, 0.0, _finite(err)), bits, mx * my
 
 
-def _power(x: tuple, k: int, mul: Any) -> tuple:
-    """x**k (k >= 1) by squaring, each product through ``mul`` (its error rule included)."""
-    out, base = None, x
-    while k:
-        if k & 1:
-            out = base if out is None else mul(out, base)
-        k >>= 1
-        if k:
-            base = mul(base, base)
-    return out
-
-
 def _step(node: Node, tr: Trace, nodes: tuple, inp: Inputs, lo: int, hi: int) -> tuple:
     """(value, err, bits) of ``node`` on instances lo..hi, its arguments already in ``tr``."""
     b, n = hi - lo, inp.n
@@ -214,7 +202,7 @@ def _step(node: Node, tr: Trace, nodes: tuple, inp: Inputs, lo: int, hi: int) ->
         def mul(x: tuple, y: tuple) -> tuple:
             return _matmul(x, y, n)
         if op == "mpow":
-            v, e, g, _ = _power(operand[0], node.power, mul)
+            v, e, g, _ = power_by_squaring(operand[0], node.power, mul)
         else:
             out = operand[0]
             for y in operand[1:]:
@@ -255,7 +243,7 @@ def _step(node: Node, tr: Trace, nodes: tuple, inp: Inputs, lo: int, hi: int) ->
             out = _scalar_mul(out, y)
         return out[0], out[1], out[2]
     if op == "pow":
-        v, e, g, _ = _power(operand[0], abs(node.power), _scalar_mul)
+        v, e, g, _ = power_by_squaring(operand[0], abs(node.power), _scalar_mul)
         if node.power > 0:
             return v, e, g
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -236,3 +236,20 @@ def compile_statement(statement: Any) -> Compiled:
                            "instance to check it on")
     return Compiled(statement=form.relation, strict=form.strict, matrices=matrices, nodes=tuple(b.nodes),
                     lhs=lhs, rhs=rhs)
+
+
+def power_by_squaring(x: Any, k: int, mul: Any) -> Any:
+    """``x**k`` (k >= 1) by repeated squaring, every product through ``mul``: one order of products
+    for the float path (each product's error rule applied by ``mul``) and the exact one.
+
+    >>> power_by_squaring(3, 5, lambda a, b: a * b)
+    243
+    """
+    out, base = None, x
+    while k:
+        if k & 1:
+            out = base if out is None else mul(out, base)
+        k >>= 1
+        if k:
+            base = mul(base, base)
+    return out
