@@ -21,6 +21,7 @@ import numpy as np
 import sympy as sp
 
 from theory.registry import HOLDS, Hypotheses, Theorem, check, hyp_all, register
+from theory.registry import stochastic as _stochastic  # the one check of a stochastic matrix
 from theory.tolerances import ROW_TOL, row_tol  # noqa: F401  (re-exported: theory's view of the table)
 
 n = sp.Symbol("n", integer=True, positive=True)
@@ -37,37 +38,6 @@ AHAT = sp.MatMul(sp.Rational(1, 2), sp.MatAdd(I, A))  # the rollout factor (I + 
 # -------------------------------------------------------------------------------------------------
 # The one table of tolerances on |row sum - 1| by input dtype lives in theory.tolerances (sympy-free:
 # numerics.stochastic imports it there); the hypotheses below use it through row_tol.
-
-
-def _stochastic(M: Any, name: str = "A", tol: Optional[float] = None) -> Hypotheses:
-    """``M`` is a non-empty finite nonnegative matrix whose rows sum to 1 within ``tol``
-    (default: :func:`row_tol` of ``M``'s dtype); the reason names the offending row / entry."""
-    dtype = getattr(M, "dtype", None)
-    tol = row_tol(dtype) if tol is None else float(tol)
-    if "bfloat16" in str(dtype) and hasattr(M, "float"):
-        M = M.float()                                # torch bfloat16 -> float32, exact
-    try:
-        if np.iscomplexobj(M):
-            return Hypotheses(False, f"{name}: complex entries (dtype {dtype}); a stochastic matrix is real")
-        X = np.asarray(M, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        return Hypotheses(False, f"{name}: not a real matrix ({exc})")
-    if X.ndim != 2 or X.size == 0:
-        return Hypotheses(False, f"{name}: must be a non-empty matrix, got shape {X.shape}")
-    for bad, what in ((~np.isfinite(X), "non-finite"), (X < 0, "negative")):
-        if bad.any():
-            i, k = (int(v) for v in np.argwhere(bad)[0])
-            return Hypotheses(False, f"{name}: {what} entry {float(X[i, k])!r} at row {i}, column {k}")
-    sums = X.sum(axis=1)
-    off = np.flatnonzero(np.abs(sums - 1) > tol)
-    if off.size:
-        i = int(off[0])
-        k = off.size - 1
-        more = f"; {k} more row{'s' if k > 1 else ''} off" if k else ""
-        dt = "float64" if dtype is None else str(dtype)
-        return Hypotheses(False, f"{name}: row {i} sums to {float(sums[i])!r}, not 1 "
-                                 f"(tolerance {tol:g} for {dt}){more}")
-    return HOLDS
 
 
 def _shape(M: Any) -> tuple[int, ...]:

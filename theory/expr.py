@@ -41,8 +41,8 @@ import sympy as sp
 
 from theory.errors import InvalidInput
 
-__all__ = ["A", "B", "C", "I", "MATRICES", "MAX_POWER", "Max", "Min", "NormalForm", "delta", "latex",
-           "matrices_of", "n", "normal_form", "validate"]
+__all__ = ["A", "ASSUMPTIONS", "B", "C", "I", "MATRICES", "MAX_POWER", "Max", "Min", "NormalForm", "delta",
+           "is_statement", "latex", "matrices_of", "n", "normal_form", "validate"]
 
 n = sp.Symbol("n", integer=True, positive=True)
 A = sp.MatrixSymbol("A", n, n)
@@ -274,9 +274,53 @@ def matrices_of(statement: Any) -> tuple[str, ...]:
     >>> matrices_of(delta(C * A) <= delta(A) * delta(C))
     ('A', 'C')
     """
-    form = normal_form(statement)
+    form = _cached_form(statement)
     names = _leaves(form.rhs, _leaves(form.lhs, set()))
     return tuple(m for m in MATRICES if m in names)
+
+
+def is_statement(statement: Any) -> bool:
+    """Whether ``statement`` is a bound in this vocabulary (everything about it can be derived).
+    A statement that uses this module's :class:`delta` but is outside the vocabulary is an error
+    (InvalidInput naming what is wrong), never silently "not a statement"; a statement without it
+    (the built-in theorems' symbols) that does not validate is simply not one.
+
+    >>> is_statement(delta(A**2) <= delta(A)**2), is_statement(sp.Symbol("x") <= 1)
+    (True, False)
+    """
+    try:
+        _cached_form(statement)
+        return True
+    except InvalidInput:
+        if isinstance(statement, sp.Basic) and statement.atoms(delta):
+            raise
+        return False
+    except TypeError:                 # unhashable: not a sympy object
+        return False
+
+
+from functools import lru_cache  # noqa: E402
+
+
+@lru_cache(maxsize=256)
+def _cached_form(statement: Any) -> NormalForm:
+    return normal_form(statement)
+
+
+# -- what a theorem over this vocabulary derives (theory.registry.Theorem) ---------------------------
+ASSUMPTIONS = {"causal": "lower triangular (token i attends to tokens j <= i)",
+               "positive": "every entry strictly positive (a softmax)"}
+# the evaluators of a statement over this vocabulary, as dotted paths (theory/ never imports numerics/)
+EVALUATORS = {"float": "numerics.expr:evaluate", "exact": "numerics.expr:exact_sides",
+              "decide": "numerics.expr:decide"}
+
+
+def check_assumptions(assume: Any, theorem_id: str = "") -> None:
+    """Refuse an assumption that is not in :data:`ASSUMPTIONS`, naming the theorem."""
+    for a in assume:
+        if a not in ASSUMPTIONS:
+            raise InvalidInput(f"theorem {theorem_id}: assume={a!r} is not one of {', '.join(ASSUMPTIONS)} "
+                               "(every matrix is row-stochastic already)")
 
 
 def latex(statement: Any) -> str:

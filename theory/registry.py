@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Callable, Mapping, Optional, Union
 
+import numpy as np
 import sympy as sp
+
+from theory.tolerances import row_tol
 
 _LATEX_TEXT = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}", "<": r"\textless{}",
@@ -144,9 +147,12 @@ class Theorem:
     title: str
     category: str
     statement: sp.Basic                     # a sympy relation (or And of relations)
-    equality: str                           # the equality condition, in words (plain text: logs, the CLI)
-    hypotheses: Callable[[Any], Hypotheses]  # instance -> Hypotheses(ok, reason)
-    witness: Callable[[], Any]              # an instance on which equality holds
+    # the rest is derived for a statement over theory.expr (A, B, C, I, delta: a user's bound; see
+    # docs/your-theorem.md): hypotheses "row-stochastic" (and `assume`), a witness found among small
+    # exact candidates, the evaluators of numerics.expr; required for any other statement
+    equality: str = ""                      # the equality condition, in words (plain text: logs, the CLI)
+    hypotheses: Optional[Callable[[Any], Hypotheses]] = None  # instance -> Hypotheses(ok, reason)
+    witness: Optional[Callable[[], Any]] = None               # an instance on which equality holds
     evaluators: Mapping[str, str] = field(default_factory=dict)  # backend -> "module:function"
     references: tuple[str, ...] = ()
     symbols: Mapping[str, str] = field(default_factory=dict)     # symbol -> meaning
@@ -163,12 +169,56 @@ class Theorem:
     # lemmas, proved on paper only: the paper lists them as not formalised (generated from here); words
     # with inline math in $...$, as equality_tex
     not_formal: tuple[str, ...] = ()
+    # a statement over theory.expr only: extra hypotheses on every matrix beyond row-stochastic
+    # (:data:`theory.expr.ASSUMPTIONS`: "causal" lower triangular, "positive" every entry > 0), and an
+    # optional equality condition, a predicate on the exact matrices ({"A": rows of Fractions, ...} ->
+    # bool) that the stress sweep checks against the exact tight verdicts
+    assume: tuple[str, ...] = ()
+    equality_condition: Optional[Callable[[Mapping[str, Any]], bool]] = None
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
             raise ValueError(f"theorem {self.id}: category {self.category!r} not in {CATEGORIES}")
-        if "." not in self.id:
+        if not isinstance(self.id, str) or "." not in self.id or not all(self.id.split(".")):
             raise ValueError(f"theorem id {self.id!r} must be dotted, e.g. 'dobrushin.factor'")
+        if not isinstance(self.statement, sp.Basic):
+            raise ValueError(f"theorem {self.id}: statement must be a sympy relation, got {type(self.statement).__name__}")
+        from theory import expr
+
+        matrices = expr.matrices_of(self.statement) if expr.is_statement(self.statement) else ()
+        object.__setattr__(self, "assume", tuple(self.assume))
+        if matrices:
+            expr.check_assumptions(self.assume, self.id)
+            if self.hypotheses is None:
+                object.__setattr__(self, "hypotheses", DerivedHypothesis(matrices, self.assume))
+            if self.witness is None:
+                object.__setattr__(self, "witness", DerivedWitness(self.statement, self.assume))
+            if not self.evaluators:
+                object.__setattr__(self, "evaluators", dict(expr.EVALUATORS))
+            if not self.equality:
+                object.__setattr__(self, "equality", "not stated" if self.equality_condition is None
+                                   else "the predicate equality_condition")
+        else:
+            missing = [f for f in ("hypotheses", "witness") if getattr(self, f) is None]
+            if missing or self.assume or self.equality_condition is not None:
+                what = (f"needs {' and '.join(missing)}=" if missing else
+                        "takes assume= and equality_condition= only for a statement over theory.expr")
+                raise ValueError(f"theorem {self.id}: its statement is not over theory.expr (A, B, C, I, delta), "
+                                 f"so it {what}")
+
+    @property
+    def matrices(self) -> tuple[str, ...]:
+        """The matrices (of A, B, C) a statement over :mod:`theory.expr` is about; () for any other
+        statement (the built-in theorems' symbols, which no evaluator derives from)."""
+        from theory import expr
+
+        return expr.matrices_of(self.statement) if expr.is_statement(self.statement) else ()
+
+    @property
+    def is_expr(self) -> bool:
+        """Whether the statement is over :mod:`theory.expr`: everything the suite does with the
+        theorem (sweep, search, proof in small n, tables) is derived from it."""
+        return bool(self.matrices)
 
     def latex(self) -> str:
         """LaTeX of the statement, named symbols printed as in the papers (:data:`LATEX_SYMBOLS`)."""
@@ -205,6 +255,108 @@ class Theorem:
         return getattr(import_module(module), name)
 
 
+def stochastic(M: Any, name: str = "A", tol: Optional[float] = None) -> Hypotheses:
+    """``M`` is a non-empty finite nonnegative matrix whose rows sum to 1 within ``tol``
+    (default: :func:`row_tol` of ``M``'s dtype); the reason names the offending row / entry."""
+    dtype = getattr(M, "dtype", None)
+    tol = row_tol(dtype) if tol is None else float(tol)
+    if "bfloat16" in str(dtype) and hasattr(M, "float"):
+        M = M.float()                                # torch bfloat16 -> float32, exact
+    try:
+        if np.iscomplexobj(M):
+            return Hypotheses(False, f"{name}: complex entries (dtype {dtype}); a stochastic matrix is real")
+        X = np.asarray(M, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        return Hypotheses(False, f"{name}: not a real matrix ({exc})")
+    if X.ndim != 2 or X.size == 0:
+        return Hypotheses(False, f"{name}: must be a non-empty matrix, got shape {X.shape}")
+    for bad, what in ((~np.isfinite(X), "non-finite"), (X < 0, "negative")):
+        if bad.any():
+            i, k = (int(v) for v in np.argwhere(bad)[0])
+            return Hypotheses(False, f"{name}: {what} entry {float(X[i, k])!r} at row {i}, column {k}")
+    sums = X.sum(axis=1)
+    off = np.flatnonzero(np.abs(sums - 1) > tol)
+    if off.size:
+        i = int(off[0])
+        k = off.size - 1
+        more = f"; {k} more row{'s' if k > 1 else ''} off" if k else ""
+        dt = "float64" if dtype is None else str(dtype)
+        return Hypotheses(False, f"{name}: row {i} sums to {float(sums[i])!r}, not 1 "
+                                 f"(tolerance {tol:g} for {dt}){more}")
+    return HOLDS
+
+
+@dataclass(frozen=True)
+class DerivedHypothesis:
+    """The derived hypothesis of a statement over the vocabulary: every matrix it names is a square
+    row-stochastic matrix (rows summing to 1 within :func:`theory.tolerances.row_tol`), all of one
+    size, and satisfies ``assume``. An instance is ``{"A": matrix, ...}``, or one matrix for a
+    statement over one matrix (float arrays, or rows of Fractions / "p/q" strings).
+
+    >>> h = DerivedHypothesis(("A",), ("causal",))
+    >>> bool(h([[1, 0], [0.5, 0.5]])), h({"A": [[0.5, 0.5], [0.5, 0.5]]}).reason
+    (True, 'A: entry 0.5 at row 0, column 1 is above the diagonal (assumed causal)')
+    """
+
+    matrices: tuple[str, ...]
+    assume: tuple[str, ...] = ()
+
+    def __call__(self, inst: Any) -> Any:
+        from fractions import Fraction as F
+
+        import numpy as np
+
+        if not isinstance(inst, dict):
+            if len(self.matrices) != 1:
+                return Hypotheses(False, f"instance: a dict of {', '.join(self.matrices)}, got {type(inst).__name__}")
+            inst = {self.matrices[0]: inst}
+        missing = [m for m in self.matrices if m not in inst]
+        if missing:
+            return Hypotheses(False, f"instance: no matrix {missing[0]} (the statement is about "
+                                     f"{', '.join(self.matrices)})")
+        size = None
+        for name in self.matrices:
+            M = inst[name]
+            try:
+                X = np.array([[float(F(v)) if isinstance(v, str) else float(v) for v in row] for row in M]) \
+                    if not hasattr(M, "dtype") else M
+            except (TypeError, ValueError) as exc:
+                return Hypotheses(False, f"{name}: not a matrix of numbers ({exc})")
+            h = stochastic(X, name)
+            if not h:
+                return h
+            X = np.asarray(X, dtype=np.float64)
+            if X.shape[0] != X.shape[1]:
+                return Hypotheses(False, f"{name}: must be square, got shape {X.shape}")
+            if size is not None and X.shape[0] != size:
+                return Hypotheses(False, f"{name}: is {X.shape[0]} x {X.shape[0]}, the others {size} x {size}")
+            size = X.shape[0]
+            if "causal" in self.assume and np.triu(X, 1).any():
+                i, k = (int(v) for v in np.argwhere(np.triu(X, 1))[0])
+                return Hypotheses(False, f"{name}: entry {float(X[i, k])!r} at row {i}, column {k} is above the "
+                                         "diagonal (assumed causal)")
+            if "positive" in self.assume and not (X > 0).all():
+                i, k = (int(v) for v in np.argwhere(X <= 0)[0])
+                return Hypotheses(False, f"{name}: entry {float(X[i, k])!r} at row {i}, column {k} is not positive "
+                                         "(assumed positive)")
+        return HOLDS
+
+
+@dataclass(frozen=True)
+class DerivedWitness:
+    """The derived witness: the first of a few small exact instances (rank-one, identity,
+    permutation, two-point rows; :func:`numerics.expr.witness.find_witness`) on which the statement
+    is an equality, in exact arithmetic; LookupError when none is (a strict bound has none)."""
+
+    statement: Any
+    assume: tuple[str, ...] = ()
+
+    def __call__(self) -> Any:
+        from importlib import import_module
+
+        return import_module("numerics.expr.witness").find_witness(self.statement, self.assume)
+
+
 REGISTRY: dict[str, Theorem] = {}
 # The modules that register their theorems on import (each imports this one), named here and
 # imported by name in load_all. Add a new family here.
@@ -212,9 +364,54 @@ THEORY_MODULES: tuple[str, ...] = ("theory.dobrushin", "theory.rank", "theory.po
 
 
 def load_all() -> None:
-    """Import every theorem family so that the registry is complete."""
+    """Import every theorem family so that the registry is complete, and the theories installed
+    packages declare in the ``attnbounds.theories`` entry-point group (:mod:`theory.plugins`; a
+    file given with ``--theory`` is loaded by the command line)."""
     for name in THEORY_MODULES:
         import_module(name)
+    load_entry_points()
+
+
+GROUP = "attnbounds.theories"           # the entry-point group of installed theories (theory.plugins)
+SOURCES: dict[str, str] = {}            # theorem id -> the file or entry point that registered it
+_ENTRY_POINTS_LOADED = [False]
+
+
+def source(theorem_id: str) -> str:
+    """Where ``theorem_id`` was registered: a theory file's path, ``entry point NAME``, else ``built-in``."""
+    return SOURCES.get(theorem_id, "built-in")
+
+
+def registered_during(run: Any, what: str) -> list:
+    """Run ``run()`` and return the theorems it registered (ids new to the registry)."""
+    before = set(REGISTRY)
+    run()
+    return [REGISTRY[k] for k in REGISTRY if k not in before]
+
+
+def load_entry_points() -> list:
+    """Import (or call) every entry point of :data:`GROUP`, once per process; their theorems."""
+    if _ENTRY_POINTS_LOADED[0]:
+        return []
+    _ENTRY_POINTS_LOADED[0] = True
+    from importlib.metadata import entry_points
+
+    out: list = []
+    for ep in entry_points(group=GROUP):
+        def run(ep: Any = ep) -> None:
+            obj = ep.load()
+            if callable(obj):
+                obj()
+        try:
+            found = registered_during(run, ep.name)
+        except Exception as exc:
+            _ENTRY_POINTS_LOADED[0] = False
+            raise InvalidInput(f"entry point {ep.name!r} ({ep.value}) of group {GROUP}: {type(exc).__name__}: "
+                               f"{str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")) from None
+        for th in found:
+            SOURCES[th.id] = f"entry point {ep.name}"
+        out += found
+    return out
 
 
 def register(theorem: Theorem) -> Theorem:

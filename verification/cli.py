@@ -28,6 +28,7 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from theory import theorems
+    from theory.plugins import source
 
     if args.markdown:
         from theory.registry import theorems_markdown
@@ -43,6 +44,11 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
             console.print("    " + th.latex_block().replace("\n", "\n    "), markup=False)
         console.print(f"    equality:  {th.equality}", markup=False)
         console.print(f"    backends:  {', '.join(sorted(th.evaluators))}", markup=False)
+        if th.is_expr:
+            console.print(f"    matrices:  {', '.join(th.matrices)} (n x n, row-stochastic"
+                          + "".join(f", {a}" for a in th.assume) + ")", markup=False)
+        if source(th.id) != "built-in":
+            console.print(f"    from:      {source(th.id)}", markup=False)
         if th.formal:
             console.print(f"    formal:    {', '.join(th.formal)} (Coq, theory/formal/; `make proofs`)", markup=False)
     return 0
@@ -150,7 +156,10 @@ def register_verify(sub: Any) -> None:
 
 
 def register_theorems(sub: Any) -> None:
+    from verification.options import add_theory
+
     p = sub.add_parser("theorems", help=COMMANDS["theorems"].help)
+    add_theory(p)
     p.add_argument("--latex", action="store_true", help="also print each statement's LaTeX and a theorem block")
     p.add_argument("--markdown", action="store_true", help="print the list as Markdown (docs/theorems.md)")
     p.set_defaults(func=_cmd_theorems)
@@ -207,6 +216,17 @@ def interrupt_exit(prog: str, stored: int) -> int:
 
 def main(argv: Optional[list[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    from theory.plugins import theory_files
+
+    files = theory_files(argv)
+    if files:                            # their ids must be known when the command line is read
+        from theory.plugins import load_file
+
+        try:
+            for f in files:
+                load_file(f)
+        except InvalidInput as exc:
+            return fail(f"attnbounds {selected(argv) or ''}".rstrip(), exc)
     try:
         args = build_parser(argv).parse_args(argv)
     except SystemExit as exc:  # a bad argument (one line already printed) or --help

@@ -167,6 +167,15 @@ def add_common(p: argparse.ArgumentParser, reads: bool = False) -> None:
                         "ran with" if reads else "base seed of every random draw (>= 0)")
 
 
+def add_theory(p: argparse.ArgumentParser) -> None:
+    """``--theory FILE.py`` (repeatable), on every command that takes a theorem id: the file's
+    theorems join the registry before the command line is read (:func:`verification.cli.main`,
+    :func:`theory.plugins.load_file`), so its ids are accepted like the built-ins'."""
+    p.add_argument("--theory", action="append", default=[], metavar="FILE.py",
+                   help="a Python file that registers theorems (theory.register(Theorem(...)) with a statement "
+                        "over theory.expr: A, B, C, I, delta); repeatable; see docs/your-theorem.md")
+
+
 def scheduler_address(text: str) -> str:
     """``--scheduler``: tcp://HOST:PORT or tls://HOST:PORT, checked before anything connects."""
     from verification.executors import check_scheduler_address
