@@ -22,10 +22,15 @@ def verify_section(ctx: Any) -> None:
 
 
 def theorem_id(text: str) -> str:
-    from verification.stress.checks.plan import THEOREMS
+    """A theorem with a stress sampler: a built-in one (:data:`verification.stress.checks.plan.THEOREMS`)
+    or any registered theorem over theory.expr (``--theory FILE.py``)."""
+    from theory.errors import InvalidInput
+    from verification.stress.checks.plan import spec_of
 
-    if text not in THEOREMS:
-        raise argparse.ArgumentTypeError(f"no stress sampler for {text!r}; known: {', '.join(THEOREMS)}")
+    try:
+        spec_of(text)
+    except InvalidInput as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 
@@ -45,7 +50,8 @@ def _cmd(args: argparse.Namespace) -> int:
     from verification.options import make_console
     from verification.store import ResultStore
     from verification.stress.checks import Plan, check_device, chunks, run, run_sweep
-    from verification.stress.report import report_sweep, store_bytes
+    from verification.stress.report import (counterexample_text, first_counterexample, report_sweep, store_bytes,
+                                            sweep_json)
 
     check_device(args.device)
     plan = Plan.from_args(args)               # refused here, before anything is created
@@ -76,6 +82,9 @@ def _cmd(args: argparse.Namespace) -> int:
         measured = run_sweep(store, one, executor, console, todo)
         cells = report_sweep(store, one.campaign, one.stored_as, Path(args.out) / "tables", console,
                              target=one.theorem, chunks=one.chunk_keys(), command=one.command())
+        cex = first_counterexample(store, one.campaign, one.stored_as, one.chunk_keys())
+        if cex is not None:
+            console.print(counterexample_text(cex), markup=False, highlight=False, soft_wrap=True)
         chunks_stored = sum(t.chunks for t in cells.values())
         payload = store.payload_bytes(one.campaign)
         console.print(f"this run: {measured['computed']} chunks computed, {measured['skipped']} already stored; "
@@ -85,6 +94,12 @@ def _cmd(args: argparse.Namespace) -> int:
     console.print(f"stored: {chunks_stored} chunks, {payload / max(chunks_stored, 1):,.0f} bytes per chunk of values"
                   + (f"; store file {disk:,} bytes ({disk / max(chunks_stored, 1):,.0f} per chunk if the store holds "
                      "only this campaign)" if disk is not None else ""))
+    if args.json:
+        import json
+        import sys
+
+        console.file.flush()
+        sys.stdout.write(json.dumps(sweep_json(one.theorem, one.campaign, cells, cex)) + "\n")
     return 0
 
 
@@ -108,14 +123,16 @@ def per_theorem(default: Any, search: str = "") -> str:
 
 
 def register(sub: Any) -> None:
-    from verification.options import add_common, add_executor, family_list, int_list, positive_int
+    from verification.options import add_common, add_executor, add_theory, family_list, int_list, positive_int
     from verification.stress.checks import SEARCH_BUDGET, SIZES
     from verification.stress.checks.plan import CHUNK_ELEMENTS, MAX_CHUNK, THEOREMS
 
     p = sub.add_parser("stress", help="stress-test a theorem on many random instances (sweep or guided search; "
                                       "serial or Dask)")
     add_common(p)
-    p.add_argument("theorem", type=theorem_id, help=f"theorem id, one of: {', '.join(THEOREMS)}")
+    add_theory(p)
+    p.add_argument("theorem", type=theorem_id, help=f"theorem id: one of {', '.join(THEOREMS)}, or a theorem over "
+                                                    "theory.expr registered by a --theory file")
     p.add_argument("--family", "--families", dest="family", default=None,
                    type=family_list, help="comma-separated random families ("
                    + per_theorem(lambda spec: ",".join(spec.families)) + ")")
@@ -136,6 +153,9 @@ def register(sub: Any) -> None:
                         "version v2) or numpy (numpy's sequential generator, v1 campaigns; rollout stacks always)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="where the float filter runs; exact certification is always on the CPU")
+    p.add_argument("--json", action="store_true",
+                   help="print, as the last line of stdout, one JSON object: theorem, campaign, instances, verdicts "
+                        "(holds, tight, violated, undecided), not_applicable, counterexample (exact rationals or null)")
     p.add_argument("--search", action="store_true", help="guided search (hypothesis target() + local "
                                                          "optimiser) for tight cases and counterexamples")
     p.add_argument("--budget", default=None, type=positive_int,

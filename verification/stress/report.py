@@ -178,3 +178,45 @@ class Progress:
             self.tally.add(chunk.key, body)
         rate = self.tally.n / max(time.perf_counter() - self.start, 1e-9)
         return f"{rate:,.0f} inst/s, {self.tally.line()}"
+
+
+def first_counterexample(store: Any, campaign: str, theorem: str,
+                         chunks: Optional[Iterable[str]] = None) -> Optional[dict]:
+    """The first stored counterexample of the campaign (in the plan's chunk order, then by index):
+    a record of a statement over theory.expr whose ``extra["counterexample"]`` holds the exact
+    matrices ({"A": rows of "p/q"}), re-checked exactly when it was stored; None if there is none."""
+    order = {c: k for k, c in enumerate(chunks)} if chunks is not None else None
+    best, at = None, None
+    for r in store.records(campaign, theorem):
+        if "counterexample" not in r["extra"]:
+            continue
+        chunk, _, index = r["instance"].rpartition("/i")
+        if order is not None and chunk not in order:
+            continue
+        key = ((order or {}).get(chunk, 0), chunk if order is None else "", int(index))
+        if at is None or key < at:
+            best, at = r, key
+    return best
+
+
+def counterexample_text(record: dict) -> str:
+    """The counterexample of ``record`` as printed: each matrix's rows of exact rationals, both sides."""
+    ex = record["extra"]
+    lines = [f"first counterexample ({record['instance']}), exact; every row sums to exactly 1:"]
+    for name, rows in ex["counterexample"].items():
+        lines += [f"  {name} = [" + ", ".join("[" + ", ".join(row) + "]" for row in rows) + "]"]
+    rel = ex.get("relation", "<=")
+    lines.append(f"  lhs = {ex['lhs']}, rhs = {ex['rhs']}: lhs {rel} rhs is false (re-checked in exact arithmetic)")
+    return "\n".join(lines)
+
+
+def sweep_json(theorem: str, campaign: str, cells: dict[str, Tally], cex: Optional[dict]) -> dict:
+    """The ``--json`` object of a sweep: instances, verdict counts of the bound per instance
+    (``violated``: every instance on which the statement is false, whatever the theorem's category),
+    the first counterexample (exact, or None)."""
+    t = total(cells) if cells else Tally()
+    out = {"theorem": theorem, "campaign": campaign, "instances": t.n,
+           "verdicts": {k: t.count(k) for k in ("holds", "tight", "violated", "undecided")},
+           "not_applicable": t.count("not-applicable"),
+           "counterexample": None if cex is None else cex["extra"]["counterexample"]}
+    return out

@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 from theory.errors import InvalidInput
 from verification.plan import RunResult, recording
-from verification.stress.checks.plan import THEOREMS, StressPlan, sampler_text
+from verification.stress.checks.plan import THEOREMS, StressPlan, sampler_text, spec_of
 
 FULL_SCALES = ("five times the sweeps' instances (D1: 1,600,000 matrices; rollout: 100,000 stacks) and eight "
                "times the guided search's evaluations per size (4000)")
@@ -47,6 +47,10 @@ def chunks(plan: Any) -> list:
         from verification.stress.checks.rollout import chunks as rollout_chunks
 
         return rollout_chunks(plan)
+    if plan.spec.kind == "expr":
+        from verification.stress.checks.expr import chunks as expr_chunks
+
+        return expr_chunks(plan)
     from verification.stress.checks.sweep import chunks as sweep_chunks
 
     return sweep_chunks(plan)
@@ -56,7 +60,7 @@ def section_plan(theorem: str, seed: int, full: bool) -> StressPlan:
     """The main job's sweep of ``theorem`` (:data:`THEOREM` or :data:`ROLLOUT`, the theorem's
     default cells): a user's run with other cells is another campaign; a larger run of the same
     cells adds chunks the paper does not read."""
-    spec = THEOREMS[theorem]
+    spec = spec_of(theorem)
     return StressPlan(theorem, spec.families, spec.sizes, instance_count(theorem, full), seed=seed)
 
 
@@ -118,7 +122,7 @@ class Plan:
         reads a sweep run on a GPU from any machine)."""
         from verification.stress.checks.plan import check_search
 
-        spec = THEOREMS[args.theorem]
+        spec = spec_of(args.theorem)
         if args.search and spec.kind == "rollout":
             raise InvalidInput(f"--search: not available for {args.theorem} (stacks of layers); it supports "
                                f"{', '.join(t for t, s in THEOREMS.items() if s.kind != 'rollout')}")

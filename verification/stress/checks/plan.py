@@ -64,6 +64,8 @@ class TheoremSpec:
     allowed: Optional[tuple[str, ...]] = None   # families the theorem's hypotheses admit (None: any)
     layers: tuple[int, ...] = ()   # "rollout": default layer counts L
     stored_as: Optional[str] = None   # the registered theorem its records are verdicts of (None: itself)
+    matrices: tuple[str, ...] = ()    # "expr": the matrices of a statement over theory.expr, per instance
+    statement: str = ""               # "expr": the statement as sympy prints it (named in the campaign)
 
 
 THEOREMS: dict[str, TheoremSpec] = {
@@ -81,6 +83,41 @@ THEOREMS: dict[str, TheoremSpec] = {
                                      stored_as="dobrushin.product"),
 }
 MAX_LAYERS = 64
+# a statement over theory.expr (a user's theorem, --theory FILE.py): its default cells, by assumption
+EXPR_FAMILIES = {(): ("dirichlet", "softmax-T1", "sparse"), ("causal",): ("causal",),
+                 ("positive",): ("dirichlet", "softmax-T1")}
+EXPR_SIZES = (2, 3, 4, 8)
+POSITIVE_FAMILIES = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4")   # no exact zeros
+
+
+def spec_of(theorem: str) -> TheoremSpec:
+    """How ``theorem`` is stress-tested: its entry of :data:`THEOREMS`, or, for a registered
+    theorem whose statement is over :mod:`theory.expr` (a user's, ``--theory FILE.py``), a spec
+    derived from it: kind "expr", one matrix per name of the statement per instance, default cells
+    :data:`EXPR_FAMILIES` x :data:`EXPR_SIZES`, families restricted by its ``assume``. InvalidInput
+    for any other id, with the ids that have one."""
+    if theorem in THEOREMS:
+        return THEOREMS[theorem]
+    from theory import registry
+
+    th = registry.REGISTRY.get(theorem)
+    if th is None:
+        registry.load_all()
+        th = registry.REGISTRY.get(theorem)
+    if th is None or not th.is_expr:
+        why = "no theorem of that id is registered" if th is None else "its statement is not over theory.expr"
+        raise InvalidInput(f"no stress sampler for {theorem!r} ({why}); stress takes {', '.join(THEOREMS)} or a "
+                           "theorem over theory.expr (A, B, C, I, delta) registered by --theory FILE.py")
+    assume = tuple(sorted(th.assume))
+    families = EXPR_FAMILIES.get(assume, ("causal",) if "causal" in assume else EXPR_FAMILIES[()])
+    allowed = ("causal",) if "causal" in assume else POSITIVE_FAMILIES if "positive" in assume else None
+    return TheoremSpec("expr", families, EXPR_SIZES, allowed=allowed, matrices=th.matrices,
+                       statement=f"{th.statement}" + (f" [{', '.join(assume)}]" if assume else ""))
+
+
+def per_instance(spec: TheoremSpec) -> int:
+    """Matrices drawn per instance: 2 for a pair (D2), one per matrix of a statement, else 1."""
+    return 2 if spec.kind == "product" else max(1, len(spec.matrices))
 ROLLOUT_GENERATOR = "numpy.default_rng(SeedSequence([seed, family_id, n, chunk, layers]))"
 
 
@@ -109,9 +146,7 @@ class StressPlan:
     sampler: Optional[str] = None  # "counter" (default) or "numpy" (v1 campaigns); rollout: numpy only
 
     def __post_init__(self) -> None:
-        spec = THEOREMS.get(self.theorem)
-        if spec is None:
-            raise InvalidInput(f"theorem {self.theorem!r} has no stress sampler; known: {', '.join(THEOREMS)}")
+        spec = spec_of(self.theorem)
         if self.sampler is not None and self.sampler not in SAMPLERS:
             raise InvalidInput(f"--sampler {self.sampler!r}: one of {', '.join(SAMPLERS)}")
         if spec.kind == "rollout" and self.sampler == "counter":
@@ -141,7 +176,7 @@ class StressPlan:
         chunk count exceeds :data:`MAX_CHUNKS` (computed from the cells, nothing materialised)."""
         from numerics.device import check_memory
 
-        per = 2 if self.spec.kind == "product" else 1
+        per = per_instance(self.spec)
         for n in self.sizes:
             for L in self.layer_counts():
                 count = cell_chunk_size(n, L) * per * (L or 1)
@@ -155,11 +190,12 @@ class StressPlan:
 
     @property
     def spec(self) -> TheoremSpec:
-        return THEOREMS[self.theorem]
+        return spec_of(self.theorem)
 
     @property
     def campaign(self) -> str:
-        return campaign_name(self.theorem, self.seed, self.families, self.sizes, self.layers, self.sampler)
+        return campaign_name(self.theorem, self.seed, self.families, self.sizes, self.layers, self.sampler,
+                             self.spec.statement)
 
     @property
     def stored_as(self) -> str:
@@ -192,6 +228,9 @@ class StressPlan:
         'attnbounds stress dobrushin.rollout --instances 20000 --seed 1'
         """
         spec = self.spec
+        return self._command(spec) + theory_option(self.theorem)
+
+    def _command(self, spec: TheoremSpec) -> str:
         default = (self.families, self.sizes, self.layers, self.sampler) == (
             spec.families, spec.sizes, spec.layers, "numpy" if spec.kind == "rollout" else DEFAULT_SAMPLER)
         if default:
@@ -236,6 +275,18 @@ class StressPlan:
         return asdict(self)
 
 
+def theory_option(theorem: str) -> str:
+    """`` --theory FILE`` for a theorem registered by a theory file (its commands need it), else ''."""
+    if theorem in THEOREMS:
+        return ""
+    from theory.plugins import source
+
+    where = source(theorem)
+    import shlex
+
+    return f" --theory {shlex.quote(where)}" if where not in ("built-in",) and not where.startswith("entry point") else ""
+
+
 def check_search(sizes: tuple[int, ...], budget: int) -> None:
     """Refuse, before any work, a guided search too large to finish (``--budget`` over
     :data:`MAX_BUDGET`) or whose batches of starts would exceed the memory budget."""
@@ -249,19 +300,26 @@ def check_search(sizes: tuple[int, ...], budget: int) -> None:
         check_memory(f"--sizes {n}", COPIES * 32 * n * n * 8)      # 16 starts, pairs for D2
 
 
-def cells_digest(families: tuple[str, ...], sizes: tuple[int, ...], layers: tuple[int, ...] = ()) -> str:
-    """8 hex digits naming a plan's cells (families, sizes and layer counts, as sets)."""
-    key = json.dumps({"families": sorted(set(families)), "sizes": sorted(set(map(int, sizes))),
-                      "layers": sorted(set(map(int, layers)))}, sort_keys=True)
+def cells_digest(families: tuple[str, ...], sizes: tuple[int, ...], layers: tuple[int, ...] = (),
+                 statement: str = "") -> str:
+    """8 hex digits naming a plan's cells (families, sizes and layer counts, as sets) and, for a
+    statement over theory.expr, the statement itself (another statement under the same id is another
+    campaign, never merged into the old one's)."""
+    cells = {"families": sorted(set(families)), "sizes": sorted(set(map(int, sizes))),
+             "layers": sorted(set(map(int, layers)))}
+    if statement:
+        cells["statement"] = statement
+    key = json.dumps(cells, sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:8]
 
 
 def campaign_name(theorem: str, seed: int, families: tuple[str, ...], sizes: tuple[int, ...],
-                  layers: tuple[int, ...] = (), sampler: str = "numpy") -> str:
+                  layers: tuple[int, ...] = (), sampler: str = "numpy", statement: str = "") -> str:
     """``stress.<theorem>-<version>-seed<seed>-cells<digest>``: everything that defines a campaign
     but its size (a larger ``--instances`` extends the same campaign); the version names the sampler
     (:data:`SAMPLERS`)."""
-    return f"stress.{theorem}-{SAMPLERS[sampler]}-seed{seed}-cells{cells_digest(families, sizes, layers)}"
+    digest = cells_digest(families, sizes, layers, statement)
+    return f"stress.{theorem}-{SAMPLERS[sampler]}-seed{seed}-cells{digest}"
 
 
 def chunk_key(family: str, n: int, k: int, layers: Optional[int] = None) -> str:
@@ -336,7 +394,12 @@ def draw_stacks(family: str, n: int, layers: int, k: int, seed: int) -> np.ndarr
 def draw(theorem: str, family: str, n: int, k: int, seed: int, sampler: str = "numpy") -> np.ndarray:
     """All matrices of one chunk, (count, n, n) for a factor theorem, (2 count, n, n) for a
     product theorem (pair i is matrices 2i, 2i + 1), from ``sampler`` (:data:`SAMPLERS`)."""
-    per = 2 if THEOREMS[theorem].kind == "product" else 1
+    return draw_matrices(family, n, k, seed, sampler, per_instance(spec_of(theorem)))
+
+
+def draw_matrices(family: str, n: int, k: int, seed: int, sampler: str, per: int) -> np.ndarray:
+    """The (per chunk_size(n), n, n) matrices of chunk ``k`` of a cell, ``per`` for each instance
+    (instance i is matrices per i .. per i + per - 1); what a worker calls (no registry needed)."""
     if sampler == "counter":
         from numerics.sources.counter_random import sample_counter
 
@@ -349,7 +412,8 @@ def regenerate(campaign: str, chunk: str, index: int) -> np.ndarray:
     theorem, seed = parse_campaign(campaign)
     family, n, k = parse_chunk(chunk)
     L = chunk_layers(chunk)
-    if (L is not None) != (theorem in THEOREMS and THEOREMS[theorem].kind == "rollout"):
+    spec = spec_of(theorem)
+    if (L is not None) != (spec.kind == "rollout"):
         raise InvalidInput(f"chunk {chunk!r} does not belong to campaign {campaign!r} "
                          "(rollout chunks, and only they, carry /L<layers>)")
     if not 0 <= index < cell_chunk_size(n, L):
@@ -360,11 +424,13 @@ def regenerate(campaign: str, chunk: str, index: int) -> np.ndarray:
     if sampler == "counter":                                   # the one instance, computed alone
         from numerics.sources.counter_random import sample_counter
 
-        if THEOREMS[theorem].kind == "product":
-            return sample_counter(family, n, 2, seed, k, start=2 * index)
+        per = per_instance(spec)
+        if per > 1:
+            return sample_counter(family, n, per, seed, k, start=per * index)
         return sample_counter(family, n, 1, seed, k, start=index)[0]
     A = draw(theorem, family, n, k, seed, sampler)
-    return A[2 * index:2 * index + 2] if THEOREMS[theorem].kind == "product" else A[index]
+    per = per_instance(spec)
+    return A[per * index:per * index + per] if per > 1 else A[index]
 
 
 def provenance(theorem: str, family: str, n: int, k: int, seed: int, layers: Optional[int] = None,

@@ -1,0 +1,170 @@
+"""One chunk of a stress sweep of a statement over :mod:`theory.expr` (a user's theorem): draw the
+chunk's matrices from its own generator (one per matrix of the statement per instance), decide every
+instance with the compiled statement (:func:`numerics.expr.decide`: floats where the margin exceeds
+the rigorous error bound, exact arithmetic for the rest and for every equality), store one summary
+(the sweep's layout, :mod:`verification.stress.checks.summaries`) and the records worth keeping.
+
+A violated instance is re-checked in exact arithmetic (its matrices as the exact rationals they stand
+for, rows summing to exactly 1) before it is stored; its record carries the counterexample as
+``"p/q"`` strings (``extra["counterexample"]``) and both exact sides. Records speak the theorem's
+vocabulary (:mod:`theory.verdicts`): a proved theorem's violated instance is ``violated`` (the campaign
+runner stops loudly), a conjecture's is ``refuted`` (a finding: stored, reported). The summary's
+counts are per-instance verdicts of the bound in both cases.
+
+With an equality condition (``Theorem.equality_condition``, a predicate on the exact matrices) every
+instance's exact matrices are handed to it and the summary counts where it agrees with the exact tight
+verdicts (``condition``: tight and said, tight and missed, said but not tight); the first disagreements
+are kept as records.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from numerics.dobrushin.batch import TIGHT, UNDECIDED, VIOLATED
+from verification.campaign import ChunkResult
+from verification.store import Record
+from verification.stress.checks.plan import chunk_key, chunk_size, draw_matrices, provenance
+from verification.stress.checks.summaries import keep, summarise
+
+KEEP_VIOLATED = 16          # violated instances stored in full per chunk (every one is counted)
+KEEP_MISMATCH = 8           # equality-condition disagreements stored per chunk
+
+
+def spec_part(theorem: str) -> dict:
+    """What a worker needs of the theorem (the compiled statement travels: no theory file is needed
+    where the chunk runs, unless the theorem has an equality condition)."""
+    from numerics.expr import compile_statement
+    from theory import get
+    from theory.plugins import source
+
+    th = get(theorem)
+    return {"compiled": compile_statement(th.statement), "category": th.category, "source": source(theorem),
+            "condition": th.equality_condition is not None}
+
+
+def exact_text(x: Fraction) -> str:
+    return f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
+
+
+def exact_instance(compiled: Any, mats: dict, b: int) -> tuple[dict, Fraction, Fraction]:
+    """Instance ``b`` as exact rationals ({"A": rows of Fractions}) and its exact sides."""
+    from numerics.expr.exact import sides_of
+    from numerics.stochastic import ExactMatrix
+
+    exact = {m: ExactMatrix.from_floats(mats[m][b]) for m in compiled.matrices}
+    lhs, rhs = sides_of(compiled, exact)
+    return {m: [list(row) for row in E.rows()] for m, E in exact.items()}, lhs, rhs
+
+
+def _condition(theorem: str, source: str) -> Any:
+    """The theorem's equality condition, loading its theory file here when this process has not."""
+    from theory import registry
+
+    th = registry.REGISTRY.get(theorem)
+    if th is None and source not in ("built-in",) and not source.startswith("entry point"):
+        from theory.plugins import load_file
+
+        load_file(source)
+        th = registry.REGISTRY.get(theorem)
+    if th is None:
+        registry.load_all()
+        th = registry.REGISTRY.get(theorem)
+    return None if th is None else th.equality_condition
+
+
+def run_chunk(spec: dict, k: int) -> ChunkResult:
+    """Chunk ``k`` of the cell ``spec`` (theorem, family, n, seed, sampler, and :func:`spec_part`)."""
+    from numerics.expr import decide
+
+    theorem, family, n, seed = spec["theorem"], spec["family"], spec["n"], spec["seed"]
+    sampler, compiled = spec.get("sampler", "counter"), spec["compiled"]
+    m = len(compiled.matrices)
+    X = draw_matrices(family, n, k, seed, sampler, m)
+    mats = {name: np.ascontiguousarray(X[j::m]) for j, name in enumerate(compiled.matrices)}
+    d = decide(compiled, mats)
+    codes = d.codes.astype(np.int64)
+    na = codes == 3
+    v = np.where(na, UNDECIDED, codes)            # decide never leaves one undecided; 3 is not-applicable
+    slack = np.where(na, np.nan, d.rhs - d.lhs)
+    slack = np.where(codes == TIGHT, 0.0, slack)
+    body = summarise(v, np.nan_to_num(slack, nan=np.inf), d.exact)
+    if na.any():
+        body["counts"].pop("undecided", None)
+        body["counts"]["not-applicable"] = int(na.sum())
+    body["rational"] = d.rational_count
+    body["device"] = "cpu"
+    prov = provenance(theorem, family, n, k, seed, sampler=sampler)
+    key = chunk_key(family, n, k)
+    proved = spec["category"] in ("proved", "sanity")
+    kept = keep(v, np.nan_to_num(slack, nan=np.inf))
+    violated = [i for i, why in kept.items() if why == "violated"]
+    for i in violated[KEEP_VIOLATED:]:
+        kept.pop(i)
+    records = []
+    for i, why in sorted(kept.items()):
+        extra: dict[str, Any] = {"kept": "not-applicable" if na[i] else why, "exact_path": bool(d.exact[i])}
+        verdict = "not-applicable" if na[i] else ("holds", "tight", "violated", "undecided")[v[i]]
+        if v[i] == VIOLATED and not na[i]:
+            rows, lhs, rhs = exact_instance(compiled, mats, i)
+            if not (lhs >= rhs if compiled.strict else lhs > rhs):       # re-checked before it is reported
+                raise RuntimeError(f"{theorem}: instance {key}/i{i} was decided violated but its exact sides are "
+                                   f"{lhs} and {rhs}: a bug in numerics.expr")
+            extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
+                         lhs=exact_text(lhs), rhs=exact_text(rhs), relation=compiled.relation)
+        if not proved:
+            verdict = {"holds": "supported", "tight": "supported", "violated": "refuted",
+                       "not-applicable": "not-testable", "undecided": "inconclusive"}[verdict]
+            extra.update(statistic=float(slack[i]) if np.isfinite(slack[i]) else None,
+                         interval=None, method="exact verdict of the bound on this instance (rhs - lhs)")
+        records.append(Record(theorem, f"{key}/i{i}", verdict, slack=float(slack[i]) if np.isfinite(slack[i])
+                              else None, value=float(d.lhs[i]), bound=float(d.rhs[i]), backend="numerics.expr",
+                              provenance={**prov, "index": int(i)}, extra=extra))
+    if spec.get("condition"):
+        body["condition"], mismatch = check_condition(spec, compiled, mats, codes)
+        for i in mismatch[:KEEP_MISMATCH]:
+            extra = {"kept": "condition-mismatch", "tight": bool(codes[i] == TIGHT)}
+            verdict = ("holds", "tight", "violated")[codes[i]] if proved else "supported"
+            if not proved:
+                extra.update(statistic=0.0, interval=None, method="equality condition against the exact verdict")
+            records.append(Record(theorem, f"{key}/i{i}/condition", verdict, slack=float(slack[i]),
+                                  backend="numerics.expr", provenance={**prov, "index": int(i)}, extra=extra))
+    return ChunkResult(records, {theorem: body})
+
+
+def check_condition(spec: dict, compiled: Any, mats: dict, codes: np.ndarray) -> tuple[dict, list]:
+    """The equality condition on every decided instance's exact matrices against its exact verdict."""
+    condition = _condition(spec["theorem"], spec.get("source", "built-in"))
+    if condition is None:
+        return {"checked": 0, "why": "the theorem's equality condition is not available here"}, []
+    tally = {"checked": 0, "tight_said": 0, "tight_missed": 0, "said_not_tight": 0}
+    mismatch = []
+    for i in np.flatnonzero(codes != 3):
+        rows, _, _ = exact_instance(compiled, mats, int(i))
+        said, tight = bool(condition(rows)), codes[i] == TIGHT
+        tally["checked"] += 1
+        if said and tight:
+            tally["tight_said"] += 1
+        elif tight:
+            tally["tight_missed"] += 1
+            mismatch.append(int(i))
+        elif said:
+            tally["said_not_tight"] += 1
+            mismatch.append(int(i))
+    return tally, mismatch
+
+
+def chunks(plan: Any) -> list:
+    """The chunks of a sweep of a statement over theory.expr: ``run_chunk(spec, k)``."""
+    from verification.campaign import Chunk
+
+    part = spec_part(plan.theorem)
+    out = []
+    for f, n, _, count in plan.cells():
+        spec = {"theorem": plan.theorem, "family": f, "n": n, "count": chunk_size(n), "seed": plan.seed,
+                "sampler": plan.sampler, **part}
+        out += [Chunk(chunk_key(f, n, k), run_chunk, (spec, k)) for k in range(count)]
+    return out
+
