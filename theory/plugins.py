@@ -7,6 +7,7 @@ there, or one that registers nothing, is one line naming the file (and the line)
 
     load_file(path)          run a theory file; its theorems, in registration order
     load_entry_points()      import every module of the entry-point group (once per process)
+    unload_files()           forget every theory file loaded (their theorems leave the registry)
     source(theorem_id)       where a theorem came from: "built-in", the file, or "entry point NAME"
     theory_files(argv)       the values of every --theory in a command line (before it is parsed)
 
@@ -83,13 +84,20 @@ def load_file(path: str | Path) -> list:
     spec = importlib.util.spec_from_file_location(name, p)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    before = set(registry.REGISTRY)
+
+    def undo() -> None:                 # a file that fails registers nothing, not the theorems before the error
+        sys.modules.pop(name, None)
+        for k in [k for k in registry.REGISTRY if k not in before]:
+            registry.REGISTRY.pop(k)
+
     try:
         found = registered_during(lambda: spec.loader.exec_module(module), str(p))
     except InvalidInput as exc:
-        sys.modules.pop(name, None)
+        undo()
         raise InvalidInput(f"--theory {path}: {exc}") from None
     except Exception as exc:            # the user's code: any error is theirs, said in one line
-        sys.modules.pop(name, None)
+        undo()
         msg = str(exc).splitlines()[0] if str(exc) else ""
         raise InvalidInput(f"--theory {path}: {_where(exc, p)}{type(exc).__name__}: {msg}".rstrip(": ")) from None
     if not found:
@@ -99,6 +107,21 @@ def load_file(path: str | Path) -> list:
         SOURCES[th.id] = str(path)
     _FILES[str(p)] = (digest, [th.id for th in found])
     return found
+
+
+def unload_files() -> list[str]:
+    """Forget every theory file this process loaded: their theorems leave the registry (a test, or a
+    session that edits its file under another name, starts clean); the ids removed."""
+    from theory.registry import REGISTRY, SOURCES
+
+    gone = [k for _, ids in _FILES.values() for k in ids]
+    for k in gone:
+        REGISTRY.pop(k, None)
+        SOURCES.pop(k, None)
+    for path in list(_FILES):
+        sys.modules.pop(f"attnbounds_theory_{hashlib.sha256(path.encode()).hexdigest()[:12]}", None)
+    _FILES.clear()
+    return gone
 
 
 def theory_files(argv: Sequence[str]) -> list[str]:

@@ -24,7 +24,7 @@ def _cmd(args: argparse.Namespace) -> int:
     from verification.paper.build import build, update_readme
     from theory.errors import InvalidInput
     from verification.paper.from_plans import plans_from
-    from verification.paper.own import OWN, build_own, main_job_missing
+    from verification.paper.own import OWN, build_own, main_job_missing, own_theorem
     from verification.store import ResultStore
 
     console = make_console()
@@ -32,6 +32,8 @@ def _cmd(args: argparse.Namespace) -> int:
     plans = plans_from(args.from_command) if args.from_command is not None else None
     with ResultStore(args.db, readonly=True) as store:
         why = main_job_missing(store, plans, args.seed, args.full) if plans else None
+        if why is None and plans and own_theorem(plans):
+            why = "your own theorem's sweep is documented on its own"
         if why is not None:          # only the user's run: its document alone
             if args.pdf or args.readme:
                 raise InvalidInput(f"--from on a store without a complete main job writes the document of that "

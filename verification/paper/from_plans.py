@@ -62,6 +62,13 @@ def plans_from(command: str) -> dict[str, Any]:
         raise InvalidInput(f"--from {command!r}: {exc}") from None
     if words[:1] == ["attnbounds"]:
         words = words[1:]
+    from theory.plugins import load_file, theory_files
+
+    for f in theory_files(words):          # its theorems are known before its line is parsed
+        try:
+            load_file(f)
+        except InvalidInput as exc:
+            raise InvalidInput(f"--from {command!r}: {exc}") from None
     supported = from_families()
     head = words[0] if words else ""
     try:

@@ -45,6 +45,14 @@ def own_needs(store: Any, family: str, plan: Any) -> list:
     return [n for n in role(family, "paper").needs(store, plan) if n.campaign in mine]
 
 
+def own_theorem(plans: dict[str, Any]) -> bool:
+    """Whether a plan sweeps a user's theorem (its family's paper module's ``own_theorem``): its
+    document is written on its own, whatever else the store holds."""
+    from verification.family import role
+
+    return any(getattr(role(family, "paper"), "own_theorem", lambda plan: False)(plan) for family, plan in plans.items())
+
+
 def check_own(store: Any, plans: dict[str, Any]) -> None:
     """Refuse (one line, :class:`~verification.report.part.IncompleteCampaigns`) a store where a
     campaign the ``plans`` fill lacks a chunk of its plan or one does not match its mark."""
@@ -72,7 +80,10 @@ def build_own(store: Any, out: str | Path, plans: dict[str, Any], note: str = ""
     out = Path(out)
     check_own(store, plans)
     lines = ["# Your run", ""]
-    if note:
+    if note and own_theorem(plans):
+        lines += ["The document of your theorem's run alone (a theorem over theory.expr is not a part of the paper).",
+                  ""]
+    elif note:
         lines += ["Not the paper: the store holds no complete main job (`attnbounds verify`), so this is the "
                   "document of the run below alone.", ""]
     def stamps(folder: Path, pattern: str) -> dict:
@@ -88,6 +99,7 @@ def build_own(store: Any, out: str | Path, plans: dict[str, Any], note: str = ""
         lines += [f"## {family}", "", "```", plan.command(), "```", "",
                   f"Provenance: {provenance_line(plan.provenance())}.", "",
                   "Campaigns: " + ", ".join(f"`{c}`" for c in plan.campaigns()) + ".", ""]
+        lines += getattr(role(family, "report"), "own_lines", lambda store, plan: [])(store, plan)
         for table in written:
             lines += [f"### {table.stem}", "", table.read_text().strip(), "",
                       f"(data: `tables/{table.stem}.csv`)", ""]

@@ -62,6 +62,26 @@ def _cmd(args: argparse.Namespace) -> int:
     if plan.search is not None:
         with make_executor(args) as executor, ResultStore(args.db) as store:   # one chunk per size: in parallel
             run(plan, store, executor, console)
+            search = plan.search
+            keys = sorted(search.chunk_keys())
+            found = [r for r in store.records(search.campaign) if r["instance"].rsplit("/", 1)[0] in keys]
+        cex = next((r for r in found if "counterexample" in r["extra"]), None)
+        if cex is not None:
+            console.print(counterexample_text(cex), markup=False, highlight=False, soft_wrap=True)
+        if args.json:
+            import json
+            import sys
+
+            named = {"supported": "holds", "refuted": "violated", "inconclusive": "undecided"}
+            verdicts = {k: 0 for k in ("holds", "tight", "violated", "undecided")}
+            for r in found:
+                v = "tight" if r["verdict"] == "supported" and r["slack"] == 0 else named.get(r["verdict"], r["verdict"])
+                verdicts[v] = verdicts.get(v, 0) + 1
+            console.file.flush()
+            sys.stdout.write(json.dumps({"theorem": search.theorem, "campaign": search.campaign, "search": True,
+                                         "instances": len(found), "verdicts": verdicts,
+                                         "counterexample": None if cex is None else cex["extra"]["counterexample"]})
+                             + "\n")
         return 0
     (one,) = plan.sweeps
     done: set = set()

@@ -92,6 +92,8 @@ def check_plan(plan: Any) -> None:
     if plan.search is not None:
         raise InvalidInput("the paper reads a sweep; its guided search stays the main job's (drop --search)")
     for s in plan.sweeps:
+        if s.spec.kind == "expr":       # your own theorem: its own document (verification.paper.own)
+            continue
         if s.theorem not in (checks.THEOREM, checks.ROLLOUT):
             raise InvalidInput(f"the paper's stress section shows the sweeps of {checks.THEOREM} and "
                                f"{checks.ROLLOUT}, not {s.theorem}")
@@ -104,8 +106,15 @@ def needs(store: Any, plan: checks.Plan) -> list[Need]:
     def need(read: Any) -> Need:
         return Need("stress", read.campaign, frozenset(read.chunk_keys()), read.command())
 
+    own = [need(s) for s in plan.sweeps if s.spec.kind == "expr"]     # a theorem over theory.expr: its own
     return [need(plan.shown_sweep(checks.THEOREM)), need(plan.shown_search()),
-            need(plan.shown_sweep(checks.ROLLOUT))]
+            need(plan.shown_sweep(checks.ROLLOUT))] + own
+
+
+def own_theorem(plan: checks.Plan) -> bool:
+    """Whether ``plan`` sweeps a theorem over theory.expr (a user's): ``paper --from`` then writes the
+    document of that run alone (:mod:`verification.paper.own`), whatever else the store holds."""
+    return any(s.spec.kind == "expr" for s in plan.sweeps)
 
 
 def rollout_part(part: Part, store: Any, plan: checks.Plan) -> None:

@@ -220,3 +220,34 @@ def sweep_json(theorem: str, campaign: str, cells: dict[str, Tally], cex: Option
            "not_applicable": t.count("not-applicable"),
            "counterexample": None if cex is None else cex["extra"]["counterexample"]}
     return out
+
+
+def own_lines(store: Any, plan: Any) -> list[str]:
+    """What the document of a run of a user's theorem (``paper --from``, :mod:`verification.paper.own`)
+    says beyond its tables, for each sweep of a statement over theory.expr: the statement typeset from
+    sympy, its category and source, the verdict counts with the tight share and its interval, and the
+    first counterexample in exact rationals (or that there is none)."""
+    from theory import get
+    from theory.expr import latex
+    from theory.plugins import source
+
+    out: list[str] = []
+    for s in plan.sweeps:
+        if s.spec.kind != "expr":
+            continue
+        th = get(s.theorem)
+        cells = tally(store, s.campaign, s.stored_as, s.chunk_keys())
+        t = total(cells) if cells else Tally()
+        out += [f"### `{th.id}` ({th.category}): {th.title}", "", f"$$ {latex(th.statement)} $$", "",
+                f"Over {', '.join(th.matrices)}: n x n row-stochastic" + "".join(f", {a}" for a in th.assume)
+                + f"; registered by `{source(th.id)}`.", "",
+                f"{t.n:,} instances: {t.count('holds'):,} holds, {t.count('tight'):,} tight (share "
+                f"{share_text(t.count('tight'), t.n)}, 95% Wilson), {t.count('violated'):,} violated, "
+                f"{t.count('not-applicable'):,} not applicable; {t.exact:,} decided past the float margin in exact "
+                "arithmetic.", ""]
+        cex = first_counterexample(store, s.campaign, s.stored_as, s.chunk_keys())
+        if cex is None:
+            out += ["No counterexample among these instances.", ""]
+        else:
+            out += ["```", counterexample_text(cex), "```", ""]
+    return out

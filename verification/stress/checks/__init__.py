@@ -182,6 +182,13 @@ class Plan:
             out[s.theorem] = (f"{s.instances} instances over {','.join(s.families)} x n = {','.join(map(str, s.sizes))}"
                               + (f" x L = {','.join(map(str, s.layers))}" if s.layers else ""))
             out[f"{s.theorem} sampler"] = sampler_text(s.campaign, s.spec.kind == "rollout")
+            if s.spec.kind == "expr":
+                from theory.plugins import source
+
+                out[f"{s.theorem} statement"] = s.spec.statement
+                out[f"{s.theorem} from"] = source(s.theorem)
+                out[f"{s.theorem} decided by"] = ("numerics.expr: float64 sides with a rigorous error bound, exact "
+                                                  "rationals past it and for every equality")
         if self.search is not None:
             out["search"] = (f"{self.search.theorem}, {self.search.budget} evaluations per size, "
                              f"n = {','.join(map(str, self.search.sizes))}")

@@ -37,7 +37,34 @@ GRID = 2 ** 30                       # the optimiser's dyadic grid: entries k / 
 
 
 def search_campaign(theorem: str, seed: int) -> str:
-    return f"stress-search.{theorem}-{VERSION}-seed{seed}"
+    """``stress-search.<theorem>-v1-seed<seed>``; for a statement over theory.expr also
+    ``-stmt<digest>`` of the statement (another statement under the same id is another campaign)."""
+    from verification.stress.checks.plan import THEOREMS
+
+    if theorem in THEOREMS:
+        return f"stress-search.{theorem}-{VERSION}-seed{seed}"
+    import hashlib
+
+    from verification.stress.checks.plan import spec_of
+
+    digest = hashlib.sha256(spec_of(theorem).statement.encode()).hexdigest()[:8]
+    return f"stress-search.{theorem}-{VERSION}-seed{seed}-stmt{digest}"
+
+
+def expr_score(compiled: Any) -> Scorer:
+    """(verdict codes, slacks) of a statement over theory.expr on a batch: (B, n, n) for one matrix,
+    (B, m, n, n) for m; certified (:func:`numerics.expr.decide`; not-applicable scored as undecided:
+    neither strict nor tight nor violated)."""
+    from numerics.expr import decide
+
+    def score(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m = len(compiled.matrices)
+        X = X.reshape((-1, m) + X.shape[-2:])
+        d = decide(compiled, {name: np.ascontiguousarray(X[:, j]) for j, name in enumerate(compiled.matrices)})
+        codes = d.codes.astype(np.int64)
+        slack = np.where(codes == TIGHT, 0.0, d.rhs - d.lhs)
+        return codes, np.where(codes == 3, np.inf, slack)
+    return score
 
 
 Scorer = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -104,7 +131,7 @@ class Counterexample(Exception):
 
 
 def hypothesis_search(theorem: str, n: int, budget: int, seed: int = 0, score: Optional[Scorer] = None,
-                      product: bool = False, causal: bool = False) -> list[Found]:
+                      product: bool = False, causal: bool = False, per: int = 2) -> list[Found]:
     """``budget`` hypothesis examples at size n; returns the smallest strict slack found, the first
     tight instance, and (shrunk by hypothesis) a violated one if any."""
     from hypothesis import HealthCheck, Phase, given, settings, target
@@ -115,7 +142,7 @@ def hypothesis_search(theorem: str, n: int, budget: int, seed: int = 0, score: O
 
     score = score or scorer(theorem)
     one = S.causal(n=n) if causal else st.one_of(S.stochastic(n=n), S.dyadic(n=n), S.near_tie(n=n), S.unnormalised(n=n))
-    strat = st.tuples(one, one).map(lambda pq: np.stack(pq)) if product else one
+    strat = st.tuples(*[one] * per).map(lambda pq: np.stack(pq)) if product else one
     best: dict[str, Found] = {}
     count = [0]
 
@@ -258,17 +285,28 @@ def shrink(A: np.ndarray, still_bad: Callable[[np.ndarray], bool]) -> np.ndarray
     return best
 
 
-def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cpu") -> ChunkResult:
+def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cpu",
+                 expr: Optional[dict] = None) -> ChunkResult:
     """The search at size n: hypothesis (a quarter of the budget, at most 100 examples), then the optimiser from the strictest
-    of a few seeded Dirichlet starts toward tight and toward near-tight; records of what it found."""
+    of a few seeded Dirichlet starts toward tight and toward near-tight; records of what it found. ``expr``: a
+    statement over theory.expr (:func:`verification.stress.checks.expr.spec_part`: compiled, category), scored by
+    :func:`expr_score`, one matrix per name of the statement per instance."""
     from numerics.sources.random import generator, sample
-    from verification.stress.checks.plan import THEOREMS
 
-    product, causal = THEOREMS[theorem].kind == "product", theorem == CAUSAL
-    score = scorer(theorem, device)
-    found = hypothesis_search(theorem, n, max(1, min(100, budget // 4)), seed, score, product=product, causal=causal)
+    if expr is not None:
+        per = len(expr["compiled"].matrices)
+        causal = False
+        score = expr_score(expr["compiled"])
+    else:
+        from verification.stress.checks.plan import THEOREMS
+
+        per, causal = (2 if THEOREMS[theorem].kind == "product" else 1), theorem == CAUSAL
+        score = scorer(theorem, device)
+    product = per > 1
+    found = hypothesis_search(theorem, n, max(1, min(100, budget // 4)), seed, score, product=product, causal=causal,
+                              per=per)
     rng = generator(seed, "search", n, 0)
-    starts = sample("dirichlet", n, 16 * (2 if product else 1), rng).reshape((16, 2, n, n) if product else (16, n, n))
+    starts = sample("dirichlet", n, 16 * per, rng).reshape((16, per, n, n) if product else (16, n, n))
     if causal:                          # tie- and zero-heavy dyadic causal pairs (floats exactly)
         starts = causal_starts(n, 16, seed)
     v, s = score(starts)
@@ -285,15 +323,47 @@ def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cp
                 return int(score(M[None])[0][0]) == VIOLATED
             f.matrix = shrink(f.matrix, bad)
             f.extra["shrunk"] = True
-    records = [Record(theorem, f"n{n}/b{budget}/{i}", NAMES[f.verdict], slack=f.slack, backend=device,
+    if expr is not None:
+        exact_counterexamples(found, expr)
+    records = [Record(theorem, f"n{n}/b{budget}/{i}", verdict_name(f.verdict, expr), slack=f.slack, backend=device,
                       provenance={"search": VERSION, "seed": seed, "n": n, "budget": budget, "how": f.how},
-                      extra={"matrix": [[float(x).hex() for x in row] for row in f.matrix.reshape(-1, n)],
+                      extra={"matrix": [[float(x).hex() for x in row] for row in f.matrix.reshape(-1, f.matrix.shape[-1])],
                              "shape": list(f.matrix.shape), "evaluations": f.evaluations, **f.extra})
                for i, f in enumerate(found)]
     summary = {"n": n, "budget": budget, "found": len(found),
                "tight": sum(f.verdict == TIGHT for f in found), "violated": sum(f.verdict == VIOLATED for f in found),
                "min_slack": min((f.slack for f in found if f.verdict == HOLDS), default=None)}
     return ChunkResult(records, {theorem: summary})
+
+
+def verdict_name(code: int, expr: Optional[dict]) -> str:
+    """The record's verdict: the sweep's name; for a conjecture over theory.expr its outcome
+    (violated -> refuted, holds and tight -> supported)."""
+    name = NAMES[code]
+    if expr is None or expr["category"] in ("proved", "sanity"):
+        return name
+    return {"holds": "supported", "tight": "supported", "violated": "refuted", "undecided": "inconclusive"}[name]
+
+
+def exact_counterexamples(found: list, expr: dict) -> None:
+    """Every violated find of a statement over theory.expr, re-checked in exact arithmetic (its
+    matrices as the exact rationals they stand for) and given its exact counterexample; a conjecture's
+    finds carry the statistic their outcome records need."""
+    from verification.stress.checks.expr import exact_instance, exact_text
+
+    compiled = expr["compiled"]
+    for f in found:
+        if expr["category"] not in ("proved", "sanity"):
+            f.extra.update(statistic=float(f.slack), interval=None, method="guided search: rhs - lhs of the bound")
+        if f.verdict != VIOLATED:
+            continue
+        X = f.matrix.reshape((len(compiled.matrices),) + f.matrix.shape[-2:])
+        mats = {name: X[j][None] for j, name in enumerate(compiled.matrices)}
+        rows, lhs, rhs = exact_instance(compiled, mats, 0)
+        if not (lhs >= rhs if compiled.strict else lhs > rhs):
+            raise RuntimeError(f"search: a find decided violated has exact sides {lhs}, {rhs}: a bug in numerics.expr")
+        f.extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
+                       lhs=exact_text(lhs), rhs=exact_text(rhs), relation=compiled.relation)
 
 
 def causal_starts(n: int, count: int, seed: int) -> np.ndarray:
@@ -323,8 +393,16 @@ def run_search(store: Any, theorem: str, sizes: tuple[int, ...], budget: int, se
     from verification import campaign
     from verification.campaign import Chunk
 
+    from verification.stress.checks.plan import THEOREMS
+
     name = search_campaign(theorem, seed)
-    chunks = [Chunk(f"n{n}/b{budget}", search_chunk, (theorem, n, budget, seed)) for n in sizes]
+    if theorem in THEOREMS:
+        chunks = [Chunk(f"n{n}/b{budget}", search_chunk, (theorem, n, budget, seed)) for n in sizes]
+    else:
+        from verification.stress.checks.expr import spec_part
+
+        part = spec_part(theorem)
+        chunks = [Chunk(f"n{n}/b{budget}", search_chunk, (theorem, n, budget, seed, "cpu", part)) for n in sizes]
     res = campaign.run(store, name, chunks, executor=executor, console=console, description=f"search {theorem}")
     if console is not None:
         for r in store.records(name, theorem):

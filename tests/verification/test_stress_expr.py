@@ -1,0 +1,148 @@
+"""Issue 50: a theory file the package has never seen, through `attnbounds stress ID --theory F`:
+true bounds give 0 violated, false ones an exact counterexample (rows exactly stochastic, the
+inequality exactly false, re-checked here independently), the restated D1 the built-in's verdicts,
+the same counts on two Dask workers, resume, a loud stop for a false "proved" bound, the guided
+search, and the document `paper --from` writes."""
+import json
+import textwrap
+from fractions import Fraction
+
+import pytest
+
+from verification.cli import main
+
+THEORY = textwrap.dedent('''
+    from theory import Theorem, register
+    from theory.expr import A, B, I, delta, Max
+
+    register(Theorem(id="t50.square", title="delta(A^2) <= delta(A)^2", category="proved",
+                     statement=delta(A**2) <= delta(A)**2))
+    register(Theorem(id="t50.d1", title="Theorem D1 restated", category="proved",
+                     statement=delta((I + A) / 2) <= (1 + delta(A)) / 2))
+    register(Theorem(id="t50.convex", title="delta is convex", category="proved",
+                     statement=delta((A + B) / 2) <= (delta(A) + delta(B)) / 2))
+    register(Theorem(id="t50.wrong", title="a false bound", category="conjecture",
+                     statement=delta(A * B) <= Max(delta(A), delta(B)) / 2))
+    register(Theorem(id="t50.false_proved", title="a false bound filed as proved", category="proved",
+                     statement=delta(A) <= delta(A**2)))
+''')
+
+
+@pytest.fixture
+def theory_file(tmp_path):
+    from theory.plugins import unload_files
+
+    path = tmp_path / "user_bounds.py"
+    path.write_text(THEORY)
+    yield str(path)
+    unload_files()                      # the registry as it was, for the other tests
+
+
+def run_json(capsys, *argv):
+    assert main(list(argv)) == 0
+    out = capsys.readouterr().out
+    return json.loads(out.strip().splitlines()[-1]), out
+
+
+def sweep(theory_file, tmp_path, theorem, *extra, db="s.db"):
+    return ["stress", theorem, "--theory", theory_file, "--families", "dirichlet,sparse", "--sizes", "3,4",
+            "--instances", "4000", "--json", "--db", str(tmp_path / db), "--out", str(tmp_path / "out"), *extra]
+
+
+@pytest.mark.parametrize("theorem", ["t50.square", "t50.convex"])
+def test_true_bound_has_no_violation_and_resumes(theory_file, tmp_path, capsys, theorem):
+    got, out = run_json(capsys, *sweep(theory_file, tmp_path, theorem))
+    assert got["theorem"] == theorem and got["counterexample"] is None
+    assert got["verdicts"]["violated"] == 0 and got["verdicts"]["undecided"] == 0
+    assert got["instances"] == sum(got["verdicts"].values()) + got["not_applicable"] == 40_000
+    assert got["verdicts"]["tight"] > 0 and got["verdicts"]["holds"] > 0      # both occur on these families
+    again, out2 = run_json(capsys, *sweep(theory_file, tmp_path, theorem))
+    assert again == got and "0 chunks computed, 4 already stored" in out2
+
+
+def test_false_bound_gives_an_exact_counterexample(theory_file, tmp_path, capsys):
+    from numerics.expr import compile_statement, exact_sides
+    from theory import get
+
+    got, out = run_json(capsys, *sweep(theory_file, tmp_path, "t50.wrong"))
+    assert got["verdicts"]["violated"] > 0
+    cex = got["counterexample"]
+    assert set(cex) == {"A", "B"} and "first counterexample" in out
+    mats = {k: [[Fraction(x) for x in row] for row in rows] for k, rows in cex.items()}
+    for rows in mats.values():
+        assert all(sum(row) == 1 and min(row) >= 0 for row in rows)         # exactly stochastic
+    lhs, rhs = exact_sides(compile_statement(get("t50.wrong").statement), mats)
+    assert lhs > rhs                                                         # exactly violated
+
+
+def test_restated_d1_finds_the_built_in_verdicts(theory_file, tmp_path, capsys):
+    cells = ["--families", "dirichlet,softmax-T1", "--sizes", "3,16", "--instances", "40000", "--json",
+             "--db", str(tmp_path / "d1.db"), "--out", str(tmp_path / "out")]
+    mine, _ = run_json(capsys, "stress", "t50.d1", "--theory", theory_file, *cells)
+    builtin, _ = run_json(capsys, "stress", "dobrushin.factor", *cells)
+    assert mine["instances"] == builtin["instances"] == 40_000
+    # the same instances (one sampler), both decided exactly: the same verdicts, not only the same share
+    assert mine["verdicts"] == builtin["verdicts"]
+    assert 0.2 < mine["verdicts"]["tight"] / mine["instances"] < 0.5
+
+
+def test_two_dask_workers_give_the_same_counts(theory_file, tmp_path, capsys):
+    serial, _ = run_json(capsys, *sweep(theory_file, tmp_path, "t50.wrong", db="a.db"))
+    dask, out = run_json(capsys, *sweep(theory_file, tmp_path, "t50.wrong", "--workers", "2", db="b.db"))
+    assert "Dask scheduler" in out
+    assert dask == serial
+
+
+def test_a_false_proved_bound_stops_loudly(theory_file, tmp_path):
+    from theory.verdicts import ViolationError
+
+    with pytest.raises(ViolationError, match="t50.false_proved"):
+        main(sweep(theory_file, tmp_path, "t50.false_proved"))
+
+
+def test_the_statement_names_the_campaign(theory_file, tmp_path, capsys):
+    got, _ = run_json(capsys, *sweep(theory_file, tmp_path, "t50.square"))
+    other = tmp_path / "other.py"
+    other.write_text(THEORY.replace("delta(A**2) <= delta(A)**2", "delta(A**3) <= delta(A)**3"))
+    from theory.plugins import unload_files
+
+    unload_files()                      # one process: the first file's t50.square goes before the second's
+    changed, _ = run_json(capsys, *sweep(str(other), tmp_path, "t50.square"))
+    assert changed["campaign"] != got["campaign"]
+
+
+def test_guided_search_finds_a_counterexample(theory_file, tmp_path, capsys):
+    got, out = run_json(capsys, "stress", "t50.wrong", "--theory", theory_file, "--search", "--sizes", "3",
+                        "--budget", "300", "--json", "--db", str(tmp_path / "q.db"), "--out", str(tmp_path / "o"))
+    assert got["verdicts"]["violated"] >= 1 and got["counterexample"] is not None
+    assert "re-checked in exact arithmetic" in out
+
+
+def test_paper_from_writes_the_document_of_the_run(theory_file, tmp_path, capsys):
+    args = sweep(theory_file, tmp_path, "t50.wrong")
+    assert main(args) == 0
+    line = " ".join(args[:args.index("--json")])
+    assert main(["paper", "--db", str(tmp_path / "s.db"), "--out", str(tmp_path / "doc"), "--from", line]) == 0
+    text = (tmp_path / "doc" / "own.md").read_text()
+    assert r"\delta\left(A B\right) \leq" in text                      # the statement, typeset by sympy
+    assert "tight share [95%]" in text and "| sparse | 4 |" in text     # the table by family and size
+    assert "first counterexample" in text and "re-checked in exact arithmetic" in text
+    assert (tmp_path / "doc" / "tables" / "stress-t50-wrong.csv").is_file()
+
+
+def test_bad_theory_files_are_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.py"
+    for text, what in (("x = 1 / 0\n", "line 1: ZeroDivisionError"), ("x = 1\n", "registers no theorem"),
+                       ("from theory.expr import A, B, delta\nfrom theory import Theorem, register\n"
+                        "register(Theorem(id='b.b', title='t', category='proved', statement=delta(A + B) <= 1))\n",
+                        "rows sum to 2")):
+        bad.write_text(text)
+        assert main(["stress", "b.b", "--theory", str(bad), "--db", str(tmp_path / "x.db")]) == 2
+        err = capsys.readouterr().err
+        assert what in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.db").exists()
+    from theory import registry
+
+    assert "b.b" not in registry.REGISTRY
+    assert main(["stress", "no.such", "--theory", str(tmp_path / "absent.py")]) == 2
+    assert "no such file" in capsys.readouterr().err
