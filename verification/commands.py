@@ -70,6 +70,7 @@ COMMANDS: dict[str, Command] = {
                               "cvc5 (counterexamples re-checked exactly; resumable)"),
     "stress": _family("stress", "stress-test a theorem on many random instances (sweep or guided search; "
                                 "serial or Dask)"),
+    "store": Command("verification.store_command", "list the campaigns a results store holds, with their completeness (read-only)"),
     "paper": Command("verification.paper.command",
                      "regenerate the paper (tables, figures, macros) from the store; --pdf compiles it"),
 }

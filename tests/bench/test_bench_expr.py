@@ -70,3 +70,50 @@ def test_corollary_of_d2(benchmark, bench_record, matrices):
     d = benchmark(decide, SQUARE, {"A": matrices})
     assert d.counts()["violated"] == 0
     _record(benchmark, bench_record, "decide (delta(A^2) <= delta(A)^2)", len(matrices))
+
+
+# -- the sweep itself: one stress chunk of 10^4 counter-sampled matrices at n = 16, drawn, decided and
+# summarised, as `attnbounds stress` runs it (the restated D1 from a theory file against dobrushin.factor)
+SWEEP = f"stress chunk: sweep of Dirichlet(1), n={N}"
+SWEEP_BASELINE = "built-in D1 chunk (verification.stress.checks.sweep)"
+
+
+@pytest.fixture(scope="module")
+def restated(tmp_path_factory):
+    from theory.plugins import load_file, unload_files
+
+    path = tmp_path_factory.mktemp("theory") / "restated.py"
+    path.write_text("from theory import Theorem, register\nfrom theory.expr import A, I, delta\n"
+                    "register(Theorem(id='bench.d1', title='D1 restated', category='proved', "
+                    "statement=delta((I + A) / 2) <= (1 + delta(A)) / 2))\n")
+    load_file(path)
+    yield "bench.d1"
+    unload_files()
+
+
+def _chunk_spec(theorem):
+    from verification.stress.checks.plan import StressPlan
+
+    return StressPlan(theorem, ("dirichlet",), (N,), 10_000)
+
+
+@pytest.mark.benchmark(group=SWEEP)
+def test_sweep_chunk_builtin(benchmark, bench_record):
+    from verification.stress.checks import chunks
+
+    (chunk,) = chunks(_chunk_spec("dobrushin.factor"))
+    out = benchmark(chunk.run)
+    assert out.summaries["dobrushin.factor"]["n"] == 10_000
+    _record(benchmark, bench_record, SWEEP_BASELINE, 10_000, baseline=True)
+
+
+@pytest.mark.benchmark(group=SWEEP)
+def test_sweep_chunk_restated(benchmark, bench_record, restated):
+    from verification.stress.checks import chunks
+
+    (chunk,) = chunks(_chunk_spec(restated))
+    (builtin,) = chunks(_chunk_spec("dobrushin.factor"))
+    out = benchmark(chunk.run)
+    assert out.summaries[restated]["counts"] == builtin.run().summaries["dobrushin.factor"]["counts"]
+    _record(benchmark, bench_record, "restated D1 chunk (verification.stress.checks.expr)", 10_000,
+            target=(SWEEP_BASELINE, 1 / 3, ">= 1/3 the built-in's rate"))
