@@ -1,5 +1,6 @@
-"""Theorems from outside the package: a Python file given with ``--theory FILE.py`` and the modules
-installed packages declare in the ``attnbounds.theories`` entry-point group (docs/your-theorem.md).
+"""Theorems from outside the package: a Python file given with ``--theory FILE.py`` (such as
+docs/examples/my_bounds.py) and the modules installed packages declare in the
+``attnbounds.theories`` entry-point group (docs/your-theorem.md).
 
 A theory file is the user's own code (as a conftest.py is): it is run once per process, and what it
 registers (:func:`theory.register`) is what it brings. Anything it raises, a file that is not
@@ -127,8 +128,8 @@ def unload_files() -> list[str]:
 def theory_files(argv: Sequence[str]) -> list[str]:
     """The values of every ``--theory FILE`` / ``--theory=FILE`` in ``argv``, in order.
 
-    >>> theory_files(["stress", "x.y", "--theory", "a.py", "--theory=b.py"])
-    ['a.py', 'b.py']
+    >>> theory_files(["stress", "x.y", "--theory", "docs/examples/my_bounds.py", "--theory=my_bounds.py"])
+    ['docs/examples/my_bounds.py', 'my_bounds.py']
     """
     out, it = [], iter(range(len(argv)))
     for i in it:

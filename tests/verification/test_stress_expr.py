@@ -146,3 +146,35 @@ def test_bad_theory_files_are_one_line(tmp_path, capsys):
     assert "b.b" not in registry.REGISTRY
     assert main(["stress", "no.such", "--theory", str(tmp_path / "absent.py")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_an_equality_condition_is_checked_against_the_exact_verdicts(tmp_path, capsys):
+    from theory.plugins import unload_files
+
+    path = tmp_path / "cond.py"
+    path.write_text(textwrap.dedent('''
+        from theory import Theorem, register
+        from theory.expr import A, delta
+
+        def disjoint(m):      # delta(A) = 1 exactly when two rows have disjoint supports
+            rows = m["A"]
+            return any(all(x * y == 0 for x, y in zip(r, s)) for r in rows for s in rows)
+
+        register(Theorem(id="t50.cond", title="delta <= 1", category="proved", statement=delta(A) <= 1,
+                         equality_condition=disjoint))
+        register(Theorem(id="t50.cond_wrong", title="delta <= 1", category="proved", statement=delta(A) <= 1,
+                         equality_condition=lambda m: False))
+    '''))
+    try:
+        base = ["--theory", str(path), "--families", "sparse", "--sizes", "4", "--instances", "10", "--json",
+                "--db", str(tmp_path / "c.db"), "--out", str(tmp_path / "o")]
+        right, out = run_json(capsys, "stress", "t50.cond", *base)
+        cond = right["equality_condition"]
+        assert cond["checked"] == right["instances"] == 10_000 and right["verdicts"]["tight"] > 0
+        assert cond["tight_said"] == right["verdicts"]["tight"] and cond["tight_missed"] == cond["said_not_tight"] == 0
+        assert "agrees with every exact verdict" in out
+        wrong, out = run_json(capsys, "stress", "t50.cond_wrong", *base)
+        assert wrong["equality_condition"]["tight_missed"] == wrong["verdicts"]["tight"] > 0
+        assert "DISAGREES" in out
+    finally:
+        unload_files()

@@ -51,7 +51,8 @@ def _cmd(args: argparse.Namespace) -> int:
     from verification.store import ResultStore
     from verification.stress.checks import Plan, check_device, chunks, run, run_sweep
     from verification.stress.report import (counterexample_text, first_counterexample, report_sweep, store_bytes,
-                                            sweep_json)
+                                            sweep_json, with_condition)
+    from contextlib import nullcontext
 
     check_device(args.device)
     plan = Plan.from_args(args)               # refused here, before anything is created
@@ -119,7 +120,11 @@ def _cmd(args: argparse.Namespace) -> int:
         import sys
 
         console.file.flush()
-        sys.stdout.write(json.dumps(sweep_json(one.theorem, one.campaign, cells, cex)) + "\n")
+        with ResultStore(args.db, readonly=True) if args.db != ":memory:" else nullcontext(None) as again:
+            got = sweep_json(one.theorem, one.campaign, cells, cex)
+            if again is not None:
+                got = with_condition(got, again, one.campaign, one.stored_as, one.chunk_keys())
+        sys.stdout.write(json.dumps(got) + "\n")
     return 0
 
 

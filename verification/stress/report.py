@@ -158,6 +158,9 @@ def report_sweep(store: Any, campaign: str, theorem: str, out_dir: Path, console
         table.write(out_dir)
     t = total(cells)
     console.print(f"{t.n:,} instances in {t.chunks:,} chunks: {t.line()}")
+    cond = condition_tally(store, campaign, theorem, chunks)
+    if cond is not None:
+        console.print(condition_line(cond), markup=False)
     for r in kept(store, campaign, theorem, 3):
         console.print(f"  kept {r['instance']}: {r['verdict']} ({r['extra'].get('kept')}), slack {r['slack']!r}")
     return cells
@@ -222,6 +225,12 @@ def sweep_json(theorem: str, campaign: str, cells: dict[str, Tally], cex: Option
     return out
 
 
+def with_condition(out: dict, store: Any, campaign: str, theorem: str, chunks: Iterable[str]) -> dict:
+    """``out`` with ``equality_condition`` (:func:`condition_tally`) when the theorem states one."""
+    cond = condition_tally(store, campaign, theorem, chunks)
+    return out if cond is None else {**out, "equality_condition": cond}
+
+
 def own_lines(store: Any, plan: Any) -> list[str]:
     """What the document of a run of a user's theorem (``paper --from``, :mod:`verification.paper.own`)
     says beyond its tables, for each sweep of a statement over theory.expr: the statement typeset from
@@ -245,9 +254,36 @@ def own_lines(store: Any, plan: Any) -> list[str]:
                 f"{share_text(t.count('tight'), t.n)}, 95% Wilson), {t.count('violated'):,} violated, "
                 f"{t.count('not-applicable'):,} not applicable; {t.exact:,} decided past the float margin in exact "
                 "arithmetic.", ""]
+        cond = condition_tally(store, s.campaign, s.stored_as, s.chunk_keys())
+        if cond is not None:
+            out += [condition_line(cond) + ".", ""]
         cex = first_counterexample(store, s.campaign, s.stored_as, s.chunk_keys())
         if cex is None:
             out += ["No counterexample among these instances.", ""]
         else:
             out += ["```", counterexample_text(cex), "```", ""]
     return out
+
+
+def condition_tally(store: Any, campaign: str, theorem: str, chunks: Optional[Iterable[str]] = None) -> Optional[dict]:
+    """The equality condition against the exact tight verdicts, summed over the chunks (None: the
+    theorem states no condition): checked, tight_said, tight_missed, said_not_tight."""
+    keep = set(chunks) if chunks is not None else None
+    out: Optional[dict] = None
+    for row in store.summaries(campaign, theorem):
+        cond = row["body"].get("condition")
+        if cond is None or (keep is not None and row["chunk"] not in keep):
+            continue
+        out = out or {"checked": 0, "tight_said": 0, "tight_missed": 0, "said_not_tight": 0}
+        for k in out:
+            out[k] += cond.get(k, 0)
+    return out
+
+
+def condition_line(cond: dict) -> str:
+    """The equality condition's agreement with the exact verdicts, in words."""
+    agree = cond["tight_missed"] == 0 and cond["said_not_tight"] == 0
+    return (f"equality condition on {cond['checked']:,} instances: {cond['tight_said']:,} tight and said, "
+            f"{cond['tight_missed']:,} tight but not said, {cond['said_not_tight']:,} said but not tight: "
+            + ("it agrees with every exact verdict" if agree else "it DISAGREES with the exact verdicts (records "
+               "kept as condition-mismatch)"))

@@ -111,8 +111,16 @@ def spec_of(theorem: str) -> TheoremSpec:
     assume = tuple(sorted(th.assume))
     families = EXPR_FAMILIES.get(assume, ("causal",) if "causal" in assume else EXPR_FAMILIES[()])
     allowed = ("causal",) if "causal" in assume else POSITIVE_FAMILIES if "positive" in assume else None
-    return TheoremSpec("expr", families, EXPR_SIZES, allowed=allowed, matrices=th.matrices,
-                       statement=f"{th.statement}" + (f" [{', '.join(assume)}]" if assume else ""))
+    text = f"{th.statement}" + (f" [{', '.join(assume)}]" if assume else "")
+    if th.equality_condition is not None:           # another condition: another campaign (its tallies differ)
+        import inspect
+
+        try:
+            code = inspect.getsource(th.equality_condition)
+        except (OSError, TypeError):
+            code = repr(th.equality_condition)
+        text += f" [equality condition {hashlib.sha256(code.encode()).hexdigest()[:8]}]"
+    return TheoremSpec("expr", families, EXPR_SIZES, allowed=allowed, matrices=th.matrices, statement=text)
 
 
 def per_instance(spec: TheoremSpec) -> int:
