@@ -11,6 +11,7 @@ re-checked exactly (:mod:`numerics.smt.exact`), anything else is undecided; oppo
     decide(statement, dims, timeout)   -> SmtResult (proved / counterexample / undecided, both solvers)
     digest(statement, dims)      the hash of the query texts (the key of a stored answer)
     SPLIT[key]                   case-split encodings (symmetry-reduced) that reach further
+    statement_for(id, statement) a user's theorem over theory.expr as a Statement (numerics.smt.user)
 """
 from numerics.smt.solve import (STATUSES, SmtResult, SolverDisagreement, decide, digest, fractions,  # noqa: F401
                                 queries, recheck)
@@ -19,3 +20,6 @@ from numerics.smt.statements import STATEMENTS, Mutation, Statement  # noqa: F40
 
 __all__ = ["SPLIT", "STATEMENTS", "STATUSES", "Mutation", "SmtResult", "SolverDisagreement", "Statement", "decide",
            "decide_split", "digest", "fractions", "queries", "recheck"]
+from numerics.smt.user import UserStatement, statement_for  # noqa: E402,F401  (a user's theorem over theory.expr)
+
+__all__ += ["UserStatement", "statement_for"]

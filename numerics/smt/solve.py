@@ -68,7 +68,11 @@ class SmtResult:
 
 
 def recheck(st: Statement, mats: dict) -> tuple[bool, Optional[bool]]:
-    """(the statement fails on ``mats``, exactly; the suite's evaluators agree, or None)."""
+    """(the statement fails on ``mats``, exactly; the suite's evaluators agree, or None). A statement
+    with a ``recheck`` of its own (a user's, :class:`numerics.smt.user.UserStatement`) answers itself."""
+    own = getattr(st, "recheck", None)
+    if own is not None:
+        return own(mats)
     confirmed = not st.holds(mats)
     kind, seen = mats_for_cross_check(st, mats)
     return confirmed, X.suite_cross_check(kind, seen)

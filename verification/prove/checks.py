@@ -22,18 +22,28 @@ statements whose queries rely on others (``Statement.needs``: the bounds) run af
 where every premise is proved at that size by either encoding; :func:`select` adds the premises of
 what is asked. A chunk's key carries the hash of its query texts, so a changed encoding is never
 served a stored answer.
+
+A registered theorem over :mod:`theory.expr` (a user's, ``--theory FILE.py``; not one of the built-in
+Dobrushin theorems above) is one statement of its own, keyed by its id (:func:`user_statement`,
+:mod:`numerics.smt.user`): it needs no premise, is planned at sizes 2..max_n (default 2) and stops
+climbing at its first size that is not proved; its records go to their own campaign
+(``prove.expr-smt-...``: never the paper's), speak its category's vocabulary (a conjecture's:
+supported / refuted / inconclusive) and carry the exact sides of a counterexample. A plan holds
+built-in statements or user theorems, never both.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any, Iterator, Optional
 
 from numerics.smt import SPLIT, STATEMENTS, SmtResult, Statement, decide, decide_split
 from numerics.smt.causal import STATEMENTS as CAUSAL_D2
 from numerics.smt.exhaustive import EXHAUSTIVE
 from numerics.smt.solve import check_timeout, digest
+from numerics.smt.user import UserStatement
 from theory.errors import InvalidInput
-from theory.verdicts import Verdict
+from theory.verdicts import Outcome, Verdict
 from verification import campaign
 from verification.plan import RunResult, recording
 from verification.store import Record
@@ -45,8 +55,41 @@ ALL = {**STATEMENTS, **SPLIT, **EXHAUSTIVE, **CAUSAL_D2}
 WRONG = tuple(k for k, s in ALL.items() if s.wrong)
 
 
+BUILTIN_THEOREMS = frozenset(s.theorem for s in ALL.values())
+EXPR_DEFAULT_MAX_N = 2     # a user theorem's sizes without --max-n: 2 only
+_USER: dict = {}
+
+
+def user_statement(theorem_id: str) -> Optional[UserStatement]:
+    """The SMT statement of a registered theorem over theory.expr that is not a built-in prove
+    statement or theorem (a user's), else None; built once per registered statement."""
+    if theorem_id in ALL or theorem_id in BUILTIN_THEOREMS:
+        return None
+    from theory import registry
+
+    th = registry.REGISTRY.get(theorem_id)
+    if th is None or not th.is_expr:
+        return None
+    key = (theorem_id, th.statement, tuple(th.assume))
+    if key not in _USER:
+        from numerics.smt.user import statement_for
+
+        _USER[key] = statement_for(theorem_id, th.statement, tuple(th.assume))
+    return _USER[key]
+
+
+def is_user(key: str) -> bool:
+    return user_statement(key) is not None
+
+
 def statement(key: str) -> Statement:
-    return ALL[key]
+    """The built-in statement ``key`` (:data:`ALL`) or a user theorem's (:func:`user_statement`)."""
+    if key in ALL:
+        return ALL[key]
+    st = user_statement(key)
+    if st is None:
+        raise KeyError(key)
+    return st
 
 
 def premise_at(key: str, dims: tuple) -> dict[str, list]:
@@ -68,6 +111,9 @@ def select(names: tuple[str, ...]) -> tuple[str, ...]:
         return TRUE + WRONG
     out = []
     for name in names:
+        if is_user(name):
+            out.append(name)
+            continue
         keys = [k for k in TRUE + WRONG if ALL[k].theorem == name] if name not in ALL else [name]
         if not keys:
             known = sorted({s.theorem for s in ALL.values()})
@@ -110,6 +156,12 @@ class Plan:
     upto: tuple = ()      # (statement, largest size) pairs below max_n: sizes beyond are left to a larger plan
     seed: int = 0
     full: bool = False
+    theory: tuple[str, ...] = ()   # the --theory files of a plan of user theorems (its command line)
+
+    @property
+    def expr(self) -> bool:
+        """Whether the plan's statements are user theorems over theory.expr (else built-in ones)."""
+        return bool(self.statements) and is_user(self.statements[0])
 
     def largest(self, key: str) -> int:
         """The largest size ``key`` is planned at (``max_n`` unless :attr:`upto` says less)."""
@@ -125,7 +177,14 @@ class Plan:
         """``attnbounds prove [THEOREM_ID ...] [--max-n] [--timeout] [--full]``: the main job's plan
         (:data:`QUICK`, or :data:`FULL` with ``--full``), its sizes and budget overridden by the options."""
         base = cls.for_verify(args.seed, args.full)
-        return cls(statements=select(tuple(args.theorems)),
+        names = tuple(args.theorems)
+        user = [n for n in names if is_user(n)]
+        if user:
+            return cls(statements=tuple(dict.fromkeys(names)),
+                       max_n=EXPR_DEFAULT_MAX_N if args.max_n is None else args.max_n,
+                       timeout=base.timeout if args.timeout is None else args.timeout, seed=args.seed,
+                       full=args.full, theory=tuple(dict.fromkeys(getattr(args, "theory", None) or ())))
+        return cls(statements=select(names),
                    max_n=base.max_n if args.max_n is None else args.max_n,
                    timeout=base.timeout if args.timeout is None else args.timeout,
                    upto=base.upto if args.max_n is None else (), seed=args.seed, full=args.full)
@@ -142,6 +201,10 @@ class Plan:
         >>> Plan(statements=("d1.iff",), max_n=2, timeout=5).command()
         'attnbounds prove d1.bound.split d1.iff --max-n 2 --timeout 5'
         """
+        if self.expr:
+            return " ".join(["attnbounds prove", *self.statements, *(f"--theory {f}" for f in self.theory)]
+                            + (["--full"] if self.full else [])
+                            + [f"--max-n {self.max_n}", f"--timeout {self.timeout:g}"])
         base = FULL if self.full else QUICK
         statements = self.statements != base.statements
         if not statements and (self.max_n, self.timeout, self.upto) == (base.max_n, base.timeout, base.upto):
@@ -166,10 +229,17 @@ class Plan:
 
     def __post_init__(self) -> None:
         check_timeout(self.timeout)         # 1 ms .. one day, finite: else InvalidInput before any solving
+        user = [k for k in self.statements if is_user(k)]
+        if user and len(user) != len(self.statements):
+            other = next(k for k in self.statements if not is_user(k))
+            raise InvalidInput(f"{user[0]} (a theorem over theory.expr) and {other} (a built-in statement) "
+                               "cannot share a run; prove them with two commands")
         object.__setattr__(self, "statements", with_premises(tuple(self.statements)))
 
     @property
     def campaign(self) -> str:
+        if self.expr:                       # a user's theorems: their own campaign, never the paper's
+            return f"prove.expr-smt-{VERSION}-timeout{self.timeout:g}s"
         return f"prove.smt-{VERSION}-timeout{self.timeout:g}s"
 
     def levels(self) -> list[int]:
@@ -227,6 +297,8 @@ def record(st: Statement, r: SmtResult, timeout: float) -> Record:
         if r.status == "counterexample":
             extra["reason"] = (r.reason or "the solver's model is not a counterexample by the exact re-check "
                                "(or the suite's evaluators disagree): an encoding bug, not a finding")
+    if isinstance(st, UserStatement):
+        verdict = _user_extra(st, r, verdict, extra)
     return Record(st.theorem, f"{st.key}@{st.shape(r.dims)}", verdict, value=r.seconds, backend="z3",
                   dtype="rational", provenance={"solver": r.solver, "solver2": r.solver2, "timeout_s": timeout,
                                                 "statement": st.key, "encoding": st.encoding, "dims": list(r.dims),
@@ -234,11 +306,42 @@ def record(st: Statement, r: SmtResult, timeout: float) -> Record:
                   extra=extra)
 
 
+OUTCOME_OF = {Verdict.HOLDS: Outcome.SUPPORTED, Verdict.VIOLATED: Outcome.REFUTED,
+              Verdict.UNDECIDED: Outcome.INCONCLUSIVE, Verdict.NOT_APPLICABLE: Outcome.NOT_TESTABLE}
+
+
+def _user_extra(st: UserStatement, r: SmtResult, verdict: Verdict, extra: dict) -> Any:
+    """A user theorem's record: its statement, hypotheses and side conditions, the exact sides of a
+    confirmed counterexample, and the verdict in its category's vocabulary (a conjecture's: an
+    outcome, whose statistic is rhs - lhs on the counterexample, None otherwise)."""
+    from numerics.smt.user import sides
+    from theory import get
+    from theory.verdicts import vocabulary
+
+    extra.update(kind=st.kind, relation="<" if st.strict else "<=", assume=list(st.assume),
+                 conditions=list(st.conditions), matrices=list(st.matrices), lhs=None, rhs=None)
+    if r.status == "counterexample" and r.confirmed:
+        lhs, rhs = sides(st, r.counterexample)
+        extra.update(lhs=str(lhs), rhs=str(rhs))
+    if vocabulary(get(st.theorem).category) is Verdict:
+        return verdict
+    slack = float(Fraction(extra["rhs"]) - Fraction(extra["lhs"])) if extra["lhs"] is not None else None
+    extra.update(statistic=slack, interval=None,
+                 method="SMT (z3 and cvc5) over every row-stochastic matrix of the size; statistic: rhs - lhs on "
+                        "the counterexample")
+    return OUTCOME_OF[verdict]
+
+
 def prove_chunk(key: str, dims: tuple, timeout: float, expected: Optional[str] = None) -> list[Record]:
     """Decide ``key`` at ``dims``; ``expected``: the hash the chunk was planned with (a mismatch: the
     encoding changed between planning and solving, ValueError)."""
     st = statement(key)
-    r = decide_split(st, dims, timeout) if st.encoding == "split" else decide(st, dims, timeout)
+    if isinstance(st, UserStatement):
+        from numerics.smt.user import decide as decide_user
+
+        r = decide_user(st, dims, timeout)
+    else:
+        r = decide_split(st, dims, timeout) if st.encoding == "split" else decide(st, dims, timeout)
     if expected is not None and r.digest != expected:
         raise ValueError(f"{key} at {dims}: the query texts changed since the chunk was planned")
     return [record(st, r, timeout)]
@@ -263,6 +366,9 @@ def schedule(plan: Plan, store: Any, current: set, console: Any = None) -> Itera
         stored = [r for r in store.records(plan.campaign) if r["extra"].get("digest") in current]
         stuck |= {r["extra"]["statement"] for r in stored
                   if r["extra"]["smt"] == "undecided" and not r["extra"]["wrong"] and max(r["extra"]["dims"]) < n}
+        if plan.expr:                      # a user theorem also stops at a counterexample: it is refuted
+            stuck |= {r["extra"]["statement"] for r in stored
+                      if r["extra"]["smt"] != "proved" and max(r["extra"]["dims"]) < n}
         for layer in range(1 + max(depth(k) for k in plan.statements)):    # premises first, then what relies on them
             keys = [k for k in plan.statements if k not in stuck and depth(k) == layer and n <= plan.largest(k)]
             if layer:

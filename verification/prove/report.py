@@ -2,7 +2,12 @@
 statement and size) and ``prove-reach`` (:func:`reach_table`, defined once: the paper shows a view of
 it, :func:`verification.prove.paper.paper_part`). Each row shows z3's and cvc5's answers and times on
 the same query texts; a size counts as proved only where both proved it and every premise of the
-statement (``extra["needs"]``, either encoding) is proved at its size too."""
+statement (``extra["needs"]``, either encoding) is proved at its size too.
+
+A plan of user theorems over theory.expr (``--theory FILE.py``) is reported per theorem and size
+instead (:func:`expr_report`, the table ``prove-expr``): proved, a counterexample (its exact matrices as
+p/q, re-checked: both exact sides), or undecided at the timeout. :func:`json_result` is what
+``--json`` prints, for either kind of plan."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -130,6 +135,8 @@ def report(store: Any, plan: Any, out_dir: Path, console: Any) -> int:
     from verification.prove.checks import plan_records
 
     records = plan_records(store, plan)
+    if getattr(plan, "expr", False):
+        return expr_report(records, plan, Path(out_dir) / "tables", console)
     report_records(records, plan, Path(out_dir) / "tables", console)
     return alarms(records, console)
 
@@ -245,3 +252,111 @@ def registry_mismatches(records: Iterable[dict]) -> list[str]:
                                f"but the store has it {e['smt']} at {e['shape']} "
                                f"({e['reason'] or 'premise not proved'})")
     return out
+
+
+# -- user theorems over theory.expr and --json -----------------------------------------------------
+EXPR_COLUMNS = ("theorem", "size", "result", "z3", "z3 seconds", "cvc5", "cvc5 seconds", "re-check", "lhs", "rhs",
+                "counterexample")
+
+
+def outcome(e: dict) -> str:
+    """proved / counterexample (confirmed by the exact re-check) / undecided (anything else: a
+    timeout, one solver only, a model the re-check does not confirm or cannot read)."""
+    if e["smt"] == "counterexample" and e.get("confirmed"):
+        return "counterexample"
+    return "proved" if e["smt"] == "proved" else "undecided"
+
+
+def _matrix_text(rows: list) -> str:
+    return "[" + ", ".join("[" + ", ".join(row) + "]" for row in rows) + "]"
+
+
+def expr_lines(records: list[dict], plan: Any) -> list[str]:
+    """What a run of user theorems says, per theorem and size, in plain text."""
+    by: dict[str, dict[int, dict]] = {}
+    for r in latest(records):
+        by.setdefault(r["extra"]["statement"], {})[max(r["extra"]["dims"])] = r["extra"]
+    out = []
+    for key in plan.statements:
+        sizes = by.get(key, {})
+        first = next(iter(sizes.values()), None)
+        head = f"{key}: {first['text']}" if first else key
+        out.append(head)
+        stop = None
+        for n in range(2, plan.max_n + 1):
+            e = sizes.get(n)
+            if e is None:
+                why = f"{stop} at a smaller size" if stop else "no answer stored"
+                out.append(f"  n = {n}: not run ({why})")
+                continue
+            cvc5 = f"cvc5 {e['cvc5']} in {e.get('cvc5_seconds') or 0:.2f} s" if e.get("cvc5") else "cvc5 not run"
+            times = f"z3 {z3_text(e)} in {e['seconds']:.2f} s, {cvc5}"
+            what = outcome(e)
+            mats = ", ".join(e["matrices"])
+            if what == "proved":
+                cond = "".join(f", {c}" for c in e.get("conditions") or ())
+                hyp = "".join(f", {a}" for a in e.get("assume") or ())
+                out.append(f"  n = {n}: proved for every {n}x{n} row-stochastic {mats}{hyp}{cond} ({times})")
+            elif what == "counterexample":
+                flip = ">=" if e["relation"] == "<" else ">"
+                out.append(f"  n = {n}: counterexample, re-checked exactly: lhs = {e['lhs']} {flip} rhs = {e['rhs']} "
+                           f"({times})")
+                out += [f"      {k} = {_matrix_text(M)}" for k, M in e["counterexample"].items()]
+                stop = "refuted"
+            else:
+                why = e["reason"] or "no answer"
+                at = f" at the {e['timeout_s']:g} s timeout" if "timeout" in why or "canceled" in why else ""
+                out.append(f"  n = {n}: undecided{at} ({why}; {times})")
+                stop = "undecided"
+    return out
+
+
+def expr_rows(records: list[dict]) -> list[tuple]:
+    recs = sorted(latest(records), key=lambda r: (r["extra"]["statement"], _size_key(r)))
+    return [(r["theorem"], r["extra"]["shape"], outcome(r["extra"]), z3_text(r["extra"]), r["extra"]["seconds"],
+             r["extra"].get("cvc5") or "-", r["extra"].get("cvc5_seconds"), recheck_text(r["extra"]),
+             r["extra"].get("lhs"), r["extra"].get("rhs"),
+             "; ".join(f"{k} = {_matrix_text(M)}" for k, M in r["extra"]["counterexample"].items()) or None)
+            for r in recs]
+
+
+def expr_report(records: list[dict], plan: Any, tables: Optional[Path], console: Any) -> int:
+    """Print the per-size lines of a run of user theorems (and write the table ``prove-expr``);
+    1 when a counterexample was not confirmed by the exact re-check (an encoding bug), else 0."""
+    if console is not None:
+        for line in expr_lines(records, plan):
+            console.print(line, markup=False, highlight=False)
+    if tables is not None:
+        write_table(expr_rows(records), EXPR_COLUMNS, "prove-expr", "Theorems over theory.expr through z3 and cvc5, "
+                    "per size", f"campaign {plan.campaign}; {plan.command()}", tables)
+    bad = [r for r in records if r["extra"]["smt"] == "counterexample" and r["extra"].get("confirmed") is False]
+    for r in bad:
+        if console is not None:
+            console.print(f"[bold red]{r['extra']['statement']} at {r['extra']['shape']}: the solvers' model is not a "
+                          "counterexample by the exact re-check: an encoding bug[/]")
+    return 1 if bad else 0
+
+
+def json_result(records: list[dict], plan: Any, asked: tuple) -> dict:
+    """What ``--json`` prints: ``{"theorem": the id asked (the list of ids when not one), "results":
+    [...]}``, one result per statement and size in plan order, each ``{"n", "outcome", "counterexample"
+    (None or {name: rows of "p/q"}), "theorem", "statement", "dims", "wrong", "confirmed", "lhs", "rhs",
+    "reason", "z3", "cvc5", "seconds", "cvc5_seconds"}``. A built-in size proved whose premise is not
+    proved there counts as undecided (as in the reach table)."""
+    gaps = premise_gaps(records)
+    order = {k: i for i, k in enumerate(plan.statements)}
+    recs = sorted(latest(records), key=lambda r: (order.get(r["extra"]["statement"], len(order)), _size_key(r)))
+    results = []
+    for r in recs:
+        e = r["extra"]
+        what = outcome(e)
+        reason = e["reason"]
+        if what == "proved" and (e["statement"], tuple(e["dims"])) in gaps:
+            what, reason = "undecided", "a premise is not proved at this size"
+        results.append({"n": max(e["dims"]), "outcome": what,
+                        "counterexample": e["counterexample"] if what == "counterexample" else None,
+                        "theorem": r["theorem"], "statement": e["statement"], "dims": list(e["dims"]),
+                        "wrong": e["wrong"], "confirmed": e["confirmed"], "lhs": e.get("lhs"), "rhs": e.get("rhs"),
+                        "reason": reason, "z3": z3_text(e), "cvc5": e.get("cvc5") or None,
+                        "seconds": e["seconds"], "cvc5_seconds": e.get("cvc5_seconds")})
+    return {"theorem": asked[0] if len(asked) == 1 else list(asked), "results": results}

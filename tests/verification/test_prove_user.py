@@ -1,0 +1,107 @@
+"""`attnbounds prove ID --theory FILE.py`: a user's theorem over theory.expr proved for all matrices of
+small size by z3 and cvc5, or refuted with an exact counterexample; --json; resume; one-line refusals."""
+import json
+from fractions import Fraction
+
+import pytest
+
+from numerics.expr import compile_statement, exact_sides
+from verification.cli import main
+from verification.store import ResultStore
+
+THEORY = '''
+from theory import Theorem, register
+from theory.expr import A, B, I, delta, Max
+register(Theorem(id="mine.square", title="delta(A^2) <= delta(A)^2", category="proved",
+                 statement=delta(A**2) <= delta(A)**2))
+register(Theorem(id="mine.wrong", title="a false bound", category="conjecture",
+                 statement=delta(A * B) <= Max(delta(A), delta(B)) / 2))
+register(Theorem(id="mine.filed", title="a false bound filed as proved", category="proved",
+                 statement=delta(A) <= delta(A**2)))
+'''
+
+
+@pytest.fixture
+def theory(tmp_path):
+    """The theory file, and the registry as it was before the test once it ends."""
+    from theory import plugins, registry
+
+    registry.load_all()
+    saved = dict(registry.REGISTRY), dict(registry.SOURCES), dict(plugins._FILES)
+    path = tmp_path / "mine.py"
+    path.write_text(THEORY)
+    yield str(path)
+    for d, old in zip((registry.REGISTRY, registry.SOURCES, plugins._FILES), saved):
+        d.clear()
+        d.update(old)
+
+
+def _prove(tmp_path, capsys, *argv):
+    rc = main(["prove", *argv, "--db", str(tmp_path / "r.db"), "--out", str(tmp_path / "out"), "--json"])
+    out = capsys.readouterr().out
+    return rc, out, json.loads(out.strip().splitlines()[-1])
+
+
+def test_a_true_theorem_is_proved_at_n2_and_resumed_from_the_store(tmp_path, capsys, theory):
+    rc, out, js = _prove(tmp_path, capsys, "mine.square", "--theory", theory)
+    assert rc == 0 and js["theorem"] == "mine.square"
+    assert [(r["n"], r["outcome"], r["counterexample"]) for r in js["results"]] == [(2, "proved", None)]  # default 2
+    assert js["results"][0]["z3"] == js["results"][0]["cvc5"] == "proved"
+    assert "n = 2: proved for every 2x2 row-stochastic A" in out
+    assert (tmp_path / "out" / "tables" / "prove-expr.md").exists()
+    with ResultStore(tmp_path / "r.db") as store:
+        campaigns = [c for c in store.campaigns() if c.startswith("prove.")]
+        assert campaigns == ["prove.expr-smt-v2-timeout10s"]              # never the paper's campaign
+        before = (store.count(campaigns[0]), sorted(store.done_chunks(campaigns[0])))
+    rc, out, again = _prove(tmp_path, capsys, "mine.square", "--theory", theory)
+    assert rc == 0 and again == js and "SMT proofs" not in out            # answered from the store
+    with ResultStore(tmp_path / "r.db") as store:
+        assert (store.count(campaigns[0]), sorted(store.done_chunks(campaigns[0]))) == before
+
+
+def test_a_false_theorem_is_refuted_with_an_exact_counterexample(tmp_path, capsys, theory):
+    from theory import get
+
+    rc, out, js = _prove(tmp_path, capsys, "mine.wrong", "--theory", theory, "--max-n", "3")
+    assert rc == 0 and js["theorem"] == "mine.wrong"
+    (res,) = js["results"]                                                 # refuted at 2: n = 3 not run
+    assert res["n"] == 2 and res["outcome"] == "counterexample" and res["confirmed"] is True
+    mats = {k: [[Fraction(v) for v in row] for row in M] for k, M in res["counterexample"].items()}
+    assert sorted(mats) == ["A", "B"]
+    assert all(sum(row) == 1 and min(row) >= 0 and len(row) == 2 for M in mats.values() for row in M)
+    lhs, rhs = exact_sides(compile_statement(get("mine.wrong").statement), mats)
+    assert lhs > rhs and (str(lhs), str(rhs)) == (res["lhs"], res["rhs"])
+    assert "counterexample, re-checked exactly" in out and "n = 3: not run (refuted" in out
+    for k, M in res["counterexample"].items():
+        assert f"{k} = [[{', '.join(M[0])}]" in out
+    with ResultStore(tmp_path / "r.db") as store:                          # a conjecture: an outcome, refuted
+        (rec,) = [r for r in store.records() if r["theorem"] == "mine.wrong"]
+        assert rec["verdict"] == "refuted" and rec["extra"]["statistic"] == float(rhs - lhs)
+
+
+def test_a_false_theorem_filed_as_proved_stops_loudly_with_its_counterexample(tmp_path, capsys, theory):
+    rc, out, js = _prove(tmp_path, capsys, "mine.filed", "--theory", theory)
+    assert rc == 1 and "filed as proved" in out
+    assert js["results"][0]["outcome"] == "counterexample" and js["results"][0]["counterexample"]["A"]
+
+
+def test_the_json_line_of_a_builtin_statement(tmp_path, capsys):
+    rc, _, js = _prove(tmp_path, capsys, "d1.bound", "--max-n", "2", "--timeout", "30")
+    assert rc == 0 and js["theorem"] == "d1.bound"
+    assert [(r["statement"], r["n"], r["outcome"], r["theorem"]) for r in js["results"]] == [
+        ("d1.bound", 2, "proved", "dobrushin.factor")]
+
+
+def test_bad_theorems_are_one_line_and_exit_2(tmp_path, capsys, theory):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from theory import Theorem, register\nfrom theory.expr import A, B, delta\n"
+                   "register(Theorem(id='mine.bad', title='t', category='conjecture', statement=delta(A + B) <= 1))\n")
+    db, out = str(tmp_path / "r.db"), str(tmp_path / "out")
+    for argv, what in ((["mine.bad", "--theory", str(bad)], "rows sum to 2"),
+                       (["rank.linear.deficiency"], "not over theory.expr"),
+                       (["mine.nope", "--theory", theory], "unknown theorem"),
+                       (["mine.square", "d1.bound", "--theory", theory], "two commands")):
+        assert main(["prove", *argv, "--db", db, "--out", out, "--json"]) == 2, argv
+        captured = capsys.readouterr()
+        err = captured.err.strip()
+        assert what in err and len(err.splitlines()) == 1 and not captured.out, (argv, err)
