@@ -49,6 +49,7 @@ FILE_REF = re.compile(r"(?<![\w./<>*$-])((?:\.\./)*(?:[\w-]+/)*[\w-]+\.(?:py|md)
 MODULE_REF = re.compile(r"(?<![\w./-])((?:numerics|verification|theory)(?:\.\w+)+)(?::(\w+))?")
 # files outside this repository that docstrings name on purpose: the name as written -> where it lives
 EXTERNAL = {"vit_rollout.py": "github.com/jacobgil/vit-explain",
+            "FILE.py": "a placeholder: the user's theory file for --theory (docs/examples/my_bounds.py is one)",
             "commands/__init__.py": "pip, pip/_internal/commands/__init__.py"}
 # a numbered section after a Markdown file: ``docs/theory.md §3``, ``docs/theory.md, section 1``
 SECTION_REF = re.compile(r",? *(?:§ *|section |s\.)(\d+)")

@@ -11,11 +11,44 @@ random n x n matrices of each family of :data:`verification.measure.baselines.FA
 (Dirichlet(1) rows; softmax of Gaussian logits at T = 0.25, 1, 4, a fixed range, not fitted to the
 model), D1 decided exactly on each; one chunk per (family, n, c) in the seed's baseline campaign,
 shared by every model (:func:`measure_baselines`).
+
+A user's one-matrix statement checked on every attention head (``attnbounds rollout --theory FILE.py
+--check ID``; issue 50): a registered theorem over :mod:`theory.expr` about ``A`` alone (``th.matrices ==
+("A",)``). For every input, layer and head, ``A`` is the head's attention probabilities on all
+tokens: the model's float32 values (the floats the suite's D1 measurement reads,
+:func:`verification.measure.attention.instance_records`), each row standing for itself divided by
+its exact sum. :func:`numerics.expr.decide` gives each head a certified verdict (holds / tight /
+violated / not-applicable; a head that breaks the theorem's ``assume`` — "causal", "positive" — is
+not-applicable).
+
+One campaign per (model, corpus, theorem), named by :func:`campaign_of` (the theorem id and a digest
+of its statement: an edited statement is another campaign, never a resume), one chunk per input
+text (:func:`verification.measure.attention.chunk_key`). A chunk stores its verdict counts per layer
+as its summary (keyed by the theorem id) and one record per violated head: for a *proved* or *sanity*
+theorem a ``violated`` verdict (a proved theorem's stops the run loudly: the campaign runner's
+:class:`~theory.verdicts.ViolationError`), for a conjecture a ``refuted`` outcome (a finding, stored
+and reported). Each record carries both sides: exactly, as strings of Fractions, when the head has at
+most :data:`EXACT_SIDES_MAX_N` tokens (the rational sides of a product of two 128 x 128 matrices take
+a minute), and always the float sides with their rigorous error bounds (the enclosure the verdict
+was certified from, or the rational path's).
+
+>>> statement_digest("mine.square", "delta(A**2) <= delta(A)**2")
+'1b08141f6fa7'
+>>> first, second = layer_counts(np.array([0, 1, 2, 3, 0, 0], dtype=np.int8), 2)   # 2 layers of 3 heads
+>>> first, second["not-applicable"]
+({'holds': 1, 'tight': 1, 'violated': 1, 'not-applicable': 0}, 1)
 """
 from __future__ import annotations
 
+import argparse
+import hashlib
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
+
+import numpy as np
+
+from theory.errors import InvalidInput
 
 from verification import campaign
 from verification.measure import baselines
@@ -54,7 +87,8 @@ class ModelRun:
 @dataclass(frozen=True)
 class Plan:
     """The models a run measures (:class:`ModelRun`, in order), the seed of their random baselines,
-    and whether it is the ``--full`` plan (:class:`verification.plan.Plan`).
+    whether it is the ``--full`` plan (:class:`verification.plan.Plan`), and the user's statements
+    over A (``--check``, from the ``--theory`` files) checked on every head of every model.
 
     >>> quick = Plan.for_verify(0, False)
     >>> quick.command(), [m.model for m in quick.models]
@@ -66,6 +100,8 @@ class Plan:
     models: tuple[ModelRun, ...]
     seed: int = 0
     full: bool = False
+    checks: tuple[str, ...] = ()      # --check: statements over A decided on every head (run_check)
+    theories: tuple[str, ...] = ()    # --theory: the files that register them (for command())
 
     @classmethod
     def for_verify(cls, seed: int, full: bool) -> "Plan":
@@ -78,16 +114,20 @@ class Plan:
 
     @classmethod
     def from_args(cls, args: Any) -> "Plan":
-        """``attnbounds rollout [--model] [--texts] [--limit] [--max-tokens] [--allow-pickle] [--full]``:
-        one model (on its own corpus when it has one and ``--texts`` is not given: AntiBERTy reads antibody
-        V genes); with ``--full`` the full plan's inputs unless ``--limit`` / ``--max-tokens`` say otherwise."""
+        """``attnbounds rollout [--model] [--texts] [--limit] [--max-tokens] [--allow-pickle] [--full]
+        [--theory FILE.py --check ID ...]``: one model (on its own corpus when it has one and ``--texts`` is
+        not given: AntiBERTy reads antibody V genes); with ``--full`` the full plan's inputs unless
+        ``--limit`` / ``--max-tokens`` say otherwise; each ``--check`` a statement over A decided on every
+        head (:func:`run_check`)."""
         from verification.measure.text import FULL, texts_of
 
         base = FULL if args.full else {}
         texts = args.texts if args.texts is not None else texts_of(args.model)   # antiberty: its antibody corpus
         return cls((ModelRun(args.model, texts, args.limit if args.limit is not None else base.get("limit"),
                              args.max_tokens if args.max_tokens is not None else base.get("max_tokens"),
-                             args.allow_pickle),), args.seed, bool(args.full))
+                             args.allow_pickle),), args.seed, bool(args.full),
+                   tuple(dict.fromkeys(getattr(args, "check", None) or ())),
+                   tuple(getattr(args, "theory", None) or ()) if getattr(args, "check", None) else ())
 
     def is_main(self) -> bool:
         """Whether this is the main job's plan (``attnbounds verify --only trained [--full]``)."""
@@ -96,7 +136,11 @@ class Plan:
     def campaigns(self) -> tuple[str, ...]:
         """The baseline campaign, then each model's measurement: its name ends in the weights'
         fingerprint, so the model is loaded (cached) to name it."""
-        return (baseline_campaign(self.seed),) + tuple(measured(m)[0] for m in self.models)
+        out = (baseline_campaign(self.seed),) + tuple(measured(m)[0] for m in self.models)
+        for m in self.models if self.checks else ():
+            model, corpus = m.load()
+            out += tuple(campaign_of(model, corpus.name, c) for c in self.checks)
+        return out
 
     def command(self) -> str:
         """The main job's plan: ``attnbounds verify --only trained --seed S [--full]``; any other:
@@ -105,8 +149,12 @@ class Plan:
 
         if self.is_main():
             return trained_command(self.seed, self.full)
+        import shlex
+
+        tail = "".join(f" --theory {shlex.quote(f)}" for f in self.theories)
+        tail += "".join(f" --check {shlex.quote(c)}" for c in self.checks)
         return " && ".join(rollout_line(m.model, m.texts, m.limit, m.max_tokens, m.allow_pickle, self.seed, self.full)
-                           for m in self.models)
+                           + tail for m in self.models)
 
     def provenance(self) -> dict[str, Any]:
         """Seed, preset (quick / full), the models (a folder or file by its name only, never a path
@@ -123,7 +171,8 @@ class Plan:
                 "corpora": each(named(m.texts, "default") for m in self.models),
                 "inputs": each("all" if m.limit is None else m.limit for m in self.models),
                 "max tokens": each("default" if m.max_tokens is None else m.max_tokens for m in self.models),
-                "baselines": baseline_campaign(self.seed)}
+                "baselines": baseline_campaign(self.seed),
+                **({"checks": each(self.checks)} if self.checks else {})}
 
 
 def prepare(plan: Plan) -> None:
@@ -163,6 +212,8 @@ def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> Ru
             if console is not None:
                 console.print(f"[dim]{model.name}: {len(keys)} inputs measured in {t1 - t0:.1f} s, random baselines "
                               f"at matched n in {time.perf_counter() - t1:.1f} s[/dim]")
+            for theorem_id in plan.checks:      # --check: a user's statement over A on every head
+                run_check(model, corpus, store, theorem_id, console)
     return result
 
 
@@ -212,3 +263,152 @@ def baseline_chunks(slots: dict, seed: int) -> list[campaign.Chunk]:
     """One chunk per (family, n, c) that ``slots`` (:func:`verification.measure.baselines.baseline_slots`)
     asks for (nothing run)."""
     return baselines.baseline_chunks(TRAINED, baselines.slot_samples(slots), BASELINE_PER_INPUT, seed)
+
+
+# -- a user's statement over A on every head (``--check``; see the module docstring) ---------------------
+
+CHECK_VERSION = "v1"      # bump when what a --check chunk stores changes
+EXACT_SIDES_MAX_N = 32    # violated heads with at most this many tokens carry their exact sides
+VERDICT_NAMES = ("holds", "tight", "violated", "not-applicable")   # numerics.expr.decide's codes 0..3
+CHECK_METHOD = "numerics.expr.decide on the head's float32 attention, rows renormalised exactly"
+
+
+def checkable(theorem_id: str) -> Any:
+    """The registered theorem ``theorem_id`` if rollout can check it on each head (a statement over
+    :mod:`theory.expr` about A alone); else InvalidInput, one line saying why."""
+    from theory import registry
+
+    registry.load_all()
+    th = registry.REGISTRY.get(theorem_id)
+    over_a = sorted(k for k, t in registry.REGISTRY.items() if t.matrices == ("A",))
+    if th is None:
+        known = ", ".join(over_a) if over_a else "none"
+        raise InvalidInput(f"{theorem_id!r}: no such theorem (register it in a file given with --theory FILE.py; "
+                           f"statements over A registered now: {known})")
+    if not th.is_expr:
+        raise InvalidInput(f"{theorem_id}: its statement is not over theory.expr (A, I, delta); rollout checks "
+                           "statements over A alone on each head")
+    if th.matrices != ("A",):
+        raise InvalidInput(f"{theorem_id}: a statement over {' and '.join(th.matrices)}; rollout checks "
+                           "statements over A alone on each head")
+    return th
+
+
+def theorem_arg(text: str) -> str:
+    """``--check THEOREM_ID`` (argparse type): the id, if :func:`checkable`."""
+    try:
+        return checkable(text).id
+    except InvalidInput as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+theorem_arg.__name__ = "theorem id"
+
+
+def statement_digest(theorem_id: str, statement: str) -> str:
+    """12 hex digits of sha256 over the id and the statement's text: in the campaign name."""
+    return hashlib.sha256(f"{theorem_id}\n{statement}".encode()).hexdigest()[:12]
+
+
+def digest_of(theorem_id: str) -> str:
+    from theory import get
+
+    return statement_digest(theorem_id, str(get(theorem_id).statement))
+
+
+def campaign_of(model: Any, corpus_name: str, theorem_id: str) -> str:
+    """The campaign of ``theorem_id`` on ``model``'s attention heads over the corpus ``corpus_name``:
+    the theorem id, its statement's digest, and what names the model's own campaign (its name, the
+    corpus, the token limit, the weights' fingerprint)."""
+    return (f"trained-check-{CHECK_VERSION}:{theorem_id}:{digest_of(theorem_id)}:{model.name}:{corpus_name}"
+            f":max{model.max_tokens}:w{model.fingerprint}")
+
+
+def head_batch(attention: np.ndarray) -> np.ndarray:
+    """(L, H, T, T) float64 attention as the (L*H, T, T) batch :func:`numerics.expr.decide` reads:
+    float32 when the values are float32 (the model's own floats, widened exactly: narrowed back
+    exactly, and validated at float32's row-sum tolerance), else as they are."""
+    L, H, T, _ = attention.shape
+    heads = attention.reshape(L * H, T, T)
+    narrow = heads.astype(np.float32)
+    return narrow if np.array_equal(narrow, heads) else heads
+
+
+def applicable(heads: np.ndarray, assume: tuple) -> np.ndarray:
+    """(B,) bool: the heads that meet the theorem's extra hypotheses (theory.expr.ASSUMPTIONS),
+    read exactly on the floats (renormalising a row keeps its zeros and signs).
+
+    >>> X = np.array([[[1.0, 0.0], [0.5, 0.5]], [[0.5, 0.5], [0.5, 0.5]]])
+    >>> applicable(X, ("causal",)).tolist(), applicable(X, ("positive",)).tolist()
+    ([True, False], [False, True])
+    """
+    ok = np.ones(heads.shape[0], dtype=bool)
+    if "causal" in assume:
+        ok &= ~np.triu(heads, 1).any(axis=(1, 2))
+    if "positive" in assume:
+        ok &= (heads > 0).all(axis=(1, 2))
+    return ok
+
+
+def layer_counts(codes: np.ndarray, layers: int) -> list[dict[str, int]]:
+    """Verdict counts per layer of the (L*H,) codes, layer-major."""
+    per = np.asarray(codes).reshape(layers, -1)
+    return [{name: int((row == k).sum()) for k, name in enumerate(VERDICT_NAMES)} for row in per]
+
+
+def _float(x: Any) -> Optional[float]:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> Any:
+    """The chunk of one input: ``theorem_id`` decided on every head of ``model`` on ``text_input``
+    (see the module docstring); ``digest``: the statement's, as the campaign was named with (a
+    statement changed since is refused: it would be stored under the old name)."""
+    from numerics.expr import compile_statement, decide, exact_sides
+    from theory import get
+    from theory.verdicts import Outcome, Verdict, vocabulary
+    from verification.store import Record, outcome_record
+
+    th = get(theorem_id)
+    if digest_of(theorem_id) != digest:
+        raise InvalidInput(f"{theorem_id}: its statement changed while the run was planned")
+    compiled = compile_statement(th.statement)
+    inst = model.instance(text_input)
+    L, H, T, _ = inst.attention.shape
+    heads = head_batch(inst.attention)
+    d = decide(compiled, {"A": heads})
+    codes = np.where(applicable(heads, th.assume), d.codes, 3).astype(np.int8)
+    summary = {"statement": str(th.statement), "n": int(T), "heads": int(H),
+               "layers": layer_counts(codes, L), "exact": int(d.exact.sum()), "rational": int(d.rational.sum())}
+    outcomes = vocabulary(th.category) is Outcome
+    records = []
+    for b in np.flatnonzero(codes == 2):
+        l, h = divmod(int(b), H)
+        lhs, rhs = _float(d.lhs[b]), _float(d.rhs[b])
+        slack = None if lhs is None or rhs is None else rhs - lhs
+        extra = dict(lhs_float=lhs, rhs_float=rhs, err=[_float(e) for e in d.err[b]], equal=bool(d.equal[b]),
+                     strict=bool(compiled.strict), path="rational" if d.rational[b] else
+                     ("certificate" if d.exact[b] else "float"), lhs=None, rhs=None)
+        if T <= EXACT_SIDES_MAX_N:
+            le, re_ = exact_sides(compiled, {"A": heads[b]})
+            extra.update(lhs=str(le), rhs=str(re_))
+            lhs, rhs, slack = float(le), float(re_), float(re_ - le)      # the slack rounded once
+        prov = dict(inst.provenance, variant="all", n=int(T), layer=l, head=h, statement=str(th.statement))
+        instance = f"{inst.model}|{inst.input}#{inst.sha}|all|L{l}|H{h}"
+        sides = dict(slack=slack, value=lhs, bound=rhs, provenance=prov)
+        if outcomes:
+            records.append(outcome_record(theorem_id, instance, "refuted", 0.0 if sides["slack"] is None
+                                          else -sides["slack"], None, CHECK_METHOD, extra=extra, **sides))
+        else:
+            records.append(Record(theorem_id, instance, Verdict.VIOLATED, extra=extra, **sides))
+    return campaign.ChunkResult(records, {theorem_id: summary})
+
+
+def run_check(model: Any, corpus: Any, store: Any, theorem_id: str, console: Any = None) -> Any:
+    """``theorem_id`` on every head of every input of ``corpus`` not yet stored (resume); the
+    :class:`~verification.campaign.CampaignResult` (a proved theorem's violation: ViolationError,
+    after its chunk is stored)."""
+    name, digest = campaign_of(model, corpus.name, theorem_id), digest_of(theorem_id)
+    chunks = [campaign.Chunk(chunk_key(t), head_checks, (model, t, theorem_id, digest)) for t in corpus.inputs]
+    return campaign.run(store, name, chunks, console=console, description=f"{model.name}: checking {theorem_id}")

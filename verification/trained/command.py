@@ -38,8 +38,18 @@ def _cmd_rollout(args: argparse.Namespace) -> int:
     return 0
 
 
+def theorem_arg(text: str) -> str:
+    """``--check THEOREM_ID``: :func:`verification.trained.checks.theorem_arg` (loaded when used)."""
+    from verification.trained.checks import theorem_arg as check
+
+    return check(text)
+
+
+theorem_arg.__name__ = "theorem id"
+
+
 def register(subparsers: Any) -> None:
-    from verification.options import add_common, int_at_least, positive_int
+    from verification.options import add_common, add_theory, int_at_least, positive_int
 
     p = subparsers.add_parser("rollout", help="D1 equality shares and rollout tightness on a trained model")
     add_common(p)
@@ -57,6 +67,11 @@ def register(subparsers: Any) -> None:
                         "a pickle that would run code is still refused")
     p.add_argument("--full", action="store_true", help="the inputs of `attnbounds verify --full`: 300 at up to "
                                                        "512 tokens (unless --limit or --max-tokens say otherwise)")
+    add_theory(p)
+    p.add_argument("--check", action="append", default=[], type=theorem_arg, metavar="THEOREM_ID",
+                   help="also decide this registered statement over A alone (theory.expr; e.g. from --theory) on "
+                        "every head's attention matrix of every input, certified; a table per statement "
+                        "(trained-check-<id>-<model>); repeatable; a violation of a proved one stops the run")
     p.set_defaults(func=_cmd_rollout)
 
 

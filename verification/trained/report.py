@@ -31,7 +31,7 @@ from theory.errors import InvalidInput
 from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots, read_baselines
 from verification.report.aggregate import median
 from verification.report.figures import save_figure
-from verification.report.stats import wilson
+from verification.report.stats import share_text, wilson
 from verification.report.tables import print_table, write_table
 
 VARIANT_TITLES = {"all": "all tokens", "content": "content tokens", "nofirst": "first position dropped"}
@@ -398,4 +398,100 @@ def report(store: Any, plan: Any, out_dir: Any, console: Any) -> dict:
     for m in plan.models:
         name, model, keys = measured(m)
         out[model.name] = report_model(store, name, model, out_dir, console, keys, plan)
+        for theorem_id in getattr(plan, "checks", ()):
+            corpus_name = m.load()[1].name
+            out[model.name][f"check:{theorem_id}"] = check_table(store, model, corpus_name, keys, theorem_id,
+                                                                 out_dir, console)
     return out
+
+
+def check_table(store: Any, model: Any, corpus_name: str, keys: set, theorem_id: str, out_dir: Any,
+                console: Any) -> dict:
+    """The table ``trained-check-<theorem>-<model>`` of a user's statement over A checked on every head
+    (``rollout --check``, :func:`verification.trained.checks.run_check`): per layer and in all, heads checked,
+    holds, tight, the tight share of the heads it applies to (95% Wilson), violated, not-applicable;
+    read from the chunks' summaries of the inputs ``keys`` ({(input id, text hash)}). Printed too."""
+    from theory import get
+    from theory.verdicts import Outcome, vocabulary
+    from verification.trained.checks import campaign_of
+
+    th = get(theorem_id)
+    name = campaign_of(model, corpus_name, theorem_id)
+    per, n = stored_counts(store, name, theorem_id, {f"{i}#{sha}" for i, sha in keys})
+    if not per:
+        raise InvalidInput(f"no stored checks of {theorem_id} for campaign {name!r}")
+    rows, cols = table_rows(per)
+    s = slug(model.name)
+    violated = rows[-1][5]
+    kind = ("a refuted record (a counterexample to a conjecture: a finding)" if vocabulary(th.category) is Outcome
+            else "a violated record")
+    found = ("No head violates it." if not violated else
+             f"{violated} head{'s violate' if violated > 1 else ' violates'} it, each stored as {kind}.")
+    cap = (f"{model.name}: {theorem_id} ({th.category}), {th.statement}, decided on every head's attention "
+           f"(A = the head's attention probabilities on all tokens, rows renormalised exactly), {n} inputs; "
+           f"certified verdicts; tight share of the heads where the statement applies. {found}")
+    prov = (f"model {model.name} (files sha256 {model.fingerprint}); corpus {corpus_name}; {n} inputs; "
+            f"max {model.max_tokens} tokens; theorem {theorem_id} from {source_name(theorem_id)}: "
+            f"{th.statement}; campaign {name}")
+    paths = write_table(rows, cols, f"trained-check-{slug(theorem_id)}-{s}", cap, prov, Path(out_dir) / "tables")
+    print_table(console, rows, cols, cap)
+    return paths
+
+
+# -- --check: a user's statement over A on every head (verification.trained.checks) ---------------------
+
+def stored_counts(store: Any, name: str, theorem_id: str, keys: set) -> tuple[dict, int]:
+    """``({layer: {verdict: count}}, inputs)`` summed over the stored chunks of ``name`` whose keys are
+    in ``keys`` (the chunk keys of the plan's inputs), verified ones only."""
+    from verification.trained.checks import VERDICT_NAMES
+
+    done = store.done_chunks(name)
+    per: dict = {}
+    inputs = 0
+    for s in store.summaries(name, theorem_id):
+        if s["chunk"] not in keys or s["chunk"] not in done:
+            continue
+        inputs += 1
+        for l, c in enumerate(s["body"]["layers"]):
+            cell = per.setdefault(l, dict.fromkeys(VERDICT_NAMES, 0))
+            for v in VERDICT_NAMES:
+                cell[v] += int(c[v])
+    return per, inputs
+
+
+def table_rows(per: dict) -> tuple[list, list]:
+    """Per layer and in all: heads checked, holds, tight, tight share of the heads it applies to
+    (95% Wilson), violated, not-applicable.
+
+    >>> rows, cols = table_rows({0: {"holds": 3, "tight": 1, "violated": 0, "not-applicable": 0}})
+    >>> rows[0], rows[-1][0]
+    ([0, 4, 3, 1, '0.250 [0.046, 0.699]', 0, 0], 'all')
+    """
+    from verification.trained.checks import VERDICT_NAMES
+
+    cols = ["layer", "heads checked", "holds", "tight", "tight share [95% Wilson]", "violated", "not-applicable"]
+    total = dict.fromkeys(VERDICT_NAMES, 0)
+    rows = []
+    for l in sorted(per):
+        c = per[l]
+        for v in VERDICT_NAMES:
+            total[v] += c[v]
+        rows.append(_row(l, c))
+    rows.append(_row("all", total))
+    return rows, cols
+
+
+def _row(label: Any, c: dict) -> list:
+    checked = sum(c.values())
+    applies = checked - c["not-applicable"]
+    return [label, checked, c["holds"], c["tight"], share_text(c["tight"], applies), c["violated"],
+            c["not-applicable"]]
+
+
+def source_name(theorem_id: str) -> str:
+    """Where the theorem came from (:func:`theory.plugins.source`), a file by its name only (no path of
+    this machine in a table)."""
+    from theory.plugins import source
+
+    where = source(theorem_id)
+    return where if where == "built-in" or where.startswith("entry point") else Path(where).name
