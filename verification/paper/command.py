@@ -64,10 +64,11 @@ def _precheck(args: argparse.Namespace) -> None:
 
 
 def register(sub: Any) -> None:
-    from verification.options import add_common
+    from verification.options import add_common, add_theory
 
     p = sub.add_parser("paper", help="regenerate the paper (tables, figures, macros) from the store; --pdf compiles it")
     add_common(p, reads=True)
+    add_theory(p)        # a theory file the --from line's theorems come from (it may also be inside --from)
     p.add_argument("--full", action="store_true", help="read the full-settings campaigns (default: quick)")
     p.add_argument("--pdf", action="store_true", help="also compile the paper and the three reproduction reports "
                    "(latexmk or pdflatex) and run the build checks on them")
