@@ -117,7 +117,7 @@ def _cmd(args: argparse.Namespace) -> int:
             out = {"db": args.db, "campaigns": rows}
         else:
             out = {"db": args.db, "campaign": args.campaign, "theorem": args.theorem,
-                   "incomplete": frame.attrs["incomplete"], "rows": json.loads(frame.to_json(orient="records"))}
+                   "incomplete": frame.attrs["incomplete"], "rows": _records(frame)}
         print(json.dumps(out, default=_plain))
         return 0
     console = make_console()
@@ -149,6 +149,14 @@ def _cmd(args: argparse.Namespace) -> int:
     if incomplete:
         _problems(console, args.campaign, incomplete)
     return 0
+
+
+def _records(frame: Any) -> list[dict]:
+    """The frame's rows as JSON-ready dicts: missing values (NaN, pandas' NA) as None."""
+    import pandas as pd
+
+    return [{k: (None if not isinstance(v, (list, dict, tuple)) and pd.isna(v) else v) for k, v in row.items()}
+            for row in frame.astype(object).to_dict("records")]
 
 
 def register(sub: Any) -> None:
