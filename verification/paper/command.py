@@ -39,8 +39,9 @@ def _cmd(args: argparse.Namespace) -> int:
                 raise InvalidInput(f"--from on a store without a complete main job writes the document of that "
                                    f"run alone ({OWN}); --pdf and --readme need the main job's store")
             path = build_own(store, args.out, plans, note=why)
-            console.print(f"paper --from: the store holds no complete main job, so not the paper: the document "
-                          f"of your run alone -> {path}", markup=False)
+            why_own = ("a theorem of your own gets its own document, not the paper" if own_theorem(plans) else
+                       "the store holds no complete main job, so not the paper")
+            console.print(f"paper --from: {why_own}: the document of your run alone -> {path}", markup=False)
             return 0
         res = build(store, args.out, seed=args.seed, full=args.full, pdf=args.pdf, plans=plans)
     if args.readme:

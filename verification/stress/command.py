@@ -80,7 +80,8 @@ def _cmd(args: argparse.Namespace) -> int:
                 verdicts[v] = verdicts.get(v, 0) + 1
             console.file.flush()
             sys.stdout.write(json.dumps({"theorem": search.theorem, "campaign": search.campaign, "search": True,
-                                         "instances": len(found), "verdicts": verdicts,
+                                         "instances": search.budget * len(search.sizes), "finds": len(found),
+                                         "verdicts": verdicts,
                                          "counterexample": None if cex is None else cex["extra"]["counterexample"]})
                              + "\n")
         return 0
