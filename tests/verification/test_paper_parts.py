@@ -49,13 +49,13 @@ def _trained(store):
                  [campaign.Chunk(chunk_key(t), input_records, (model, t, True, True)) for t in texts])
     from verification.testing.fakes import causal_standin
 
-    for name, causal in (("smollm2", True), ("gemma3", True), ("antiberty", False)):   # stand-ins: no weights
+    for name, causal in (("smollm2", True), ("gemma3", True), ("antiberty", False), ("dinov2", False)):   # stand-ins: no weights
         first = main_inputs(name, False)[0]
         campaign.run(store, campaign_prefix(name, False) + "stand-in",
                      [campaign.Chunk(chunk_key(first), instance_records,
                                      (causal_standin(model=name, causal=causal), False, True))])
     from verification.trained.checks import measure_baselines   # random matrices at the same token counts
-    for name in ("minilm", "smollm2", "gemma3", "antiberty"):
+    for name in ("minilm", "smollm2", "gemma3", "antiberty", "dinov2"):
         measure_baselines(store, campaign_prefix(name, False) + (model.fingerprint if name == "minilm" else "stand-in"),
                           None, 0)
 

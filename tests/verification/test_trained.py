@@ -331,7 +331,7 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
     plan = Plan.for_verify(0, False)
     with ResultStore(tmp_path / "r.db") as s:
         names = {}
-        for m, T in (("minilm", 5), ("smollm2", 7), ("gemma3", 6), ("antiberty", 8)):   # other token counts
+        for m, T in (("minilm", 5), ("smollm2", 7), ("gemma3", 6), ("antiberty", 8), ("dinov2", 9)):   # other token counts
             names[m] = campaign_prefix(m, False) + "stand-in"
             campaign.run(s, names[m], [campaign.Chunk(chunk_key(main_inputs(m, False)[0]), instance_records,
                                                       (causal_standin(T=T, L=2, H=1, model=m),))], progress=False)
@@ -341,7 +341,7 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
         measure_baselines(s, names["minilm"], None, 0)
         with pytest.raises(MissingCampaign):
             paper_part(s, plan)
-        for m in ("smollm2", "gemma3", "antiberty"):
+        for m in ("smollm2", "gemma3", "antiberty", "dinov2"):
             measure_baselines(s, names[m], None, 0)
         macros = paper_part(s, plan).macros
         drawn = [r for r in s.records(campaign=baseline_campaign(0)) if r["chunk"] == "dirichlet/n5/c0"]
@@ -473,9 +473,9 @@ def test_the_plans_provenance_is_flat_and_names_no_path():
     assert isinstance(Plan.for_verify(0, False), PlanProtocol) and Plan.for_verify(0, True).full is True
     prov = Plan.for_verify(0, False).provenance()
     assert provenance_line(prov).startswith("seed 0; preset quick; models minilm")
-    assert prov == {"seed": 0, "preset": "quick", "models": "minilm, smollm2, gemma3, antiberty",
-                    "corpora": "default, default, default, antibody-v-genes", "inputs": "120, 12, 12, 24",
-                    "max tokens": "128, 128, 128, 128", "baselines": "trained-baseline-v1-seed0-m10"}
+    assert prov == {"seed": 0, "preset": "quick", "models": "minilm, smollm2, gemma3, antiberty, dinov2",
+                    "corpora": "default, default, default, antibody-v-genes, bundled-photos",
+                    "inputs": "120, 12, 12, 24, 4", "max tokens": "128, 128, 128, 128, 257", "baselines": "trained-baseline-v1-seed0-m10"}
     user = Plan.from_args(_parsed("attnbounds rollout --model /data/x/model --texts /data/t.txt --full")).provenance()
     assert user["preset"] == "full" and user["models"] == "model" and user["corpora"] == "t.txt"
     assert not any("/data" in str(v) for v in user.values())

@@ -24,12 +24,15 @@ Causal models: every variant keeps a one-hot first row, and then D1's equality i
 verdicts are all ``tight`` through the first token by construction, not by training.
 
 What float arithmetic gets wrong (``float_tests=True``, the trained text models): beside every exact
-D1 verdict on all tokens (the token set ``all``), the verdict a float test at tolerance 0 gives, both sides computed in float32 and in
-float64 on the attention as stored, its rows (of the kept tokens) renormalised in that precision (delta by
-the compiled kernel in that precision, (I + A)/2 and
-(1 + delta(A))/2 in the same precision): ``tight`` when the two sides
-are equal, ``holds`` when the left is smaller, ``violated`` when it is larger, an apparent violation
-that exact arithmetic rules out (:func:`float_verdicts`).
+D1 verdict on all tokens (the token set ``all``), the verdicts of three float implementations of the
+test at tolerance 0 (:mod:`numerics.dobrushin.float_tests`), each in float32 and in float64, on the
+attention as stored (float32 heads, their float64 head mean): ``as-stored`` (both sides computed from
+the stored floats), ``renormalised`` (rows divided by their sum in that precision first) and
+``condition`` (D1's equality condition, float argmax pair and self-dominance margins). The two ==
+tests say ``tight`` when the sides are equal, ``holds`` when the left is smaller, ``violated`` when it
+is larger (an apparent violation that exact arithmetic rules out); the condition says ``tight`` or
+``holds``. Stored in ``extra`` under :func:`float_key` (``"float32"`` / ``"float64"``: renormalised,
+the keys of v3; ``"float32 as-stored"``, ``"float64 condition"``, ...).
 
 Exactness: the rational matrix of a D1 verdict is the model's own floats (the float64 head mean,
 or a head's float32 values) on the kept tokens, each row divided by its exact sum
@@ -48,8 +51,9 @@ from numerics.stochastic import submatrix
 from theory.verdicts import Verdict
 from verification.store import Record
 
-VERSION = "v3"   # bump when a record's computation changes (v2: D1 certified on the exact renormalisation of the
-                 # floats; v3: the text models' records carry the float32 / float64 tolerance-0 verdicts)
+VERSION = "v4"   # bump when a record's computation changes (v2: D1 certified on the exact renormalisation of the
+                 # floats; v3: the text models' records carry the float32 / float64 tolerance-0 verdicts; v4: of
+                 # three float implementations, as-stored, renormalised and condition)
 RESIDUAL, FUSION = 0.5, "mean"
 SOFTMAX_BOUND_MAX_T = 128        # per-head comparison bounds cost O(T^3) per head
 
@@ -87,21 +91,24 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
-def float_verdicts(A: np.ndarray, dtype: str) -> np.ndarray:
-    """Theorem D1 tested in floats at tolerance 0 on ``A`` (..., n, n), as a float implementation
-    would: the rows renormalised, then delta(A) and delta((I + A)/2) in ``dtype`` ("float32" or "float64", the compiled kernel of
-    :func:`numerics.dobrushin.dobrushin`, which computes in its input's precision; (I + A)/2 formed in
-    that precision), then "tight" if delta((I + A)/2) == (1 + delta(A))/2, "holds" if smaller,
-    "violated" if larger. Shape (...)."""
-    from numerics.dobrushin import dobrushin
+def float_key(dtype: str, implementation: str) -> str:
+    """The ``extra`` key of one float test's verdict: ``dtype`` alone for ``renormalised`` (the keys
+    the records had before the other implementations), else ``"<dtype> <implementation>"``.
 
-    t = np.ascontiguousarray(A, dtype=np.dtype(dtype))
-    t = t / t.sum(axis=-1, keepdims=True)      # rows renormalised in that precision, as the exact path does exactly
-    one, two = t.dtype.type(1), t.dtype.type(2)
-    half = (np.eye(t.shape[-1], dtype=t.dtype) + t) / two
-    tol = 1e-4          # validation only: float32 rows as stored sum to 1 within ~1e-7, in either precision
-    lhs, rhs = dobrushin(half, row_tol=tol), (one + dobrushin(t, row_tol=tol)) / two
-    return np.where(lhs == rhs, "tight", np.where(lhs < rhs, "holds", "violated"))
+    >>> float_key("float32", "renormalised"), float_key("float64", "as-stored")
+    ('float32', 'float64 as-stored')
+    """
+    return dtype if implementation == "renormalised" else f"{dtype} {implementation}"
+
+
+def float_verdicts(A: np.ndarray, dtype: str, implementation: str = "renormalised") -> np.ndarray:
+    """Theorem D1 tested in floats at tolerance 0 on ``A`` (..., n, n) in ``dtype`` ("float32" or
+    "float64") by one of :data:`numerics.dobrushin.float_tests.IMPLEMENTATIONS` (default: rows
+    renormalised in that precision, then delta(A) and delta((I + A)/2) by the compiled kernel of
+    :func:`numerics.dobrushin.dobrushin` in that precision): "tight" / "holds" / "violated". Shape (...)."""
+    from numerics.dobrushin.float_tests import verdicts
+
+    return verdicts(A, dtype, implementation)
 
 
 def measure_variant(A_heads: np.ndarray, keep: np.ndarray, comparison: bool,
@@ -123,8 +130,11 @@ def measure_variant(A_heads: np.ndarray, keep: np.ndarray, comparison: bool,
     A_h = sub_h / sub_h.sum(axis=-1, keepdims=True)
     roll = rollout_tightness(A_mean, residual=RESIDUAL, fused=True)
     out = dict(n=n, mean=mean, heads=heads, roll=roll, birkhoff=None, softmax=None, floats=None)
-    if float_tests:      # the stored floats (float32 heads, float64 head mean), renormalised in the test's precision
-        out["floats"] = {dt: (float_verdicts(sub_mean, dt), float_verdicts(sub_h, dt)) for dt in ("float32", "float64")}
+    if float_tests:      # the stored floats (float32 heads, float64 head mean): {extra key: (mean, heads)}
+        from numerics.dobrushin.float_tests import DTYPES, IMPLEMENTATIONS
+
+        out["floats"] = {float_key(dt, name): (float_verdicts(sub_mean, dt, name), float_verdicts(sub_h, dt, name))
+                         for dt in DTYPES for name in IMPLEMENTATIONS}
     if comparison:
         out["birkhoff"] = birkhoff(A_mean)                                   # (L,)
         if n <= SOFTMAX_BOUND_MAX_T:
@@ -159,7 +169,7 @@ def instance_records(inst: Any, comparison: bool = True, float_tests: bool = Fal
                          softmax_bound=None if m["softmax"] is None else m["softmax"][l])
             fl = m["floats"]
             if fl is not None:
-                extra.update({dt: str(v[0][l]) for dt, v in fl.items()})
+                extra.update({key: str(v[0][l]) for key, v in fl.items()})
             records.append(Record(
                 theorem="dobrushin.factor", instance=f"{key}|mean", verdict=verdict_of(mean.equality[l]),
                 slack=float(mean.slack[l]), value=bound - float(mean.slack[l]), bound=bound,
@@ -174,7 +184,7 @@ def instance_records(inst: Any, comparison: bool = True, float_tests: bool = Fal
                     extra={k: _jsonable(v) for k, v in dict(
                         delta=heads.delta[l, h], through_first=heads.through_first[l, h],
                         through_other=heads.through_other[l, h], exact=heads.exact[l, h],
-                        **({dt: str(v[1][l, h]) for dt, v in m["floats"].items()} if m["floats"] else {})).items()}))
+                        **({key: str(v[1][l, h]) for key, v in fl.items()} if fl else {})).items()}))
             records.append(Record(
                 theorem="dobrushin.product", instance=f"{key}|rollout", verdict=Verdict(roll.chain[l]),
                 slack=float(roll.prod_delta_Ahat[l] - roll.delta_R[l]), value=float(roll.delta_R[l]),

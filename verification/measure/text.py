@@ -8,7 +8,9 @@ The campaign of a model is found by its settings (``trained-v3:<model>:<corpus>:
 w<fingerprint>``, T = 128 quick, 512 full; the corpus ``pydoc+doc+lic`` for the text models,
 ``antibody-v-genes`` for AntiBERTy), and only the chunks of the main job's inputs are read (quick: the
 first 120 / 12 / 12 inputs of the default three-source corpus for MiniLM / SmolLM2 / Gemma 3, the
-first 24 antibody V genes for AntiBERTy; 300 full: :func:`main_inputs`); when several fingerprints were measured, the one with the most of those
+first 24 antibody V genes for AntiBERTy, the first 4 bundled photographs (``bundled-photos``) for
+DINOv2 at its fixed 257 tokens; 300 full, all 19 photographs: :func:`main_inputs`); when several
+fingerprints were measured, the one with the most of those
 inputs (:func:`verification.report.part.resolve`).
 """
 from __future__ import annotations
@@ -17,6 +19,7 @@ from functools import lru_cache
 from typing import Any, Optional
 
 from numerics.sources.corpus import ANTIBODY_NAME, DEFAULT_NAME
+from numerics.sources.images import DEFAULT_NAME as IMAGES_NAME
 from verification.measure.attention import FUSION, RESIDUAL, VERSION, chunk_key
 from verification.report.part import MissingCampaign, Need, resolve
 
@@ -24,26 +27,41 @@ from verification.report.part import MissingCampaign, Need, resolve
 # D1 shares the prose quotes), 4 per source for SmolLM2 (causal: its D1 verdicts are tight by
 # construction; 30 layers cost more per input), 4 per source for Gemma 3 (causal too; its load alone costs about a minute), and 24 antibody V genes (8 per chain) for
 # AntiBERTy, a protein model: its corpus is numerics.sources.corpus.ANTIBODY_NAME, not English text
+# DINOv2, the vision transformer (an ONNX file, numerics.sources.onnx_attention), reads images: the first 4
+# bundled photographs quick (about 2 s each), all 19 full; its token count is fixed (257: CLS + 16 x 16 patches)
 QUICK = {"minilm": dict(limit=120, max_tokens=128), "smollm2": dict(limit=12, max_tokens=128),
-         "gemma3": dict(limit=12, max_tokens=128), "antiberty": dict(limit=24, max_tokens=128)}
-FULL = dict(limit=300, max_tokens=512)   # every model, `attnbounds verify --full`
+         "gemma3": dict(limit=12, max_tokens=128), "antiberty": dict(limit=24, max_tokens=128),
+         "dinov2": dict(limit=4, max_tokens=257)}
+FULL = dict(limit=300, max_tokens=512)   # every text model, `attnbounds verify --full`
+FULL_OF = {"dinov2": dict(limit=None, max_tokens=257)}       # a model's own full settings (default: FULL)
 CORPUS = DEFAULT_NAME                                        # the default corpus (numerics.sources.corpus)
-CORPORA = {"antiberty": ANTIBODY_NAME}                       # a model's own corpus (default: CORPUS)
+CORPORA = {"antiberty": ANTIBODY_NAME}                       # a text model's own corpus (default: CORPUS)
+IMAGE_CORPORA = {"dinov2": IMAGES_NAME}                      # the image models: the bundled photographs
 
 
 def corpus_of(name: str) -> str:
-    """The name of the corpus the main job measures ``name`` on."""
-    return CORPORA.get(name, CORPUS)
+    """The name of the corpus the main job measures ``name`` on.
+
+    >>> corpus_of("minilm"), corpus_of("antiberty"), corpus_of("dinov2")
+    ('pydoc+doc+lic', 'antibody-v-genes', 'bundled-photos')
+    """
+    return IMAGE_CORPORA.get(name) or CORPORA.get(name, CORPUS)
+
+
+def reads_images(name: str) -> bool:
+    """Whether the main job's model ``name`` reads images (its inputs: numerics.sources.images)."""
+    return name in IMAGE_CORPORA
 
 
 def texts_of(name: str) -> Optional[str]:
-    """``--texts`` for ``name``'s corpus (None: the default corpus)."""
+    """``--texts`` for ``name``'s corpus (None: the default corpus; an image model: None, its images
+    are the bundled photographs)."""
     return CORPORA.get(name)
 
 
 def settings(name: str, full: bool) -> dict:
     """``{limit, max_tokens}`` of ``name`` in the main job's quick (``full``: full) plan."""
-    return dict(FULL if full else QUICK[name])
+    return dict(FULL_OF.get(name, FULL) if full else QUICK[name])
 
 
 def trained_command(seed: int, full: bool) -> str:
@@ -58,7 +76,7 @@ def trained_command(seed: int, full: bool) -> str:
 
 def rollout_line(model: str, texts: Optional[str] = None, limit: Optional[int] = None,
                  max_tokens: Optional[int] = None, allow_pickle: bool = False, seed: int = 0,
-                 full: bool = False) -> str:
+                 full: bool = False, images: Optional[str] = None) -> str:
     """The ``attnbounds rollout`` line of one model run (each option only when it is set; ``--seed``
     when not 0), quoted for a shell.
 
@@ -66,11 +84,14 @@ def rollout_line(model: str, texts: Optional[str] = None, limit: Optional[int] =
     'attnbounds rollout --model antiberty --texts antibody-v-genes --limit 24 --max-tokens 128'
     >>> rollout_line("my model/", allow_pickle=True, seed=3, full=True)
     "attnbounds rollout --model 'my model/' --allow-pickle --seed 3 --full"
+    >>> rollout_line("dinov2", limit=4, max_tokens=257, images="photos/")
+    'attnbounds rollout --model dinov2 --images photos/ --limit 4 --max-tokens 257'
     """
     import shlex
 
     words = ["attnbounds", "rollout", "--model", model]
     words += ["--texts", texts] if texts is not None else []
+    words += ["--images", images] if images is not None else []
     words += ["--limit", str(limit)] if limit is not None else []
     words += ["--max-tokens", str(max_tokens)] if max_tokens is not None else []
     words += ["--allow-pickle"] if allow_pickle else []
@@ -89,8 +110,18 @@ def rollout_command(name: str, full: bool) -> str:
 
 
 def main_inputs(name: str, full: bool) -> list:
-    """The texts the main job measures for ``name`` (:class:`numerics.sources.corpus.TextInput`)."""
+    """The texts the main job measures for ``name`` (:class:`numerics.sources.corpus.TextInput`), or
+    an image model's photographs (:class:`numerics.sources.images.ImageInput`)."""
+    if reads_images(name):
+        return list(_images(settings(name, full)["limit"]))
     return list(_inputs(texts_of(name), settings(name, full)["limit"]))
+
+
+@lru_cache(maxsize=8)
+def _images(limit: Optional[int]) -> tuple:
+    from numerics.sources.images import load_images
+
+    return tuple(load_images(None, limit=limit).inputs)
 
 
 @lru_cache(maxsize=8)

@@ -1,9 +1,10 @@
 """Trained transformers: how often Theorem D1's equality holds, and how tight rollout is, per layer,
-on the embedded text models and any model folder (``attnbounds rollout``).
+on the embedded text models and any model folder, and on the vision transformer DINOv2 and any ONNX
+export, on images (``attnbounds rollout --model dinov2 [--images DIR|FILE,...]``).
 
 Each (model, input) is measured by :func:`verification.measure.attention.instance_records` (D1 per
 head and head-averaged on every token set, the rollout chain, comparison bounds). One results-store
-chunk per (model, input text): a rerun resumes. Reports: verification.trained.report.
+chunk per (model, input text or image): a rerun resumes. Reports: verification.trained.report.
 
 Random baselines at matched size (docs/theory.md §2, :mod:`verification.measure.baselines`): for
 every input and token set, the c-th input with n kept tokens gets :data:`BASELINE_PER_INPUT` fresh
@@ -56,9 +57,9 @@ from verification.measure.attention import campaign_name, chunk_key, input_recor
 from verification.measure.baselines import TRAINED
 from verification.plan import RunResult, recording
 
-FULL_SCALES = ("every model on 300 inputs at up to 512 tokens (quick: MiniLM 120, SmolLM2 12 and Gemma 3 12 inputs "
-               "of the English corpus, AntiBERTy 24 antibody V genes, at up to 128 tokens), with their matched-n random "
-               "baselines")
+FULL_SCALES = ("every text model on 300 inputs at up to 512 tokens and DINOv2 on all 19 bundled photographs (quick: "
+               "MiniLM 120, SmolLM2 12 and Gemma 3 12 inputs of the English corpus, AntiBERTy 24 antibody V genes, "
+               "at up to 128 tokens, DINOv2 4 photographs at 257 tokens), with their matched-n random baselines")
 
 
 @dataclass(frozen=True)
@@ -71,14 +72,34 @@ class ModelRun:
     limit: Optional[int] = None
     max_tokens: Optional[int] = None
     allow_pickle: bool = False
+    images: Optional[str] = None      # --images DIR|FILE[,FILE...] of an image model (None: the bundled photographs)
+
+    @property
+    def reads_images(self) -> bool:
+        """An image model (``dinov2``, ``FILE.onnx``: :func:`numerics.sources.onnx_attention.is_onnx`)."""
+        from numerics.sources.onnx_attention import is_onnx
+
+        return is_onnx(self.model)
 
     def load(self) -> tuple[Any, Any]:
-        """The model (cached in-process by :func:`numerics.sources.models.load_model`) and the corpus;
-        the corpus is read first (a bad ``--texts`` is refused before a model is loaded)."""
+        """The model (cached in-process by :func:`numerics.sources.models.load_model`) and the corpus
+        (texts, or images for an image model: :mod:`numerics.sources.images`); the corpus is read first
+        (a bad ``--texts`` / ``--images`` is refused before a model is loaded), and ``--texts`` with an
+        image model or ``--images`` with a text model is refused."""
         from numerics.sources.corpus import load_corpus
+        from numerics.sources.images import load_images
         from numerics.sources.models import MAX_TOKENS, load_model
 
-        corpus = load_corpus(self.texts, limit=self.limit)
+        if self.reads_images:
+            if self.texts is not None:
+                raise InvalidInput(f"--texts {self.texts!r}: model {self.model!r} reads images, not texts "
+                                   "(give --images DIR|FILE[,FILE...], or nothing for the bundled photographs)")
+            corpus = load_images(self.images, limit=self.limit)
+        else:
+            if self.images is not None:
+                raise InvalidInput(f"--images {self.images!r}: model {self.model!r} reads texts, not images "
+                                   "(--images is for dinov2 and FILE.onnx; give --texts for a text model)")
+            corpus = load_corpus(self.texts, limit=self.limit)
         model = load_model(self.model, allow_pickle=self.allow_pickle,
                            max_tokens=MAX_TOKENS if self.max_tokens is None else self.max_tokens)
         return model, corpus
@@ -92,7 +113,9 @@ class Plan:
 
     >>> quick = Plan.for_verify(0, False)
     >>> quick.command(), [m.model for m in quick.models]
-    ('attnbounds verify --only trained --seed 0', ['minilm', 'smollm2', 'gemma3', 'antiberty'])
+    ('attnbounds verify --only trained --seed 0', ['minilm', 'smollm2', 'gemma3', 'antiberty', 'dinov2'])
+    >>> Plan((ModelRun("dinov2", None, 1, images="cat.png"),)).command()
+    'attnbounds rollout --model dinov2 --images cat.png --limit 1'
     >>> Plan((ModelRun("minilm", None, 40, 128),), 2).command()
     'attnbounds rollout --model minilm --limit 40 --max-tokens 128 --seed 2'
     """
@@ -119,13 +142,13 @@ class Plan:
         not given: AntiBERTy reads antibody V genes); with ``--full`` the full plan's inputs unless
         ``--limit`` / ``--max-tokens`` say otherwise; each ``--check`` a statement over A decided on every
         head (:func:`run_check`)."""
-        from verification.measure.text import FULL, texts_of
+        from verification.measure.text import FULL, FULL_OF, texts_of
 
-        base = FULL if args.full else {}
+        base = FULL_OF.get(args.model, FULL) if args.full else {}
         texts = args.texts if args.texts is not None else texts_of(args.model)   # antiberty: its antibody corpus
         return cls((ModelRun(args.model, texts, args.limit if args.limit is not None else base.get("limit"),
                              args.max_tokens if args.max_tokens is not None else base.get("max_tokens"),
-                             args.allow_pickle),), args.seed, bool(args.full),
+                             args.allow_pickle, getattr(args, "images", None)),), args.seed, bool(args.full),
                    tuple(dict.fromkeys(getattr(args, "check", None) or ())),
                    tuple(getattr(args, "theory", None) or ()) if getattr(args, "check", None) else ())
 
@@ -153,13 +176,15 @@ class Plan:
 
         tail = "".join(f" --theory {shlex.quote(f)}" for f in self.theories)
         tail += "".join(f" --check {shlex.quote(c)}" for c in self.checks)
-        return " && ".join(rollout_line(m.model, m.texts, m.limit, m.max_tokens, m.allow_pickle, self.seed, self.full)
-                           + tail for m in self.models)
+        return " && ".join(rollout_line(m.model, m.texts, m.limit, m.max_tokens, m.allow_pickle, self.seed, self.full,
+                                        m.images) + tail for m in self.models)
 
     def provenance(self) -> dict[str, Any]:
         """Seed, preset (quick / full), the models (a folder or file by its name only, never a path
         of this machine), their corpora, input limits and token limits, and the baseline campaign."""
         from pathlib import Path
+
+        from numerics.sources.images import DEFAULT_NAME as BUNDLED_PHOTOS
 
         def named(x: Optional[str], default: str) -> str:
             return default if x is None else Path(x).name
@@ -168,7 +193,8 @@ class Plan:
             return ", ".join(str(v) for v in values)
         return {"seed": self.seed, "preset": "full" if self.full else "quick",
                 "models": each(named(m.model, "") for m in self.models),
-                "corpora": each(named(m.texts, "default") for m in self.models),
+                "corpora": each(named(m.images, BUNDLED_PHOTOS) if m.reads_images else named(m.texts, "default")
+                                for m in self.models),
                 "inputs": each("all" if m.limit is None else m.limit for m in self.models),
                 "max tokens": each("default" if m.max_tokens is None else m.max_tokens for m in self.models),
                 "baselines": baseline_campaign(self.seed),

@@ -10,11 +10,12 @@ from typing import Any, Optional
 def measure_and_report(model_name: str, store: Any, out_dir: Any, console: Any,
                        texts: Optional[str] = None, limit: Optional[int] = None,
                        max_tokens: Optional[int] = None, allow_pickle: bool = False,
-                       seed: int = 0) -> dict:
-    """Load, measure (resuming), and write the tables and figures of one model."""
+                       seed: int = 0, images: Optional[str] = None) -> dict:
+    """Load, measure (resuming), and write the tables and figures of one model (``images``: an image
+    model's ``--images``)."""
     from verification.trained import checks, report
 
-    plan = checks.Plan((checks.ModelRun(model_name, texts, limit, max_tokens, allow_pickle),), seed)
+    plan = checks.Plan((checks.ModelRun(model_name, texts, limit, max_tokens, allow_pickle, images),), seed)
     checks.run(plan, store, console=console)
     return next(iter(report.report(store, plan, out_dir, console).values()))
 
@@ -53,12 +54,17 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser("rollout", help="D1 equality shares and rollout tightness on a trained model")
     add_common(p)
-    p.add_argument("--model", default="minilm", help="minilm | smollm2 | gemma3 | antiberty | a checkpoint folder | "
-                   "a weights file (.safetensors, .safetensors.index.json, .gguf; the file named is the one loaded, with "
-                   "its folder's config.json and tokenizer)")
+    p.add_argument("--model", default="minilm", help="minilm | smollm2 | gemma3 | antiberty | dinov2 (a vision "
+                   "transformer, on images) | a checkpoint folder | a weights file (.safetensors, "
+                   ".safetensors.index.json, .gguf; the file named is the one loaded, with its folder's config.json "
+                   "and tokenizer) | an ONNX image model (FILE.onnx: its Softmax outputs are read as attention)")
     p.add_argument("--texts", default=None, help="corpus: text file (lines or blank-line blocks) or JSONL "
                    "with a 'text' field, or antibody-v-genes (human germline V genes, for antiberty) (default: pydoc topics, "
                    "stdlib docstrings and package licenses, interleaved)")
+    p.add_argument("--images", default=None, metavar="DIR|FILE[,FILE...]",
+                   help="inputs of an image model (dinov2, FILE.onnx): a folder of .png/.jpg files or a "
+                        "comma-separated list of files (default: 19 photographs bundled with scikit-image and "
+                        "scikit-learn)")
     p.add_argument("--limit", type=positive_int, default=None, help="first N inputs only (N >= 1)")
     p.add_argument("--max-tokens", type=int_at_least(2), default=None,
                    help="truncate inputs here (>= 2; default 512)")
@@ -76,7 +82,8 @@ def register(subparsers: Any) -> None:
 
 
 def verify_section(ctx: Any) -> None:
-    """Both embedded models on the main job's inputs (full: 300 inputs each at 512 tokens)."""
+    """The embedded models on the main job's inputs (full: 300 inputs each at 512 tokens; DINOv2 every
+    bundled photograph)."""
     from verification import family
 
     family.verify(ctx, "trained")

@@ -4,7 +4,7 @@ and head, how often Theorem D1's equality holds (all tokens, content tokens, fir
 dropped), how tight rollout is and the D2 chain, read from the stored campaigns only (the rows are
 those of :mod:`verification.trained.report`; nothing is recomputed, no model is loaded).
 
-The campaign of a model is found in the store by its settings (``trained-v3:<model>:<corpus>:
+The campaign of a model is found in the store by its settings (``trained-v4:<model>:<corpus>:
 max<T>:r0.5:mean:w<fingerprint>``, T = 128 quick, 512 full), and only the chunks of the main job's
 inputs are read (quick: the first 120 / 12 / 12 inputs of the default corpus, AntiBERTy 24 antibody V genes; 300 full:
 :func:`verification.measure.text.main_inputs`), so the inputs a user's ``attnbounds rollout --limit ...`` adds to the same
@@ -37,21 +37,25 @@ from verification.measure.attention import FUSION, RESIDUAL
 from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots, read_baselines
 from verification.measure.text import corpus_of, find_campaign, model_need
 from verification.trained.checks import Plan, baseline_campaign, baseline_chunks
-from verification.trained.report import (FLOAT_COLUMNS, VARIANT_TITLES, collect_records, compare_table, d1_table,
-                                          float_rows, heads_shares, median_interval, rollout_table, sizes_of, slug,
-                                          source_order, source_table, wilson_cell)
+from verification.trained.report import (ALWAYS_TIGHT, FLOAT_COLUMNS, FLOAT_TESTS, VARIANT_TITLES,
+                                          collect_records, compare_table, d1_table, float_rows, heads_shares,
+                                          median_interval, rollout_table, sizes_of, slug, source_order, source_table,
+                                          wilson_cell)
 
-MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma", "antiberty": "AntiBERTy"}  # -> macro word
+MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma", "antiberty": "AntiBERTy", "dinov2": "DINOvTwo"}  # -> macro word
 TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit GGUF)",
-          "gemma3": "Gemma 3 270M (4-bit GGUF)", "antiberty": "AntiBERTy"}
+          "gemma3": "Gemma 3 270M (4-bit GGUF)", "antiberty": "AntiBERTy",
+          "dinov2": "DINOv2-S (ONNX, saliency fine-tune)"}
 # what the cross-model table says of each embedded model (numerics.sources.models holds the files)
 ARCHITECTURES = {"minilm": ("BERT encoder", "bidirectional"), "smollm2": ("Llama decoder", "causal, grouped-query"),
                  "gemma3": ("Gemma 3 decoder", "causal, grouped-query, sliding window 512 + global every 6th layer"),
-                 "antiberty": ("BERT encoder (antibody sequences)", "bidirectional")}
-LEGEND = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma 3", "antiberty": "AntiBERTy"}
+                 "antiberty": ("BERT encoder (antibody sequences)", "bidirectional"),
+                 "dinov2": ("ViT encoder (images, patch 14)", "bidirectional")}
+LEGEND = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma 3", "antiberty": "AntiBERTy", "dinov2": "DINOv2-S"}
 SHORT = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M (4-bit)", "gemma3": "Gemma 3 270M (4-bit)",
-         "antiberty": "AntiBERTy"}
-QUANTISATION = {"minilm": "float32", "smollm2": "GGUF Q4_1", "gemma3": "GGUF Q4_K_M", "antiberty": "float32"}
+         "antiberty": "AntiBERTy", "dinov2": "DINOv2-S"}
+QUANTISATION = {"minilm": "float32", "smollm2": "GGUF Q4_1", "gemma3": "GGUF Q4_K_M", "antiberty": "float32",
+                "dinov2": "float32 (ONNX)"}
 
 
 # the per-model tables the paper typesets (the prose reads them); every other per-model table is data only
@@ -415,25 +419,49 @@ def _models_part(part: Part, found: dict, data_by_model: dict, baselines: str) -
 
 
 def _float_part(part: Part, found: dict) -> None:
-    """The table ``trained-float`` and its macros: what a float test at tolerance 0 gets wrong."""
+    """The table ``trained-float`` and its macros: what a float test of D1 at tolerance 0 gets wrong,
+    for each of its three implementations (:mod:`numerics.dobrushin.float_tests`) and the constant
+    answer "always tight". Macros per model word W (MiniLM, ...), precision P (float32, float64) and
+    test X (AsStored, Renormalised, Condition): ``\\WFloatPXWrong`` ("k/n [lo, hi]"), ``...Violated``,
+    ``...TightMissed``; ``\\WAlwaysTightWrong``; the renormalised test also under the names without X
+    (``\\MiniLMFloatThreeTwoWrong``: the suite's original test); totals over the models
+    ``\\FloatFloatPXViolatedTotal`` (and ``\\FloatFloatPViolatedTotal``, renormalised), ``\\FloatVerdictsTotal``."""
     rows = float_rows({TITLES.get(name, name): records for name, (_, records) in found.items()})
-    for name, row in zip(found, rows):
+    per_model = len(FLOAT_TESTS) + 1
+    totals: dict = {}
+    for k, name in enumerate(found):
         word = MODELS.get(name, name)
-        cells = dict(zip(FLOAT_COLUMNS, row))
-        for dt in ("float32", "float64"):
-            part.macro(cells[f"{dt} wrong [95% CI]"], word, dt, "wrong")
-            part.macro(str(cells[f"{dt}: violated"]), word, dt, "violated")
-            part.macro(str(cells[f"{dt}: tight missed"]), word, dt, "tight missed")
-    total = sum(r[1] for r in rows)
-    for dt, i in (("float32", 4), ("float64", 7)):
-        part.macro(str(sum(r[i] for r in rows)), "float", dt, "violated total")
-    part.macro(str(total), "float verdicts total")
+        for row in rows[k * per_model:(k + 1) * per_model]:
+            cells = dict(zip(FLOAT_COLUMNS, row))
+            test = cells["float test"]
+            if test == ALWAYS_TIGHT:
+                part.macro(cells["float32 wrong [95% CI]"], word, "always tight wrong")
+                continue
+            for dt in ("float32", "float64"):
+                names = [(word, dt, test)] + ([(word, dt)] if test == "renormalised" else [])
+                for base in names:
+                    part.macro(cells[f"{dt} wrong [95% CI]"], *base, "wrong")
+                    part.macro(str(cells[f"{dt}: violated"]), *base, "violated")
+                    part.macro(str(cells[f"{dt}: tight missed"]), *base, "tight missed")
+                v = cells[f"{dt}: violated"]
+                totals[(dt, test)] = totals.get((dt, test), 0) + (v if isinstance(v, int) else 0)
+    for (dt, test), v in totals.items():
+        part.macro(str(v), "float", dt, test, "violated total")
+        if test == "renormalised":
+            part.macro(str(v), "float", dt, "violated total")
+    part.macro(str(sum(r[2] for r in rows[::per_model])), "float verdicts total")
     part.tables.append(Table(
         "trained-float", frame(rows, FLOAT_COLUMNS),
-        "What a float test at tolerance 0 gets wrong: every D1 verdict of the measured models on all tokens (each "
-        "head and the head mean, every layer) decided exactly, against the verdict of the same test with both "
-        "sides computed in float32 and in float64 on the stored attention (equal: tight; left smaller: holds; "
-        "larger: violated). 'violated': the float test shows the bound broken where exact arithmetic proves it "
-        "holds; 'tight missed': an exact equality the float test calls strict or violated (95% Wilson intervals).",
-        "campaigns " + ", ".join(c for c, _ in found.values()) + "; float verdicts by numerics.dobrushin.dobrushin in each precision",
+        "What a float test of D1 at tolerance 0 gets wrong depends on how the test is implemented. Every D1 "
+        "verdict of the measured models on all tokens (each head and the head mean, every layer) decided "
+        "exactly, against three float implementations of it, each in float32 and in float64 on the stored "
+        "attention: as-stored (both sides computed from the stored floats; equal: tight, left smaller: holds, "
+        "larger: violated), renormalised (the same after the rows are divided by their sum in that precision) "
+        "and condition (the equality condition in floats: a maximising pair of the float d_ij, tight if both "
+        "self-dominance margins are nonnegative, else holds); and the constant answer 'always tight' (its "
+        "errors: the exact strict verdicts). 'violated': the float test shows the bound broken where exact "
+        "arithmetic proves it holds; 'tight missed': an exact equality the float test calls strict or "
+        "violated (95% Wilson intervals).",
+        "campaigns " + ", ".join(c for c, _ in found.values()) + "; float verdicts by "
+        "numerics.dobrushin.float_tests in each precision",
         campaigns=tuple(c for c, _ in found.values()), command=part.commands[0]))

@@ -28,6 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from theory.errors import InvalidInput
+from verification.measure.attention import float_key
 from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots, read_baselines
 from verification.report.aggregate import median
 from verification.report.figures import save_figure
@@ -246,25 +247,44 @@ def compare_table(data: dict) -> tuple[list, list]:
 
 
 
-FLOAT_COLUMNS = ["model", "D1 verdicts", "exact: tight", "float32 wrong [95% CI]", "float32: violated",
+FLOAT_TESTS = ("as-stored", "renormalised", "condition")    # numerics.dobrushin.float_tests.IMPLEMENTATIONS
+ALWAYS_TIGHT = "always tight"                                  # the constant baseline: every verdict called tight
+FLOAT_COLUMNS = ["model", "float test", "D1 verdicts", "float32 wrong [95% CI]", "float32: violated",
                  "float32: tight missed", "float64 wrong [95% CI]", "float64: violated", "float64: tight missed"]
 
 
+def float_counts(d1: list, key: Optional[str]) -> Optional[tuple[int, int, int]]:
+    """(wrong, violated, tight missed) of the float verdicts stored under ``extra[key]`` against the
+    exact verdicts of the D1 records ``d1``; ``key`` None: the constant answer "tight"; None when a
+    record lacks the key (a campaign stored before that implementation).
+
+    >>> d1 = [{"verdict": "tight", "extra": {"f": "holds"}}, {"verdict": "holds", "extra": {"f": "violated"}}]
+    >>> float_counts(d1, "f"), float_counts(d1, None), float_counts(d1, "g")
+    ((2, 1, 1), (1, 0, 0), None)
+    """
+    got = ["tight"] * len(d1) if key is None else [r["extra"].get(key) for r in d1]
+    if any(g is None for g in got):
+        return None
+    return (sum(g != r["verdict"] for g, r in zip(got, d1)), sum(g == "violated" for g in got),
+            sum(r["verdict"] == "tight" and g != "tight" for g, r in zip(got, d1)))
+
+
 def float_rows(records_by_model: dict) -> list[list]:
-    """Per model (``{label: its stored records}``): every D1 verdict on all tokens (each head and the
-    head mean, every layer) decided exactly, against the verdict a float32 and a float64 test at
-    tolerance 0 gives on the same stored attention (:func:`verification.measure.attention.float_verdicts`):
-    how many the float test gets wrong (95% Wilson), how many it calls violated (a bound exact
-    arithmetic proves) and how many exact equalities it misses."""
+    """Per model (``{label: its stored records}``) four rows, one per float test of D1 at tolerance 0
+    (:data:`FLOAT_TESTS`, :mod:`numerics.dobrushin.float_tests`) and the constant answer "always
+    tight" (:data:`ALWAYS_TIGHT`): every D1 verdict on all tokens (each head and the head mean, every
+    layer) decided exactly, against that test's float32 and float64 verdicts on the same stored
+    attention: how many it gets wrong (95% Wilson), how many it calls violated (a bound exact
+    arithmetic proves) and how many exact equalities it misses ("-" where the records lack a test)."""
     rows = []
     for label, records in records_by_model.items():
         d1 = [r for r in records if r["theorem"] == "dobrushin.factor" and "float32" in r["extra"]]
-        row = [label, len(d1), sum(r["verdict"] == "tight" for r in d1)]
-        for dt in ("float32", "float64"):
-            wrong = sum(r["extra"][dt] != r["verdict"] for r in d1)
-            row += [f"{wrong}/{len(d1)} {wilson_cell(wrong, len(d1))}", sum(r["extra"][dt] == "violated" for r in d1),
-                    sum(r["verdict"] == "tight" and r["extra"][dt] != "tight" for r in d1)]
-        rows.append(row)
+        for test in FLOAT_TESTS + (ALWAYS_TIGHT,):
+            row = [label, test, len(d1)]
+            for dt in ("float32", "float64"):
+                c = float_counts(d1, None if test == ALWAYS_TIGHT else float_key(dt, test))
+                row += ["-"] * 3 if c is None else [f"{c[0]}/{len(d1)} {wilson_cell(c[0], len(d1))}", c[1], c[2]]
+            rows.append(row)
     return rows
 
 

