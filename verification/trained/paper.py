@@ -457,9 +457,9 @@ def _float_part(part: Part, found: dict) -> None:
         "exactly, against three float implementations of it, each in float32 and in float64 on the stored "
         "attention: as-stored (both sides computed from the stored floats; equal: tight, left smaller: holds, "
         "larger: violated), renormalised (the same after the rows are divided by their sum in that precision) "
-        "and condition (the equality condition in floats: a maximising pair of the float d_ij, tight if both "
-        "self-dominance margins are nonnegative, else holds); and the constant answer 'always tight' (its "
-        "errors: the exact strict verdicts). 'violated': the float test shows the bound broken where exact "
+        "and condition (the equality condition in floats: a pair maximising the float distance between two "
+        "rows, tight if both self-dominance margins are nonnegative, else holds); and the constant answer "
+        "'always tight' (its errors: the exact strict verdicts). 'violated': the float test shows the bound broken where exact "
         "arithmetic proves it holds; 'tight missed': an exact equality the float test calls strict or "
         "violated (95% Wilson intervals).",
         "campaigns " + ", ".join(c for c, _ in found.values()) + "; float verdicts by "
