@@ -24,16 +24,12 @@ register(Theorem(id="mine.filed", title="a false bound filed as proved", categor
 @pytest.fixture
 def theory(tmp_path):
     """The theory file, and the registry as it was before the test once it ends."""
-    from theory import plugins, registry
+    from theory.plugins import unload_files
 
-    registry.load_all()
-    saved = dict(registry.REGISTRY), dict(registry.SOURCES), dict(plugins._FILES)
     path = tmp_path / "mine.py"
     path.write_text(THEORY)
     yield str(path)
-    for d, old in zip((registry.REGISTRY, registry.SOURCES, plugins._FILES), saved):
-        d.clear()
-        d.update(old)
+    unload_files()                      # its theorems leave the registry (theory.plugins' public reset)
 
 
 def _prove(tmp_path, capsys, *argv):
