@@ -130,8 +130,8 @@ def _sym(name: str) -> sp.Symbol:
 
 
 _Ls, _Ln = _sym(r"L_{\mathrm{SAN}}"), _sym(r"L_{\mathrm{std}}")
-TRAINABLE = _claim("san.claim.trainable", "A configuration trains below the unigram entropy",
-                   sp.StrictLessThan(_sym(r"L_{\mathrm{val}}"), _sym(r"H_{\mathrm{unigram}}")),
+TRAINABLE = _claim("san.claim.trainable", "A configuration trains below the bigram model's validation loss",
+                   sp.StrictLessThan(_sym(r"L_{\mathrm{val}}"), _sym(r"L_{\mathrm{bigram,val}}")),
                    "never (a strict comparison); the run has not diverged",
                    "never (a strict comparison); the run has not diverged")
 GAP = _claim("san.claim.gap", "The loss gap of attention-only models",

@@ -6,13 +6,16 @@ import sys
 from functools import lru_cache
 from importlib import metadata
 
-_PACKAGES = ("attnbounds", "numpy", "torch", "scipy", "sympy", "mpmath", "numba", "transformers", "gguf")
+_PACKAGES = ("attnbounds", "numpy", "torch", "scipy", "sympy", "mpmath", "numba", "transformers", "gguf", "onnxruntime")
 
 
 @lru_cache(maxsize=1)
 def versions() -> dict[str, str]:
     """Versions of Python and of the packages a result depends on."""
-    out = {"python": platform.python_version(), "platform": f"{sys.platform}-{platform.machine()}"}
+    from numerics import pins
+
+    out = {"python": platform.python_version(), "platform": f"{sys.platform}-{platform.machine()}",
+           "kernels": f"{pins.summary()} (numerics.pins)"}
     for name in _PACKAGES:
         try:
             out[name] = metadata.version(name)
@@ -23,5 +26,5 @@ def versions() -> dict[str, str]:
 
 def versions_line() -> str:
     v = versions()
-    keys = ("attnbounds", "python", "numpy", "torch", "sympy", "mpmath", "numba")
+    keys = ("attnbounds", "python", "numpy", "torch", "sympy", "mpmath", "numba", "kernels")
     return ", ".join(f"{k} {v[k]}" for k in keys)

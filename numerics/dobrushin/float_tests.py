@@ -16,9 +16,11 @@ float32 or float64 (``dtype``), each giving one verdict string per matrix of ``A
                    A_jj - A_ij >= 0 in ``dtype``, else "holds"; it never says "violated"
                    (:func:`condition`)
 
-The == tests take delta from :func:`numerics.dobrushin.dobrushin` (the compiled min-form kernel,
-which computes in its input's precision); the condition's d_ij are L1 sums in a fixed order
-(compiled without fast-math, so its floats do not depend on the machine's vector width). The exact verdict is
+Every implementation computes d_ij = 1/2 sum_k |A_ik - A_jk| the same way, in ``dtype``, by one
+sum in a fixed order (:func:`_l1`: eight interleaved partial sums combined pairwise, compiled
+without fast-math and for a generic CPU, :mod:`numerics.pins`, so its floats do not depend on the
+machine); the == tests take delta as the largest of them (:func:`delta_l1`), for A and for
+(I + A)/2 = (eye + A) / 2 formed in ``dtype``. The exact verdict is
 for the stored floats with each row divided by its *exact* sum; none of these is.
 
 >>> A = np.array([[0.5, 0.25, 0.25], [0.125, 0.75, 0.125], [0.25, 0.25, 0.5]])   # dyadic: no rounding
@@ -34,7 +36,6 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from numerics.dobrushin.core import dobrushin
 from numerics.stochastic import as_stochastic
 from theory.errors import InvalidInput
 
@@ -59,11 +60,25 @@ def _floats(A: Any, dtype: str, renormalise: bool) -> np.ndarray:
     return t
 
 
+def delta_l1(t: np.ndarray) -> np.ndarray:
+    """delta of each matrix of ``t`` (..., n, n) in its precision as the float test computes it: the
+    maximum over i < j of 1/2 sum_k |t_ik - t_jk|, each sum by :func:`_l1` (fixed order, no
+    fast-math). Shape (...); 0 for n = 1.
+
+    >>> float(delta_l1(np.array([[0.9, 0.1], [0.2, 0.8]])))   # 2x2: |det| = 0.7
+    0.7
+    """
+    n = t.shape[-1]
+    flat = np.ascontiguousarray(t.reshape((-1, n, n)))
+    return _delta_kernel(flat).reshape(t.shape[:-2])
+
+
 def _equality_test(t: np.ndarray) -> np.ndarray:
-    """'tight' / 'holds' / 'violated': delta((I + t)/2) against (1 + delta(t))/2, all in t's precision."""
+    """'tight' / 'holds' / 'violated': delta((I + t)/2) against (1 + delta(t))/2, all in t's
+    precision, both deltas by :func:`delta_l1`."""
     one, two = t.dtype.type(1), t.dtype.type(2)
     half = (np.eye(t.shape[-1], dtype=t.dtype) + t) / two
-    lhs, rhs = dobrushin(half, row_tol=ROW_TOL), (one + dobrushin(t, row_tol=ROW_TOL)) / two
+    lhs, rhs = delta_l1(half), (one + delta_l1(t)) / two
     return np.where(lhs == rhs, "tight", np.where(lhs < rhs, "holds", "violated"))
 
 
@@ -107,6 +122,24 @@ def _l1(P, b, i, j):  # noqa: ANN001
     for k in range(m, n):
         s += abs(P[b, i, k] - P[b, j, k])
     return s
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _delta_kernel(P):  # noqa: ANN001
+    """max_{i<j} 1/2 _l1(P, b, i, j) per matrix b of P (B, n, n), in P's precision; parallel over
+    matrices only (each matrix's maximum is taken in one order)."""
+    B, n, _ = P.shape
+    half = P.dtype.type(0.5)
+    out = np.zeros(B, dtype=P.dtype)
+    for b in prange(B):
+        best = P.dtype.type(0)
+        for i in range(n):
+            for j in range(i + 1, n):
+                d = _l1(P, b, i, j) * half
+                if d > best:
+                    best = d
+        out[b] = best
+    return out
 
 
 @njit(parallel=True, cache=True, nogil=True)

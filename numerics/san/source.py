@@ -41,7 +41,10 @@ class SANSource:
         ids = torch.tensor(list(text_input.text.encode("utf-8"))[: self.max_tokens], dtype=torch.int64)
         if ids.numel() < 2:
             raise InvalidInput(f"{text_input.id}: fewer than two bytes; attention needs n >= 2")
-        A = self.model.attentions(ids[None])[:, 0].to(torch.float64).numpy()   # (L, H, T, T)
+        from numerics.device import single_thread
+
+        with single_thread():   # one intra-op thread: sums split one way whatever the machine's cores
+            A = self.model.attentions(ids[None])[:, 0].to(torch.float64).numpy()   # (L, H, T, T)
         return AttentionInstance(model=self.name, input=text_input.id, sha=text_input.sha, attention=A,
                                  special=np.zeros(A.shape[-1], dtype=bool), causal=True,
                                  provenance=dict(self.provenance, input=text_input.id, sha=text_input.sha,

@@ -175,8 +175,11 @@ class LoadedModel:
 
     def instance(self, text_input: Any) -> AttentionInstance:
         """The :class:`~numerics.sources.AttentionInstance` of one corpus input (a ``TextInput``)."""
+        from numerics.device import single_thread
+
         enc = self.encode(text_input.text)
-        A = self.attentions_of(enc).double().numpy()              # (L, H, T, T), float32 widened exactly
+        with single_thread():   # one intra-op thread: sums split one way whatever the machine's cores
+            A = self.attentions_of(enc).double().numpy()          # (L, H, T, T), float32 widened exactly
         return AttentionInstance(
             model=self.name, input=text_input.id, sha=text_input.sha, attention=A,
             special=enc.special.numpy(), causal=bool(self.causal),

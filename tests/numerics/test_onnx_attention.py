@@ -96,10 +96,30 @@ def test_tiny_model_attention_is_the_softmax_output(tmp_path, photo):
     assert np.allclose(inst.attention[0, 0], p / p.sum(-1, keepdims=True), atol=1e-5)
     prov = inst.provenance
     assert prov["input"] == "noise" and prov["text_sha"] == item.sha and prov["T"] == 16
-    assert "onnxruntime" in prov["attention_read"]
-    assert "Softmax outputs added as graph outputs" in prov["attention_read"]
+    assert "reference evaluator" in prov["attention_read"]
+    assert "cut to its Softmax outputs" in prov["attention_read"]
     assert "ImageNet" in prov["normalisation"] and isinstance(prov["high_norm_tokens"], list)
     assert m.residual_output == "resid"
+
+
+def test_reference_evaluator_agrees_with_onnxruntime(tmp_path, photo):
+    """The cross-check of the engine: onnxruntime (its CPU-dispatched kernels, optimisations off) on
+    the same graph and pixels gives the same attention to float32 rounding, and a second reading by
+    the reference evaluator is bit-identical."""
+    import onnxruntime as ort
+
+    path = tiny_model(tmp_path / "tiny.onnx")
+    m = load_onnx(path, cache=False)
+    x = m.pixels(images.read_images(str(photo)).inputs[0])
+    model = onnx.load(str(path))
+    model.graph.output.append(helper.make_tensor_value_info(m.attention_outputs[0], TensorProto.FLOAT, None))
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    theirs = sess.run([m.attention_outputs[0]], {m.input_name: x})[0][0]
+    ours = m.run(x)[0][0]
+    assert ours.shape == theirs.shape and np.allclose(ours, theirs, rtol=0, atol=1e-5)
+    assert np.array_equal(ours, load_onnx(path, cache=False).run(x)[0][0])
 
 
 def test_same_file_elsewhere_same_fingerprint_and_attention(tmp_path, photo):

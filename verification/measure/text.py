@@ -7,7 +7,7 @@ one model's run), written here once for both families.
 The campaign of a model is found by its settings (``trained-v4:<model>:<corpus>:max<T>:r0.5:mean:
 w<fingerprint>``, T = 128 quick, 512 full; the corpus ``pydoc+doc+lic`` for the text models,
 ``antibody-v-genes`` for AntiBERTy), and only the chunks of the main job's inputs are read (quick: the
-first 120 / 12 / 12 inputs of the default three-source corpus for MiniLM / SmolLM2 / Gemma 3, the
+first 120 / 6 / 6 inputs of the default three-source corpus for MiniLM / SmolLM2 / Gemma 3, the
 first 24 antibody V genes for AntiBERTy, the first 4 bundled photographs (``bundled-photos``) for
 DINOv2 at its fixed 257 tokens; 300 full, all 19 photographs: :func:`main_inputs`); when several
 fingerprints were measured, the one with the most of those
@@ -24,13 +24,14 @@ from verification.measure.attention import FUSION, RESIDUAL, VERSION, chunk_key
 from verification.report.part import MissingCampaign, Need, resolve
 
 # quick (the main job on 2 cores in under 10 minutes): 40 inputs per source for MiniLM (the model whose
-# D1 shares the prose quotes), 4 per source for SmolLM2 (causal: its D1 verdicts are tight by
-# construction; 30 layers cost more per input), 4 per source for Gemma 3 (causal too; its load alone costs about a minute), and 24 antibody V genes (8 per chain) for
+# D1 shares the prose quotes), 2 per source for SmolLM2 (causal: its D1 verdicts are tight by
+# construction; 30 layers cost more per input), 2 per source for Gemma 3 (causal too; about 5 s an input
+# with the pinned kernels of numerics.pins), and 24 antibody V genes (8 per chain) for
 # AntiBERTy, a protein model: its corpus is numerics.sources.corpus.ANTIBODY_NAME, not English text
 # DINOv2, the vision transformer (an ONNX file, numerics.sources.onnx_attention), reads images: the first 4
 # bundled photographs quick (about 2 s each), all 19 full; its token count is fixed (257: CLS + 16 x 16 patches)
-QUICK = {"minilm": dict(limit=120, max_tokens=128), "smollm2": dict(limit=12, max_tokens=128),
-         "gemma3": dict(limit=12, max_tokens=128), "antiberty": dict(limit=24, max_tokens=128),
+QUICK = {"minilm": dict(limit=120, max_tokens=128), "smollm2": dict(limit=6, max_tokens=128),
+         "gemma3": dict(limit=6, max_tokens=128), "antiberty": dict(limit=24, max_tokens=128),
          "dinov2": dict(limit=4, max_tokens=257)}
 FULL = dict(limit=300, max_tokens=512)   # every text model, `attnbounds verify --full`
 FULL_OF = {"dinov2": dict(limit=None, max_tokens=257)}       # a model's own full settings (default: FULL)

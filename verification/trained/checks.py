@@ -58,7 +58,7 @@ from verification.measure.baselines import TRAINED
 from verification.plan import RunResult, recording
 
 FULL_SCALES = ("every text model on 300 inputs at up to 512 tokens and DINOv2 on all 19 bundled photographs (quick: "
-               "MiniLM 120, SmolLM2 12 and Gemma 3 12 inputs of the English corpus, AntiBERTy 24 antibody V genes, "
+               "MiniLM 120, SmolLM2 6 and Gemma 3 6 inputs of the English corpus, AntiBERTy 24 antibody V genes, "
                "at up to 128 tokens, DINOv2 4 photographs at 257 tokens), with their matched-n random baselines")
 
 

@@ -12,7 +12,7 @@ import math
 from typing import Any, Optional
 
 from verification.report.part import MissingCampaign, Part, Table
-from verification.san.checks.claims import ALPHA, GATE_MARGIN, MARGIN, claims_campaign, claims_chunk, path_runs
+from verification.san.checks.claims import ALPHA, MARGIN, claims_campaign, claims_chunk, path_runs
 from verification.san.checks.presets import PRESETS
 from verification.san.report.tables import (ROLE_ORDER, bottleneck_table, claims_table, curves_table, figures,
                                             gate_table, matched_loss_table, probes_table, robustness_table,
@@ -38,13 +38,29 @@ READING = {
     ("probes", "recall-params"): ("the attention-only model recalls worse, the paper's direction",
                                   "the attention-only model recalls better, against the paper's direction",
                                   "no difference is shown"),
+    ("probes", "retrieval-depth"): ("the attention-only model retrieves better, the paper's direction",
+                                    "the standard model retrieves better, against the paper's direction",
+                                    "no difference is shown"),
+    ("probes", "recall-depth"): ("the attention-only model recalls worse, the paper's direction",
+                                 "the attention-only model recalls better, against the paper's direction",
+                                 "no difference is shown"),
 }
 
 
-def reading(claim: str, instance: str, outcome: str) -> str:
-    """The words for ``outcome`` of one claim (see :data:`READING`)."""
-    if outcome == "not-testable":           # the gate failed: the claim's record says which model, which gate
-        return "the models compared did not all pass the training gate, or the probe's reference did not pass its positive control"
+def reading(claim: str, instance: str, outcome: str, gate: str = "") -> str:
+    """The words for ``outcome`` of one claim (see :data:`READING`); a not-testable one says why,
+    from its record's ``gate``: a role this preset does not train, a model that did not beat the
+    bigram model, or a probe whose reference is not above chance."""
+    if outcome == "not-testable":           # the claim's record says which model, which gate
+        why = []
+        if "not trained by this preset" in gate:
+            why.append("this preset does not train the models it compares (the paper preset does)")
+        if "training gate" in gate:
+            why.append("a model compared did not beat the bigram model on validation")
+        if "positive control" in gate:
+            why.append("the probe's reference is not above chance (its positive control fails)")
+        return "; ".join(why) or ("the models compared did not all pass the training gate, or the probe's "
+                                  "reference did not pass its positive control")
     words = READING.get((claim, instance), ("supported", "refuted", "inconclusive"))
     return words[("supported", "refuted", "inconclusive").index(outcome)]
 
@@ -82,15 +98,17 @@ def paper_part(store: Any, plan: Any) -> Part:
         Table("san-runs", runs_df, f"SAN runs ({scale}; primary numerical path): validation loss (nats per byte), "
               "probe accuracies and accuracy above the larger chance level", prov, **made),
         Table("san-gate", gate_table(runs, PRESETS[name].ctx, PRESETS[name].n_facts),
-              f"The training gate: per role, the runs whose validation loss lies at least {GATE_MARGIN:g} nats per byte "
-              "below the unigram entropy of the training bytes (the bigram entropy beside it), and the reference's "
-              "positive control per probe (its accuracy above the probe's chance level, one-sided t over seeds); "
+              "The training gate: per role, the runs whose validation loss lies below the bigram model's loss on the "
+              "same validation windows (byte pairs of the training text, add-k smoothing at the k that favours it; "
+              "the unigram and bigram entropies of the training bytes beside it), and the reference's "
+              "positive control per probe (every seed's accuracy above the probe's chance level, exact one-sided "
+              "binomial tests, Bonferroni over the seeds); "
               "a claim comparing a role with a failed run, or a probe claim whose control fails, is not testable",
               prov, **made),
         Table("san-curves", curves_table(runs), "Losses at matched steps: validation loss (nats per byte; mean, "
               "min and max over seeds) and probe accuracies per role at initialisation and at every checkpoint",
               prov, **made),
-        Table("san-matched-loss", matched_loss_table(runs, (runs[0]["unigram"] if runs else math.nan) - GATE_MARGIN),
+        Table("san-matched-loss", matched_loss_table(runs, (runs[0].get("bigram_val", math.nan) if runs else math.nan)),
               "Steps at matched loss: per role, the training steps its runs need to reach the training gate and "
               "the worst role's final mean loss (validation loss, linear between checkpoints; mean over the seeds "
               "that reach it)", prov, **made),
@@ -121,9 +139,12 @@ def paper_part(store: Any, plan: Any) -> Part:
     part.figures += figures(runs, claims_df, spectra_table(runs), prov)
     part.tables.insert(0, report_claims(claims_df, bpt_factor, prov, **made))
     for _, c in claims_df.iterrows():
-        part.macro(c["statistic"], "San", c["claim"], c["instance"])
+        stat = c["statistic"]
+        part.macro(stat if stat is not None and math.isfinite(float(stat)) else "not measured", "San", c["claim"],
+                   c["instance"])
         part.macro(c["outcome"], "San", c["claim"], c["instance"], "outcome")
-        part.macro(reading(c["claim"], c["instance"], c["outcome"]), "San", c["claim"], c["instance"], "reading")
+        part.macro(reading(c["claim"], c["instance"], c["outcome"], str(c.get("gate") or "")), "San", c["claim"],
+                   c["instance"], "reading")
         mde = c["mde"]
         part.macro(float(mde) if mde is not None and math.isfinite(float(mde)) else "unbounded", "San", c["claim"],
                    c["instance"], "mde")
@@ -135,9 +156,10 @@ def paper_part(store: Any, plan: Any) -> Part:
             part.macro(f"{float(c['approx_nats_per_token']):.2f}", "San", c["claim"], c["instance"], "per token")
     _summary_macros(part, runs, runs_df, claims_df, rollout_table(store, camp), bottleneck_table(store, camp),
                     probes_table(runs), list(paths))
+    _prose_macros(part, claims_df, runs_df, name)
     factor = [r["verdict"] for r in store.records(camp, theorem="dobrushin.factor")]
     prose_guards(part, max_params=int(runs_df["params"].max()), ref_layers=int(part.macros["SanRefLayers"]),
-                 deepest=part.macros.get("SanQkNormDeepestLayers"),
+                 deepest=int(runs_df["layers"].max()) if len(runs_df) else None,
                  d1_tight=sum(v == "tight" for v in factor), d1_layers=len(factor))
     return part
 
@@ -224,6 +246,62 @@ def prose_guards(part: Part, max_params: int, ref_layers: int, deepest: Optional
                detail=f"D1 tight on {d1_tight} of {d1_layers} stored layer checks")
 
 
+def _num(x: Any) -> str:
+    """A number in prose as a macro writes it (four significant digits)."""
+    return f"{float(x):.4g}"
+
+
+def _prose_macros(part: Part, claims_df: Any, runs_df: Any, preset: str) -> None:
+    """Sentences whose shape depends on which roles the preset trained (plain text, numbers written as
+    the macros write them): ``SanGapOthersText`` (the gaps at matched FLOPs and parameters and the
+    reduction) and ``SanProbesText`` (the probes of the parameter-matched pair, else the depth-matched
+    one); ``SanProbePair`` names the pair."""
+    rows = {(c["claim"], c["instance"]): c for _, c in claims_df.iterrows()}
+    trained = set(runs_df["role"])
+
+    def said(key: tuple) -> str:
+        c = rows[key]
+        return f"{reading(key[0], key[1], c['outcome'], str(c.get('gate') or ''))} ({c['outcome']}"
+
+    if {"san-flops", "san-params"} <= trained:
+        fl, pa, re_ = rows[("gap", "flops")], rows[("gap", "params")], rows[("gap", "reduction")]
+        text = (f"At matched FLOPs it is {_num(fl['statistic'])}: {said(('gap', 'flops'))}; the paper's 0.26 nats "
+                f"per token). At matched parameters it is {_num(pa['statistic'])}: {said(('gap', 'params'))}; TOST "
+                f"at margin {MARGIN:g}). The reduction of the gap from matched depth to matched parameters, its own "
+                f"statistic, is {_num(re_['statistic'])}: {said(('gap', 'reduction'))}).")
+    else:
+        text = (f"The {preset} preset does not train the FLOPs- and parameter-matched models (the paper preset "
+                "does): the gaps at matched FLOPs and parameters, and the reduction of the gap between them, are "
+                "not testable here.")
+    part.macro(text, "San", "gap others text")
+    pair = "params" if "san-params" in trained else "depth"
+    part.macro("parameter" if pair == "params" else "depth", "San", "probe pair")
+    ret, rec = rows[("probes", f"retrieval-{pair}")], rows[("probes", f"recall-{pair}")]
+    stat = lambda c: _num(c["statistic"]) if math.isfinite(float(c["statistic"])) else "not measured"  # noqa: E731
+    part.macro(f"On context-grounded retrieval the accuracy of the {part.macros['SanProbePair']}-matched SAN minus "
+               f"that of the standard model is {stat(ret)}: {said(('probes', f'retrieval-{pair}'))}); on parametric "
+               f"recall {stat(rec)}: {said(('probes', f'recall-{pair}'))}).", "San", "probes text")
+    pairs = runs_df[runs_df["role"].isin(["std", f"san-{pair}"])]
+    for kind in ("retrieval", "recall"):
+        for role, label in (("std", "std"), (f"san-{pair}", "san pair")):
+            sub = pairs[pairs["role"] == role]
+            if len(sub):
+                part.macro(float(sub[f"{kind}_acc"].mean()), "San", kind, "acc", label)
+    qk = claims_df[claims_df["claim"] == "qk_norm"]
+    if len(qk):
+        deepest = max(qk["instance"], key=lambda v: int(v[1:]))
+        row = qk[qk["instance"] == deepest].iloc[0]
+        part.macro(f"At {int(deepest[1:])} attention-only layers the loss without QK-normalisation minus the loss "
+                   f"with it is {_num(row['statistic'])} ({row['outcome']}; one seed: no degrees of freedom, so no "
+                   "interval).", "San", "qk norm text")
+    else:
+        part.macro(f"The {preset} preset runs no depth sweep (the paper preset does), so trainability with and "
+                   "without QK-normalisation is not measured here.", "San", "qk norm text")
+    lc = rows[("low_context", pair)]
+    part.macro(stat(lc), "San", "low context pair")
+    part.macro(str(lc["outcome"]), "San", "low context pair outcome")
+
+
 def _summary_macros(part: Part, runs: list, runs_df: Any, claims_df: Any, roll: Any, bott: Any, probes: Any,
                     kernels: list) -> None:
     """Preset-independent numbers the prose quotes (the per-claim macros are set by the caller)."""
@@ -234,7 +312,7 @@ def _summary_macros(part: Part, runs: list, runs_df: Any, claims_df: Any, roll: 
     part.macro(int(len(tested)), "San", "family size")
     part.macro(ALPHA, "San", "alpha")
     part.macro(MARGIN, "San", "margin")
-    part.macro(GATE_MARGIN, "San", "gate margin")
+    part.macro(float(runs[0].get("bigram_val", math.nan)) if runs else math.nan, "San", "bigram val loss")
     part.macro(int(claims_df["robust"].astype(bool).sum()), "San", "robust claims")
     decided = claims_df[claims_df["outcome"].isin(["supported", "refuted"])]
     part.macro(int(decided["fragile"].astype(bool).sum()), "San", "fragile claims")
@@ -251,6 +329,8 @@ def _summary_macros(part: Part, runs: list, runs_df: Any, claims_df: Any, roll: 
     part.macro(int(runs[0]["steps_done"]) if runs else 0, "San", "steps")
     for role in ROLE_ORDER:
         sub = pairs[pairs["role"] == role]
+        if not len(sub):            # a role this preset does not train
+            continue
         part.macro(float(sub["val_loss"].mean()), "San", "loss", role)
         for kind in ("retrieval", "recall"):
             part.macro(float(sub[f"{kind}_acc"].mean()), "San", kind, "acc", role)
@@ -270,9 +350,10 @@ def _summary_macros(part: Part, runs: list, runs_df: Any, claims_df: Any, roll: 
     part.macro(int(len(bott)), "San", "bottleneck runs")
     if len(roll):
         last = roll[(roll["variant"] == "all")]
-        for role in ("std", "san-params"):
+        pair = "san-params" if (last["role"] == "san-params").any() else "san-depth"
+        for role, label in (("std", "std"), (pair, "san pair")):
             sub = last[last["role"] == role]
             if len(sub):
                 top = sub[sub["layer"] == sub["layer"].max()].iloc[0]
-                part.macro(float(top["chain_ratio"]), "San", "chain ratio last", role)
+                part.macro(float(top["chain_ratio"]), "San", "chain ratio last", label)
                 part.macro(float(top["delta_R"]), "San", "delta R last", role)
