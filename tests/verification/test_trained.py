@@ -475,7 +475,7 @@ def test_the_plans_provenance_is_flat_and_names_no_path():
     assert provenance_line(prov).startswith("seed 0; preset quick; models minilm")
     assert prov == {"seed": 0, "preset": "quick", "models": "minilm, smollm2, gemma3, antiberty, dinov2",
                     "corpora": "default, default, default, antibody-v-genes, bundled-photos",
-                    "inputs": "120, 12, 12, 24, 4", "max tokens": "128, 128, 128, 128, 257", "baselines": "trained-baseline-v1-seed0-m10"}
+                    "inputs": "120, 6, 6, 24, 4", "max tokens": "128, 128, 128, 128, 257", "baselines": "trained-baseline-v1-seed0-m10"}
     user = Plan.from_args(_parsed("attnbounds rollout --model /data/x/model --texts /data/t.txt --full")).provenance()
     assert user["preset"] == "full" and user["models"] == "model" and user["corpora"] == "t.txt"
     assert not any("/data" in str(v) for v in user.values())
