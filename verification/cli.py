@@ -60,7 +60,7 @@ def lanes(sections: Sequence[str], serial: bool, db: str, cores: Optional[int] =
     store, or when one lane would be empty.
 
     >>> lanes(["dobrushin", "trained", "rank", "stress"], False, "r.db", cores=2)
-    (['dobrushin', 'trained', 'stress'], ['rank'])
+    (['trained', 'stress'], ['dobrushin', 'rank'])
     >>> lanes(["dobrushin", "trained"], True, "r.db", cores=2)
     (['dobrushin', 'trained'], [])
     """

@@ -34,9 +34,9 @@ FAMILIES: dict[str, str] = {
 # the sections `attnbounds verify` runs in a second process beside the others (on two or more cores;
 # `--serial` runs all in order in one): none reads another's campaigns, while modalities reads the
 # trained section's, so those two stay in one lane, in order. Balanced by measured time on 2 cores with
-# the pinned kernels (numerics.pins), both lanes busy: trained about 210 s + stress 15 + dobrushin 20 +
-# modalities ~150 + prove 15 here; rank 75 + poincare 80 + san ~300 there
-SECOND_LANE: tuple[str, ...] = ("rank", "poincare", "san")
+# the pinned kernels (numerics.pins), a fresh clone's `make run`: trained + modalities + stress here
+# (7m00), dobrushin + rank + poincare + san + prove there (6m55)
+SECOND_LANE: tuple[str, ...] = ("dobrushin", "rank", "poincare", "san", "prove")
 # a family whose subcommand is not named as its section: subcommand -> section (either selects it)
 SECTION_ALIASES: dict[str, str] = {"rollout": "trained"}
 # the roles every family package has at its top level (a module or a subpackage each)

@@ -19,7 +19,7 @@ def test_the_lanes_split_the_sections_and_fall_back_to_one():
     assert "trained" in here and "modalities" in here        # modalities reads trained's campaigns
     assert here.index("trained") < here.index("modalities")
     for args in ((every, True, "r.db", 2), (every, False, "r.db", 1), (every, False, ":memory:", 2),
-                 (["rank", "poincare"], False, "r.db", 2), (["trained"], False, "r.db", 2)):
+                 (["dobrushin", "rank"], False, "r.db", 2), (["trained"], False, "r.db", 2)):
         assert cli.lanes(*args) == (list(args[0]), []), args
 
 
