@@ -211,7 +211,7 @@ def report_claims(claims_df: Any, bytes_per_token: float, prov: str, **made: Any
         lo, hi = c.get("low_adjusted"), c.get("high_adjusted")
         if lo is not None and hi is not None and all(isinstance(x, (int, float)) and math.isfinite(x) for x in (lo, hi)):
             here = " ".join(fmt_ci(stat, float(lo), float(hi)))
-        here += f" {c['unit']}"
+        here = f"{here} {c['unit']}" if math.isfinite(stat) else "not measured"
         if math.isfinite(c["approx_nats_per_token"]):     # nats/byte times the measured bytes per token
             here += f" (about {c['approx_nats_per_token']:.2f} nats/token)"
         rows.append([words, number, DESIGNS.get(c["claim"], c["claim"]), here, c["outcome"]])
@@ -274,6 +274,8 @@ def _prose_macros(part: Part, claims_df: Any, runs_df: Any, preset: str) -> None
                 "does): the gaps at matched FLOPs and parameters, and the reduction of the gap between them, are "
                 "not testable here.")
     part.macro(text, "San", "gap others text")
+    part.macro("all three trained here" if {"san-flops", "san-params"} <= trained else
+               f"the {preset} preset trains the first only", "San", "roles text")
     pair = "params" if "san-params" in trained else "depth"
     part.macro("parameter" if pair == "params" else "depth", "San", "probe pair")
     ret, rec = rows[("probes", f"retrieval-{pair}")], rows[("probes", f"recall-{pair}")]
