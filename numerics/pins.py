@@ -83,8 +83,15 @@ def apply() -> None:
 
 
 def summary() -> str:
-    """``pinned`` or ``native``: the word every stored record's versions carry."""
-    return "native" if native() else "pinned"
+    """``pinned`` or ``native``: the word every stored record's versions carry; a pin applied after
+    its library loaded (``theory`` imported before ``numerics`` in a script of one's own) is named.
+
+    >>> summary() in ("pinned", "native") or summary().startswith("pinned, applied late:")
+    True
+    """
+    if native():
+        return "native"
+    return "pinned" + (", applied late: " + " ".join(_late) if _late else "")
 
 
 def state() -> str:
