@@ -3,7 +3,7 @@ Theorem D1 (``stress.dobrushin.factor``) and the guided search (``stress-search.
 
 Table ``stress-factor`` (per family and n: instances, tight share, exact-path verdicts, smallest
 strict slack, violations), figures ``stress-factor-slack`` (histogram of log10 strict slack) and
-``stress-factor-share`` (the tight share against n per family, beside the published range),
+``stress-factor-share`` (the tight share against n per family),
 macros: instances, chunks, violated, undecided, the smallest strict slack, the tight share per
 cell, bytes per stored chunk, and from the search its budget and what it found.
 
@@ -30,32 +30,10 @@ from verification.stress.checks.plan import chunk_size, sampler_text
 from verification.stress.checks.summaries import EDGES
 from verification.stress.report import cell_parts, cell_table, tally, total
 
-# The share of tight random stochastic matrices quoted by the work that asked how often D1 is tight
-# (Rola): 24-30%. The work could not be identified offline (see paper/sections/stress.tex), nor the
-# families and sizes behind the range, so it is drawn as a band beside every cell, not tested cell by cell.
-PUBLISHED_SHARE = (0.24, 0.30)
-
-
-def published_comparison(cells: dict) -> dict:
-    """Where each cell's 95% Wilson interval of the tight share lies against :data:`PUBLISHED_SHARE`:
-    {"inside", "below", "above", "overlaps"} -> cells (``n >= 3``; ``n = 2`` is another regime: a 2 x 2
-    stochastic matrix is tight whenever its diagonal dominates)."""
-    lo_p, hi_p = PUBLISHED_SHARE
-    out: dict = {"inside": [], "below": [], "above": [], "overlaps": []}
-    for cell, c in cells.items():
-        family, n, _ = cell_parts(cell)
-        if n < 3:
-            continue
-        lo, hi = wilson(c.count("tight"), c.n)
-        where = "inside" if lo >= lo_p and hi <= hi_p else "below" if hi < lo_p else "above" if lo > hi_p \
-            else "overlaps"
-        out[where].append(cell)
-    return out
-
-
 def share_curve(cells: dict):
     """The figure ``stress-factor-share``: the tight share against n per family with 95% Wilson
-    bars, and the published range as a band."""
+    bars. (No band of a "range quoted before": the 24-30% once drawn here had no source that could be
+    identified, so it is neither drawn nor compared.)"""
     lines = {}
     for cell, c in sorted(cells.items(), key=lambda kv: cell_parts(kv[0])[:2]):
         family, n, _ = cell_parts(cell)
@@ -64,7 +42,6 @@ def share_curve(cells: dict):
         lines.setdefault(family, []).append((n, k / c.n, lo, hi))
 
     def draw(ax: Any) -> None:
-        ax.axhspan(*PUBLISHED_SHARE, color="0.85", zorder=0, label="range quoted before")
         for i, (family, pts) in enumerate(lines.items()):
             xs = [p[0] * (1 + 0.03 * (i - 1.5)) for p in pts]          # offset the families a little along n
             ys = [p[1] for p in pts]
@@ -204,8 +181,7 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
                                "(tight instances, slack exactly 0, are counted in the table).", prov))
     part.figures.append(Figure("stress-factor-share", share_curve(cells),
                                "Theorem D1 on random matrices, the large campaign: share of instances with exact "
-                               "equality against $n$ per family (95% Wilson bars), beside the published range "
-                               f"{PUBLISHED_SHARE[0]:.0%}-{PUBLISHED_SHARE[1]:.0%} (grey band).",
+                               "equality against $n$ per family (95% Wilson bars).",
                                prov))
     big = {cell: c for cell, c in cells.items() if cell_parts(cell)[1] >= 3}
     shares = [c.count("tight") / c.n for c in big.values()]
@@ -219,11 +195,6 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     part.macro(str(max(cell_parts(c)[1] for c in big)) if big else "-", "stress share largest n")
     two = [c.count("tight") / c.n for cell, c in cells.items() if cell_parts(cell)[1] == 2]
     part.macro(f"{min(two):.2f}-{max(two):.2f}" if two else "-", "stress share n two")
-    where = published_comparison(cells)
-    for k, v in where.items():
-        part.macro(str(len(v)), "stress published", k)
-    part.macro(str(sum(len(v) for v in where.values())), "stress published cells")
-    part.macro(f"{PUBLISHED_SHARE[0]:.0%}-{PUBLISHED_SHARE[1]:.0%}", "stress published range")
     tight, n = t.count("tight"), t.n
     lo, hi = wilson(tight, n)
     part.macro(f"{tight / n:.3f}", "stress tight share")
