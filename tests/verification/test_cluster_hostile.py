@@ -168,8 +168,8 @@ def test_local_cluster_refuses_clients_without_its_credentials(tmp_path):
     (tmp_path / "key.pem").write_text(other.tls_client_key)
     own_cert.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
     args = argparse.Namespace(workers=1, scheduler=None, connect_timeout=CONNECT_TIMEOUT)
-    # fork, not spawn: the worker process starts in a second
-    with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}):
+    # spawn, not fork: a forked worker can inherit a lock another thread of this process held (a hang)
+    with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
         ex = make_executor(args)
     with ex:
         assert ex.address.startswith("tls://127.0.0.1:")

@@ -68,8 +68,9 @@ def test_killed_worker_process_loses_nothing(store):
     chunks = [Chunk(f"c{k}", toy_chunk, (k,)) for k in range(8)]
     campaign.run(store, "serial", chunks, progress=False)
     killed = []
-    # real worker processes; forked rather than spawned so that they start in a second, not ten
-    with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}), \
+    # real worker processes, spawned: a worker forked from this multi-threaded test process can
+    # inherit a lock another thread held at the fork and hang (measured once in logging's flush)
+    with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}), \
             DaskExecutor(workers=2, processes=True, window=2) as ex:
         pids = ex.client.run(os.getpid)
 

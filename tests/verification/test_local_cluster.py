@@ -104,8 +104,9 @@ def port_of(address: str) -> int:
 def test_the_worker_processes_ignore_sigint_and_nothing_serves_http():
     here = os.getpid()
     before = listening(here)
-    # fork, not spawn: the worker processes start in a second
-    with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}), DaskExecutor(workers=2) as ex:
+    # spawn, not fork: a worker forked from this multi-threaded test process can inherit a lock that
+    # another thread held at the fork (an io buffer's, measured: a worker hung in logging's flush forever)
+    with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}), DaskExecutor(workers=2) as ex:
         info = ex.client.scheduler_info()
         assert "dashboard" not in info["services"] and ex.cluster.dashboard_link == ""
         assert all(not w["services"] for w in info["workers"].values())
