@@ -38,13 +38,9 @@ READING = {
     ("probes", "recall-params"): ("the attention-only model recalls worse, the paper's direction",
                                   "the attention-only model recalls better, against the paper's direction",
                                   "no difference is shown"),
-    ("probes", "retrieval-depth"): ("the attention-only model retrieves better, the paper's direction",
-                                    "the standard model retrieves better, against the paper's direction",
-                                    "no difference is shown"),
-    ("probes", "recall-depth"): ("the attention-only model recalls worse, the paper's direction",
-                                 "the attention-only model recalls better, against the paper's direction",
-                                 "no difference is shown"),
 }
+# the probes read the same at matched depth as at matched parameters
+READING.update({("probes", f"{kind}-depth"): READING[("probes", f"{kind}-params")] for kind in ("retrieval", "recall")})
 
 
 def reading(claim: str, instance: str, outcome: str, gate: str = "") -> str:
@@ -341,13 +337,6 @@ def _summary_macros(part: Part, runs: list, runs_df: Any, claims_df: Any, roll: 
         if len(sub):
             part.macro(float(sub["chance_copy"].mean()), "San", kind, "chance copy")
             part.macro(float(sub["chance_majority"].mean()), "San", kind, "chance majority")
-    qk = claims_df[claims_df["claim"] == "qk_norm"]
-    if len(qk):
-        deepest = max(qk["instance"], key=lambda s: int(s[1:]))
-        row = qk[qk["instance"] == deepest].iloc[0]
-        part.macro(int(deepest[1:]), "San", "qk norm deepest layers")
-        part.macro(float(row["statistic"]), "San", "qk norm deepest")
-        part.macro(str(row["outcome"]), "San", "qk norm deepest outcome")
     part.macro(int((bott["verdict"] == "tight").sum()) if len(bott) else 0, "San", "bottleneck tight")
     part.macro(int(len(bott)), "San", "bottleneck runs")
     if len(roll):
