@@ -5,10 +5,17 @@ in sorted topic order) joined by newlines, as UTF-8 bytes (vocabulary 256); the 
 :data:`VAL_SHARE` of the bytes is held out for validation.
 
 Probes, written as bytes too and mixed into training as whole rows (a share ``probe_share`` of each
-batch; each row is a run of probe samples, each of either kind with probability 1/2):
+batch; each row is a run of probe samples, each a retrieval sample with probability ``retrieval_share``, else a recall sample):
 
-- context-grounded retrieval ``<a3 q7 m1 ?q7>``: four fresh random key/value pairs, then a query;
-  the answer (the byte after ``?q``) can only come from the context;
+- context-grounded retrieval ``<P P P ?c7>``: fresh random key/value pairs, each written as one
+  *pair byte* ``P`` (:data:`PAIR_BYTES`: the byte of key ``c`` with value 7; bytes the prose never
+  uses), then a query ``?`` with a key letter; the answer (the digit after the key letter) can only
+  come from the context. One attention layer can answer it (match the key letter to its pair byte,
+  read the value from it); the two-byte form ``<a3 q7 m1 ?q7>`` needs an induction circuit of two
+  composed layers, which the main job's reference did not form within its budget (measured on the
+  2-core machine, d 32, context 32: 0.05-0.19 against a copy chance of about 0.31 after 1000 steps
+  with a quarter of the rows probes, 0.35 after 3000 steps with every row a probe; a plain copy task
+  of 8 random letters was not learned in 3000 steps either);
 - parametric recall ``[xqz:7]``: a fixed table of facts (three-letter name -> digit, drawn from
   :data:`FACT_SEED`, the same for every run), queried with no context; the answer can only come
   from the weights.
@@ -36,6 +43,11 @@ FACT_SEED = 20260101
 LETTERS = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
 DIGITS = np.frombuffer(b"0123456789", dtype=np.uint8)
 KINDS = ("retrieval", "recall")
+PAIR_KEYS = np.frombuffer(b"abcdef", dtype=np.uint8)      # the retrieval probe's keys
+# the pair byte of key i with value v is PAIR_BYTES[10 * i + v]: 60 bytes of 0xC3-0xFF that the
+# prose (UTF-8 of the Python reference) does not use (0xE2 does: it starts the typographic quotes)
+PAIR_BYTES = np.array([b for b in range(0xC3, 0x100) if b != 0xE2][: 10 * len(PAIR_KEYS)], dtype=np.uint8)
+PAIR_VALUE = {int(b): i % 10 for i, b in enumerate(PAIR_BYTES)}        # pair byte -> its value digit
 
 
 @lru_cache(maxsize=1)
@@ -83,6 +95,12 @@ def bytes_per_token(text: bytes, model: str = TOKENIZER) -> dict:
     return dict(bytes_per_token=n_bytes / n_tokens, tokens=n_tokens, bytes=n_bytes, tokenizer=f"{model} tokenizer.json")
 
 
+def _values(seq) -> list[int]:
+    """The value bytes a stretch of a probe row holds: its digits, and the value digit of each pair byte."""
+    return [int(b) if b in DIGITS else int(DIGITS[PAIR_VALUE[int(b)]]) for b in seq
+            if b in DIGITS or int(b) in PAIR_VALUE]
+
+
 @dataclass
 class Data:
     """Batches and evaluation sets for context ``ctx`` (rows of ctx + 1 bytes)."""
@@ -90,7 +108,8 @@ class Data:
     ctx: int = 64
     probe_share: float = 0.25
     n_facts: int = 32
-    n_pairs: int = 4
+    n_pairs: int = 3
+    retrieval_share: float = 0.5      # the share of probe samples that are retrieval samples
     facts: list = field(init=False)
 
     def __post_init__(self) -> None:
@@ -98,6 +117,11 @@ class Data:
             raise InvalidInput(f"Data.ctx: probes need a context of at least 16 bytes, got {self.ctx}")
         if not (0 <= self.probe_share <= 1):
             raise InvalidInput(f"Data.probe_share: must lie in [0, 1], got {self.probe_share}")
+        if not (0 <= self.retrieval_share <= 1):
+            raise InvalidInput(f"Data.retrieval_share: must lie in [0, 1], got {self.retrieval_share}")
+        if not (1 <= self.n_pairs <= len(PAIR_KEYS)):
+            raise InvalidInput(f"Data.n_pairs: the retrieval probe has {len(PAIR_KEYS)} keys, so 1 to "
+                               f"{len(PAIR_KEYS)} pairs, got {self.n_pairs}")
         raw = np.frombuffer(prose_bytes(), dtype=np.uint8)
         cut = int(len(raw) * (1 - VAL_SHARE))
         self.train, self.val = raw[:cut], raw[cut:]
@@ -106,16 +130,17 @@ class Data:
     @property
     def fingerprint(self) -> str:
         h = hashlib.sha256(prose_bytes())
-        h.update(repr((self.ctx, self.probe_share, self.n_facts, self.n_pairs, FACT_SEED)).encode())
+        h.update(repr((self.ctx, self.probe_share, self.n_facts, self.n_pairs, FACT_SEED, "pair-bytes",
+                       self.retrieval_share)).encode())
         return h.hexdigest()[:12]
 
     # -- probe samples: (bytes, index of the answer byte) ------------------------------------------
     def retrieval(self, rng: np.random.Generator) -> tuple[bytes, int]:
-        keys = rng.choice(LETTERS, self.n_pairs, replace=False)
-        vals = rng.choice(DIGITS, self.n_pairs)
+        keys = rng.choice(len(PAIR_KEYS), self.n_pairs, replace=False)
+        vals = rng.integers(10, size=self.n_pairs)
         q = int(rng.integers(self.n_pairs))
-        body = b" ".join(bytes([k, v]) for k, v in zip(keys, vals))
-        s = b"<" + body + b" ?" + bytes([keys[q], vals[q]]) + b">"
+        body = b" ".join(bytes([PAIR_BYTES[10 * k + v]]) for k, v in zip(keys, vals))
+        s = b"<" + body + b" ?" + bytes([PAIR_KEYS[keys[q]], DIGITS[vals[q]]]) + b">"
         return s, len(s) - 2
 
     def recall(self, rng: np.random.Generator, which: int | None = None) -> tuple[bytes, int]:
@@ -129,7 +154,7 @@ class Data:
         inside the row only)."""
         row, answers, k = b"", [], 0
         while len(row) < self.ctx + 1:
-            use = kind or KINDS[int(rng.integers(2))]
+            use = kind or ("retrieval" if rng.random() < self.retrieval_share else "recall")
             if use == "retrieval":
                 s, a = self.retrieval(rng)
             else:
@@ -174,13 +199,14 @@ class Data:
 
     def chance(self, kind: str, n_rows: int, seed: int = 0) -> dict:
         """Chance levels of one probe, computed from the evaluation rows themselves
-        (:meth:`probe_eval`): ``copy``, the expected accuracy of answering a uniformly drawn digit of
-        the sample's own context (for recall, whose sample holds no digit before the answer, of the
-        row before it; 1/10 where there is none), and ``majority``, the accuracy of always giving the
+        (:meth:`probe_eval`): ``copy``, the expected accuracy of answering a uniformly drawn value of
+        the sample's own context (the digits it holds and the values of its pair bytes; for recall,
+        whose sample holds none before the answer, of the row before it; 1/10 where there is none),
+        and ``majority``, the accuracy of always giving the
         most frequent answer of these rows.
 
         >>> c = Data(ctx=32, n_facts=8).chance("retrieval", 8)
-        >>> 0.25 <= c["copy"] <= 1 and 0.1 <= c["majority"] <= 1
+        >>> 1 / 3 <= c["copy"] <= 1 and 0.1 <= c["majority"] <= 1
         True
         """
         rows, mask = self.probe_eval(kind, n_rows, seed)
@@ -191,7 +217,7 @@ class Data:
                 a = t + 1                                      # index of the answer byte in the row
                 answer = int(row[a])
                 start = max((i for i in range(a) if row[i] in starts), default=0)
-                digits = [int(b) for b in row[start:a] if b in DIGITS] or [int(b) for b in row[:start] if b in DIGITS]
+                digits = _values(row[start:a]) or _values(row[:start])
                 copy.append(digits.count(answer) / len(digits) if digits else 1 / len(DIGITS))
                 answers.append(answer)
         if not answers:

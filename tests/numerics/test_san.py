@@ -9,6 +9,7 @@ import torch
 from numerics.rank.linear import energy_rank
 from numerics.san import Data, SANConfig, TrainConfig, build, evaluate, flops_per_token, matched, params, train
 from numerics.san.claims import decide, decide_exact, noise_floor
+from numerics.san.data import PAIR_BYTES, PAIR_KEYS, prose_bytes
 from numerics.san.spectra import layer_spectra, model_ranks, planted
 
 TINY = SANConfig(block="standard", n_layer=1, n_head=2, d_model=16, ctx=16)
@@ -36,10 +37,14 @@ def test_probes_answer_what_they_should():
             assert facts[bytes(r[t - 3:t].astype(np.uint8))] == int(chr(r[t + 1]))
     rows, mask = DATA.probe_eval("retrieval", 3)
     for r, m in zip(rows, mask):
-        for t in np.flatnonzero(m):                       # the queried key's value appears in the context
+        for t in np.flatnonzero(m):                       # the queried key's pair byte appears in the context
             key, val = r[t], r[t + 1]
-            ctx = bytes(r[:t - 1].astype(np.uint8))
-            assert bytes([key, val]) in ctx
+            pair = PAIR_BYTES[10 * list(PAIR_KEYS).index(key) + int(chr(val))]
+            start = max(i for i in range(t) if r[i] == ord("<"))
+            assert pair in r[start:t - 1] and r[t - 1] == ord("?")
+            others = [b for b in r[start + 1:t - 1] if b in PAIR_BYTES and b != pair]
+            assert len(others) == DATA.n_pairs - 1      # the other pairs are other keys
+            assert all((list(PAIR_BYTES).index(b) // 10) != list(PAIR_KEYS).index(key) for b in others)
     a, b = DATA.batch(5, 7, 3), DATA.batch(5, 7, 3)
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
 
@@ -116,10 +121,17 @@ def test_claim_decisions_float_and_exact_agree():
         decide([float("nan")], 0.1)
 
 
+def test_pair_bytes_are_bytes_the_prose_never_uses():
+    assert len(set(PAIR_BYTES.tolist())) == 10 * len(PAIR_KEYS)
+    assert not set(PAIR_BYTES.tolist()) & set(prose_bytes())
+    with pytest.raises(ValueError, match="n_pairs"):
+        Data(ctx=32, n_pairs=len(PAIR_KEYS) + 1)
+
+
 def test_chance_levels_come_from_the_probe_rows():
     d = Data(ctx=64, n_facts=16)
     ret, rec = d.chance("retrieval", 64), d.chance("recall", 64)
-    assert 0.25 <= ret["copy"] <= 0.4 and ret["copy"] > 0.1       # four context digits, not one in ten
+    assert 1 / 3 <= ret["copy"] <= 0.5 and ret["copy"] > 0.1       # three context values, not one in ten
     assert 0.15 <= rec["majority"] <= 0.25 and rec["majority"] > 0.1
     rows, mask = d.probe_eval("recall", 64)
     answers = rows[:, 1:][mask]

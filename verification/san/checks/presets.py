@@ -1,9 +1,9 @@
 """The SAN presets (model size, steps, seeds, sweep depths) and the campaign each names: light, so
 that the command line lists them without loading the training stack.
 
-Every preset's standard reference has at least two layers (a key -> value lookup needs two composed
-attention layers: with a one-layer reference the standard model cannot do it while its
-parameter-matched SAN of three layers can, and the comparison would measure depth). ``quick`` is
+Every preset's standard reference has at least two layers, as the paper's models have (with one layer
+the standard model composes no attention layers while its matched attention-only partners do, and a
+comparison would measure that). ``quick`` is
 the main job's preset: 32 wide, 32 bytes of context, batch 32, 1000 steps at learning rate 2e-2 (10%
 warm-up), three seed pairs (df = 2) of the standard reference and its depth-matched attention-only
 partner only (:attr:`Preset.roles`: the claims about the FLOPs- and parameter-matched roles are not
@@ -15,7 +15,16 @@ these windows). Measured with the pinned kernels (numerics.pins) on this 2-core 
 path: at 180 steps (the old preset) every role sat at 2.5-2.9, above the bigram model; 600 steps at
 1e-2, reference 2.15, SAN 2.25 (fails); 1000 steps at 1e-2, 1.76 / 1.99 / 1.89 (reference / depth /
 FLOPs-matched), 30 / 24 / 47 s a run; 800 steps at 2e-2, 1.85 / 2.06 in 24 / 18 s. The fact table
-has 8 entries (16 before): with 16, one reference of three (seed 2) recalled 0.30 at 800 steps and the
+has 8 entries (16 before). Half the training rows are probe rows, three quarters of their samples
+retrieval samples of three pairs, each key and value in one byte (numerics.san.data: with the two-byte
+pairs of v4 no reference ever retrieved above the copy chance, the induction circuit they need forming
+only after thousands of steps of probe data). Measured with the single-byte pairs, 1000 steps at 2e-2,
+references of seeds 0-2: with a quarter of the rows probes and four pairs, 0.27 (seed 0), under the
+copy chance; half the rows and four pairs, 0.66 / 0.66 / 0.26 (the depth-matched SAN 1.00 each); half
+the rows, three pairs, half the samples retrieval, 0.97 / 0.74 / 1.00, and one reference of six in the
+main job at 0.24 (copy chance 0.39-0.40); three quarters retrieval, 1.00 / 0.82 / 1.00 (fused path)
+and 1.00 / 0.99 / 1.00 (explicit), the depth-matched SAN 1.00 each, recall 1.00 throughout,
+validation losses unchanged (reference 1.71-1.78, depth-matched SAN 2.00-2.01). Before that, the fact table: with 16, one reference of three (seed 2) recalled 0.30 at 800 steps and the
 recall probe's positive control failed; with 8, seed 2 recalls 1.00 (reference and SAN), but one
 depth-matched SAN of six runs (three seeds, two paths) stayed at 2.22 against the bigram model's 2.19
 after 800 steps: hence 1000. The quick preset has no depth sweep (``depths=()``: at 60 steps no sweep
@@ -32,7 +41,7 @@ from dataclasses import asdict, dataclass
 
 from theory.errors import InvalidInput
 
-VERSION = "v4"     # v4: the gate against the bigram model on validation (bigram_val); v3: validation loss and probes at every checkpoint, spectra at initialisation; bump when a run's settings or records change: a new campaign, not a resume
+VERSION = "v5"     # v5: the retrieval probe's pairs as single bytes, half the rows probes (Preset.probe_share, n_pairs); v4: the gate against the bigram model on validation (bigram_val); v3: validation loss and probes at every checkpoint, spectra at initialisation; bump when a run's settings or records change: a new campaign, not a resume
 KERNELS = ("sdpa", "explicit")     # the numerical paths: the first is the primary one
 
 
@@ -55,12 +64,22 @@ class Preset:
     n_probe: int = 16
     rollout_texts: int = 2
     warmup: float = 0.1         # learning-rate warm-up, a share of the steps (then cosine to 0.1 lr)
+    probe_share: float = 0.5    # the share of training rows that are probe rows (numerics.san.data.Data)
+    n_pairs: int = 3            # key/value pairs of a retrieval sample
+    retrieval_share: float = 0.75   # the share of probe samples that are retrieval samples (the rest: recall)
     roles: tuple = ("std", "san-depth", "san-flops", "san-params")   # the matched roles trained per seed
+
+    def data(self):
+        """The training and evaluation data of this preset (:class:`numerics.san.data.Data`)."""
+        from numerics.san import Data
+
+        return Data(ctx=self.ctx, n_facts=self.n_facts, probe_share=self.probe_share, n_pairs=self.n_pairs,
+                    retrieval_share=self.retrieval_share)
 
     def __post_init__(self) -> None:
         if self.ref_layers < 2:
-            raise InvalidInput(f"Preset {self.name!r}: the standard reference needs at least two layers (a "
-                             f"lookup composes two attention layers), got ref_layers={self.ref_layers}")
+            raise InvalidInput(f"Preset {self.name!r}: the standard reference needs at least two layers (with "
+                             f"one it composes no attention layers while its attention-only partners do), got ref_layers={self.ref_layers}")
 
 
 PRESETS = {

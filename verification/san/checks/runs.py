@@ -168,13 +168,13 @@ def _curve(ckpts: list, cfg: Any, data: Any, preset: Preset, run: Run) -> dict:
 
 def run_records(preset: Preset, run: Run, ckpt_root: str) -> list[Record]:
     """Train (resuming from checkpoints), evaluate and measure one run: its records."""
-    from numerics.san import Data, evaluate, flops_per_token, params, train
+    from numerics.san import evaluate, flops_per_token, params, train
     from numerics.san.data import bytes_per_token
     from numerics.san.source import SANSource
     from numerics.sources.corpus import TextInput
     from verification.measure.attention import instance_records
 
-    data = Data(ctx=preset.ctx, n_facts=preset.n_facts)
+    data = preset.data()
     res = train(run.cfg, run.tc, data, ckpt_dir=Path(ckpt_root) / run.key)
     ev = evaluate(res.model, data, n_val=preset.n_val, n_probe=preset.n_probe, seed=run.seed, kernel=run.tc.kernel)
     res.model.cpu()                                 # measurements below run on the CPU

@@ -146,6 +146,9 @@ def paper_part(store: Any, plan: Any) -> Part:
                    c["instance"], "mde")
     part.macro(float(bpt_factor), "San", "bytes per token")
     part.macro(str(bpt.get("tokenizer", "none")), "San", "bytes per token tokenizer")
+    part.macro(int(PRESETS[name].n_pairs), "San", "retrieval pairs")          # the probes' settings
+    part.macro(float(PRESETS[name].probe_share), "San", "probe share")
+    part.macro(float(PRESETS[name].retrieval_share), "San", "retrieval share")
     for _, c in claims_df.iterrows():
         if math.isfinite(c["approx_nats_per_token"]):
             # an approximation ("about"): two decimals, as the claims table prints it
