@@ -5,7 +5,7 @@ units (:func:`pairwise`)."""
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from theory.verdicts import ALPHA  # noqa: F401  (re-exported: the one level)
 from theory.errors import InvalidInput
@@ -263,6 +263,33 @@ def mde(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
     while short(hi) < 0:
         hi *= 2
     return float(optimize.brentq(short, 0.0, hi, xtol=1e-12 * hi))
+
+
+def pairs_needed(effect: float, sd: float, alpha: float = ALPHA, power: float = POWER,
+                 equivalence: bool = False, limit: int = 100_000) -> Optional[int]:
+    """The smallest number of pairs n >= 2 whose test detects ``effect`` with probability ``power``:
+    the two-sided paired t test at level ``alpha`` (:func:`mde` at n is at most |effect|), or, with
+    ``equivalence``, TOST with margin ``effect`` when the true difference is 0 (:func:`tost_mde`).
+    None where no n up to ``limit`` does (an effect of 0, or an unknown spread).
+
+    >>> pairs_needed(1.0, 1.0), pairs_needed(0.0, 1.0), pairs_needed(0.5, 1.0, equivalence=True)
+    (10, None, 36)
+    """
+    if not (math.isfinite(effect) and math.isfinite(sd)) or effect == 0:
+        return None
+    if sd == 0:
+        return 2
+    need = (lambda n: tost_mde(sd, n, alpha, power)) if equivalence else (lambda n: mde(sd, n, alpha, power))
+    if need(limit) > abs(effect):
+        return None
+    lo, hi = 2, limit                   # the detectable effect falls as n grows: bisect for the first n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if need(mid) <= abs(effect):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def tost_mde(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:

@@ -15,7 +15,7 @@ from verification.report.part import MissingCampaign, Part, Table
 from verification.san.checks.claims import ALPHA, MARGIN, claims_campaign, claims_chunk, path_runs
 from verification.san.checks.presets import PRESETS
 from verification.san.report.tables import (ROLE_ORDER, bottleneck_table, claims_table, curves_table, figures,
-                                            gate_table, matched_loss_table, probes_table, robustness_table,
+                                            gate_table, matched_loss_table, power_table, probes_table, robustness_table,
                                             rollout_table, runs_table, spectra_table, trainability_table)
 
 # what an outcome means in words, per claim: (supported, refuted, inconclusive)
@@ -118,6 +118,7 @@ def paper_part(store: Any, plan: Any) -> Part:
               "run's noise floor; a claim with no variation over seed pairs is not applicable (never decided); "
               "drops kept: how many leave-one-seed-pair-out runs keep a decided outcome (fragile: half or fewer); "
               "an outcome that differs between numerical paths is inconclusive", prov, **made),
+        power_report(power_table(claims_df), prov, **made),
         Table("san-robustness", robustness_table(claims), "Machine robustness: each claim's outcome along each "
               "numerical path (fused and explicit attention kernels: the same mathematics, other rounding, as "
               "on another machine); the reported outcome is inconclusive where they differ", prov, **made),
@@ -141,8 +142,9 @@ def paper_part(store: Any, plan: Any) -> Part:
         part.macro(c["outcome"], "San", c["claim"], c["instance"], "outcome")
         part.macro(reading(c["claim"], c["instance"], c["outcome"], str(c.get("gate") or "")), "San", c["claim"],
                    c["instance"], "reading")
-        mde = c["mde"]
-        part.macro(float(mde) if mde is not None and math.isfinite(float(mde)) else "unbounded", "San", c["claim"],
+        mde = c["mde"]        # "unbounded" only where one seed leaves no spread; a claim not tested has none
+        part.macro(float(mde) if mde is not None and math.isfinite(float(mde)) else
+                   "not measured" if c.get("gate") or not c.get("applicable", True) else "unbounded", "San", c["claim"],
                    c["instance"], "mde")
     part.macro(float(bpt_factor), "San", "bytes per token")
     part.macro(str(bpt.get("tokenizer", "none")), "San", "bytes per token tokenizer")
@@ -152,10 +154,16 @@ def paper_part(store: Any, plan: Any) -> Part:
     for _, c in claims_df.iterrows():
         if math.isfinite(c["approx_nats_per_token"]):
             # an approximation ("about"): two decimals, as the claims table prints it
-            part.macro(f"{float(c['approx_nats_per_token']):.2f}", "San", c["claim"], c["instance"], "per token")
+            part.macro(per_token(c["approx_nats_per_token"]), "San", c["claim"], c["instance"], "per token")
     _summary_macros(part, runs, runs_df, claims_df, rollout_table(store, camp), bottleneck_table(store, camp),
                     probes_table(runs), list(paths))
     _prose_macros(part, claims_df, runs_df, name)
+    diverged = sum(bool(r.get("diverged")) for r in runs)
+    part.macro("no run diverged" if diverged == 0 else f"{diverged} of {len(runs)} runs diverged", "San",
+               "diverged text")
+    decided = int(claims_df["outcome"].isin(["supported", "refuted"]).sum())
+    part.macro("None is decided at this scale, so the report reads as a power analysis" if decided == 0 else
+               "Beside the decided ones, the run sizes the tests of the others", "San", "power lead")
     factor = [r["verdict"] for r in store.records(camp, theorem="dobrushin.factor")]
     prose_guards(part, max_params=int(runs_df["params"].max()), ref_layers=int(part.macros["SanRefLayers"]),
                  deepest=int(runs_df["layers"].max()) if len(runs_df) else None,
@@ -193,6 +201,49 @@ DESIGNS = {"gap": "paired loss difference",
            "qk_norm": "one run with, one without QK-norm"}
 
 
+def power_report(power: Any, prov: str, **made: Any) -> Table:
+    """The power analysis, typeset: per claim, the mean and standard deviation of its paired
+    differences over this run's seed pairs, the minimum detectable effect now, and what a test of it
+    needs (:func:`verification.san.report.tables.power_table`)."""
+    rows = [[f"{r['claim'].replace('_', ' ')} ({r['instance']})", "-" if not math.isfinite(r["mean"]) else f"{r['mean']:.3g}",
+             "-" if not math.isfinite(r["sd"]) else f"{r['sd']:.2g}", r["seed_pairs"],
+             "-" if not math.isfinite(r["mde"]) else f"{r['mde']:.3g}", r["needs"]]
+            for _, r in power.iterrows()]
+    return Table.from_rows("san-power", rows, ["claim", "mean", "sd", "seed pairs", "MDE now", "a test needs"],
+                           "What a test of each claim needs: the mean and standard deviation of its paired "
+                           "differences over this run's seed pairs (units as in Table 1), the minimum detectable "
+                           "effect now (power 0.8 at Holm's strictest level), and the seed pairs a paired t test "
+                           "at that level would need to detect the observed mean with power 0.8 (for the "
+                           "equivalence claim, TOST at its margin), or what else it needs", prov, wrap=6, **made)
+
+
+def per_token(x: float) -> str:
+    """An approximate nats-per-token figure as prose prints it: two decimals, or one significant digit
+    where two decimals would print 0.00 (never "-0.00")."""
+    x = float(x)
+    return f"{x:.2f}" if abs(x) >= 0.005 else f"{x:.1g}"
+
+
+def outcome_words(c: Any) -> str:
+    """A claim's outcome with the reason where the outcome alone would mislead: the numerical paths
+    disagree (an interval may exclude 0 on one path and the outcome still be inconclusive), every seed
+    pair gives the same value (not applicable), or the claim is not testable (which gate)."""
+    out = str(c["outcome"])
+    if c.get("gate"):
+        gate = str(c["gate"])
+        why = ("roles not trained here" if "not trained by this preset" in gate else
+               "positive control failed" if "positive control" in gate else
+               "training gate failed" if "training gate" in gate else "")
+        return f"{out} ({why})" if why else out
+    if not c.get("applicable", True):
+        return f"{out} (no spread: the t test does not apply)"
+    paths = c.get("outcomes_by_path") or {}
+    if len(set(paths.values())) > 1:
+        return f"{out} (the numerical paths differ: " + ", ".join(
+            f"{o} on {'the fused' if k == 'sdpa' else 'the explicit'} path" for k, o in sorted(paths.items(), reverse=True)) + ")"
+    return out
+
+
 def report_claims(claims_df: Any, bytes_per_token: float, prov: str, **made: Any) -> Table:
     """The reproduction report's first table: each claim of the SAN abstract in its words, its number,
     this suite's design, the statistic with its Holm-adjusted (Bonferroni) interval (nats per byte,
@@ -212,8 +263,10 @@ def report_claims(claims_df: Any, bytes_per_token: float, prov: str, **made: Any
             here = " ".join(fmt_ci(stat, float(lo), float(hi)))
         here = f"{here} {c['unit']}" if math.isfinite(stat) else "not measured"
         if math.isfinite(c["approx_nats_per_token"]):     # nats/byte times the measured bytes per token
-            here += f" (about {c['approx_nats_per_token']:.2f} nats/token)"
-        rows.append([words, number, DESIGNS.get(c["claim"], c["claim"]), here, c["outcome"]])
+            here += f" (about {per_token(c['approx_nats_per_token'])} nats/token)"
+        if not c.get("gate") and not c.get("applicable", True) and math.isfinite(stat):
+            here = f"{stat:.3g} {c['unit']} on every seed pair (no spread)"
+        rows.append([words, number, DESIGNS.get(c["claim"], c["claim"]), here, outcome_words(c)])
     return claims_table("san-report-claims", rows,
                         "The claims of Ndubuaku et al. (arXiv:2607.18363) tested at tiny scale: each in the "
                         "abstract's words, its number, this suite's design, the mean paired difference with its "

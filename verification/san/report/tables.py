@@ -159,7 +159,49 @@ def claims_table(claims: list[dict]) -> pd.DataFrame:
                          direction=e.get("direction"), margin=e.get("margin"), noise_floor=e.get("noise"),
                          applicable=e.get("applicable", True), drops_kept=drops,
                          fragile=bool(e.get("fragile", False)), robust=e.get("robust"), gate=e.get("gate") or "",
-                         paper=e.get("paper", "")))
+                         paper=e.get("paper", ""), sd=e.get("sd"), family=e.get("family"), alpha=e.get("alpha"),
+                         outcomes_by_path=e.get("outcomes_by_path") or {}))
+    return pd.DataFrame(rows)
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def power_table(claims_df: pd.DataFrame) -> pd.DataFrame:
+    """What a test of each claim needs: per claim, the mean of its paired differences and their
+    standard deviation over this run's seed pairs, the minimum detectable effect now, and the seed
+    pairs a test would need to detect the observed mean (power 0.8, two-sided paired t at the
+    strictest Holm level alpha / m of this run's family; for the equivalence claim, TOST at its margin
+    when the true difference is 0), :func:`verification.report.stats.pairs_needed`. A claim with no
+    spread, or not testable here, says why instead (``needs``)."""
+    from verification.report.stats import pairs_needed
+
+    rows = []
+    for _, c in claims_df.iterrows():
+        n, sd, mean = c.get("n"), c.get("sd"), c.get("statistic")
+        m, alpha = c.get("family") or 1, c.get("alpha") or 0.05
+        pairs, needs = None, ""
+        if c.get("gate"):
+            needs = ("the roles it compares (the paper preset trains them)" if "not trained by this preset" in c["gate"]
+                     else "models that pass the training gate and the probe's positive control")
+        elif not _finite(n) or n < 2:
+            needs = "seed pairs (one seed: no spread to size a test)"
+        elif not c.get("applicable", True):
+            needs = ("a harder probe or another measure: every seed pair gives the same value (no spread), "
+                     "so more seed pairs cannot separate the models")
+        elif c.get("direction") == "equivalence" and _finite(c.get("margin")):
+            pairs = pairs_needed(float(c["margin"]), float(sd), alpha / (2 * m), equivalence=True)
+        elif _finite(mean) and _finite(sd):
+            pairs = pairs_needed(float(mean), float(sd), alpha / m)
+        if not needs:
+            needs = (f"{pairs} seed pairs" if pairs is not None else
+                     "more than 100000 seed pairs: the observed mean is indistinguishable from 0")
+        rows.append(dict(claim=c["claim"], instance=c["instance"], outcome=c["outcome"], unit=c.get("unit", ""),
+                         mean=float(mean) if _finite(mean) else math.nan, sd=float(sd) if _finite(sd) else math.nan,
+                         seed_pairs=int(n) if _finite(n) else 0,
+                         mde=float(c["mde"]) if _finite(c.get("mde")) else math.nan,
+                         pairs_needed=pairs if pairs is not None else math.nan, needs=needs))
     return pd.DataFrame(rows)
 
 
