@@ -9,6 +9,7 @@ Layout written under ``out`` (default ``paper/``)::
     generated/macros.tex       \\newcommand for every number the prose quotes, each a link to its
                                family's entry in the appendix; \\BuildKind (quick or full)
     generated/theorems.tex     the registry's theorem blocks (theorems-<family>.tex: one family's)
+    generated/coq-statements.tex  the Coq statements of the equality theorems, read from theory/formal/*.v
     generated/appendix.tex     the commands that filled the store, seeds, versions, commit, and one
                                numbered entry per family, table and figure (campaigns, command,
                                provenance) that captions and numbers link to
@@ -43,6 +44,7 @@ from typing import Any, Optional, Sequence
 from numerics.atomic import copy_file, copy_tree, write_text
 from theory.errors import InvalidInput
 from verification.paper.appendix import appendix_tex
+from verification.paper.formal import coq_statements_tex
 from verification.paper.findings import BEGIN, END, FINDINGS, check_readme, findings_md, update_readme  # noqa: F401
 from verification.paper.latex import check_tree, guard_problems, macros_tex, tex_tree, theorems_tex
 from verification.paper.parts import check_complete, collect, paper_modules  # noqa: F401  (the builder's steps)
@@ -225,6 +227,7 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
     result.guards = guards
     _write(out / "generated" / "macros.tex", macros_tex(result.macros, links))
     _write(out / "generated" / "theorems.tex", theorems_tex(theorems()))
+    _write(out / "generated" / "coq-statements.tex", coq_statements_tex())
     for family in sorted({th.id.split(".")[0] for th in theorems()}):   # each document its own statements
         _write(out / "generated" / f"theorems-{family}.tex",
                theorems_tex(th for th in theorems() if th.id.split(".")[0] == family))
