@@ -206,6 +206,9 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], plan:
     part.macro(str(len(layered) + len(headed)), word, "D1 verdicts")
     part.macro(str(sum(bool(r["extra"].get("exact")) for r in layered + headed)), word, "D1 exact path")
     part.macro("%d/%d" % _tight(layered + headed), word, "D1 tight all records")
+    # the verdicts the float table counts: all tokens, each head and the head mean, every layer and input
+    all_tokens = [r for v in ("all",) for d in (data["layer"], data["head"]) for rs in d.get(v, {}).values() for r in rs]
+    part.macro("%d/%d" % _tight(all_tokens), word, "D1 tight all tokens")
     k, n = _tight(layered + headed)
     part.guard(k == n > 0, word, "D1 always tight", detail=f"{k} of {n} verdicts tight")
     part.macro(f"layers 0-{L - 2}" if L > 2 else "layer 0", word, "early layers")   # the layers before the last
