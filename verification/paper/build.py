@@ -11,8 +11,10 @@ Layout written under ``out`` (default ``paper/``)::
     generated/theorems.tex     the registry's theorem blocks (theorems-<family>.tex: one family's)
     generated/coq-statements.tex  the Coq statements of the equality theorems, read from theory/formal/*.v
     generated/appendix.tex     the commands that filled the store, seeds, versions, commit, and one
-                               numbered entry per family, table and figure (campaigns, command,
-                               provenance) that captions and numbers link to
+                               numbered entry per family, table and figure (campaign keys, data
+                               file) that captions and numbers link to
+    supplement.md              the same entries with their campaign identifiers, commands and
+                               provenance (weight hashes); supplement-<report>.md for each report
     tables/<name>.tex          booktabs tables (:func:`verification.paper.latex.table_tex`); the
                                commands write their full tables there as <name>.md|csv
     data/<name>.csv|md         each table as typeset, as data (one writer per file: the paper)
@@ -43,7 +45,7 @@ from typing import Any, Optional, Sequence
 
 from numerics.atomic import copy_file, copy_tree, write_text
 from theory.errors import InvalidInput
-from verification.paper.appendix import appendix_tex
+from verification.paper.appendix import appendix_tex, supplement_md, supplement_name
 from verification.paper.formal import coq_statements_tex
 from verification.paper.findings import BEGIN, END, FINDINGS, check_readme, findings_md, update_readme  # noqa: F401
 from verification.paper.latex import check_tree, guard_problems, macros_tex, tex_tree, theorems_tex
@@ -79,7 +81,7 @@ class Document:
 
 
 DOCUMENTS = (
-    Document("main", None, 25, 15, "the paper"),
+    Document("main", None, 15, 15, "the paper"),
     Document("report-rank", ("rank",), 10, 6, "reproduction report: the Entropic Bound"),
     Document("report-poincare", ("poincare",), 10, 6, "reproduction report: Poincare constants and LoRA"),
     Document("report-san", ("san",), 10, 6, "reproduction report: attention-only transformers"),
@@ -116,7 +118,8 @@ class BuildResult:
 
 def build_macros(full: bool) -> dict[str, str]:
     """What the title page and abstract may say about the build: ``\\BuildKind`` (``quick`` or
-    ``full``) and ``\\BuildNote``, a sentence naming the settings.
+    ``full``), ``\\BuildNote``, a sentence naming the settings, and ``\\BuildAbstract``, the
+    abstract's sentence saying which settings the document was built from.
 
     >>> build_macros(False)["BuildKind"], build_macros(True)["BuildKind"]
     ('quick', 'full')
@@ -126,7 +129,10 @@ def build_macros(full: bool) -> dict[str, str]:
     else:
         note = ("Built from the quick settings of the main job (attnbounds verify); the full settings "
                 "(attnbounds verify --full) measure more instances, sizes and inputs.")
-    return {"BuildKind": "full" if full else "quick", "BuildNote": note}
+    abstract = ("This document is built from the full settings of the main job." if full else
+                "This document is a quick-settings build: every number comes from the main job's quick "
+                "settings, which measure fewer instances, sizes, inputs and seeds than its full settings.")
+    return {"BuildKind": "full" if full else "quick", "BuildNote": note, "BuildAbstract": abstract}
 
 
 def _write(path: Path, text: str) -> Path:
@@ -234,7 +240,9 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
     for doc in docs:
         labels = set(re.findall(r"\\label\{([^}]+)\}", "".join(texts[doc.name].values())))
         _write(out / "generated" / doc.appendix,
-               appendix_tex(members(doc, parts, docs), seed, full, labels, typeset))
+               appendix_tex(members(doc, parts, docs), seed, full, labels, typeset, supplement_name(doc.name)))
+        _write(out / supplement_name(doc.name), supplement_md(doc.name, members(doc, parts, docs), seed, full, labels,
+                                                              typeset))
     if (source / FINDINGS).exists():
         _write(out / "generated" / "findings.md", findings_md(result.macros, source / FINDINGS, guards))
     guarded = [p for d in docs for p in guard_problems(out, guards, d.tex)]

@@ -218,6 +218,7 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], plan:
             part.macro(_s(k, n), "D1 share", word, "layer", l, v)
         k, n = shares[L - 1]
         part.macro(_s(k, n), "D1 share", word, "last layer", "" if v == "all" else v)
+        part.macro(wilson_cell(k, n), "D1 share", word, "last layer", "" if v == "all" else v, "interval")
         inner = [k / n for l, (k, n) in shares.items() if l < L - 1 and n]
         every = [k / n for k, n in shares.values() if n]
         part.macro(f"{min(inner or every):.2f}", "D1 share", word, v, "early layers min")
