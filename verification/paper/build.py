@@ -249,6 +249,7 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
     if guarded:
         raise InvalidInput("the results store contradicts the prose: " + "; ".join(dict.fromkeys(guarded)))
     problems = [p for d in docs for p in check_tree(out, d.tex)] + problems
+    problems += prose_problems(out, docs, result.macros, parts)
     if (out / "refs.bib").exists():
         problems += checks.bibliography_problems((out / "refs.bib").read_text(), [hand])
     _fail(problems, "the paper does not hold together")
@@ -259,6 +260,63 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
         result.pdf = result.pdfs["main"]
         _fail(problems, "the documents fail their build checks")
     return result
+
+
+PROSE_CHECKED = ("main", "report-rank", "report-poincare")
+"""The documents whose hand-written main text the prose checks read (code in the prose, the abstract's
+intervals); the SAN report joins when its rewrite (issue 53, its own part) lands."""
+
+
+def main_text(out: Path, main: str) -> str:
+    """The hand-written main text of the document ``main`` in ``out``: from ``\\begin{document}`` to
+    ``\\label{attn:main-end}``, every ``\\input{sections/...}`` expanded (generated files, tables and
+    figures left out)."""
+    def expand(text: str, depth: int = 0) -> str:
+        def sub(m: re.Match) -> str:
+            name = m.group(1)
+            path = out / (name if name.endswith(".tex") else f"{name}.tex")
+            if not name.startswith("sections/") or depth > 8 or not path.exists():
+                return " "
+            return expand(path.read_text(), depth + 1)
+        return re.sub(r"\\input\{([^}]+)\}", sub, text)
+
+    text = (out / main).read_text()
+    start = text.find("\\begin{document}")
+    text = expand(text[start if start >= 0 else 0:])
+    end = text.find("\\label{attn:main-end}")
+    return text if end < 0 else text[:end]
+
+
+def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Sequence[Part]) -> list[str]:
+    """The checks of the hand-written prose (:mod:`verification.paper.checks`): code in the main text
+    of the documents of :data:`PROSE_CHECKED`, a number in an abstract without the interval the build
+    defines for it, and a size in the machine-checked table (``prove-formal``) that the stored SMT
+    campaign did not reach (a registry-declared size printed as reached)."""
+    from verification.paper import checks
+
+    problems = []
+    for doc in docs:
+        if doc.name not in PROSE_CHECKED or not (out / doc.tex).exists():
+            continue
+        text = main_text(out, doc.tex)
+        problems += [f"{doc.tex}: {p}" for p in checks.prose_identifiers(text)]
+        abstract = re.search(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", text, re.S)
+        if abstract:
+            problems += [f"{doc.tex}: {p}" for p in checks.abstract_intervals(abstract.group(1), macros)]
+    tables = {t.name: t.frame for part in parts for t in part.tables}
+    if "prove-formal" in tables and "prove-reach" in tables:
+        from theory import theorems
+
+        ids = {th.title: th.id for th in theorems()}
+        formal, reach = tables["prove-formal"], tables["prove-reach"]
+        column = next(c for c in formal.columns if c.startswith("SMT"))
+        printed = {ids.get(t, t): cell for t, cell in zip(formal["statement"], formal[column])}
+        reached: dict[str, list] = {}
+        for th, size in zip(reach["theorem"], reach["proved for all sizes up to"]):
+            reached.setdefault(th, []).append(size if isinstance(size, str) else "")
+        declared = {th.id: ["x".join(map(str, dims)) for _, dims, _ in th.smt_checked] for th in theorems()}
+        problems += [f"table prove-formal: {p}" for p in checks.reached_size_problems(printed, reached, declared)]
+    return problems
 
 
 class BuildCheckFailed(InvalidInput):
