@@ -106,7 +106,8 @@ def appendix_tex(parts: list[Part], seed: int, full: bool, labels: Optional[set]
               "Software: " + latex_text(", ".join(f"{k} {v}" for k, v in sorted(versions().items()))) + ".",
               "Source commit: \\texttt{" + latex_text(_commit()) + "}.", "",
               "Each entry below is what a caption's tag (S1, S2, ...) or a quoted number links to. The "
-              "supplementary file \\href{" + supplement + "}{" + _tt(supplement) + "}, written beside this PDF, gives for every entry, "
+              "supplementary file \\ifdefined\\href\\href{" + supplement + "}{" + _tt(supplement) + "}\\else "
+              + _tt(supplement) + "\\fi, written beside this PDF, gives for every entry, "
               "under the same number, the campaign identifiers (C1, C2, ... per family), the commands and the "
               "provenance recorded with the records (model weight hashes included). Every table, typeset or "
               "not, is written as data beside the PDF, in CSV and Markdown with its caption and provenance.", ""]

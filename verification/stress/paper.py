@@ -155,8 +155,8 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     part.guard(t.count("violated") == 0 and t.count("undecided") == 0, "stress sweep no counterexample",
                detail=f"{t.count('violated')} violated, {t.count('undecided')} undecided")
     part.macro(str(t.exact), "stress exact path")
-    part.macro("none of them needed the exact path" if t.exact == 0 else
-               f"{t.exact} {'verdict' if t.exact == 1 else 'verdicts'} needed the exact path", "stress exact path sentence")
+    part.macro("here none did" if t.exact == 0 else f"here {t.exact} {'verdict' if t.exact == 1 else 'verdicts'} did",
+               "stress exact path sentence")
     part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress min slack")
     part.macro(round(store.payload_bytes(campaign, sweep.chunk_keys()) / max(t.chunks, 1)), "stress bytes per chunk")
     for cell, c in cells.items():

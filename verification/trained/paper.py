@@ -36,6 +36,7 @@ from verification.report.tables import fmt, fmt_ci
 from verification.measure.attention import FUSION, RESIDUAL
 from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots, read_baselines
 from verification.measure.text import corpus_of, find_campaign, model_need
+from verification.report.stats import wilson
 from verification.trained.checks import Plan, baseline_campaign, baseline_chunks
 from verification.trained.report import (ALWAYS_TIGHT, FLOAT_COLUMNS, FLOAT_TESTS, VARIANT_TITLES,
                                           collect_records, compare_table, d1_table, float_rows, heads_shares,
@@ -185,6 +186,14 @@ def _source_macros(part: Part, word: str, data: dict, base: dict) -> None:
                     soft.append(k / n)
             part.macro(f"{min(soft):.2f}" if soft else "-", word, src, "random softmax share min", tag)
             part.macro(f"{max(soft):.2f}" if soft else "-", word, src, "random softmax share max", tag)
+            if src == "pooled" and v == "content":
+                # "dropping the special tokens does not remove the effect": on content tokens the lowest
+                # layer's Wilson interval lies above every random family's share at the same token counts
+                k_lo, n_lo = shares[low]
+                rnd = [baseline_share(base, slots[v], vkeys, f) for f in FAMILIES]
+                top = max((k / n for k, n in rnd if n), default=1.0)
+                part.guard(bool(n_lo) and wilson(k_lo, n_lo)[0] > top, word, "content tokens keep the effect",
+                           detail=f"lowest content-token layer {k_lo}/{n_lo} against random up to {top:.2f}")
 
 
 def _model_part(part: Part, name: str, campaign: str, records: list[dict], plan: Plan, base: dict,
@@ -229,6 +238,9 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], plan:
         only = sum(bool(r["extra"].get("through_first")) and not r["extra"].get("through_other") for r in tight)
         part.macro(f"{only}/{len(tight)}", word, v, "tight only via token zero")
     hs = heads_shares(data, "all")
+    # "the heads differ widely": some head is tight on at most a quarter of the inputs, another on three quarters
+    part.guard(bool(np.nanmin(hs) <= 0.25 and np.nanmax(hs) >= 0.75), word, "heads differ widely",
+               detail=f"head shares from {np.nanmin(hs):.2f} to {np.nanmax(hs):.2f}")
     part.macro(f"{np.nanmin(hs):.2f}", word, "head share min")
     part.macro(f"{np.nanmax(hs):.2f}", word, "head share max")
     part.macro(f"{int(np.sum(hs == 1))}/{int(np.sum(~np.isnan(hs)))}", word, "heads always tight")
