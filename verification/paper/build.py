@@ -46,9 +46,8 @@ from typing import Any, Optional, Sequence
 from numerics.atomic import copy_file, copy_tree, write_text
 from theory.errors import InvalidInput
 from verification.paper.appendix import appendix_tex, supplement_md, supplement_name
-from verification.paper.formal import coq_statements_tex
 from verification.paper.findings import BEGIN, END, FINDINGS, check_readme, findings_md, update_readme  # noqa: F401
-from verification.paper.latex import check_tree, guard_problems, macros_tex, tex_tree, theorems_tex
+from verification.paper.latex import check_tree, coq_statements_tex, guard_problems, macros_tex, tex_tree, theorems_tex
 from verification.paper.parts import check_complete, collect, paper_modules  # noqa: F401  (the builder's steps)
 from verification.paper.tables import check_name, table_tex
 from verification.report.part import Part
