@@ -183,7 +183,10 @@ def proof_problems(text: str) -> list[str]:
         if named and text.find("\\end{proof}", named.end()) >= 0:
             continue
         nxt = [m.start() for m in starts if m.start() > end]
-        proof = text.find("\\begin{proof}", end)
+        # the first proof after the statement that is not a named proof of another statement
+        follows = [m.start() for m in re.finditer(r"\\begin\{proof\}(\[[^\]]*\])?", text)
+                   if m.start() > end and not (m.group(1) and "\\ref{" in m.group(1))]
+        proof = follows[0] if follows else -1
         if proof < 0 or (nxt and proof > nxt[0]) or text.find("\\end{proof}", proof) < 0:
             problems.append(f"{label} ({what}): no proof follows")
     return problems
@@ -209,9 +212,10 @@ def test_proof_check_finds_planted_bugs():
     assert proof_problems(text[:start] + text[end:]) == ["thm:d2 (D2 and its equality condition): no proof follows"]
     assert proof_problems(text.replace("\\label{cor:causal}", "")) == \
         ["cor:causal (the causal corollary (any set of positions)): not stated"]
-    moved = text.replace("\\begin{proof}[Proof of Corollary~\\ref{cor:causal-share}]", "\\begin{proof}")
-    assert proof_problems(moved) == ["cor:causal-share (the share of tight random causal pairs (no ties almost surely)): "
-                                     "no proof follows"]
+    named = text.index("\\begin{proof}[Proof of Corollary~\\ref{cor:causal-share}]")
+    gone = text[:named] + text[text.index("\\end{proof}", named) + len("\\end{proof}"):]
+    assert proof_problems(gone) == ["cor:causal-share (the share of tight random causal pairs (no ties almost surely)): "
+                                    "no proof follows"]          # another statement's proof does not stand in
     commented = text[:start] + "% " + text[start:end].replace("\n", "\n% ") + text[end:]
     assert proof_problems(commented) == ["thm:d2 (D2 and its equality condition): no proof follows"]
 
