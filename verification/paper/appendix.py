@@ -132,7 +132,7 @@ def supplement_md(document: str, parts: list[Part], seed: int, full: bool, label
     family = None
     for k, e in enumerate(_entries(parts, seed, labels, typeset), start=1):
         if e["family"] != family:
+            lines += ([""] if family is not None else []) + [f"## Family {e['family']}", ""]
             family = e["family"]
-            lines += [f"## Family {family}", ""]
         lines += [f"- **S{k}** {e['plain']}"] + [f"  - {name}: {value}" for name, value in e["full"] if value]
     return "\n".join(lines) + "\n"
