@@ -17,6 +17,12 @@ compiled output run with ``--pdf``.
   citation without an entry.
 - :func:`page_problems`: more main-text or appendix pages than the document's limit (its labels
   ``attn:main-end``, ``attn:appendix-start`` and ``attn:end`` in the ``.aux`` file).
+- :func:`prose_identifiers`: code in the hand-written main text (a ``\\texttt``, "as in the code", a
+  snake_case name).
+- :func:`abstract_intervals`: a number in an abstract quoted without the interval the build defines
+  for it (``\\X`` without ``\\XInterval``).
+- :func:`reached_size_problems`: a size printed as reached by the SMT solvers that the store does not
+  hold (a registry-declared size printed as reached).
 """
 from __future__ import annotations
 
