@@ -242,7 +242,8 @@ def _sde(part: Part, store: Any, plan: Plan, cmd: str) -> None:
     k_pred = sum(r[7].startswith("refuted") and "predicted" in r[7] for r in lrows)
     k_ref = sum(r[7].startswith("refuted") for r in lrows)
     part.macro(refutations_sentence(k_pred, k_ref), "SDE loss excess predicted sentence")
-    part.macro(", ".join(r[11].split(" (")[0] for r in lrows) or "-", "SDE distance argmin L end")
+    # the table's "mean +- 3 se" written with a plus-minus sign in the prose
+    part.macro(", ".join(r[11].split(" (")[0].replace("+-", "±") for r in lrows) or "-", "SDE distance argmin L end")
     if not lrows:                           # the campaign holds no expected-loss chunk (a partial run)
         return
     part.tables.append(latex(loss, "poincare-sde-loss",
