@@ -177,7 +177,8 @@ FACTOR = register(Theorem(
                  ("d1.iff.split", (6,), 0.83), ("d1.bound.exhaustive", (4,), 2.76)),
     formal=("dobrushin.v:d1_bound", "dobrushin.v:d1_equality"),
     not_formal=(r"the closed form of the slack $(1 + \delta(A))/2 - \delta(\hat A)$ as a minimum over pairs",
-                r"the max-over-$S$ form of $\delta$ that the float filter computes"),
+                r"the equality of the three forms of $\delta$ (the float filter computes the min-form "
+                 r"$1 - \sum_k \min(a_k, b_k)$)"),
 ))
 
 CAUSAL = register(Theorem(
@@ -187,11 +188,13 @@ CAUSAL = register(Theorem(
     statement=sp.Eq(delta(AHAT), (1 + delta(A)) / 2),
     equality="always (the statement is an equality): row 0 is e_0, so d_ij <= max(d_0i, d_0j) for "
              "i, j >= 1 and delta(A) = max_j (1 - A_j0) is attained by a pair (0, j), which is "
-             "mutually self-dominant (A_00 = 1 >= A_j0, A_jj >= A_0j = 0). The same on any suffix.",
+             "mutually self-dominant (A_00 = 1 >= A_j0, A_jj >= A_0j = 0). The same on any set of positions kept "
+             "in order, rows renormalised (a suffix, content tokens).",
     equality_tex=r"always (the statement is an equality): row $0$ is $e_0$, so $d_{ij} \le \max(d_{0i}, d_{0j})$ "
                  r"for $i, j \ge 1$, and $\delta(A) = \max_j (1 - A_{j0})$ is attained by a pair $(0, j)$, which "
                  r"is mutually self-dominant ($A_{00} = 1 \ge A_{j0}$, $A_{jj} \ge A_{0j} = 0$); the same holds "
-                 r"on any suffix of the positions",
+                 r"for the attention restricted to any set of positions kept in order, its rows renormalised (for "
+                 r"instance a suffix, or the content tokens)",
     hypotheses=causal_hypotheses,
     witness=factor_witness,
     evaluators={"fast": "numerics.dobrushin:factor_slack", "exact": "numerics.dobrushin:factor_equality"},
@@ -222,7 +225,7 @@ PRODUCT = register(Theorem(
     formal=("product.v:d2_bound", "product_equality.v:d2_equality", "product.v:rollout_bound",
             "product_equality.v:rollout_le_prod", "product_equality.v:rollout_chain"),
     not_formal=(r"the $2 \times 2$ remark: every pair of $2 \times 2$ stochastic matrices is tight ($\delta = \lvert\det\rvert$)",
-                r"the probability-zero remark for $P, Q$ drawn with continuous densities, $n \ge 3$"),
+                r"the probability-zero remark for $P, Q$ drawn with continuous densities, $m \ge 3$ columns of $P$"),
 ))
 
 
@@ -317,5 +320,8 @@ CAUSAL_SHARE = register(Theorem(
     evaluators={"fast": "numerics.dobrushin.causal_share:predicted_tight",
                 "exact": "numerics.dobrushin.causal_share:predicted_share"},
     references=("docs/theory.md §1, corollary (causal D2): the condition this share follows from",),
+    follows_from="dobrushin.product.causal",   # with continuous entries ties have probability 0 (the paper's proof)
+    not_formal=(r"the whole statement: it follows from the causal D2 condition because continuous entries have no "
+                r"ties almost surely",),
     symbols={"s_n": "share of tight pairs at size n", "pi_n": "probability that row 1 minimises A_l0, l >= 1"},
 ))

@@ -175,6 +175,10 @@ class Theorem:
     # bool) that the stress sweep checks against the exact tight verdicts
     assume: tuple[str, ...] = ()
     equality_condition: Optional[Callable[[Mapping[str, Any]], bool]] = None
+    # a statistical statement that is a proved consequence of another registered theorem (its id): the
+    # documents typeset it as a corollary of that theorem, not as a conjecture; its campaigns still
+    # test it on draws (outcomes), which is what its category says
+    follows_from: str = ""
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -241,8 +245,11 @@ class Theorem:
         equality condition in words and inline math, set loosely (``\\sloppy``: a long formula moves to
         the next line rather than into the margin)."""
         kind = {"proved": "theorem", "sanity": "proposition"}.get(self.category, "conjecture")
+        source = ""
+        if self.follows_from:
+            kind, source = "corollary", f" It follows from Theorem~\\ref{{thm:{self.follows_from}}} (a proof on paper)."
         return (f"\\begin{{{kind}}}[{latex_text(self.title)}]\\label{{thm:{self.id}}}\n"
-                f"\\[ {self.latex()} \\]\n{{\\sloppy Equality: {self.equality_latex()}.\\par}}\n\\end{{{kind}}}")
+                f"\\[ {self.latex()} \\]\n{{\\sloppy Equality: {self.equality_latex()}.{source}\\par}}\n\\end{{{kind}}}")
 
     def evaluator(self, backend: str) -> Callable:
         """Resolve the evaluator registered for ``backend`` (imports numerics lazily)."""
@@ -445,5 +452,7 @@ def theorems_markdown() -> str:
                 f"- equality: {th.equality_tex or th.equality}", f"- backends: {', '.join(sorted(th.evaluators))}"]
         out += [f"- formal proof (Coq): `theory/formal/{f.replace(':', '` lemma `')}`" for f in th.formal]
         out += [f"- proved on paper only (not formalised): {x}" for x in th.not_formal]
+        out += [f"- a corollary of `{th.follows_from}` (proved on paper; the campaigns test it on draws)"] \
+            if th.follows_from else []
         out += [f"- reference: {r}" for r in th.references] + [""]
     return "\n".join(out)

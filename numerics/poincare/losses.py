@@ -218,8 +218,9 @@ class AttentionScalar(LossFamily):
             return float(mpmath.fsum(terms) / self.n * (1 + mpmath.mpf(10) ** -15))
 
 
-def lora_data(n: int = 8, d: int = 3, h: int = 4, seed: int = 0, noise: float = 0.05):
-    """Deterministic LoRA data: inputs X (n, d), base W0 (h, d), head a (h,), targets from W0 + b* c*^T."""
+def lora_data(n: int = 8, d: int = 3, h: int = 4, seed: int = 0, noise: float = 0.05, scale: float = 2.5):
+    """Deterministic LoRA data: inputs X (n, d), base W0 (h, d), head a (h,), targets from the net with
+    W0 + scale u w^T (a rank-one update along the unit directions u, w) plus Gaussian noise."""
     rng = np.random.default_rng(seed + 1000)
     X = rng.standard_normal((n, d))
     W0 = rng.standard_normal((h, d)) / math.sqrt(d)
@@ -228,7 +229,7 @@ def lora_data(n: int = 8, d: int = 3, h: int = 4, seed: int = 0, noise: float = 
     u /= np.linalg.norm(u)
     w = rng.standard_normal(d)
     w /= np.linalg.norm(w)
-    W_true = W0 + 2.5 * np.outer(u, w)
+    W_true = W0 + scale * np.outer(u, w)
     y = np.tanh(X @ W_true.T) @ a + noise * rng.standard_normal(n)
     return X, W0, a, u, w, y
 

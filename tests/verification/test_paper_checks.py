@@ -127,3 +127,70 @@ def test_every_check_of_the_compiled_document_fails_on_its_planted_defect(toy, t
                  "'0.005208 [0.001, 0.01]' quotes 6 decimals", "pages of main text, at most 3"):
         assert any(what in p for p in problems), (what, problems)
     assert "main.tex: overfull hbox" in text
+
+
+def test_code_in_the_prose_fails_the_build(toy, tmp_path):
+    """A function name in typewriter type, a phrase that points at the code, or a snake_case name in
+    the hand-written main text fails the build; a reference's target does not."""
+    store, src = toy
+    clean = SECTION + "The values of Table~\\ref{tab:toy-table} are shares.\n"
+    (src / "sections" / "toy.tex").write_text(clean)
+    build(store, tmp_path / "ok", families=["toy_checked"], source=src)
+    for planted, why in (("The slack is computed by \\texttt{factor\\_slack}.", r"'\\texttt\{factor\\_slack\}' \(code in the prose\)"),
+                         ("Rows are indexed from $0$, as in the code.", r"'as in the code' \(the prose points at the code\)"),
+                         ("The val\\_loss falls.", r"'val_loss' \(a snake_case name\)")):
+        (src / "sections" / "toy.tex").write_text(clean + planted + "\n")
+        with pytest.raises(B.BuildCheckFailed, match=r"main\.tex: " + why):
+            build(store, tmp_path / "bad", families=["toy_checked"], source=src)
+
+
+def test_a_number_in_the_abstract_without_its_interval_fails_the_build(toy, tmp_path, monkeypatch):
+    """The abstract quotes a share whose interval the build defines: with the interval it passes,
+    without it the build fails naming both macros."""
+    store, src = toy
+
+    def with_interval(store, plan=None):
+        part = toy_part(store, plan)
+        part.macro("0.50", "toy", "share")
+        part.macro("[0.30, 0.70]", "toy", "share", "interval")
+        return part
+    monkeypatch.setattr(sys.modules["toy_checked"], "paper_part", with_interval)
+    main = MAIN.replace("BIBLIOGRAPHY", "")
+    (src / "main.tex").write_text(main.replace("\\begin{document}\n", "\\begin{document}\n\\begin{abstract}Tight on "
+                                                "\\ToyShare{} \\ToyShareInterval{} of the inputs.\\end{abstract}\n"))
+    build(store, tmp_path / "ok", families=["toy_checked"], source=src)
+    (src / "main.tex").write_text(main.replace("\\begin{document}\n", "\\begin{document}\n\\begin{abstract}Tight on "
+                                                "\\ToyShare{} of the inputs.\\end{abstract}\n"))
+    with pytest.raises(B.BuildCheckFailed, match=r"the abstract quotes \\ToyShare without its interval \\ToyShareInterval"):
+        build(store, tmp_path / "bad", families=["toy_checked"], source=src)
+
+
+def test_a_registry_declared_smt_size_printed_as_reached_fails_the_build(toy, tmp_path, monkeypatch):
+    """The machine-checked table prints the sizes the stored SMT campaign reached; a table that prints
+    the registry's declared sizes (``Theorem.smt_checked``: 4, 5, 6 for D1) where the store reached
+    3x3 fails the build, and so does any size the store does not hold."""
+    from theory import get
+    from verification.prove.paper import formal_table
+
+    store, src = toy
+    d1 = get("dobrushin.factor")
+    reach = pd.DataFrame({"theorem": ["dobrushin.factor"] * 2, "statement": ["d1.bound", "d1.iff"],
+                          "proved for all sizes up to": ["3x3", "3x3"], "encoding": ["direct"] * 2})
+
+    def planted(printed):
+        def part_with(store, plan=None):
+            part = toy_part(store, plan)
+            formal = formal_table("attnbounds prove", {d1.id: printed})
+            part.tables += [formal, Table("prove-reach", reach, "Reach.", "seed 0")]
+            return part
+        return part_with
+    monkeypatch.setattr(sys.modules["toy_checked"], "paper_part", planted("bound 3x3; condition 3x3"))
+    build(store, tmp_path / "ok", families=["toy_checked"], source=src)
+    declared = ", ".join(sorted({"x".join(map(str, dims)) for _, dims, _ in d1.smt_checked}))
+    monkeypatch.setattr(sys.modules["toy_checked"], "paper_part", planted(declared))
+    with pytest.raises(B.BuildCheckFailed, match=r"table prove-formal: dobrushin\.factor: size 6 is printed as reached but "
+                                                 r"is the registry's declared size; the store reached 3x3"):
+        build(store, tmp_path / "declared", families=["toy_checked"], source=src)
+    monkeypatch.setattr(sys.modules["toy_checked"], "paper_part", planted("bound 9x9"))
+    with pytest.raises(B.BuildCheckFailed, match=r"size 9x9 is printed as reached but is not among the sizes stored"):
+        build(store, tmp_path / "unknown", families=["toy_checked"], source=src)

@@ -132,7 +132,11 @@ def test_captions_and_numbers_link_to_their_appendix_entry(toy, tmp_path):
     for label in ("prov:toy", "prov:tab:toy-wide", "prov:fig:toy-figure"):
         assert f"\\label{{{label}}}" in appendix
     plain = appendix.replace("\\allowbreak{}", "")
-    assert "toy-campaign" in plain and "data/toy-wide.csv" in plain
+    assert "data/toy-wide.csv" in plain and "supplement.md" in plain
+    # the campaign identifiers, commands and provenance live in the supplementary file, under the same numbers
+    assert "toy-campaign" not in plain
+    supplement = (out / "supplement.md").read_text()
+    assert "toy-campaign" in supplement and "**S2** table toy-wide" in supplement and "data/toy-wide.csv" in supplement
     data = pd.read_csv(out / "data" / "toy-wide.csv")                       # the table as data beside the PDF:
     assert data.shape == (3, 31) and data.columns[0] == "instance"          # plain CSV, header and rows
     assert "_Provenance: seed 0" in (out / "data" / "toy-wide.md").read_text()   # its provenance beside it

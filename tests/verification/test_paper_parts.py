@@ -167,7 +167,7 @@ def test_prose_cites_only_what_the_part_produces(built):
     tables = set(re.findall(r"\\input\{tables/([^}]+)\}", tex))
     assert tables and tables <= {t.name for t in part.tables}
     figures = set(re.findall(r"\\includegraphics(?:\[[^]]*\])?\{figures/([^}]+)\.pdf\}", tex))
-    assert figures and figures <= {f.name for f in part.figures}
+    assert figures <= {f.name for f in part.figures}      # a section may show none of its figures (data only)
     stack = []
     for kind, env in re.findall(r"\\(begin|end)\{([^}]+)\}", tex):
         if kind == "begin":

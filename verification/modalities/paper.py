@@ -244,3 +244,68 @@ def seed_macros(part: Part, summaries: list) -> None:
     words = [s.words.get("asis") for s in summaries if s.variant == "content"]
     part.macro(sum(w == "lower than" for w in words), "Mod", "below text as is count")
     part.macro(len(words), "Mod", "models count")
+    part.macro(summary_sentence(summaries), "Mod", "summary sentence")
+    part.macro(abstract_phrase(summaries), "Mod", "abstract phrase")
+
+
+def abstract_phrase(summaries: list) -> str:
+    """The abstract's words for the models trained here, from the same Holm-adjusted words as
+    :func:`summary_sentence`: whether each is indistinguishable from random matrices of its size and
+    from its initialisation.
+
+    >>> from types import SimpleNamespace as S
+    >>> abstract_phrase([S(variant="content", words={"random": "not separable from", "init": "not separable from"})])
+    'are indistinguishable from random matrices of their size and from their initialisation (1 of 1 models, content tokens)'
+    >>> abstract_phrase([S(variant="content", words={"random": "higher than", "init": "not separable from"})])
+    'are indistinguishable from random matrices of their size and from their initialisation in 0 of 1 models (content tokens)'
+    """
+    content = [s for s in summaries if s.variant == "content"]
+    same = ("not separable from", "inside")
+    k = sum(all(s.words.get(key) in same for key in ("random", "init")) for s in content)
+    if content and k == len(content):
+        return (f"are indistinguishable from random matrices of their size and from their initialisation "
+                f"({k} of {len(content)} models, content tokens)")
+    return (f"are indistinguishable from random matrices of their size and from their initialisation in {k} of "
+            f"{len(content)} models (content tokens)")
+
+
+REFERENCES = (("random", "the random range at their own n"), ("init", "their own initialisation"),
+              ("text", "MiniLM cut to the same n"), ("depth", "with depth (last layer against first)"))
+"""The comparisons the summary sentence counts, with the reference each word is read against."""
+
+
+def summary_sentence(summaries: list) -> str:
+    """One sentence, written from the Holm-adjusted words of every model on content tokens: whether the
+    models can be told apart from random matrices of their size and from their own initialisation,
+    then how many models each word applies to per comparison, and the largest minimum detectable
+    effect of a comparison that separated nothing (what these seeds could have seen).
+
+    >>> from types import SimpleNamespace as S
+    >>> m = lambda r, i, t: S(variant="content", words={"random": r, "init": i, "text": t, "depth": "shows no detectable trend"},
+    ...                       mdes={"random": 0.9, "init": 0.4})
+    >>> summary_sentence([m("not separable from", "not separable from", "lower than")] * 2)
+    'none of the 2 models can be told apart from random matrices of its size or from its own initialisation: 2 of 2 are not separable from the random range at their own n; 2 of 2 are not separable from their own initialisation; 2 of 2 are lower than MiniLM cut to the same n; 2 of 2 show no detectable trend with depth (last layer against first) (largest minimum detectable effect of a comparison that separated nothing: 0.90)'
+    """
+    import math
+    from collections import Counter
+
+    content = [s for s in summaries if s.variant == "content"]
+    if not content:
+        return "no model was measured"
+    n, same = len(content), ("not separable from", "inside")
+    alike = all(s.words.get(k) in same for s in content for k in ("random", "init"))
+    head = (f"none of the {n} models can be told apart from random matrices of its size or from its own "
+            "initialisation" if alike else f"against random matrices of their size and their own initialisation, "
+            f"the {n} models differ")
+    parts = []
+    for key, ref in REFERENCES:
+        counts = Counter(s.words.get(key) for s in content if s.words.get(key))
+        for word, k in counts.items():
+            verb = "show" if word.startswith("shows ") else "are"
+            word = word[len("shows "):] if word.startswith("shows ") else word
+            parts.append(f"{k} of {n} {verb} {word} {ref}")
+    mdes = [s.mdes.get(k, math.nan) for s in content for k in ("random", "init", "text")
+            if s.words.get(k) in ("not separable from",)]
+    mdes = [x for x in mdes if math.isfinite(x)]
+    tail = f" (largest minimum detectable effect of a comparison that separated nothing: {fmt2(max(mdes))})" if mdes else ""
+    return head + ": " + "; ".join(parts) + tail

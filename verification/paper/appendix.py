@@ -36,16 +36,61 @@ def _tt(text: str) -> str:
     return "\\texttt{" + re.sub(r"([-:.+,/;=])", r"\1\\allowbreak{}", latex_text(text)) + "}"
 
 
+def _entries(parts: list[Part], seed: int, labels: Optional[set], typeset: Optional[set]) -> list[dict]:
+    """Every numbered entry of a document, in the order the appendix numbers them (S1, S2, ...): per
+    family its own entry, then its typeset tables, its figures and its data tables. Each entry holds
+    its label, its title (LaTeX) and plain title, the short fields the PDF prints and the full fields
+    (campaign identifiers, commands, provenance with the weight hashes) the supplement holds."""
+    out = []
+    for part in parts:
+        commands = "; ".join(part.commands)
+        shown = [t for t in part.tables if typeset is None or t.name in typeset]
+        data = part.data_tables + [t for t in part.tables if t not in shown]
+        keys: dict[str, str] = {}
+        for item in shown + data + part.figures:
+            for c in item.campaigns:
+                keys.setdefault(c, f"C{len(keys) + 1}")
+        named = lambda item: ", ".join(keys[c] for c in item.campaigns)      # noqa: E731
+        out.append(dict(family=part.family, label=f"prov:{part.family}",
+                        title=f"numbers quoted from the {latex_text(part.family)} family",
+                        plain=f"numbers quoted from the {part.family} family",
+                        short=[("seed", str(seed))] + ([("campaigns", ", ".join(keys.values()))] if keys else []),
+                        full=[("commands", commands), ("seed", str(seed))]
+                        + [(k, c) for c, k in keys.items()]))
+        for t in shown:
+            out.append(dict(family=part.family, label=f"prov:tab:{t.name}", title=f"Table~\\ref{{tab:{t.name}}} ({_tt(t.name)})",
+                            plain=f"table {t.name}", short=[("campaigns", named(t)), ("data", _tt(f"data/{t.name}.csv"))],
+                            full=[("campaigns", named(t)), ("command", t.command or ""), ("provenance", t.provenance),
+                                  ("data", f"data/{t.name}.csv")]))
+        for f in part.figures:
+            ref = f"Figure~\\ref{{fig:{f.name}}} " if labels is None or f"fig:{f.name}" in labels else "Figure "
+            out.append(dict(family=part.family, label=f"prov:fig:{f.name}", title=f"{ref}({_tt(f.name)})",
+                            plain=f"figure {f.name}", short=[("campaigns", named(f)), ("files", _tt(f"figures/{f.name}.pdf"))],
+                            full=[("campaigns", named(f)), ("command", f.command or ""), ("provenance", f.provenance),
+                                  ("files", f"figures/{f.name}.pdf and .png, the provenance and versions in their metadata")]))
+        for t in data:
+            out.append(dict(family=part.family, label=f"prov:data:{t.name}", title=f"data table {_tt(t.name)}, not typeset",
+                            plain=f"data table {t.name}", short=[("campaigns", named(t)), ("file", _tt(f"data/{t.name}.csv"))],
+                            full=[("campaigns", named(t)), ("command", t.command if t.command and t.command not in
+                                                            part.commands else ""), ("file", f"data/{t.name}.csv")]))
+    return out
+
+
+def supplement_name(document: str) -> str:
+    """The supplementary file of a document (``main`` -> ``supplement.md``), written beside its PDF."""
+    return "supplement.md" if document == "main" else f"supplement-{document}.md"
+
+
 def appendix_tex(parts: list[Part], seed: int, full: bool, labels: Optional[set] = None,
-                 typeset: Optional[set] = None) -> str:
+                 typeset: Optional[set] = None, supplement: str = "supplement.md") -> str:
     """The appendix: how the store was filled (commands, software, commit) and one numbered entry
     per family, table and figure, labelled ``prov:<family>``, ``prov:tab:<name>``,
     ``prov:data:<name>``, ``prov:fig:<name>``; the captions' tags and the quoted numbers link here.
-    Per family its command and seed once, and its campaigns once each, keyed C1, C2, ... that the
-    entries name. A figure whose caption has no ``fig:<name>`` label among ``labels`` (default: every
-    figure has one) is named without a reference; a table not in ``typeset`` (default: every table
-    of ``part.tables``) is data only: one line with its campaigns and its file (whose Markdown and CSV
-    carry its caption and provenance)."""
+    Each entry is short (its campaigns by key, C1, C2, ..., and its data file); the campaign
+    identifiers, commands and provenance (weight hashes) of every entry are in the supplementary
+    file ``supplement`` (:func:`supplement_md`), under the same numbers. A figure whose caption has
+    no ``fig:<name>`` label among ``labels`` (default: every figure has one) is named without a
+    reference; a table not in ``typeset`` (default: every table of ``part.tables``) is data only."""
     from verification.provenance import versions
 
     lines = ["% generated by `attnbounds paper`: do not edit",
@@ -60,40 +105,34 @@ def appendix_tex(parts: list[Part], seed: int, full: bool, labels: Optional[set]
     lines += ["attnbounds paper --pdf" + (" --full" if full else ""), "\\end{verbatim}",
               "Software: " + latex_text(", ".join(f"{k} {v}" for k, v in sorted(versions().items()))) + ".",
               "Source commit: \\texttt{" + latex_text(_commit()) + "}.", "",
-              "Each entry below is what a caption's tag (S1, S2, ...) or a quoted number links to: the "
-              "campaigns read and the provenance recorded with the records. Every table, typeset or not, "
-              "is written as data beside the PDF, in CSV and Markdown with its caption and provenance "
-              "(\\texttt{data/<name>.csv}); the commands that fill the store write their own, full tables "
-              "under \\texttt{tables/}.", ""]
+              "Each entry below is what a caption's tag (S1, S2, ...) or a quoted number links to. The "
+              "supplementary file \\ifdefined\\href\\href{" + supplement + "}{" + _tt(supplement) + "}\\else "
+              + _tt(supplement) + "\\fi, written beside this PDF, gives for every entry, "
+              "under the same number, the campaign identifiers (C1, C2, ... per family), the commands and the "
+              "provenance recorded with the records (model weight hashes included). Every table, typeset or "
+              "not, is written as data beside the PDF, in CSV and Markdown with its caption and provenance.", ""]
     lines += ["\\begingroup\\small\\raggedright\\setlength{\\parskip}{2pt}"]
-    for part in parts:
-        commands = "; ".join(_tt(c) for c in part.commands)
-        shown = [t for t in part.tables if typeset is None or t.name in typeset]
-        data = part.data_tables + [t for t in part.tables if t not in shown]
-        keys: dict[str, str] = {}
-        for item in shown + data + part.figures:
-            for c in item.campaigns:
-                keys.setdefault(c, f"C{len(keys) + 1}")
-        named = lambda item: ", ".join(keys[c] for c in item.campaigns)      # noqa: E731
-        lines += [f"\\subsection*{{Family {latex_text(part.family)}}}"]
-        lines += _entry(f"prov:{part.family}", f"numbers quoted from the {latex_text(part.family)} family",
-                        [("commands", commands), ("seed", str(seed))]
-                        + ([("campaigns", "; ".join(f"{k} {_tt(c)}" for c, k in keys.items()))] if keys else []))
-        for t in shown:
-            lines += _entry(f"prov:tab:{t.name}", f"Table~\\ref{{tab:{t.name}}} ({_tt(t.name)})",
-                            [("campaigns", named(t)), ("command", _tt(t.command) if t.command else ""),
-                             ("provenance", latex_text(t.provenance)), ("data", _tt(f"data/{t.name}.csv"))])
-        for f in part.figures:
-            ref = f"Figure~\\ref{{fig:{f.name}}} " if labels is None or f"fig:{f.name}" in labels else "Figure "
-            lines += _entry(f"prov:fig:{f.name}", f"{ref}({_tt(f.name)})",
-                            [("campaigns", named(f)), ("command", _tt(f.command) if f.command else ""),
-                             ("provenance", latex_text(f.provenance)),
-                             ("files", _tt(f"figures/{f.name}.pdf") + " and .png, the provenance and versions in "
-                              "their metadata")])
-        for t in data:
-            lines += _entry(f"prov:data:{t.name}", f"data table {_tt(t.name)}, not typeset",
-                            [("campaigns", named(t)), ("command", _tt(t.command) if t.command and t.command not in
-                                                       part.commands else ""),
-                             ("file", _tt(f"data/{t.name}.csv"))])
+    family = None
+    for e in _entries(parts, seed, labels, typeset):
+        if e["family"] != family:
+            family = e["family"]
+            lines += [f"\\subsection*{{Family {latex_text(family)}}}"]
+        lines += _entry(e["label"], e["title"], e["short"])
     lines += ["\\endgroup"]
     return "\n".join(lines)
+
+
+def supplement_md(document: str, parts: list[Part], seed: int, full: bool, labels: Optional[set] = None,
+                  typeset: Optional[set] = None) -> str:
+    """The supplementary file of ``document``: every appendix entry under its number (S1, S2, ...)
+    with its full fields: campaign identifiers, commands, provenance (model weight hashes)."""
+    lines = [f"# Supplement to {document}.pdf: campaigns and provenance", "",
+             f"Generated by `attnbounds paper` from the results store (seed {seed}, {'full' if full else 'quick'} "
+             "settings): do not edit. Each entry has the number the document's appendix gives it.", ""]
+    family = None
+    for k, e in enumerate(_entries(parts, seed, labels, typeset), start=1):
+        if e["family"] != family:
+            lines += ([""] if family is not None else []) + [f"## Family {e['family']}", ""]
+            family = e["family"]
+        lines += [f"- **S{k}** {e['plain']}"] + [f"  - {name}: {value}" for name, value in e["full"] if value]
+    return "\n".join(lines) + "\n"

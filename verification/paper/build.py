@@ -9,9 +9,12 @@ Layout written under ``out`` (default ``paper/``)::
     generated/macros.tex       \\newcommand for every number the prose quotes, each a link to its
                                family's entry in the appendix; \\BuildKind (quick or full)
     generated/theorems.tex     the registry's theorem blocks (theorems-<family>.tex: one family's)
+    generated/coq-statements.tex  the Coq statements of the equality theorems, read from theory/formal/*.v
     generated/appendix.tex     the commands that filled the store, seeds, versions, commit, and one
-                               numbered entry per family, table and figure (campaigns, command,
-                               provenance) that captions and numbers link to
+                               numbered entry per family, table and figure (campaign keys, data
+                               file) that captions and numbers link to
+    supplement.md              the same entries with their campaign identifiers, commands and
+                               provenance (weight hashes); supplement-<report>.md for each report
     tables/<name>.tex          booktabs tables (:func:`verification.paper.latex.table_tex`); the
                                commands write their full tables there as <name>.md|csv
     data/<name>.csv|md         each table as typeset, as data (one writer per file: the paper)
@@ -42,9 +45,9 @@ from typing import Any, Optional, Sequence
 
 from numerics.atomic import copy_file, copy_tree, write_text
 from theory.errors import InvalidInput
-from verification.paper.appendix import appendix_tex
+from verification.paper.appendix import appendix_tex, supplement_md, supplement_name
 from verification.paper.findings import BEGIN, END, FINDINGS, check_readme, findings_md, update_readme  # noqa: F401
-from verification.paper.latex import check_tree, guard_problems, macros_tex, tex_tree, theorems_tex
+from verification.paper.latex import check_tree, coq_statements_tex, guard_problems, macros_tex, tex_tree, theorems_tex
 from verification.paper.parts import check_complete, collect, paper_modules  # noqa: F401  (the builder's steps)
 from verification.paper.tables import check_name, table_tex
 from verification.report.part import Part
@@ -77,7 +80,7 @@ class Document:
 
 
 DOCUMENTS = (
-    Document("main", None, 25, 15, "the paper"),
+    Document("main", None, 15, 15, "the paper"),
     Document("report-rank", ("rank",), 10, 6, "reproduction report: the Entropic Bound"),
     Document("report-poincare", ("poincare",), 10, 6, "reproduction report: Poincare constants and LoRA"),
     Document("report-san", ("san",), 10, 6, "reproduction report: attention-only transformers"),
@@ -114,7 +117,8 @@ class BuildResult:
 
 def build_macros(full: bool) -> dict[str, str]:
     """What the title page and abstract may say about the build: ``\\BuildKind`` (``quick`` or
-    ``full``) and ``\\BuildNote``, a sentence naming the settings.
+    ``full``), ``\\BuildNote``, a sentence naming the settings, and ``\\BuildAbstract``, the
+    abstract's sentence saying which settings the document was built from.
 
     >>> build_macros(False)["BuildKind"], build_macros(True)["BuildKind"]
     ('quick', 'full')
@@ -124,7 +128,10 @@ def build_macros(full: bool) -> dict[str, str]:
     else:
         note = ("Built from the quick settings of the main job (attnbounds verify); the full settings "
                 "(attnbounds verify --full) measure more instances, sizes and inputs.")
-    return {"BuildKind": "full" if full else "quick", "BuildNote": note}
+    abstract = ("This document is built from the full settings of the main job." if full else
+                "This document is a quick-settings build: every number comes from the main job's quick "
+                "settings, which measure fewer instances, sizes, inputs and seeds than its full settings.")
+    return {"BuildKind": "full" if full else "quick", "BuildNote": note, "BuildAbstract": abstract}
 
 
 def _write(path: Path, text: str) -> Path:
@@ -225,19 +232,23 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
     result.guards = guards
     _write(out / "generated" / "macros.tex", macros_tex(result.macros, links))
     _write(out / "generated" / "theorems.tex", theorems_tex(theorems()))
+    _write(out / "generated" / "coq-statements.tex", coq_statements_tex())
     for family in sorted({th.id.split(".")[0] for th in theorems()}):   # each document its own statements
         _write(out / "generated" / f"theorems-{family}.tex",
                theorems_tex(th for th in theorems() if th.id.split(".")[0] == family))
     for doc in docs:
         labels = set(re.findall(r"\\label\{([^}]+)\}", "".join(texts[doc.name].values())))
         _write(out / "generated" / doc.appendix,
-               appendix_tex(members(doc, parts, docs), seed, full, labels, typeset))
+               appendix_tex(members(doc, parts, docs), seed, full, labels, typeset, supplement_name(doc.name)))
+        _write(out / supplement_name(doc.name), supplement_md(doc.name, members(doc, parts, docs), seed, full, labels,
+                                                              typeset))
     if (source / FINDINGS).exists():
         _write(out / "generated" / "findings.md", findings_md(result.macros, source / FINDINGS, guards))
     guarded = [p for d in docs for p in guard_problems(out, guards, d.tex)]
     if guarded:
         raise InvalidInput("the results store contradicts the prose: " + "; ".join(dict.fromkeys(guarded)))
     problems = [p for d in docs for p in check_tree(out, d.tex)] + problems
+    problems += prose_problems(out, docs, result.macros, parts)
     if (out / "refs.bib").exists():
         problems += checks.bibliography_problems((out / "refs.bib").read_text(), [hand])
     _fail(problems, "the paper does not hold together")
@@ -248,6 +259,63 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
         result.pdf = result.pdfs["main"]
         _fail(problems, "the documents fail their build checks")
     return result
+
+
+PROSE_CHECKED = ("main", "report-rank", "report-poincare")
+"""The documents whose hand-written main text the prose checks read (code in the prose, the abstract's
+intervals); the SAN report joins when its rewrite (issue 53, its own part) lands."""
+
+
+def main_text(out: Path, main: str) -> str:
+    """The hand-written main text of the document ``main`` in ``out``: from ``\\begin{document}`` to
+    ``\\label{attn:main-end}``, every ``\\input{sections/...}`` expanded (generated files, tables and
+    figures left out)."""
+    def expand(text: str, depth: int = 0) -> str:
+        def sub(m: re.Match) -> str:
+            name = m.group(1)
+            path = out / (name if name.endswith(".tex") else f"{name}.tex")
+            if not name.startswith("sections/") or depth > 8 or not path.exists():
+                return " "
+            return expand(path.read_text(), depth + 1)
+        return re.sub(r"\\input\{([^}]+)\}", sub, text)
+
+    text = (out / main).read_text()
+    start = text.find("\\begin{document}")
+    text = expand(text[start if start >= 0 else 0:])
+    end = text.find("\\label{attn:main-end}")
+    return text if end < 0 else text[:end]
+
+
+def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Sequence[Part]) -> list[str]:
+    """The checks of the hand-written prose (:mod:`verification.paper.checks`): code in the main text
+    of the documents of :data:`PROSE_CHECKED`, a number in an abstract without the interval the build
+    defines for it, and a size in the machine-checked table (``prove-formal``) that the stored SMT
+    campaign did not reach (a registry-declared size printed as reached)."""
+    from verification.paper import checks
+
+    problems = []
+    for doc in docs:
+        if doc.name not in PROSE_CHECKED or not (out / doc.tex).exists():
+            continue
+        text = main_text(out, doc.tex)
+        problems += [f"{doc.tex}: {p}" for p in checks.prose_identifiers(text)]
+        abstract = re.search(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", text, re.S)
+        if abstract:
+            problems += [f"{doc.tex}: {p}" for p in checks.abstract_intervals(abstract.group(1), macros)]
+    tables = {t.name: t.frame for part in parts for t in part.tables}
+    if "prove-formal" in tables and "prove-reach" in tables:
+        from theory import theorems
+
+        ids = {th.title: th.id for th in theorems()}
+        formal, reach = tables["prove-formal"], tables["prove-reach"]
+        column = next(c for c in formal.columns if c.startswith("SMT"))
+        printed = {ids.get(t, t): cell for t, cell in zip(formal["statement"], formal[column])}
+        reached: dict[str, list] = {}
+        for th, size in zip(reach["theorem"], reach["proved for all sizes up to"]):
+            reached.setdefault(th, []).append(size if isinstance(size, str) else "")
+        declared = {th.id: ["x".join(map(str, dims)) for _, dims, _ in th.smt_checked] for th in theorems()}
+        problems += [f"table prove-formal: {p}" for p in checks.reached_size_problems(printed, reached, declared)]
+    return problems
 
 
 class BuildCheckFailed(InvalidInput):

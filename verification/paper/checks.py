@@ -17,6 +17,12 @@ compiled output run with ``--pdf``.
   citation without an entry.
 - :func:`page_problems`: more main-text or appendix pages than the document's limit (its labels
   ``attn:main-end``, ``attn:appendix-start`` and ``attn:end`` in the ``.aux`` file).
+- :func:`prose_identifiers`: code in the hand-written main text (a ``\\texttt``, "as in the code", a
+  snake_case name).
+- :func:`abstract_intervals`: a number in an abstract quoted without the interval the build defines
+  for it (``\\X`` without ``\\XInterval``).
+- :func:`reached_size_problems`: a size printed as reached by the SMT solvers that the store does not
+  hold (a registry-declared size printed as reached).
 """
 from __future__ import annotations
 
@@ -288,3 +294,85 @@ def figure_problems(name: str, labels: Iterable[Any]) -> list[str]:
     """
     pairs = [("axis label", x) if isinstance(x, str) else tuple(x) for x in labels]
     return [f"figure {name}, {kind} {label!r}: {p}" for kind, label in pairs for p in identifier_tokens(label)]
+
+
+# -- the prose: code, the abstract's intervals, sizes the store did not reach ----------------------------
+_VERBATIM = re.compile(r"\\begin\{verbatim\*?\}.*?\\end\{verbatim\*?\}", re.S)
+_DISPLAY = re.compile(r"\\\[.*?\\\]|\\begin\{(equation|align|gather|multline)\*?\}.*?\\end\{\1\*?\}", re.S)
+_REFERENCE_ARGS = re.compile(r"\\(?:ref|eqref|pageref|label|cite[a-z]*|input|include|includegraphics|DataRef|ProvTag|"
+                             r"ProvLink|url|begin|end|bibliography|bibliographystyle|newcommand|renewcommand)\*?"
+                             r"(?:\[[^\]]*\])*\{[^}]*\}")
+_FIRST_ARG = re.compile(r"\\(?:Guard|href)\{[^}]*\}")          # a guard's key, a link's target: not prose
+_CODE_PHRASES = re.compile(r"\b(?:as in the code|in the code|the code's|code identifiers?)\b", re.I)
+
+
+def prose_identifiers(tex: str) -> list[str]:
+    """Code standing in for words in hand-written prose (LaTeX source): a ``\\texttt{...}`` (a function,
+    file, option or module name), a phrase that points at the code instead of saying what it does
+    (``as in the code``), and the tokens :func:`identifier_tokens` finds in captions (snake_case names,
+    code abbreviations, a Greek letter spelt out). Comments, verbatim blocks, mathematics and the
+    arguments of references, citations, guards' keys and links are left out.
+
+    >>> prose_identifiers(r"Rows are indexed from $0$, as in the code (\\texttt{factor\\_slack}); see~\\ref{sec:a}.")
+    ["'\\\\texttt{factor\\\\_slack}' (code in the prose)", "'as in the code' (the prose points at the code)", "'factor_slack' (a snake_case name)"]
+    >>> prose_identifiers(r"The slack formula is what the fast path computes (\\DataRef{stress_factor}, $x_{ij}$).")
+    []
+    """
+    text = re.sub(r"(?<!\\)%.*", "", tex)
+    text = _VERBATIM.sub(" ", text)
+    text = _DISPLAY.sub(" ", text)
+    out = [f"'{m.group(0)}' (code in the prose)" for m in re.finditer(r"\\texttt\{[^}]*\}", text)]
+    out += [f"'{m.group(0)}' (the prose points at the code)" for m in _CODE_PHRASES.finditer(text)]
+    text = _FIRST_ARG.sub(" ", _REFERENCE_ARGS.sub(" ", text)).replace("~", " ")
+    for item in identifier_tokens(text):
+        if item not in out:
+            out.append(item)
+    return list(dict.fromkeys(out))
+
+
+def abstract_intervals(abstract: str, macros: Iterable[str]) -> list[str]:
+    """A number the abstract quotes without its interval: a macro ``\\X`` in ``abstract`` (LaTeX
+    source) where the build defines ``\\XInterval`` (``macros``: every generated macro name) and the
+    abstract does not follow ``\\X`` with it.
+
+    >>> abstract_intervals(r"tight on \\Share{} \\ShareInterval{} of the inputs, against \\Random{}", ["Share", "ShareInterval", "Random", "RandomInterval"])
+    ['the abstract quotes \\\\Random without its interval \\\\RandomInterval']
+    """
+    names, out = set(macros), []
+    for m in re.finditer(r"\\([A-Za-z]+)(?![A-Za-z])", re.sub(r"(?<!\\)%.*", "", abstract)):
+        name = m.group(1)
+        if name.endswith("Interval") or f"{name}Interval" not in names:
+            continue
+        if not re.match(rf"(?:\{{\}})?\s*\\{name}Interval(?![A-Za-z])", abstract[m.end():]):
+            item = f"the abstract quotes \\{name} without its interval \\{name}Interval"
+            if item not in out:
+                out.append(item)
+    return out
+
+
+_SIZE = re.compile(r"\d+(?:x\d+)*")
+
+
+def reached_size_problems(printed: dict[str, str], reached: dict[str, Iterable[str]],
+                          declared: dict[str, Iterable[str]]) -> list[str]:
+    """A size printed as reached (``printed``: statement -> the table's cell) that the store did not
+    reach for that statement (``reached``: statement -> the sizes its stored campaign proved, each
+    "up to" value); named as the registry's declared size when ``declared`` (statement -> the
+    registry's ``smt_checked`` sizes) holds it.
+
+    >>> reached_size_problems({"D1": "bound 3x3; condition 6"}, {"D1": ["3x3", "3x3"]}, {"D1": ["6", "4"]})
+    ["D1: size 6 is printed as reached but is the registry's declared size; the store reached 3x3"]
+    >>> reached_size_problems({"D1": "bound 3x3"}, {"D1": ["3x3"]}, {"D1": ["6"]})
+    []
+    """
+    out = []
+    for statement, cell in printed.items():
+        got = {s for v in reached.get(statement, ()) if v for s in _SIZE.findall(str(v))}
+        known = {s for v in declared.get(statement, ()) for s in _SIZE.findall(str(v))}
+        for size in _SIZE.findall(str(cell)):
+            if size in got:
+                continue
+            why = "is the registry's declared size" if size in known else "is not among the sizes stored"
+            out.append(f"{statement}: size {size} is printed as reached but {why}; the store reached "
+                       f"{', '.join(sorted(got)) or 'nothing'}")
+    return out

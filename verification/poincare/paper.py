@@ -197,6 +197,7 @@ def _villani_boundary(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -
         part.macro(fmt(max((r[6] for r in cert), default=None)), "Villani certified lo", fam, "max")
         part.macro(fmt(max((r[7] - r[6] for r in cert), default=None)), "Villani bracket width", fam, "max")
         part.macro(str(len({r[1] for r in mine})), "Villani data seeds", fam)
+        part.macro(", ".join(str(v) for v in sorted({r[1] for r in mine})), "Villani data seed list", fam)
         grid = [rec for rec in recs if rec["extra"]["family"] == fam]
         part.macro(f"{sum(rec['verdict'] == 'refuted' for rec in grid)}/{len(grid)}", "Villani refuted", fam)
     betas = sorted({r[2] for r in rows})
@@ -238,7 +239,11 @@ def _sde(part: Part, store: Any, plan: Plan, cmd: str) -> None:
     part.macro(", ".join(fmt(r[1]) for r in lrows) or "-", "SDE loss excess betas")
     part.macro(", ".join(r[7] for r in lrows) or "-", "SDE loss excess outcomes")
     part.macro(str(sum(r[7].startswith("refuted") and "predicted" in r[7] for r in lrows)), "SDE loss excess predicted")
-    part.macro(", ".join(r[11].split(" (")[0] for r in lrows) or "-", "SDE distance argmin L end")
+    k_pred = sum(r[7].startswith("refuted") and "predicted" in r[7] for r in lrows)
+    k_ref = sum(r[7].startswith("refuted") for r in lrows)
+    part.macro(refutations_sentence(k_pred, k_ref), "SDE loss excess predicted sentence")
+    # the table's "mean +- 3 se" written with a plus-minus sign in the prose
+    part.macro(", ".join(r[11].split(" (")[0].replace("+-", "±") for r in lrows) or "-", "SDE distance argmin L end")
     if not lrows:                           # the campaign holds no expected-loss chunk (a partial run)
         return
     part.tables.append(latex(loss, "poincare-sde-loss",
@@ -285,8 +290,41 @@ def paper_part(store: Any, plan: Plan) -> Part:
             missing.append(exc)
     if missing:
         raise MissingCampaign.combine(missing)
+    loss_definitions(part)
     part.tables.insert(0, claims(part, prov, cmd))
     return part
+
+
+def refutations_sentence(predicted: int, refuted: int) -> str:
+    """How many of the SDE-loss refutations the regularisation gap predicts, in words that agree in
+    number with the counts.
+
+    >>> refutations_sentence(1, 1), refutations_sentence(2, 3), refutations_sentence(0, 0)
+    ('the one refutation is of this kind', '2 of the 3 refutations are of this kind', 'there is no refutation')
+    """
+    if refuted == 0:
+        return "there is no refutation"
+    if refuted == 1:
+        return "the one refutation is of this kind" if predicted else "the one refutation is not of this kind"
+    return f"{predicted} of the {refuted} refutations {'is' if predicted == 1 else 'are'} of this kind"
+
+
+def loss_definitions(part: Part) -> None:
+    """Macros that define the losses attn1, attn2 and lora2 (model, data, activation) as the code
+    computes them (:mod:`numerics.poincare.losses`): the sizes of each family and the defaults of
+    the functions that draw its data, so that the report's definitions are the code's."""
+    import inspect
+
+    from numerics.poincare.losses import AttentionScalar, LoRADirectional, attention_data, lora_data
+
+    attn, lora = AttentionScalar(dim=1), LoRADirectional()
+    ad = {k: v.default for k, v in inspect.signature(attention_data).parameters.items()}
+    ld = {k: v.default for k, v in inspect.signature(lora_data).parameters.items()}
+    for name, value in (("attn n", attn.n), ("attn T", attn.T), ("attn d", attn.d), ("attn v zero", attn.v0),
+                        ("attn s true", ad["s_true"]), ("attn v true", ad["v_true"]), ("attn noise", ad["noise"]),
+                        ("lora n", lora.n), ("lora d", lora.d), ("lora h", lora.h), ("lora noise", ld["noise"]),
+                        ("lora scale", ld["scale"])):
+        part.macro(f"{value:g}", "Poincare", name)
 
 
 def _all_or_none(supported: str, refuted: str) -> str:

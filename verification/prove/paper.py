@@ -82,15 +82,54 @@ def paper_part(store: Any, plan: Plan) -> Part:
         "variant", "statement", "size", "z3", "exact re-check", "z3 seconds", "cvc5", "cvc5 seconds"]),
         "Deliberately wrong variants: each must come back with a counterexample, re-checked exactly.", prov,
         campaigns=(plan.campaign,), command=cmd))
-    part.tables.append(formal_table(cmd))
+    part.tables.append(formal_table(cmd, reached_sizes(reach)))
     return part
 
 
-def formal_table(command: str) -> Table:
+ROLES = (("iff", "condition"), ("causal.d2.lemma", "lemma"), ("causal.d2", "condition"), ("chain", "chain"),
+         ("causal", "equality"))
+"""Which part of a statement an SMT encoding decides, by its key (the first match; otherwise the bound)."""
+
+
+def _role(key: str) -> str:
+    return next((role for part, role in ROLES if part in key.split(".") or key == part), "bound")
+
+
+def _size_key(size: str) -> tuple:
+    import re
+
+    return tuple(int(v) for v in re.findall(r"\d+", size))
+
+
+def reached_sizes(reach: Any) -> dict[str, str]:
+    """Per theorem, the sizes the stored SMT campaign proved it for (the reach table's column
+    ``proved for all sizes up to``), one phrase: the largest size per part of the statement (bound,
+    condition, chain, lemma) over its encodings, e.g. ``bound 3x3; condition 3x3``. Nothing here
+    is read from the registry's declared ``smt_checked`` sizes.
+
+    >>> import pandas as pd
+    >>> reach = pd.DataFrame({"theorem": ["t", "t", "t"], "statement": ["d1.bound", "d1.bound.split", "d1.iff"],
+    ...                       "proved for all sizes up to": ["3x3", "4x4", None]})
+    >>> reached_sizes(reach)
+    {'t': 'bound 4x4; condition none'}
+    """
+    best: dict[str, dict[str, str]] = {}
+    for th, key, size in zip(reach["theorem"], reach["statement"], reach["proved for all sizes up to"]):
+        roles = best.setdefault(th, {})
+        role, size = _role(key), size if isinstance(size, str) and size else None
+        if size and (roles.get(role) in (None, "none") or _size_key(size) > _size_key(roles[role])):
+            roles[role] = size
+        roles.setdefault(role, "none")
+    order = ("bound", "equality", "condition", "chain", "lemma")
+    return {th: "; ".join(f"{r} {roles[r]}" for r in order if r in roles) for th, roles in best.items()}
+
+
+def formal_table(command: str, reached: dict[str, str]) -> Table:
     """What is machine-checked for every size and what is proved on paper only, per registered
     Dobrushin statement, generated from the registry (``Theorem.formal``: Coq lemmas checked by
     ``make proofs``; ``Theorem.not_formal``: the parts of its paper proof that are not formalised),
-    beside the sizes the SMT solvers prove (``Theorem.smt_checked``, a cross-check in small sizes)."""
+    beside the sizes the stored SMT campaign proved (``reached``, from :func:`reached_sizes`: what
+    the store holds, never the registry's declared ``Theorem.smt_checked``)."""
     import pandas as pd
 
     from theory import theorems
@@ -100,12 +139,12 @@ def formal_table(command: str) -> Table:
         if not th.id.startswith("dobrushin.") or th.category != "proved":
             continue
         lemmas = "; ".join(f"{f.split(':')[1]} ({f.split(':')[0]})" for f in th.formal) or "none"
-        smt = ", ".join(sorted({"x".join(map(str, dims)) for _, dims, _ in th.smt_checked})) or "-"
-        rows.append([th.title, lemmas, "; ".join(th.not_formal) or "nothing", smt])
+        rows.append([th.title, lemmas, "; ".join(th.not_formal) or "nothing", reached.get(th.id, "not run")])
     return Table("prove-formal", pd.DataFrame(rows, columns=["statement", "Coq lemmas (every size)",
-                                                          "proved on paper only", "SMT (sizes)"]),
+                                                          "proved on paper only", "SMT, this run (sizes)"]),
                  "What is machine-checked: per registered statement, the Coq lemmas that prove it for every size "
-                 "(compiled by make proofs; coqchk reports no axiom), the parts of its proof that are on paper "
-                 "only, and the largest sizes both SMT solvers prove it for (a cross-check), all read from the "
-                 "theorem registry.", "theory registry (Theorem.formal, Theorem.not_formal, Theorem.smt_checked)",
+                 "(compiled by make proofs; coqchk reports no axiom) and the parts of its proof that are on paper "
+                 "only, both read from the theorem registry, and the largest size up to which both SMT solvers "
+                 "proved it in this run (a cross-check), read from the store.",
+                 "theory registry (Theorem.formal, Theorem.not_formal); the SMT campaign's reach",
                  campaigns=(), command=command, wrap=8)

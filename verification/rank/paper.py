@@ -226,6 +226,9 @@ def _attention(part: Part, store: Any, plan: Any, cmd: str) -> None:
     part.macro("%d/%d" % rr.supported(lad), "rank ladder static equals r star")
     mixed = [x for x in lad if float(x["provenance"]["lam"]) > 0]       # attention contributes: lambda > 0
     part.macro("%d/%d" % (sum(x["verdict"] == "refuted" for x in mixed), len(mixed)), "rank ladder static misses")
+    static = [x for x in lad if float(x["provenance"]["lam"]) == 0]     # the static end of the ladder
+    part.macro("%d/%d" % rr.supported(static), "rank ladder static equals r star at zero")
+    part.macro("%d/%d" % rr.supported(mixed), "rank ladder static equals r star mixed")
     for vm, word in (("known", "known"), ("unknown", "unknown")):
         mine = [x for x in soft if x["provenance"].get("value_map", "known") == vm]
         part.macro(rr.outcome_share([{"verdict": x["recovered"]} for x in mine]), "rank softmax regression", word)
@@ -380,12 +383,17 @@ def claims(part: Part, cmd: str) -> Table:
          "the rank of the linearised regression, decided in rational arithmetic",
          f"verdict {m['RankLinearExactVerdict']}", "holds (certified)" if m["RankLinearExactVerdict"] == "tight"
          else "inconclusive"],
+        # the only pre-training estimator here is the linearised regression; the joint nonlinear fit that
+        # recovers the kernel is training a one-layer student, so it cannot refute a claim about recovery
+        # before training, and the regression's partial recovery cannot separate the claimed causes from
+        # its own linearisation bias: not testable by this design (the numbers are reported, not decided)
         ["softmax attention admits only partial pre-training recovery due to nonlinear inversion and "
          "kernel-value identifiability effects", "-",
-         "value map unknown: the linearised regression against the joint nonlinear fit of $W$ and $W_V$",
-         f"regression {m['RankSoftmaxRegressionUnknown']}; fit {m['RankSoftmaxFitUnknown']}; identifiability "
-         f"failures {m['RankSoftmaxIdentifiabilityFailuresUnknown']}",
-         "refuted" if share_outcome(k_fit, n_fit) == "supported" and fails == 0 else "inconclusive"],
+         "value map unknown: the linearised regression (the one pre-training estimator here) beside the joint "
+         "nonlinear fit of $W$ and $W_V$, which is training a one-layer student",
+         f"regression {m['RankSoftmaxRegressionUnknown']}; fit (training) {m['RankSoftmaxFitUnknown']}; "
+         f"identifiability failures {m['RankSoftmaxIdentifiabilityFailuresUnknown']}",
+         "not-testable"],
     ]
     return claims_table("rank-claims", rows,
                         "The claims of Yoon's Entropic Bound (arXiv:2607.23050) tested here: each in the paper's "

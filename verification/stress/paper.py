@@ -145,6 +145,7 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     prov = (f"campaign {campaign}; chunks of {', '.join(f'{chunk_size(n)} (n = {n})' for n in sizes)}; "
             f"{sampler_text(campaign)}; per-chunk summaries, kept instances in full; verdicts exact")
     part.macro(int(t.n), "stress instances")
+    part.macro(int(sweep.instances), "stress instances requested")   # the command's --instances; chunks round it up
     part.macro(str(t.chunks), "stress chunks")
     part.macro(", ".join(f.replace("softmax-T", "softmax rows at T = ").replace("dirichlet", "Dirichlet(1) rows")
                          for f in sweep.families), "stress families")
@@ -154,6 +155,8 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     part.guard(t.count("violated") == 0 and t.count("undecided") == 0, "stress sweep no counterexample",
                detail=f"{t.count('violated')} violated, {t.count('undecided')} undecided")
     part.macro(str(t.exact), "stress exact path")
+    part.macro("here none did" if t.exact == 0 else f"here {t.exact} {'verdict' if t.exact == 1 else 'verdicts'} did",
+               "stress exact path sentence")
     part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress min slack")
     part.macro(round(store.payload_bytes(campaign, sweep.chunk_keys()) / max(t.chunks, 1)), "stress bytes per chunk")
     for cell, c in cells.items():

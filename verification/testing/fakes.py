@@ -16,7 +16,7 @@ import numpy as np
 # main.tex of a toy paper: the generated macros and theorems, one section `sections/toy.tex`
 TOY_MAIN = r"""\documentclass{article}
 \usepackage{amsmath,amssymb,amsthm,booktabs,graphicx,adjustbox}
-\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}
+\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}\newtheorem{corollary}{Corollary}
 \input{generated/macros}
 \begin{document}
 \input{generated/theorems}
@@ -33,7 +33,7 @@ TOY_PAPER = r"""\documentclass[11pt]{article}
 \usepackage[margin=2.5cm]{geometry}
 \usepackage{amsmath,amssymb,amsthm,booktabs,graphicx}
 \usepackage[hidelinks]{hyperref}
-\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}
+\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}\newtheorem{corollary}{Corollary}
 \input{generated/macros}
 \begin{document}
 A \BuildKind{} build. \input{generated/theorems}

@@ -36,6 +36,7 @@ from verification.report.tables import fmt, fmt_ci
 from verification.measure.attention import FUSION, RESIDUAL
 from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots, read_baselines
 from verification.measure.text import corpus_of, find_campaign, model_need
+from verification.report.stats import wilson
 from verification.trained.checks import Plan, baseline_campaign, baseline_chunks
 from verification.trained.report import (ALWAYS_TIGHT, FLOAT_COLUMNS, FLOAT_TESTS, VARIANT_TITLES,
                                           collect_records, compare_table, d1_table, float_rows, heads_shares,
@@ -185,6 +186,14 @@ def _source_macros(part: Part, word: str, data: dict, base: dict) -> None:
                     soft.append(k / n)
             part.macro(f"{min(soft):.2f}" if soft else "-", word, src, "random softmax share min", tag)
             part.macro(f"{max(soft):.2f}" if soft else "-", word, src, "random softmax share max", tag)
+            if src == "pooled" and v == "content":
+                # "dropping the special tokens does not remove the effect": on content tokens the lowest
+                # layer's Wilson interval lies above every random family's share at the same token counts
+                k_lo, n_lo = shares[low]
+                rnd = [baseline_share(base, slots[v], vkeys, f) for f in FAMILIES]
+                top = max((k / n for k, n in rnd if n), default=1.0)
+                part.guard(bool(n_lo) and wilson(k_lo, n_lo)[0] > top, word, "content tokens keep the effect",
+                           detail=f"lowest content-token layer {k_lo}/{n_lo} against random up to {top:.2f}")
 
 
 def _model_part(part: Part, name: str, campaign: str, records: list[dict], plan: Plan, base: dict,
@@ -206,6 +215,9 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], plan:
     part.macro(str(len(layered) + len(headed)), word, "D1 verdicts")
     part.macro(str(sum(bool(r["extra"].get("exact")) for r in layered + headed)), word, "D1 exact path")
     part.macro("%d/%d" % _tight(layered + headed), word, "D1 tight all records")
+    # the verdicts the float table counts: all tokens, each head and the head mean, every layer and input
+    all_tokens = [r for v in ("all",) for d in (data["layer"], data["head"]) for rs in d.get(v, {}).values() for r in rs]
+    part.macro("%d/%d" % _tight(all_tokens), word, "D1 tight all tokens")
     k, n = _tight(layered + headed)
     part.guard(k == n > 0, word, "D1 always tight", detail=f"{k} of {n} verdicts tight")
     part.macro(f"layers 0-{L - 2}" if L > 2 else "layer 0", word, "early layers")   # the layers before the last
@@ -215,6 +227,7 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], plan:
             part.macro(_s(k, n), "D1 share", word, "layer", l, v)
         k, n = shares[L - 1]
         part.macro(_s(k, n), "D1 share", word, "last layer", "" if v == "all" else v)
+        part.macro(wilson_cell(k, n), "D1 share", word, "last layer", "" if v == "all" else v, "interval")
         inner = [k / n for l, (k, n) in shares.items() if l < L - 1 and n]
         every = [k / n for k, n in shares.values() if n]
         part.macro(f"{min(inner or every):.2f}", "D1 share", word, v, "early layers min")
@@ -225,6 +238,9 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], plan:
         only = sum(bool(r["extra"].get("through_first")) and not r["extra"].get("through_other") for r in tight)
         part.macro(f"{only}/{len(tight)}", word, v, "tight only via token zero")
     hs = heads_shares(data, "all")
+    # "the heads differ widely": some head is tight on at most a quarter of the inputs, another on three quarters
+    part.guard(bool(np.nanmin(hs) <= 0.25 and np.nanmax(hs) >= 0.75), word, "heads differ widely",
+               detail=f"head shares from {np.nanmin(hs):.2f} to {np.nanmax(hs):.2f}")
     part.macro(f"{np.nanmin(hs):.2f}", word, "head share min")
     part.macro(f"{np.nanmax(hs):.2f}", word, "head share max")
     part.macro(f"{int(np.sum(hs == 1))}/{int(np.sum(~np.isnan(hs)))}", word, "heads always tight")
@@ -395,6 +411,22 @@ def _models_part(part: Part, found: dict, data_by_model: dict, baselines: str) -
                          ("tokens (median)", "tokens"), ("attention", "attention")):
             part.macro(str(cells[col]), word, "models", key)
     part.macro(str(len(rows)), "trained models count")
+    # the heading "D1 is tight far more often than for random matrices of the same size": every
+    # bidirectional model's pooled share (head mean) lies above its random baseline, intervals disjoint
+    import re as _re
+
+    def _ci(cell: str) -> Any:
+        m = _re.search(r"\[\s*([-0-9.]+),\s*([-0-9.]+)\]", str(cell))
+        return (float(m.group(1)), float(m.group(2))) if m else None
+    above = []
+    for name, row in zip(data_by_model, rows):
+        cells = dict(zip(MODELS_COLUMNS, row))
+        if cells["forced"] != "no":
+            continue
+        own, rnd = _ci(cells["D1 tight, head mean [95% CI]"]), _ci(cells["random Dirichlet, matched n [95% CI]"])
+        above.append((name, bool(own and rnd and own[0] > rnd[1])))
+    part.guard(bool(above) and all(ok for _, ok in above), "trained D1 above random",
+               detail=", ".join(f"{n}: {'above' if ok else 'not above'}" for n, ok in above))
     part.macro(str(sum(r[-1] == "no" for r in rows)), "trained models bidirectional")
     part.tables.append(Table("trained-models", frame(rows, MODELS_COLUMNS),
                              "Every pretrained model measured: what it is, and the share of D1 verdicts that are "

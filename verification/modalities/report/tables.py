@@ -32,8 +32,9 @@ COLOURS = {"vit": "C0", "vit-reg": "C1", "ft-cancer": "C2", "ft-wine": "C3", "mi
 
 
 def relative(s: Stage) -> list[float]:
-    """Layer l (0-based) of L layers at relative depth (l + 1) / L: models of any depth side by side."""
-    return [(l + 1) / len(s.layers) for l in s.layers]
+    """Layer l (0-based) of L layers at relative depth l / (L - 1), the first layer at 0 and the last at
+    1, as the pretrained models' depth figure: models of any depth side by side (one layer: 0)."""
+    return [l / max(len(s.layers) - 1, 1) for l in s.layers]
 
 
 def depth_figure(stages: list[Stage], texts: list[Stage], variant: str) -> Callable[[Any], None]:
@@ -47,7 +48,7 @@ def depth_figure(stages: list[Stage], texts: list[Stage], variant: str) -> Calla
         for s in texts:
             ax.plot(relative(s), [s.share(variant, l) for l in s.layers], "--", marker=".",
                     color=COLOURS.get(s.model), label=f"{LEGEND.get(s.model, s.model)} (text)")
-        ax.set_xlabel("relative depth (layer / number of layers)")
+        ax.set_xlabel("relative depth $l / (L - 1)$")
         ax.set_ylabel(f"share with D1 equality\n({variant} tokens)")
         ax.set_ylim(-0.03, 1.03)
         beside(ax)
