@@ -456,7 +456,7 @@ def test_the_plans_command_line_plans_it_again():
     assert Plan.for_verify(0, False).command() == "attnbounds verify --only trained --seed 0"
     assert Plan.for_verify(3, True).command() == "attnbounds verify --only trained --seed 3 --full"
     plans = [Plan.from_args(_parsed(line)) for line in (
-        "attnbounds rollout --model antiberty --limit 24 --max-tokens 128",
+        "attnbounds rollout --model antiberty --limit 48 --max-tokens 128",
         "attnbounds rollout --model minilm",
         "attnbounds rollout --model '/data/my model' --texts '/data/a b.txt' --limit 5 --allow-pickle --seed 4 --full")]
     assert plans[0].command() == rollout_command("antiberty", False)       # the line the paper prints today

@@ -6,7 +6,7 @@ those of :mod:`verification.trained.report`; nothing is recomputed, no model is 
 
 The campaign of a model is found in the store by its settings (``trained-v4:<model>:<corpus>:
 max<T>:r0.5:mean:w<fingerprint>``, T = 128 quick, 512 full), and only the chunks of the main job's
-inputs are read (quick: the first 120 / 12 / 12 inputs of the default corpus, AntiBERTy 24 antibody V genes; 300 full:
+inputs are read (quick: the first 120 / 6 / 6 inputs of the default corpus, AntiBERTy 48 antibody V genes; 300 full:
 :func:`verification.measure.text.main_inputs`), so the inputs a user's ``attnbounds rollout --limit ...`` adds to the same
 campaign never reach the paper; when several fingerprints were measured, the one with the most of
 those inputs is reported (ties: the first name in sorted order), its fingerprint in the provenance.
