@@ -24,6 +24,39 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, mid - half), min(1.0, mid + half))
 
 
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def cluster_bootstrap(k: Sequence[int], n: Sequence[int], seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES,
+                      level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of a pooled share sum(k) / sum(n) whose verdicts come in clusters (one
+    cluster per input: its verdicts over layers and heads are not independent): ``resamples`` times,
+    draw as many clusters as there are, with replacement, and take the pooled share of the draw;
+    ``numpy.random.default_rng(seed)``. ``k[c]`` of ``n[c]`` verdicts of cluster c are hits.
+    (nan, nan) without clusters or verdicts; a bad argument is an InvalidInput naming it.
+
+    >>> cluster_bootstrap([3, 3, 3], [3, 3, 3])      # every cluster all hits: no spread
+    (1.0, 1.0)
+    """
+    import numpy as np
+
+    kk, nn = np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)
+    if kk.shape != nn.shape or kk.ndim != 1:
+        raise InvalidInput(f"cluster bootstrap: k and n must be equal-length sequences, got {kk.shape} and {nn.shape}")
+    if np.any(nn < 0) or np.any(kk < 0) or np.any(kk > nn):
+        raise InvalidInput("cluster bootstrap: need 0 <= k <= n in every cluster")
+    if int(resamples) < 1 or not 0 < level < 1:
+        raise InvalidInput(f"cluster bootstrap: resamples >= 1 and 0 < level < 1, got {resamples}, {level}")
+    if kk.size == 0 or nn.sum() == 0:
+        return (math.nan, math.nan)
+    idx = np.random.default_rng(seed).integers(0, kk.size, size=(int(resamples), kk.size))
+    tot = nn[idx].sum(axis=1)
+    share = np.where(tot > 0, kk[idx].sum(axis=1) / np.maximum(tot, 1), np.nan)
+    share = share[np.isfinite(share)]
+    a = (1 - level) / 2
+    return (float(np.quantile(share, a)), float(np.quantile(share, 1 - a)))
+
+
 def share_text(k: int, n: int) -> str:
     lo, hi = wilson(k, n)
     return f"{k / n:.3f} [{lo:.3f}, {hi:.3f}]" if n else "-"
