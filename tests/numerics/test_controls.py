@@ -165,3 +165,27 @@ def test_cluster_bootstrap_refuses_bad_input():
         cluster_bootstrap([1, 2], [2])
     with pytest.raises(InvalidInput):
         cluster_bootstrap([1], [2], resamples=0)
+
+
+def test_paired_difference_interval():
+    from verification.report.stats import cluster_bootstrap_difference
+
+    rng = np.random.default_rng(7)
+    n = np.full(60, 6)
+    k1 = rng.binomial(6, 0.7, size=60)
+    k2 = rng.binomial(6, 0.3, size=60)
+    lo, hi = cluster_bootstrap_difference(k1, n, k2, n, seed=3)
+    assert lo > 0 and lo <= k1.sum() / n.sum() - k2.sum() / n.sum() <= hi
+    wide = cluster_bootstrap_difference(k1, n, k2, n, seed=3, level=1 - 0.05 / 10)
+    assert wide[0] <= lo and wide[1] >= hi                          # simultaneous: wider
+    same = cluster_bootstrap_difference(k1, n, k1, n, seed=3)
+    assert same == (0.0, 0.0)                                        # paired: identical shares differ by 0
+    with pytest.raises(InvalidInput):
+        cluster_bootstrap_difference([1], [1], [2], [1])
+
+
+def test_cluster_bootstrap_without_spread_counts_inputs():
+    """Every input all hits: not the point [1, 1] but the Wilson interval of C inputs (C trials)."""
+    lo, hi = cluster_bootstrap([6] * 4, [6] * 4)
+    assert (lo, hi) == wilson(4, 4) and lo < 0.6
+    assert cluster_bootstrap([0] * 48, [72] * 48) == wilson(0, 48)
