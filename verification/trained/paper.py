@@ -449,7 +449,16 @@ def _float_part(part: Part, found: dict) -> None:
     totals: dict = {}
     for k, name in enumerate(found):
         word = MODELS.get(name, name)
-        for row in rows[k * per_model:(k + 1) * per_model]:
+        block = rows[k * per_model:(k + 1) * per_model]
+        constant = [dict(zip(FLOAT_COLUMNS, r)) for r in block if r[1] == ALWAYS_TIGHT][0]["float32 wrong [95% CI]"]
+        for row in block:
+            cells = dict(zip(FLOAT_COLUMNS, row))
+            if cells["float test"] != ALWAYS_TIGHT and cells["float32 wrong [95% CI]"] != "-":
+                for dt in ("float32", "float64"):
+                    a, b = int(cells[f"{dt} wrong [95% CI]"].split("/")[0]), int(constant.split("/")[0])
+                    part.macro("more than" if a > b else "fewer than" if a < b else "as many as",
+                               word, dt, cells["float test"], "versus constant")
+        for row in block:
             cells = dict(zip(FLOAT_COLUMNS, row))
             test = cells["float test"]
             if test == ALWAYS_TIGHT:
@@ -521,6 +530,9 @@ def _control_tests(part: Part, data_by_model: dict) -> None:
     m = len(models) * len(REFERENCES)
     level = 1 - ALPHA / max(m, 1)
     part.macro(str(m), "control comparisons")
+    from verification.report.stats import BOOTSTRAP_RESAMPLES
+
+    part.macro(str(BOOTSTRAP_RESAMPLES), "trained bootstrap resamples")
     part.macro(f"{100 * level:.1f}", "control level")
     hits = dict(columns=lambda r: r["extra"].get("control_columns") == "tight",
                 offdiagonal=lambda r: r["extra"].get("control_offdiagonal") == "tight")
