@@ -451,13 +451,24 @@ def _float_part(part: Part, found: dict) -> None:
         word = MODELS.get(name, name)
         block = rows[k * per_model:(k + 1) * per_model]
         constant = [dict(zip(FLOAT_COLUMNS, r)) for r in block if r[1] == ALWAYS_TIGHT][0]["float32 wrong [95% CI]"]
+        versus: dict = {}
         for row in block:
             cells = dict(zip(FLOAT_COLUMNS, row))
             if cells["float test"] != ALWAYS_TIGHT and cells["float32 wrong [95% CI]"] != "-":
                 for dt in ("float32", "float64"):
                     a, b = int(cells[f"{dt} wrong [95% CI]"].split("/")[0]), int(constant.split("/")[0])
-                    part.macro("more than" if a > b else "fewer than" if a < b else "as many as",
-                               word, dt, cells["float test"], "versus constant")
+                    versus[(dt, cells["float test"])] = "more" if a > b else "fewer" if a < b else "as many"
+        for dt in ("float32", "float64"):      # the two == tests against the constant answer, as one phrase
+            w1, w2 = versus.get((dt, "as-stored")), versus.get((dt, "renormalised"))
+            if w1 is None or w2 is None:
+                phrase = "-"
+            elif w1 == w2:
+                phrase = f"both {w1} errors than the constant answer" if w1 != "as many" else \
+                    "both as many errors as the constant answer"
+            else:
+                phrase = (f"as stored {w1}, renormalised {w2} errors than the constant answer"
+                          .replace("as many,", "as many as,").replace("as many errors than", "as many errors as"))
+            part.macro(phrase, word, dt, "versus constant")
         for row in block:
             cells = dict(zip(FLOAT_COLUMNS, row))
             test = cells["float test"]

@@ -52,8 +52,9 @@ def wilson_cell(k: int, n: int) -> str:
 
 
 BOOTSTRAP_SEED = 0      # the cluster bootstrap's generator (numpy default_rng(BOOTSTRAP_SEED))
-CLUSTER_NOTE = (f"cluster bootstrap over inputs (the input is the unit; {BOOTSTRAP_RESAMPLES} resamples of the inputs, "
-                f"percentile 95% interval, seed {BOOTSTRAP_SEED})")
+CLUSTER_NOTE = (f"cluster bootstrap over inputs, the input being the unit: {BOOTSTRAP_RESAMPLES} resamples of the "
+                f"inputs, percentile interval, seed {BOOTSTRAP_SEED}; where every input is all hits or all misses, "
+                "the Wilson interval of the inputs")
 
 
 def input_clusters(records: Any, hit: Any) -> tuple[list[int], list[int]]:
