@@ -38,23 +38,25 @@ import numpy as np
 from theory.errors import InvalidInput
 
 PAIR_KINDS = ("special", "adjacent", "other")
-GENERATOR = "numpy PCG64 (default_rng), entropy [seed, input hash, stream]"
+GENERATOR = "numpy PCG64 (default_rng), entropy [seed, first 60 bits of sha256(input hash), stream]"
 STREAM_COLUMNS, STREAM_OFFDIAGONAL = 1, 2
 
 
 def control_rng(seed: int, input_sha: str, stream: int) -> np.random.Generator:
-    """The generator of one input's control draws: ``default_rng([seed, int(input_sha[:15], 16), stream])``
-    (the input's content hash, so a control depends on the input, not on its position in a corpus).
+    """The generator of one input's control draws: ``default_rng([seed, h, stream])`` with h the first
+    60 bits of sha256 of ``input_sha`` (the input's content hash, so a control depends on the input, not
+    on its position in a corpus).
 
     >>> int(control_rng(0, "ab12", 1).integers(1000)) == int(control_rng(0, "ab12", 1).integers(1000))
     True
     """
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InvalidInput(f"control seed: a nonnegative integer, got {seed!r}")
-    try:
-        h = int(str(input_sha)[:15], 16)
-    except ValueError:
-        raise InvalidInput(f"control draws: the input hash must be hexadecimal, got {input_sha!r}") from None
+    if not isinstance(input_sha, str) or not input_sha:
+        raise InvalidInput(f"control draws: the input hash must be a nonempty string, got {input_sha!r}")
+    import hashlib
+
+    h = int(hashlib.sha256(input_sha.encode()).hexdigest()[:15], 16)
     return np.random.default_rng([int(seed), h, int(stream)])
 
 

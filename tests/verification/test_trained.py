@@ -334,7 +334,10 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
         for m, T in (("minilm", 5), ("smollm2", 7), ("gemma3", 6), ("antiberty", 8), ("dinov2", 9)):   # other token counts
             names[m] = campaign_prefix(m, False) + "stand-in"
             campaign.run(s, names[m], [campaign.Chunk(chunk_key(main_inputs(m, False)[0]), instance_records,
-                                                      (causal_standin(T=T, L=2, H=1, model=m),))], progress=False)
+                                                      (causal_standin(T=T, L=2, H=1, model=m,
+                                                                      causal=m in ("smollm2", "gemma3")),
+                                                       True, False, True))],
+                         progress=False)
         with pytest.raises(MissingCampaign) as err:
             paper_part(s, plan)
         assert err.value.campaign == baseline_campaign(0)
@@ -349,6 +352,14 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
     assert macros["MiniLMLicensesInputs"] == "0"
     assert len(drawn) == 10                       # the minilm stand-in, all tokens: n = 5, its own sample
     assert macros["MiniLMPooledRandomDirichletShare"] == f"{sum(r['verdict'] == 'tight' for r in drawn) / 10:.2f}"
+    # the controls: three bidirectional stand-ins, three references each; a word exactly where its interval excludes 0
+    assert macros["ControlComparisons"] == "9"
+    for word in ("MiniLM", "AntiBERTy", "DINOvTwo"):
+        for ref in ("Columns", "Offdiagonal", "Random"):
+            lo, hi = (float(x) for x in macros[f"{word}Control{ref}DiffInterval"].strip("[]").split(","))
+            assert macros[f"{word}Control{ref}Word"] == ("above" if lo > 0 else "below" if hi < 0 else "not separable from")
+    assert "SmolLMTwoControlColumnsWord" not in macros          # a causal model's share is forced: not compared
+    assert macros["MiniLMEveryPairCells"].endswith("/2")        # two layers, one input
 
 
 def _float_by_hand(M, dtype):
@@ -475,7 +486,7 @@ def test_the_plans_provenance_is_flat_and_names_no_path():
     assert provenance_line(prov).startswith("seed 0; preset quick; models minilm")
     assert prov == {"seed": 0, "preset": "quick", "models": "minilm, smollm2, gemma3, antiberty, dinov2",
                     "corpora": "default, default, default, antibody-v-genes, bundled-photos",
-                    "inputs": "120, 6, 6, 24, 4", "max tokens": "128, 128, 128, 128, 257", "baselines": "trained-baseline-v1-seed0-m10"}
+                    "inputs": "120, 6, 6, 48, 4", "max tokens": "128, 128, 128, 128, 257", "baselines": "trained-baseline-v1-seed0-m10"}
     user = Plan.from_args(_parsed("attnbounds rollout --model /data/x/model --texts /data/t.txt --full")).provenance()
     assert user["preset"] == "full" and user["models"] == "model" and user["corpora"] == "t.txt"
     assert not any("/data" in str(v) for v in user.values())
