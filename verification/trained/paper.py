@@ -37,11 +37,11 @@ from verification.measure.attention import FUSION, RESIDUAL
 from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots, read_baselines
 from verification.measure.text import corpus_of, find_campaign, model_need
 from verification.trained.checks import Plan, baseline_campaign, baseline_chunks
-from verification.report.stats import ALPHA, cluster_bootstrap, cluster_bootstrap_difference
+from verification.report.stats import ALPHA, cluster_bootstrap_difference
 from verification.trained.report import (ALWAYS_TIGHT, BOOTSTRAP_SEED, CLUSTER_NOTE, FLOAT_COLUMNS, FLOAT_TESTS,
                                           VARIANT_TITLES, cluster_cell, collect_records, compare_table, d1_table,
-                                          float_rows, heads_shares, median_interval, rollout_table, sizes_of, slug,
-                                          source_order, source_table, tight, wilson_cell)
+                                          float_rows, heads_shares, median_interval, pooled_interval, rollout_table,
+                                          sizes_of, slug, source_order, source_table, tight, wilson_cell)
 
 MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma", "antiberty": "AntiBERTy", "dinov2": "DINOvTwo"}  # -> macro word
 TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit GGUF)",
@@ -372,7 +372,7 @@ def random_cell(base: dict, slots: dict, family: str) -> str:
         ns.append(m)
     if not ns:
         return "-"
-    lo, hi = cluster_bootstrap(ks, ns, BOOTSTRAP_SEED)
+    lo, hi = pooled_interval(ks, ns, BOOTSTRAP_SEED)
     return f"[{lo:.2f}, {hi:.2f}]"
 
 
@@ -517,6 +517,10 @@ PAIRS_COLUMNS = ["model", "head means", "maximiser: special token", "maximiser: 
 
 
 REFERENCES = ("columns", "offdiagonal", "random")
+REFERENCE_WORDS = {"columns": "the share with the columns permuted",
+                   "offdiagonal": "the share with the off-diagonal entries shuffled", "random": "the random share"}
+MIN_INPUTS = 10     # fewer inputs decide nothing: a paired test over inputs (a sign test) could not reach the
+                    # simultaneous level with fewer than about 9, and a bootstrap over a few inputs understates the spread
 
 
 def _per_input(records: list, hit: Any) -> dict:
@@ -531,28 +535,40 @@ def _per_input(records: list, hit: Any) -> dict:
 
 def _control_tests(part: Part, data_by_model: dict) -> None:
     """The trained head mean's pooled D1 share against each reference of :data:`REFERENCES` (its two
-    controls, random Dirichlet matrices of the same token counts), per bidirectional model (a causal
-    model's share is forced): the difference with a paired cluster-bootstrap interval over inputs at the
-    simultaneous level 1 - alpha/m (Bonferroni over the m comparisons), and the word it allows: "above",
-    "below", or "not separable from" where the interval holds 0; so a decision and its interval never
-    disagree. Macros ``\\WControlXDiff``, ``...DiffInterval``, ``...Word`` (X: Columns, Offdiagonal,
-    Random) and ``\\ControlComparisons``, ``\\ControlLevel``."""
-    models = [(name, v) for name, v in data_by_model.items() if not v[3]]
-    m = len(models) * len(REFERENCES)
+    controls, random Dirichlet matrices of the same token counts), per bidirectional model with at
+    least :data:`MIN_INPUTS` inputs (a causal model's share is forced; fewer inputs decide nothing): the
+    difference with a paired cluster-bootstrap interval over inputs at the simultaneous level
+    1 - alpha/m (Bonferroni over the m comparisons made), and the word it allows: "above", "below", or
+    "not separable from" where the interval holds 0; so a decision and its interval never disagree.
+    Macros ``\\WControlXDiff``, ``...DiffInterval``, ``...Word`` (X: Columns, Offdiagonal, Random; "-"
+    where not compared), ``\\WControlSentence`` (the comparisons of W as one clause, or why none) and
+    ``\\ControlComparisons``, ``\\ControlLevel``, ``\\ControlMinInputs``."""
+    bidirectional = [(name, v) for name, v in data_by_model.items() if not v[3]]
+    tested = [(name, v) for name, v in bidirectional if len(v[0]["inputs"]) >= MIN_INPUTS]
+    m = len(tested) * len(REFERENCES)
     level = 1 - ALPHA / max(m, 1)
     part.macro(str(m), "control comparisons")
+    part.macro(f"{100 * level:.1f}", "control level")
+    part.macro(str(MIN_INPUTS), "control min inputs")
     from verification.report.stats import BOOTSTRAP_RESAMPLES
 
     part.macro(str(BOOTSTRAP_RESAMPLES), "trained bootstrap resamples")
-    part.macro(f"{100 * level:.1f}", "control level")
     hits = dict(columns=lambda r: r["extra"].get("control_columns") == "tight",
                 offdiagonal=lambda r: r["extra"].get("control_offdiagonal") == "tight")
-    for name, (data, L, H, causal, base) in models:
+    for name, (data, L, H, causal, base) in bidirectional:
         word = MODELS.get(name, name)
+        if (name, (data, L, H, causal, base)) not in tested:
+            for ref in REFERENCES:
+                for key in ("diff", "diff interval", "word"):
+                    part.macro("-", word, "control", ref, key)
+            part.macro(f"{SHORT.get(name, name)}: {len(data['inputs'])} inputs, too few to compare (at least "
+                       f"{MIN_INPUTS})", word, "control sentence")
+            continue
         mean = [r for rs in data["layer"]["all"].values() for r in rs]
         real = _per_input(mean, tight)
         keys = sorted(real)
         slots = baseline_slots(sizes_of(data))["all"]
+        clauses = []
         for ref in REFERENCES:
             if ref == "random":
                 other = {key: base[("dirichlet",) + tuple(slots[key])] for key in keys}
@@ -562,9 +578,22 @@ def _control_tests(part: Part, data_by_model: dict) -> None:
             k2, n2 = [other[k][0] for k in keys], [other[k][1] for k in keys]
             d = sum(k1) / sum(n1) - sum(k2) / sum(n2)
             lo, hi = cluster_bootstrap_difference(k1, n1, k2, n2, BOOTSTRAP_SEED, level=level)
+            said = "above" if lo > 0 else "below" if hi < 0 else "not separable from"
             part.macro(f"{d:+.2f}", word, "control", ref, "diff")
             part.macro(f"[{lo:+.2f}, {hi:+.2f}]", word, "control", ref, "diff interval")
-            part.macro("above" if lo > 0 else "below" if hi < 0 else "not separable from", word, "control", ref, "word")
+            part.macro(said, word, "control", ref, "word")
+            clauses.append(f"{said} {REFERENCE_WORDS[ref]} ({d:+.2f} [{lo:+.2f}, {hi:+.2f}])")
+        part.macro(f"{SHORT.get(name, name)}: " + ", ".join(clauses), word, "control sentence")
+    shares = {}
+    for name, (data, *_rest) in bidirectional:
+        mean = [r for rs in data["layer"]["all"].values() for r in rs]
+        slots = baseline_slots(sizes_of(data))["all"]
+        rk, rn = baseline_share(_rest[-1], slots, set(slots), "dirichlet")
+        shares[name] = (sum(hits["columns"](r) for r in mean) / len(mean),
+                        sum(hits["offdiagonal"](r) for r in mean) / len(mean), rk / max(rn, 1))
+    ok = bool(shares) and all(c < o and c <= r + 0.05 for c, o, r in shares.values())
+    part.guard(ok, "controls diagonal mass", detail="; ".join(f"{n}: columns {c:.2f}, off-diagonal {o:.2f}, random {r:.2f}"
+                                                              for n, (c, o, r) in shares.items()))
 
 
 def _kinds(rs: list) -> list[str]:

@@ -53,8 +53,9 @@ def wilson_cell(k: int, n: int) -> str:
 
 BOOTSTRAP_SEED = 0      # the cluster bootstrap's generator (numpy default_rng(BOOTSTRAP_SEED))
 CLUSTER_NOTE = (f"cluster bootstrap over inputs, the input being the unit: {BOOTSTRAP_RESAMPLES} resamples of the "
-                f"inputs, percentile interval, seed {BOOTSTRAP_SEED}; where every input is all hits or all misses, "
-                "the Wilson interval of the inputs")
+                f"inputs, percentile interval, seed {BOOTSTRAP_SEED}, widened to the Wilson interval of the verdicts "
+                "where that is wider (few inputs: the bootstrap understates the spread); where every input is all hits "
+                "or all misses, the Wilson interval of the inputs")
 
 
 def input_clusters(records: Any, hit: Any) -> tuple[list[int], list[int]]:
@@ -75,13 +76,27 @@ def input_clusters(records: Any, hit: Any) -> tuple[list[int], list[int]]:
     return [by[k][0] for k in keys], [by[k][1] for k in keys]
 
 
-def cluster_cell(records: Any, hit: Any, seed: int = BOOTSTRAP_SEED) -> str:
-    """``[lo, hi]``: the 95% cluster-bootstrap interval over inputs of the pooled share of hits
-    (:func:`verification.report.stats.cluster_bootstrap`), "-" without records."""
+def pooled_interval(k: Any, n: Any, bootstrap_seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """The 95% interval of a share pooled over clusters (``k[c]`` of ``n[c]`` hits in cluster c): the
+    cluster bootstrap (:func:`verification.report.stats.cluster_bootstrap`), widened to the Wilson
+    interval of all the verdicts where that is wider: with few clusters the bootstrap's resamples
+    understate the spread, and independent verdicts are the most favourable case clustering allows.
+
+    >>> pooled_interval([1, 0, 1, 0], [1, 1, 1, 1]) == wilson(2, 4)      # one verdict per input: at least Wilson
+    True
+    """
+    lo, hi = cluster_bootstrap(k, n, bootstrap_seed)
+    wlo, whi = wilson(int(sum(k)), int(sum(n)))
+    return (min(lo, wlo), max(hi, whi))
+
+
+def cluster_cell(records: Any, hit: Any, bootstrap_seed: int = BOOTSTRAP_SEED) -> str:
+    """``[lo, hi]``: the 95% interval over inputs of the pooled share of hits (:func:`pooled_interval`),
+    "-" without records."""
     k, n = input_clusters(records, hit)
     if not n:
         return "-"
-    lo, hi = cluster_bootstrap(k, n, seed)
+    lo, hi = pooled_interval(k, n, bootstrap_seed)
     return f"[{lo:.2f}, {hi:.2f}]"
 
 
