@@ -708,7 +708,9 @@ def _chain_part(part: Part, found: dict, data_by_model: dict) -> None:
         m, ci = _interval((r["extra"].get("ratio_R") for r in roll[L - 1]), L - 1)
         part.macro(f"{m} {ci}" if ci != "-" else m, MODELS.get(name, name), "chain ratio last layer")
     camps = tuple(c for c, _ in found.values())
-    prov = ("campaigns " + ", ".join(camps) + "; all tokens, head-averaged attention, rollout residual "
+    prov = ("campaigns " + ", ".join(camps) + "; inputs " + ", ".join(f"{LEGEND.get(n, n)} {len(v[0]['inputs'])}"
+                                                         for n, v in data_by_model.items())
+            + "; all tokens, head-averaged attention, rollout residual "
             f"{RESIDUAL}, {FUSION} head fusion; medians over inputs with 95% percentile-bootstrap bands (scipy.stats."
             "bootstrap, 999 resamples, seed = layer index); ratios whose numerator is within rounding of 0 left out")
     part.figures.append(Figure("trained-chain-ratio", _chain_curves(series),
