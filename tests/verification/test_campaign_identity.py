@@ -92,7 +92,7 @@ def trained_store(tmp_path_factory, small_quick):
             first = main_inputs(name, False)[0]
             inst = causal_standin(T=6, L=3, H=2, seed=0, model=name, causal=causal)
             standin = campaign_prefix(name, False) + "stand-in"
-            campaign.run(s, standin, [campaign.Chunk(chunk_key(first), instance_records, (inst, False, True))],
+            campaign.run(s, standin, [campaign.Chunk(chunk_key(first), instance_records, (inst, False, True, True))],
                          progress=False)
             measure_baselines(s, standin, None, 0)
     return db

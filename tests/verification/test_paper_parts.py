@@ -46,14 +46,14 @@ def _trained(store):
     model = load_model("minilm", max_tokens=128)
     texts = main_inputs("minilm", False)[:2]
     campaign.run(store, campaign_prefix("minilm", False) + model.fingerprint,
-                 [campaign.Chunk(chunk_key(t), input_records, (model, t, True, True)) for t in texts])
+                 [campaign.Chunk(chunk_key(t), input_records, (model, t, True, True, True)) for t in texts])
     from verification.testing.fakes import causal_standin
 
     for name, causal in (("smollm2", True), ("gemma3", True), ("antiberty", False), ("dinov2", False)):   # stand-ins: no weights
         first = main_inputs(name, False)[0]
         campaign.run(store, campaign_prefix(name, False) + "stand-in",
                      [campaign.Chunk(chunk_key(first), instance_records,
-                                     (causal_standin(model=name, causal=causal), False, True))])
+                                     (causal_standin(model=name, causal=causal), False, True, True))])
     from verification.trained.checks import measure_baselines   # random matrices at the same token counts
     for name in ("minilm", "smollm2", "gemma3", "antiberty", "dinov2"):
         measure_baselines(store, campaign_prefix(name, False) + (model.fingerprint if name == "minilm" else "stand-in"),

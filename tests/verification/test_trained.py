@@ -334,7 +334,10 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
         for m, T in (("minilm", 5), ("smollm2", 7), ("gemma3", 6), ("antiberty", 8), ("dinov2", 9)):   # other token counts
             names[m] = campaign_prefix(m, False) + "stand-in"
             campaign.run(s, names[m], [campaign.Chunk(chunk_key(main_inputs(m, False)[0]), instance_records,
-                                                      (causal_standin(T=T, L=2, H=1, model=m),))], progress=False)
+                                                      (causal_standin(T=T, L=2, H=1, model=m,
+                                                                      causal=m in ("smollm2", "gemma3")),
+                                                       True, False, True))],
+                         progress=False)
         with pytest.raises(MissingCampaign) as err:
             paper_part(s, plan)
         assert err.value.campaign == baseline_campaign(0)
@@ -349,6 +352,51 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
     assert macros["MiniLMLicensesInputs"] == "0"
     assert len(drawn) == 10                       # the minilm stand-in, all tokens: n = 5, its own sample
     assert macros["MiniLMPooledRandomDirichletShare"] == f"{sum(r['verdict'] == 'tight' for r in drawn) / 10:.2f}"
+    # the controls: one input per stand-in is too few to compare (no interval, no word)
+    assert macros["ControlComparisons"] == "0" and macros["MiniLMControlColumnsWord"] == "-"
+    assert "too few" in macros["MiniLMControlSentence"]
+    assert "SmolLMTwoControlColumnsWord" not in macros          # a causal model's share is forced: not compared
+    assert macros["MiniLMEveryPairCells"].endswith("/2")        # two layers, one input
+
+
+def _planted_controls(inputs: int, real: float, columns: float, seed: int = 0) -> dict:
+    """data_by_model of one bidirectional model: ``inputs`` inputs of 3 layers, each head mean tight with
+    probability ``real``, its column-permuted control with ``columns``, the shuffled one always."""
+    from collections import defaultdict
+
+    rng = np.random.default_rng(seed)
+    layer = defaultdict(lambda: defaultdict(list))
+    for i in range(inputs):
+        for l in range(3):
+            layer["all"][l].append(dict(verdict="tight" if rng.random() < real else "holds",
+                                        provenance=dict(input=f"in{i}", text_sha=f"{i:04x}", n=5, layer=l, head=None),
+                                        extra=dict(control_columns="tight" if rng.random() < columns else "holds",
+                                                   control_offdiagonal="tight")))
+    data = dict(layer=layer, head={}, roll={}, inputs={(f"in{i}", f"{i:04x}") for i in range(inputs)}, source={})
+    base = {("dirichlet", 5, c): (int(rng.integers(0, 4)), 10) for c in range(inputs)}
+    return {"minilm": (data, 3, 1, False, base)}
+
+
+@pytest.mark.parametrize("real, columns", [(0.9, 0.2), (0.5, 0.5), (0.2, 0.9)])
+def test_the_control_words_are_the_intervals_words(real, columns):
+    """Planted shares: each comparison's word is "above" / "below" exactly where its simultaneous
+    interval excludes 0 on that side, "not separable from" where it holds 0; a clear planted gap is found."""
+    from verification.report.part import Part
+    from verification.trained.paper import _control_tests
+
+    part = Part("trained", commands=["x"])
+    _control_tests(part, _planted_controls(40, real, columns))
+    m = part.macros
+    assert m["ControlComparisons"] == "3" and m["ControlLevel"] == f"{100 * (1 - 0.05 / 3):.1f}"
+    for ref in ("Columns", "Offdiagonal", "Random"):
+        lo, hi = (float(x) for x in m[f"MiniLMControl{ref}DiffInterval"].strip("[]").split(","))
+        assert lo <= float(m[f"MiniLMControl{ref}Diff"]) <= hi
+        assert m[f"MiniLMControl{ref}Word"] == ("above" if lo > 0 else "below" if hi < 0 else "not separable from")
+    if real - columns > 0.5:
+        assert m["MiniLMControlColumnsWord"] == "above"
+    if columns - real > 0.5:
+        assert m["MiniLMControlColumnsWord"] == "below"
+    assert m["MiniLMControlOffdiagonalWord"] != "above"          # the shuffled control is always tight
 
 
 def _float_by_hand(M, dtype):
@@ -456,7 +504,7 @@ def test_the_plans_command_line_plans_it_again():
     assert Plan.for_verify(0, False).command() == "attnbounds verify --only trained --seed 0"
     assert Plan.for_verify(3, True).command() == "attnbounds verify --only trained --seed 3 --full"
     plans = [Plan.from_args(_parsed(line)) for line in (
-        "attnbounds rollout --model antiberty --limit 24 --max-tokens 128",
+        "attnbounds rollout --model antiberty --limit 48 --max-tokens 128",
         "attnbounds rollout --model minilm",
         "attnbounds rollout --model '/data/my model' --texts '/data/a b.txt' --limit 5 --allow-pickle --seed 4 --full")]
     assert plans[0].command() == rollout_command("antiberty", False)       # the line the paper prints today
@@ -475,7 +523,7 @@ def test_the_plans_provenance_is_flat_and_names_no_path():
     assert provenance_line(prov).startswith("seed 0; preset quick; models minilm")
     assert prov == {"seed": 0, "preset": "quick", "models": "minilm, smollm2, gemma3, antiberty, dinov2",
                     "corpora": "default, default, default, antibody-v-genes, bundled-photos",
-                    "inputs": "120, 6, 6, 24, 4", "max tokens": "128, 128, 128, 128, 257", "baselines": "trained-baseline-v1-seed0-m10"}
+                    "inputs": "120, 6, 6, 48, 4", "max tokens": "128, 128, 128, 128, 257", "baselines": "trained-baseline-v1-seed0-m10"}
     user = Plan.from_args(_parsed("attnbounds rollout --model /data/x/model --texts /data/t.txt --full")).provenance()
     assert user["preset"] == "full" and user["models"] == "model" and user["corpora"] == "t.txt"
     assert not any("/data" in str(v) for v in user.values())

@@ -51,9 +51,12 @@ from numerics.stochastic import submatrix
 from theory.verdicts import Verdict
 from verification.store import Record
 
-VERSION = "v4"   # bump when a record's computation changes (v2: D1 certified on the exact renormalisation of the
+VERSION = "v5"   # bump when a record's computation changes (v2: D1 certified on the exact renormalisation of the
                  # floats; v3: the text models' records carry the float32 / float64 tolerance-0 verdicts; v4: of
-                 # three float implementations, as-stored, renormalised and condition)
+                 # three float implementations, as-stored, renormalised and condition; v5: the head mean's
+                 # controls on all tokens: columns permuted, off-diagonal shuffled, every pair self-dominant,
+                 # the kind of the maximising pair)
+CONTROL_SEED = 0  # the controls' draws: numerics.dobrushin.controls.control_rng(CONTROL_SEED, input hash, stream)
 RESIDUAL, FUSION = 0.5, "mean"
 SOFTMAX_BOUND_MAX_T = 128        # per-head comparison bounds cost O(T^3) per head
 
@@ -111,10 +114,31 @@ def float_verdicts(A: np.ndarray, dtype: str, implementation: str = "renormalise
     return verdicts(A, dtype, implementation)
 
 
+def measure_controls(sub_mean: np.ndarray, special: np.ndarray, pair: np.ndarray, sha: str,
+                     seed: int = CONTROL_SEED) -> dict:
+    """The controls of one input's head means ``sub_mean`` (L, n, n) (the floats as they are; special:
+    (n,) bool; ``pair``: (L, 2) a maximising pair of each layer), :mod:`numerics.dobrushin.controls`:
+    D1's exact verdict with the columns permuted (one permutation for the input) and with each row's
+    off-diagonal entries shuffled (per row and layer), whether every pair is mutually self-dominant,
+    and the kind of the maximising pair. ``{name: (L,) array}``."""
+    from numerics.dobrushin import factor_check
+    from numerics.dobrushin.controls import (STREAM_COLUMNS, STREAM_OFFDIAGONAL, column_permutation, control_rng,
+                                             every_pair_self_dominant, pair_kind, permute_columns,
+                                             shuffle_offdiagonal)
+
+    n = sub_mean.shape[-1]
+    sigma = column_permutation(n, control_rng(seed, sha, STREAM_COLUMNS))
+    cols = factor_check(permute_columns(sub_mean, sigma), renormalise=True)
+    offd = factor_check(shuffle_offdiagonal(sub_mean, control_rng(seed, sha, STREAM_OFFDIAGONAL)), renormalise=True)
+    return dict(columns=cols.equality, offdiagonal=offd.equality, every_pair=every_pair_self_dominant(sub_mean),
+                kind=np.array([pair_kind(p, special) for p in pair]), fixed_points=int(np.sum(sigma == np.arange(n))))
+
+
 def measure_variant(A_heads: np.ndarray, keep: np.ndarray, comparison: bool,
-                    float_tests: bool = False) -> Optional[dict]:
+                    float_tests: bool = False, controls: Optional[tuple] = None) -> Optional[dict]:
     """All measurements of one variant. ``A_heads``: (L, H, T, T) float64. None if fewer than
-    two tokens are kept (D1 needs n >= 2)."""
+    two tokens are kept (D1 needs n >= 2). ``controls``: (special (T,) bool, input hash) to measure
+    the head mean's controls (:func:`measure_controls`)."""
     from numerics.dobrushin.contraction import birkhoff, softmax_bound_from_probabilities
     from numerics.dobrushin import factor_check
     from numerics.dobrushin.rollout import rollout_tightness
@@ -129,7 +153,10 @@ def measure_variant(A_heads: np.ndarray, keep: np.ndarray, comparison: bool,
     A_mean = sub_mean / sub_mean.sum(axis=-1, keepdims=True)  # float64 renormalised: rollout, comparisons
     A_h = sub_h / sub_h.sum(axis=-1, keepdims=True)
     roll = rollout_tightness(A_mean, residual=RESIDUAL, fused=True)
-    out = dict(n=n, mean=mean, heads=heads, roll=roll, birkhoff=None, softmax=None, floats=None)
+    out = dict(n=n, mean=mean, heads=heads, roll=roll, birkhoff=None, softmax=None, floats=None, controls=None)
+    if controls is not None:
+        special, sha = controls
+        out["controls"] = measure_controls(sub_mean, np.asarray(special)[keep], np.asarray(mean.pair), sha)
     if float_tests:      # the stored floats (float32 heads, float64 head mean): {extra key: (mean, heads)}
         from numerics.dobrushin.float_tests import DTYPES, IMPLEMENTATIONS
 
@@ -142,22 +169,35 @@ def measure_variant(A_heads: np.ndarray, keep: np.ndarray, comparison: bool,
     return out
 
 
-def input_records(model: Any, text_input: Any, comparison: bool = True, float_tests: bool = False) -> list[Record]:
+def input_records(model: Any, text_input: Any, comparison: bool = True, float_tests: bool = False,
+                  controls: bool = False) -> list[Record]:
     """Every record of one (model, input): ``model`` is an attention source
     (:class:`numerics.sources.AttentionSource`), ``text_input`` one of its inputs."""
-    return instance_records(model.instance(text_input), comparison, float_tests)
+    return instance_records(model.instance(text_input), comparison, float_tests, controls)
 
 
-def instance_records(inst: Any, comparison: bool = True, float_tests: bool = False) -> list[Record]:
-    """Every record of one :class:`numerics.sources.AttentionInstance` (see the module docstring)."""
+def instance_records(inst: Any, comparison: bool = True, float_tests: bool = False,
+                     controls: bool = False) -> list[Record]:
+    """Every record of one :class:`numerics.sources.AttentionInstance` (see the module docstring);
+    ``controls``: the head mean's controls on all tokens (:func:`measure_controls`), in the extra of
+    its records (``control_columns``, ``control_offdiagonal``: "tight" / "holds"; ``every_pair_self_dominant``;
+    ``pair_kind``) with the seed and generator in the provenance."""
     A_heads = inst.attention                                # (L, H, T, T) float64
     base = dict(inst.provenance, residual=RESIDUAL, head_fusion=FUSION)
     records: list[Record] = []
     for var in variants(inst.special, inst.causal):
-        m = measure_variant(A_heads, var.keep, comparison and var.name == "all", float_tests and var.name == "all")
+        ctl = (inst.special, inst.sha) if controls and var.name == "all" else None
+        m = measure_variant(A_heads, var.keep, comparison and var.name == "all", float_tests and var.name == "all", ctl)
         if m is None:
             continue
         prov = dict(base, variant=var.name, n=m["n"])
+        if m["controls"] is not None:
+            from numerics.dobrushin.controls import GENERATOR
+
+            mprov = dict(prov, control_seed=CONTROL_SEED, control_generator=GENERATOR,
+                         control_fixed_points=m["controls"]["fixed_points"])
+        else:
+            mprov = prov
         mean, heads, roll = m["mean"], m["heads"], m["roll"]
         for l in range(A_heads.shape[0]):
             key = f"{inst.model}|{inst.input}#{inst.sha}|{var.name}|L{l}"
@@ -170,10 +210,15 @@ def instance_records(inst: Any, comparison: bool = True, float_tests: bool = Fal
             fl = m["floats"]
             if fl is not None:
                 extra.update({key: str(v[0][l]) for key, v in fl.items()})
+            ct = m["controls"]
+            if ct is not None:
+                extra.update(control_columns=verdict_of(ct["columns"][l]).value,
+                             control_offdiagonal=verdict_of(ct["offdiagonal"][l]).value,
+                             every_pair_self_dominant=bool(ct["every_pair"][l]), pair_kind=str(ct["kind"][l]))
             records.append(Record(
                 theorem="dobrushin.factor", instance=f"{key}|mean", verdict=verdict_of(mean.equality[l]),
                 slack=float(mean.slack[l]), value=bound - float(mean.slack[l]), bound=bound,
-                provenance=dict(prov, layer=l, head=None),
+                provenance=dict(mprov, layer=l, head=None),
                 extra={k: _jsonable(v) for k, v in extra.items()}))
             for h in range(A_heads.shape[1]):
                 hb = (1 + float(heads.delta[l, h])) / 2

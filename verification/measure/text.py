@@ -31,7 +31,7 @@ from verification.report.part import MissingCampaign, Need, resolve
 # DINOv2, the vision transformer (an ONNX file, numerics.sources.onnx_attention), reads images: the first 4
 # bundled photographs quick (about 2 s each), all 19 full; its token count is fixed (257: CLS + 16 x 16 patches)
 QUICK = {"minilm": dict(limit=120, max_tokens=128), "smollm2": dict(limit=6, max_tokens=128),
-         "gemma3": dict(limit=6, max_tokens=128), "antiberty": dict(limit=24, max_tokens=128),
+         "gemma3": dict(limit=6, max_tokens=128), "antiberty": dict(limit=48, max_tokens=128),
          "dinov2": dict(limit=4, max_tokens=257)}
 FULL = dict(limit=300, max_tokens=512)   # every text model, `attnbounds verify --full`
 FULL_OF = {"dinov2": dict(limit=None, max_tokens=257)}       # a model's own full settings (default: FULL)

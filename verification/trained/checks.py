@@ -58,7 +58,7 @@ from verification.measure.baselines import TRAINED
 from verification.plan import RunResult, recording
 
 FULL_SCALES = ("every text model on 300 inputs at up to 512 tokens and DINOv2 on all 19 bundled photographs (quick: "
-               "MiniLM 120, SmolLM2 6 and Gemma 3 6 inputs of the English corpus, AntiBERTy 24 antibody V genes, "
+               "MiniLM 120, SmolLM2 6 and Gemma 3 6 inputs of the English corpus, AntiBERTy 48 antibody V genes, "
                "at up to 128 tokens, DINOv2 4 photographs at 257 tokens), with their matched-n random baselines")
 
 
@@ -268,7 +268,7 @@ def run_campaign(model: Any, corpus: Any, store: Any, console: Any = None,
                  comparison: bool = True) -> str:
     """Measure every input of ``corpus`` not yet in the store (resume), one chunk per input text."""
     name = campaign_name(model, corpus.name)
-    chunks = [campaign.Chunk(chunk_key(t), input_records, (model, t, comparison, True)) for t in corpus.inputs]
+    chunks = [campaign.Chunk(chunk_key(t), input_records, (model, t, comparison, True, True)) for t in corpus.inputs]
     campaign.run(store, name, chunks, console=console, description=f"{model.name}: measuring")
     return name
 

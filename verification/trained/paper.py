@@ -6,7 +6,7 @@ those of :mod:`verification.trained.report`; nothing is recomputed, no model is 
 
 The campaign of a model is found in the store by its settings (``trained-v4:<model>:<corpus>:
 max<T>:r0.5:mean:w<fingerprint>``, T = 128 quick, 512 full), and only the chunks of the main job's
-inputs are read (quick: the first 120 / 12 / 12 inputs of the default corpus, AntiBERTy 24 antibody V genes; 300 full:
+inputs are read (quick: the first 120 / 6 / 6 inputs of the default corpus, AntiBERTy 48 antibody V genes; 300 full:
 :func:`verification.measure.text.main_inputs`), so the inputs a user's ``attnbounds rollout --limit ...`` adds to the same
 campaign never reach the paper; when several fingerprints were measured, the one with the most of
 those inputs is reported (ties: the first name in sorted order), its fingerprint in the provenance.
@@ -38,10 +38,11 @@ from verification.measure.baselines import FAMILIES, baseline_share, baseline_sl
 from verification.measure.text import corpus_of, find_campaign, model_need
 from verification.report.stats import wilson
 from verification.trained.checks import Plan, baseline_campaign, baseline_chunks
-from verification.trained.report import (ALWAYS_TIGHT, FLOAT_COLUMNS, FLOAT_TESTS, VARIANT_TITLES,
-                                          collect_records, compare_table, d1_table, float_rows, heads_shares,
-                                          median_interval, rollout_table, sizes_of, slug, source_order, source_table,
-                                          wilson_cell)
+from verification.report.stats import ALPHA, cluster_bootstrap_difference
+from verification.trained.report import (ALWAYS_TIGHT, BOOTSTRAP_SEED, CLUSTER_NOTE, FLOAT_COLUMNS, FLOAT_TESTS,
+                                          VARIANT_TITLES, cluster_cell, collect_records, compare_table, d1_table,
+                                          float_rows, heads_shares, median_interval, pooled_interval, rollout_table,
+                                          sizes_of, slug, source_order, source_table, tight, wilson_cell)
 
 MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma", "antiberty": "AntiBERTy", "dinov2": "DINOvTwo"}  # -> macro word
 TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit GGUF)",
@@ -204,7 +205,7 @@ def _model_part(part: Part, name: str, campaign: str, records: list[dict], plan:
     n_in, causal, quantised = len(data["inputs"]), bool(p0.get("causal")), bool(p0.get("quantised"))
     prov = (f"model {name}" + "".join(f"; {note}" for note in notes_of(name)) + f"; campaign {campaign}; {n_in} inputs "
             f"({corpus_of(name)} corpus); rollout residual {RESIDUAL}, {FUSION} head fusion; seed {plan.seed} (no random draws); "
-            "D1 verdicts exact (rational), shares with 95% Wilson intervals")
+            "D1 verdicts exact (rational), shares of inputs with 95% Wilson intervals, pooled shares with a " + CLUSTER_NOTE)
     L = len(data["layer"]["all"])
     H = 1 + max(h for _, h in data["head"]["all"])
     part.macro(str(n_in), word, "inputs")
@@ -346,6 +347,8 @@ def paper_part(store: Any, plan: Plan) -> Part:
         _model_part(part, name, campaign, records, plan, base, baselines, data_by_model)
     _float_part(part, found)
     _models_part(part, found, data_by_model, baselines)
+    _controls_part(part, found, data_by_model, baselines)
+    _chain_part(part, found, data_by_model)
     return part
 
 
@@ -369,9 +372,24 @@ def models_rows(data_by_model: dict) -> list[list]:
         arch, kind = ARCHITECTURES.get(name, ("-", "causal" if causal else "bidirectional"))
         rows.append([TITLES.get(name, name), arch, kind, L, H, len(data["inputs"]), f"{tokens:g}",
                      QUANTISATION.get(name, "-")]
-                    + [f"{_s(*_tight(rs))} {wilson_cell(*_tight(rs))}" if rs else "-" for rs in (mean, heads, content)]
-                    + [f"{_s(k, n)} {wilson_cell(k, n)}", "yes (causal)" if causal else "no"])
+                    + [f"{_s(*_tight(rs))} {cluster_cell(rs, tight)}" if rs else "-" for rs in (mean, heads, content)]
+                    + [f"{_s(k, n)} {random_cell(base, slots['all'], 'dirichlet')}", "yes (causal)" if causal else "no"])
     return rows
+
+
+def random_cell(base: dict, slots: dict, family: str) -> str:
+    """``[lo, hi]``: the cluster-bootstrap interval of the random share drawn for the inputs of
+    ``slots`` (each input's matrices one cluster, as the model's verdicts are)."""
+    ks, ns = [], []
+    for key in sorted(slots):
+        n, c = slots[key]
+        k, m = base[(family, n, c)]
+        ks.append(k)
+        ns.append(m)
+    if not ns:
+        return "-"
+    lo, hi = pooled_interval(ks, ns, BOOTSTRAP_SEED)
+    return f"[{lo:.2f}, {hi:.2f}]"
 
 
 def _depth_curves(data_by_model: dict):
@@ -431,8 +449,8 @@ def _models_part(part: Part, found: dict, data_by_model: dict, baselines: str) -
     part.tables.append(Table("trained-models", frame(rows, MODELS_COLUMNS),
                              "Every pretrained model measured: what it is, and the share of D1 verdicts that are "
                              "exact equalities, pooled over layers and inputs (head-averaged attention; every head; "
-                             "every head on content tokens), 95% Wilson intervals, beside random Dirichlet(1) "
-                             "matrices of the same token counts. 'forced': causal attention makes every verdict "
+                             "every head on content tokens), 95% intervals by a " + CLUSTER_NOTE + ", beside random "
+                             "Dirichlet(1) matrices of the same token counts. 'forced': causal attention makes every verdict "
                              "tight (the causal corollary): a check, not a measurement.", prov,
                              campaigns=camps + (baselines,), command=part.commands[0]))
     short = [[SHORT.get(name, name), "causal" if r[-1] != "no" else "bidirectional", f"{r[3]} x {r[4]}", r[5],
@@ -442,7 +460,7 @@ def _models_part(part: Part, found: dict, data_by_model: dict, baselines: str) -
         "D1 tight, per head [95% CI]", "random, matched n [95% CI]", "forced"]),
         "The pretrained models side by side: the share of D1 verdicts that are exact equalities, pooled over "
         "layers and inputs (head-averaged attention; every head), beside random Dirichlet(1) matrices of the "
-        "same token counts (95% Wilson intervals); forced: causal attention makes every verdict tight, a check "
+        "same token counts (95% intervals: " + CLUSTER_NOTE + "); forced: causal attention makes every verdict tight, a check "
         "of the causal corollary, not a measurement (every column: the data table trained-models).", prov,
         campaigns=camps + (baselines,), command=part.commands[0]))
     part.figures.append(Figure("trained-depth", _depth_curves(data_by_model),
@@ -463,7 +481,27 @@ def _float_part(part: Part, found: dict) -> None:
     totals: dict = {}
     for k, name in enumerate(found):
         word = MODELS.get(name, name)
-        for row in rows[k * per_model:(k + 1) * per_model]:
+        block = rows[k * per_model:(k + 1) * per_model]
+        constant = [dict(zip(FLOAT_COLUMNS, r)) for r in block if r[1] == ALWAYS_TIGHT][0]["float32 wrong [95% CI]"]
+        versus: dict = {}
+        for row in block:
+            cells = dict(zip(FLOAT_COLUMNS, row))
+            if cells["float test"] != ALWAYS_TIGHT and cells["float32 wrong [95% CI]"] != "-":
+                for dt in ("float32", "float64"):
+                    a, b = int(cells[f"{dt} wrong [95% CI]"].split("/")[0]), int(constant.split("/")[0])
+                    versus[(dt, cells["float test"])] = "more" if a > b else "fewer" if a < b else "as many"
+        for dt in ("float32", "float64"):      # the two == tests against the constant answer, as one phrase
+            w1, w2 = versus.get((dt, "as-stored")), versus.get((dt, "renormalised"))
+            if w1 is None or w2 is None:
+                phrase = "-"
+            elif w1 == w2:
+                phrase = f"both {w1} errors than the constant answer" if w1 != "as many" else \
+                    "both as many errors as the constant answer"
+            else:
+                phrase = (f"as stored {w1}, renormalised {w2} errors than the constant answer"
+                          .replace("as many,", "as many as,").replace("as many errors than", "as many errors as"))
+            part.macro(phrase, word, dt, "versus constant")
+        for row in block:
             cells = dict(zip(FLOAT_COLUMNS, row))
             test = cells["float test"]
             if test == ALWAYS_TIGHT:
@@ -493,7 +531,222 @@ def _float_part(part: Part, found: dict) -> None:
         "rows, tight if both self-dominance margins are nonnegative, else holds); and the constant answer "
         "'always tight' (its errors: the exact strict verdicts). 'violated': the float test shows the bound broken where exact "
         "arithmetic proves it holds; 'tight missed': an exact equality the float test calls strict or "
-        "violated (95% Wilson intervals).",
+        "violated (95% intervals: " + CLUSTER_NOTE + ").",
         "campaigns " + ", ".join(c for c, _ in found.values()) + "; float verdicts by "
         "numerics.dobrushin.float_tests in each precision",
         campaigns=tuple(c for c, _ in found.values()), command=part.commands[0]))
+
+
+CONTROLS = (("real", "D1 tight, trained [95% CI]", tight),
+            ("columns", "columns permuted [95% CI]", lambda r: r["extra"].get("control_columns") == "tight"),
+            ("offdiagonal", "off-diagonal shuffled [95% CI]",
+             lambda r: r["extra"].get("control_offdiagonal") == "tight"))
+CONTROLS_COLUMNS = (["model", "attention", "head means"] + [c[1] for c in CONTROLS]
+                    + ["random Dirichlet, matched n [95% CI]", "every pair self-dominant"])
+PAIRS_COLUMNS = ["model", "head means", "maximiser: special token", "maximiser: adjacent", "maximiser: other",
+                 "tight: special token", "tight: adjacent", "tight: other",
+                 "every pair self-dominant (input, layer)", "inputs: in every layer", "inputs: in some layer"]
+
+
+REFERENCES = ("columns", "offdiagonal", "random")
+REFERENCE_WORDS = {"columns": "the share with the columns permuted",
+                   "offdiagonal": "the share with the off-diagonal entries shuffled", "random": "the random share"}
+MIN_INPUTS = 10     # fewer inputs decide nothing: a paired test over inputs (a sign test) could not reach the
+                    # simultaneous level with fewer than about 9, and a bootstrap over a few inputs understates the spread
+
+
+def _per_input(records: list, hit: Any) -> dict:
+    """``{(input, text hash): (hits, verdicts)}`` of ``records``."""
+    out: dict = {}
+    for r in records:
+        p = r["provenance"]
+        k, n = out.get((p["input"], p.get("text_sha")), (0, 0))
+        out[(p["input"], p.get("text_sha"))] = (k + bool(hit(r)), n + 1)
+    return out
+
+
+def _control_tests(part: Part, data_by_model: dict) -> None:
+    """The trained head mean's pooled D1 share against each reference of :data:`REFERENCES` (its two
+    controls, random Dirichlet matrices of the same token counts), per bidirectional model with at
+    least :data:`MIN_INPUTS` inputs (a causal model's share is forced; fewer inputs decide nothing): the
+    difference with a paired cluster-bootstrap interval over inputs at the simultaneous level
+    1 - alpha/m (Bonferroni over the m comparisons made), and the word it allows: "above", "below", or
+    "not separable from" where the interval holds 0; so a decision and its interval never disagree.
+    Macros ``\\WControlXDiff``, ``...DiffInterval``, ``...Word`` (X: Columns, Offdiagonal, Random; "-"
+    where not compared), ``\\WControlSentence`` (the comparisons of W as one clause, or why none) and
+    ``\\ControlComparisons``, ``\\ControlLevel``, ``\\ControlMinInputs``."""
+    bidirectional = [(name, v) for name, v in data_by_model.items() if not v[3]]
+    tested = [(name, v) for name, v in bidirectional if len(v[0]["inputs"]) >= MIN_INPUTS]
+    m = len(tested) * len(REFERENCES)
+    level = 1 - ALPHA / max(m, 1)
+    part.macro(str(m), "control comparisons")
+    part.macro(f"{100 * level:.1f}", "control level")
+    part.macro(str(MIN_INPUTS), "control min inputs")
+    from verification.report.stats import BOOTSTRAP_RESAMPLES
+
+    part.macro(str(BOOTSTRAP_RESAMPLES), "trained bootstrap resamples")
+    hits = dict(columns=lambda r: r["extra"].get("control_columns") == "tight",
+                offdiagonal=lambda r: r["extra"].get("control_offdiagonal") == "tight")
+    for name, (data, L, H, causal, base) in bidirectional:
+        word = MODELS.get(name, name)
+        if (name, (data, L, H, causal, base)) not in tested:
+            for ref in REFERENCES:
+                for key in ("diff", "diff interval", "word"):
+                    part.macro("-", word, "control", ref, key)
+            part.macro(f"{SHORT.get(name, name)}: {len(data['inputs'])} inputs, too few to compare (at least "
+                       f"{MIN_INPUTS})", word, "control sentence")
+            continue
+        mean = [r for rs in data["layer"]["all"].values() for r in rs]
+        real = _per_input(mean, tight)
+        keys = sorted(real)
+        slots = baseline_slots(sizes_of(data))["all"]
+        clauses = []
+        for ref in REFERENCES:
+            if ref == "random":
+                other = {key: base[("dirichlet",) + tuple(slots[key])] for key in keys}
+            else:
+                other = _per_input(mean, hits[ref])
+            k1, n1 = [real[k][0] for k in keys], [real[k][1] for k in keys]
+            k2, n2 = [other[k][0] for k in keys], [other[k][1] for k in keys]
+            d = sum(k1) / sum(n1) - sum(k2) / sum(n2)
+            lo, hi = cluster_bootstrap_difference(k1, n1, k2, n2, BOOTSTRAP_SEED, level=level)
+            said = "above" if lo > 0 else "below" if hi < 0 else "not separable from"
+            part.macro(f"{d:+.2f}", word, "control", ref, "diff")
+            part.macro(f"[{lo:+.2f}, {hi:+.2f}]", word, "control", ref, "diff interval")
+            part.macro(said, word, "control", ref, "word")
+            clauses.append(f"{said} {REFERENCE_WORDS[ref]} ({d:+.2f} [{lo:+.2f}, {hi:+.2f}])")
+        part.macro(f"{SHORT.get(name, name)}: " + ", ".join(clauses), word, "control sentence")
+    shares = {}
+    for name, (data, *_rest) in bidirectional:
+        mean = [r for rs in data["layer"]["all"].values() for r in rs]
+        slots = baseline_slots(sizes_of(data))["all"]
+        rk, rn = baseline_share(_rest[-1], slots, set(slots), "dirichlet")
+        shares[name] = (sum(hits["columns"](r) for r in mean) / len(mean),
+                        sum(hits["offdiagonal"](r) for r in mean) / len(mean), rk / max(rn, 1))
+    ok = bool(shares) and all(c < o and c <= r + 0.05 for c, o, r in shares.values())
+    part.guard(ok, "controls diagonal mass", detail="; ".join(f"{n}: columns {c:.2f}, off-diagonal {o:.2f}, random {r:.2f}"
+                                                              for n, (c, o, r) in shares.items()))
+
+
+def _kinds(rs: list) -> list[str]:
+    from numerics.dobrushin.controls import PAIR_KINDS
+
+    return [f"{sum(r['extra'].get('pair_kind') == k for r in rs)}/{len(rs)}" for k in PAIR_KINDS]
+
+
+def _controls_part(part: Part, found: dict, data_by_model: dict, baselines: str) -> None:
+    """The table ``trained-controls`` (D1's pooled equality share on the head mean beside its two
+    controls and matched random matrices, cluster-bootstrap intervals over inputs) and the data table
+    ``trained-pairs`` (the kind of the maximising pair; every pair mutually self-dominant), with
+    their macros per model word W: ``\\WControlReal`` / ``Columns`` / ``Offdiagonal`` (share) and
+    ``...Interval``, ``\\WControlRandom(Interval)``, ``\\WEveryPairCells`` (k/N of the (input, layer)
+    head means), ``\\WEveryPairInputsAll`` / ``...Some`` (inputs where it holds in every / some layer),
+    ``\\WPairSpecial`` / ``Adjacent`` / ``Other`` (k/N of the head means) and ``\\WTightPairSpecial`` ...
+    (of the tight ones); ``\\WModelsMeanWilson``: the Wilson interval the pooled head-mean share had
+    before the cluster bootstrap (verdicts counted as independent), for comparison."""
+    from numerics.dobrushin.controls import GENERATOR, PAIR_KINDS
+
+    rows, prows = [], []
+    _control_tests(part, data_by_model)
+    for name, (data, L, H, causal, base) in data_by_model.items():
+        word = MODELS.get(name, name)
+        mean = [r for rs in data["layer"]["all"].values() for r in rs]
+        if not mean or "control_columns" not in mean[0]["extra"]:
+            raise MissingCampaign(found[name][0], part.commands[0])
+        row = [SHORT.get(name, name), "causal" if causal else "bidirectional", len(mean)]
+        for key, _, hit in CONTROLS:
+            k = sum(bool(hit(r)) for r in mean)
+            cell = cluster_cell(mean, hit)
+            row.append(f"{_s(k, len(mean))} {cell}")
+            part.macro(_s(k, len(mean)), word, "control", key)
+            part.macro(cell, word, "control", key, "interval")
+        k, n = _tight(mean)
+        part.macro(wilson_cell(k, n), word, "models mean Wilson")
+        slots = baseline_slots(sizes_of(data))["all"]
+        rk, rn = baseline_share(base, slots, set(slots), "dirichlet")
+        rcell = random_cell(base, slots, "dirichlet")
+        part.macro(_s(rk, rn), word, "control random")
+        part.macro(rcell, word, "control random", "interval")
+        every = [r for r in mean if r["extra"].get("every_pair_self_dominant")]
+        by_input: dict = {}
+        for r in mean:
+            p = r["provenance"]
+            by_input.setdefault((p["input"], p.get("text_sha")), []).append(bool(r["extra"].get("every_pair_self_dominant")))
+        all_layers = sum(all(v) for v in by_input.values())
+        some_layer = sum(any(v) for v in by_input.values())
+        part.macro(f"{len(every)}/{len(mean)}", word, "every pair cells")
+        part.macro(f"{all_layers}/{len(by_input)}", word, "every pair inputs all")
+        part.macro(f"{some_layer}/{len(by_input)}", word, "every pair inputs some")
+        row += [f"{_s(rk, rn)} {rcell}", f"{len(every)}/{len(mean)}"]
+        rows.append(row)
+        tights = [r for r in mean if tight(r)]
+        kinds, tkinds = _kinds(mean), _kinds(tights)
+        for kind, cell, tcell in zip(PAIR_KINDS, kinds, tkinds):
+            part.macro(cell, word, "pair", kind)
+            part.macro(tcell, word, "tight pair", kind)
+        prows.append([SHORT.get(name, name), len(mean)] + kinds + tkinds
+                     + [f"{len(every)}/{len(mean)}", f"{all_layers}/{len(by_input)}", f"{some_layer}/{len(by_input)}"])
+    camps = tuple(c for c, _ in found.values())
+    prov = ("campaigns " + ", ".join(camps) + f"; random baselines: campaign {baselines}; controls drawn by "
+            f"{GENERATOR}, control seed 0 (numerics.dobrushin.controls); D1 verdicts exact; {CLUSTER_NOTE}")
+    part.tables.append(Table("trained-controls", frame(rows, CONTROLS_COLUMNS),
+        "Controls for D1's equality share: the head-averaged attention on all tokens, pooled over layers and "
+        "inputs, beside the same matrices with their columns permuted (one uniform permutation per input: every "
+        "row keeps its distribution, the alignment of rows with columns is removed), with each row's off-diagonal "
+        "entries shuffled (per row and layer: diagonal mass and row entropy kept exactly), and random Dirichlet(1) "
+        "matrices of the same token counts; every verdict decided exactly. Last column: head means on which every "
+        "pair is mutually self-dominant (each column's largest entry on the diagonal), which forces equality. "
+        "95% intervals: " + CLUSTER_NOTE + "; for causal models every real verdict is tight by the causal corollary.",
+        prov, campaigns=camps + (baselines,), command=part.commands[0]))
+    part.data_tables.append(Table("trained-pairs", frame(prows, PAIRS_COLUMNS),
+        "Which pair attains $\\delta(A)$ (the maximising pair the exact check reports) on the head-averaged attention, all "
+        "tokens: a pair with a special token (CLS, SEP, BOS, ...), two adjacent tokens, or another pair; over every "
+        "head mean and over the tight ones; and the head means on which every pair is mutually self-dominant, with "
+        "the inputs on which that holds in every layer and in some layer.", prov, campaigns=camps,
+        command=part.commands[0]))
+
+
+def _chain_curves(series: list):
+    """The figure ``trained-chain-ratio``: per model, the median over inputs of the D2 chain ratio
+    delta(R_l) / prod_k delta(Ahat_k) against depth l, with its 95% percentile-bootstrap band."""
+    def draw(ax: Any) -> None:
+        for label, causal, xs, med, lo, hi in series:
+            line, = ax.plot(xs, med, "--" if causal else "-", marker="o", ms=3, label=label)
+            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.set_yscale("log")
+        ax.set_xlabel("depth $l$ (layers multiplied)")
+        ax.set_ylabel(r"median $\delta(R_l) / \prod_{k \leq l} \delta(\hat A_k)$")
+        ax.figure.set_size_inches(3.6, 2.9)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
+    return draw
+
+
+def _chain_part(part: Part, found: dict, data_by_model: dict) -> None:
+    """The figure ``trained-chain-ratio`` (how loose rollout's product bound is, by depth, every model)
+    and its macros ``\\WChainRatioLastLayer`` (median [95% CI]) per model word W."""
+    series = []
+    for name, (data, L, H, causal, _) in data_by_model.items():
+        roll = data["roll"]["all"]
+        xs, med, lo, hi = [], [], [], []
+        for l in sorted(roll):
+            m, (a, b) = median_interval((r["extra"].get("ratio_R") for r in roll[l]), l)
+            if m is None:
+                continue
+            xs.append(l + 1)
+            med.append(m)
+            lo.append(m if np.isnan(a) else a)
+            hi.append(m if np.isnan(b) else b)
+        series.append((LEGEND.get(name, name), causal, xs, med, lo, hi))
+        m, ci = _interval((r["extra"].get("ratio_R") for r in roll[L - 1]), L - 1)
+        part.macro(f"{m} {ci}" if ci != "-" else m, MODELS.get(name, name), "chain ratio last layer")
+    camps = tuple(c for c, _ in found.values())
+    prov = ("campaigns " + ", ".join(camps) + "; inputs " + ", ".join(f"{LEGEND.get(n, n)} {len(v[0]['inputs'])}"
+                                                         for n, v in data_by_model.items())
+            + "; all tokens, head-averaged attention, rollout residual "
+            f"{RESIDUAL}, {FUSION} head fusion; medians over inputs with 95% percentile-bootstrap bands (scipy.stats."
+            "bootstrap, 999 resamples, seed = layer index); ratios whose numerator is within rounding of 0 left out")
+    part.figures.append(Figure("trained-chain-ratio", _chain_curves(series),
+                               "How loose rollout's product bound is: the median over inputs of "
+                               "$\\delta(R_l)/\\prod_{k \\le l}\\delta(\\hat A_k)$ by depth, per model (1 at $l = 1$; "
+                               "below 1 wherever D2's chain is strict; causal models dashed), with 95% bootstrap "
+                               "bands.", prov))

@@ -32,7 +32,7 @@ from verification.measure.attention import float_key
 from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots, read_baselines
 from verification.report.aggregate import median
 from verification.report.figures import save_figure
-from verification.report.stats import share_text, wilson
+from verification.report.stats import BOOTSTRAP_RESAMPLES, cluster_bootstrap, share_text, wilson
 from verification.report.tables import print_table, write_table
 
 VARIANT_TITLES = {"all": "all tokens", "content": "content tokens", "nofirst": "first position dropped"}
@@ -49,6 +49,59 @@ def wilson_cell(k: int, n: int) -> str:
     """``[lo, hi]``: the 95% Wilson interval of k of n, "-" for n = 0."""
     lo, hi = wilson(k, n)
     return f"[{lo:.2f}, {hi:.2f}]" if n else "-"
+
+
+BOOTSTRAP_SEED = 0      # the cluster bootstrap's generator (numpy default_rng(BOOTSTRAP_SEED))
+CLUSTER_NOTE = (f"cluster bootstrap over inputs, the input being the unit: {BOOTSTRAP_RESAMPLES} resamples of the "
+                f"inputs, percentile interval, seed {BOOTSTRAP_SEED}, widened to the Wilson interval of the verdicts "
+                "where that is wider (few inputs: the bootstrap understates the spread); where every input is all hits "
+                "or all misses, the Wilson interval of the inputs")
+
+
+def input_clusters(records: Any, hit: Any) -> tuple[list[int], list[int]]:
+    """Per input (provenance input id and text hash, sorted): (hits, verdicts) of ``records``, a
+    record counting as a hit when ``hit(record)``.
+
+    >>> rs = [{"provenance": {"input": a, "text_sha": "s"}, "verdict": v} for a, v in (("x", "tight"), ("x", "holds"), ("y", "tight"))]
+    >>> input_clusters(rs, lambda r: r["verdict"] == "tight")
+    ([1, 1], [2, 1])
+    """
+    by: dict = {}
+    for r in records:
+        p = r["provenance"]
+        key = (str(p["input"]), str(p.get("text_sha")))
+        k, n = by.get(key, (0, 0))
+        by[key] = (k + bool(hit(r)), n + 1)
+    keys = sorted(by)
+    return [by[k][0] for k in keys], [by[k][1] for k in keys]
+
+
+def pooled_interval(k: Any, n: Any, bootstrap_seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """The 95% interval of a share pooled over clusters (``k[c]`` of ``n[c]`` hits in cluster c): the
+    cluster bootstrap (:func:`verification.report.stats.cluster_bootstrap`), widened to the Wilson
+    interval of all the verdicts where that is wider: with few clusters the bootstrap's resamples
+    understate the spread, and independent verdicts are the most favourable case clustering allows.
+
+    >>> pooled_interval([1, 0, 1, 0], [1, 1, 1, 1]) == wilson(2, 4)      # one verdict per input: at least Wilson
+    True
+    """
+    lo, hi = cluster_bootstrap(k, n, bootstrap_seed)
+    wlo, whi = wilson(int(sum(k)), int(sum(n)))
+    return (min(lo, wlo), max(hi, whi))
+
+
+def cluster_cell(records: Any, hit: Any, bootstrap_seed: int = BOOTSTRAP_SEED) -> str:
+    """``[lo, hi]``: the 95% interval over inputs of the pooled share of hits (:func:`pooled_interval`),
+    "-" without records."""
+    k, n = input_clusters(records, hit)
+    if not n:
+        return "-"
+    lo, hi = pooled_interval(k, n, bootstrap_seed)
+    return f"[{lo:.2f}, {hi:.2f}]"
+
+
+def tight(r: dict) -> bool:
+    return r["verdict"] == "tight"
 
 
 def slug(name: str) -> str:
@@ -274,8 +327,9 @@ def float_rows(records_by_model: dict) -> list[list]:
     (:data:`FLOAT_TESTS`, :mod:`numerics.dobrushin.float_tests`) and the constant answer "always
     tight" (:data:`ALWAYS_TIGHT`): every D1 verdict on all tokens (each head and the head mean, every
     layer) decided exactly, against that test's float32 and float64 verdicts on the same stored
-    attention: how many it gets wrong (95% Wilson), how many it calls violated (a bound exact
-    arithmetic proves) and how many exact equalities it misses ("-" where the records lack a test)."""
+    attention: how many it gets wrong (95% cluster-bootstrap interval over inputs: :func:`cluster_cell`),
+    how many it calls violated (a bound exact arithmetic proves) and how many exact equalities it
+    misses ("-" where the records lack a test)."""
     rows = []
     for label, records in records_by_model.items():
         d1 = [r for r in records if r["theorem"] == "dobrushin.factor" and "float32" in r["extra"]]
@@ -283,7 +337,10 @@ def float_rows(records_by_model: dict) -> list[list]:
             row = [label, test, len(d1)]
             for dt in ("float32", "float64"):
                 c = float_counts(d1, None if test == ALWAYS_TIGHT else float_key(dt, test))
-                row += ["-"] * 3 if c is None else [f"{c[0]}/{len(d1)} {wilson_cell(c[0], len(d1))}", c[1], c[2]]
+                key = None if test == ALWAYS_TIGHT else float_key(dt, test)
+                ci = "" if c is None else cluster_cell(d1, lambda r: ("tight" if key is None else r["extra"][key])
+                                                       != r["verdict"])
+                row += ["-"] * 3 if c is None else [f"{c[0]}/{len(d1)} {ci}", c[1], c[2]]
             rows.append(row)
     return rows
 
