@@ -405,12 +405,12 @@ def _depth_curves(data_by_model: dict):
     def draw(ax: Any) -> None:
         for label, causal, xs, ys in lines:
             ax.plot(xs, ys, "--" if causal else "-", marker="o", ms=3,
-                    label=label + (" (causal: forced)" if causal else ""))
+                    label=label + (" (forced)" if causal else ""))
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("relative depth $l / (L - 1)$")
         ax.set_ylabel("share of inputs with D1 equality")
-        ax.figure.set_size_inches(3.6, 2.9)    # the legend beside the plot, at the figure's font size:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)  # never over data
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False,   # below: never over data
+                  fontsize="small")
     return draw
 
 
@@ -465,7 +465,7 @@ def _models_part(part: Part, found: dict, data_by_model: dict, baselines: str) -
         campaigns=camps + (baselines,), command=part.commands[0]))
     part.figures.append(Figure("trained-depth", _depth_curves(data_by_model),
                                "Share of inputs with D1 equality against relative depth, per model (head mean, "
-                               "all tokens; causal models dashed: forced).", prov))
+                               "all tokens; causal models dashed: forced).", prov, size=HALF))
 
 
 def _float_part(part: Part, found: dict) -> None:
@@ -716,8 +716,8 @@ def _chain_curves(series: list):
         ax.set_yscale("log")
         ax.set_xlabel("depth $l$ (layers multiplied)")
         ax.set_ylabel(r"median $\delta(R_l) / \prod_{k \leq l} \delta(\hat A_k)$")
-        ax.figure.set_size_inches(3.6, 2.9)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False,   # below: never over data
+                  fontsize="small")
     return draw
 
 
@@ -749,4 +749,4 @@ def _chain_part(part: Part, found: dict, data_by_model: dict) -> None:
                                "How loose rollout's product bound is: the median over inputs of "
                                "$\\delta(R_l)/\\prod_{k \\le l}\\delta(\\hat A_k)$ by depth, per model (1 at $l = 1$; "
                                "below 1 wherever D2's chain is strict; causal models dashed), with 95% bootstrap "
-                               "bands.", prov))
+                               "bands.", prov, size=HALF))
