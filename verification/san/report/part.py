@@ -43,10 +43,14 @@ READING = {
 READING.update({("probes", f"{kind}-depth"): READING[("probes", f"{kind}-params")] for kind in ("retrieval", "recall")})
 
 
-def reading(claim: str, instance: str, outcome: str, gate: str = "") -> str:
+def reading(claim: str, instance: str, outcome: str, gate: str = "", paths: Optional[dict] = None) -> str:
     """The words for ``outcome`` of one claim (see :data:`READING`); a not-testable one says why,
     from its record's ``gate``: a role this preset does not train, a model that did not beat the
-    bigram model, or a probe whose reference is not above chance."""
+    bigram model, or a probe whose reference is not above chance; an inconclusive one whose numerical
+    paths (``paths``: outcome by path) disagree says so, and what each path found."""
+    if outcome == "inconclusive" and paths and len(set(paths.values())) > 1:
+        return "the numerical paths disagree (" + ", ".join(
+            f"{o} on the {'fused' if k == 'sdpa' else 'explicit'} path" for k, o in sorted(paths.items(), reverse=True)) + ")"
     if outcome == "not-testable":           # the claim's record says which model, which gate
         why = []
         if "not trained by this preset" in gate:
@@ -84,6 +88,10 @@ def paper_part(store: Any, plan: Any) -> Part:
             f"retrieval/recall probes")
     part = Part(family="san", commands=[command])
     runs_df, claims_df = runs_table(runs), claims_table(claims)
+    power = power_table(claims_df)
+    for _, r in power.iterrows():       # what a test of each claim needs (the power analysis), as prose quotes it
+        part.macro(f"{int(r['pairs_needed'])} seed pairs" if math.isfinite(r["pairs_needed"]) else r["needs"], "San",
+                   r["claim"], r["instance"], "needs")
     bpt = (runs[0].get("bytes_per_token") or {}) if runs else {}
     bpt_factor = bpt.get("bytes_per_token", math.nan)
     claims_df["approx_nats_per_token"] = [float(v) * bpt_factor if u == "nats/byte" else math.nan
@@ -118,7 +126,7 @@ def paper_part(store: Any, plan: Any) -> Part:
               "run's noise floor; a claim with no variation over seed pairs is not applicable (never decided); "
               "drops kept: how many leave-one-seed-pair-out runs keep a decided outcome (fragile: half or fewer); "
               "an outcome that differs between numerical paths is inconclusive", prov, **made),
-        power_report(power_table(claims_df), prov, **made),
+        power_report(power, prov, **made),
         Table("san-robustness", robustness_table(claims), "Machine robustness: each claim's outcome along each "
               "numerical path (fused and explicit attention kernels: the same mathematics, other rounding, as "
               "on another machine); the reported outcome is inconclusive where they differ", prov, **made),
@@ -140,7 +148,8 @@ def paper_part(store: Any, plan: Any) -> Part:
         part.macro(stat if stat is not None and math.isfinite(float(stat)) else "not measured", "San", c["claim"],
                    c["instance"])
         part.macro(c["outcome"], "San", c["claim"], c["instance"], "outcome")
-        part.macro(reading(c["claim"], c["instance"], c["outcome"], str(c.get("gate") or "")), "San", c["claim"],
+        part.macro(reading(c["claim"], c["instance"], c["outcome"], str(c.get("gate") or ""),
+                           c.get("outcomes_by_path") or {}), "San", c["claim"],
                    c["instance"], "reading")
         mde = c["mde"]        # "unbounded" only where one seed leaves no spread; a claim not tested has none
         part.macro(float(mde) if mde is not None and math.isfinite(float(mde)) else
