@@ -134,6 +134,7 @@ class ResultStore:
         self.readonly = bool(readonly)
         self._versions = json.dumps(versions(), sort_keys=True)
         self._checked: dict[str, tuple[int, chunk_marks.Checked]] = {}   # campaign -> (data_version, check)
+        self._modes: dict[str, str] = {}     # campaign -> the kernel mode its stored chunks were made with ("" unknown)
         if self.readonly and self.path != ":memory:":
             self._open_readonly()
             return
@@ -234,6 +235,7 @@ class ResultStore:
         the counts and the digest of the content as stored (:mod:`verification.chunk_marks`)."""
         if self.readonly:
             raise InvalidInput(f"--db {self.path!r} was opened read-only: nothing can be written to it")
+        self._check_kernel_mode(campaign, chunk)
         rows = []
         now = time.time()
         for r in records:
@@ -260,6 +262,26 @@ class ResultStore:
                              "VALUES (?,?,?,?,?,?)", (campaign, chunk, n, now, n_sums, digest))
         self._checked.pop(campaign, None)
         return n
+
+    def _check_kernel_mode(self, campaign: str, chunk: str) -> None:
+        """Refuse to add a chunk made with one kernel mode (numerics.pins: ``pinned`` or ``native``) to
+        a campaign whose stored chunks were made with the other: a resumed campaign would mix numbers
+        of two numerical set-ups under one name. Records from before the mode was recorded pass."""
+        mode = kernel_mode(self._versions)
+        if not mode:
+            return
+        stored = self._modes.get(campaign)
+        if stored is None:
+            with self._guard():
+                row = self._db.execute("SELECT versions FROM records WHERE campaign = ? AND chunk != ? LIMIT 1",
+                                       (campaign, chunk)).fetchone()
+            stored = self._modes[campaign] = kernel_mode(row[0]) if row else mode
+        if stored and stored != mode:
+            raise InvalidInput(
+                f"--db {self.path!r}: campaign {campaign!r} holds chunks computed with {stored} kernels, and this "
+                f"run computes with {mode} kernels (numerics.pins; ATTNBOUNDS_NATIVE_KERNELS="
+                f"{'1' if mode == 'native' else 'unset'}): resuming would mix the two in one campaign. Run it "
+                f"with the same setting as before, or into another store (--db)")
 
     # -- reading -------------------------------------------------------------------------------
     def chunk_check(self, campaign: str) -> chunk_marks.Checked:
@@ -372,6 +394,21 @@ class ResultStore:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def kernel_mode(versions_json: Optional[str]) -> str:
+    """The kernel mode a record's versions name: ``pinned`` or ``native`` (numerics.pins.summary;
+    "pinned, applied late: ..." is pinned), or "" where they name none (older records).
+
+    >>> kernel_mode('{"kernels": "pinned, applied late: torch"}'), kernel_mode('{"torch": "2.13"}'), kernel_mode(None)
+    ('pinned', '', '')
+    """
+    try:
+        v = json.loads(versions_json) if versions_json else {}
+    except ValueError:
+        return ""
+    k = v.get("kernels") if isinstance(v, dict) else None
+    return str(k).split(",")[0].split()[0] if k else ""
 
 
 def record_dict(r: Record) -> dict[str, Any]:

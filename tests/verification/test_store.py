@@ -24,6 +24,29 @@ def test_write_read_and_resume(tmp_path):
         assert rows[0]["versions"]["numpy"] != "absent" and rows[0]["verdict"] == "holds"
 
 
+def test_a_campaign_never_mixes_kernel_modes(tmp_path):
+    import json
+
+    from theory.errors import InvalidInput
+
+    path = tmp_path / "r.db"
+    with ResultStore(path) as s:
+        s.write_chunk("camp", "c0", recs(0))
+        s.write_chunk("camp", "c1", recs(1))             # the same mode: a resume
+        s.write_chunk("camp", "c0", recs(0))             # a chunk recomputed in place: its own content does not count
+    native = ResultStore(path)
+    v = json.loads(native._versions)
+    assert v["kernels"].startswith("pinned")             # the suite runs pinned (numerics.pins)
+    native._versions = json.dumps(dict(v, kernels="native (ATTNBOUNDS_NATIVE_KERNELS=1)"), sort_keys=True)
+    with pytest.raises(InvalidInput, match=r"campaign 'camp' holds chunks computed with pinned kernels.*native"):
+        native.write_chunk("camp", "c2", recs(2))
+    native.write_chunk("other", "c0", recs(0))           # another campaign: its own mode
+    assert native.done_chunks("camp") == {"c0", "c1"}
+    native.close()
+    with ResultStore(path) as s, pytest.raises(InvalidInput, match="holds chunks computed with native kernels"):
+        s.write_chunk("other", "c1", recs(1))
+
+
 def test_failed_chunk_leaves_nothing(tmp_path):
     s = ResultStore(tmp_path / "r.db")
     s.write_chunk("camp", "c0", recs(0))
