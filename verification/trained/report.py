@@ -38,17 +38,29 @@ from verification.report.tables import print_table, write_table
 VARIANT_TITLES = {"all": "all tokens", "content": "content tokens", "nofirst": "first position dropped"}
 
 
+def interval_text(lo: float, hi: float) -> str:
+    """``[lo, hi]`` with two decimals, or, where the upper end is below 0.005 (two decimals would print
+    [0.00, 0.00], an interval that hides its width), one significant digit.
+
+    >>> interval_text(0.4312, 0.4571), interval_text(1.9e-05, 0.0006)
+    ('[0.43, 0.46]', '[2e-05, 0.0006]')
+    """
+    if hi < 0.005:
+        return f"[{lo:.1g}, {hi:.1g}]"
+    return f"[{lo:.2f}, {hi:.2f}]"
+
+
 def share_cell(k: int, n: int) -> str:
     if n == 0:
         return "-"
     lo, hi = wilson(k, n)
-    return f"{k}/{n} = {k / n:.2f} [{lo:.2f}, {hi:.2f}]"
+    return f"{k}/{n} = {k / n:.2f} {interval_text(lo, hi)}"
 
 
 def wilson_cell(k: int, n: int) -> str:
     """``[lo, hi]``: the 95% Wilson interval of k of n, "-" for n = 0."""
     lo, hi = wilson(k, n)
-    return f"[{lo:.2f}, {hi:.2f}]" if n else "-"
+    return interval_text(lo, hi) if n else "-"
 
 
 BOOTSTRAP_SEED = 0      # the cluster bootstrap's generator (numpy default_rng(BOOTSTRAP_SEED))
@@ -82,7 +94,8 @@ def pooled_interval(k: Any, n: Any, bootstrap_seed: int = BOOTSTRAP_SEED) -> tup
     interval of all the verdicts where that is wider: with few clusters the bootstrap's resamples
     understate the spread, and independent verdicts are the most favourable case clustering allows.
 
-    >>> pooled_interval([1, 0, 1, 0], [1, 1, 1, 1]) == wilson(2, 4)      # one verdict per input: at least Wilson
+    >>> (lo, hi), (wlo, whi) = pooled_interval([1, 0, 1, 0], [1, 1, 1, 1]), wilson(2, 4)
+    >>> lo <= wlo and hi >= whi                          # never narrower than the Wilson interval of the verdicts
     True
     """
     lo, hi = cluster_bootstrap(k, n, bootstrap_seed)
@@ -97,7 +110,7 @@ def cluster_cell(records: Any, hit: Any, bootstrap_seed: int = BOOTSTRAP_SEED) -
     if not n:
         return "-"
     lo, hi = pooled_interval(k, n, bootstrap_seed)
-    return f"[{lo:.2f}, {hi:.2f}]"
+    return interval_text(lo, hi)
 
 
 def tight(r: dict) -> bool:
