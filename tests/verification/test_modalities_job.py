@@ -558,9 +558,9 @@ def test_each_word_and_the_interval_printed_beside_it_agree_at_the_bonferroni_le
     assert part.macros["ModLevel"] == f"{100 * (1 - C.ALPHA / m):.1f}" and part.macros["ModComparisons"] == m
     init = part.macros["ModInitSentence"]
     assert (f"{LABELS['ft-cancer']}: trained share not separable from the share at initialisation" in init
-            and f"change {a.change.mean:+.2f} [{a.change.lo:.2f}, {a.change.hi:.2f}]" in init)
+            and f"change {a.change.mean:+.2f} [{a.change.lo:+.2f}, {a.change.hi:+.2f}]" in init)
     assert f"{LABELS['vit']}: trained share lower than" in init
-    printed = re.findall(r"change [+-]\d\.\d\d \[(-?\d+\.\d\d), (-?\d+\.\d\d)\]", init)
+    printed = re.findall(r"change [+-]\d\.\d+ \[([+-]\d+\.\d+), ([+-]\d+\.\d+)\]", init)
     assert [float(l) <= 0 <= float(h) for l, h in printed] == [True, False]
     rows, cols = summary_table([a, b])
     assert "99." in cols[3] and rows[0][-1].startswith(f"not separable from ({difference(a, 'init')})")

@@ -242,12 +242,10 @@ def seed_macros(part: Part, summaries: list) -> None:
         if s.asis is not None:
             asis.append(f"{label}: {fmt2(s.trained.mean)}, {s.words['asis']} MiniLM as-is ({fmt2(s.asis.mean)}; "
                         f"difference {difference(s, 'asis')}{mde_note(s, 'asis')})")
-        c = s.change
         init.append(f"{label}: trained share {s.words['init']} the share at initialisation ({fmt2(s.init.mean)}; "
-                    f"change {c.mean:+.2f} [{fmt2(c.lo)}, {fmt2(c.hi)}]{mde_note(s, 'init')})")
-        d = s.depth
-        depth.append(f"{label}: the share {s.words['depth']} with depth (last minus first layer {d.mean:+.2f} "
-                     f"[{fmt2(d.lo)}, {fmt2(d.hi)}]{mde_note(s, 'depth')})")
+                    f"change {difference(s, 'init')}{mde_note(s, 'init')})")
+        depth.append(f"{label}: the share {s.words['depth']} with depth (last minus first layer "
+                     f"{difference(s, 'depth')}{mde_note(s, 'depth')})")
     for name, items in (("matched", matched), ("as is", asis), ("init", init), ("depth", depth)):
         part.macro("; ".join(items) if items else "no model measured", "Mod", name, "sentence")
     matched_words = [s.words.get("text") for s in summaries if s.variant == "content"]

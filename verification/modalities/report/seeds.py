@@ -194,7 +194,21 @@ def difference(s: Summary, name: str) -> str:
     t, iv = s.tests.get(name), s.intervals.get(name)
     if t is None or iv is None or not math.isfinite(t[3]):
         return ""
-    return f"{t[3]:+.2f} [{iv[0]:+.2f}, {iv[1]:+.2f}]"
+    return f"{signed(t[3])} [{signed(iv[0])}, {signed(iv[1])}]"
+
+
+def signed(x: float) -> str:
+    """``x`` with its sign and two decimals, more (up to four) where two would show a nonzero end of
+    an interval as 0.00 (so that which side of 0 it lies on can be read).
+
+    >>> signed(0.1234), signed(-0.0031), signed(0.0), signed(float("-inf"))
+    ('+0.12', '-0.003', '+0.00', '-inf')
+    """
+    for d in (2, 3, 4):
+        out = f"{x:+.{d}f}"
+        if x == 0 or not math.isfinite(x) or float(out) != 0:
+            return out
+    return out
 
 
 def seeds_table(summaries: Sequence[Summary]) -> tuple[list, list]:

@@ -25,6 +25,9 @@ from verification.report.tables import Table, print_table
 
 LABELS = {"vit": "ViT (digits)", "vit-reg": "ViT with registers (digits)", "ft-cancer": "FT-Transformer (breast cancer)",
           "ft-wine": "FT-Transformer (wine)"}
+# the summary table's rows (FT: FT-Transformer, as its caption says): short enough that the model column
+# is set at its natural width in both of the table's column blocks, beside the intervals of the words
+SHORT = {"vit": "ViT (digits)", "vit-reg": "ViT + registers", "ft-cancer": "FT (breast cancer)", "ft-wine": "FT (wine)"}
 # legend entries: names, not the plan's keys (short enough to sit beside the plot)
 LEGEND = {"vit": "ViT", "vit-reg": "ViT with registers", "ft-cancer": "FT-Transformer (cancer)",
           "ft-wine": "FT-Transformer (wine)", "minilm": "MiniLM", "smollm2": "SmolLM2"}
@@ -171,7 +174,7 @@ CAPTIONS = {
                           "inside the random range only by TOST (the same interval within the range widened by the "
                           "margin); MiniLM with its inputs cut to $n$ tokens (per input the share of layers with "
                           "equality; 95% t interval over inputs) and as-is.",
-    "modalities_summary": "Each model trained here on content tokens (CLS and registers dropped): the share of test "
+    "modalities_summary": "Each model trained here (FT: FT-Transformer) on content tokens (CLS and registers dropped): the share of test "
                           "inputs with D1 equality, mean over training seeds with its t interval, against the random "
                           "range at the model's own token count n, MiniLM cut to n tokens and the model at "
                           "initialisation, each word beside the difference and interval that decide it (the distance "
@@ -261,7 +264,7 @@ def parts(data: Loaded, plan: Any) -> tuple[list, list, str]:
                   ("modalities_matched", matched_table(data.summaries, FAMILIES),
                    CAPTIONS["modalities_matched"] + f" Text: {data.matched_note}."),
                   ("modalities_power", power_table(data.summaries), CAPTIONS["modalities_power"]),
-                  ("modalities_summary", summary_table(data.summaries, LABELS), CAPTIONS["modalities_summary"]))]
+                  ("modalities_summary", summary_table(data.summaries, SHORT), CAPTIONS["modalities_summary"]))]
     figures = [(f"modalities_share_vs_depth_{v}", depth_figure(stages, texts, v),
                 f"D1 equality share vs relative depth ({v} tokens, seed {seed}): dotted = initialisation, solid = "
                 "trained, dashed = text models (when stored).") for v in ("content", "all")]
