@@ -238,7 +238,8 @@ def synthetic(trained, init, n=(5, 4)):
 
 
 def check_spread(summary, values):
-    """Known answer: mean, sd (n - 1) and the 95% t interval with df = seeds - 1 (scipy's own)."""
+    """Known answer: mean, sd (n - 1) and the t interval with df = seeds - 1 (scipy's own) at the run's
+    simultaneous level 1 - alpha/m (m: six comparisons per summary of the run)."""
     import statistics
 
     from scipy import stats
@@ -246,7 +247,8 @@ def check_spread(summary, values):
     t = summary.trained
     assert t.values == pytest.approx(values) and t.df == len(values) - 1
     assert t.sd == pytest.approx(statistics.stdev(values))
-    lo, hi = stats.t.interval(0.95, len(values) - 1, loc=statistics.mean(values),
+    assert summary.level == pytest.approx(1 - 0.05 / summary.comparisons) and summary.comparisons % 6 == 0
+    lo, hi = stats.t.interval(summary.level, len(values) - 1, loc=statistics.mean(values),
                               scale=statistics.stdev(values) / len(values) ** 0.5)
     assert (t.lo, t.hi) == pytest.approx((lo, hi))
 
@@ -309,7 +311,7 @@ def test_each_model_meets_the_baselines_at_its_own_n_and_the_words_follow_the_te
     assert c.text.mean == pytest.approx(0.9125) and c.text_inputs == 8 and a.text_inputs == 8
     # trained and init stages identical: the paired changes are all 0, no variation, not tested (never p = 0)
     assert c.words["init"].startswith("not testable") and c.change.mean == 0 and c.tests["init"][0] == 1.0
-    # Holm over every comparison of the run: each adjusted p is at least its raw p
+    # Bonferroni over every comparison of the run: each adjusted p is at least its raw p
     raw = {}
     for s in summaries.values():
         for name, (p, df, half, d, adj) in s.tests.items():
@@ -437,7 +439,7 @@ def test_a_changed_stored_number_makes_the_modalities_prose_fail_naming_its_sent
 
 def test_identical_seed_shares_decide_nothing_and_the_family_is_the_plans():
     """A planted tie: eight seeds with the same share (and the same change from initialisation) give
-    no decided comparison (never p = 0 from a zero sd); the Holm family is five comparisons per
+    no decided comparison (never p = 0 from a zero sd); the family is six comparisons per
     summary whatever the store holds (no MiniLM rows here: those count as not measured, p = 1)."""
     from verification.modalities.report.comparisons import COMPARISONS, decide
     from verification.modalities.report.seeds import Summary, t_spread
@@ -506,3 +508,66 @@ def test_the_paper_reads_the_plans_preset_and_refuses_some_models_only(store):
         check_plan(Plan("quick", 0, ("vit",)))
     with pytest.raises(MissingCampaign, match="--preset paper --seed 1"):
         paper_part(store, Plan.for_verify(1, True))
+
+
+DIFFERENCE_WORDS = {"above", "below", "higher than", "lower than", "rises", "falls"}
+
+
+def test_each_word_and_the_interval_printed_beside_it_agree_at_the_bonferroni_level():
+    """Issue 53: a decision and the interval printed beside it are one simultaneous interval. Planted:
+    a change from initialisation whose unadjusted 95% t interval over seeds excludes 0 but whose
+    interval at 1 - alpha/m (Bonferroni over the m comparisons of the run) holds it: the word is "not
+    separable from" and the interval printed beside it (sentence, table) includes 0; a change large
+    enough for the simultaneous interval is "lower than" with a printed interval below 0. Then every
+    word of the run: a difference word exactly where its printed interval excludes 0."""
+    import statistics
+
+    from scipy import stats
+
+    from verification.modalities.paper import LABELS, seed_macros
+    from verification.modalities.report import comparisons as C
+    from verification.modalities.report.seeds import Summary, difference, summary_table, t_spread
+    from verification.report.part import Part
+
+    def summary(model, trained, change):
+        init = [t - c for t, c in zip(trained, change)]
+        k = len(trained)
+        return Summary(model, "content", 16, list(range(k)), t_spread(trained), t_spread(init),
+                       t_spread(change), t_spread([0.9] * k), {"dirichlet": (60, 400), "softmax-T1": (110, 400)},
+                       text=t_spread([0.95, 0.97, 0.93, 0.96, 0.94]), text_inputs=5,
+                       depth=t_spread([0.01, -0.02, 0.03, 0.0]), init_accuracy=t_spread([0.1] * k))
+
+    near = [-0.05, -0.088, -0.05, -0.137]           # the quick preset's breast-cancer change, four seeds
+    far = [-0.30, -0.31, -0.29, -0.30]
+    trained = [0.237, 0.3, 0.094, 0.169]
+    lo95, hi95 = stats.t.interval(0.95, 3, loc=statistics.mean(near), scale=statistics.stdev(near) / 2)
+    assert hi95 < 0                                 # unadjusted: the interval excludes 0 ...
+    a, b = summary("ft-cancer", trained, near), summary("vit", trained, far)
+    C.decide([a, b])
+    m = 2 * len(C.COMPARISONS)
+    assert a.comparisons == b.comparisons == m and a.level == pytest.approx(1 - C.ALPHA / m)
+    lo, hi = a.intervals["init"]                    # ... the simultaneous one holds it: not separable
+    assert lo < lo95 and hi > 0 and a.words["init"] == "not separable from"
+    assert (lo, hi) == pytest.approx(stats.t.interval(1 - C.ALPHA / m, 3, loc=statistics.mean(near),
+                                                      scale=statistics.stdev(near) / 2))
+    assert b.intervals["init"][1] < 0 and b.words["init"] == "lower than"
+    assert a.tests["init"][4] >= C.ALPHA > b.tests["init"][4]          # the Bonferroni p agrees
+    # what is printed: the paper's sentences and the typeset table carry these very intervals
+    part = Part("modalities")
+    seed_macros(part, [a, b])
+    assert part.macros["ModLevel"] == f"{100 * (1 - C.ALPHA / m):.1f}" and part.macros["ModComparisons"] == m
+    init = part.macros["ModInitSentence"]
+    assert (f"{LABELS['ft-cancer']}: trained share not separable from the share at initialisation" in init
+            and f"change {a.change.mean:+.2f} [{a.change.lo:+.2f}, {a.change.hi:+.2f}]" in init)
+    assert f"{LABELS['vit']}: trained share lower than" in init
+    printed = re.findall(r"change [+-]\d\.\d+ \[([+-]\d+\.\d+), ([+-]\d+\.\d+)\]", init)
+    assert [float(l) <= 0 <= float(h) for l, h in printed] == [True, False]
+    rows, cols = summary_table([a, b])
+    assert "99." in cols[3] and rows[0][-1].startswith(f"not separable from ({difference(a, 'init')})")
+    # every word of the run against its own printed interval
+    for s in (a, b):
+        for name in ("random", "text", "init", "depth"):
+            lo, hi = s.intervals[name]
+            assert (s.words[name] in DIFFERENCE_WORDS) == (lo > 0 or hi < 0), (s.model, name, s.words[name])
+            assert (s.tests[name][4] < C.ALPHA) == (lo > 0 or hi < 0), (s.model, name)
+        assert s.words["text"] == "lower than" and difference(s, "text") in part.macros["ModMatchedSentence"]

@@ -2,8 +2,10 @@
 :func:`verification.modalities.report.tables.parts`, the same for every output), figures and
 macros, read from the store only. The sentences that compare (a model's share against the random
 range at its n, against its initialisation, against MiniLM at matched n and as-is, and with depth)
-are written here from the stored numbers and their Holm-adjusted tests
-(:mod:`verification.modalities.report.comparisons`), never typed in the prose. The part is built
+are written here from the stored numbers and their seed-level tests
+(:mod:`verification.modalities.report.comparisons`), never typed in the prose: each word beside the
+interval that decides it, simultaneous at the level ``\\ModLevel`` (percent) over the
+``\\ModComparisons`` comparisons of the run (Bonferroni). The part is built
 from the modalities plan (``paper_part(store, plan)``, ``needs(store, plan)``: its preset, seed and
 models; every command it names is ``plan.command()``).
 """
@@ -193,9 +195,18 @@ def mde_note(s: Any, name: str) -> str:
 
 def seed_macros(part: Part, summaries: list) -> None:
     """Across seeds: each model's mean share, interval and accuracy, its random range at n, MiniLM at
-    matched n, and the sentences written from the Holm-adjusted words."""
+    matched n, and the sentences written from the words; every seed-level interval, and each
+    difference beside its word, at the run's simultaneous level (``\\ModLevel`` percent over
+    ``\\ModComparisons`` comparisons, Bonferroni: the level that decides the word)."""
+    from verification.modalities.report.seeds import difference
+
     r2 = lambda x: round(float(x), 2)  # noqa: E731
     matched, asis, init, depth = [], [], [], []
+    level = summaries[0].level if summaries else None
+    part.macro("-" if level is None else f"{100 * level:.1f}", "Mod", "level")
+    part.macro(summaries[0].comparisons if summaries else 0, "Mod", "comparisons")
+    # "inside the random range": each one-sided test of its TOST at alpha / (2 m), in percent
+    part.macro("-" if level is None else f"{100 * (1 - level) / 2:.2g}", "Mod", "tost level")
     for s in summaries:
         m, v, tag = s.model, s.variant, ("Trained", "Init")
         part.macro(len(s.seeds), "Mod", m, "seeds")
@@ -223,20 +234,18 @@ def seed_macros(part: Part, summaries: list) -> None:
         if rng:
             tost = "; TOST" if s.words["random"] == "inside" else ""
             text = (f"{label}: {mean}, {s.words['random']} the random range at n = {s.n} ({fmt2(rng[0])}-"
-                    f"{fmt2(rng[1])}{tost}{mde_note(s, 'random')})")
+                    f"{fmt2(rng[1])}; difference {difference(s, 'random')}{tost}{mde_note(s, 'random')})")
             if s.text is not None:
                 text += (f", {s.words['text']} MiniLM cut to {s.n} content tokens ({fmt2(s.text.mean)}, "
-                         f"{s.text_inputs} inputs{mde_note(s, 'text')})")
+                         f"{s.text_inputs} inputs; difference {difference(s, 'text')}{mde_note(s, 'text')})")
             matched.append(text)
         if s.asis is not None:
-            asis.append(f"{label}: {fmt2(s.trained.mean)}, {s.words['asis']} MiniLM as-is ({fmt2(s.asis.mean)}"
-                        f"{mde_note(s, 'asis')})")
-        c = s.change
+            asis.append(f"{label}: {fmt2(s.trained.mean)}, {s.words['asis']} MiniLM as-is ({fmt2(s.asis.mean)}; "
+                        f"difference {difference(s, 'asis')}{mde_note(s, 'asis')})")
         init.append(f"{label}: trained share {s.words['init']} the share at initialisation ({fmt2(s.init.mean)}; "
-                    f"change {c.mean:+.2f} [{fmt2(c.lo)}, {fmt2(c.hi)}]{mde_note(s, 'init')})")
-        d = s.depth
-        depth.append(f"{label}: the share {s.words['depth']} with depth (last minus first layer {d.mean:+.2f} "
-                     f"[{fmt2(d.lo)}, {fmt2(d.hi)}]{mde_note(s, 'depth')})")
+                    f"change {difference(s, 'init')}{mde_note(s, 'init')})")
+        depth.append(f"{label}: the share {s.words['depth']} with depth (last minus first layer "
+                     f"{difference(s, 'depth')}{mde_note(s, 'depth')})")
     for name, items in (("matched", matched), ("as is", asis), ("init", init), ("depth", depth)):
         part.macro("; ".join(items) if items else "no model measured", "Mod", name, "sentence")
     matched_words = [s.words.get("text") for s in summaries if s.variant == "content"]
@@ -249,7 +258,7 @@ def seed_macros(part: Part, summaries: list) -> None:
 
 
 def abstract_phrase(summaries: list) -> str:
-    """The abstract's words for the models trained here, from the same Holm-adjusted words as
+    """The abstract's words for the models trained here, from the same words as
     :func:`summary_sentence`: whether each is indistinguishable from random matrices of its size and
     from its initialisation.
 
@@ -275,7 +284,8 @@ REFERENCES = (("random", "the random range at their own n"), ("init", "their own
 
 
 def summary_sentence(summaries: list) -> str:
-    """One sentence, written from the Holm-adjusted words of every model on content tokens: whether the
+    """One sentence, written from the words of every model on content tokens (each decided by its
+    interval at the run's simultaneous level, :func:`verification.modalities.report.comparisons.decide`): whether the
     models can be told apart from random matrices of their size and from their own initialisation,
     then how many models each word applies to per comparison, and the largest minimum detectable
     effect of a comparison that separated nothing (what these seeds could have seen).

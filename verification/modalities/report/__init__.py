@@ -3,8 +3,9 @@
     stages       records -> per-(model, seed, checkpoint, layer) shares; the text rows as-is
     seeds        across seeds: mean, spread, t intervals; random baselines and text at matched n; the
                  tables of them (per seed, matched n, summary, power)
-    comparisons  the seed-level tests (against the references, initialisation, depth), Holm, TOST,
-                 minimum detectable effects, and the words they allow
+    comparisons  the seed-level tests (against the references, initialisation, depth) on one footing:
+                 each word from the interval printed beside it, simultaneous over the run
+                 (Bonferroni); TOST, minimum detectable effects
     tables       every table and figure (share against depth and against the training step) defined
                  once (:func:`verification.modalities.report.tables.parts`) and the files of the command
                  line and the main job

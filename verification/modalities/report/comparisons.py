@@ -4,26 +4,30 @@ fixed references measured with error (the random range, MiniLM at n or as-is), i
 and its own depth.
 
 Every comparison is made at the seed level (the seed is the unit; df = seeds - 1), never by mixing
-seed-level and input-level variance: against a fixed reference a one-sided t over seeds against the
-nearer end of the reference's 95% interval, doubled; against initialisation and with depth a paired
-t. "Inside the random range" is an equivalence claim, tested by TOST with the margin :data:`MARGIN`.
-The p-values are Holm-adjusted over the run's family (:data:`COMPARISONS` per summary, fixed by the
-plan) and the words of the prose (``above`` / ``below`` / ``inside`` / ``not separable from``)
-follow from them (:func:`decide`); each "not separable" carries its minimum detectable effect, and
-:func:`seeds_needed` the seeds a 0.10 effect would need (the power calculation behind the preset's
-number of seeds).
+seed-level and input-level variance, and every decision and the interval printed beside it are one
+and the same t interval over seeds, simultaneous at 1 - alpha/m over the m comparisons of the run
+(Bonferroni; :data:`COMPARISONS` per summary, fixed by the plan): against a fixed reference the
+distance of the trained interval from the reference's 95% interval (the one-sided t against the
+reference's nearer end, doubled, is its p-value), against initialisation and with depth the paired
+mean's interval. A difference word (``above`` / ``below``, ``higher than`` / ``lower than``,
+``rises`` / ``falls``) is written exactly where that interval excludes 0 (:func:`decide`).
+"Inside the random range" is an equivalence claim, written only where the same interval lies within
+the range widened by the margin :data:`MARGIN` (TOST, each one-sided test at alpha/(2m)). Each "not
+separable" carries its minimum detectable effect at the same level, and :func:`seeds_needed` the
+seeds a 0.10 effect would need (the power calculation behind the preset's number of seeds).
 """
 from __future__ import annotations
 
 import math
 from typing import Any, Optional, Sequence
 
-from verification.report.stats import ALPHA, SD_FLOOR, holm, mde, paired_t, wilson
+from verification.report.stats import ALPHA, SD_FLOOR, mde, paired_t, wilson
 
 
 COMPARISONS = ("random", "random-equivalence", "init", "text", "asis", "depth")
-"""Every comparison of one summary, by plan: the Holm family of a run is six per (model, token set),
-whatever else the store holds (a comparison whose data are absent is in it with p = 1, "not measured")."""
+"""Every comparison of one summary, by plan: the family of a run (the m of its Bonferroni level) is six
+per (model, token set), whatever else the store holds (a comparison whose data are absent is in it with
+p = 1, "not measured")."""
 
 MARGIN = 0.05
 """Equivalence margin (share units) of "inside the random range": the trained seed mean lies within
@@ -98,58 +102,98 @@ def seeds_needed(sd: float, effect: float = EFFECT, alpha: float = ALPHA, power:
     return None
 
 
-def decide(summaries: Sequence[Any]) -> None:
-    """Test every comparison at the seed level (df = seeds - 1), adjust the p-values by Holm over all
-    of them (the family fixed by the plan, :data:`COMPARISONS`), and write the words: a difference
-    from a reference or from initialisation where its Holm-adjusted p < alpha; "inside" the random range
-    only where its TOST (:func:`equivalence_to_range`) passes after Holm; otherwise "not separable
-    from", with the minimum detectable effect (power :data:`POWER` at the family's Bonferroni level
-    alpha / m, the Holm step a lone effect meets) beside it (``mdes``)."""
-    tests = []
+def level(m: int) -> float:
+    """The simultaneous level of every seed-level interval and decision of a run of ``m`` comparisons:
+    1 - alpha / m (Bonferroni).
+
+    >>> round(level(48), 6)
+    0.998958
+    """
+    return 1 - ALPHA / max(m, 1)
+
+
+def distance(x: float, ref: tuple[float, float]) -> float:
+    """The signed distance of ``x`` from the interval ``ref``: positive above its upper end, negative
+    below its lower end, 0 inside (monotone in ``x``: the image of an interval of ``x`` is an interval).
+
+    >>> distance(0.5, (0.1, 0.3)), distance(0.0, (0.1, 0.3)), distance(0.2, (0.1, 0.3))
+    (0.2, -0.1, 0.0)
+    """
+    lo, hi = ref
+    return x - hi if x > hi else x - lo if x < lo else 0.0
+
+
+def _word(name: str, lo: float, hi: float) -> Optional[str]:
+    """The difference word of comparison ``name`` allowed by the interval [lo, hi] of its difference:
+    one exactly when the interval excludes 0; None otherwise."""
+    up, down = {"random": ("above", "below"), "depth": ("rises", "falls")}.get(name, ("higher than", "lower than"))
+    return up if lo > 0 else down if hi < 0 else None
+
+
+def decide(summaries: Sequence[Any], spread: Any = None) -> None:
+    """Test every comparison at the seed level (df = seeds - 1) on one footing: the family is every
+    comparison of the run (:data:`COMPARISONS` per summary, fixed by the plan, m of them), and each
+    decision and the interval printed beside it are the same t interval over seeds, simultaneous at
+    1 - alpha/m (Bonferroni, :func:`level`). The seed-level spreads (trained, init, change, depth) are
+    re-made at that level by ``spread`` (default :func:`verification.modalities.report.seeds.t_spread`);
+    ``intervals`` holds each comparison's difference with its interval: against a fixed reference the
+    signed distance (:func:`distance`) of the trained interval from the reference's 95% interval,
+    against initialisation and with depth the paired mean's interval. A difference word ("above",
+    "higher than", "rises", ...) exactly where that interval excludes 0; "inside" the random range only
+    where no difference is shown and the same interval lies within the range widened by :data:`MARGIN`
+    (TOST, each one-sided test at alpha/(2m)); otherwise "not separable from" / "shows no detectable
+    trend", with the minimum detectable effect (power :data:`POWER`, two-sided at alpha/m) beside it
+    (``mdes``). ``tests`` keeps each raw p and its Bonferroni p (m p, capped at 1; TOST: 2 m p), which
+    is below alpha exactly when the interval decides."""
+    if spread is None:
+        from verification.modalities.report.seeds import t_spread as spread
+    m = len(COMPARISONS) * len(summaries)
+    a = ALPHA / max(m, 1)
     for s in summaries:
-        tr = s.trained.values
+        s.level, s.comparisons = level(m), m
+        s.trained, s.init, s.change = (spread(x.values, a) for x in (s.trained, s.init, s.change))
+        if s.depth is not None:
+            s.depth = spread(s.depth.values, a)
+        tr = s.trained
         for name in ("random", "text", "asis"):
             ref = reference_interval(s, name)
             if ref is not None:
-                r = against_reference(tr, ref)
-                s.tests[name] = (r["p"], r["df"], math.nan, r["d"])
+                r = against_reference(tr.values, ref)
+                d = distance(tr.mean, ref)
+                s.tests[name] = (r["p"], r["df"], math.nan, d, min(1.0, m * r["p"]))
                 s.refs[name] = ref
+                s.intervals[name] = (distance(tr.lo, ref), distance(tr.hi, ref))
         if s.random_range:
-            r = equivalence_to_range(tr, s)
-            s.tests["random-equivalence"] = (r["p"], r["df"], math.nan, r["d"])
+            r = equivalence_to_range(tr.values, s)
+            s.tests["random-equivalence"] = (r["p"], r["df"], math.nan, r["d"], min(1.0, 2 * m * r["p"]))
             s.refs["random-equivalence"] = r["bounds"]
+            s.intervals["random-equivalence"] = (tr.lo, tr.hi)
         for name, sp in (("init", s.change), ("depth", s.depth)):
             if sp is not None and sp.values:
-                r = paired_t(sp.values, ALPHA)
-                s.tests[name] = (r["p_two"], r["df"] if r["applicable"] else math.nan, math.nan, r["mean"])
+                r = paired_t(sp.values, a)
+                s.tests[name] = (r["p_two"], r["df"] if r["applicable"] else math.nan, math.nan, r["mean"],
+                                 min(1.0, m * r["p_two"]))
+                s.intervals[name] = (sp.lo, sp.hi)
         for name in COMPARISONS:         # the family is the plan's: a comparison without data counts, p = 1
-            s.tests.setdefault(name, (1.0, 0.0, math.inf, math.nan))
-        tests += [(s, name) for name in COMPARISONS]
-    m = len(tests)
-    adjusted = holm([s.tests[name][0] for s, name in tests]) if tests else []
-    for (s, name), p in zip(tests, adjusted):
-        s.tests[name] = s.tests[name] + (p,)
-    for s in summaries:
+            s.tests.setdefault(name, (1.0, 0.0, math.inf, math.nan, 1.0))
         k = len(s.trained.values)
         for name in ("random", "text", "asis", "init", "depth"):
             sd = (s.change.sd if name == "init" else s.depth.sd if name == "depth" and s.depth else s.trained.sd)
             ok = k >= 2 and math.isfinite(sd) and sd > SD_FLOOR     # no variation: no power to speak of
-            s.mdes[name] = mde(sd, k, ALPHA / max(m, 1), POWER) if ok else math.nan
-            s.needed[name] = seeds_needed(sd, EFFECT, ALPHA / max(m, 1), POWER) if ok else None
+            s.mdes[name] = mde(sd, k, a, POWER) if ok else math.nan
+            s.needed[name] = seeds_needed(sd, EFFECT, a, POWER) if ok else None
         for name in COMPARISONS:
             if name == "random-equivalence":
                 continue
             p, df, _, d, adj = s.tests[name]
-            sig = adj < ALPHA
             if not math.isfinite(d):
                 s.words[name] = "not measured"
             elif isinstance(df, float) and math.isnan(df):     # no variation across seeds: never decided
                 s.words[name] = "shows no variation to test" if name == "depth" else \
                     "not testable (no variation across seeds) against"
-            elif name == "random":
-                eq = s.tests["random-equivalence"][4] < ALPHA
-                s.words[name] = ("above" if d > 0 else "below") if sig else "inside" if eq else "not separable from"
-            elif name == "depth":
-                s.words[name] = ("rises" if d > 0 else "falls") if sig else "shows no detectable trend"
             else:
-                s.words[name] = ("higher than" if d > 0 else "lower than") if sig else "not separable from"
+                said = _word(name, *s.intervals[name])
+                if said is None and name == "random":
+                    low, high = s.refs["random-equivalence"]
+                    said = "inside" if low < tr.lo and tr.hi < high else None
+                s.words[name] = said or ("shows no detectable trend" if name == "depth" else "not separable from")

@@ -3,8 +3,10 @@ next to random matrices and the text encoder at the same token count n, and the 
 
 The unit of a model's share is the *seed*: per seed, the share of its test inputs with D1 equality,
 averaged over layers (one number per seed, at the last checkpoint and at initialisation); the mean
-over k seeds has a t interval with k - 1 degrees of freedom (``scipy.stats.t``). Beside it, at the
-same n (all tokens; content tokens):
+over k seeds has a t interval with k - 1 degrees of freedom (``scipy.stats.t``), at the run's
+simultaneous level 1 - alpha/m (Bonferroni over the m comparisons of the run, the level of every
+decision: :mod:`verification.modalities.report.comparisons`). Beside it, at the same n (all tokens;
+content tokens):
 
 - ``random``: the share of tight matrices of each random family (Wilson 95% per family; independent
   draws; :mod:`verification.measure.baselines`) and the range of the family shares (the
@@ -15,8 +17,8 @@ same n (all tokens; content tokens):
   layers with equality; t interval with df = inputs - 1).
 
 :func:`summarise` gives one :class:`Summary` per (model, token set) and has its comparisons tested
-and worded at the seed level (:mod:`verification.modalities.report.comparisons`: Holm, TOST, the
-minimum detectable effects); the tables show them: :func:`seeds_table` (per seed, against
+and worded at the seed level (:mod:`verification.modalities.report.comparisons`: one simultaneous
+interval per comparison, TOST, the minimum detectable effects); the tables show them: :func:`seeds_table` (per seed, against
 initialisation and with depth), :func:`matched_table` (beside the baselines at n),
 :func:`summary_table` (what the paper typesets) and :func:`power_table` (the power calculation
 behind the preset's number of seeds).
@@ -87,11 +89,14 @@ class Summary:
     depth: Optional[Spread] = None      # per seed: last layer's share - first layer's (trained)
     asis: Optional[Spread] = None       # MiniLM as measured by the trained main job (its own n)
     init_accuracy: Optional[Spread] = None
-    tests: dict = field(default_factory=dict)     # comparison -> (p, df, -, difference, Holm p)
-    words: dict = field(default_factory=dict)     # comparison -> word (after Holm)
+    tests: dict = field(default_factory=dict)     # comparison -> (p, df, -, difference, Bonferroni p)
+    words: dict = field(default_factory=dict)     # comparison -> word (from the interval in intervals)
     refs: dict = field(default_factory=dict)      # comparison -> the reference's 95% interval (TOST: bounds)
+    intervals: dict = field(default_factory=dict)  # comparison -> the difference's interval at level (TOST: trained's)
     mdes: dict = field(default_factory=dict)      # comparison -> minimum detectable effect (alpha / m, power 0.8)
     needed: dict = field(default_factory=dict)    # comparison -> seeds for power 0.8 at EFFECT (None: > 200)
+    level: float = 1 - ALPHA                      # of the seed-level intervals: 1 - alpha / comparisons
+    comparisons: int = 1                          # m: every comparison of the run (the decide() family)
 
     @property
     def random_range(self) -> Optional[tuple[float, float]]:
@@ -174,11 +179,44 @@ def interval(s: Optional[Spread]) -> str:
     return f"{s.mean:.2f} [{s.lo:.2f}, {s.hi:.2f}] (df {s.df})"
 
 
+def level_label(summaries: Sequence[Summary]) -> str:
+    """The run's simultaneous level in percent (one decimal), as the tables' headers print it.
+
+    >>> level_label([]), level_label([Summary("m", "all", 4, [], *(None,) * 5, {}, level=1 - 0.05 / 48)])
+    ('95.0%', '99.9%')
+    """
+    return f"{100 * (summaries[0].level if summaries else 1 - ALPHA):.1f}%"
+
+
+def difference(s: Summary, name: str) -> str:
+    """``"+0.01 [-0.20, +0.31]"``: comparison ``name``'s difference with the interval that decides its
+    word (:func:`verification.modalities.report.comparisons.decide`); ``""`` where there is none."""
+    t, iv = s.tests.get(name), s.intervals.get(name)
+    if t is None or iv is None or not math.isfinite(t[3]):
+        return ""
+    return f"{signed(t[3])} [{signed(iv[0])}, {signed(iv[1])}]"
+
+
+def signed(x: float) -> str:
+    """``x`` with its sign and two decimals, more (up to four) where two would show a nonzero end of
+    an interval as 0.00 (so that which side of 0 it lies on can be read).
+
+    >>> signed(0.1234), signed(-0.0031), signed(0.0), signed(float("-inf"))
+    ('+0.12', '-0.003', '+0.00', '-inf')
+    """
+    for d in (2, 3, 4):
+        out = f"{x:+.{d}f}"
+        if x == 0 or not math.isfinite(x) or float(out) != 0:
+            return out
+    return out
+
+
 def seeds_table(summaries: Sequence[Summary]) -> tuple[list, list]:
-    """Per model and token set: the seeds, each seed's share, mean and spread, the t interval, the
-    model at initialisation, the paired change and the test accuracy."""
+    """Per model and token set: the seeds, each seed's share, mean and spread, the t interval at the
+    run's simultaneous level, the model at initialisation, the paired change and the test accuracy."""
+    lv = level_label(summaries)
     cols = ["model", "token set", "n", "seeds", "share per seed (trained)", "trained mean (sd)",
-            "trained 95% t interval", "init 95% t interval", "trained - init (paired)", "trained vs init",
+            f"trained {lv} t interval", f"init {lv} t interval", "trained - init (paired)", "trained vs init",
             "last - first layer (paired)", "with depth", "test acc mean (sd)"]
     rows = []
     for s in summaries:
@@ -192,23 +230,26 @@ def seeds_table(summaries: Sequence[Summary]) -> tuple[list, list]:
 
 
 def _test_cell(s: Summary, name: str) -> str:
-    """One comparison as a cell: the difference from the reference's nearer end (or the paired mean),
-    the seed-level df, the Holm-adjusted p and, where nothing is separable, the MDE."""
+    """One comparison as a cell: the difference from the reference's interval (or the paired mean)
+    with its interval at the run's level (the one that decides), the seed-level df, the Bonferroni p
+    and, where nothing is separable, the MDE."""
     t = s.tests.get(name)
     if t is None or not math.isfinite(t[3]):
         return "-"
     p, df, _, d, adj = t
     if isinstance(df, float) and math.isnan(df):
         return "no variation across seeds"
-    cell = f"{d:+.2f} (t df {int(df)}, Holm p {adj:.2g})"
+    lo, hi = s.intervals[name]
+    cell = f"{d:+.2f} [{lo:+.2f}, {hi:+.2f}] (t df {int(df)}, Bonferroni p {adj:.2g})"
     mde_ = s.mdes.get(name, math.nan)
-    return cell + (f"; MDE {mde_:.2f}" if adj >= ALPHA and math.isfinite(mde_) else "")
+    return cell + (f"; MDE {mde_:.2f}" if lo <= 0 <= hi and math.isfinite(mde_) else "")
 
 
 def matched_table(summaries: Sequence[Summary], families: Sequence[str]) -> tuple[list, list]:
     """Per model and token set at its n: the trained share (mean over seeds, t interval), each random
     family's share (Wilson 95%), the random range and where the model lies (seed-level tests against
-    the reference's interval, Holm-adjusted; "inside" by TOST), MiniLM cut to n tokens and as-is."""
+    the reference's interval, at the run's simultaneous level; "inside" by TOST), MiniLM cut to n tokens
+    and as-is."""
     cols = (["model", "token set", "n", "trained (seed mean)"] + [f"random {f}" for f in families]
             + ["random range", "vs random range (test)", "trained vs random range", "inside the range (TOST)",
                "MiniLM at n (inputs)", "vs MiniLM at n (test)", "trained vs MiniLM at n", "MiniLM as-is (inputs)",
@@ -225,8 +266,8 @@ def matched_table(summaries: Sequence[Summary], families: Sequence[str]) -> tupl
         eq_cell = "-"
         if eq and math.isfinite(eq[3]) and "random-equivalence" in s.refs:
             lo, hi = s.refs["random-equivalence"]
-            eq_cell = (f"region [{lo:.2f}, {hi:.2f}] (margin {MARGIN:.2f}), Holm p {eq[4]:.2g}: "
-                       + ("equivalent" if eq[4] < ALPHA else "not shown"))
+            eq_cell = (f"region [{lo:.2f}, {hi:.2f}] (margin {MARGIN:.2f}), Bonferroni p {eq[4]:.2g}: "
+                       + ("equivalent" if s.words.get("random") == "inside" else "not shown"))
         rows.append([s.model, s.variant, s.n, interval(s.trained), *cells,
                      f"{rng[0]:.2f}-{rng[1]:.2f}" if rng else "-", _test_cell(s, "random"),
                      s.words.get("random", "-"), eq_cell,
@@ -237,11 +278,12 @@ def matched_table(summaries: Sequence[Summary], families: Sequence[str]) -> tupl
 
 
 def summary_table(summaries: Sequence[Summary], labels: Optional[dict] = None) -> tuple[list, list]:
-    """One row per model (content tokens): seeds, the trained share over seeds (t interval), its words
-    against the random range at its n, MiniLM cut to n and its own initialisation, each with the
-    MDE where nothing was separable; what the paper typesets (the full tables are data)."""
-    cols = ["model", "n", "seeds", "trained share (95% t)", "random range", "against the random range",
-            "MiniLM at n", "against MiniLM at n", "against initialisation"]
+    """One row per model (content tokens): seeds, the trained share over seeds (t interval at the run's
+    simultaneous level), its words against the random range at its n, MiniLM cut to n and its own
+    initialisation, each beside the difference and interval that decide it (:func:`difference`) and
+    with the MDE where nothing was separable; what the paper typesets (the full tables are data)."""
+    cols = ["model", "n", "seeds", f"trained share ({level_label(summaries)} t)", "random range",
+            "against the random range", "MiniLM at n", "against MiniLM at n", "against initialisation"]
     rows = []
     for s in summaries:
         if s.variant != "content":
@@ -249,8 +291,9 @@ def summary_table(summaries: Sequence[Summary], labels: Optional[dict] = None) -
         rng = s.random_range
 
         def said(name: str) -> str:
-            w, m = s.words.get(name, "-"), s.mdes.get(name, math.nan)
-            return f"{w}; MDE {m:.2f}" if w in ("not separable from",) and math.isfinite(m) else w
+            w, m, d = s.words.get(name, "-"), s.mdes.get(name, math.nan), difference(s, name)
+            w += f" ({d})" if d else ""
+            return f"{w}; MDE {m:.2f}" if s.words.get(name) == "not separable from" and math.isfinite(m) else w
 
         rows.append([(labels or {}).get(s.model, s.model), s.n, len(s.seeds),
                      f"{s.trained.mean:.2f} [{s.trained.lo:.2f}, {s.trained.hi:.2f}]" if s.trained.df else
@@ -267,7 +310,7 @@ POWER_NAMES = {"random": "trained vs random range", "init": "trained vs initiali
 def power_table(summaries: Sequence[Summary]) -> tuple[list, list]:
     """The power calculation behind the number of seeds: per model, token set and comparison, the
     seed-level sd, the minimum detectable effect with these seeds (power :data:`POWER`, two-sided at
-    the Bonferroni level alpha / m of the run's Holm family) and the seeds a difference of
+    the run's level alpha / m, that of every decision) and the seeds a difference of
     :data:`EFFECT` would need at that level."""
     cols = ["model", "token set", "comparison", "seeds", "seed sd", f"MDE (power {POWER:.1f})",
             f"seeds for {EFFECT:.2f}", "outcome"]

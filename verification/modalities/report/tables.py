@@ -25,6 +25,9 @@ from verification.report.tables import Table, print_table
 
 LABELS = {"vit": "ViT (digits)", "vit-reg": "ViT with registers (digits)", "ft-cancer": "FT-Transformer (breast cancer)",
           "ft-wine": "FT-Transformer (wine)"}
+# the summary table's rows (FT: FT-Transformer, as its caption says): short enough that the model column
+# is set at its natural width in both of the table's column blocks, beside the intervals of the words
+SHORT = {"vit": "ViT (digits)", "vit-reg": "ViT + registers", "ft-cancer": "FT (breast cancer)", "ft-wine": "FT (wine)"}
 # legend entries: names, not the plan's keys (short enough to sit beside the plot)
 LEGEND = {"vit": "ViT", "vit-reg": "ViT with registers", "ft-cancer": "FT-Transformer (cancer)",
           "ft-wine": "FT-Transformer (wine)", "minilm": "MiniLM", "smollm2": "SmolLM2"}
@@ -157,25 +160,31 @@ CAPTIONS = {
                            "accuracy at each kept checkpoint (epoch 0: initialisation).",
     "modalities_seeds": "Across training seeds (each seed its own split, initial weights and batch order): per "
                         "seed the share of test inputs with D1 equality averaged over layers, after training; "
-                        "mean, sd and the 95% t interval over seeds (seeds minus one degrees of freedom); the same "
+                        "mean, sd and the t interval over seeds (seeds minus one degrees of freedom), simultaneous at "
+                        "1 - alpha/m over the m comparisons of the run (Bonferroni; the level in the header); the same "
                         "architecture at initialisation on the same inputs, and the paired change from initialisation "
-                        "to the trained model (seeds minus one degrees of freedom).",
+                        "to the trained model (seeds minus one degrees of freedom), each word decided by that interval.",
     "modalities_matched": r"Each model beside baselines at its own token count $n$: random matrices of each family "
                           r"(Dirichlet rows; softmax of Gaussian logits divided by $T$), D1 decided by the stress sweep's check "
                           "(Wilson 95%), their range; the trained seed mean against each reference at the seed level "
-                          "(one-sided t over seeds, seeds minus one degrees of freedom, against the nearer end of the "
-                          "reference's 95% interval, doubled; Holm-adjusted over every comparison of the run; MDE at "
-                          "power 0.8 where nothing is separable); inside the random range only by TOST (the range "
-                          "widened by the margin); MiniLM with its inputs cut to $n$ tokens (per input the share of "
-                          "layers with equality; t interval over inputs) and as-is.",
-    "modalities_summary": "Each model trained here on content tokens (CLS and registers dropped): the share of test "
-                          "inputs with D1 equality, mean over training seeds with its 95% t interval, against the "
-                          "random range at the model's own token count n, MiniLM cut to n tokens and the model at "
-                          "initialisation; seed-level tests, Holm-adjusted over the run, inside only by TOST (margin "
-                          "0.05), each not separable with its minimum detectable effect (power 0.8).",
+                          "(the distance of the trained t interval over seeds, simultaneous at 1 - alpha/m over the m "
+                          "comparisons of the run (Bonferroni), from the reference's 95% interval: a word other than not "
+                          "separable exactly where that interval excludes 0; its p-value the one-sided t against the "
+                          "nearer end, doubled, times m; MDE at power 0.8 at the same level where nothing is separable); "
+                          "inside the random range only by TOST (the same interval within the range widened by the "
+                          "margin); MiniLM with its inputs cut to $n$ tokens (per input the share of layers with "
+                          "equality; 95% t interval over inputs) and as-is.",
+    "modalities_summary": "Each model trained here (FT: FT-Transformer) on content tokens (CLS and registers dropped): the share of test "
+                          "inputs with D1 equality, mean over training seeds with its t interval, against the random "
+                          "range at the model's own token count n, MiniLM cut to n tokens and the model at "
+                          "initialisation, each word beside the difference and interval that decide it (the distance "
+                          "from the reference's 95% interval; the paired change): seed-level t intervals simultaneous "
+                          "over every comparison of the run (Bonferroni; the level in the header), a difference written "
+                          "exactly where the interval excludes 0, inside only by TOST at that level (margin 0.05), each "
+                          "not separable with its minimum detectable effect (power 0.8).",
     "modalities_power": "The power calculation behind the number of seeds: per comparison the seed-level sd, the "
-                        "minimum detectable effect (MDE) of these seeds at power 0.8 (two-sided t, the Bonferroni "
-                        "level of the run's Holm family), and the seeds a difference of 0.10 in share would need.",
+                        "minimum detectable effect (MDE) of these seeds at power 0.8 (two-sided t at the Bonferroni "
+                        "level of every decision), and the seeds a difference of 0.10 in share would need.",
 }
 
 
@@ -255,7 +264,7 @@ def parts(data: Loaded, plan: Any) -> tuple[list, list, str]:
                   ("modalities_matched", matched_table(data.summaries, FAMILIES),
                    CAPTIONS["modalities_matched"] + f" Text: {data.matched_note}."),
                   ("modalities_power", power_table(data.summaries), CAPTIONS["modalities_power"]),
-                  ("modalities_summary", summary_table(data.summaries, LABELS), CAPTIONS["modalities_summary"]))]
+                  ("modalities_summary", summary_table(data.summaries, SHORT), CAPTIONS["modalities_summary"]))]
     figures = [(f"modalities_share_vs_depth_{v}", depth_figure(stages, texts, v),
                 f"D1 equality share vs relative depth ({v} tokens, seed {seed}): dotted = initialisation, solid = "
                 "trained, dashed = text models (when stored).") for v in ("content", "all")]
