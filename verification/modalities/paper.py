@@ -215,8 +215,8 @@ def seed_macros(part: Part, summaries: list) -> None:
         for t, sp in zip(tag, (s.trained, s.init)):
             part.macro(r2(sp.mean), "Mod", m, t, v, "mean share")
             if sp.df:
-                part.macro(r2(sp.lo), "Mod", m, t, v, "mean share low")
-                part.macro(r2(sp.hi), "Mod", m, t, v, "mean share high")
+                part.macro(r2(max(0.0, sp.lo)), "Mod", m, t, v, "mean share low")   # a share: its interval within [0, 1]
+                part.macro(r2(min(1.0, sp.hi)), "Mod", m, t, v, "mean share high")
         part.macro(round(s.accuracy.mean, 3), "Mod", m, "Trained acc")
         part.macro(round(s.init_accuracy.mean, 3), "Mod", m, "Init acc")
         rng = s.random_range
@@ -230,7 +230,8 @@ def seed_macros(part: Part, summaries: list) -> None:
         if v != "content":
             continue
         label = LABELS.get(m, m)
-        mean = f"{fmt2(s.trained.mean)} [{fmt2(s.trained.lo)}, {fmt2(s.trained.hi)}] over {len(s.seeds)} seeds"
+        mean = (f"{fmt2(s.trained.mean)} [{fmt2(max(0.0, s.trained.lo))}, {fmt2(min(1.0, s.trained.hi))}] over "   # within [0, 1]
+                f"{len(s.seeds)} seeds")
         if rng:
             tost = "; TOST" if s.words["random"] == "inside" else ""
             text = (f"{label}: {mean}, {s.words['random']} the random range at n = {s.n} ({fmt2(rng[0])}-"

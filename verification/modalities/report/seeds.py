@@ -296,7 +296,7 @@ def summary_table(summaries: Sequence[Summary], labels: Optional[dict] = None) -
             return f"{w}; MDE {m:.2f}" if s.words.get(name) == "not separable from" and math.isfinite(m) else w
 
         rows.append([(labels or {}).get(s.model, s.model), s.n, len(s.seeds),
-                     f"{s.trained.mean:.2f} [{s.trained.lo:.2f}, {s.trained.hi:.2f}]" if s.trained.df else
+                     f"{s.trained.mean:.2f} [{max(0.0, s.trained.lo):.2f}, {min(1.0, s.trained.hi):.2f}]" if s.trained.df else
                      f"{s.trained.mean:.2f}", f"{rng[0]:.2f}-{rng[1]:.2f}" if rng else "-",
                      said("random") + (" (TOST)" if s.words.get("random") == "inside" else ""),
                      f"{s.text.mean:.2f}" if s.text is not None else "-", said("text"), said("init")])
