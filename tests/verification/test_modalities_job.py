@@ -263,14 +263,18 @@ def test_seed_spread_is_the_t_interval_over_seeds_and_a_planted_bug_fails(monkey
     assert content.change.values == pytest.approx((0.5, 0.375, 0.625))   # paired: trained - init, per seed
     assert content.depth.values == pytest.approx((0.5, 0.0, -0.5))       # last layer - first layer
     # planted bugs: a z quantile instead of t (df ignored); a population sd; one seed's stages only
+    from verification.modalities.report import comparisons as C
+
     real = S.t_spread
     for bug in (lambda v, a=0.05: normal_spread(v),
                 lambda v, a=0.05: population_spread(real, v)):
-        monkeypatch.setattr(S, "t_spread", bug)
+        monkeypatch.setattr(S, "t_spread", bug)          # the seed summaries and the decisions' re-made intervals
+        monkeypatch.setattr(C, "t_spread", bug)
         (c,) = [s for s in S.summarise(stages, {}, {}) if s.variant == "content"]
         with pytest.raises(AssertionError):
             check_spread(c, [0.5, 0.5, 0.75])
     monkeypatch.setattr(S, "t_spread", real)
+    monkeypatch.setattr(C, "t_spread", real)
     (c,) = [s for s in S.summarise([s for s in stages if s.seed == 0], {}, {}) if s.variant == "content"]
     with pytest.raises(AssertionError):
         check_spread(c, [0.5, 0.5, 0.75])

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence
 
+from verification.modalities.report.spread import t_spread
 from verification.report.stats import ALPHA, SD_FLOOR, mde, paired_t, wilson
 
 
@@ -135,7 +136,7 @@ def decide(summaries: Sequence[Any], spread: Any = None) -> None:
     comparison of the run (:data:`COMPARISONS` per summary, fixed by the plan, m of them), and each
     decision and the interval printed beside it are the same t interval over seeds, simultaneous at
     1 - alpha/m (Bonferroni, :func:`level`). The seed-level spreads (trained, init, change, depth) are
-    re-made at that level by ``spread`` (default :func:`verification.modalities.report.seeds.t_spread`);
+    re-made at that level by ``spread`` (default :func:`verification.modalities.report.spread.t_spread`);
     ``intervals`` holds each comparison's difference with its interval: against a fixed reference the
     signed distance (:func:`distance`) of the trained interval from the reference's 95% interval,
     against initialisation and with depth the paired mean's interval. A difference word ("above",
@@ -146,7 +147,7 @@ def decide(summaries: Sequence[Any], spread: Any = None) -> None:
     (``mdes``). ``tests`` keeps each raw p and its Bonferroni p (m p, capped at 1; TOST: 2 m p), which
     is below alpha exactly when the interval decides."""
     if spread is None:
-        from verification.modalities.report.seeds import t_spread as spread
+        spread = t_spread
     m = len(COMPARISONS) * len(summaries)
     a = ALPHA / max(m, 1)
     for s in summaries:
