@@ -22,7 +22,7 @@ import math
 from typing import Any, Optional, Sequence
 
 from verification.modalities.report.spread import t_spread
-from verification.report.stats import ALPHA, SD_FLOOR, mde, paired_t, wilson
+from verification.report.stats import ALPHA, SD_FLOOR, mde, paired_t, pairs_needed, wilson
 
 
 COMPARISONS = ("random", "random-equivalence", "init", "text", "asis", "depth")
@@ -89,18 +89,13 @@ def equivalence_to_range(values: Sequence[float], s: Any) -> dict:
 def seeds_needed(sd: float, effect: float = EFFECT, alpha: float = ALPHA, power: float = POWER,
                  cap: int = 200) -> Optional[int]:
     """The fewest seeds (at least 2) whose two-sided t test at level ``alpha`` detects ``effect`` with
-    probability ``power`` given the seed-level ``sd`` (noncentral t: :func:`verification.report.stats.mde`);
+    probability ``power`` given the seed-level ``sd`` (:func:`verification.report.stats.pairs_needed`);
     None beyond ``cap`` or for an unknown sd; 2 for sd 0.
 
     >>> seeds_needed(0.1, effect=0.1, alpha=0.05)     # an effect of one sd: ten pairs
     10
     """
-    if not math.isfinite(sd):
-        return None
-    for k in range(2, cap + 1):
-        if mde(sd, k, alpha, power) <= effect:
-            return k
-    return None
+    return pairs_needed(effect, sd, alpha, power, limit=cap)
 
 
 def level(m: int) -> float:

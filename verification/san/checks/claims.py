@@ -57,6 +57,9 @@ PAPER = {"depth": "0.47 nats/token (direction only)", "flops": "0.26 nats/token 
          "flops-between": "0.47 > 0.26 nats/token (direction only)"}
 
 
+# the phrase each gate's reason carries (gate_reason, probe_control): the reports read which gate failed from it
+GATE_PHRASES = {"untrained": "not trained by this preset", "gate": "training gate", "control": "positive control"}
+
 RUN_ORDER = {"std": 0, "san-depth": 1, "san-flops": 2, "san-params": 3}
 
 
@@ -320,14 +323,14 @@ def probe_control(kind: str, by: dict, seeds: list, alpha: float = ALPHA) -> Opt
 
     rs = [by[("std", s)] for s in seeds if ("std", s) in by]
     if len(rs) < 2:
-        return f"positive control: the standard model's {kind} accuracy against chance needs two seeds"
+        return f"{GATE_PHRASES['control']}: the standard model's {kind} accuracy against chance needs two seeds"
     worst = None
     for r in rs:
         n = int(r.get(f"{kind}_n", 0) or 0)
         chance = max(r.get(f"{kind}_chance_copy", math.nan), r.get(f"{kind}_chance_majority", math.nan))
         acc = r.get(f"{kind}_acc", math.nan)
         if n < 1 or not (math.isfinite(chance) and math.isfinite(acc)):
-            return f"positive control: the standard model's {kind} answers or chance level are missing"
+            return f"{GATE_PHRASES['control']}: the standard model's {kind} answers or chance level are missing"
         hits = int(round(acc * n))
         p = (1.0 if chance >= 1 else float(hits == 0) if chance <= 0
              else float(binomtest(hits, n, chance, alternative="greater").pvalue))
@@ -336,7 +339,7 @@ def probe_control(kind: str, by: dict, seeds: list, alpha: float = ALPHA) -> Opt
     p, acc, chance, n = worst
     if p < alpha / len(rs):
         return None
-    return (f"positive control failed: a standard model's {kind} accuracy {acc:.3f} on {n} answers is not above "
+    return (f"{GATE_PHRASES['control']} failed: a standard model's {kind} accuracy {acc:.3f} on {n} answers is not above "
             f"its chance level {chance:.3f} (one-sided exact binomial p {p:.2g}, Bonferroni over {len(rs)} seeds "
             f"at {alpha:g})")
 
@@ -351,9 +354,9 @@ def gate_reason(t: dict, gates: dict, by: dict, seeds: list) -> Optional[str]:
         if g is None or g["runs"] == 0:
             if t["theorem"] == "san.claim.spectra" and t["instance"] != "rank-into-WO":
                 continue            # a mean over the roles trained: a role not trained is not in it
-            reasons.append(f"{role}: not trained by this preset")
+            reasons.append(f"{role}: {GATE_PHRASES['untrained']}")
         elif g["passed"] < g["runs"]:
-            reasons.append(f"{role}: {g['runs'] - g['passed']} of {g['runs']} runs failed the training gate "
+            reasons.append(f"{role}: {g['runs'] - g['passed']} of {g['runs']} runs failed the {GATE_PHRASES['gate']} "
                            f"(worst validation loss {g['worst']:.3f} nats/byte, gate: below the bigram model's "
                            f"validation loss {g['bigram_val']:.3f})")
     if t["theorem"] == "san.claim.probes":

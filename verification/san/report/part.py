@@ -15,7 +15,8 @@ from verification.report.part import MissingCampaign, Part, Table
 from verification.san.checks.claims import ALPHA, MARGIN, claims_campaign, claims_chunk, path_runs
 from verification.san.checks.presets import PRESETS
 from verification.san.report.tables import (ROLE_ORDER, bottleneck_table, claims_table, curves_table, figures,
-                                            gate_table, matched_loss_table, power_table, probes_table, robustness_table,
+                                            gate_kinds, gate_table, matched_loss_table, paths_found, power_table, probes_table,
+                                            robustness_table,
                                             rollout_table, runs_table, spectra_table, trainability_table)
 
 # what an outcome means in words, per claim: (supported, refuted, inconclusive)
@@ -43,22 +44,21 @@ READING = {
 READING.update({("probes", f"{kind}-depth"): READING[("probes", f"{kind}-params")] for kind in ("retrieval", "recall")})
 
 
+GATE_READING = {"untrained": "this preset does not train the models it compares (the paper preset does)",
+                "gate": "a model compared did not beat the bigram model on validation",
+                "control": "the probe's reference is not above chance (its positive control fails)"}
+GATE_SHORT = {"untrained": "roles not trained here", "gate": "training gate failed", "control": "positive control failed"}
+
+
 def reading(claim: str, instance: str, outcome: str, gate: str = "", paths: Optional[dict] = None) -> str:
     """The words for ``outcome`` of one claim (see :data:`READING`); a not-testable one says why,
     from its record's ``gate``: a role this preset does not train, a model that did not beat the
     bigram model, or a probe whose reference is not above chance; an inconclusive one whose numerical
     paths (``paths``: outcome by path) disagree says so, and what each path found."""
-    if outcome == "inconclusive" and paths and len(set(paths.values())) > 1:
-        return "the numerical paths disagree (" + ", ".join(
-            f"{o} on the {'fused' if k == 'sdpa' else 'explicit'} path" for k, o in sorted(paths.items(), reverse=True)) + ")"
+    if outcome == "inconclusive" and paths_found(paths or {}):
+        return f"the numerical paths disagree ({paths_found(paths or {})})"
     if outcome == "not-testable":           # the claim's record says which model, which gate
-        why = []
-        if "not trained by this preset" in gate:
-            why.append("this preset does not train the models it compares (the paper preset does)")
-        if "training gate" in gate:
-            why.append("a model compared did not beat the bigram model on validation")
-        if "positive control" in gate:
-            why.append("the probe's reference is not above chance (its positive control fails)")
+        why = [GATE_READING[kind] for kind in gate_kinds(gate)]
         return "; ".join(why) or ("the models compared did not all pass the training gate, or the probe's "
                                   "reference did not pass its positive control")
     words = READING.get((claim, instance), ("supported", "refuted", "inconclusive"))
@@ -239,18 +239,12 @@ def outcome_words(c: Any) -> str:
     pair gives the same value (not applicable), or the claim is not testable (which gate)."""
     out = str(c["outcome"])
     if c.get("gate"):
-        gate = str(c["gate"])
-        why = ("roles not trained here" if "not trained by this preset" in gate else
-               "positive control failed" if "positive control" in gate else
-               "training gate failed" if "training gate" in gate else "")
-        return f"{out} ({why})" if why else out
+        kinds = gate_kinds(str(c["gate"]))
+        return f"{out} ({GATE_SHORT[kinds[0]]})" if kinds else out
     if not c.get("applicable", True):
         return f"{out} (no spread: the t test does not apply)"
-    paths = c.get("outcomes_by_path") or {}
-    if len(set(paths.values())) > 1:
-        return f"{out} (the numerical paths differ: " + ", ".join(
-            f"{o} on {'the fused' if k == 'sdpa' else 'the explicit'} path" for k, o in sorted(paths.items(), reverse=True)) + ")"
-    return out
+    found = paths_found(c.get("outcomes_by_path") or {})
+    return f"{out} (the numerical paths differ: {found})" if found else out
 
 
 def report_claims(claims_df: Any, bytes_per_token: float, prov: str, **made: Any) -> Table:

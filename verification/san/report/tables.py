@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from verification.report.part import Figure, Part
-from verification.san.checks.claims import loss
+from verification.san.checks.claims import GATE_PHRASES, loss
 
 ROLE_ORDER = ("std", "san-depth", "san-flops", "san-params")
 # a figure's legend names the roles; the tables (data) keep the keys
@@ -164,6 +164,26 @@ def claims_table(claims: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def gate_kinds(gate: str) -> list[str]:
+    """Which gates a not-testable claim's ``gate`` text names, in the order of :data:`GATE_PHRASES`.
+
+    >>> gate_kinds("san-flops not trained by this preset; positive control failed: ...")
+    ['untrained', 'control']
+    """
+    return [kind for kind, phrase in GATE_PHRASES.items() if phrase in (gate or "")]
+
+
+def paths_found(paths: dict) -> str:
+    """What each numerical path found (``paths``: outcome by path), the fused one first; "" where they agree.
+
+    >>> paths_found({"sdpa": "supported", "explicit": "inconclusive"})
+    'supported on the fused path, inconclusive on the explicit path'
+    """
+    if len(set((paths or {}).values())) < 2:
+        return ""
+    return ", ".join(f"{o} on the {'fused' if k == 'sdpa' else 'explicit'} path" for k, o in sorted(paths.items(), reverse=True))
+
+
 def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -183,7 +203,7 @@ def power_table(claims_df: pd.DataFrame) -> pd.DataFrame:
         m, alpha = c.get("family") or 1, c.get("alpha") or 0.05
         pairs, needs = None, ""
         if c.get("gate"):
-            needs = ("the roles it compares (the paper preset trains them)" if "not trained by this preset" in c["gate"]
+            needs = ("the roles it compares (the paper preset trains them)" if "untrained" in gate_kinds(c["gate"])
                      else "models that pass the training gate and the probe's positive control")
         elif not _finite(n) or n < 2:
             needs = "seed pairs (one seed: no spread to size a test)"
