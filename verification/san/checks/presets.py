@@ -22,9 +22,10 @@ only after thousands of steps of probe data). Measured with the single-byte pair
 references of seeds 0-2: with a quarter of the rows probes and four pairs, 0.27 (seed 0), under the
 copy chance; half the rows and four pairs, 0.66 / 0.66 / 0.26 (the depth-matched SAN 1.00 each); half
 the rows, three pairs, half the samples retrieval, 0.97 / 0.74 / 1.00, and one reference of six in the
-main job at 0.24 (copy chance 0.39-0.40); three quarters retrieval, 1.00 / 0.82 / 1.00 (fused path)
-and 1.00 / 0.99 / 1.00 (explicit), the depth-matched SAN 1.00 each, recall 1.00 throughout,
-validation losses unchanged (reference 1.71-1.78, depth-matched SAN 2.00-2.01). Before that, the fact table: with 16, one reference of three (seed 2) recalled 0.30 at 800 steps and the
+main job at 0.24 (copy chance 0.39-0.40); three quarters retrieval (the main job's
+twelve runs), 1.00 / 0.82 / 1.00 (fused path) and 1.00 / 0.99 / 1.00 (explicit), the depth-matched SAN
+1.00 each, recall 0.97-1.00, validation losses 1.71-1.78 (reference) and 1.98-2.02 (depth-matched
+SAN), every run below the bigram model's 2.19. Before that, the fact table: with 16, one reference of three (seed 2) recalled 0.30 at 800 steps and the
 recall probe's positive control failed; with 8, seed 2 recalls 1.00 (reference and SAN), but one
 depth-matched SAN of six runs (three seeds, two paths) stayed at 2.22 against the bigram model's 2.19
 after 800 steps: hence 1000. The quick preset has no depth sweep (``depths=()``: at 60 steps no sweep
