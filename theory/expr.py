@@ -1,22 +1,21 @@
-"""The vocabulary of a user's statement (issue 50): bounds over row-stochastic matrices and delta.
+"""The vocabulary of a user's statement about attention: what a theorem file writes.
 
-A statement is one sympy relation between two scalar expressions built from
+A statement is one sympy relation (``<=``, ``<``, ``>=``, ``>`` or ``Eq``) between two scalar
+expressions over
 
-    A, B, C       symbolic n x n row-stochastic matrices (MatrixSymbol, one symbolic size :data:`n`)
-    I             the n x n identity
-    M * N, M**k   matrix products and positive integer powers (k <= :data:`MAX_POWER`)
-    M + N, c * M  sums and rational multiples, e.g. ``(I + A)/2``, ``(A + B)/2``
-    delta(M)      the Dobrushin coefficient 1/2 max_{i,j} ||M_i - M_j||_1 of a row-stochastic M
-    + - * /       scalar arithmetic on deltas and rational constants, integer powers, ``Max``, ``Min``
+    A, B, C, stochastic("D")      row-stochastic n x n matrices (any number of them)
+    logits("L")                   real n x n matrices; softmax(L), softmax(L / 2), softmax(L, mask="causal")
+    tokens("X")                   real n x d matrices (token states)
+    parameter("alpha", lo, hi)    a scalar over a closed rational interval
+    I, n, d                       the identity and the sizes
+    M * N, M**k, M + N, c * M, M.T   matrix terms (c rational or an expression in parameters)
+    delta, spread, entry_min, entry_max, ptp, col_min_sum, slem, norm_inf, norm_1, norm_fro, trace
+    exp, log, tanh, sqrt, Abs, Max, Min, + - * /, rational constants
 
-with ``<=`` or ``<`` (``>=`` and ``>`` are read the other way round). The argument of ``delta`` must
-be row-stochastic by construction: a convex combination (nonnegative rational coefficients summing
-to 1) of products of A, B, C and I; ``delta(A + B)`` is refused (its rows sum to 2), so is
-``delta(2*A - I)``. The size n never occurs in the bound itself.
-
-:func:`normal_form` turns a statement into a small tree of tuples that numerics/ compiles
-(:mod:`numerics.expr`), :func:`validate` says in one line (:class:`~theory.errors.InvalidInput`) what is
-outside the vocabulary, :func:`matrices_of` which matrices occur, :func:`latex` typesets it.
+(:mod:`theory.vocabulary` defines the names, :mod:`theory.forms` reads a statement into the normal
+form numerics/ compiles). The argument of ``delta`` and ``slem`` must be row-stochastic by
+construction: ``delta(A + B)`` is refused (its rows sum to 2), ``delta(alpha * I + (1 - alpha) * A)``
+is accepted for alpha in [0, 1].
 
 >>> statement = delta((I + A) / 2) <= (1 + delta(A)) / 2          # Theorem D1, restated
 >>> matrices_of(statement), normal_form(statement).strict
@@ -26,301 +25,124 @@ delta(A)*delta(B) < delta(A*B)
 >>> validate(delta(A.T) <= 1)
 Traceback (most recent call last):
 ...
-theory.errors.InvalidInput: statement: A.T (Transpose) is not in the vocabulary (A, B, C, I, products, positive integer powers, sums and rational multiples inside delta(...))
+theory.errors.InvalidInput: statement: delta(A.T): delta is taken of a row-stochastic matrix and A.T is not one by construction (a transpose is row-stochastic only for a doubly stochastic matrix: assume=('doubly-stochastic',))
+>>> L = logits("L"); alpha = parameter("alpha", 0, 1)
+>>> matrices_of(delta(softmax(L)) <= 1 - exp(-ptp(L))), normal_form(Eq(norm_inf(alpha * I + (1 - alpha) * A), 1)).op
+(('L',), '=')
 
 A function named ``delta`` made by ``sympy.Function("delta")`` (the built-in theorems' statements,
-:mod:`theory.dobrushin`) is read as this delta too, so a built-in statement over A compiles as is.
+:mod:`theory.dobrushin`) is read as this delta too, and plain sympy MatrixSymbols named A, B, C as
+stochastic matrices, so a built-in statement over A compiles as is.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import sympy as sp
+from sympy import Abs, Eq, Rational, S, exp, log, sqrt, tanh
 
 from theory.errors import InvalidInput
+from theory.forms import MAX_POWER, NormalForm, read, uses_vocabulary
+from theory.vocabulary import (FUNCTIONALS, A, B, C, I, Max, Min, Parameter, col_min_sum, d, delta, entry_max,
+                               entry_min, logits, n, norm_1, norm_fro, norm_inf, parameter, ptp, slem, softmax,
+                               spread, stochastic, tokens, trace)
 
-__all__ = ["A", "ASSUMPTIONS", "B", "C", "I", "MATRICES", "MAX_POWER", "Max", "Min", "NormalForm", "delta",
-           "is_statement", "latex", "matrices_of", "n", "normal_form", "validate"]
+__all__ = ["A", "ASSUMPTIONS", "Abs", "B", "C", "Eq", "FUNCTIONALS", "I", "MATRICES", "MAX_POWER", "Max", "Min",
+           "NormalForm", "Parameter", "Rational", "S", "col_min_sum", "d", "delta", "entry_max", "entry_min", "exp",
+           "is_statement", "latex", "log", "logits", "matrices_of", "n", "norm_1", "norm_fro", "norm_inf",
+           "normal_form", "parameter", "ptp", "slem", "softmax", "spread", "sqrt", "stochastic", "tanh", "tokens",
+           "trace", "validate"]
 
-n = sp.Symbol("n", integer=True, positive=True)
-A = sp.MatrixSymbol("A", n, n)
-B = sp.MatrixSymbol("B", n, n)
-C = sp.MatrixSymbol("C", n, n)
-I = sp.Identity(n)
-Max, Min = sp.Max, sp.Min
-MATRICES = ("A", "B", "C")
-MAX_POWER = 64          # largest |exponent| of a matrix or scalar power (each costs a product per instance)
-
-VOCABULARY = "A, B, C, I, products, positive integer powers, sums and rational multiples inside delta(...)"
+MATRICES = ("A", "B", "C")     # the predefined stochastic matrices
 
 
-class delta(sp.Function):
-    """The Dobrushin coefficient delta(M) = 1/2 max_{i,j} sum_k |M_ik - M_jk| of a row-stochastic
-    matrix expression M, unevaluated (real, nonnegative, at most 1).
-
-    >>> delta(A**2)
-    delta(A**2)
-    >>> delta(2)
-    Traceback (most recent call last):
-    ...
-    theory.errors.InvalidInput: delta: takes a matrix expression over A, B, C and I, got 2
-    """
-
-    nargs = 1
-    is_real = True
-    is_nonnegative = True
-
-    @classmethod
-    def eval(cls, M: Any) -> None:
-        if not isinstance(M, sp.MatrixExpr):
-            raise InvalidInput(f"delta: takes a matrix expression over A, B, C and I, got {M}")
-        return None
-
-    def _latex(self, printer: Any, exp: Any = None) -> str:
-        body = r"\delta\left(%s\right)" % printer._print(self.args[0])
-        return body if exp is None else r"%s^{%s}" % (body, exp)
-
-
-@dataclass(frozen=True)
-class NormalForm:
-    """A validated statement as ``lhs < rhs`` (``strict``) or ``lhs <= rhs``, each side a tree of tuples:
-
-    scalars   ("const", Fraction) | ("delta", matrix) | ("add", (s, ...)) | ("mul", (s, ...))
-              | ("pow", s, k) with k a nonzero integer | ("max", (s, ...)) | ("min", (s, ...))
-    matrices  ("leaf", "A") | ("eye",) | ("scale", Fraction, m) | ("madd", (m, ...))
-              | ("mmul", (m, m, ...)) in order | ("mpow", m, k) with 1 <= k <= MAX_POWER
-    """
-
-    lhs: tuple
-    rhs: tuple
-    strict: bool
-    relation: Any       # the sympy relation, oriented as lhs (<= or <) rhs
-
-
-def _fail(what: str) -> InvalidInput:
-    return InvalidInput(f"statement: {what}")
-
-
-def _is_delta(e: Any) -> bool:
-    return isinstance(e, delta) or (isinstance(e, sp.core.function.AppliedUndef) and e.func.__name__ == "delta")
-
-
-def _rational(e: Any, where: str) -> Fraction:
-    if isinstance(e, sp.Rational):
-        return Fraction(int(e.p), int(e.q))
-    if isinstance(e, sp.Float):
-        raise _fail(f"float constant {e} in {where}; write constants exactly, e.g. Rational(1, 2) or S(1)/2")
-    if getattr(e, "is_number", False):
-        raise _fail(f"constant {e} in {where} is not rational; only rational constants are exact")
-    free = sorted(str(s) for s in getattr(e, "free_symbols", ()))
-    if free:
-        raise _fail(f"free symbol {free[0]} occurs in {where}; a matrix's coefficient is a rational constant")
-    raise _fail(f"{e} in {where} is not a rational constant")
-
-
-def _exponent(k: Any, base: Any, matrix: bool) -> int:
-    lo = 1 if matrix else -MAX_POWER
-    ok = isinstance(k, sp.Integer) and lo <= int(k) <= MAX_POWER and int(k) != 0
-    if not ok:
-        kind = f"a matrix power must be a positive integer (at most {MAX_POWER})" if matrix else \
-            f"a scalar power must be a nonzero integer (|k| <= {MAX_POWER})"
-        raise _fail(f"power {base}**({k}) has exponent {k}; {kind}")
-    return int(k)
-
-
-def _matrix(e: Any) -> tuple:
-    """The tuple tree of a matrix expression (see :class:`NormalForm`), or InvalidInput."""
-    if isinstance(e, sp.MatrixSymbol):
-        name = str(e.name)
-        if name not in MATRICES:
-            raise _fail(f"matrix {name} is not one of {', '.join(MATRICES)} (use theory.expr.A, B, C)")
-        if e.shape != (n, n):
-            raise _fail(f"matrix {name} is {e.shape[0]} x {e.shape[1]}; the vocabulary's matrices are n x n "
-                        "with the symbolic size theory.expr.n")
-        return ("leaf", name)
-    if isinstance(e, sp.Identity):
-        if e.shape != (n, n):
-            raise _fail(f"identity {e} is {e.shape[0]} x {e.shape[1]}; use theory.expr.I (n x n)")
-        return ("eye",)
-    if isinstance(e, sp.MatAdd):
-        return ("madd", tuple(_matrix(a) for a in e.args))
-    if isinstance(e, sp.MatMul):
-        scalars = [a for a in e.args if not isinstance(a, sp.MatrixExpr)]
-        factors = [_matrix(a) for a in e.args if isinstance(a, sp.MatrixExpr)]
-        c = Fraction(1)
-        for s in scalars:
-            c *= _rational(s, f"the matrix term {e}")
-        body = factors[0] if len(factors) == 1 else ("mmul", tuple(factors))
-        return body if c == 1 else ("scale", c, body)
-    if isinstance(e, sp.MatPow):
-        return ("mpow", _matrix(e.args[0]), _exponent(e.args[1], e.args[0], True))
-    kind = type(e).__name__
-    shown = {"Transpose": f"{e.args[0]}.T", "Inverse": f"{e.args[0]}**(-1)"}.get(kind, str(e)) if e.args else str(e)
-    raise _fail(f"{shown} ({kind}) is not in the vocabulary ({VOCABULARY})")
-
-
-def _rows(m: tuple) -> tuple[Fraction, bool]:
-    """(row sum, entries certainly nonnegative) of every exact value of the matrix tree ``m``."""
-    op = m[0]
-    if op in ("leaf", "eye"):
-        return Fraction(1), True
-    if op == "scale":
-        s, pos = _rows(m[2])
-        return m[1] * s, pos and m[1] >= 0
-    if op == "mpow":
-        s, pos = _rows(m[1])
-        return s ** m[2], pos
-    parts = [_rows(a) for a in m[1]]
-    total = Fraction(0) if op == "madd" else Fraction(1)
-    for s, _ in parts:
-        total = total + s if op == "madd" else total * s
-    return total, all(p for _, p in parts)
-
-
-def _scalar(e: Any) -> tuple:
-    """The tuple tree of a scalar expression (see :class:`NormalForm`), or InvalidInput."""
-    if isinstance(e, sp.MatrixExpr):
-        raise _fail(f"the matrix {e} stands where a number is expected; take delta({e})")
-    if _is_delta(e):
-        if len(e.args) != 1:
-            raise _fail(f"{e}: delta takes one matrix")
-        if not isinstance(e.args[0], sp.MatrixExpr):
-            raise _fail(f"{e}: delta takes a matrix expression over A, B, C and I")
-        m = _matrix(e.args[0])
-        total, pos = _rows(m)
-        if not pos:
-            raise _fail(f"{e}: its argument has a negative coefficient; delta is taken of row-stochastic "
-                        "matrices: write a convex combination (nonnegative coefficients summing to 1) of "
-                        "products of A, B, C and I")
-        if total != 1:
-            raise _fail(f"{e}: its argument's rows sum to {total}, not 1; delta is taken of row-stochastic "
-                        "matrices: write a convex combination such as (A + B)/2")
-        return ("delta", m)
-    if isinstance(e, sp.Symbol):
-        what = "the size n" if e == n else f"free symbol {e}"
-        raise _fail(f"{what} occurs in the bound; only A, B, C, I, delta(...), Max, Min and rational "
-                    "constants may occur")
-    if e.is_number:
-        return ("const", _rational(e, "the statement"))
-    if isinstance(e, sp.Add):
-        return ("add", tuple(_scalar(a) for a in e.args))
-    if isinstance(e, sp.Mul):
-        return ("mul", tuple(_scalar(a) for a in e.args))
-    if isinstance(e, sp.Pow):
-        return ("pow", _scalar(e.args[0]), _exponent(e.args[1], e.args[0], False))
-    if isinstance(e, (sp.Max, sp.Min)):
-        return ("max" if isinstance(e, sp.Max) else "min", tuple(_scalar(a) for a in e.args))
-    name = getattr(e.func, "__name__", type(e).__name__)
-    raise _fail(f"{e}: {name} is not in the vocabulary (delta, Max, Min, +, -, *, /, integer powers, "
-                "rational constants)")
-
-
-def normal_form(statement: Any) -> NormalForm:
-    """``statement`` as a :class:`NormalForm` (``>=``/``>`` reversed), or InvalidInput naming the
-    first thing outside the vocabulary.
+def normal_form(statement: Any, assume: Any = ()) -> NormalForm:
+    """``statement`` as a :class:`~theory.forms.NormalForm` (``>=``/``>`` reversed), or InvalidInput
+    naming the first thing outside the vocabulary. ``assume``: the theorem's hypotheses (a
+    doubly-stochastic matrix's transpose is stochastic).
 
     >>> normal_form(delta(A) >= delta(A**2)).lhs
     ('delta', ('mpow', ('leaf', 'A'), 2))
     """
-    if isinstance(statement, str):
-        raise _fail(f"a string ({statement!r}); build it from theory.expr's names, e.g. "
-                    "delta(A**2) <= delta(A)**2")
-    if isinstance(statement, (bool, sp.logic.boolalg.BooleanAtom)):
-        raise _fail(f"sympy evaluated it to {statement} before it could be checked (e.g. delta(A) >= 0 "
-                    "holds by definition); state a bound that is not decided by its form")
-    if isinstance(statement, (sp.Eq, sp.Ne)):
-        raise _fail(f"{statement} is not a bound; use <= or < (equality is what the tight verdicts of <= count)")
-    if isinstance(statement, (sp.GreaterThan, sp.StrictGreaterThan)):
-        statement = statement.reversed
-    if not isinstance(statement, (sp.LessThan, sp.StrictLessThan)):
-        raise _fail(f"expected one sympy relation such as delta(A**2) <= delta(A)**2, got "
-                    f"{type(statement).__name__} {statement}")
-    return NormalForm(lhs=_scalar(statement.lhs), rhs=_scalar(statement.rhs),
-                      strict=isinstance(statement, sp.StrictLessThan), relation=statement)
+    return _cached_form(statement, tuple(assume))
 
 
-def validate(statement: Any) -> Any:
-    """The statement as a sympy relation ``lhs <= rhs`` or ``lhs < rhs`` (``>=`` and ``>`` reversed),
-    or :class:`~theory.errors.InvalidInput` naming what is not in the vocabulary: a free symbol, a
-    transpose, an inverse, a non-integer power, a float or irrational constant, an argument of delta
-    that is not row-stochastic, a relation that is not <=, <, >=, >.
+@lru_cache(maxsize=256)
+def _cached_form(statement: Any, assume: tuple) -> NormalForm:
+    return read(statement, assume)
+
+
+def validate(statement: Any, assume: Any = ()) -> Any:
+    """The statement as an oriented sympy relation ``lhs <= rhs``, ``lhs < rhs`` or ``Eq(lhs, rhs)``
+    (``>=`` and ``>`` reversed), or :class:`~theory.errors.InvalidInput` naming what is not in the
+    vocabulary and what to write instead.
 
     >>> validate(delta(A) <= 1 / sp.Symbol("x"))
     Traceback (most recent call last):
     ...
-    theory.errors.InvalidInput: statement: free symbol x occurs in the bound; only A, B, C, I, delta(...), Max, Min and rational constants may occur
+    theory.errors.InvalidInput: statement: free symbol x occurs in the bound; declare a scalar with x = parameter('x', lo, hi) (theory.expr), or use the sizes n and d
     >>> validate(delta(A + B) <= 1)
     Traceback (most recent call last):
     ...
-    theory.errors.InvalidInput: statement: delta(A + B): its argument's rows sum to 2, not 1; delta is taken of row-stochastic matrices: write a convex combination such as (A + B)/2
+    theory.errors.InvalidInput: statement: delta(A + B): delta is taken of a row-stochastic matrix and A + B is not one by construction (its rows sum to 2, not 1; write a convex combination such as (A + B)/2)
     """
-    return normal_form(statement).relation
+    return normal_form(statement, assume).relation
 
 
-def _leaves(t: Any, out: set) -> set:
-    if isinstance(t, tuple):
-        if t and t[0] == "leaf":
-            out.add(t[1])
-        for a in t:
-            _leaves(a, out)
-    return out
-
-
-def matrices_of(statement: Any) -> tuple[str, ...]:
-    """The matrices (of A, B, C, in that order) that occur in the validated ``statement``.
+def matrices_of(statement: Any, assume: Any = ()) -> tuple[str, ...]:
+    """The matrix symbols of the validated ``statement``: A, B, C first, then the others by name.
 
     >>> matrices_of(delta(C * A) <= delta(A) * delta(C))
     ('A', 'C')
     """
-    form = _cached_form(statement)
-    names = _leaves(form.rhs, _leaves(form.lhs, set()))
-    return tuple(m for m in MATRICES if m in names)
+    return normal_form(statement, assume).matrices
 
 
 def is_statement(statement: Any) -> bool:
     """Whether ``statement`` is a bound in this vocabulary (everything about it can be derived).
-    A statement that uses this module's :class:`delta` but is outside the vocabulary is an error
-    (InvalidInput naming what is wrong), never silently "not a statement"; a statement without it
-    (the built-in theorems' symbols) that does not validate is simply not one.
+    A statement written with this vocabulary's objects that is outside it is an error (InvalidInput
+    naming what is wrong), never silently "not a statement"; one without them (the built-in theorems'
+    symbols) that does not validate is simply not one.
 
     >>> is_statement(delta(A**2) <= delta(A)**2), is_statement(sp.Symbol("x") <= 1)
     (True, False)
     """
     try:
-        _cached_form(statement)
-        return True
+        normal_form(statement)
+        return bool(normal_form(statement).symbols)
     except InvalidInput:
-        if isinstance(statement, sp.Basic) and statement.atoms(delta):
+        if uses_vocabulary(statement):
             raise
         return False
     except TypeError:                 # unhashable: not a sympy object
         return False
 
 
-from functools import lru_cache  # noqa: E402
-
-
-@lru_cache(maxsize=256)
-def _cached_form(statement: Any) -> NormalForm:
-    return normal_form(statement)
-
-
 # -- what a theorem over this vocabulary derives (theory.registry.Theorem) ---------------------------
 ASSUMPTIONS = {"causal": "lower triangular (token i attends to tokens j <= i)",
-               "positive": "every entry strictly positive (a softmax)"}
+               "positive": "every entry strictly positive (a softmax)",
+               "doubly-stochastic": "columns sum to 1 as well as rows",
+               "symmetric": "symmetric (for a stochastic matrix: doubly stochastic too); a logits matrix symmetric"}
+EXCLUSIVE = {frozenset({"causal", "positive"}): "a causal matrix of size n >= 2 has zeros above the diagonal",
+             frozenset({"causal", "doubly-stochastic"}): "the only causal doubly stochastic matrix is I",
+             frozenset({"causal", "symmetric"}): "the only causal symmetric stochastic matrix is I"}
 # the evaluators of a statement over this vocabulary, as dotted paths (theory/ never imports numerics/)
 EVALUATORS = {"float": "numerics.expr:evaluate", "exact": "numerics.expr:exact_sides",
               "decide": "numerics.expr:decide"}
 
 
 def check_assumptions(assume: Any, theorem_id: str = "") -> None:
-    """Refuse an assumption that is not in :data:`ASSUMPTIONS`, naming the theorem."""
+    """Refuse an assumption that is not in :data:`ASSUMPTIONS`, or two that exclude each other,
+    naming the theorem."""
     for a in assume:
         if a not in ASSUMPTIONS:
             raise InvalidInput(f"theorem {theorem_id}: assume={a!r} is not one of {', '.join(ASSUMPTIONS)} "
-                               "(every matrix is row-stochastic already)")
+                               "(every stochastic matrix is row-stochastic already)")
+    for pair, why in EXCLUSIVE.items():
+        if pair <= set(assume):
+            raise InvalidInput(f"theorem {theorem_id}: assume= has {' and '.join(sorted(pair))}, which exclude "
+                               f"each other ({why})")
 
 
 def latex(statement: Any) -> str:

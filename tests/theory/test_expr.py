@@ -6,7 +6,9 @@ import pytest
 import sympy as sp
 
 from theory.errors import InvalidInput
-from theory.expr import A, B, C, I, Max, Min, delta, latex, matrices_of, n, normal_form, validate
+from theory.expr import (A, B, C, I, Eq, Max, Min, d, delta, exp, latex, log, logits, matrices_of, n, norm_fro,
+                         norm_inf, normal_form, parameter, ptp, slem, softmax, spread, sqrt, stochastic, tanh, tokens,
+                         trace, validate)
 
 x = sp.Symbol("x")
 R = sp.Rational
@@ -48,8 +50,8 @@ def test_the_builtin_statements_delta_is_this_delta():
 
     assert builtin_delta is not delta
     assert matrices_of(FACTOR.statement) == ("A",)
-    with pytest.raises(InvalidInput, match="matrix P is not one of A, B, C"):   # D2 is stated over P, Q
-        from theory.dobrushin import PRODUCT
+    with pytest.raises(InvalidInput, match="matrix P is a plain sympy MatrixSymbol; declare what it is"):
+        from theory.dobrushin import PRODUCT          # D2 is stated over P, Q
         validate(PRODUCT.statement)
 
 
@@ -57,29 +59,39 @@ def _mat(name, rows=None, cols=None):
     return sp.MatrixSymbol(name, rows if rows is not None else n, cols if cols is not None else n)
 
 
+L, X, D = logits("L"), tokens("X"), stochastic("D")
+alpha = parameter("alpha", 0, 1)
+
 REFUSED = [
-    (delta(A) <= x, "free symbol x occurs in the bound"),
-    (delta(x * A) <= 1, "free symbol x occurs in the matrix term"),
-    (delta(A) <= 1 / n, "the size n occurs in the bound"),
-    (delta(A.T) <= 1, r"A.T \(Transpose\) is not in the vocabulary"),
+    (delta(A) <= x, "free symbol x occurs in the bound; declare a scalar with x = parameter"),
+    (delta(x * A) <= 1, "free symbol x occurs in the bound"),
+    (delta(A.T) <= 1, r"A.T is not one by construction \(a transpose is row-stochastic only for a doubly"),
     (delta(A.I) <= 1, r"power A\*\*\(-1\) has exponent -1; a matrix power must be a positive integer"),
     (delta(A**R(1, 2)) <= 1, r"exponent 1/2; a matrix power must be a positive integer"),
     (delta(A**65) <= 1, "exponent 65; a matrix power must be a positive integer \\(at most 64\\)"),
-    (sp.sqrt(delta(A)) <= 1, r"exponent 1/2; a scalar power must be a nonzero integer"),
+    (delta(A)**R(1, 65) <= 1, r"the exponent must be an integer or a rational p/q"),
     (delta(A) <= 0.5, "float constant 0.5"),
-    (delta(A) <= sp.pi / 4, "constant pi/4 in the statement is not rational"),
-    (sp.Eq(delta(A), 1), "is not a bound; use <= or <"),
-    (sp.Ne(delta(A), 1), "is not a bound; use <= or <"),
+    (delta(A) <= sp.pi / 4, "constant pi is not in the vocabulary"),
+    (sp.Ne(delta(A), 1), "is not a bound; use <=, <, >=, > or Eq"),
     (delta(A) >= 0, "sympy evaluated it to True"),
     (sp.And(delta(A) < 1, delta(B) < 1), "expected one sympy relation"),
     ("delta(A) <= 1", "a string"),
-    (delta(A + B) <= 1, "its argument's rows sum to 2, not 1"),
-    (delta(2 * A - I) <= 1, "its argument has a negative coefficient"),
-    (delta(_mat("D")) <= 1, "matrix D is not one of A, B, C"),
+    (delta(A + B) <= 1, r"A \+ B is not one by construction"),
+    (delta(2 * A - I) <= 1, r"a coefficient may be negative"),
+    (delta(2 * alpha * I + (1 - 2 * alpha) * A) <= 1, "is not one by construction"),
+    (delta(L) <= 1, "L is not declared stochastic"),
+    (slem(softmax(L) + A) <= 1, "slem is taken of a row-stochastic matrix"),
+    (delta(_mat("D")) <= 1, "matrix D is a plain sympy MatrixSymbol; declare what it is: D = stochastic"),
     (delta(_mat("A", 2, 2)) <= 1, "matrix A is 2 x 2"),
     (delta(sp.Identity(3)) <= 1, "identity I is 3 x 3"),
-    (delta(A) <= sp.Abs(delta(B) - 1), "Abs is not in the vocabulary"),
-    (delta(sp.HadamardProduct(A, B)) <= 1, r"\(HadamardProduct\) is not in the vocabulary"),
+    (A[0, 0] <= R(1, 2), r"an entry by index is not in the vocabulary .* write entry_min\(A\)"),
+    (norm_inf(X * A) <= 1, "X is n x d and A is n x n; the product is not defined"),
+    (trace(X) <= 1, "trace needs a square matrix, X is n x d"),
+    (norm_inf(softmax(X, mask="causal")) <= 1, "a causal mask needs a square argument"),
+    (delta(A) <= d, "the size d occurs but no tokens"),
+    (delta(A) <= sp.sin(delta(B)), "sin is not in the vocabulary"),
+    (delta(sp.HadamardProduct(A, B)) <= 1, r"\(HadamardProduct\) is not a matrix term of the vocabulary"),
+    (norm_inf(delta(A) * B + L) <= 1, "the coefficient delta\\(A\\) of .* depends on a matrix"),
 ]
 
 
@@ -91,10 +103,23 @@ def test_outside_the_vocabulary_is_one_line(statement, message):
         assert "\n" not in str(info.value) and str(info.value).startswith("statement: ")
 
 
+def test_a_symbol_is_declared_with_a_name_and_a_parameter_with_an_interval():
+    for bad, message in ((lambda: stochastic("I"), "reserved"), (lambda: logits("2x"), "an identifier"),
+                         (lambda: parameter("a", 1, 0), "the interval is empty"),
+                         (lambda: parameter("a", 0, 0.5), "the float 0.5")):
+        with pytest.raises(InvalidInput, match=message):
+            bad()
+    assert parameter("a", 0, 1) != parameter("a", 0, 2)
+    with pytest.raises(InvalidInput, match="parameter a is declared over two intervals"):
+        validate(delta(A) <= parameter("a", 0, 1) + parameter("a", 0, 2))
+    with pytest.raises(InvalidInput, match="used as a stochastic matrix and as a logits one"):
+        validate(delta(stochastic("Z")) <= ptp(logits("Z")))
+
+
 def test_delta_of_a_number_is_refused_when_written():
-    with pytest.raises(InvalidInput, match="delta: takes a matrix expression over A, B, C and I, got 2"):
+    with pytest.raises(InvalidInput, match=r"delta: takes a matrix term \(e.g. delta\(A\)\), got 2"):
         delta(2)
-    with pytest.raises(InvalidInput, match="delta: takes a matrix expression"):
+    with pytest.raises(InvalidInput, match="delta: takes a matrix term"):
         delta(x)
 
 

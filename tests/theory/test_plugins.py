@@ -40,8 +40,10 @@ def test_a_strict_bound_has_no_witness_and_other_statements_need_their_parts():
         Theorem(id="t.other", title="t", category="proved", statement=sp.Symbol("x") <= 1)
     with pytest.raises(InvalidInput, match="rows sum to 2"):
         Theorem(id="t.bad", title="t", category="proved", statement=delta(A + B) <= 1)
-    with pytest.raises(InvalidInput, match="assume='symmetric'"):
-        Theorem(id="t.assume", title="t", category="proved", statement=delta(A) <= 1, assume=("symmetric",))
+    with pytest.raises(InvalidInput, match="assume='banded'"):
+        Theorem(id="t.assume", title="t", category="proved", statement=delta(A) <= 1, assume=("banded",))
+    with pytest.raises(InvalidInput, match="causal and positive, which exclude each other"):
+        Theorem(id="t.assume2", title="t", category="proved", statement=delta(A) <= 1, assume=("causal", "positive"))
 
 
 def test_a_theory_file_loads_once_and_its_errors_are_one_line(tmp_path):
