@@ -1,7 +1,8 @@
 """``attnbounds stress THEOREM_ID``: a sweep of N random instances (or, with ``--search``, a
 guided search for tight cases and counterexamples), serially, on a local Dask cluster
 (``--workers K``) or on an existing one (``--scheduler tcp://HOST:PORT``). Re-running resumes; a
-larger ``--instances`` extends the campaign. And ``verify_section(ctx)``, the main job's stress
+larger ``--instances`` extends the campaign; a theorem of your own found false as filed ends with
+:data:`verification.options.REFUTED`. And ``verify_section(ctx)``, the main job's stress
 section (what it runs: :meth:`verification.stress.checks.Plan.for_verify`).
 
 Light at import: the plans, checks, executors and the store load only when a command runs."""
@@ -284,7 +285,9 @@ def register(sub: Any) -> None:
                    help="where the float filter runs; exact certification is always on the CPU")
     p.add_argument("--json", action="store_true",
                    help="print, as the last line of stdout, one JSON object: theorem, campaign, instances, verdicts "
-                        "(holds, tight, violated, undecided), not_applicable, counterexample (exact rationals or null)")
+                        "(holds, tight, violated, undecided), not_applicable, counterexample (the simplest kept one, "
+                        "exact rationals, or null); also on a theorem of your own found false as filed (refuted, "
+                        "condition_mismatch; exit status 3)")
     p.add_argument("--search", action="store_true", help="guided search (hypothesis target() + local "
                                                          "optimiser) for tight cases and counterexamples")
     p.add_argument("--budget", default=None, type=positive_int,
