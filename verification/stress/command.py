@@ -118,14 +118,18 @@ def _search(args: argparse.Namespace, plan: Any, console: Any) -> int:
     # a refutation already stored: nothing more to compute, the same outcome as the run that stored it
     with make_executor(args) if stop is None else SerialExecutor() as executor, ResultStore(args.db) as store:
         if stop is None:                       # one chunk per size: in parallel
+            stopped = None
             try:
                 run(plan, store, executor, console)
-            except ViolationError:
+            except ViolationError as exc:
                 if not proved:
                     raise
+                stopped = exc
             if proved:
                 done = store.done_chunks(search.campaign)
                 stop = refutation(store, search.campaign, search.theorem, [k for k in keys if k in done], True)
+            if stopped is not None and stop is None:     # the runner stopped, the stored chunks disagree: a bug
+                raise stopped
         found = [r for r in store.records(search.campaign) if r["instance"].rsplit("/", 1)[0] in keys]
         cex = stop["counterexample"] if stop is not None else simplest_counterexample(store, search.campaign,
                                                                                        search.theorem, keys)
@@ -183,15 +187,18 @@ def _sweep(args: argparse.Namespace, plan: Any, console: Any) -> int:
                       f"({', '.join(one.families)}; n = {', '.join(map(str, one.sizes))}"
                       + (f"; L = {', '.join(map(str, one.layers))}" if one.layers else "") + f"), {len(todo):,} to "
                       f"compute, on {where}")
+        stopped = None
         try:
             measured = run_sweep(store, one, executor, console, todo)
-        except ViolationError:                # stored: the chunk summaries say how many, the records which
+        except ViolationError as exc:         # stored: the chunk summaries say how many, the records which
             if not proved:
                 raise
-            measured = None
+            measured, stopped = None, exc
         if proved and stop is None:
             done = store.done_chunks(one.campaign)
             stop = refutation(store, one.campaign, one.stored_as, [k for k in keys if k in done])
+        if stopped is not None and stop is None:         # the runner stopped, the stored chunks disagree: a bug
+            raise stopped
         cells = report_sweep(store, one.campaign, one.stored_as, Path(args.out) / "tables", console,
                              target=one.theorem, chunks=keys, command=one.command())
         cex = stop["counterexample"] if stop is not None else simplest_counterexample(store, one.campaign,

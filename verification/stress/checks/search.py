@@ -36,7 +36,7 @@ import numpy as np
 
 from verification.campaign import ChunkResult
 from verification.store import Record
-from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, VIOLATED
+from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, UNDECIDED, VIOLATED
 
 VERSION = "v1"
 EXPR_VERSION = "v2"                  # statements over theory.expr: hypotheses respected, shrunk finds re-scored
@@ -340,7 +340,8 @@ def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cp
             v, s = score(f.matrix[None])           # the shrunk instance's own verdict and slack
             f.verdict, f.slack = int(v[0]), float(s[0])
             f.extra["shrunk"] = True
-    if expr is not None:
+    if expr is not None:              # code 3 is not-applicable there (outside the hypotheses): nothing found
+        found = [f for f in found if f.verdict != UNDECIDED]
         exact_counterexamples(found, expr)
     version = VERSION if expr is None else EXPR_VERSION
     records = [Record(theorem, f"n{n}/b{budget}/{i}", verdict_name(f.verdict, expr), slack=f.slack, backend=device,
