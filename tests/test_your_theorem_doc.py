@@ -56,7 +56,7 @@ def test_every_command_of_the_page_runs(tmp_path, monkeypatch, capsys):
     proof = outputs[("prove", "mine.square", False)]
     assert [(r["n"], r["outcome"]) for r in proof["results"]] == [(2, "proved")]
     doc = (tmp_path / "my-doc" / "own.md").read_text()
-    assert r"\delta\left(A B\right)" in doc and "first counterexample" in doc and "| sparse | 3 |" in doc
+    assert r"\delta\left(A B\right)" in doc and "simplest kept counterexample" in doc and "| sparse | 3 |" in doc
 
 
 @pytest.mark.parametrize("link", ["docs/your-theorem.md"])

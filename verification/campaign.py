@@ -257,7 +257,8 @@ def _stop_if_violated(campaign: str, chunk: Chunk, records: list) -> None:
     if loud:
         r = loud[0]
         raise ViolationError(
-            f"{len(loud)} violated record(s) of proved theorems stored in campaign {campaign!r}, "
+            f"{len(loud)} violated record(s) of proved theorems stored in campaign {campaign!r} (the records kept; "
+            f"a chunk summary counts every violated instance), "
             f"chunk {chunk.key!r}; first: {r.theorem} on {r.instance} (value {r.value}, bound "
             f"{r.bound}, slack {r.slack}, extra {r.extra})")
 
