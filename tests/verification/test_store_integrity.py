@@ -221,7 +221,7 @@ def test_a_store_made_before_the_stamp_is_read_as_it_is_and_stamped_on_writing(t
         assert s.done_chunks("camp") == {"c1"} and set(s.chunk_check("camp").problems) == {"c0"}
     with sqlite3.connect(db) as con:
         assert con.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
 
 
 def test_a_store_from_before_chunk_summaries_is_read_and_upgraded(tmp_path):
