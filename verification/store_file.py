@@ -329,16 +329,16 @@ def inspect_store(path: str | os.PathLike) -> str:
     ours = {(kind, name) for v in SCHEMAS for kind, name in expected_objects(v)}
     unknown = [(kind, name, table) for kind, name, table, _ in objects if (kind, name) not in ours]
     readable = f"schema versions {', '.join(map(str, SCHEMAS))} (older ones are upgraded when written)"
-    data = ("; a results store holds data only, no triggers, views or indexes of its own: remove them (sqlite3) or "
-            "move the store aside")
+    data = "; a results store holds data only, never triggers, views or indexes of its own"
+    fix = " (drop them with sqlite3, or move the store aside)"
     if app == APPLICATION_ID:
         if version not in SCHEMAS:
             raise InvalidInput(f"{where}: a results store of schema version {version}; this attnbounds reads "
                                f"{readable}{kept} (use the attnbounds that made it, or move it aside)")
         if differences[version]:
             raise InvalidInput(f"{where}: a results store stamped schema version {version} whose schema is not "
-                               f"version {version}'s ({'; '.join(differences[version])}){kept}"
-                               + (data if any(k != "table" for k, _, _ in unknown) else ""))
+                               f"version {version}'s ({'; '.join(differences[version])})"
+                               + (data + kept + fix if any(k != "table" for k, _, _ in unknown) else kept))
         return "current" if version == SCHEMA_VERSION else "older"
     if not objects and version == 0:
         return "empty"
@@ -348,7 +348,7 @@ def inspect_store(path: str | os.PathLike) -> str:
                            f"results store{kept}")
     if unknown:
         raise InvalidInput(f"{where}: a results store (unstamped) holding schema objects attnbounds does not define "
-                           f"({', '.join(described(*o) for o in unknown)}){kept}{data}")
+                           f"({', '.join(described(*o) for o in unknown)}){data}{kept}{fix}")
     # made before the stamp: version 1's layout, or the one before chunk summaries (ours too)
     if differences[1] not in ([], ["no table summaries"]) and differences[SCHEMA_VERSION]:
         raise InvalidInput(f"{where}: a results store of an older, unversioned schema "
