@@ -2,9 +2,11 @@
 
 A store is stamped when created (SQLite ``application_id`` and ``user_version``); an existing file
 is inspected read-only before anything is changed. A damaged store (``PRAGMA quick_check``), another
-application's SQLite file and a store of another schema version are refused with one line (exit 2)
-by ``attnbounds paper`` and by a resumed ``attnbounds stress``, their bytes unchanged and nothing
-left beside them. A refused command creates no store, no ``--out`` folders and no ``--db`` folder.
+application's SQLite file, a store of another schema version and a store whose schema holds what its
+version does not define (issue 59: a trigger, whatever it is named, a view, an index of its own or
+redefined, another collation) are refused with one line (exit 2) by ``attnbounds paper``, ``store``
+and a resumed ``attnbounds stress``, and by the library read-only or not, their bytes unchanged and
+nothing left beside them. A refused command creates no store, no ``--out`` folders and no ``--db`` folder.
 """
 from __future__ import annotations
 
