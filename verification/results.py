@@ -125,7 +125,8 @@ def _counts(store: ResultStore, table: str) -> dict[str, int]:
 def campaigns(db: Store) -> pd.DataFrame:
     """One row per campaign in the store (by name), with the columns :data:`LISTING`: ``theorems``
     (comma-separated), ``chunks`` (chunk keys holding a mark or content), ``complete`` (their
-    content matches their mark), ``incomplete`` (every other: what a resume recomputes),
+    content matches their mark), ``incomplete`` (every other: what a resume recomputes, or removes
+    outside its plan),
     ``records`` and ``summaries`` (rows stored under the campaign, complete chunks or not).
     ``attrs["problems"]``: campaign -> {chunk key: what is wrong}, for the campaigns with an
     incomplete chunk. Read-only."""

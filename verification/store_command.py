@@ -3,7 +3,8 @@ Read-only: the store is opened with ``readonly=True`` and must exist (the CLI ch
 anything runs); its bytes never change.
 
 Without options, one row per campaign (:func:`verification.results.campaigns`): its kind, theorems,
-chunks (complete: their content matches their mark; incomplete: what a resume recomputes), records
+chunks (complete: their content matches their mark; incomplete: what a resume recomputes, or removes
+where it lies outside the resumed run's plan), records
 and summaries; the incomplete chunks' reasons follow the table. ``--campaign NAME`` prints that
 campaign's rows instead (:func:`verification.results.campaign_frame`: a stress sweep's verified
 chunks with their verdict counts, or a campaign's records; ``--records`` for a sweep's kept records,
@@ -130,7 +131,7 @@ def _cmd(args: argparse.Namespace) -> int:
         bad, chunks = frame[frame["incomplete"] > 0], int(frame["chunks"].sum())
         console.print(f"{len(frame)} campaign{'s' * (len(frame) != 1)}, {chunks} chunk{'s' * (chunks != 1)}; "
                       + (f"{len(bad)} with incomplete chunks (a resume of the command that ran them recomputes "
-                         "those chunks; the paper refuses them until then):" if len(bad) else "every chunk complete")
+                         "those of its plan and removes the others; the paper refuses them until then):" if len(bad) else "every chunk complete")
                       + wrote, markup=False, highlight=False)
         for campaign in bad["campaign"]:
             _problems(console, campaign, frame.attrs["problems"][campaign])

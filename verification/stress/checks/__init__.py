@@ -213,6 +213,7 @@ def run_sweep(store: Any, plan: StressPlan, executor: Any, console: Any, todo: O
     progress = Progress(plan.stored_as)
     every = chunks(plan)
     if todo == []:              # everything stored: nothing to run, and no second question to the store
+        campaign.discard_strays(store, plan.campaign, [c.key for c in every], console)   # but nobody's content
         return {"computed": 0, "skipped": len(every), "instances": 0, "seconds": 0.0, "rate": 0.0}
     res = campaign.run(store, plan.campaign, every if todo is None else todo, executor=executor, console=console,
                        description=f"stress {plan.theorem}", status=progress)
