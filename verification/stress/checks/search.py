@@ -354,7 +354,8 @@ def exact_counterexamples(found: list, expr: dict) -> None:
     compiled = expr["compiled"]
     for f in found:
         if expr["category"] not in ("proved", "sanity"):
-            f.extra.update(statistic=float(f.slack), interval=None, method="guided search: rhs - lhs of the bound")
+            f.extra.update(statistic=float(f.slack), interval=None,
+                           method="guided search: the bound's slack, negative where it fails")
         if f.verdict != VIOLATED:
             continue
         X = f.matrix.reshape((len(compiled.matrices),) + f.matrix.shape[-2:])
@@ -363,7 +364,7 @@ def exact_counterexamples(found: list, expr: dict) -> None:
         if not (lhs >= rhs if compiled.strict else lhs > rhs):
             raise RuntimeError(f"search: a find decided violated has exact sides {lhs}, {rhs}: a bug in numerics.expr")
         f.extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
-                       lhs=exact_text(lhs), rhs=exact_text(rhs), relation=compiled.relation)
+                       **compiled.as_written(exact_text(lhs), exact_text(rhs)))
 
 
 def causal_starts(n: int, count: int, seed: int) -> np.ndarray:
