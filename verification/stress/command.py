@@ -187,8 +187,7 @@ def register(sub: Any) -> None:
                                                     "theory.expr registered by a --theory file")
     p.add_argument("--family", "--families", dest="family", default=None,
                    type=family_list, help="comma-separated random families, defined below ("
-                   + per_theorem(lambda spec: ",".join(spec.families)) + "; a theorem over theory.expr: "
-                   "dirichlet,softmax-T1,sparse, or causal under assume=('causal',))")
+                   + per_theorem(lambda spec: ",".join(spec.families)) + ")")
     p.add_argument("--sizes", default=None, type=int_list(2, "size"), help="comma-separated n >= 2 ("
                    + per_theorem(lambda spec: ",".join(map(str, spec.sizes)), ",".join(map(str, SIZES))) + ")")
     p.add_argument("--layers", default=None, type=int_list(2, "layer count"),
