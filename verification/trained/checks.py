@@ -31,7 +31,8 @@ theorem a ``violated`` verdict (a proved theorem's stops the run loudly: the cam
 and reported). Each record carries both sides: exactly, as strings of Fractions, when the head has at
 most :data:`EXACT_SIDES_MAX_N` tokens (the rational sides of a product of two 128 x 128 matrices take
 a minute), and always the float sides with their rigorous error bounds (the enclosure the verdict
-was certified from, or the rational path's).
+was certified from, or the rational path's), all as the statement writes them, with its ``relation``
+(:func:`as_written`).
 
 >>> statement_digest("mine.square", "delta(A**2) <= delta(A)**2")
 '1b08141f6fa7'
