@@ -312,9 +312,8 @@ CAUSAL_SHARE = register(Theorem(
     title="Causal attention: the share of random pairs on which D2 is tight",
     category="statistical",
     statement=sp.Eq(_s, _pi ** 2),
-    hypotheses_tex=(r"$P$ and $Q$ are drawn independently from one law of lower-triangular (causal) row-stochastic "
-                    r"$n \times n$ matrices with continuous entries on and below the diagonal (the family causal: "
-                    r"softmax of Gaussian logits under the causal mask), $n \ge 2$"),
+    hypotheses_tex=(r"$P$ and $Q$ are independent $n \times n$ draws of the family causal (row $i$ the softmax of "
+                    r"Gaussian logits on columns $0, \dots, i$), $n \ge 2$"),
     equality="for P, Q drawn independently from one causal law with continuous entries, D2 is tight iff row 1 "
              "is the first minimiser of P_l0 and of Q_l0 (the causal-D2 condition without ties), so the share of "
              "tight pairs is s_n = pi_n^2 with pi_n = P(argmin_{l>=1} A_l0 = 1); pi_2 = 1",

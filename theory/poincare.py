@@ -47,8 +47,8 @@ _SYMS = {"beta": "inverse temperature", "lambda": "ridge strength", "kappa": "in
          "C_P": "Poincare constant of exp(-beta F)", "w": "oscillation bound of the bounded part W"}
 _EVAL = "numerics.poincare.bounds"
 # the setting every statement here is claimed in (Theorem.hypotheses_tex; each theorem adds its own)
-_GIBBS = (r"$\mu \propto e^{-\beta F}$ on $\mathbb{R}^{d}$ with $F = L + \tfrac{\lambda}{2} \lvert\theta\rvert^{2}$, "
-          r"$\beta > 0$, $\lambda > 0$, $e^{-\beta F}$ integrable, and $C_P$ the Poincare constant of $\mu$")
+_GIBBS = (r"$\mu \propto e^{-\beta F}$ on $\mathbb{R}^{d}$, $F = L + \tfrac{\lambda}{2} \lvert\theta\rvert^{2}$, "
+          r"$\beta, \lambda > 0$, $e^{-\beta F}$ integrable, $C_P$ the Poincare constant of $\mu$")
 
 
 # -- generic symbolic helpers ------------------------------------------------------------------------

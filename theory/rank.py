@@ -221,11 +221,10 @@ _SYMS = {"Delta": "M* - M", "K": "token covariance, E[X X^T] = d K > 0",
          "R(r)": "min over rank(M) <= r of tr((M* - M) K (M* - M)^T)"}
 _EVAL = "numerics.rank.linear"
 # the hypotheses the linear surrogate's statements are claimed under (Theorem.hypotheses_tex)
-_LINEAR_HYP = (r"$M^{*}$ and $M$ are real $m \times n$ matrices, $\Delta = M^{*} - M$; the inputs $X$ are $n \times d$ "
-               r"with uncorrelated columns of covariance $K$, symmetric positive definite (so "
-               r"$\mathbb{E}[X X^{\top}] = d K$); $R(r)$ is the least $\operatorname{tr}(\Delta K \Delta^{\top})$ over "
-               r"$\operatorname{rank} M \le r$, $\sigma_i$ the $i$-th largest singular value of $M^{*} K^{1/2}$, "
-               r"$r^{*} = \operatorname{rank}(M^{*} K^{1/2})$, and $r \ge 0$ an integer")
+_LINEAR_HYP = (r"$M^{*}$ and $M$ real $m \times n$, $\Delta = M^{*} - M$; inputs $X$ ($n \times d$) with uncorrelated "
+               r"columns of covariance $K \succ 0$; $R(r) = \min_{\operatorname{rank} M \le r} "
+               r"\operatorname{tr}(\Delta K \Delta^{\top})$, $\sigma_1 \ge \sigma_2 \ge \dots$ the singular values of "
+               r"$M^{*} K^{1/2}$, $r^{*} = \operatorname{rank}(M^{*} K^{1/2})$, $r \ge 0$ an integer")
 
 EXCESS_RISK_IDENTITY = register(Theorem(
     id="rank.linear.excess_risk_identity", title="Excess risk of a linear token mixer", category="proved",

@@ -261,16 +261,16 @@ class Theorem:
 
     def latex_block(self) -> str:
         """A ``theorem`` environment (amsthm) with a label, its hypotheses in words and inline math,
-        the statement in display math and the equality condition, set loosely (``\\sloppy``: a long
-        formula moves to the next line rather than into the margin)."""
+        the statement in display math and the equality condition, one paragraph set loosely
+        (``\\sloppy``: a long formula moves to the next line rather than into the margin)."""
         kind = {"proved": "theorem", "sanity": "proposition"}.get(self.category, "conjecture")
         source = ""
         if self.follows_from:
             kind, source = "corollary", f" It follows from Theorem~\\ref{{thm:{self.follows_from}}} (a proof on paper)."
         hyp = self.hypotheses_latex()
-        hyp = f"{{\\sloppy Hypotheses: {hyp}.\\par}}\n" if hyp else ""
-        return (f"\\begin{{{kind}}}[{latex_text(self.title)}]\\label{{thm:{self.id}}}\n{hyp}"
-                f"\\[ {self.latex()} \\]\n{{\\sloppy Equality: {self.equality_latex()}.{source}\\par}}\n\\end{{{kind}}}")
+        hyp = f"Hypotheses: {hyp}.\n" if hyp else ""
+        return (f"\\begin{{{kind}}}[{latex_text(self.title)}]\\label{{thm:{self.id}}}\n{{\\sloppy {hyp}"
+                f"\\[ {self.latex()} \\]\nEquality: {self.equality_latex()}.{source}\\par}}\n\\end{{{kind}}}")
 
     def evaluator(self, backend: str) -> Callable:
         """Resolve the evaluator registered for ``backend`` (imports numerics lazily)."""
