@@ -236,9 +236,11 @@ def test_a_ge_statement_prints_its_sides_as_written(ge_file, tmp_path, capsys):
     assert all(set(c) == {"A"} for c in refuted["counterexample"]) and set(refuted["extra.relation"]) == {">="}
     # prove at n = 2 (the swap matrix refutes it): its sides as written too
     capsys.readouterr()
-    proof, _ = run_json(capsys, "prove", "t59.ge", "--theory", ge_file, "--max-n", "2", "--json",
-                        "--db", str(tmp_path / "p.db"), "--out", str(tmp_path / "po"))
+    proof, said = run_json(capsys, "prove", "t59.ge", "--theory", ge_file, "--max-n", "2", "--json",
+                           "--db", str(tmp_path / "p.db"), "--out", str(tmp_path / "po"))
     (res,) = proof["results"]
+    assert "t59.ge: delta((1/2)*I + (1/2)*A) >= delta(A)" in said                 # the statement as written
+    assert f"lhs = {res['lhs']} < rhs = {res['rhs']}" in said                     # the sides too
     M = exact_matrix(res["counterexample"]["A"], "A")
     ahat = [[(int(i == k) + a) / 2 for k, a in enumerate(row)] for i, row in enumerate(M.rows())]
     assert res["outcome"] == "counterexample" and (res["lhs"], res["rhs"]) == (str(delta_of(ahat)), str(delta_of(M.rows())))
