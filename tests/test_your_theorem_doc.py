@@ -70,7 +70,8 @@ def test_every_command_of_the_page_runs(tmp_path, monkeypatch, capsys):
         m = regenerate(guess["campaign"], row["chunk"], int(row["index"]), theory="docs/examples/my_bounds.py")
     finally:
         unload_files()
-    assert {k: [[str(x) for x in r] for r in exact_matrix(v, k).rows()] for k, v in m.items()} == guess["counterexample"]
+    exact = {k: [[str(x) for x in r] for r in exact_matrix(v, k).rows()] for k, v in m.items()}
+    assert exact == guess["counterexample"]
 
 
 def test_the_random_families_are_defined_on_the_page_and_in_stress_help(capsys, monkeypatch):

@@ -41,8 +41,9 @@ import sympy as sp
 
 from theory.errors import InvalidInput
 
-__all__ = ["A", "ASSUMPTIONS", "B", "C", "I", "MATRICES", "MAX_POWER", "Max", "Min", "NormalForm", "as_written", "delta",
-           "hypotheses_tex", "is_statement", "latex", "matrices_of", "n", "normal_form", "validate", "written_relation"]
+__all__ = ["A", "ASSUMPTIONS", "B", "C", "I", "MATRICES", "MAX_POWER", "Max", "Min", "NormalForm", "as_written",
+           "delta", "hypotheses_tex", "is_statement", "latex", "matrices_of", "n", "normal_form", "validate",
+           "written_relation"]
 
 n = sp.Symbol("n", integer=True, positive=True)
 A = sp.MatrixSymbol("A", n, n)
@@ -330,8 +331,8 @@ def hypotheses_tex(matrices: Any, assume: Any = ()) -> str:
 
     >>> hypotheses_tex(("A",))
     '$A$ is a row-stochastic $n \\times n$ matrix'
-    >>> hypotheses_tex(("A", "B"), ("causal", "positive"))
-    '$A$ and $B$ are lower-triangular (causal) row-stochastic $n \\times n$ matrices, of one size $n$, with every entry positive'
+    >>> hypotheses_tex(("A", "B"), ("causal", "positive"))[16:]
+    'lower-triangular (causal) row-stochastic $n \\times n$ matrices, of one size $n$, with every entry positive'
     """
     names = [f"${m}$" for m in matrices]
     if not names:

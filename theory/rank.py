@@ -282,7 +282,8 @@ DATA_RECOVERY = register(Theorem(
                  r"values of $\hat{M} \hat{K}^{1/2}$ returns $r^{*}$",
     hypotheses=linear_hypotheses, witness=_witness,
     evaluators={"fast": f"{_EVAL}:estimate_ranks", "exact": f"{_EVAL}:estimate_ranks_exact"},
-    references=("[3] seed: the energy effective rank is the robust estimator",), symbols=_SYMS, hypotheses_tex=_LINEAR_HYP))
+    references=("[3] seed: the energy effective rank is the robust estimator",), symbols=_SYMS,
+    hypotheses_tex=_LINEAR_HYP))
 
 
 def attention_hypotheses(instance: dict) -> Hypotheses:
@@ -320,12 +321,13 @@ def _attention_witness() -> dict:
 
 
 _W = sp.Symbol("rank W_hat")
-_ATTN_HYP = (r"a teacher kernel $W^{*}$ ($d \times d$, $r^{*} = \operatorname{rank} W^{*}$) with value map $W_V$, and inputs "
-             r"$X$: $B \ge 1$ sequences of $T \ge 1$ tokens in $\mathbb{R}^{d}$, labelled by the teacher's attention; "
-             r"$r \ge 0$ an integer")
+_ATTN_HYP = (r"a teacher kernel $W^{*}$ ($d \times d$, $r^{*} = \operatorname{rank} W^{*}$) with value map $W_V$, "
+             r"and inputs $X$: $B \ge 1$ sequences of $T \ge 1$ tokens in $\mathbb{R}^{d}$, labelled by the "
+             r"teacher's attention; $r \ge 0$ an integer")
 ATTN_LINEAR_RECOVERY = register(Theorem(
     id="rank.attention.linear.recovery", title="Linear attention: the kernel recovered by regression",
-    category="proved", statement=sp.Eq(_W, rs_), hypotheses_tex=_ATTN_HYP + r"; linear attention, $\hat{W}$ the kernel fitted to its outputs by least squares",
+    category="proved", statement=sp.Eq(_W, rs_),
+    hypotheses_tex=_ATTN_HYP + r"; linear attention, $\hat{W}$ the kernel fitted to its outputs by least squares",
     equality="when the regression design has full column rank (noiseless): W_hat = W*",
     equality_tex=r"when the regression design has full column rank (noiseless data): $\hat{W} = W^{*}$",
     hypotheses=attention_hypotheses, witness=_attention_witness,
@@ -336,7 +338,9 @@ ATTN_LINEAR_RECOVERY = register(Theorem(
 ATTN_LINEAR_DEFICIENCY = register(Theorem(
     id="rank.attention.linear.deficiency", title="Linear attention: low-rank kernels pay a tail",
     category="proved",
-    statement=sp.GreaterThan(_R(r_), sp.Symbol("mu") * sp.Sum(_sigma(i_) ** 2, (i_, r_ + 1, n_))), hypotheses_tex=_ATTN_HYP + r"; linear attention, $R(r)$ the least mean squared output error of a student kernel of rank at most $r$, $\sigma_i$ the $i$-th largest singular value of $W^{*}$",
+    statement=sp.GreaterThan(_R(r_), sp.Symbol("mu") * sp.Sum(_sigma(i_) ** 2, (i_, r_ + 1, n_))),
+    hypotheses_tex=_ATTN_HYP + (r"; linear attention, $R(r)$ the least mean squared output error of a student kernel "
+                                r"of rank at most $r$, $\sigma_i$ the $i$-th largest singular value of $W^{*}$"),
     equality="mu = smallest eigenvalue of the quadratic form W -> mean ||X W X^T X W_V||^2",
     equality_tex=r"$\mu$ is the smallest eigenvalue of the quadratic form "
                  r"$W \mapsto \operatorname{mean} \lVert X W X^{\top} X W_V \rVert^{2}$",
@@ -347,7 +351,8 @@ ATTN_LINEAR_DEFICIENCY = register(Theorem(
 
 ATTN_SOFTMAX_RECOVERY = register(Theorem(
     id="rank.attention.softmax.recovery", title="Softmax attention: the kernel's rank from data, in part",
-    category="conjecture", statement=sp.Eq(_W, rs_), hypotheses_tex=_ATTN_HYP + r"; softmax attention, $\hat{W}$ the kernel fitted to its outputs",
+    category="conjecture", statement=sp.Eq(_W, rs_),
+    hypotheses_tex=_ATTN_HYP + r"; softmax attention, $\hat{W}$ the kernel fitted to its outputs",
     equality="holds at high temperature (small logits); breaks with saturation, T > d, unknown W_V",
     equality_tex=r"holds at high temperature (small logits); fails with saturation, with $T > d$, or with "
                  r"$W_V$ unknown",
@@ -360,7 +365,9 @@ ATTN_NATIVE_RANK = register(Theorem(
     id="rank.attention.native", title="Rank bounds native to attention",
     category="conjecture",
     statement=sp.And(sp.Implies(sp.StrictLessThan(r_, rs_), sp.StrictGreaterThan(_R(r_), 0)),
-                     sp.Implies(sp.GreaterThan(r_, rs_), sp.Eq(_R(r_), 0))), hypotheses_tex=_ATTN_HYP + r"; $R(r)$ the least risk of a student kernel of rank at most $r$ trained on the same data",
+                     sp.Implies(sp.GreaterThan(r_, rs_), sp.Eq(_R(r_), 0))),
+    hypotheses_tex=_ATTN_HYP + (r"; $R(r)$ the least risk of a student kernel of rank at most $r$ trained on the "
+                                r"same data"),
     equality="R(r) = 0 for r >= r* (student = teacher)", hypotheses=attention_hypotheses,
     equality_tex=r"$R(r) = 0$ for $r \ge r^{*}$ (the student equals the teacher)",
     witness=_attention_witness,
@@ -370,7 +377,8 @@ ATTN_NATIVE_RANK = register(Theorem(
 
 STATIC_LADDER = register(Theorem(
     id="rank.attention.static_rank", title="A static mixing operator's rank predicts the kernel's rank",
-    category="conjecture", statement=sp.Eq(sp.Symbol("rank M_static"), rs_), hypotheses_tex=_ATTN_HYP + r"; $M_{\mathrm{static}}$ the best static token mixer fitted to the same data",
+    category="conjecture", statement=sp.Eq(sp.Symbol("rank M_static"), rs_),
+    hypotheses_tex=_ATTN_HYP + r"; $M_{\mathrm{static}}$ the best static token mixer fitted to the same data",
     equality="expected to FAIL for input-conditioned attention (the interpolation ladder)",
     equality_tex="expected to fail for input-conditioned attention (the interpolation ladder)",
     hypotheses=attention_hypotheses, witness=_attention_witness,
@@ -395,7 +403,9 @@ def weights_hypotheses(instance: dict) -> Hypotheses:
 
 WEIGHTS_HEAD_RANK = register(Theorem(
     id="rank.weights.head_rank", title="A head's circuit has rank at most its head dimension",
-    category="sanity", statement=sp.LessThan(sp.Symbol("rank(A B^T)"), sp.Symbol("d_head")), hypotheses_tex=r"$A$ and $B$ are real $D \times d_{\mathrm{head}}$ matrices with $D \ge d_{\mathrm{head}}$ (a head's $W_Q$ and $W_K$, or $W_V$ and $W_O^{\top}$)",
+    category="sanity", statement=sp.LessThan(sp.Symbol("rank(A B^T)"), sp.Symbol("d_head")),
+    hypotheses_tex=(r"$A$ and $B$ are real $D \times d_{\mathrm{head}}$ matrices with $D \ge d_{\mathrm{head}}$ (a "
+                    r"head's $W_Q$ and $W_K$, or $W_V$ and $W_O^{\top}$)"),
     equality="rank(A B^T) = dh iff rank(B) = dh when A has full column rank",
     equality_tex=r"$\operatorname{rank}(A B^{\top}) = d_{\mathrm{head}}$ if and only if "
                  r"$\operatorname{rank}(B) = d_{\mathrm{head}}$, when $A$ has full column rank",

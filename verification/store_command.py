@@ -7,9 +7,10 @@ chunks (complete: their content matches their mark; incomplete: what a resume re
 and summaries; the incomplete chunks' reasons follow the table. ``--campaign NAME`` prints that
 campaign's rows instead (:func:`verification.results.campaign_frame`: a stress sweep's verified
 chunks with their verdict counts, or a campaign's records; ``--records`` for a sweep's kept records,
-a counterexample's exact matrices and sides included, ``--theorem ID`` for one theorem's). ``--json`` prints the same as one JSON object on the last line
-of stdout (the listing: ``{"db", "campaigns": [{"campaign", "kind", "theorems", "chunks", "complete",
-"incomplete", "records", "summaries"}]}``), ``--csv FILE`` writes the table to FILE as well.
+a counterexample's exact matrices and sides included, ``--theorem ID`` for one theorem's). ``--json``
+prints the same as one JSON object on the last line of stdout (the listing: ``{"db", "campaigns":
+[{"campaign", "kind", "theorems", "chunks", "complete", "incomplete", "records", "summaries"}]}``),
+``--csv FILE`` writes the table to FILE as well.
 
 pandas loads when the command runs, not when its parser is built (``attnbounds store --help``
 imports neither pandas nor torch; the command never imports torch).

@@ -243,7 +243,8 @@ def test_a_ge_statement_prints_its_sides_as_written(ge_file, tmp_path, capsys):
     assert f"lhs = {res['lhs']} < rhs = {res['rhs']}" in said                     # the sides too
     M = exact_matrix(res["counterexample"]["A"], "A")
     ahat = [[(int(i == k) + a) / 2 for k, a in enumerate(row)] for i, row in enumerate(M.rows())]
-    assert res["outcome"] == "counterexample" and (res["lhs"], res["rhs"]) == (str(delta_of(ahat)), str(delta_of(M.rows())))
+    assert res["outcome"] == "counterexample"
+    assert (res["lhs"], res["rhs"]) == (str(delta_of(ahat)), str(delta_of(M.rows())))
 
 
 def delta_of(rows) -> Fraction:

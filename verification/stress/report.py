@@ -135,8 +135,8 @@ def table_name(target: str) -> str:
 
 def cell_table(cells: dict[str, Tally], campaign: str, target: str, command: str = "") -> Table:
     """The campaign's table :func:`table_name` (``stress-factor`` for ``dobrushin.factor``): one row
-    per cell (:data:`COLUMNS`; rollout cells: ``layers`` after ``n``), the numbers as stored (the
-    paper selects its columns by name)."""
+    per cell (:func:`columns`: a column for every verdict counted; rollout cells: ``layers`` after
+    ``n``), the numbers as stored (the paper selects its columns by name)."""
     return Table.from_rows(table_name(target), rows(cells), columns(cells),
                            f"Stress sweep of {target}: campaign {campaign}", provenance(cells, campaign),
                            campaigns=(campaign,), command=command)
@@ -230,8 +230,8 @@ def first_counterexample(store: Any, campaign: str, theorem: str,
 
 def counterexample_sides(record: dict) -> dict:
     """The exact sides of a stored counterexample as the statement is written: ``{"lhs", "relation",
-    "rhs"}`` (a ``>=`` statement's left side is its left side; a record stored before the sides were kept
-    as written carries its normal form, ``<=`` or ``<``, and is shown so)."""
+    "rhs"}``, ``lhs`` the side written left of the relation even for ``>=`` and ``>`` (a record stored
+    before the sides were kept as written carries the normal form, ``<=`` or ``<``, and is shown so)."""
     ex = record["extra"]
     return {"lhs": ex["lhs"], "relation": ex.get("relation", "<="), "rhs": ex["rhs"]}
 
