@@ -41,8 +41,9 @@ import sympy as sp
 
 from theory.errors import InvalidInput
 
-__all__ = ["A", "ASSUMPTIONS", "B", "C", "I", "MATRICES", "MAX_POWER", "Max", "Min", "NormalForm", "delta",
-           "is_statement", "latex", "matrices_of", "n", "normal_form", "validate"]
+__all__ = ["A", "ASSUMPTIONS", "B", "C", "I", "MATRICES", "MAX_POWER", "Max", "Min", "NormalForm", "as_written",
+           "delta", "hypotheses_tex", "is_statement", "latex", "matrices_of", "n", "normal_form", "validate",
+           "written_relation"]
 
 n = sp.Symbol("n", integer=True, positive=True)
 A = sp.MatrixSymbol("A", n, n)
@@ -321,6 +322,52 @@ def check_assumptions(assume: Any, theorem_id: str = "") -> None:
         if a not in ASSUMPTIONS:
             raise InvalidInput(f"theorem {theorem_id}: assume={a!r} is not one of {', '.join(ASSUMPTIONS)} "
                                "(every matrix is row-stochastic already)")
+
+
+def hypotheses_tex(matrices: Any, assume: Any = ()) -> str:
+    r"""The hypotheses of a statement over this vocabulary in words with inline math (the form of
+    :attr:`theory.registry.Theorem.hypotheses_tex`): every matrix it names is row-stochastic, square,
+    of one size n, and satisfies ``assume`` (:data:`ASSUMPTIONS`).
+
+    >>> hypotheses_tex(("A",))
+    '$A$ is a row-stochastic $n \\times n$ matrix'
+    >>> hypotheses_tex(("A", "B"), ("causal", "positive"))[16:]
+    'lower-triangular (causal) row-stochastic $n \\times n$ matrices, of one size $n$, with every entry positive'
+    """
+    names = [f"${m}$" for m in matrices]
+    if not names:
+        return ""
+    who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    kind = "lower-triangular (causal) row-stochastic" if "causal" in assume else "row-stochastic"
+    one = len(names) == 1
+    text = (f"{who} is a {kind} $n \\times n$ matrix" if one else
+            f"{who} are {kind} $n \\times n$ matrices, of one size $n$")
+    return text + (", with every entry positive" if "positive" in assume else "")
+
+
+_WRITTEN = {sp.LessThan: "<=", sp.StrictLessThan: "<", sp.GreaterThan: ">=", sp.StrictGreaterThan: ">"}
+
+
+def written_relation(statement: Any) -> str:
+    """The relation of ``statement`` as it is written: ``<=``, ``<``, ``>=`` or ``>`` (its normal form,
+    :func:`normal_form`, reads ``>=`` and ``>`` the other way round).
+
+    >>> written_relation(delta(A) >= delta(A**2)), written_relation(delta(A**2) < 1)
+    ('>=', '<')
+    """
+    return _WRITTEN.get(type(statement), "<=")
+
+
+def as_written(relation: str, lhs: Any, rhs: Any) -> dict:
+    """The two sides of the normal form ``lhs <= rhs`` (or ``<``) as the statement is written, with its
+    ``relation`` as written (:func:`written_relation`): for ``>=`` and ``>`` the sides swap back.
+
+    >>> as_written(">=", "1/4", "1/2")         # delta(A**2) >= ... stored as 1/4 <= 1/2
+    {'lhs': '1/2', 'relation': '>=', 'rhs': '1/4'}
+    """
+    if relation in (">=", ">"):
+        return {"lhs": rhs, "relation": relation, "rhs": lhs}
+    return {"lhs": lhs, "relation": relation, "rhs": rhs}
 
 
 def latex(statement: Any) -> str:

@@ -29,7 +29,7 @@ from fractions import Fraction
 from typing import Any, Optional
 
 from theory.errors import InvalidInput
-from theory.expr import normal_form
+from theory.expr import normal_form, written_relation
 
 ONE, ZERO = Fraction(1), Fraction(0)
 BIGGEST = Fraction(2) ** 1000     # constants and coefficients stay in float range
@@ -58,7 +58,8 @@ class Node:
 class Compiled:
     """A validated statement ``lhs <= rhs`` (or ``<``, ``strict``) as a program: ``nodes`` in
     evaluation order, ``lhs``/``rhs`` the indices of its two sides, ``matrices`` the names of
-    A, B, C that occur (in that order)."""
+    A, B, C that occur (in that order); ``written`` the relation as the statement was written
+    (``>=`` and ``>`` are compiled the other way round: :meth:`as_written` turns the sides back)."""
 
     statement: Any
     strict: bool
@@ -66,10 +67,23 @@ class Compiled:
     nodes: tuple[Node, ...]
     lhs: int
     rhs: int
+    written: str = ""
 
     @property
     def relation(self) -> str:
         return "<" if self.strict else "<="
+
+    def as_written(self, lhs: Any, rhs: Any) -> dict:
+        """``{"lhs", "relation", "rhs"}``: this program's sides ``lhs`` (<= or <) ``rhs`` as the statement
+        writes them (:func:`theory.expr.as_written`).
+
+        >>> from theory.expr import A, delta
+        >>> compile_statement(delta(A) >= delta(A**2)).as_written("1/4", "1/2")
+        {'lhs': '1/2', 'relation': '>=', 'rhs': '1/4'}
+        """
+        from theory.expr import as_written
+
+        return as_written(self.written or self.relation, lhs, rhs)
 
 
 def up(x: Fraction) -> float:
@@ -235,7 +249,7 @@ def compile_statement(statement: Any) -> Compiled:
         raise InvalidInput(f"statement: {form.relation} uses none of A, B, C (once simplified): there is no "
                            "instance to check it on")
     return Compiled(statement=form.relation, strict=form.strict, matrices=matrices, nodes=tuple(b.nodes),
-                    lhs=lhs, rhs=rhs)
+                    lhs=lhs, rhs=rhs, written=written_relation(statement))
 
 
 def power_by_squaring(x: Any, k: int, mul: Any) -> Any:

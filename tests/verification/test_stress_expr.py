@@ -285,9 +285,13 @@ def test_paper_from_writes_the_document_of_the_run(theory_file, tmp_path, capsys
     assert main(["paper", "--db", str(tmp_path / "s.db"), "--out", str(tmp_path / "doc"), "--from", line]) == 0
     text = (tmp_path / "doc" / "own.md").read_text()
     assert r"\delta\left(A B\right) \leq" in text                      # the statement, typeset by sympy
+    assert "Hypotheses: $A$ and $B$ are row-stochastic $n \\times n$ matrices, of one size $n$." in text
     assert "tight share [95%]" in text and "| sparse | 4 |" in text     # the table by family and size
     assert "simplest kept counterexample" in text and "re-checked in exact arithmetic" in text
     assert (tmp_path / "doc" / "tables" / "stress-t50-wrong.csv").is_file()
+    # the instances checked (4 cells of one 10,000-instance chunk), not only the 4,000 asked
+    assert "40,000 instances checked (`--instances 4,000` asked" in text
+    assert "t50.wrong 40000 instances checked (4000 asked, rounded up to whole chunks)" in text
 
 
 def test_bad_theory_files_are_one_line(tmp_path, capsys):
@@ -348,3 +352,113 @@ def test_an_equality_condition_is_checked_against_the_exact_verdicts(tmp_path, c
         assert f"({bad['instance']})" in err and "the condition says not tight; exact arithmetic says" in err
     finally:
         unload_files()
+
+
+# -- issue 59: sides as written, rows that add up, counterexamples in the records, regenerate -----------
+GE = textwrap.dedent('''
+    from theory import Theorem, register
+    from theory.expr import A, B, I, delta
+
+    register(Theorem(id="t59.ge", title="a false lower bound", category="conjecture",
+                     statement=delta((I + A) / 2) >= delta(A)))
+    register(Theorem(id="t59.ratio", title="a ratio, undefined where delta(A) = 0", category="proved",
+                     statement=delta(A * B) / delta(A) <= 1))
+''')
+
+
+@pytest.fixture
+def ge_file(tmp_path):
+    from theory.plugins import unload_files
+
+    path = tmp_path / "ge_bounds.py"
+    path.write_text(GE)
+    yield str(path)
+    unload_files()
+
+
+def test_a_ge_statement_prints_its_sides_as_written(ge_file, tmp_path, capsys):
+    """delta((I + A)/2) >= delta(A): its lhs is delta((I + A)/2), in the JSON, the printed line, own.md,
+    the records (store --records --json, campaign_frame) and prove, never the swapped normal form."""
+    from numerics.expr import exact_matrix
+    from verification.results import campaign_frame
+
+    args = ["stress", "t59.ge", "--theory", ge_file, "--families", "dirichlet", "--sizes", "3", "--instances", "10",
+            "--json", "--db", str(tmp_path / "g.db"), "--out", str(tmp_path / "o")]
+    got, out = run_json(capsys, *args)
+    sides, cex = got["sides"], got["counterexample"]
+    A = exact_matrix(cex["A"], "A")
+    ahat = [[(int(i == k) + a) / 2 for k, a in enumerate(row)] for i, row in enumerate(A.rows())]
+    lhs, rhs = delta_of(ahat), delta_of(A.rows())               # computed here, from the definition
+    assert sides == {"lhs": str(lhs), "relation": ">=", "rhs": str(rhs)} and lhs < rhs
+    assert f"lhs = {lhs}, rhs = {rhs}: lhs >= rhs is false" in out
+    line = " ".join(args[:args.index("--json")])
+    assert main(["paper", "--db", str(tmp_path / "g.db"), "--out", str(tmp_path / "doc"), "--from", line]) == 0
+    assert f"lhs = {lhs}, rhs = {rhs}: lhs >= rhs is false" in (tmp_path / "doc" / "own.md").read_text()
+    capsys.readouterr()
+    assert main(["store", "--db", str(tmp_path / "g.db"), "--campaign", got["campaign"], "--records", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["rows"]
+    first = next(r for r in rows if r["instance"] == cex_instance(out))
+    assert first["counterexample"] == cex                        # the exact matrices, as "p/q" strings
+    assert (first["extra.lhs"], first["extra.relation"], first["extra.rhs"]) == (str(lhs), ">=", str(rhs))
+    frame = campaign_frame(str(tmp_path / "g.db"), got["campaign"], records=True)
+    refuted = frame[frame["verdict"] == "refuted"]
+    assert len(refuted) == min(got["verdicts"]["violated"], 16)          # kept in full: at most 16 per chunk
+    assert all(set(c) == {"A"} for c in refuted["counterexample"]) and set(refuted["extra.relation"]) == {">="}
+    # prove at n = 2 (the swap matrix refutes it): its sides as written too
+    capsys.readouterr()
+    proof, said = run_json(capsys, "prove", "t59.ge", "--theory", ge_file, "--max-n", "2", "--json",
+                           "--db", str(tmp_path / "p.db"), "--out", str(tmp_path / "po"))
+    (res,) = proof["results"]
+    assert "t59.ge: delta((1/2)*I + (1/2)*A) >= delta(A)" in said                 # the statement as written
+    assert f"lhs = {res['lhs']} < rhs = {res['rhs']}" in said                     # the sides too
+    M = exact_matrix(res["counterexample"]["A"], "A")
+    ahat = [[(int(i == k) + a) / 2 for k, a in enumerate(row)] for i, row in enumerate(M.rows())]
+    assert res["outcome"] == "counterexample"
+    assert (res["lhs"], res["rhs"]) == (str(delta_of(ahat)), str(delta_of(M.rows())))
+
+
+def delta_of(rows) -> Fraction:
+    """delta by its definition: half the largest l1 distance between two rows (exact)."""
+    rows = [[Fraction(x) for x in r] for r in rows]
+    return max(sum(abs(a - b) for a, b in zip(r, s)) for r in rows for s in rows) / 2
+
+
+def cex_instance(out: str) -> str:
+    return out.split("first counterexample (", 1)[1].split(")", 1)[0]
+
+
+def test_the_table_has_a_column_for_every_verdict_and_rows_add_up(ge_file, tmp_path, capsys):
+    """delta(A B)/delta(A) is undefined where delta(A) = 0 (one-hot rows all in one column: half the
+    hard 2 x 2 draws): those instances are not applicable, and the table says how many."""
+    import csv
+
+    got, out = run_json(capsys, "stress", "t59.ratio", "--theory", ge_file, "--families", "hard,dirichlet",
+                        "--sizes", "2", "--instances", "2", "--json", "--db", str(tmp_path / "r.db"),
+                        "--out", str(tmp_path / "o"))
+    assert got["not_applicable"] > 0
+    assert sum(got["verdicts"].values()) + got["not_applicable"] == got["instances"] == 20_000
+    with open(tmp_path / "o" / "tables" / "stress-t59-ratio.csv") as f:
+        rows = [r for r in csv.DictReader(f) if r.get("family")]
+    verdicts = ("holds", "tight", "violated", "undecided", "not applicable")
+    assert {r["family"]: int(r["not applicable"]) > 0 for r in rows} == {"hard": True, "dirichlet": False}
+    for r in rows:
+        assert sum(int(r[v]) for v in verdicts) == int(r["instances"]) == 10_000
+
+
+def test_an_instance_of_a_user_theorem_regenerates_through_regenerate(ge_file, tmp_path, capsys):
+    """regenerate(campaign, chunk, index, theory=FILE): the stored counterexample's exact matrices, in a
+    process that has not loaded the theory file (without theory=, one line saying to pass it)."""
+    from numerics.expr import exact_matrix
+    from theory.errors import InvalidInput
+    from theory.plugins import unload_files
+    from verification.stress.checks.plan import regenerate
+
+    got, out = run_json(capsys, "stress", "t59.ge", "--theory", ge_file, "--families", "dirichlet", "--sizes", "3",
+                        "--instances", "10", "--json", "--db", str(tmp_path / "g.db"), "--out", str(tmp_path / "o"))
+    chunk, _, index = cex_instance(out).rpartition("/i")
+    unload_files()                                  # as a fresh process: t59.ge is not registered
+    with pytest.raises(InvalidInput, match="pass theory='FILE.py'"):
+        regenerate(got["campaign"], chunk, int(index))
+    m = regenerate(got["campaign"], chunk, int(index), theory=ge_file)
+    assert set(m) == {"A"} and m["A"].shape == (3, 3)
+    assert [[str(x) for x in row] for row in exact_matrix(m["A"], "A").rows()] == got["counterexample"]["A"]

@@ -54,6 +54,8 @@ def _cmd(args: argparse.Namespace) -> int:
     for sweep in plan.sweeps:                 # what --instances became, before anything runs
         if sweep.rounding() is not None:
             console.print(sweep.rounding(), markup=False, highlight=False, soft_wrap=True)
+        if sparse_note(sweep) is not None:
+            console.print(sparse_note(sweep), markup=False, highlight=False, soft_wrap=True)
     if plan.search is not None:
         return _search(args, plan, console)
     return _sweep(args, plan, console)
@@ -240,6 +242,16 @@ def _sweep(args: argparse.Namespace, plan: Any, console: Any) -> int:
     return REFUTED if failed else 0
 
 
+def sparse_note(sweep: Any) -> Any:
+    """A note when the sweep draws ``sparse`` at a size where it is one-hot (n <= 4: a support of one
+    column), the law of ``hard`` (:data:`numerics.sources.random.FAMILY_TEXT`); None otherwise."""
+    small = [n for n in sweep.sizes if n <= 4]
+    if "sparse" not in sweep.families or not small:
+        return None
+    return (f"note: sparse at n = {', '.join(map(str, small))} has one-hot rows (a support of ceil(n/4) = 1 column): "
+            "the law of hard")
+
+
 def per_theorem(default: Any, search: str = "") -> str:
     """``default per theorem: T1, T2: value; T3: value`` for a help text, read from the plans'
     table (:data:`verification.stress.checks.plan.THEOREMS`): ``default(spec)`` is a theorem's
@@ -259,19 +271,33 @@ def per_theorem(default: Any, search: str = "") -> str:
     return out + (f"; with --search: {search}" if search else "")
 
 
+def families_text(width: int = 88) -> str:
+    """The random families, one definition each (:data:`numerics.sources.random.FAMILY_TEXT`), for the
+    end of ``stress --help``."""
+    import textwrap
+
+    from numerics.sources.random import FAMILY_TEXT
+
+    lines = ["random families (--families): one n x n row-stochastic matrix per draw, its rows independent"]
+    for name, text in FAMILY_TEXT.items():
+        lines += textwrap.wrap(text, width, initial_indent=f"  {name:<13} ", subsequent_indent=" " * 16)
+    return "\n".join(lines)
+
+
 def register(sub: Any) -> None:
     from verification.options import add_common, add_executor, add_theory, family_list, int_list, positive_int
     from verification.stress.checks import SEARCH_BUDGET, SIZES
     from verification.stress.checks.plan import CHUNK_ELEMENTS, MAX_CHUNK, THEOREMS
 
     p = sub.add_parser("stress", help="stress-test a theorem on many random instances (sweep or guided search; "
-                                      "serial or Dask)")
+                                      "serial or Dask)", epilog=families_text(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common(p)
     add_theory(p)
     p.add_argument("theorem", type=theorem_id, help=f"theorem id: one of {', '.join(THEOREMS)}, or a theorem over "
                                                     "theory.expr registered by a --theory file")
     p.add_argument("--family", "--families", dest="family", default=None,
-                   type=family_list, help="comma-separated random families ("
+                   type=family_list, help="comma-separated random families, defined below ("
                    + per_theorem(lambda spec: ",".join(spec.families)) + ")")
     p.add_argument("--sizes", default=None, type=int_list(2, "size"), help="comma-separated n >= 2 ("
                    + per_theorem(lambda spec: ",".join(map(str, spec.sizes)), ",".join(map(str, SIZES))) + ")")
@@ -292,9 +318,10 @@ def register(sub: Any) -> None:
                    help="where the float filter runs; exact certification is always on the CPU")
     p.add_argument("--json", action="store_true",
                    help="print, as the last line of stdout, one JSON object: theorem, campaign, instances, verdicts "
-                        "(holds, tight, violated, undecided), not_applicable, counterexample (the simplest kept one, "
-                        "exact rationals, or null); also on a theorem of your own found false as filed (refuted, "
-                        "condition_mismatch; exit status 3)")
+                        "(holds, tight, violated, undecided) and not_applicable (they add up to instances), "
+                        "counterexample (the simplest kept one, exact rationals, or null), sides (its exact lhs, "
+                        "relation and rhs as the statement writes them, or null); also on a theorem of your own "
+                        "found false as filed (refuted, condition_mismatch; exit status 3)")
     p.add_argument("--search", action="store_true", help="guided search (hypothesis target() + local "
                                                          "optimiser) for tight cases and counterexamples")
     p.add_argument("--budget", default=None, type=positive_int,

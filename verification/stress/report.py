@@ -15,7 +15,11 @@ from numerics.dobrushin.batch import NAMES
 from verification.stress.checks.summaries import Tally, merge
 
 COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share [95%]", "violated",
-           "undecided", "exact path", "smallest strict slack", "at (chunk, index)"]
+           "undecided", "not applicable", "exact path", "smallest strict slack", "at (chunk, index)"]
+# the verdicts the table has a column for, in order (the store's words; "not-applicable" is headed
+# "not applicable"): every instance is counted under exactly one, so a row's verdict columns add up to
+# its instances; a verdict a summary counts beyond these gets a column of its own (:func:`verdict_names`)
+VERDICTS = ("holds", "tight", "violated", "undecided", "not-applicable")
 
 
 def tally(store: Any, campaign: str, theorem: str, chunks: Optional[Iterable[str]] = None) -> dict[str, Tally]:
@@ -36,16 +40,40 @@ def cell_parts(cell: str) -> tuple[str, int, Optional[int]]:
     return family, int(n), int(L) if L else None
 
 
+def verdict_names(cells: dict[str, Tally]) -> list[str]:
+    """The verdicts the cells' table counts: :data:`VERDICTS`, then any other verdict a summary counts."""
+    extra = sorted({k for t in cells.values() for k in t.counts} - set(VERDICTS))
+    return list(VERDICTS) + extra
+
+
+def columns(cells: dict[str, Tally]) -> list[str]:
+    """The columns of the cells' table: :data:`COLUMNS` (rollout cells: ``layers`` after ``n``), and a
+    column for every other verdict a summary counts, after ``not applicable``."""
+    rollout = any(cell_parts(c)[2] is not None for c in cells)
+    cols = COLUMNS[:2] + ["layers"] + COLUMNS[2:] if rollout else list(COLUMNS)
+    at = cols.index("not applicable") + 1
+    return cols[:at] + verdict_names(cells)[len(VERDICTS):] + cols[at:]
+
+
+def applicable(t: Tally) -> int:
+    """Instances the statement applies to: every instance but the not-applicable ones (the share of
+    tight instances is over these)."""
+    return t.n - t.count("not-applicable")
+
+
 def rows(cells: dict[str, Tally]) -> list[list[Any]]:
-    """One row per cell (:data:`COLUMNS`; rollout cells: ``layers`` after ``n``)."""
+    """One row per cell (:func:`columns`; rollout cells: ``layers`` after ``n``): its verdict columns
+    add up to its instances."""
     out = []
+    extra = verdict_names(cells)[len(VERDICTS):]
     for cell, t in sorted(cells.items(), key=lambda kv: (cell_parts(kv[0])[0], cell_parts(kv[0])[1],
                                                          cell_parts(kv[0])[2] or 0)):
         family, n, L = cell_parts(cell)
         out.append([family, n] + ([L] if L is not None else []) +
                    [t.n, t.chunks, t.count("holds"), t.count("tight"),
-                    share_text(t.count("tight"), t.n), t.count("violated"), t.count("undecided"), t.exact,
-                    t.min_slack, f"{t.min_at[0]}, {t.min_at[1]}" if t.min_at else "-"])
+                    share_text(t.count("tight"), applicable(t)), t.count("violated"), t.count("undecided"),
+                    t.count("not-applicable")] + [t.count(k) for k in extra] +
+                   [t.exact, t.min_slack, f"{t.min_at[0]}, {t.min_at[1]}" if t.min_at else "-"])
     return out
 
 
@@ -107,11 +135,9 @@ def table_name(target: str) -> str:
 
 def cell_table(cells: dict[str, Tally], campaign: str, target: str, command: str = "") -> Table:
     """The campaign's table :func:`table_name` (``stress-factor`` for ``dobrushin.factor``): one row
-    per cell (:data:`COLUMNS`; rollout cells: ``layers`` after ``n``), the numbers as stored (the
-    paper selects its columns by name)."""
-    rollout = any(cell_parts(c)[2] is not None for c in cells)
-    columns = COLUMNS[:2] + ["layers"] + COLUMNS[2:] if rollout else COLUMNS
-    return Table.from_rows(table_name(target), rows(cells), columns,
+    per cell (:func:`columns`: a column for every verdict counted; rollout cells: ``layers`` after
+    ``n``), the numbers as stored (the paper selects its columns by name)."""
+    return Table.from_rows(table_name(target), rows(cells), columns(cells),
                            f"Stress sweep of {target}: campaign {campaign}", provenance(cells, campaign),
                            campaigns=(campaign,), command=command)
 
@@ -242,14 +268,24 @@ def simplest_counterexample(store: Any, campaign: str, theorem: str,
     return None
 
 
+def counterexample_sides(record: dict) -> dict:
+    """The exact sides of a stored counterexample as the statement is written: ``{"lhs", "relation",
+    "rhs"}``, ``lhs`` the side written left of the relation even for ``>=`` and ``>`` (a record stored
+    before the sides were kept as written carries the normal form, ``<=`` or ``<``, and is shown so)."""
+    ex = record["extra"]
+    return {"lhs": ex["lhs"], "relation": ex.get("relation", "<="), "rhs": ex["rhs"]}
+
+
 def counterexample_text(record: dict) -> str:
-    """The counterexample of ``record`` as printed: each matrix's rows of exact rationals, both sides."""
+    """The counterexample of ``record`` as printed: each matrix's rows of exact rationals, both sides
+    as the statement writes them (:func:`counterexample_sides`)."""
     ex = record["extra"]
     lines = [f"simplest kept counterexample ({record['instance']}), exact; every row sums to exactly 1:"]
     for name, rows in ex["counterexample"].items():
         lines += [f"  {name} = [" + ", ".join("[" + ", ".join(row) + "]" for row in rows) + "]"]
-    rel = ex.get("relation", "<=")
-    lines.append(f"  lhs = {ex['lhs']}, rhs = {ex['rhs']}: lhs {rel} rhs is false (re-checked in exact arithmetic)")
+    sides = counterexample_sides(record)
+    lines.append(f"  lhs = {sides['lhs']}, rhs = {sides['rhs']}: lhs {sides['relation']} rhs is false (re-checked in "
+                 "exact arithmetic)")
     return "\n".join(lines)
 
 
@@ -294,12 +330,15 @@ def refutation_text(theorem: str, stop: dict, planned: int, per_chunk: int, sear
 def sweep_json(theorem: str, campaign: str, cells: dict[str, Tally], cex: Optional[dict]) -> dict:
     """The ``--json`` object of a sweep: instances, verdict counts of the bound per instance
     (``violated``: every instance on which the statement is false, whatever the theorem's category),
-    the simplest kept counterexample (exact, or None; :func:`simplest_counterexample`)."""
+    ``not_applicable`` (the instances count under exactly one of these: they add up to ``instances``),
+    the simplest kept counterexample (exact, or None; :func:`simplest_counterexample`) and its exact
+    ``sides`` as the statement writes them (:func:`counterexample_sides`, or None)."""
     t = total(cells) if cells else Tally()
     out = {"theorem": theorem, "campaign": campaign, "instances": t.n,
            "verdicts": {k: t.count(k) for k in ("holds", "tight", "violated", "undecided")},
            "not_applicable": t.count("not-applicable"),
-           "counterexample": None if cex is None else cex["extra"]["counterexample"]}
+           "counterexample": None if cex is None else cex["extra"]["counterexample"],
+           "sides": None if cex is None else counterexample_sides(cex)}
     return out
 
 
@@ -325,13 +364,16 @@ def own_lines(store: Any, plan: Any) -> list[str]:
         th = get(s.theorem)
         cells = tally(store, s.campaign, s.stored_as, s.chunk_keys())
         t = total(cells) if cells else Tally()
-        out += [f"### `{th.id}` ({th.category}): {th.title}", "", f"$$ {latex(th.statement)} $$", "",
-                f"Over {', '.join(th.matrices)}: n x n row-stochastic" + "".join(f", {a}" for a in th.assume)
-                + f"; registered by `{source(th.id)}`.", "",
-                f"{t.n:,} instances: {t.count('holds'):,} holds, {t.count('tight'):,} tight (share "
-                f"{share_text(t.count('tight'), t.n)}, 95% Wilson), {t.count('violated'):,} violated, "
-                f"{t.count('not-applicable'):,} not applicable; {t.exact:,} decided past the float margin in exact "
-                "arithmetic.", ""]
+        asked = (f" (`--instances {s.instances:,}` asked: split over {len(s.cells()):,} cells and rounded up to "
+                 f"whole chunks)" if s.total() != s.instances else "")
+        others = "".join(f", {t.count(k):,} {k}" for k in verdict_names(cells)[len(VERDICTS):])
+        out += [f"### `{th.id}` ({th.category}): {th.title}", "", f"Hypotheses: {th.hypotheses_words()}.", "",
+                f"$$ {latex(th.statement)} $$", "", f"Registered by `{source(th.id)}`.", "",
+                f"{t.n:,} instances checked{asked}: {t.count('holds'):,} holds, {t.count('tight'):,} tight (share "
+                f"{share_text(t.count('tight'), applicable(t))} of the applicable ones, 95% Wilson), "
+                f"{t.count('violated'):,} violated, {t.count('undecided'):,} undecided, "
+                f"{t.count('not-applicable'):,} not applicable{others}; {t.exact:,} decided past the float margin "
+                "in exact arithmetic.", ""]
         cond = condition_tally(store, s.campaign, s.stored_as, s.chunk_keys())
         if cond is not None:
             out += [condition_line(cond) + ".", ""]

@@ -31,7 +31,8 @@ theorem a ``violated`` verdict (a proved theorem's stops the run loudly: the cam
 and reported). Each record carries both sides: exactly, as strings of Fractions, when the head has at
 most :data:`EXACT_SIDES_MAX_N` tokens (the rational sides of a product of two 128 x 128 matrices take
 a minute), and always the float sides with their rigorous error bounds (the enclosure the verdict
-was certified from, or the rational path's).
+was certified from, or the rational path's), all as the statement writes them, with its ``relation``
+(:func:`as_written`).
 
 >>> statement_digest("mine.square", "delta(A**2) <= delta(A)**2")
 '1b08141f6fa7'
@@ -387,6 +388,17 @@ def _float(x: Any) -> Optional[float]:
     return x if math.isfinite(x) else None
 
 
+def as_written(compiled: Any, extra: dict) -> dict:
+    """The sides of a head's record (exact ``lhs``/``rhs``, floats ``lhs_float``/``rhs_float`` and their
+    error bounds ``err``) and its ``relation`` as the statement writes them (a ``>=`` statement's left
+    side is ``lhs``); the record's ``value``/``bound``/``slack`` keep the bound's normal form (value <= bound)."""
+    floats = compiled.as_written(extra["lhs_float"], extra["rhs_float"])
+    errs = compiled.as_written(*extra["err"])
+    exact = compiled.as_written(extra["lhs"], extra["rhs"])
+    return dict(lhs=exact["lhs"], rhs=exact["rhs"], relation=exact["relation"], lhs_float=floats["lhs"],
+                rhs_float=floats["rhs"], err=[errs["lhs"], errs["rhs"]])
+
+
 def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> Any:
     """The chunk of one input: ``theorem_id`` decided on every head of ``model`` on ``text_input``
     (see the module docstring); ``digest``: the statement's, as the campaign was named with (a
@@ -420,6 +432,7 @@ def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> An
             le, re_ = exact_sides(compiled, {"A": heads[b]})
             extra.update(lhs=str(le), rhs=str(re_))
             lhs, rhs, slack = float(le), float(re_), float(re_ - le)      # the slack rounded once
+        extra.update(as_written(compiled, extra))
         prov = dict(inst.provenance, variant="all", n=int(T), layer=l, head=h, statement=str(th.statement))
         instance = f"{inst.model}|{inst.input}#{inst.sha}|all|L{l}|H{h}"
         sides = dict(slack=slack, value=lhs, bound=rhs, provenance=prov)

@@ -113,12 +113,13 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
                 raise RuntimeError(f"{theorem}: instance {key}/i{i} was decided violated but its exact sides are "
                                    f"{lhs} and {rhs}: a bug in numerics.expr")
             extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
-                         lhs=exact_text(lhs), rhs=exact_text(rhs), relation=compiled.relation)
+                         **compiled.as_written(exact_text(lhs), exact_text(rhs)))     # as the statement writes them
         if not proved:
             verdict = {"holds": "supported", "tight": "supported", "violated": "refuted",
                        "not-applicable": "not-testable", "undecided": "inconclusive"}[verdict]
             extra.update(statistic=float(slack[i]) if np.isfinite(slack[i]) else None,
-                         interval=None, method="exact verdict of the bound on this instance (rhs - lhs)")
+                         interval=None, method="exact verdict of the bound on this instance (statistic: its slack, "
+                                "negative where it fails)")
         records.append(Record(theorem, f"{key}/i{i}", verdict, slack=float(slack[i]) if np.isfinite(slack[i])
                               else None, value=float(d.lhs[i]), bound=float(d.rhs[i]), backend="numerics.expr",
                               provenance={**prov, "index": int(i)}, extra=extra))

@@ -384,10 +384,10 @@ def exact_counterexamples(found: list, expr: dict) -> None:
                                    "theorem's hypotheses): a bug in numerics.expr")
             f.slack = float(rhs - lhs)                 # its own exact slack, rounded once
             f.extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
-                           lhs=exact_text(lhs), rhs=exact_text(rhs), slack_exact=exact_text(rhs - lhs),
-                           relation=compiled.relation)
+                           slack_exact=exact_text(rhs - lhs), **compiled.as_written(exact_text(lhs), exact_text(rhs)))
         if expr["category"] not in ("proved", "sanity"):
-            f.extra.update(statistic=float(f.slack), interval=None, method="guided search: rhs - lhs of the bound")
+            f.extra.update(statistic=float(f.slack), interval=None,
+                           method="guided search: the bound's slack, negative where it fails")
 
 
 def causal_starts(n: int, count: int, seed: int, per: int = 2) -> np.ndarray:
