@@ -424,7 +424,7 @@ def delta_of(rows) -> Fraction:
 
 
 def cex_instance(out: str) -> str:
-    return out.split("first counterexample (", 1)[1].split(")", 1)[0]
+    return out.split("simplest kept counterexample (", 1)[1].split(")", 1)[0]
 
 
 def test_the_table_has_a_column_for_every_verdict_and_rows_add_up(ge_file, tmp_path, capsys):
