@@ -297,6 +297,18 @@ def one_gguf_reader():
         parsed.clear()
 
 
+def check_files(name_or_path: str | os.PathLike, allow_pickle: bool = False) -> None:
+    """What can be refused of a model path without reading its weights or importing transformers:
+    no such file or folder, no weights (or pickled ones not allowed), a configuration with an
+    ``auto_map`` or that is not JSON. Embedded names and ONNX files pass (their files are checked
+    when loaded). :func:`load_model` checks the same, then the configuration and tokenizer, before
+    it reads the weights."""
+    src = EMBEDDED.get(str(name_or_path))
+    if src is not None or str(name_or_path).lower().endswith(".onnx"):
+        return
+    refuse_code(_resolve(name_or_path, allow_pickle).folder)
+
+
 def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
                max_tokens: int = MAX_TOKENS, cache: bool = True) -> LoadedModel:
     """Load a model for attention measurements (see the module docstring)."""
@@ -338,8 +350,10 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
             what = "GGUF file" if gguf else "configuration/architecture (config.json)"
             raise InvalidInput(f"model {str(folder / gguf) if gguf else str(folder)!r}: unreadable or unknown "
                                f"{what}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
-        module = build_module(weights, config, common)
+        # the folder's data first (configuration, tokenizer): a folder refused for them is refused
+        # before its weights are read, the expensive part
         tokenizer = load_tokenizer(folder, common, gguf=bool(gguf))
+        module = build_module(weights, config, common)
     try:
         causal = _probe_causal(module)
     except Exception as exc:

@@ -44,7 +44,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
@@ -73,6 +73,8 @@ class ModelRun:
     max_tokens: Optional[int] = None
     allow_pickle: bool = False
     images: Optional[str] = None      # --images DIR|FILE[,FILE...] of an image model (None: the bundled photographs)
+    # the corpus once read (load): the command plans, runs and reports from the same inputs, read once
+    _corpus: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def reads_images(self) -> bool:
@@ -81,15 +83,15 @@ class ModelRun:
 
         return is_onnx(self.model)
 
-    def load(self) -> tuple[Any, Any]:
-        """The model (cached in-process by :func:`numerics.sources.models.load_model`) and the corpus
-        (texts, or images for an image model: :mod:`numerics.sources.images`); the corpus is read first
-        (a bad ``--texts`` / ``--images`` is refused before a model is loaded), and ``--texts`` with an
-        image model or ``--images`` with a text model is refused."""
+    def corpus(self) -> Any:
+        """The inputs (texts, or images for an image model: :mod:`numerics.sources.images`), read on
+        the first call and kept: planning, measuring and reporting one run read them once; ``--texts``
+        with an image model or ``--images`` with a text model is refused."""
         from numerics.sources.corpus import load_corpus
         from numerics.sources.images import load_images
-        from numerics.sources.models import MAX_TOKENS, load_model
 
+        if "corpus" in self._corpus:
+            return self._corpus["corpus"]
         if self.reads_images:
             if self.texts is not None:
                 raise InvalidInput(f"--texts {self.texts!r}: model {self.model!r} reads images, not texts "
@@ -100,6 +102,19 @@ class ModelRun:
                 raise InvalidInput(f"--images {self.images!r}: model {self.model!r} reads texts, not images "
                                    "(--images is for dinov2 and FILE.onnx; give --texts for a text model)")
             corpus = load_corpus(self.texts, limit=self.limit)
+        self._corpus["corpus"] = corpus
+        return corpus
+
+    def load(self) -> tuple[Any, Any]:
+        """The model (cached in-process by :func:`numerics.sources.models.load_model`, which checks a
+        folder's files, configuration and tokenizer before it reads the weights) and the corpus
+        (:meth:`corpus`, read once). A model path's own refusals that need no reading (no such path,
+        a pickle, an ``auto_map``: :func:`~numerics.sources.models.check_files`) come first, then the
+        corpus (a bad ``--texts`` / ``--images`` is refused before a model is loaded), then the model."""
+        from numerics.sources.models import MAX_TOKENS, check_files, load_model
+
+        check_files(self.model, self.allow_pickle)      # a bad path, pickle or auto_map: before any reading
+        corpus = self.corpus()
         model = load_model(self.model, allow_pickle=self.allow_pickle,
                            max_tokens=MAX_TOKENS if self.max_tokens is None else self.max_tokens)
         return model, corpus
