@@ -228,8 +228,9 @@ def fingerprint(weights: Weights, settings: dict) -> str:
     return h.hexdigest()[:16]
 
 
-def _probe_causal(module: Any, n: int = 5) -> Optional[bool]:
-    """Causal iff every attention entry above the diagonal is exactly zero on a probe input."""
+def _probe_causal(module: Any, n: int = 5, where: str = "") -> Optional[bool]:
+    """Causal iff every attention entry above the diagonal is exactly zero on a probe input; an
+    attention that is not finite there (NaN) is refused, naming ``where``, the layer and the head."""
     vocab = int(getattr(module.config, "vocab_size", 100))
     ids = (torch.arange(n, dtype=torch.int64) * 7 + 3)[None, :] % max(vocab, 1)
     with torch.no_grad():
@@ -237,6 +238,12 @@ def _probe_causal(module: Any, n: int = 5) -> Optional[bool]:
     att = getattr(out, "attentions", None)
     if not att or any(a is None for a in att):
         return None
+    for layer, a in enumerate(att):
+        bad = ~torch.isfinite(a[0])
+        if bool(bad.any()):
+            h, r, c = (int(v) for v in torch.nonzero(bad)[0])
+            raise InvalidInput(f"model {where!r}: its attention on a probe input (token ids {ids[0].tolist()}) is not "
+                               f"finite: layer {layer}, head {h}, row {r}, column {c}: {float(a[0, h, r, c])}")
     upper = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
     return all(bool((a[0][..., upper] == 0).all()) for a in att)
 
@@ -355,7 +362,9 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
         tokenizer = load_tokenizer(folder, common, gguf=bool(gguf))
         module = build_module(weights, config, common)
     try:
-        causal = _probe_causal(module)
+        causal = _probe_causal(module, where=where)
+    except InvalidInput:
+        raise
     except Exception as exc:
         raise InvalidInput(f"model {where!r}: a forward pass failed: {type(exc).__name__}: "
                          f"{' '.join(str(exc).split())[:300]}") from None

@@ -78,6 +78,8 @@ EMBEDDED_NORMALISATION = "ImageNet mean/std (the DINOv2 image processor's)"
 STANDARD_DOMAINS = ("", "ai.onnx")
 READ = ("the onnx {version} reference evaluator (numpy, pinned kernels), the graph cut to its Softmax outputs "
         "and the residual stream")
+CROSS_CHECKED = ("every node cross-checked against onnxruntime on a probe image, within float rounding "
+                 "(numerics.sources.onnx_check)")
 HIGH_NORM_RULE = (f"patch tokens whose norm in the residual stream entering the final normalisation exceeds "
                   f"{HIGH_NORM_MULTIPLE:g} x the median patch norm")
 _CACHE: dict[tuple, "OnnxAttentionModel"] = {}
@@ -261,9 +263,14 @@ def _image_input(model: Any, path: Path) -> tuple[str, tuple[int, int]]:
     return inp.name, (int(dims[2]), int(dims[3]))
 
 
+def opset_of(model: Any) -> int:
+    """The model's version of the standard operator set."""
+    return next((o.version for o in model.opset_import if o.domain in STANDARD_DOMAINS), 13)
+
+
 def _softmaxes(model: Any, path: Path) -> list[tuple[str, int]]:
     """(output name, axis) of every top-level Softmax node, in graph order; none: InvalidInput."""
-    opset = next((o.version for o in model.opset_import if o.domain in STANDARD_DOMAINS), 13)
+    opset = opset_of(model)
     out = []
     for node in model.graph.node:
         if node.op_type == "Softmax" and allowed_domain(node.domain):
@@ -336,16 +343,34 @@ class _Engine:
         from onnx.reference import ReferenceEvaluator
         from onnx.utils import Extractor
 
+        from numerics.sources.onnx_check import NEW_OPS
+
         try:
             sub = Extractor(model).extract_model([input_name], outputs)
-            self.evaluator = ReferenceEvaluator(sub)
+            self.evaluator = ReferenceEvaluator(sub, new_ops=NEW_OPS)
         except Exception as exc:
             raise InvalidInput(f"model {str(path)!r}: the ONNX reference evaluator cannot run it: "
                                f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
+        self.graph = sub
         self.nodes = len(sub.graph.node)
 
     def run(self, names: list[str], feeds: dict) -> list:
         return self.evaluator.run(names, feeds)
+
+    def probe(self, names: list[str], feeds: dict, path: Path) -> list:
+        """The values ``names`` on ``feeds``, after every node's output on them has been cross-checked
+        against onnxruntime (:func:`numerics.sources.onnx_check.cross_check`)."""
+        from numerics.sources.onnx_check import cross_check
+
+        try:
+            results = self.evaluator.run(None, feeds, intermediate=True)
+        except InvalidInput as exc:
+            raise InvalidInput(f"model {str(path)!r}: {exc}") from None
+        except Exception as exc:
+            raise InvalidInput(f"model {str(path)!r}: the ONNX reference evaluator failed on a probe image: "
+                               f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
+        cross_check(self.graph, results, repr(str(path)))
+        return [results[n] for n in names]
 
 
 def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequence[str] = (),
@@ -374,12 +399,7 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
     names = [s for s, _ in soft] + ([residual] if residual else [])
     session = _Engine(model, input_name, names, path)
     nz = preprocessor(path, size, normalisation)
-    probe = np.zeros((1, 3) + size, dtype=np.float32)
-    try:
-        got = session.run(names, {input_name: probe})
-    except Exception as exc:
-        raise InvalidInput(f"model {str(path)!r}: the ONNX reference evaluator failed on a probe image: "
-                           f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
+    got = session.probe(names, {input_name: np.zeros((1, 3) + size, dtype=np.float32)}, path)
     shapes = [np.shape(a) for a in got[:len(soft)]]
     attn = [(s, i) for i, ((s, axis), sh) in enumerate(zip(soft, shapes))
             if len(sh) == 4 and sh[0] == 1 and sh[2] == sh[3] >= 2 and last_axis(axis, 4)]
@@ -391,6 +411,13 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
         raise InvalidInput(f"model {str(path)!r}: its attention Softmax outputs differ in shape "
                            f"({', '.join(str(shapes[i]) for _, i in attn)}); one (H, n) for every layer is needed")
     (H, n), = heads_tokens
+    for layer, (s, i) in enumerate(attn):
+        a = np.asarray(got[i])
+        bad = ~np.isfinite(a)
+        if bad.any():
+            _, h, r, c = (int(v) for v in np.argwhere(bad)[0])
+            raise InvalidInput(f"model {str(path)!r}: its attention on a probe image (the mean colour) is not finite: "
+                               f"layer {layer} (Softmax output {s!r}), head {h}, row {r}, column {c}: {a[0, h, r, c]}")
     if residual is not None:
         rs = np.shape(got[-1])
         if not (len(rs) == 3 and rs[0] == 1 and rs[1] == n):
@@ -400,9 +427,11 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
     settings = dict(size=list(size), mean=list(nz.mean), std=list(nz.std), resize="skimage order=1 anti_aliasing",
                     run="onnx reference evaluator, cut to the attention", attention=[s for s, _ in attn],
                     residual=residual, high_norm=HIGH_NORM_MULTIPLE)
+    if opset_of(model) < 14 and any(n.op_type == "BatchNormalization" for n in _walk(model.graph)):
+        settings["batchnorm"] = "inference mode (numerics.sources.onnx_check)"   # onnx's own kernel was wrong here
     fp = fingerprint(sha, settings)
     read = READ.format(version=onnx.__version__)
-    all_notes = list(notes) + [f"attention read by {read}"]
+    all_notes = list(notes) + [f"attention read by {read}", CROSS_CHECKED]
     if residual is not None:
         all_notes.append(f"high-norm tokens: {HIGH_NORM_RULE}")
     if not name:

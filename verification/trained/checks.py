@@ -53,7 +53,7 @@ from theory.errors import InvalidInput
 
 from verification import campaign
 from verification.measure import baselines
-from verification.measure.attention import campaign_name, chunk_key, input_records
+from verification.measure.attention import campaign_name, check_instance, chunk_key, input_records
 from verification.measure.baselines import TRAINED
 from verification.plan import RunResult, recording
 
@@ -216,13 +216,35 @@ class Plan:
                 **({"checks": each(self.checks)} if self.checks else {})}
 
 
-def prepare(plan: Plan) -> None:
+def prepare(plan: Plan, first_input: bool = False) -> None:
     """Load every corpus and model of ``plan`` (the models stay cached in-process for :func:`run`):
     what is wrong with them (an absent or empty ``--texts``, an absent ``--model``, a pickle, an
     ``auto_map``, a folder without a tokenizer, a weight of the wrong dtype) is refused here, before
-    the command opens (and so creates) its store."""
+    the command opens (and so creates) its store. ``first_input`` (a store not made yet): each model's
+    first input is measured too and its attention checked
+    (:func:`verification.measure.attention.check_instance`: NaN, a row with no mass on its token set),
+    so that a model refused on it is refused before a store exists; the run reuses that attention."""
     for m in plan.models:
-        m.load()
+        model, corpus = m.load()
+        if first_input and corpus.inputs:
+            inst = model.instance(corpus.inputs[0])
+            check_instance(inst)
+            _MEASURED[(model.name, model.fingerprint, inst.input, inst.sha)] = inst
+
+
+_MEASURED: dict = {}      # the attention prepare() measured, (model, fingerprint, input, sha) -> instance, used once
+
+
+def measure_input(model: Any, text_input: Any, comparison: bool = True, float_tests: bool = False,
+                  controls: bool = False) -> list:
+    """A rollout chunk: :func:`verification.measure.attention.input_records`, with the attention
+    :func:`prepare` already measured for this (model, input) when it did."""
+    from verification.measure.attention import instance_records
+
+    inst = _MEASURED.pop((model.name, model.fingerprint, text_input.id, text_input.sha), None)
+    if inst is None:
+        return input_records(model, text_input, comparison, float_tests, controls)
+    return instance_records(inst, comparison, float_tests, controls)
 
 
 def measured(run: ModelRun) -> tuple[str, Any, set]:
@@ -283,7 +305,7 @@ def run_campaign(model: Any, corpus: Any, store: Any, console: Any = None,
                  comparison: bool = True) -> str:
     """Measure every input of ``corpus`` not yet in the store (resume), one chunk per input text."""
     name = campaign_name(model, corpus.name)
-    chunks = [campaign.Chunk(chunk_key(t), input_records, (model, t, comparison, True, True)) for t in corpus.inputs]
+    chunks = [campaign.Chunk(chunk_key(t), measure_input, (model, t, comparison, True, True)) for t in corpus.inputs]
     campaign.run(store, name, chunks, console=console, description=f"{model.name}: measuring")
     return name
 
@@ -416,6 +438,7 @@ def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> An
         raise InvalidInput(f"{theorem_id}: its statement changed while the run was planned")
     compiled = compile_statement(th.statement)
     inst = model.instance(text_input)
+    check_instance(inst, ("all",))          # NaN: refused naming the model, input, layer and head
     L, H, T, _ = inst.attention.shape
     heads = head_batch(inst.attention)
     d = decide(compiled, {"A": heads})
