@@ -12,38 +12,38 @@ both opsets give the same floats. A node in training mode (several outputs, ``tr
 refused: the attention would depend on the batch, not on the trained network.
 
 **Cross-check** (:func:`cross_check`): on the probe image, every node of the graph is evaluated by
-onnxruntime on exactly the inputs the reference evaluator gave it (the node cut loose from the graph:
-each of its inputs a graph input fed the reference's value, its outputs renamed; one onnxruntime
-session with its graph optimisations off runs them all, the weights fed as arrays), and each of its
-outputs is compared with the reference's. Two float implementations of one operation on the same inputs differ by rounding alone,
-which is bounded by the magnitudes involved (Higham, *Accuracy and Stability of Numerical Algorithms*,
-§3.1: a sum of K terms computed in any order, with or without fused multiply-adds, is within
-``gamma_K = K u / (1 - K u)`` times the sum of the terms' absolute values of the exact sum; ``u`` the
-unit roundoff of the output's type, 2^-24 for float32). Each implementation is within that of the exact
-value, so the two are within twice it: an output element is accepted when
+onnxruntime on exactly the inputs the reference evaluator gave it (the node cut loose from the
+graph: each of its inputs a graph input fed the reference's value, its outputs renamed; one
+onnxruntime session with its graph optimisations off runs them all, the weights fed as arrays), and
+each of its outputs is compared with the reference's. Two float implementations of one operation on
+the same inputs differ by rounding alone, which is bounded by the magnitudes involved (Higham,
+*Accuracy and Stability of Numerical Algorithms*, §3.1: a sum of K terms computed in any order, with
+or without fused multiply-adds, is within ``gamma_K = K u / (1 - K u)`` times the sum of the terms'
+absolute values of the exact sum; ``u`` the unit roundoff of the output's type, 2^-24 for float32).
+Each implementation is within that of the exact value, so the two are within twice it: an output
+element is accepted when
 
     |reference - onnxruntime| <= 2 gamma_(K + c) M + 2 (K + c) tiny
 
-where ``M`` bounds the magnitude of the terms and ``K`` is their number (:func:`magnitude`, each
-in O(size) operations): for MatMul and Gemm an upper bound on ``|A| |B|`` (:func:`product_terms`;
-the inner dimension), for Conv the largest ``|x|`` times each output channel's sum of ``|w|`` plus
-``|b|``, for the sums and means of a Reduce node its input's largest ``|x|`` (times K for a sum),
-for Add and Sub ``|a| + |b|``, for Mul and Div the output, for BatchNormalization,
-LayerNormalization and Softmax the terms of their formulas (a variance computed as E[x^2] - E[x]^2
-included), and for any other node (elementwise functions, data movement) the largest absolute value
-among its inputs and output, at ``K = 1``; an upper bound makes the check less sharp, never wrong.
-Resize (linear, cubic) is a weighted sum of 2 or 4 values per resized axis, with weights whose
-absolute values sum to less than 2. Operators that do no arithmetic (data movement, shapes,
-comparisons, ``Cast``: :data:`EXACT`) must give the same values exactly.
-``c`` = :data:`FEW_ULPS`
-covers the few roundings each formula adds and the accuracy of exp, erf, tanh and kin in libm and in
-onnxruntime's MLAS. ``tiny`` (the smallest normal number) covers a kernel that flushes subnormal
-results to zero. Where either side is not finite the two must agree exactly (both NaN, the same
-infinity). Integer and boolean outputs must be equal. The first node (graph order) whose outputs
-disagree is refused in one line naming the node, its operator, the largest difference and its
-bound: a wrong evaluation (the opset-13 BatchNormalization above made a difference of the order of
-the values themselves) is orders of magnitude beyond rounding, while rounding stays within the bound
-on any machine.
+where ``M`` bounds the magnitude of the terms and ``K`` is their number (:func:`magnitude`, each in
+O(size) operations): for MatMul and Gemm an upper bound on ``|A| |B|`` (:func:`product_terms`; K the
+inner dimension), for Conv the largest ``|x|`` times each output channel's sum of ``|w|``, plus
+``|b|``, for a Reduce node's sum or mean its input's largest ``|x|`` (times K for a sum), for Add
+and Sub ``|a| + |b|``, for Mul and Div the output, for Resize (linear, cubic: a weighted sum of 2 or
+4 values per resized axis, the weights' absolute values summing to less than 2) twice the largest
+input, for BatchNormalization, LayerNormalization and Softmax the terms of their formulas (a
+variance computed as E[x^2] - E[x]^2 included), and for any other node (elementwise functions) the
+largest absolute value among its inputs and output, with K = 1. An upper bound on M makes the check
+less sharp, never wrong. ``c`` = :data:`FEW_ULPS` covers the few roundings each formula adds and the
+accuracy of exp, erf, tanh and kin in libm and in onnxruntime's MLAS; ``tiny`` (the smallest normal
+number) a kernel that flushes subnormal results to zero. Operators that do no arithmetic (data
+movement, shapes, comparisons, IEEE conversions: :data:`EXACT`), and every integer or boolean
+output, must agree exactly; where either side is not finite the two must agree exactly too (both
+NaN, the same infinity). The first node (graph order) whose outputs disagree is refused in one line
+naming the node, its operator, the output, the largest difference and its bound. A wrong evaluation
+is orders of magnitude beyond rounding (the opset-13 BatchNormalization above: differences of the
+order of the values themselves), while on DINOv2-S every node's largest difference is under 2% of
+its bound.
 
 Nodes whose inputs or outputs are not tensors (sequences, optionals) cannot be fed to onnxruntime
 alone and are not cross-checked; nor are the bodies of If / Loop / Scan nodes (the node is, as a whole).
@@ -84,7 +84,7 @@ NEW_OPS = [BatchNormalization]       # the reference evaluator's own kernels rep
 # operators that do no arithmetic (data movement, shapes, IEEE conversions): both evaluators must agree exactly
 EXACT = frozenset(("Reshape", "Transpose", "Concat", "Gather", "GatherElements", "GatherND", "Shape", "Size",
                    "Unsqueeze", "Squeeze", "Slice", "Expand", "Constant", "ConstantOfShape", "Identity", "Flatten",
-                   "Split", "Tile", "Cast", "CastLike", "Pad", "DepthToSpace", "SpaceToDepth", "Range", "Where",
+                   "Split", "Tile", "Cast", "CastLike", "Pad", "DepthToSpace", "SpaceToDepth", "Where",
                    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor"))
 # operators whose bound reads their inputs' values (magnitude); any other: its largest |value|
 WIDENED = frozenset(("MatMul", "Gemm", "Add", "Sub", "Sum", "Mean", "Mul", "Div", "Conv", "ConvTranspose",
