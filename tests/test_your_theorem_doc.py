@@ -56,7 +56,52 @@ def test_every_command_of_the_page_runs(tmp_path, monkeypatch, capsys):
     proof = outputs[("prove", "mine.square", False)]
     assert [(r["n"], r["outcome"]) for r in proof["results"]] == [(2, "proved")]
     doc = (tmp_path / "my-doc" / "own.md").read_text()
-    assert r"\delta\left(A B\right)" in doc and "first counterexample" in doc and "| sparse | 3 |" in doc
+    assert r"\delta\left(A B\right)" in doc and "simplest kept counterexample" in doc and "| hard | 3 |" in doc
+    assert "Hypotheses: $A$ and $B$ are row-stochastic" in doc and "40,000 instances checked" in doc
+    # section 6: the counterexample's instance regenerated through regenerate(..., theory=FILE), in a
+    # process where the theory file is not loaded
+    from numerics.expr import exact_matrix
+    from verification.results import campaign_frame
+    from verification.stress.checks.plan import regenerate
+
+    frame = campaign_frame(tmp_path / "my.db", guess["campaign"], records=True)
+    row = frame[[c == guess["counterexample"] for c in frame["counterexample"]]].iloc[0]
+    try:
+        m = regenerate(guess["campaign"], row["chunk"], int(row["index"]), theory="docs/examples/my_bounds.py")
+    finally:
+        unload_files()
+    exact = {k: [[str(x) for x in r] for r in exact_matrix(v, k).rows()] for k, v in m.items()}
+    assert exact == guess["counterexample"]
+
+
+def test_the_random_families_are_defined_on_the_page_and_in_stress_help(capsys, monkeypatch):
+    """Each family's one-line definition (numerics.sources.random.FAMILY_TEXT) is on the page and at the
+    end of `attnbounds stress --help`; no command of the page draws sparse only where it is one-hot."""
+    from numerics.sources.random import DISTRIBUTIONS, FAMILY_TEXT
+    from verification.cli import main
+
+    assert {f if not f.startswith("softmax-T") else "softmax-T<T>" for f in DISTRIBUTIONS} == set(FAMILY_TEXT)
+    page = " ".join(PAGE.read_text().split())
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["stress", "--help"]) == 0
+    helped = " ".join(capsys.readouterr().out.split())
+    for family, text in FAMILY_TEXT.items():
+        assert f"| `{family}` | {text} |" in page, family
+        assert f"{family} {text}" in helped, family
+    assert "at n <= 4 one column, so sparse is hard" in FAMILY_TEXT["sparse"]
+    for line in commands():
+        argv = shlex.split(line)
+        if "--families" in argv and "sparse" in argv[argv.index("--families") + 1].split(","):
+            assert max(int(n) for n in argv[argv.index("--sizes") + 1].split(",")) > 4, line
+
+
+def test_a_sweep_says_when_sparse_is_hard():
+    from verification.stress.checks.plan import StressPlan
+    from verification.stress.command import sparse_note
+
+    assert "the law of hard" in sparse_note(StressPlan("dobrushin.factor", ("sparse",), (3, 4, 8), 1))
+    assert sparse_note(StressPlan("dobrushin.factor", ("sparse",), (8,), 1)) is None
+    assert sparse_note(StressPlan("dobrushin.factor", ("dirichlet",), (3,), 1)) is None
 
 
 @pytest.mark.parametrize("link", ["docs/your-theorem.md"])

@@ -162,6 +162,7 @@ FACTOR = register(Theorem(
     title="Rollout factor bound (Theorem D1)",
     category="proved",
     statement=sp.Le(delta(AHAT), (1 + delta(A)) / 2),
+    hypotheses_tex=r"$A$ is a row-stochastic $n \times n$ matrix, $n \ge 2$",
     equality="some pair (i, j), i != j, attaining delta(A) is mutually self-dominant: "
              "A_ii >= A_ji and A_jj >= A_ij",
     equality_tex=r"some pair $(i, j)$, $i \ne j$, attaining $\delta(A)$ is mutually self-dominant: "
@@ -186,6 +187,7 @@ CAUSAL = register(Theorem(
     title="Causal attention: D1 is always tight",
     category="proved",
     statement=sp.Eq(delta(AHAT), (1 + delta(A)) / 2),
+    hypotheses_tex=r"$A$ is a lower-triangular (causal) row-stochastic $n \times n$ matrix, $n \ge 2$",
     equality="always (the statement is an equality): row 0 is e_0, so d_ij <= max(d_0i, d_0j) for "
              "i, j >= 1 and delta(A) = max_j (1 - A_j0) is attained by a pair (0, j), which is "
              "mutually self-dominant (A_00 = 1 >= A_j0, A_jj >= A_0j = 0). The same on any set of positions kept "
@@ -209,6 +211,7 @@ PRODUCT = register(Theorem(
     title="Submultiplicativity (Theorem D2)",
     category="proved",
     statement=sp.Le(delta(sp.MatMul(P, Q)), delta(P) * delta(Q)),
+    hypotheses_tex=r"$P$ is a row-stochastic $n \times m$ matrix and $Q$ a row-stochastic $m \times p$ matrix",
     equality="delta(P) delta(Q) = 0, or some pair (i, j) attaining delta(P) has every (k, l) in "
              "S+ x S- attaining delta(Q) with no column t cancelling across those pairs",
     equality_tex=r"$\delta(P)\,\delta(Q) = 0$, or some pair $(i, j)$ attaining $\delta(P)$ has every "
@@ -256,6 +259,7 @@ CAUSAL_PRODUCT = register(Theorem(
     title="Causal attention: when D2 is tight",
     category="proved",
     statement=sp.Le(delta(sp.MatMul(P, Q)), delta(P) * delta(Q)),
+    hypotheses_tex=r"$P$ and $Q$ are lower-triangular (causal) row-stochastic $n \times n$ matrices, $n \ge 2$",
     equality="with p = min_{l>=1} P_l0 and q = min_{l>=1} Q_l0 (delta(P) = 1 - p, delta(Q) = 1 - q): "
              "p = 1, or q = 1, or some row l >= 1 has P_l0 = p and Q_k0 = q for every k >= 1 with P_lk > 0 "
              "(positive lower triangles: Q_10 = ... = Q_l0 = q for l the first minimiser of P_l0). As first "
@@ -308,6 +312,8 @@ CAUSAL_SHARE = register(Theorem(
     title="Causal attention: the share of random pairs on which D2 is tight",
     category="statistical",
     statement=sp.Eq(_s, _pi ** 2),
+    hypotheses_tex=(r"$P$ and $Q$ are independent $n \times n$ draws of the family causal (row $i$ the softmax of "
+                    r"Gaussian logits on columns $0, \dots, i$), $n \ge 2$"),
     equality="for P, Q drawn independently from one causal law with continuous entries, D2 is tight iff row 1 "
              "is the first minimiser of P_l0 and of Q_l0 (the causal-D2 condition without ties), so the share of "
              "tight pairs is s_n = pi_n^2 with pi_n = P(argmin_{l>=1} A_l0 = 1); pi_2 = 1",

@@ -49,10 +49,10 @@ from theory.vocabulary import (FUNCTIONALS, A, B, C, I, Max, Min, Parameter, col
                                spread, stochastic, tokens, trace)
 
 __all__ = ["A", "ASSUMPTIONS", "Abs", "B", "C", "Eq", "FUNCTIONALS", "I", "MATRICES", "MAX_POWER", "Max", "Min",
-           "NormalForm", "Parameter", "Rational", "S", "col_min_sum", "d", "delta", "entry_max", "entry_min", "exp",
-           "is_statement", "latex", "log", "logits", "matrices_of", "n", "norm_1", "norm_fro", "norm_inf",
+           "NormalForm", "Parameter", "Rational", "S", "as_written", "col_min_sum", "d", "delta", "entry_max",
+           "entry_min", "exp", "hypotheses_tex", "is_statement", "latex", "log", "logits", "matrices_of", "n", "norm_1", "norm_fro", "norm_inf",
            "normal_form", "parameter", "ptp", "slem", "softmax", "spread", "sqrt", "stochastic", "tanh", "tokens",
-           "trace", "validate"]
+           "trace", "validate", "written_relation"]
 
 MATRICES = ("A", "B", "C")     # the predefined stochastic matrices
 
@@ -99,7 +99,7 @@ def matrices_of(statement: Any, assume: Any = ()) -> tuple[str, ...]:
     return normal_form(statement, assume).matrices
 
 
-def is_statement(statement: Any) -> bool:
+def is_statement(statement: Any, assume: Any = ()) -> bool:
     """Whether ``statement`` is a bound in this vocabulary (everything about it can be derived).
     A statement written with this vocabulary's objects that is outside it is an error (InvalidInput
     naming what is wrong), never silently "not a statement"; one without them (the built-in theorems'
@@ -109,8 +109,7 @@ def is_statement(statement: Any) -> bool:
     (True, False)
     """
     try:
-        normal_form(statement)
-        return bool(normal_form(statement).symbols)
+        return bool(normal_form(statement, assume).symbols)
     except InvalidInput:
         if uses_vocabulary(statement):
             raise
@@ -143,6 +142,74 @@ def check_assumptions(assume: Any, theorem_id: str = "") -> None:
         if pair <= set(assume):
             raise InvalidInput(f"theorem {theorem_id}: assume= has {' and '.join(sorted(pair))}, which exclude "
                                f"each other ({why})")
+
+
+KIND_TEX = {"stochastic": "row-stochastic $n \\times n$", "logits": "real $n \\times n$", "tokens": "real $n \\times d$"}
+
+
+def hypotheses_tex(matrices: Any, assume: Any = (), roles: Any = None, params: Any = ()) -> str:
+    r"""The hypotheses of a statement over this vocabulary in words with inline math (the form of
+    :attr:`theory.registry.Theorem.hypotheses_tex`): what each matrix it names is (``roles``: name ->
+    kind, stochastic by default), that they share the sizes, ``assume`` (:data:`ASSUMPTIONS`, on the
+    stochastic matrices) and each parameter's interval (``params``: (name, lo, hi)).
+
+    >>> hypotheses_tex(("A",))
+    '$A$ is a row-stochastic $n \\times n$ matrix'
+    >>> hypotheses_tex(("A", "B"), ("causal", "positive"))[16:]
+    'lower-triangular (causal) row-stochastic $n \\times n$ matrices, of one size $n$, with every entry positive'
+    >>> hypotheses_tex(("A", "L"), roles={"L": "logits"}, params=(("alpha", 0, 1),))
+    '$A$ is a row-stochastic $n \\times n$ matrix, $L$ a real $n \\times n$ matrix, of one size $n$; $\\alpha \\in [0, 1]$'
+    """
+    roles = dict(roles or {})
+    groups: dict[str, list] = {}
+    for m in matrices:
+        groups.setdefault(roles.get(m, "stochastic"), []).append(f"${sp.latex(sp.Symbol(m))}$")
+    parts = []
+    for kind, names in groups.items():
+        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        adj = KIND_TEX[kind]
+        if kind == "stochastic":
+            adj = ("lower-triangular (causal) " if "causal" in assume else "") + \
+                  ("symmetric " if "symmetric" in assume else "doubly stochastic, " if "doubly-stochastic" in assume
+                   else "") + adj
+        one = len(names) == 1
+        verb = ("is" if one else "are") if not parts else ""
+        text = f"{who} {verb} a {adj} matrix" if one else f"{who} {verb} {adj} matrices"
+        parts.append(" ".join(text.split()).replace(" ,", ","))
+    text = ", ".join(parts)
+    if len(matrices) > 1:
+        text += ", of one size $n$"
+    if groups.get("stochastic") and "positive" in assume:
+        text += ", with every entry positive"
+    for name, lo, hi in params:
+        text += f"; ${sp.latex(sp.Symbol(name))} \\in [{lo}, {hi}]$"
+    return text
+
+
+_WRITTEN = {sp.LessThan: "<=", sp.StrictLessThan: "<", sp.GreaterThan: ">=", sp.StrictGreaterThan: ">",
+            sp.Equality: "="}
+
+
+def written_relation(statement: Any) -> str:
+    """The relation of ``statement`` as it is written: ``<=``, ``<``, ``>=``, ``>`` or ``=`` (its normal
+    form, :func:`normal_form`, reads ``>=`` and ``>`` the other way round).
+
+    >>> written_relation(delta(A) >= delta(A**2)), written_relation(delta(A**2) < 1)
+    ('>=', '<')
+    """
+    return _WRITTEN.get(type(statement), "<=")
+
+
+def as_written(relation: str, lhs: Any, rhs: Any) -> dict:
+    """The two sides of the normal form ``lhs <= rhs`` (or ``<``, ``=``) as the statement is written,
+    with its ``relation`` as written (:func:`written_relation`): for ``>=`` and ``>`` the sides swap back.
+
+    >>> as_written(">=", "1/4", "1/2")         # delta(A**2) >= ... stored as 1/4 <= 1/2
+    {'lhs': '1/2', 'relation': '>=', 'rhs': '1/4'}
+    """
+    if relation in (">=", ">"):
+        return {"lhs": rhs, "relation": relation, "rhs": lhs}
+    return {"lhs": lhs, "relation": relation, "rhs": rhs}
 
 
 def latex(statement: Any) -> str:

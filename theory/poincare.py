@@ -46,6 +46,9 @@ theta = sp.Symbol("theta", real=True)
 _SYMS = {"beta": "inverse temperature", "lambda": "ridge strength", "kappa": "inf Hess(beta F)",
          "C_P": "Poincare constant of exp(-beta F)", "w": "oscillation bound of the bounded part W"}
 _EVAL = "numerics.poincare.bounds"
+# the setting every statement here is claimed in (Theorem.hypotheses_tex; each theorem adds its own)
+_GIBBS = (r"$\mu \propto e^{-\beta F}$ on $\mathbb{R}^{d}$, $F = L + \tfrac{\lambda}{2} \lvert\theta\rvert^{2}$, "
+          r"$\beta, \lambda > 0$, $e^{-\beta F}$ integrable, $C_P$ the Poincare constant of $\mu$")
 
 
 # -- generic symbolic helpers ------------------------------------------------------------------------
@@ -219,6 +222,8 @@ def _gaussian_witness() -> dict:
 BAKRY_EMERY = register(Theorem(
     id="poincare.gibbs.bakry_emery", title="Bakry-Emery curvature bound",
     category="proved", statement=sp.Implies(sp.GreaterThan(kappa, 0), sp.LessThan(C_P, 1 / kappa)),
+    hypotheses_tex=_GIBBS + (r", $\kappa$ the infimum over $\theta$ of the least eigenvalue of "
+                             r"$\operatorname{Hess}(\beta F)$"),
     equality="Gaussian F = lambda/2 |theta|^2 (kappa = beta lambda), attained by linear f",
     equality_tex=r"the Gaussian $F = \tfrac{\lambda}{2} \lvert\theta\rvert^{2}$ ($\kappa = \beta\lambda$), "
                  r"attained by linear $f$",
@@ -231,6 +236,7 @@ HOLLEY_STROOCK = register(Theorem(
     title="Holley-Stroock perturbation of the ridge Gaussian",
     category="proved",
     statement=sp.LessThan(C_P, sp.exp(beta * w_osc) / (beta * lam)),
+    hypotheses_tex=_GIBBS + r", $L$ bounded with $\operatorname{osc} L \le w$",
     equality="osc L = 0 (L constant): the Gaussian, bound 1/(beta lambda) attained",
     equality_tex=r"$\operatorname{osc} L = 0$ ($L$ constant): the Gaussian, where the bound $1/(\beta\lambda)$ "
                  "is attained",
@@ -242,6 +248,7 @@ _f_var, _f_dir = sp.symbols("Var_mu_f E_mu_gradf2", positive=True)
 TEST_FUNCTION = register(Theorem(
     id="poincare.gibbs.test_function_lower", title="Test-function lower bound",
     category="sanity", statement=sp.GreaterThan(C_P, _f_var / _f_dir),
+    hypotheses_tex=_GIBBS + r", $f$ any smooth function with $0 < \mathbb{E}_{\mu}\|\nabla f\|^{2} < \infty$",
     equality="f the first eigenfunction of -L (for the Gaussian: f = theta)",
     equality_tex=r"$f$ the first eigenfunction of $-\mathcal{L}$ (for the Gaussian: $f = \theta$)",
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
@@ -254,6 +261,8 @@ VILLANI = register(Theorem(
     title="Villani's condition for every positive ridge (seed claim)",
     category="conjecture",
     statement=sp.Implies(sp.StrictGreaterThan(lam, 0), sp.Eq(sp.Limit(_V(theta), theta, sp.oo), sp.oo)),
+    hypotheses_tex=_GIBBS + (r", $V = \tfrac{\beta}{2} \lvert\nabla F\rvert^{2} - \Delta F$ as "
+                             r"$\lvert\theta\rvert \to \infty$"),
     equality="not an inequality: the check is whether V -> +oo; where it fails the table reports the "
              "region (lambda < lambda_V(beta)) and the bounds that still hold there",
     equality_tex=r"not an inequality: the check is whether $V \to +\infty$; where it fails, the table reports the "
@@ -267,6 +276,8 @@ LANGEVIN_RATE = register(Theorem(
     id="poincare.langevin.rate",
     title="Spectral gap of the Langevin dynamics",
     category="statistical", statement=sp.Eq(_r_sde, 1 / (beta * C_P)),
+    hypotheses_tex=_GIBBS + (r", $r_{\mathrm{SDE}}$ the exponential decay rate of the Langevin dynamics "
+                             r"$d\theta = -\nabla F\,dt + \sqrt{2/\beta}\,dB$"),
     equality="always: the generator is (1/beta) L; the slowest eigenfunction decays at exactly this rate",
     equality_tex=r"always: the generator of $d\theta = -\nabla F\,dt + \sqrt{2/\beta}\,dB$ is "
                  r"$\tfrac{1}{\beta}\mathcal{L}$, and its slowest eigenfunction decays at exactly this rate",
@@ -279,6 +290,8 @@ EXPECTED_LOSS = register(Theorem(
     title="Excess loss of the Langevin dynamics against the Laplace curve",
     category="statistical",
     statement=sp.LessThan(sp.Symbol("E_beta_L") - sp.Symbol("L_inf"), sp.Symbol("d") / (2 * sp.Symbol("beta"))),
+    hypotheses_tex=_GIBBS + (r", $\mathbb{E}_{\mu_{\beta}}[L]$ estimated from the Langevin dynamics, "
+                             r"$L_{\inf} = \inf L$, $d$ the dimension of $\theta$"),
     equality="beta -> oo (Laplace: E[F] - F* ~ dim / (2 beta)); E_beta[L] -> L(theta*_lambda) >= inf L, so the "
              "excess tends to the regularisation gap L(theta*_lambda) - inf L, not to 0",
     equality_tex=r"as $\beta \to \infty$ (Laplace: $\mathbb{E}[F] - F^{*} \sim \dim/(2\beta)$); "

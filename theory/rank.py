@@ -220,6 +220,11 @@ _SYMS = {"Delta": "M* - M", "K": "token covariance, E[X X^T] = d K > 0",
          "sigma_i": "singular values of M* K^{1/2}", "r^*": "rank(M* K^{1/2})",
          "R(r)": "min over rank(M) <= r of tr((M* - M) K (M* - M)^T)"}
 _EVAL = "numerics.rank.linear"
+# the hypotheses the linear surrogate's statements are claimed under (Theorem.hypotheses_tex)
+_LINEAR_HYP = (r"$M^{*}$ and $M$ real $m \times n$, $\Delta = M^{*} - M$; inputs $X$ ($n \times d$) with uncorrelated "
+               r"columns of covariance $K \succ 0$; $R(r) = \min_{\operatorname{rank} M \le r} "
+               r"\operatorname{tr}(\Delta K \Delta^{\top})$, $\sigma_1 \ge \sigma_2 \ge \dots$ the singular values of "
+               r"$M^{*} K^{1/2}$, $r^{*} = \operatorname{rank}(M^{*} K^{1/2})$, $r \ge 0$ an integer")
 
 EXCESS_RISK_IDENTITY = register(Theorem(
     id="rank.linear.excess_risk_identity", title="Excess risk of a linear token mixer", category="proved",
@@ -227,7 +232,7 @@ EXCESS_RISK_IDENTITY = register(Theorem(
     equality="always (an identity of second moments)", hypotheses=linear_hypotheses, witness=_witness,
     equality_tex="always (an identity of second moments)",
     evaluators={"fast": f"{_EVAL}:excess_risk_monte_carlo", "exact": f"{_EVAL}:excess_risk_exact"},
-    references=("docs/theory.md §3",), symbols=_SYMS))
+    references=("docs/theory.md §3",), symbols=_SYMS, hypotheses_tex=_LINEAR_HYP))
 
 ECKART_YOUNG = register(Theorem(
     id="rank.linear.eckart_young", title="Best low-rank approximation in the K-weighted norm",
@@ -236,7 +241,7 @@ ECKART_YOUNG = register(Theorem(
     equality_tex=r"always; attained by $M_r = [M^{*} K^{1/2}]_r K^{-1/2}$",
     witness=_witness,
     evaluators={"fast": f"{_EVAL}:optimal_excess_risk", "exact": f"{_EVAL}:certify_tail_sum"},
-    references=("[1] Eckart & Young 1936", "[2] Mirsky 1960"), symbols=_SYMS))
+    references=("[1] Eckart & Young 1936", "[2] Mirsky 1960"), symbols=_SYMS, hypotheses_tex=_LINEAR_HYP))
 
 DEFICIENCY = register(Theorem(
     id="rank.linear.deficiency", title="Rank-deficient students pay a tail singular value",
@@ -246,7 +251,7 @@ DEFICIENCY = register(Theorem(
     equality="R(r) = sigma_{r*}^2 iff r = r* - 1", hypotheses=linear_hypotheses, witness=_witness,
     equality_tex=r"$R(r) = \sigma_{r^{*}}^{2}$ if and only if $r = r^{*} - 1$",
     evaluators={"fast": f"{_EVAL}:deficiency_fast", "exact": f"{_EVAL}:deficiency_exact"},
-    references=("[3] seed: deficiency",), symbols=_SYMS))
+    references=("[3] seed: deficiency",), symbols=_SYMS, hypotheses_tex=_LINEAR_HYP))
 
 ACHIEVABILITY = register(Theorem(
     id="rank.linear.achievability", title="The teacher's rank suffices: zero excess risk", category="proved",
@@ -255,7 +260,7 @@ ACHIEVABILITY = register(Theorem(
     equality_tex=r"always for $r \ge r^{*}$ (take $M = M^{*}$)",
     witness=lambda: {**_witness(), "r": 3},
     evaluators={"fast": f"{_EVAL}:achievability_fast", "exact": f"{_EVAL}:achievability_exact"},
-    references=("[3] seed: achievability",), symbols=_SYMS))
+    references=("[3] seed: achievability",), symbols=_SYMS, hypotheses_tex=_LINEAR_HYP))
 
 _learned = sp.Symbol("r_GD")
 GD_RECOVERY = register(Theorem(
@@ -266,7 +271,7 @@ GD_RECOVERY = register(Theorem(
                  "initialisation scale",
     hypotheses=linear_hypotheses, witness=_witness,
     evaluators={"fast": "numerics.rank.gd:learned_rank", "exact": "numerics.rank.gd:learned_rank_exact"},
-    references=("[3] seed: recovery under low-rank implicit bias",), symbols=_SYMS))
+    references=("[3] seed: recovery under low-rank implicit bias",), symbols=_SYMS, hypotheses_tex=_LINEAR_HYP))
 
 _rhat = sp.Symbol("r_hat")
 DATA_RECOVERY = register(Theorem(
@@ -277,7 +282,8 @@ DATA_RECOVERY = register(Theorem(
                  r"values of $\hat{M} \hat{K}^{1/2}$ returns $r^{*}$",
     hypotheses=linear_hypotheses, witness=_witness,
     evaluators={"fast": f"{_EVAL}:estimate_ranks", "exact": f"{_EVAL}:estimate_ranks_exact"},
-    references=("[3] seed: the energy effective rank is the robust estimator",), symbols=_SYMS))
+    references=("[3] seed: the energy effective rank is the robust estimator",), symbols=_SYMS,
+    hypotheses_tex=_LINEAR_HYP))
 
 
 def attention_hypotheses(instance: dict) -> Hypotheses:
@@ -315,9 +321,13 @@ def _attention_witness() -> dict:
 
 
 _W = sp.Symbol("rank W_hat")
+_ATTN_HYP = (r"a teacher kernel $W^{*}$ ($d \times d$, $r^{*} = \operatorname{rank} W^{*}$) with value map $W_V$, "
+             r"and inputs $X$: $B \ge 1$ sequences of $T \ge 1$ tokens in $\mathbb{R}^{d}$, labelled by the "
+             r"teacher's attention; $r \ge 0$ an integer")
 ATTN_LINEAR_RECOVERY = register(Theorem(
     id="rank.attention.linear.recovery", title="Linear attention: the kernel recovered by regression",
     category="proved", statement=sp.Eq(_W, rs_),
+    hypotheses_tex=_ATTN_HYP + r"; linear attention, $\hat{W}$ the kernel fitted to its outputs by least squares",
     equality="when the regression design has full column rank (noiseless): W_hat = W*",
     equality_tex=r"when the regression design has full column rank (noiseless data): $\hat{W} = W^{*}$",
     hypotheses=attention_hypotheses, witness=_attention_witness,
@@ -329,6 +339,8 @@ ATTN_LINEAR_DEFICIENCY = register(Theorem(
     id="rank.attention.linear.deficiency", title="Linear attention: low-rank kernels pay a tail",
     category="proved",
     statement=sp.GreaterThan(_R(r_), sp.Symbol("mu") * sp.Sum(_sigma(i_) ** 2, (i_, r_ + 1, n_))),
+    hypotheses_tex=_ATTN_HYP + (r"; linear attention, $R(r)$ the least mean squared output error of a student kernel "
+                                r"of rank at most $r$, $\sigma_i$ the $i$-th largest singular value of $W^{*}$"),
     equality="mu = smallest eigenvalue of the quadratic form W -> mean ||X W X^T X W_V||^2",
     equality_tex=r"$\mu$ is the smallest eigenvalue of the quadratic form "
                  r"$W \mapsto \operatorname{mean} \lVert X W X^{\top} X W_V \rVert^{2}$",
@@ -340,6 +352,7 @@ ATTN_LINEAR_DEFICIENCY = register(Theorem(
 ATTN_SOFTMAX_RECOVERY = register(Theorem(
     id="rank.attention.softmax.recovery", title="Softmax attention: the kernel's rank from data, in part",
     category="conjecture", statement=sp.Eq(_W, rs_),
+    hypotheses_tex=_ATTN_HYP + r"; softmax attention, $\hat{W}$ the kernel fitted to its outputs",
     equality="holds at high temperature (small logits); breaks with saturation, T > d, unknown W_V",
     equality_tex=r"holds at high temperature (small logits); fails with saturation, with $T > d$, or with "
                  r"$W_V$ unknown",
@@ -353,6 +366,8 @@ ATTN_NATIVE_RANK = register(Theorem(
     category="conjecture",
     statement=sp.And(sp.Implies(sp.StrictLessThan(r_, rs_), sp.StrictGreaterThan(_R(r_), 0)),
                      sp.Implies(sp.GreaterThan(r_, rs_), sp.Eq(_R(r_), 0))),
+    hypotheses_tex=_ATTN_HYP + (r"; $R(r)$ the least risk of a student kernel of rank at most $r$ trained on the "
+                                r"same data"),
     equality="R(r) = 0 for r >= r* (student = teacher)", hypotheses=attention_hypotheses,
     equality_tex=r"$R(r) = 0$ for $r \ge r^{*}$ (the student equals the teacher)",
     witness=_attention_witness,
@@ -363,6 +378,7 @@ ATTN_NATIVE_RANK = register(Theorem(
 STATIC_LADDER = register(Theorem(
     id="rank.attention.static_rank", title="A static mixing operator's rank predicts the kernel's rank",
     category="conjecture", statement=sp.Eq(sp.Symbol("rank M_static"), rs_),
+    hypotheses_tex=_ATTN_HYP + r"; $M_{\mathrm{static}}$ the best static token mixer fitted to the same data",
     equality="expected to FAIL for input-conditioned attention (the interpolation ladder)",
     equality_tex="expected to fail for input-conditioned attention (the interpolation ladder)",
     hypotheses=attention_hypotheses, witness=_attention_witness,
@@ -388,6 +404,8 @@ def weights_hypotheses(instance: dict) -> Hypotheses:
 WEIGHTS_HEAD_RANK = register(Theorem(
     id="rank.weights.head_rank", title="A head's circuit has rank at most its head dimension",
     category="sanity", statement=sp.LessThan(sp.Symbol("rank(A B^T)"), sp.Symbol("d_head")),
+    hypotheses_tex=(r"$A$ and $B$ are real $D \times d_{\mathrm{head}}$ matrices with $D \ge d_{\mathrm{head}}$ (a "
+                    r"head's $W_Q$ and $W_K$, or $W_V$ and $W_O^{\top}$)"),
     equality="rank(A B^T) = dh iff rank(B) = dh when A has full column rank",
     equality_tex=r"$\operatorname{rank}(A B^{\top}) = d_{\mathrm{head}}$ if and only if "
                  r"$\operatorname{rank}(B) = d_{\mathrm{head}}$, when $A$ has full column rank",

@@ -175,10 +175,17 @@ class Theorem:
     # bool) that the stress sweep checks against the exact tight verdicts
     assume: tuple[str, ...] = ()
     equality_condition: Optional[Callable[[Mapping[str, Any]], bool]] = None
+    # a statement over theory.expr only: relations over the same vocabulary an instance must satisfy
+    # (e.g. ``where=[ptp(L) <= 2]``); an instance where one is false is not-applicable
+    where: tuple = ()
     # a statistical statement that is a proved consequence of another registered theorem (its id): the
     # documents typeset it as a corollary of that theorem, not as a conjecture; its campaigns still
     # test it on draws (outcomes), which is what its category says
     follows_from: str = ""
+    # the hypotheses under which the statement is claimed, for every typeset form (the paper's theorem
+    # blocks, docs/theorems.md, `attnbounds theorems`, a user's own.md): words with inline math in $...$,
+    # as equality_tex; derived for a statement over theory.expr (row-stochastic, one size, `assume`)
+    hypotheses_tex: str = ""
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -189,10 +196,14 @@ class Theorem:
             raise ValueError(f"theorem {self.id}: statement must be a sympy relation, got {type(self.statement).__name__}")
         from theory import expr
 
-        matrices = expr.matrices_of(self.statement) if expr.is_statement(self.statement) else ()
         object.__setattr__(self, "assume", tuple(self.assume))
+        object.__setattr__(self, "where", tuple(self.where))
+        form = expr.normal_form(self.statement, self.assume) if expr.is_statement(self.statement, self.assume) else None
+        matrices = form.matrices if form is not None else ()
         if matrices:
             expr.check_assumptions(self.assume, self.id)
+            for w in self.where:                      # the where= relations read in the same vocabulary
+                expr.normal_form(w, self.assume)
             if self.hypotheses is None:
                 object.__setattr__(self, "hypotheses", DerivedHypothesis(matrices, self.assume))
             if self.witness is None:
@@ -202,21 +213,26 @@ class Theorem:
             if not self.equality:
                 object.__setattr__(self, "equality", "not stated" if self.equality_condition is None
                                    else "the predicate equality_condition")
+            if not self.hypotheses_tex:
+                words = expr.hypotheses_tex(matrices, self.assume, dict(form.symbols), form.params)
+                if self.where:
+                    words += "; where " + ", ".join(f"${sp.latex(w)}$" for w in self.where)
+                object.__setattr__(self, "hypotheses_tex", words)
         else:
             missing = [f for f in ("hypotheses", "witness") if getattr(self, f) is None]
-            if missing or self.assume or self.equality_condition is not None:
+            if missing or self.assume or self.where or self.equality_condition is not None:
                 what = (f"needs {' and '.join(missing)}=" if missing else
-                        "takes assume= and equality_condition= only for a statement over theory.expr")
+                        "takes assume=, where= and equality_condition= only for a statement over theory.expr")
                 raise ValueError(f"theorem {self.id}: its statement is not over theory.expr (A, B, C, I, delta), "
                                  f"so it {what}")
 
     @property
     def matrices(self) -> tuple[str, ...]:
-        """The matrices (of A, B, C) a statement over :mod:`theory.expr` is about; () for any other
-        statement (the built-in theorems' symbols, which no evaluator derives from)."""
+        """The matrix symbols a statement over :mod:`theory.expr` is about (A, B, C first); () for any
+        other statement (the built-in theorems' symbols, which no evaluator derives from)."""
         from theory import expr
 
-        return expr.matrices_of(self.statement) if expr.is_statement(self.statement) else ()
+        return expr.matrices_of(self.statement, self.assume) if expr.is_statement(self.statement, self.assume) else ()
 
     @property
     def is_expr(self) -> bool:
@@ -240,16 +256,31 @@ class Theorem:
         math kept), else the plain words escaped."""
         return math_text(self.equality_tex) if self.equality_tex else latex_text(self.equality)
 
+    def hypotheses_words(self) -> str:
+        """The hypotheses in words with inline math: :attr:`hypotheses_tex`, else (a theorem registered
+        without it, whose statement is not over theory.expr) the first line of its hypothesis
+        function's docstring, as plain words; "" when neither says anything."""
+        if self.hypotheses_tex:
+            return self.hypotheses_tex
+        doc = (getattr(self.hypotheses, "__doc__", None) or "").strip()
+        return doc.splitlines()[0].rstrip(".").replace("$", "") if doc else ""
+
+    def hypotheses_latex(self) -> str:
+        """The hypotheses for LaTeX (:meth:`hypotheses_words`: its words escaped, its ``$...$`` math kept)."""
+        return math_text(self.hypotheses_words())
+
     def latex_block(self) -> str:
-        """A ``theorem`` environment (amsthm) with a label, the statement in display math and the
-        equality condition in words and inline math, set loosely (``\\sloppy``: a long formula moves to
-        the next line rather than into the margin)."""
+        """A ``theorem`` environment (amsthm) with a label, its hypotheses in words and inline math,
+        the statement in display math and the equality condition, one paragraph set loosely
+        (``\\sloppy``: a long formula moves to the next line rather than into the margin)."""
         kind = {"proved": "theorem", "sanity": "proposition"}.get(self.category, "conjecture")
         source = ""
         if self.follows_from:
             kind, source = "corollary", f" It follows from Theorem~\\ref{{thm:{self.follows_from}}} (a proof on paper)."
-        return (f"\\begin{{{kind}}}[{latex_text(self.title)}]\\label{{thm:{self.id}}}\n"
-                f"\\[ {self.latex()} \\]\n{{\\sloppy Equality: {self.equality_latex()}.{source}\\par}}\n\\end{{{kind}}}")
+        hyp = self.hypotheses_latex()
+        hyp = f"Hypotheses: {hyp}.\n" if hyp else ""
+        return (f"\\begin{{{kind}}}[{latex_text(self.title)}]\\label{{thm:{self.id}}}\n{{\\sloppy {hyp}"
+                f"\\[ {self.latex()} \\]\nEquality: {self.equality_latex()}.{source}\\par}}\n\\end{{{kind}}}")
 
     def evaluator(self, backend: str) -> Callable:
         """Resolve the evaluator registered for ``backend`` (imports numerics lazily)."""
@@ -448,7 +479,9 @@ def theorems_markdown() -> str:
     out = ["# Registered theorems", "",
            "Generated from the registry: `attnbounds theorems --markdown > docs/theorems.md`.", ""]
     for th in theorems():
-        out += [f"## `{th.id}` ({th.category})", "", th.title, "", f"$$ {th.latex()} $$", "",
+        hyp = th.hypotheses_words()
+        out += [f"## `{th.id}` ({th.category})", "", th.title, ""] + ([f"Hypotheses: {hyp}.", ""] if hyp else [])
+        out += [f"$$ {th.latex()} $$", "",
                 f"- equality: {th.equality_tex or th.equality}", f"- backends: {', '.join(sorted(th.evaluators))}"]
         out += [f"- formal proof (Coq): `theory/formal/{f.replace(':', '` lemma `')}`" for f in th.formal]
         out += [f"- proved on paper only (not formalised): {x}" for x in th.not_formal]

@@ -84,6 +84,9 @@ BOTTLENECK = register(Theorem(
     id="san.bottleneck", title="Scalar bottleneck of attention-only stacks at length one",
     category="proved",
     statement=sp.Eq(hL, h0 * sp.Product(1 + _c[_l] * _M[_l], (_l, 1, _L))),
+    hypotheses_tex=r"a decoder of $L$ attention-only blocks $h_l = h_{l-1} + g_l \operatorname{Attn}_l(N_l(h_{l-1}))$ "
+                   r"(no feed-forward layer), $N_l$ an RMSNorm without bias or the identity, $g_l$ a scalar gate or "
+                   r"$1$, any $W_Q$, $W_K$ and QK-norm, at sequence length one",
     equality="always (an identity): the model at T = 1 equals h_0 prod_l (I + c_l M_l), "
              "M_l = diag(gamma_l) W_V W_O, c_l = gate_l / rms(h_{l-1}), product ordered l = 1..L",
     equality_tex=r"always (an identity): at sequence length one the model equals $h_0 \prod_{l=1}^{L} (I + c_l M_l)$ "
@@ -118,10 +121,14 @@ def _claim_witness() -> dict:
 _EVAL = {"fast": "numerics.san.claims:decide", "exact": "numerics.san.claims:decide_exact"}
 
 
+CLAIM_HYPOTHESES = (r"one finite value of the compared difference per seed pair (its two sides measured on runs from "
+                    r"paired seeds), at least one pair; decided by a paired $t$ interval over the pairs")
+
+
 def _claim(id_: str, title: str, statement: sp.Basic, equality: str, equality_tex: str) -> Theorem:
     return register(Theorem(id=id_, title=title, category="conjecture", statement=statement, equality=equality,
                             hypotheses=claim_hypotheses, witness=_claim_witness, evaluators=_EVAL,
-                            references=(REF,), equality_tex=equality_tex))
+                            references=(REF,), equality_tex=equality_tex, hypotheses_tex=CLAIM_HYPOTHESES))
 
 
 def _sym(name: str) -> sp.Symbol:

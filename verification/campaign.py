@@ -4,7 +4,8 @@ A *campaign* is a named set of *chunks*; a chunk is a deterministic piece of wor
 function and its arguments, seeds included) that returns the :class:`~verification.store.Record`
 rows of its instances. :func:`run` skips the chunks already stored (resume: a chunk counts as
 stored when its content matches its mark, :meth:`~verification.store.ResultStore.chunk_check`; one
-deleted from or edited by hand is computed again and replaced whole), hands the rest to an
+deleted from, edited or moved by hand is computed again and replaced whole, and what does not verify
+under a key outside the plan is removed, :meth:`~verification.store.ResultStore.discard`), hands the rest to an
 executor, writes each finished chunk in one transaction (a run killed at any moment loses at most
 the chunks in flight), shows progress, and stops loudly with :class:`~theory.verdicts.ViolationError`
 right after storing a chunk with a ``violated`` record of a *proved* theorem (the category is read
@@ -76,6 +77,7 @@ class CampaignResult:
     skipped: int = 0        # chunks already stored (resumed)
     records: int = 0        # records written in this run
     recomputed: int = 0     # chunks whose stored content did not match their mark (computed again)
+    removed: int = 0        # chunk keys outside the plan whose content did not verify (removed)
     violations: list = field(default_factory=list)  # violated records of any theorem, this run
 
 
@@ -158,7 +160,8 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Optiona
     checked = store.chunk_check(campaign) if hasattr(store, "chunk_check") else None
     problems = {} if checked is None else {k: v for k, v in checked.problems.items() if k not in checked.unmarked}
     altered = [c.key for c in todo if c.key in problems]
-    result = CampaignResult(campaign, skipped=len(chunks) - len(todo), recomputed=len(altered))
+    gone = discard_strays(store, campaign, keys, console)
+    result = CampaignResult(campaign, skipped=len(chunks) - len(todo), recomputed=len(altered), removed=len(gone))
     for hook in _COLLECTORS:           # verification.plan.recording: the family's RunResult sees it
         hook(result)
     if altered and console is not None:
@@ -187,6 +190,20 @@ def run(store: Any, campaign: str, chunks: Iterable[Chunk], *, executor: Optiona
             if bar is not None:
                 bar[0].stop()
     return result
+
+
+def discard_strays(store: Any, campaign: str, keys: Iterable[str], console: Any = None) -> dict[str, str]:
+    """Remove what ``campaign`` holds under chunk keys outside ``keys`` (the plan) that does not verify
+    (:meth:`~verification.store.ResultStore.discard`: content with no mark, a mark its content does
+    not match; a verified chunk never), and say so on ``console``: content the paper refuses as
+    nobody's is gone after the command it names. :func:`run` calls it; a caller that skips
+    :func:`run` when nothing is left to compute calls it itself. Returns chunk key -> what was wrong."""
+    gone = store.discard(campaign, keys) if hasattr(store, "discard") else {}
+    if gone and console is not None:
+        key = next(iter(gone))
+        console.print(f"{campaign}: removed what {len(gone)} chunk key{'s' * (len(gone) > 1)} outside the plan "
+                      f"held that no mark vouches for (e.g. {key!r} {gone[key]})", markup=False, highlight=False)
+    return gone
 
 
 _COLLECTORS: list[Callable[[CampaignResult], None]] = []
@@ -257,7 +274,8 @@ def _stop_if_violated(campaign: str, chunk: Chunk, records: list) -> None:
     if loud:
         r = loud[0]
         raise ViolationError(
-            f"{len(loud)} violated record(s) of proved theorems stored in campaign {campaign!r}, "
+            f"{len(loud)} violated record(s) of proved theorems stored in campaign {campaign!r} (the records kept; "
+            f"a chunk summary counts every violated instance), "
             f"chunk {chunk.key!r}; first: {r.theorem} on {r.instance} (value {r.value}, bound "
             f"{r.bound}, slack {r.slack}, extra {r.extra})")
 

@@ -2,26 +2,37 @@
 
 :meth:`verification.store.ResultStore.write_chunk` stores a chunk's records and summaries and its
 *mark* (a row of the ``chunks`` table) in one transaction. The mark carries what the chunk wrote:
-``n`` (its records), ``summaries`` (its summaries) and ``digest``, a SHA-256 of their stored content
-(every column but the row id, read back from the store in key order: records by theorem and
-instance, summaries by theorem), so that a chunk edited after it was stored is told from a complete
-one. :func:`check` reads a campaign's marks and content in one pass (SQL ordered by chunk, one hash
-per chunk) and says, per mark, whether the content matches it: a record or summary deleted, added,
-moved to another chunk or edited (a count, a slack, a verdict) makes its chunk *incomplete*.
+``n`` (its records), ``summaries`` (its summaries) and ``digest``, a SHA-256 that binds the
+campaign's name, the chunk's key and the chunk's stored content (every other column but the row id,
+read back from the store in key order: records by theorem and instance, summaries by theorem), so
+that a chunk edited after it was stored is told from a complete one, and so is a chunk moved to
+another key or copied under another campaign's name together with its mark. :func:`check` reads a
+campaign's marks and content in one pass (SQL ordered by chunk, one hash per chunk) and says, per
+mark, whether the content matches it: a record or summary deleted, added, moved to another chunk or
+edited (a count, a slack, a verdict), or a whole chunk filed under a key or campaign it was not
+computed for, makes its chunk *incomplete*.
 
-A mark written before digests (a store of schema version 1, or unstamped: its ``digest`` is NULL)
-cannot be verified and counts as incomplete: resuming recomputes it (the same records as before,
-the chunks being deterministic) and writes a verifiable mark; the paper refuses it until then.
-Content under a chunk key with no mark at all (a mark deleted by hand) is reported too.
+What the digest does not do: it is not a signature. Whoever edits a store and recomputes the digest
+with this module's own function makes a forged chunk verify; the digest tells edits, moves, copies
+and accidents from a complete chunk, not a deliberate forger.
+
+A mark written before digests bound their campaign and key (a store of schema version 1 or 2, or
+unstamped: the first open for writing sets its ``digest`` to NULL) cannot be verified and counts as
+incomplete: resuming recomputes it (the same records as before, the chunks being deterministic) and
+writes a verifiable mark; the paper refuses it until then. Content under a chunk key with no mark at
+all (a mark deleted by hand) is reported too.
 
 >>> import sqlite3
 >>> from verification.store_file import SCHEMA
 >>> db = sqlite3.connect(":memory:")
 >>> _ = db.executescript(SCHEMA)
->>> _ = db.execute("INSERT INTO chunks VALUES ('camp', 'c0', 0, 0, 0, ?)", (empty_digest(),))
+>>> _ = db.execute("INSERT INTO chunks VALUES ('camp', 'c0', 0, 0, 0, ?)", (empty_digest("camp", "c0"),))
 >>> check(db, "camp")
 Checked(verified=frozenset({'c0'}), problems={}, unmarked=frozenset())
->>> _ = db.execute("UPDATE chunks SET n = 2")
+>>> _ = db.execute("UPDATE chunks SET chunk = 'c1'")       # the same (empty) content, filed under another key
+>>> check(db, "camp").problems
+{'c1': "was edited after it was stored or filed under another key or campaign (its content differs from its mark's digest)"}
+>>> _ = db.execute("UPDATE chunks SET chunk = 'c0', n = 2")
 >>> check(db, "camp").problems
 {'c0': 'has 0 records, its mark says 2'}
 """
@@ -33,12 +44,16 @@ from itertools import groupby
 from operator import itemgetter
 from typing import NamedTuple, Optional
 
-# the stored columns a digest covers, in this order (everything but the row id; campaign and chunk
-# are the key the digest is filed under)
+# the stored columns a digest covers, in this order (everything but the row id; campaign and chunk,
+# the key the digest is filed under, are bound by digest_of)
 RECORD_COLUMNS = ("theorem, instance, verdict, slack, value, bound, backend, dtype, provenance, extra, "
                   "versions, created")
 SUMMARY_COLUMNS = "theorem, body, versions, created"
-UNVERIFIABLE = "was written before chunk digests (schema version 1) and cannot be verified"
+UNVERIFIABLE = ("was written before chunk digests bound their campaign and key (schema version 1 or 2) and cannot "
+                "be verified")
+EDITED = ("was edited after it was stored or filed under another key or campaign (its content differs from its "
+          "mark's digest)")
+RECIPE = b"attnbounds chunk mark, schema version 3\n"     # changes with the digest's recipe (and the schema version)
 
 
 class Checked(NamedTuple):
@@ -51,9 +66,11 @@ class Checked(NamedTuple):
     unmarked: frozenset = frozenset()
 
 
-def digest_of(records: bytes, summaries: bytes) -> str:
-    """The digest of a chunk from the SHA-256 digests of its records' and its summaries' rows."""
-    return hashlib.sha256(b"records\n" + records + b"summaries\n" + summaries).hexdigest()
+def digest_of(campaign: str, chunk: str, records: bytes, summaries: bytes) -> str:
+    """The digest of chunk ``chunk`` of ``campaign`` from the SHA-256 digests of its records' and its
+    summaries' rows: the names are bound with the content (``repr`` of the pair: unambiguous)."""
+    key = repr((str(campaign), str(chunk))).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(RECIPE + key + b"\nrecords\n" + records + b"summaries\n" + summaries).hexdigest()
 
 
 _EMPTY = hashlib.sha256(b"").digest()
@@ -80,26 +97,26 @@ def content(db: sqlite3.Connection, campaign: str, chunk: Optional[str] = None,
     out = {}
     for key in recs.keys() | sums.keys():
         (nr, hr), (ns, hs) = recs.get(key, (0, _EMPTY)), sums.get(key, (0, _EMPTY))
-        out[key] = (nr, ns, digest_of(hr, hs))
+        out[key] = (nr, ns, digest_of(campaign, key, hr, hs))
     return out
 
 
-def empty_digest() -> str:
-    """The digest of a chunk that wrote nothing."""
-    return digest_of(_EMPTY, _EMPTY)
+def empty_digest(campaign: str, chunk: str) -> str:
+    """The digest of chunk ``chunk`` of ``campaign`` when it wrote nothing."""
+    return digest_of(campaign, chunk, _EMPTY, _EMPTY)
 
 
 def check(db: sqlite3.Connection, campaign: str, digests: bool = True, summaries: bool = True) -> Checked:
     """Every chunk mark of ``campaign`` checked against the content stored under its key (see the
-    module docstring), in one pass. ``digests``: whether the ``chunks`` table has the columns of
-    schema version 2 (without them every mark is unverifiable); ``summaries``: whether the store
-    has that table."""
+    module docstring), in one pass. ``digests``: whether the marks are of today's recipe (a store of
+    schema version :data:`~verification.store_file.SCHEMA_VERSION`; otherwise every mark is
+    unverifiable); ``summaries``: whether the store has that table."""
     cols = "chunk, n, summaries, digest" if digests else "chunk, n, NULL, NULL"
     marks = db.execute(f"SELECT {cols} FROM chunks WHERE campaign = ?", (campaign,)).fetchall()
     stored = content(db, campaign, summaries=summaries)
     verified, problems = set(), {}
     for key, n, n_sums, digest in marks:
-        nr, ns, have = stored.get(key, (0, 0, empty_digest()))
+        nr, ns, have = stored.get(key, (0, 0, empty_digest(campaign, key)))
         if digest is None or n_sums is None:
             problems[key] = UNVERIFIABLE
         elif nr != n:
@@ -107,7 +124,7 @@ def check(db: sqlite3.Connection, campaign: str, digests: bool = True, summaries
         elif ns != n_sums:
             problems[key] = f"has {ns} summar{'ies' if ns != 1 else 'y'}, its mark says {n_sums}"
         elif have != digest:
-            problems[key] = "was edited after it was stored (its content differs from its mark's digest)"
+            problems[key] = EDITED
         else:
             verified.add(key)
     unmarked = sorted(stored.keys() - {m[0] for m in marks})

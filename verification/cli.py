@@ -38,6 +38,8 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
     console = make_console()
     for th in theorems():  # statements contain brackets: never parse them as rich markup
         console.print(f"[bold]{escape(th.id)}[/bold]  ({th.category})  {escape(th.title)}")
+        if th.hypotheses_words():
+            console.print(f"    hypotheses: {th.hypotheses_words()}", markup=False)
         console.print(f"    statement: {th.statement}", markup=False)
         if args.latex:
             console.print(f"    latex:     {th.latex()}", markup=False)

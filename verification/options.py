@@ -241,6 +241,13 @@ def check_out_dir(out: str | os.PathLike) -> Path:
     return path
 
 
+# the exit status of a command that finds a user's theorem false as filed: a theorem filed as proved
+# with an exactly re-checked counterexample, or whose equality condition disagrees with the exact
+# tight verdict on an instance (`stress`, `stress --search`, `prove`; docs/reliability.md). Not 1 (a
+# bug: a traceback) nor 2 (bad input: one line), nor 130 (interrupted)
+REFUTED = 3
+
+
 def fail(prog: str, exc: BaseException) -> int:
     """One line on stderr for bad input, exit status 2."""
     print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)

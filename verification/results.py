@@ -41,8 +41,11 @@ LISTING = ("campaign", "kind", "theorems", "chunks", "complete", "incomplete", "
 VERDICTS = tuple(v.value for v in Verdict)
 #: the columns of a summary campaign's :func:`campaign_frame`
 SUMMARY_COLUMNS = ("chunk", "theorem", "family", "n", "layers", "instances", *VERDICTS, "exact", "min_slack")
-#: a record campaign's :func:`campaign_frame` starts with these; the record's provenance keys follow
-RECORD_COLUMNS = ("chunk", "instance", "theorem", "verdict", "slack", "value", "bound", "backend", "dtype")
+#: a record campaign's :func:`campaign_frame` starts with these; the record's provenance keys follow, then
+#: the rest of its ``extra`` as ``extra.<key>``; ``counterexample``: a counterexample's exact matrices
+#: ({name: rows of "p/q"}) where the record holds one, else None
+RECORD_COLUMNS = ("chunk", "instance", "theorem", "verdict", "slack", "value", "bound", "backend", "dtype",
+                  "counterexample")
 SHOWN = 5        # known campaigns an unknown name's refusal lists
 
 _KIND = re.compile(r"^(.*?)(?=[.:]|-v\d|$)")
@@ -125,7 +128,8 @@ def _counts(store: ResultStore, table: str) -> dict[str, int]:
 def campaigns(db: Store) -> pd.DataFrame:
     """One row per campaign in the store (by name), with the columns :data:`LISTING`: ``theorems``
     (comma-separated), ``chunks`` (chunk keys holding a mark or content), ``complete`` (their
-    content matches their mark), ``incomplete`` (every other: what a resume recomputes),
+    content matches their mark), ``incomplete`` (every other: what a resume recomputes, or removes
+    outside its plan),
     ``records`` and ``summaries`` (rows stored under the campaign, complete chunks or not).
     ``attrs["problems"]``: campaign -> {chunk key: what is wrong}, for the campaigns with an
     incomplete chunk. Read-only."""
@@ -194,9 +198,13 @@ def _summary_row(chunk: str, theorem: str, body: dict) -> dict[str, Any]:
 
 
 def _record_row(rec: dict) -> dict[str, Any]:
-    row = {c: rec.get(c) for c in RECORD_COLUMNS}
+    extra = dict(rec.get("extra") or {})
+    row = {c: rec.get(c) for c in RECORD_COLUMNS if c != "counterexample"}
+    row["counterexample"] = extra.pop("counterexample", None)
     for k, v in _flat(rec.get("provenance") or {}).items():
         row[f"provenance.{k}" if k in row else k] = v
+    for k, v in _flat(extra).items():
+        row[f"extra.{k}"] = v
     return row
 
 
@@ -209,8 +217,11 @@ def campaign_frame(db: Store, campaign: str, theorem: Optional[str] = None, reco
     summary counts none; a guided search's summary counts only what it found, and says nothing of
     the verdicts it does not name: None), ``exact`` (verdicts the exact path decided), ``min_slack``.
     A campaign of records (or any, with ``records=True``: a sweep keeps the instances worth a
-    record) gives one row per record: :data:`RECORD_COLUMNS`, then its provenance keys (nested ones
-    as ``outer.inner``; one named like a column above as ``provenance.<key>``).
+    record) gives one row per record: :data:`RECORD_COLUMNS` (``counterexample``: the exact matrices of
+    a counterexample, {name: rows of "p/q"}, else None), then its provenance keys (nested ones as
+    ``outer.inner``; one named like a column above as ``provenance.<key>``), then the rest of what the
+    record keeps (its ``extra``) as ``extra.<key>`` (a counterexample's exact sides: ``extra.lhs``,
+    ``extra.relation``, ``extra.rhs``, as the statement writes them).
 
     ``attrs``: ``campaign``, ``theorem``, ``incomplete`` (chunk key -> what is wrong, for the chunks
     left out). An unknown campaign or a theorem the campaign has nothing of is an InvalidInput

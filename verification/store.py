@@ -13,8 +13,10 @@ content (:mod:`verification.chunk_marks`). Every reader goes through that check
 (:meth:`ResultStore.chunk_check`, ``done_chunks``; one pass over a campaign, kept until the store
 changes): a chunk whose record or summary was deleted, moved or edited after it was stored is
 incomplete, so resume recomputes it (replacing what is under its key) and the paper refuses it,
-naming it. Marks of schema version 1 carry no digest: they cannot be verified and count as
-incomplete (resume recomputes those chunks; the paper asks for that run).
+naming it; so is a whole chunk moved to another key or copied under another campaign's name with
+its mark (the digest binds both). What does not verify under a key outside a resumed run's plan is
+removed by that run (:meth:`ResultStore.discard`). Marks of schema versions 1 and 2 cannot be
+verified and count as incomplete (resume recomputes those chunks; the paper asks for that run).
 
 Default location: ``paper/results.db`` (``ATTNBOUNDS_DB`` or ``--db`` override; ``:memory:`` works).
 
@@ -35,7 +37,9 @@ refused with one line (:class:`~theory.errors.InvalidInput`), their bytes untouc
 schema version 1, or made before the stamp (``application_id`` 0, exactly version 1's tables and
 columns, or those without the later ``summaries`` table), is read as it is and upgraded by the
 first open for writing (:func:`~verification.store_file.upgrade`: the mark columns and the
-``summaries`` table added, stamped version 2; its old marks stay unverifiable). An empty (0-byte)
+``summaries`` table added, stamped today's version; its old marks stay unverifiable), and so is a
+store of version 2. A store holding a trigger, a view or an index of its own (a store is data,
+never code) is refused like a foreign one, read-only or not. An empty (0-byte)
 file, or an SQLite file with no tables at all, is initialised. A store damaged where the inspection did not look (a read or
 write failing later) is the same one-line refusal, never a traceback. Checking that a store can be
 written (:func:`check_writable`) creates nothing: a store that does not exist yet needs an existing,
@@ -155,7 +159,7 @@ class ResultStore:
             self._db = sqlite3.connect(self.path, timeout=30)
             if state != "current" and not _probe_only:   # create the tables (or upgrade older ones) in one go
                 upgrade(self._db)
-            self._digests = True
+            self._digests = self._mark_columns = True
             if self.path != ":memory:" and not _probe_only:
                 self._db.execute("PRAGMA journal_mode=WAL")
             with self._db:  # a real write, rolled back: proves the store is writable now
@@ -179,7 +183,8 @@ class ResultStore:
             raise InvalidInput(f"{where} is a folder, not a results store file")
         if not Path(self.path).is_file():
             raise InvalidInput(f"{where}: no results store there (fill one first, e.g. `attnbounds verify`)")
-        inspect_store(self.path)           # read-only, immutable: a damaged or foreign file is refused as it is
+        # read-only, immutable: a damaged or foreign file is refused as it is; only today's marks verify
+        current = inspect_store(self.path) == "current"
 
         def connect(immutable: bool) -> sqlite3.Connection:
             db = sqlite3.connect(ro_uri(self.path, immutable), uri=True, timeout=30)
@@ -189,7 +194,8 @@ class ResultStore:
                 db.close()
                 raise
             self._tables = names & set(TABLES)
-            self._digests = "chunks" in names and "digest" in {c[0] for c in columns_of(db, "chunks")}
+            self._mark_columns = "chunks" in names and "digest" in {c[0] for c in columns_of(db, "chunks")}
+            self._digests = self._mark_columns and current
             return db
 
         # A WAL store read with mode=ro needs its -shm index, which SQLite creates when missing
@@ -257,7 +263,7 @@ class ResultStore:
                     [(campaign, chunk, th, json.dumps(body, sort_keys=True, separators=(",", ":")),
                       self._versions, now) for th, body in summaries.items()])
             n, n_sums, digest = chunk_marks.content(self._db, campaign, chunk).get(
-                chunk, (0, 0, chunk_marks.empty_digest()))        # read back: what a reader will hash
+                chunk, (0, 0, chunk_marks.empty_digest(campaign, chunk)))   # read back: what a reader will hash
             self._db.execute("INSERT OR REPLACE INTO chunks (campaign, chunk, n, created, summaries, digest) "
                              "VALUES (?,?,?,?,?,?)", (campaign, chunk, n, now, n_sums, digest))
         self._checked.pop(campaign, None)
@@ -266,22 +272,57 @@ class ResultStore:
     def _check_kernel_mode(self, campaign: str, chunk: str) -> None:
         """Refuse to add a chunk made with one kernel mode (numerics.pins: ``pinned`` or ``native``) to
         a campaign whose stored chunks were made with the other: a resumed campaign would mix numbers
-        of two numerical set-ups under one name. Records from before the mode was recorded pass."""
+        of two numerical set-ups under one name. Only verified chunks count (:meth:`chunk_check`: a
+        chunk whose ``versions`` were edited is recomputed, never trusted); records from before the
+        mode was recorded pass."""
         mode = kernel_mode(self._versions)
         if not mode:
             return
         stored = self._modes.get(campaign)
         if stored is None:
+            verified = self.chunk_check(campaign).verified - {chunk}
+            modes = set()
             with self._guard():
-                row = self._db.execute("SELECT versions FROM records WHERE campaign = ? AND chunk != ? LIMIT 1",
-                                       (campaign, chunk)).fetchone()
-            stored = self._modes[campaign] = kernel_mode(row[0]) if row else mode
+                for table in ("records", "summaries") if verified else ():
+                    modes.update(kernel_mode(v) for k, v in self._db.execute(
+                        f"SELECT DISTINCT chunk, versions FROM {table} WHERE campaign = ?", (campaign,))
+                        if k in verified)
+            other = sorted(modes - {"", mode})
+            stored = self._modes[campaign] = other[0] if other else mode
         if stored and stored != mode:
             raise InvalidInput(
                 f"--db {self.path!r}: campaign {campaign!r} holds chunks computed with {stored} kernels, and this "
                 f"run computes with {mode} kernels (numerics.pins; ATTNBOUNDS_NATIVE_KERNELS="
                 f"{'1' if mode == 'native' else 'unset'}): resuming would mix the two in one campaign. Run it "
                 f"with the same setting as before, or into another store (--db)")
+
+    def discard(self, campaign: str, keep: Iterable[str]) -> dict[str, str]:
+        """Remove what ``campaign`` holds under chunk keys outside ``keep`` (a run's plan) that does not
+        verify (:meth:`chunk_check`: content under a key without a mark, a mark its content does not
+        match, a mark that cannot be verified), marks included, in one transaction that checks again
+        what it removes; a verified chunk is never removed. Returns chunk key -> what was wrong.
+        A resume calls it (:func:`verification.campaign.run`): nothing a mark vouches for is lost,
+        and what the paper refuses as nobody's is gone."""
+        if self.readonly:
+            raise InvalidInput(f"--db {self.path!r} was opened read-only: nothing can be written to it")
+        keep = set(keep)
+        if not set(self.chunk_check(campaign).problems) - keep:      # the common case: nothing to do
+            return {}
+        with self._guard():
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                checked = chunk_marks.check(self._db, campaign, digests=self._digests,
+                                            summaries="summaries" in self._tables)
+                gone = {k: why for k, why in sorted(checked.problems.items()) if k not in keep}
+                for table in ("records", "summaries", "chunks"):
+                    self._db.executemany(f"DELETE FROM {table} WHERE campaign = ? AND chunk = ?",
+                                         [(campaign, k) for k in gone])
+                self._db.commit()
+            except BaseException:
+                self._db.rollback()
+                raise
+        self._checked.pop(campaign, None)
+        return gone
 
     # -- reading -------------------------------------------------------------------------------
     def chunk_check(self, campaign: str) -> chunk_marks.Checked:
@@ -371,7 +412,7 @@ class ResultStore:
                         "+LENGTH(versions)+40",
              "summaries": "LENGTH(campaign)+LENGTH(chunk)+LENGTH(theorem)+LENGTH(body)+LENGTH(versions)+8",
              "chunks": "LENGTH(campaign)+LENGTH(chunk)+16" + (
-                 "+IFNULL(LENGTH(digest),0)+(CASE WHEN summaries IS NULL THEN 0 ELSE 8 END)" if self._digests else "")}
+                 "+IFNULL(LENGTH(digest),0)+(CASE WHEN summaries IS NULL THEN 0 ELSE 8 END)" if self._mark_columns else "")}
         where, args = ("campaign = ?", (campaign,)) if chunk is None else ("campaign = ? AND chunk = ?", (campaign, chunk))
         with self._guard():
             return int(sum(self._db.execute(f"SELECT IFNULL(SUM({expr}), 0) FROM {table} WHERE {where}",

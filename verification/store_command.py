@@ -3,13 +3,15 @@ Read-only: the store is opened with ``readonly=True`` and must exist (the CLI ch
 anything runs); its bytes never change.
 
 Without options, one row per campaign (:func:`verification.results.campaigns`): its kind, theorems,
-chunks (complete: their content matches their mark; incomplete: what a resume recomputes), records
+chunks (complete: their content matches their mark; incomplete: what a resume recomputes, or removes
+where it lies outside the resumed run's plan), records
 and summaries; the incomplete chunks' reasons follow the table. ``--campaign NAME`` prints that
 campaign's rows instead (:func:`verification.results.campaign_frame`: a stress sweep's verified
 chunks with their verdict counts, or a campaign's records; ``--records`` for a sweep's kept records,
-``--theorem ID`` for one theorem's). ``--json`` prints the same as one JSON object on the last line
-of stdout (the listing: ``{"db", "campaigns": [{"campaign", "kind", "theorems", "chunks", "complete",
-"incomplete", "records", "summaries"}]}``), ``--csv FILE`` writes the table to FILE as well.
+a counterexample's exact matrices and sides included, ``--theorem ID`` for one theorem's). ``--json``
+prints the same as one JSON object on the last line of stdout (the listing: ``{"db", "campaigns":
+[{"campaign", "kind", "theorems", "chunks", "complete", "incomplete", "records", "summaries"}]}``),
+``--csv FILE`` writes the table to FILE as well.
 
 pandas loads when the command runs, not when its parser is built (``attnbounds store --help``
 imports neither pandas nor torch; the command never imports torch).
@@ -130,7 +132,7 @@ def _cmd(args: argparse.Namespace) -> int:
         bad, chunks = frame[frame["incomplete"] > 0], int(frame["chunks"].sum())
         console.print(f"{len(frame)} campaign{'s' * (len(frame) != 1)}, {chunks} chunk{'s' * (chunks != 1)}; "
                       + (f"{len(bad)} with incomplete chunks (a resume of the command that ran them recomputes "
-                         "those chunks; the paper refuses them until then):" if len(bad) else "every chunk complete")
+                         "those of its plan and removes the others; the paper refuses them until then):" if len(bad) else "every chunk complete")
                       + wrote, markup=False, highlight=False)
         for campaign in bad["campaign"]:
             _problems(console, campaign, frame.attrs["problems"][campaign])
@@ -175,7 +177,9 @@ def register(sub: Any) -> None:
     p.add_argument("--theorem", default=None, metavar="ID", help="with --campaign: only this theorem's rows")
     p.add_argument("--records", action="store_true",
                    help="with --campaign: the records even of a campaign stored as summaries (a sweep keeps the "
-                        "instances worth a record: violated, undecided, the smallest slacks)")
+                        "instances worth a record: violated, undecided, the smallest slacks), each with what it keeps "
+                        "(a counterexample's exact matrices in the column counterexample, its sides as extra.lhs, "
+                        "extra.relation, extra.rhs)")
     p.add_argument("--json", action="store_true",
                    help="print the listing (or the campaign's rows) as one JSON object, the last line of stdout")
     p.add_argument("--csv", default=None, metavar="FILE", help="also write the table to FILE (CSV)")

@@ -4,7 +4,9 @@ exceeds the rigorous error bound, exact arithmetic for the rest and for every eq
 For ``lhs <= rhs``: ``holds`` (lhs < rhs), ``tight`` (lhs = rhs), ``violated`` (lhs > rhs). For
 ``lhs < rhs``: ``holds`` (lhs < rhs), ``violated`` (lhs >= rhs: an equality violates a strict
 bound; :attr:`Decision.equal` marks those). ``not-applicable`` where the statement is undefined (a
-denominator exactly 0). Verdicts are :class:`theory.verdicts.Verdict` members.
+denominator exactly 0) and, given the theorem's hypotheses (``assume``: "causal", "positive"), where an
+instance does not satisfy them (:func:`assumed`: nothing is claimed there, nothing is computed exactly).
+Verdicts are :class:`theory.verdicts.Verdict` members.
 
 The three paths, in order, per instance:
 
@@ -71,9 +73,32 @@ class Decision:
         return {str(v): int(c) for v, c in zip(VERDICTS, got)}
 
 
-def decide(compiled: Compiled, mats: Any) -> Decision:
+def assumed(mats: Any, assume: tuple = ()) -> np.ndarray:
+    """(B,) bool: the instances of ``mats`` ({"A": (B, n, n), ...}) on which every matrix satisfies the
+    hypotheses ``assume`` ("causal": every entry above the diagonal exactly 0; "positive": every entry
+    > 0). A float matrix stands for its rows renormalised exactly, which keeps both properties, so they
+    are read on the floats themselves.
+
+    >>> X = np.array([[[1.0, 0.0], [0.5, 0.5]], [[0.5, 0.5], [0.5, 0.5]]])
+    >>> assumed({"A": X}, ("causal",)).tolist(), assumed({"A": X}, ("positive",)).tolist()
+    ([True, False], [False, True])
+    """
+    ok = None
+    for X in mats.values():
+        X = np.asarray(X)
+        here = np.ones(X.shape[0], dtype=bool)
+        if "causal" in assume:
+            here &= ~np.triu(X, 1).reshape(X.shape[0], -1).any(-1)
+        if "positive" in assume:
+            here &= (X > 0).reshape(X.shape[0], -1).all(-1)
+        ok = here if ok is None else ok & here
+    return np.ones(0, dtype=bool) if ok is None else ok
+
+
+def decide(compiled: Compiled, mats: Any, assume: tuple = ()) -> Decision:
     """Certified verdicts of ``compiled`` on every instance of ``mats`` ({"A": (B, n, n), ...}, rows
-    stochastic; each matrix stands for its floats with rows renormalised exactly).
+    stochastic; each matrix stands for its floats with rows renormalised exactly). ``assume``: the
+    theorem's hypotheses; an instance outside them is ``not-applicable`` (:func:`assumed`).
 
     >>> from theory.expr import A, I, delta
     >>> from numerics.expr.program import compile_statement
@@ -85,6 +110,7 @@ def decide(compiled: Compiled, mats: Any) -> Decision:
     """
     inp = inputs(compiled, mats)
     B = inp.size
+    ok = assumed(inp.data, assume) if assume else np.ones(B, dtype=bool)
     codes, equal = np.zeros(B, dtype=np.int8), np.zeros(B, dtype=bool)
     exact, rational = np.zeros(B, dtype=bool), np.zeros(B, dtype=bool)
     lhs, rhs, err = np.empty(B), np.empty(B), np.empty((B, 2))
@@ -103,7 +129,7 @@ def decide(compiled: Compiled, mats: Any) -> Decision:
         codes[lo:hi] = np.where(diff > 0, HOLDS, VIOLATED)
         equal[lo:hi] = tie
         exact[lo:hi] = ~sure
-        rest = np.flatnonzero(~sure & ~tie)
+        rest = np.flatnonzero(~sure & ~tie & ok[lo:hi])
         if len(rest):
             tight = certify(compiled, inp, tr, lo, rest)
             equal[lo + rest[tight]] = True
@@ -118,4 +144,5 @@ def decide(compiled: Compiled, mats: Any) -> Decision:
                 equal[b] = le == re
                 codes[b] = HOLDS if le < re else VIOLATED
     codes[equal] = VIOLATED if compiled.strict else TIGHT
+    codes[~ok], equal[~ok], exact[~ok] = NOT_APPLICABLE, False, False
     return Decision(codes=codes, lhs=lhs, rhs=rhs, err=err, equal=equal, exact=exact, rational=rational)

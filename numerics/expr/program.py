@@ -35,7 +35,7 @@ from fractions import Fraction
 from typing import Any, Optional
 
 from theory.errors import InvalidInput
-from theory.expr import normal_form
+from theory.expr import normal_form, written_relation
 
 ONE, ZERO = Fraction(1), Fraction(0)
 BIGGEST = Fraction(2) ** 1000     # constants and coefficients stay in float range
@@ -70,8 +70,9 @@ class Compiled:
     the indices of its two sides, REL ``<=``, ``<`` (``strict``) or ``=`` (``equal``); ``matrices`` the
     names of its matrix symbols (A, B, C first), ``roles`` each one's kind, ``params`` (name, lo, hi)
     of its parameters, ``sizes`` the sizes its matrices need ("n", and "d" with tokens); ``where``
-    the hypotheses of ``where=`` as (lhs, rhs, REL) node triples; ``written`` the statement as the
-    user wrote it (``reversed``: a ``>=`` or ``>`` read the other way round)."""
+    the hypotheses of ``where=`` as (lhs, rhs, REL) node triples; ``written`` the relation as the
+    statement was written (``>=`` and ``>`` are compiled the other way round, ``reversed``:
+    :meth:`as_written` turns the sides back)."""
 
     statement: Any
     strict: bool
@@ -84,7 +85,7 @@ class Compiled:
     params: tuple = ()
     sizes: tuple = ("n",)
     where: tuple = ()
-    written: Any = None
+    written: str = ""
     reversed: bool = False
     assume: tuple = ()
 
@@ -94,6 +95,18 @@ class Compiled:
 
     def role(self, name: str) -> str:
         return dict(self.roles).get(name, "")
+
+    def as_written(self, lhs: Any, rhs: Any) -> dict:
+        """``{"lhs", "relation", "rhs"}``: this program's sides ``lhs`` (<=, < or =) ``rhs`` as the statement
+        writes them (:func:`theory.expr.as_written`).
+
+        >>> from theory.expr import A, delta
+        >>> compile_statement(delta(A) >= delta(A**2)).as_written("1/4", "1/2")
+        {'lhs': '1/2', 'relation': '>=', 'rhs': '1/4'}
+        """
+        from theory.expr import as_written
+
+        return as_written(self.written or self.relation, lhs, rhs)
 
     @property
     def legacy(self) -> bool:
@@ -355,7 +368,7 @@ def compile_statement(statement: Any, assume: Any = (), where: Any = ()) -> Comp
     return Compiled(statement=form.relation, strict=form.strict, matrices=matrices, nodes=tuple(b.nodes),
                     lhs=lhs, rhs=rhs, equal=form.equal, roles=tuple((m, roles[m]) for m in matrices),
                     params=tuple((k, *params[k]) for k in sorted(used)), sizes=sizes, where=hyps,
-                    written=form.written, reversed=form.reversed, assume=tuple(assume))
+                    written=written_relation(statement), reversed=form.reversed, assume=tuple(assume))
 
 
 def power_by_squaring(x: Any, k: int, mul: Any) -> Any:

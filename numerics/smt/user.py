@@ -229,7 +229,7 @@ def statement_for(theorem_id: str, statement: Any, assume: tuple = (), theorem: 
             return True
         return lhs < rhs if form.strict else lhs <= rhs
 
-    text = str(form.relation) + "".join(f" [{a}]" for a in assume) + "".join(f" (where {w})" for w in conditions)
+    text = str(statement) + "".join(f" [{a}]" for a in assume) + "".join(f" (where {w})" for w in conditions)
     return UserStatement(theorem_id, theorem or theorem_id, text, KIND, build, holds, matrices=names, assume=assume,
                          strict=form.strict, conditions=conditions, relation=statement)
 

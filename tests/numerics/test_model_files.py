@@ -176,3 +176,15 @@ def test_the_folder_default_is_loaded_whatever_config_json_points_at(tmp_path, m
     (d / "config.json").write_text(json.dumps(cfg))
     assert load(d).source.endswith("model.safetensors")
     assert torch.equal(load(d).attentions(TEXT), load("minilm").attentions(TEXT))
+
+
+def test_finite_weights_whose_attention_is_nan_are_refused_at_load_naming_layer_and_head(tmp_path, minilm_weights):
+    """Finite weights can still overflow: queries and keys scaled by 1e20 make layer 0's scores
+    infinite and its attention NaN. The load's probe input shows it, so the model is refused before
+    any store exists, in one line naming the file, the layer and the head."""
+    d = config_folder(tmp_path / "model", with_weights=False)
+    key = QUERY.replace("query", "key")
+    save_file({**scaled(minilm_weights, 1e20), key: minilm_weights[key] * 1e20}, str(d / "model.safetensors"))
+    with pytest.raises(InvalidInput, match=r"attention on a probe input .* is not finite: layer 0, head 0") as err:
+        load(d)
+    assert str(d) in str(err.value) and "\n" not in str(err.value)

@@ -149,3 +149,51 @@ def test_the_pickle_refusal_names_the_cli_flag_and_the_python_argument(tmp_path)
         load(folder)
     assert "--allow-pickle" in str(err.value) and "allow_pickle=True in Python" in str(err.value)
     assert load(folder, allow_pickle=True).attentions(TEXT).shape[:2] == (2, 2)   # opted in: plain tensors load
+
+
+# -- a folder written by transformers' own save_pretrained ------------------------------------------
+def tiny_gpt2(folder):
+    """A 2-layer GPT-2 and a byte-level BPE tokenizer trained here on one sentence (offline), both
+    written by the installed transformers' ``save_pretrained``: tokenizer.json and
+    tokenizer_config.json, no vocab.json or merges.txt."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator([TEXT] * 4, trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = GPT2TokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                            unk_token="<|endoftext|>")
+    cfg = GPT2Config(vocab_size=len(tok), n_positions=64, n_embd=32, n_layer=2, n_head=2,
+                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    torch.manual_seed(0)
+    GPT2LMHeadModel(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def test_a_gpt2_folder_written_by_save_pretrained_is_read(tmp_path):
+    """transformers writes a GPT-2 tokenizer as tokenizer.json alone and loads it from there: so does
+    the suite (it was refused as 'no tokenizer'); an auto_map in its tokenizer configuration is still
+    refused, and so is the folder without tokenizer.json."""
+    import json
+
+    from transformers import AutoTokenizer
+
+    folder = tiny_gpt2(tmp_path / "gpt2")
+    assert (folder / "tokenizer.json").is_file() and not (folder / "vocab.json").exists()
+    theirs = AutoTokenizer.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
+    m = load(folder)
+    assert m.causal and (m.layers, m.heads) == (2, 2)
+    assert m.encode(TEXT).ids.tolist() == theirs(TEXT)["input_ids"]
+    assert m.attentions(TEXT).shape[:2] == (2, 2) and not m.encode(TEXT).special.any()
+    cfg = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**cfg, "auto_map": {"AutoTokenizer": ["x.T", None]}}))
+    with pytest.raises(InvalidInput, match="tokenizer_config.json has 'auto_map'"):
+        load(folder)
+    (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+    (folder / "tokenizer.json").unlink()
+    with pytest.raises(InvalidInput, match="no tokenizer: looked for vocab.json or merges.txt or tokenizer.json"):
+        load(folder)

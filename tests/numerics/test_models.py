@@ -120,6 +120,10 @@ def test_bad_paths_are_clear_errors(tmp_path):
     bad.mkdir()
     (bad / "config.json").write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 1}))
     (bad / "model.safetensors").write_bytes(b"not a safetensors file at all")
+    with pytest.raises(ValueError, match="corrupt.*has no tokenizer"):      # its data first, before the weights
+        load_model(bad, cache=False)
+    for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt"):
+        shutil.copy(embedded_path("minilm")[0] / f, bad / f)
     with pytest.raises(ValueError, match="corrupt.*could not be loaded"):
         load_model(bad, cache=False)
     unknown = tmp_path / "unknown"

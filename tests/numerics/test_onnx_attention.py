@@ -19,9 +19,10 @@ from theory.errors import InvalidInput  # noqa: E402
 SIDE = 4                 # a 4 x 4 image: 16 tokens, one per pixel, 3 channels each
 
 
-def tiny_model(path, *, softmax=True, domain="", image_input=True, square=True, scale=1.0):
+def tiny_model(path, *, softmax=True, domain="", image_input=True, square=True, scale=1.0, nan=False):
     """Write a one-layer attention model to ``path``: tokens = pixels (1, 16, 3), Q = X Wq, K = X Wk,
-    P = Softmax(Q K^T / 2) (1, 1, 16, 16), out = P X + X, then a ReduceMean (a 'final norm')."""
+    P = Softmax(Q K^T / 2) (1, 1, 16, 16), out = P X + X, then a ReduceMean (a 'final norm');
+    ``nan``: a NaN added to the logits of token 0's row (NaN attention on every input)."""
     rng = np.random.default_rng(0)
     inits = [numpy_helper.from_array((scale * rng.standard_normal((3, 2))).astype(np.float32), "wq"),
              numpy_helper.from_array((scale * rng.standard_normal((3, 2))).astype(np.float32), "wk"),
@@ -40,6 +41,12 @@ def tiny_model(path, *, softmax=True, domain="", image_input=True, square=True, 
     if not square:     # logits (1, 1, 16, 2): a Softmax whose output is not a square attention matrix
         nodes[-1] = helper.make_node("Unsqueeze", ["q", "axis1"], ["s"])
         inits.append(numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"))
+    if nan:
+        bias = np.zeros((1, 1, SIDE * SIDE, SIDE * SIDE), dtype=np.float32)
+        bias[0, 0, 0, 3] = np.nan
+        inits.append(numpy_helper.from_array(bias, "nan_bias"))
+        nodes[-1].output[0] = "s_clean"
+        nodes.append(helper.make_node("Add", ["s_clean", "nan_bias"], ["s"]))
     if softmax:
         nodes.append(helper.make_node("Softmax", ["s"], ["p"], axis=-1, name="attn/Softmax"))
     else:
@@ -60,6 +67,43 @@ def tiny_model(path, *, softmax=True, domain="", image_input=True, square=True, 
                               [helper.make_tensor_value_info(out_name, TensorProto.FLOAT, None)], inits)
     opsets = [helper.make_opsetid("", 13)] + ([helper.make_opsetid(domain, 1)] if domain else [])
     model = helper.make_model(graph, opset_imports=opsets, producer_name="test")
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+def bn_model(path, opset, training=False):
+    """A patch embedding with batch normalisation under one attention layer, as a CNN-stem vision
+    transformer exports it: Conv 1x1 (3 -> 4 channels), BatchNormalization (running statistics),
+    tokens = pixels (1, 16, 4), P = Softmax(X Wq (X Wk)^T) (1, 1, 16, 16), at ``opset``
+    (``training``: the node also outputs the batch statistics, i.e. training mode)."""
+    rng = np.random.default_rng(0)
+    C = 4
+
+    def init(a, name):
+        return numpy_helper.from_array(np.asarray(a, dtype=np.float32), name)
+    inits = [init(rng.standard_normal((C, 3, 1, 1)), "w"), init(rng.standard_normal(C), "b"),
+             init(rng.uniform(0.5, 2, C), "gamma"), init(rng.standard_normal(C), "beta"),
+             init(rng.standard_normal(C), "mean"), init(rng.uniform(0.5, 2, C), "var"),
+             init(rng.standard_normal((C, 2)), "wq"), init(rng.standard_normal((C, 2)), "wk"),
+             numpy_helper.from_array(np.array([1, C, SIDE * SIDE], dtype=np.int64), "shape_cn"),
+             numpy_helper.from_array(np.array([1, 1, SIDE * SIDE, SIDE * SIDE], dtype=np.int64), "shape_att")]
+    bn_out = ["bn", "run_mean", "run_var"] if training else ["bn"]
+    nodes = [helper.make_node("Conv", ["pixels", "w", "b"], ["c"], name="patch/conv"),
+             helper.make_node("BatchNormalization", ["c", "gamma", "beta", "mean", "var"], bn_out, name="patch/bn",
+                              **({"training_mode": 1} if training and opset >= 14 else {})),
+             helper.make_node("Reshape", ["bn", "shape_cn"], ["x_cn"]),
+             helper.make_node("Transpose", ["x_cn"], ["x"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["x", "wq"], ["q"]),
+             helper.make_node("MatMul", ["x", "wk"], ["k"]),
+             helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["q", "kt"], ["s0"]),
+             helper.make_node("Reshape", ["s0", "shape_att"], ["s"]),
+             helper.make_node("Softmax", ["s"], ["p"], axis=-1, name="attn/Softmax")]
+    graph = helper.make_graph(nodes, "bn", [helper.make_tensor_value_info("pixels", TensorProto.FLOAT,
+                                                                          [1, 3, SIDE, SIDE])],
+                              [helper.make_tensor_value_info("p", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="test")
     model.ir_version = 8
     onnx.save(model, str(path))
     return path
@@ -122,6 +166,96 @@ def test_reference_evaluator_agrees_with_onnxruntime(tmp_path, photo):
     assert np.array_equal(ours, load_onnx(path, cache=False).run(x)[0][0])
 
 
+# -- what onnx's reference evaluator gets wrong: evaluated right, and cross-checked -----------------------
+
+def test_batchnorm_below_opset_14_gives_the_attention_of_opset_14(tmp_path, photo):
+    """onnx's own kernel normalises by the batch's statistics below opset 14 (the attention of the
+    planted check below differs); read here, the same network at opsets 13 and 14 gives the same
+    coefficients, bit for bit, and both are what onnxruntime computes."""
+    import onnxruntime as ort
+    from onnx.reference import ReferenceEvaluator
+
+    item = images.read_images(str(photo)).inputs[0]
+    got = {}
+    for opset in (13, 14):
+        m = load_onnx(bn_model(tmp_path / f"bn{opset}.onnx", opset), cache=False)
+        x = m.pixels(item)
+        got[opset] = m.attentions(item)
+        theirs = ort.InferenceSession(str(tmp_path / f"bn{opset}.onnx"), providers=["CPUExecutionProvider"]).run(
+            None, {"pixels": x})[0]
+        assert np.allclose(got[opset], theirs, rtol=0, atol=1e-5)
+    assert np.array_equal(got[13], got[14])
+    onnx_own = ReferenceEvaluator(str(tmp_path / "bn13.onnx")).run(None, {"pixels": x})[0]
+    assert np.abs(onnx_own - got[13]).max() > 0.01          # the bug this reading avoids
+
+
+def test_the_cross_check_refuses_a_node_the_reference_evaluator_gets_wrong(tmp_path, monkeypatch):
+    """Without its BatchNormalization fix, the opset-13 network is refused in one line naming the
+    node (its values differ from onnxruntime's far beyond float rounding); at opset 14 onnx's own
+    kernel is right and the file loads."""
+    from numerics.sources import onnx_check
+
+    monkeypatch.setattr(onnx_check, "NEW_OPS", [])
+    with pytest.raises(InvalidInput) as err:
+        load_onnx(bn_model(tmp_path / "bn13.onnx", 13), cache=False)
+    msg = str(err.value)
+    assert "'patch/bn' (BatchNormalization)" in msg and "onnxruntime" in msg and "bn13.onnx" in msg
+    assert "float rounding allows" in msg and "\n" not in msg
+    assert load_onnx(bn_model(tmp_path / "bn14.onnx", 14), cache=False).layers == 1
+
+
+def test_the_cross_check_accepts_rounding_and_refuses_more(tmp_path, monkeypatch):
+    """A Softmax kernel a few units in the last place off is rounding (accepted); one that moves a
+    probability by 1e-4 is not (refused naming the node)."""
+    from onnx.reference.op_run import OpRun
+
+    from numerics.sources import onnx_check
+
+    def softmax_off_by(factor):
+        def _run(self, x, axis=-1, **_):
+            e = np.exp(x - x.max(axis=axis, keepdims=True))
+            p = e / e.sum(axis=axis, keepdims=True)
+            p[..., 0, 0] *= np.float32(factor)
+            return (p.astype(x.dtype),)
+        return type("Softmax", (OpRun,), {"op_domain": "", "_run": _run})
+
+    path = tiny_model(tmp_path / "tiny.onnx")
+    monkeypatch.setattr(onnx_check, "NEW_OPS", [onnx_check.BatchNormalization, softmax_off_by(1 + 2 ** -21)])
+    assert load_onnx(path, cache=False).layers == 1
+    monkeypatch.setattr(onnx_check, "NEW_OPS", [onnx_check.BatchNormalization, softmax_off_by(1 + 1e-4 * 16)])
+    with pytest.raises(InvalidInput, match=r"node 'attn/Softmax' \(Softmax\) evaluates differently"):
+        load_onnx(path, cache=False)
+
+
+def test_batchnorm_in_training_mode_is_refused(tmp_path):
+    for opset in (13, 14):
+        with pytest.raises(InvalidInput, match=r"'patch/bn' is in training mode.*eval\) mode") as err:
+            load_onnx(bn_model(tmp_path / f"t{opset}.onnx", opset, training=True), cache=False)
+        assert f"t{opset}.onnx" in str(err.value)
+
+
+def test_rounding_bound_of_a_matmul_is_twice_gamma_of_the_terms():
+    """The bound of a MatMul: 2 gamma_(K+c) times (an upper bound on) |A| |B|, never below the
+    true |A||B| bound; a sum computed in another order stays within it."""
+    from onnx import helper as h
+
+    from numerics.sources.onnx_check import FEW_ULPS, disagreement, gamma, product_terms, rounding_bound
+
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((3, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 2)).astype(np.float32)
+    exact = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert np.all(product_terms(a.astype(np.float64), b.astype(np.float64)) >= exact)
+    y = a @ b
+    bound = rounding_bound(h.make_node("MatMul", ["a", "b"], ["y"]), [a, b], y, 17)
+    assert np.all(bound >= 2 * gamma(64 + FEW_ULPS, 2.0 ** -24) * exact)
+    reversed_order = np.float32(0) + np.zeros_like(y)
+    for k in range(63, -1, -1):                  # the sums in the opposite order, rounded at each step
+        reversed_order = (reversed_order + a[:, k:k + 1] * b[k:k + 1, :]).astype(np.float32)
+    assert disagreement(y, reversed_order, bound) is None
+    assert disagreement(y, y + np.float32(0.05), bound) is not None
+
+
 def test_same_file_elsewhere_same_fingerprint_and_attention(tmp_path, photo):
     a = load_onnx(tiny_model(tmp_path / "tiny.onnx"), cache=False)
     (tmp_path / "b").mkdir()
@@ -151,6 +285,7 @@ def test_preprocessor_config_beside_the_file(tmp_path, photo):
 
 
 @pytest.mark.parametrize("kw, message", [
+    (dict(nan=True), r"attention on a probe image .* is not finite: layer 0 \(Softmax output 'p'\), head 0, row 0"),
     (dict(softmax=False), "no Softmax node"),
     (dict(domain="com.example.custom"), "custom-op domain 'com.example.custom'"),
     (dict(image_input=False), "image model takes one tensor"),

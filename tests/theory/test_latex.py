@@ -118,3 +118,62 @@ def test_theorems_md_renders_the_same_conditions():
     for th in theorems():
         if th.id.startswith(OWN):
             assert f"- equality: {th.equality_tex}" in md and th.title in md
+
+
+# -- every typeset form states the hypotheses (a causal theorem is false as printed without them) -------
+def causal_user_theorem():
+    from theory.expr import A, I, delta
+
+    return Theorem(id="t59.causal", title="Causal D1 is an equality", category="proved", assume=("causal",),
+                   statement=delta((I + A) / 2) >= (1 + delta(A)) / 2)
+
+
+@pytest.mark.parametrize("th", theorems(), ids=lambda t: t.id)
+def test_every_theorem_states_its_hypotheses_in_math(th):
+    words = th.hypotheses_tex
+    assert words, f"{th.id}: no hypotheses_tex (its typeset statement would claim more than it proves)"
+    assert "\\" not in words_outside_math(words) and not ASCII_MATH.search(words_outside_math(words)), words
+    for k, piece in enumerate(words.split("$")):
+        if k % 2:
+            assert balanced(piece), (th.id, piece)
+    assert f"Hypotheses: {th.hypotheses_latex()}." in th.latex_block()
+    assert not ASCII_MATH.search(th.latex_block()), th.latex_block()
+
+
+def test_the_typeset_forms_of_a_causal_theorem_say_it_is_causal():
+    from theory.registry import theorems_markdown
+
+    built_in = {t.id: t for t in theorems()}["dobrushin.factor.causal"]
+    assert "lower-triangular (causal)" in built_in.latex_block()
+    assert "Hypotheses: $A$ is a lower-triangular (causal) row-stochastic" in theorems_markdown()
+    mine = causal_user_theorem()          # derived from assume=
+    assert mine.hypotheses_tex == "$A$ is a lower-triangular (causal) row-stochastic $n \\times n$ matrix"
+    assert "Hypotheses: $A$ is a lower-triangular (causal)" in mine.latex_block()
+
+
+def test_the_cli_prints_the_hypotheses_in_every_form(tmp_path, capsys):
+    from theory.plugins import unload_files
+    from verification.cli import main
+
+    path = tmp_path / "causal59.py"
+    path.write_text("from theory import Theorem, register\nfrom theory.expr import A, B, I, delta\n"
+                    "register(Theorem(id='t59.cli', title='causal', category='proved', assume=('causal',),\n"
+                    "                 statement=delta((I + A) / 2) >= (1 + delta(A)) / 2))\n")
+    try:
+        assert main(["theorems", "--theory", str(path), "--latex"]) == 0
+        out = capsys.readouterr().out
+        entry = out[out.index("t59.cli"):]
+        assert "hypotheses: $A$ is a lower-triangular (causal) row-stochastic $n \\times n$ matrix" in entry
+        assert "{\\sloppy Hypotheses: $A$ is a lower-triangular (causal)" in entry          # the LaTeX block
+        assert main(["theorems", "--theory", str(path), "--markdown"]) == 0
+        md = capsys.readouterr().out
+        section = md[md.index("## `t59.cli`"):]
+        assert section.index("Hypotheses: $A$ is a lower-triangular (causal)") < section.index("$$")
+    finally:
+        unload_files()
+
+
+@needs_pdflatex
+def test_a_user_theorems_block_with_its_hypotheses_compiles(tmp_path):
+    run = compile_blocks([causal_user_theorem().latex_block()], tmp_path)
+    assert run.returncode == 0, run.stdout[-2000:]

@@ -273,3 +273,94 @@ def test_tables_are_never_cut_when_output_is_not_a_terminal(capsys):
     out = capsys.readouterr().out
     assert "…" not in out and "..." not in out
     assert "a fairly long column title number 13" in out and "value 2-13 [0.12, 0.34]" in out
+
+
+# ---- degenerate attention: named, and refused before a new store exists -------------------------
+def attention_onnx(path, *, scale=1.0, sink=False):
+    """One attention layer over the 16 pixels of a 4 x 4 image, P = Softmax(X Wq (X Wk)^T); ``scale``
+    multiplies the weights (1e30: logits overflow to inf on a real image, NaN attention, while the
+    probe image, all zeros, gives logits 0); ``sink``: +1000 on column 0 of the logits (every token
+    puts all its attention on token 0, the CLS token, a special one)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array((scale * rng.standard_normal((3, 2))).astype(np.float32), "wq"),
+             numpy_helper.from_array((scale * rng.standard_normal((3, 2))).astype(np.float32), "wk"),
+             numpy_helper.from_array(np.array([1, 3, 16], dtype=np.int64), "cn"),
+             numpy_helper.from_array(np.array([1, 1, 16, 16], dtype=np.int64), "att")]
+    nodes = [helper.make_node("Reshape", ["image", "cn"], ["x_cn"]),
+             helper.make_node("Transpose", ["x_cn"], ["x"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["x", "wq"], ["q"]),
+             helper.make_node("MatMul", ["x", "wk"], ["k"]),
+             helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["q", "kt"], ["s0"]),
+             helper.make_node("Reshape", ["s0", "att"], ["s"])]
+    if sink:
+        bias = np.zeros((1, 1, 16, 16), dtype=np.float32)
+        bias[..., 0] = 1000.0
+        inits.append(numpy_helper.from_array(bias, "sink"))
+        nodes[-1].output[0] = "s1"
+        nodes.append(helper.make_node("Add", ["s1", "sink"], ["s"]))
+    nodes.append(helper.make_node("Softmax", ["s"], ["p"], axis=-1))
+    graph = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 4, 4])],
+                              [helper.make_tensor_value_info("p", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+def noise_png(path):
+    import numpy as np
+    from skimage import io
+
+    io.imsave(str(path), np.random.default_rng(1).integers(0, 256, (9, 7, 3)).astype(np.uint8), check_contrast=False)
+    return path
+
+
+@pytest.mark.parametrize("kind, what", [("nan", "is not finite"), ("sink", "on special tokens only")])
+def test_degenerate_attention_is_refused_naming_model_input_layer_head_and_creates_nothing(tmp_path, capsys, kind,
+                                                                                           what):
+    pytest.importorskip("onnxruntime")
+    from numerics.sources.onnx_attention import load_onnx
+
+    model = attention_onnx(tmp_path / f"{kind}.onnx", **({"scale": 1e30} if kind == "nan" else {"sink": True}))
+    name = load_onnx(model, cache=False).name         # loads: the probe image's attention is fine
+    photo = noise_png(tmp_path / "noise.png")
+    work = tmp_path / "work"
+    work.mkdir()
+    rc, err = run_cli(["rollout", "--model", str(model), "--images", str(photo), "--db", str(work / "sub" / "r.db"),
+                       "--out", str(work / "out")], capsys)
+    assert_one_line_error(rc, err, f"model {name}", "input noise", "layer 0", "head 0", what)
+    assert not list(work.iterdir())                   # a new store: refused before it was made
+    # mid-run on a store that exists: the same line, from the chunk that measures it
+    good = attention_onnx(tmp_path / "good.onnx")
+    db = str(tmp_path / "r.db")
+    assert run_cli(["rollout", "--model", str(good), "--images", str(photo), "--db", db,
+                    "--out", str(tmp_path / "out")], capsys)[0] == 0
+    rc, err = run_cli(["rollout", "--model", str(model), "--images", str(photo), "--db", db,
+                       "--out", str(tmp_path / "out")], capsys)
+    assert_one_line_error(rc, err, f"model {name}", "input noise", "layer 0", "head 0", what)
+
+
+def test_a_model_folder_is_refused_before_its_weights_are_read(tmp_path, monkeypatch, capsys):
+    """A folder without a tokenizer (or with an auto_map) is refused before any weight is read, and
+    before the default corpus is read (a path's own refusals come first)."""
+    from numerics.sources import corpus, models
+    from verification.testing.fakes import tiny_bert
+
+    bare = tiny_bert(tmp_path / "bare", tokenizer=False)
+    capsys.readouterr()                                # the folder's writing, not the command's
+    read = []
+    monkeypatch.setattr(models, "build_module", lambda *a, **k: read.append("weights"))
+    rc, err = run_cli(["rollout", "--model", str(bare), "--db", ":memory:", "--out", str(tmp_path / "o")], capsys)
+    assert_one_line_error(rc, err, "no tokenizer", str(bare))
+    assert read == []
+    (bare / "config.json").write_text(json.dumps({**json.loads((bare / "config.json").read_text()),
+                                                  "auto_map": {"AutoModel": "evil.Model"}}))
+    monkeypatch.setattr(corpus, "default_corpus", lambda *a, **k: read.append("corpus"))
+    rc, err = run_cli(["rollout", "--model", str(bare), "--db", ":memory:", "--out", str(tmp_path / "o")], capsys)
+    assert_one_line_error(rc, err, "auto_map")
+    assert read == []

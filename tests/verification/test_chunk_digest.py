@@ -25,16 +25,16 @@ from verification.store_file import SCHEMA_V1, SCHEMA_VERSION
 KEYS = ("c0", "c1", "c2")
 
 
-def work(k: int) -> ChunkResult:
-    """A deterministic compact chunk: three records and two summaries."""
+def work(k: int, seed: int = 0) -> ChunkResult:
+    """A deterministic compact chunk: three records and two summaries (``seed``: another campaign's)."""
     recs = [Record("dobrushin.factor", f"{k}/{i}", Verdict.TIGHT if i % 2 else Verdict.HOLDS, slack=0.125 * i,
-                   value=0.5, bound=0.5 + 0.125 * i, provenance={"seed": k}) for i in range(3)]
-    return ChunkResult(recs, {"dobrushin.factor": {"counts": {"holds": 3120 + k, "tight": 880}, "n": 4000},
+                   value=0.5, bound=0.5 + 0.125 * i, provenance={"seed": k + 100 * seed}) for i in range(3)]
+    return ChunkResult(recs, {"dobrushin.factor": {"counts": {"holds": 3120 + k + 7 * seed, "tight": 880}, "n": 4000},
                               "dobrushin.factor.causal": {"counts": {"tight": 10}, "n": 10}})
 
 
-def plan() -> list[Chunk]:
-    return [Chunk(key, work, (k,)) for k, key in enumerate(KEYS)]
+def plan(keys: tuple = KEYS, seed: int = 0) -> list[Chunk]:
+    return [Chunk(key, work, (k, seed)) for k, key in enumerate(keys)]
 
 
 def content(db: Path) -> tuple:
@@ -174,7 +174,7 @@ def test_a_version_1_store_is_read_as_unverifiable_and_upgraded_when_written(tmp
         res = campaign.run(s, "camp", plan(), progress=False)
         assert (res.computed, res.recomputed) == (3, 3) and s.done_chunks("camp") == set(KEYS)
     with sqlite3.connect(db) as con:
-        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert [c[1] for c in con.execute("PRAGMA table_info(chunks)")][-2:] == ["summaries", "digest"]
         assert con.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'records_chunk'").fetchone()[0] == 1
         assert con.execute("SELECT COUNT(*) FROM records").fetchone()[0] == 9     # rewritten, not added to
@@ -272,3 +272,247 @@ def test_stress_and_the_paper_see_a_chunk_edited_by_hand(edit, tmp_path, small_s
     assert content(db) == before
     with ResultStore(db, readonly=True) as s:
         check_complete(s, families=["verification.stress.paper"], plans=plans_from(USER))
+
+
+# -- a chunk's digest binds its campaign and its key (issue 59, items 1, 2 and 5) -------------------
+
+TABLES = ("records", "summaries", "chunks")
+COLUMNS = {"records": "chunk, theorem, instance, verdict, slack, value, bound, backend, dtype, provenance, extra, "
+                      "versions, created",
+           "summaries": "chunk, theorem, body, versions, created",
+           "chunks": "chunk, n, created, summaries, digest"}
+
+
+def refile(con, old: str, new: str, campaign: str = "%") -> None:
+    """Everything stored under chunk key ``old`` (records, summaries, the mark) filed under ``new``."""
+    for table in TABLES:
+        con.execute(f"UPDATE {table} SET chunk = ? WHERE chunk = ? AND campaign LIKE ?", (new, old, campaign))
+
+
+def swap(con, a: str, b: str, campaign: str = "%") -> None:
+    """The issue's hostile store: two chunks swapped whole, each with its mark."""
+    refile(con, a, "swapping", campaign)
+    refile(con, b, a, campaign)
+    refile(con, "swapping", b, campaign)
+
+
+def copy_campaign(con, source: str, target: str) -> None:
+    """``source``'s rows and marks copied under the name ``target`` (the issue: seed 0's as seed 1's)."""
+    for table in TABLES:
+        cols = COLUMNS[table]
+        assert con.execute(f"INSERT INTO {table} (campaign, {cols}) SELECT ?, {cols} FROM {table} WHERE campaign = ?",
+                           (target, source)).rowcount > 0
+
+
+def of(rows: tuple, name: str) -> tuple:
+    """``content`` restricted to one campaign."""
+    return tuple([r for r in part if r[0] == name] for part in rows)
+
+
+def test_a_chunk_moved_to_another_key_with_its_mark_is_refused_and_recomputed(tmp_path):
+    """Two chunks swapped whole (records, summaries and marks): each mark's digest binds the key it
+    was written under, so neither verifies; the paper refuses them and a resume recomputes exactly
+    them, giving the untouched store's content."""
+    from verification.chunk_marks import EDITED
+
+    db = tmp_path / "r.db"
+    with ResultStore(db) as s:
+        campaign.run(s, "camp", plan(), progress=False)
+    before = content(db)
+    with sqlite3.connect(db) as con:
+        swap(con, "c0", "c2")
+    assert content(db) != before
+    with ResultStore(db, readonly=True) as s:
+        assert s.done_chunks("camp") == {"c1"}
+        assert s.chunk_check("camp").problems == {"c0": EDITED, "c2": EDITED}
+        with pytest.raises(IncompleteCampaigns, match=r"'camp' 1 of 3 chunks stored \(2 not matching their marks, "
+                                                      r"e.g. 'c0' was edited after it was stored or filed under another"):
+            check_needs(s, [Need("toy", "camp", frozenset(KEYS), "attnbounds toy")])
+    with ResultStore(db) as s:
+        res = campaign.run(s, "camp", plan(), progress=False)
+    assert (res.computed, res.recomputed, res.skipped) == (2, 2, 1)
+    assert content(db) == before
+
+
+def test_a_campaign_copied_under_another_name_is_refused_and_recomputed(tmp_path):
+    """Seed 0's rows and marks copied as seed 1's campaign: the digest binds the campaign's name, so
+    no chunk of seed 1 verifies; the resume of seed 1 computes every chunk, giving what a store that
+    ran seed 1 holds."""
+    untouched, db = tmp_path / "untouched.db", tmp_path / "r.db"
+    with ResultStore(untouched) as s:
+        for seed in (0, 1):
+            campaign.run(s, f"camp-seed{seed}", plan(seed=seed), progress=False)
+    with ResultStore(db) as s:
+        campaign.run(s, "camp-seed0", plan(seed=0), progress=False)
+    with sqlite3.connect(db) as con:
+        copy_campaign(con, "camp-seed0", "camp-seed1")
+    with ResultStore(db, readonly=True) as s:
+        assert s.done_chunks("camp-seed1") == set() and s.done_chunks("camp-seed0") == set(KEYS)
+        with pytest.raises(IncompleteCampaigns, match=r"'camp-seed1' 0 of 3 chunks stored \(3 not matching"):
+            check_needs(s, [Need("toy", "camp-seed1", frozenset(KEYS), "attnbounds toy --seed 1")])
+    with ResultStore(db) as s:
+        res = campaign.run(s, "camp-seed1", plan(seed=1), progress=False)
+    assert (res.computed, res.recomputed) == (3, 3)
+    assert content(db) == content(untouched)
+
+
+UNPLANNED = {
+    # content under a key outside the plan, no mark: copied from c0 with other instance ids
+    "no mark": ["INSERT INTO records (campaign, chunk, theorem, instance, verdict, slack, value, bound, backend, dtype, "
+                "provenance, extra, versions, created) SELECT campaign, 'c9', theorem, instance || '-x', verdict, "
+                "slack, value, bound, backend, dtype, provenance, extra, versions, created FROM records "
+                "WHERE chunk = 'c0'",
+                "INSERT INTO summaries SELECT campaign, 'c9', theorem, body, versions, created FROM summaries "
+                "WHERE chunk = 'c0'"],
+    # a whole chunk with its mark moved to a key outside the plan
+    "a mark that does not verify": ["UPDATE records SET chunk = 'c9' WHERE chunk = 'c2'",
+                                    "UPDATE summaries SET chunk = 'c9' WHERE chunk = 'c2'",
+                                    "UPDATE chunks SET chunk = 'c9' WHERE chunk = 'c2'"],
+}
+
+
+@pytest.mark.parametrize("kind", list(UNPLANNED))
+def test_content_under_a_key_outside_the_plan_is_refused_and_removed_by_the_command_named(kind, tmp_path):
+    """Content under a key the plan does not define, with no mark or one it does not match, is
+    nobody's: the paper refuses the campaign naming that key and the command, and that command (a
+    resume) removes it, so the paper then reads exactly the untouched store."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    db = tmp_path / "r.db"
+    with ResultStore(db) as s:
+        campaign.run(s, "camp", plan(), progress=False)
+    before = content(db)
+    with sqlite3.connect(db) as con:
+        for sql in UNPLANNED[kind]:
+            one(con, sql)
+    need = Need("toy", "camp", frozenset(KEYS), "attnbounds toy")
+    with ResultStore(db, readonly=True) as s, pytest.raises(IncompleteCampaigns) as err:
+        check_needs(s, [need])
+    assert "'c9' " in str(err.value) and "(run `attnbounds toy`)" in str(err.value), str(err.value)
+    out = StringIO()
+    with ResultStore(db) as s:
+        res = campaign.run(s, "camp", plan(), console=Console(file=out, width=400), progress=False)
+        assert s.chunk_check("camp").problems == {}
+    assert res.removed == 1 and res.computed == (1 if kind == "a mark that does not verify" else 0)
+    assert "camp: removed what 1 chunk key outside the plan held that no mark vouches for (e.g. 'c9'" in out.getvalue()
+    assert content(db) == before
+    with ResultStore(db, readonly=True) as s:
+        check_needs(s, [need])
+
+
+def test_a_resume_keeps_verified_chunks_outside_its_plan(tmp_path):
+    """A smaller plan of the same campaign (fewer instances) never removes what a mark vouches for."""
+    db = tmp_path / "r.db"
+    with ResultStore(db) as s:
+        campaign.run(s, "camp", plan(KEYS + ("c3",)), progress=False)
+    before = content(db)
+    with ResultStore(db) as s:
+        res = campaign.run(s, "camp", plan(), progress=False)
+        assert (res.computed, res.removed) == (0, 0) and s.done_chunks("camp") == set(KEYS) | {"c3"}
+    assert content(db) == before
+
+
+def test_a_version_2_store_is_unverifiable_and_its_digests_cleared_when_written(tmp_path):
+    """Version 2's digests bound the content alone: read as unverifiable (the bytes unchanged), and
+    the first open for writing clears them; the resume recomputes every chunk to the same content."""
+    db = tmp_path / "v2.db"
+    with ResultStore(db) as s:
+        campaign.run(s, "camp", plan(), progress=False)
+    before = content(db)
+    with sqlite3.connect(db) as con:
+        con.execute("PRAGMA user_version = 2")
+    stamped = sha(db)
+    with ResultStore(db, readonly=True) as s:
+        assert s.done_chunks("camp") == set() and s.chunk_check("camp").problems == {k: UNVERIFIABLE for k in KEYS}
+    assert sha(db) == stamped
+    with ResultStore(db) as s:
+        with sqlite3.connect(db) as con:
+            assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+            assert con.execute("SELECT COUNT(*) FROM chunks WHERE digest IS NOT NULL").fetchone()[0] == 0
+        res = campaign.run(s, "camp", plan(), progress=False)
+        assert (res.computed, res.recomputed) == (3, 3) and s.done_chunks("camp") == set(KEYS)
+    assert content(db) == before
+
+
+# -- the same, end to end: `attnbounds stress`, `store`, `paper --from` ------------------------------
+
+TWO_SIZES = "stress dobrushin.factor --families dirichlet --sizes 3,4 --instances 4000"
+
+
+def cli(argv: list, capsys) -> tuple[int, str, str]:
+    from verification.cli import main
+
+    rc = main(argv)
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+def listed(db: Path, capsys) -> dict:
+    import json
+
+    rc, out, _ = cli(["store", "--db", str(db), "--json"], capsys)
+    assert rc == 0
+    return {c["campaign"]: c for c in json.loads(out.splitlines()[-1])["campaigns"]}
+
+
+def test_the_issues_moved_chunk_end_to_end(tmp_path, capsys):
+    """``dirichlet/n3/c0`` and ``dirichlet/n4/c0`` swapped whole: `store` says incomplete, `paper
+    --from` refuses (bytes unchanged, nothing written), `stress` recomputes both, and the store then
+    holds what it held before."""
+    db = tmp_path / "r.db"
+    assert cli([*TWO_SIZES.split(), "--db", str(db), "--out", str(tmp_path / "run")], capsys)[0] == 0
+    before = content(db)
+    with sqlite3.connect(db) as con:
+        swap(con, "dirichlet/n3/c0", "dirichlet/n4/c0")
+    (name, row), = listed(db, capsys).items()
+    assert (row["complete"], row["incomplete"]) == (0, 2)
+    moved = sha(db)
+    rc, _, err = cli(["paper", "--db", str(db), "--out", str(tmp_path / "paper"), "--from", TWO_SIZES], capsys)
+    assert rc == 2 and "'dirichlet/n3/c0' was edited after it was stored or filed under another key" in err, err
+    assert sha(db) == moved and not (tmp_path / "paper").exists()
+    rc, out, _ = cli([*TWO_SIZES.split(), "--db", str(db), "--out", str(tmp_path / "run")], capsys)
+    assert rc == 0 and "2 to compute" in out and "2 stored chunks do not match their marks" in out, out
+    assert content(db) == before and listed(db, capsys)[name]["incomplete"] == 0
+
+
+def test_the_issues_copied_campaign_end_to_end(tmp_path, capsys):
+    """Seed 0's rows and marks copied as seed 1's campaign: `paper --from "... --seed 1"` refuses,
+    `stress --seed 1` computes every chunk, giving what a store that ran seed 1 holds."""
+    untouched, db = tmp_path / "untouched.db", tmp_path / "r.db"
+    for seed, store in ((0, untouched), (1, untouched), (0, db)):
+        assert cli([*TWO_SIZES.split(), "--seed", str(seed), "--db", str(store), "--out", str(tmp_path / "run")],
+                   capsys)[0] == 0
+    names = sorted(listed(untouched, capsys))
+    assert len(names) == 2 and "seed0" in names[0] and "seed1" in names[1]
+    with sqlite3.connect(db) as con:
+        copy_campaign(con, names[0], names[1])
+    copied = sha(db)
+    rc, _, err = cli(["paper", "--db", str(db), "--out", str(tmp_path / "paper"), "--from",
+                      f"{TWO_SIZES} --seed 1"], capsys)
+    assert rc == 2 and f"{names[1]!r} 0 of 2 chunks stored" in err, err
+    assert sha(db) == copied and not (tmp_path / "paper").exists()
+    rc, out, _ = cli([*TWO_SIZES.split(), "--seed", "1", "--db", str(db), "--out", str(tmp_path / "run")], capsys)
+    assert rc == 0 and "2 to compute" in out, out
+    assert content(db) == content(untouched)
+
+
+def test_the_issues_unplanned_key_end_to_end(tmp_path, capsys):
+    """A summary under a key outside the plan, no mark: `paper --from` refuses naming the command,
+    that command removes it, and `paper --from` then writes the document of the untouched store."""
+    db = tmp_path / "r.db"
+    assert cli([*TWO_SIZES.split(), "--db", str(db), "--out", str(tmp_path / "run")], capsys)[0] == 0
+    before = content(db)
+    with sqlite3.connect(db) as con:
+        one(con, "INSERT INTO summaries SELECT campaign, 'dirichlet/n9/c0', theorem, body, versions, created "
+                 "FROM summaries WHERE chunk = 'dirichlet/n3/c0'")
+    rc, _, err = cli(["paper", "--db", str(db), "--out", str(tmp_path / "paper"), "--from", TWO_SIZES], capsys)
+    assert rc == 2 and "'dirichlet/n9/c0' holds 0 records and 1 summary but no chunk mark" in err, err
+    command = err[err.rindex("(run `") + 6:err.rindex("`)")]
+    assert command.startswith("attnbounds stress dobrushin.factor")
+    rc, out, _ = cli([*command.split()[1:], "--db", str(db), "--out", str(tmp_path / "run")], capsys)
+    assert rc == 0 and "removed what 1 chunk key outside the plan held" in out, out
+    assert content(db) == before
+    rc, out, err = cli(["paper", "--db", str(db), "--out", str(tmp_path / "paper"), "--from", TWO_SIZES], capsys)
+    assert rc == 0 and (tmp_path / "paper" / "own.md").exists(), err

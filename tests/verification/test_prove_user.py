@@ -76,8 +76,10 @@ def test_a_false_theorem_is_refuted_with_an_exact_counterexample(tmp_path, capsy
 
 
 def test_a_false_theorem_filed_as_proved_stops_loudly_with_its_counterexample(tmp_path, capsys, theory):
+    from verification.options import REFUTED
+
     rc, out, js = _prove(tmp_path, capsys, "mine.filed", "--theory", theory)
-    assert rc == 1 and "filed as proved" in out
+    assert rc == REFUTED == 3 and "filed as proved" in out          # as stress: not 1 (a bug), not 2 (bad input)
     assert js["results"][0]["outcome"] == "counterexample" and js["results"][0]["counterexample"]["A"]
 
 
@@ -101,3 +103,46 @@ def test_bad_theorems_are_one_line_and_exit_2(tmp_path, capsys, theory):
         captured = capsys.readouterr()
         err = captured.err.strip()
         assert what in err and len(err.splitlines()) == 1 and not captured.out, (argv, err)
+
+
+HYPOTHESES = '''
+from sympy import Rational
+from theory import Theorem, register
+from theory.expr import A, I, delta
+register(Theorem(id="hyp.causal", title="a causal half", category="proved", assume=("causal",),
+                 statement=delta((I + A) / 2) >= Rational(1, 2)))
+register(Theorem(id="hyp.positive", title="a positive matrix contracts", category="proved", assume=("positive",),
+                 statement=delta(A) < 1))
+register(Theorem(id="hyp.bare", title="delta < 1 without the hypothesis", category="conjecture",
+                 statement=delta(A) < 1))
+register(Theorem(id="hyp.causal_false", title="a false causal bound", category="conjecture", assume=("causal",),
+                 statement=delta(A) <= Rational(1, 2)))
+'''
+
+
+def test_the_hypotheses_decide_what_prove_proves_and_refutes(tmp_path, capsys):
+    """prove, like the stress sweep and search, ranges over the matrices that satisfy assume=: the
+    theorems true under their hypotheses are proved (the search and the sweep find no counterexample
+    either, tests/verification/test_stress_expr.py), the same bound without them is refuted, and a
+    false causal bound's counterexample is causal."""
+    from theory import get
+    from theory.plugins import unload_files
+
+    path = tmp_path / "hyp.py"
+    path.write_text(HYPOTHESES)
+    try:
+        for theorem in ("hyp.causal", "hyp.positive"):
+            rc, _, js = _prove(tmp_path, capsys, theorem, "--theory", str(path), "--max-n", "3")
+            assert rc == 0 and [(r["n"], r["outcome"]) for r in js["results"]] == [(2, "proved"), (3, "proved")]
+        rc, _, js = _prove(tmp_path, capsys, "hyp.bare", "--theory", str(path))
+        assert rc == 0 and js["results"][0]["outcome"] == "counterexample"
+        A = [[Fraction(v) for v in row] for row in js["results"][0]["counterexample"]["A"]]
+        assert min(v for row in A for v in row) == 0                           # outside "positive"
+        rc, _, js = _prove(tmp_path, capsys, "hyp.causal_false", "--theory", str(path), "--max-n", "3")
+        (res,) = [r for r in js["results"] if r["outcome"] == "counterexample"]
+        A = [[Fraction(v) for v in row] for row in res["counterexample"]["A"]]
+        assert all(A[i][j] == 0 for i in range(len(A)) for j in range(i + 1, len(A)))   # causal
+        lhs, rhs = exact_sides(compile_statement(get("hyp.causal_false").statement), {"A": A})
+        assert lhs > rhs
+    finally:
+        unload_files()

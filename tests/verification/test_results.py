@@ -181,3 +181,23 @@ def test_the_command_imports_no_torch(db):
     out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2]).stdout.strip().splitlines()[-1]
     assert out == "0 False True"
+
+
+def test_a_records_frame_keeps_a_counterexample_and_what_its_record_keeps(tmp_path, capsys):
+    """The exact matrices of a counterexample (and the record's extra: its sides as written) reach the
+    frame and `store --records --json`; a record that holds none has None there."""
+    from verification.store import Record
+
+    db = tmp_path / "c.db"
+    cex = {"A": [["0", "1"], ["1/2", "1/2"]]}
+    with ResultStore(str(db)) as store:
+        store.write_chunk("mine.c-v1", "n2/c0", [
+            Record("mine.c", "n2/c0/i0", "violated", slack=-0.25, provenance={"n": 2},
+                   extra={"counterexample": cex, "lhs": "1/2", "relation": ">=", "rhs": "3/4", "kept": "violated"}),
+            Record("mine.c", "n2/c0/i1", "holds", slack=0.5, provenance={"n": 2}, extra={"kept": "smallest-slack"})])
+    frame = campaign_frame(db, "mine.c-v1", records=True)
+    assert frame["counterexample"].tolist() == [cex, None]
+    assert frame[["extra.lhs", "extra.relation", "extra.rhs"]].iloc[0].tolist() == ["1/2", ">=", "3/4"]
+    assert main(["store", "--db", str(db), "--campaign", "mine.c-v1", "--records", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["rows"]
+    assert rows[0]["counterexample"] == cex and rows[0]["extra.relation"] == ">=" and rows[1]["counterexample"] is None

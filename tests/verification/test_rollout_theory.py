@@ -27,6 +27,8 @@ register(Theorem(id="rolltest.claimed", title="a false bound filed as proved", c
                  statement=delta(A) <= delta(A**2)))
 register(Theorem(id="rolltest.ab", title="two matrices", category="conjecture",
                  statement=delta(A * B) <= delta(A)))
+register(Theorem(id="rolltest.ge", title="the false bound, written with >=", category="conjecture",
+                 statement=delta(A**2) >= delta(A)))
 '''
 
 
@@ -132,6 +134,26 @@ def test_counts_add_up_and_the_false_conjecture_is_refuted_on_stored_heads(setup
         lhs, rhs = Fraction(r["extra"]["lhs"]), Fraction(r["extra"]["rhs"])
         assert (lhs, rhs) == (delta_by_definition(M), delta_by_definition(square(M)))
         assert lhs > rhs and p["n"] == len(M)
+
+
+def test_a_ge_statement_keeps_its_sides_as_written(setup, tmp_path):
+    """delta(A^2) >= delta(A): a refuted head's record says lhs = delta(A^2), relation >=, rhs = delta(A)
+    (exact and float sides alike), not the normal form delta(A) <= delta(A^2) it is decided as."""
+    from numerics.sources.corpus import load_corpus
+    from numerics.sources.models import load_model
+
+    db, out = tmp_path / "r.db", tmp_path / "out"
+    assert rollout(setup, db, out, "rolltest.ge") == 0
+    recs = check_records(db, "rolltest.ge")
+    assert len(recs) == LAYERS * HEADS * len(TEXTS)
+    model, corpus = load_model(setup["model"]), load_corpus(setup["texts"])
+    by_id = {t.id: t for t in corpus.inputs}
+    for r in recs[:3]:
+        p, e = r["provenance"], r["extra"]
+        M = exact_rows(model.instance(by_id[p["input"]]).attention[p["layer"], p["head"]])
+        assert e["relation"] == ">=" and (Fraction(e["lhs"]), Fraction(e["rhs"])) == \
+            (delta_by_definition(square(M)), delta_by_definition(M))
+        assert e["lhs_float"] < e["rhs_float"] and abs(e["lhs_float"] - float(Fraction(e["lhs"]))) <= e["err"][0]
 
 
 def test_the_built_in_d1_checked_this_way_agrees_with_the_d1_records(setup, tmp_path):

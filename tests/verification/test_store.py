@@ -47,6 +47,43 @@ def test_a_campaign_never_mixes_kernel_modes(tmp_path):
         s.write_chunk("other", "c1", recs(1))
 
 
+def test_the_kernel_mode_guard_reads_only_verified_chunks(tmp_path):
+    """An edited ``versions`` field (a pinned campaign's records said native) makes those chunks
+    unverified: the guard neither trusts them (a pinned resume goes on and recomputes them, giving
+    the untouched store's content) nor lets a native run join the verified pinned chunks."""
+    import json
+
+    from theory.errors import InvalidInput
+    from verification import campaign
+    from verification.campaign import Chunk
+
+    def plan():
+        return [Chunk(f"c{k}", recs, (k,)) for k in range(3)]
+
+    def content(path):
+        with sqlite3.connect(path) as con:
+            return con.execute("SELECT chunk, instance, verdict, slack, provenance FROM records ORDER BY 1, 2").fetchall()
+
+    path = tmp_path / "r.db"
+    with ResultStore(path) as s:
+        campaign.run(s, "camp", plan(), progress=False)
+    before = content(path)
+    with sqlite3.connect(path) as con:
+        assert con.execute("UPDATE records SET versions = replace(versions, '\"kernels\": \"pinned', "
+                           "'\"kernels\": \"native') WHERE chunk IN ('c0', 'c1')").rowcount == 6
+    native = ResultStore(path)
+    v = json.loads(native._versions)
+    native._versions = json.dumps(dict(v, kernels="native (ATTNBOUNDS_NATIVE_KERNELS=1)"), sort_keys=True)
+    with pytest.raises(InvalidInput, match="holds chunks computed with pinned kernels"):   # c2, the verified one
+        campaign.run(native, "camp", plan(), progress=False)
+    native.close()
+    with ResultStore(path) as s:                         # pinned, as the campaign was: the edited chunks again
+        res = campaign.run(s, "camp", plan(), progress=False)
+        assert (res.computed, res.recomputed) == (2, 2) and s.done_chunks("camp") == {"c0", "c1", "c2"}
+        assert all(r["versions"]["kernels"].startswith("pinned") for r in s.records("camp"))
+    assert content(path) == before
+
+
 def test_failed_chunk_leaves_nothing(tmp_path):
     s = ResultStore(tmp_path / "r.db")
     s.write_chunk("camp", "c0", recs(0))

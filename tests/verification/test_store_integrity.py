@@ -2,9 +2,11 @@
 
 A store is stamped when created (SQLite ``application_id`` and ``user_version``); an existing file
 is inspected read-only before anything is changed. A damaged store (``PRAGMA quick_check``), another
-application's SQLite file and a store of another schema version are refused with one line (exit 2)
-by ``attnbounds paper`` and by a resumed ``attnbounds stress``, their bytes unchanged and nothing
-left beside them. A refused command creates no store, no ``--out`` folders and no ``--db`` folder.
+application's SQLite file, a store of another schema version and a store whose schema holds what its
+version does not define (issue 59: a trigger, whatever it is named, a view, an index of its own or
+redefined, another collation) are refused with one line (exit 2) by ``attnbounds paper``, ``store``
+and a resumed ``attnbounds stress``, and by the library read-only or not, their bytes unchanged and
+nothing left beside them. A refused command creates no store, no ``--out`` folders and no ``--db`` folder.
 """
 from __future__ import annotations
 
@@ -119,7 +121,57 @@ def other_version(tmp_path: Path) -> Path:
     return p
 
 
+def with_sql(name: str, *statements: str, make=None):
+    """A kind of store: a filled one (or ``make``'s) to which ``statements`` were applied by hand."""
+    def kind(tmp_path: Path) -> Path:
+        p = (make or filled)(tmp_path / name)
+        con = sqlite3.connect(p)
+        for sql in statements:
+            con.execute(sql)
+        con.commit()
+        con.close()
+        assert beside(p) == []
+        return p
+    return kind
+
+
+def unstamped_v1(path: Path) -> Path:
+    return unstamped(path, SCHEMA_V1)
+
+
+# a store is data: each of these is refused whatever its name (the issue: a trigger named like one of
+# the store's indexes passed the check, and a trigger editing summaries was sealed into the next mark)
+OBJECTS = {
+    "trigger-edits-summaries": ("CREATE TRIGGER records_chunk AFTER INSERT ON summaries BEGIN UPDATE summaries SET "
+                                "body = replace(body, '\"tight\":', '\"tight\":1') WHERE rowid = NEW.rowid; END",
+                                "trigger 'records_chunk' on summaries"),
+    "trigger-deletes-records": ("CREATE TRIGGER records_campaign AFTER INSERT ON records BEGIN DELETE FROM records "
+                                "WHERE campaign = NEW.campaign AND chunk != NEW.chunk; END",
+                                "trigger 'records_campaign' on records"),
+    "view": ("CREATE VIEW tight AS SELECT * FROM records WHERE verdict = 'tight'", "view 'tight'"),
+    "extra-index": ("CREATE INDEX records_verdict ON records (verdict)", "index 'records_verdict' on records"),
+    "index-redefined": (["DROP INDEX records_chunk", "CREATE INDEX records_chunk ON records (campaign, chunk)"],
+                        "index records_chunk's definition differs"),
+}
+
+
+def collated(tmp_path: Path) -> Path:
+    """Today's tables and stamp, the chunk marks' campaign compared case-insensitively."""
+    path = tmp_path / "collated.db"
+    schema = SCHEMA.replace("CREATE TABLE IF NOT EXISTS chunks (\n    campaign TEXT NOT NULL,",
+                            "CREATE TABLE IF NOT EXISTS chunks (\n    campaign TEXT NOT NULL COLLATE NOCASE,")
+    assert schema != SCHEMA
+    con = sqlite3.connect(path)
+    con.executescript(schema + f"PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};")
+    con.close()
+    return path
+
+
 KINDS = {
+    **{kind: (with_sql(f"{kind}.db", *([sql] if isinstance(sql, str) else sql)), words) for kind, (sql, words) in OBJECTS.items()},
+    "trigger-in-unstamped": (with_sql("unstamped.db", OBJECTS["trigger-deletes-records"][0], make=unstamped_v1),
+                             "trigger 'records_campaign' on records"),
+    "collation": (collated, "table chunks's definition differs"),
     "damaged": (damaged, "damaged"),
     "foreign": (foreign, "another application"),
     "foreign-app": (foreign_app, "another application's SQLite file"),
@@ -144,14 +196,21 @@ def stress_argv(db: Path, out: Path) -> list[str]:
     return ["stress", "dobrushin.factor", "--instances", "20000", "--sizes", "3", "--db", str(db), "--out", str(out)]
 
 
-@pytest.mark.parametrize("command", ["paper", "stress"])
+def store_argv(db: Path, out: Path) -> list[str]:
+    return ["store", "--db", str(db)]
+
+
+ARGV = {"paper": paper_argv, "stress": stress_argv, "store": store_argv}
+
+
+@pytest.mark.parametrize("command", list(ARGV))
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_bad_store_is_refused_in_one_line_and_left_unchanged(kind, command, tmp_path, capsys):
     make, words = KINDS[kind]
     db = make(tmp_path)
     before, side = sha(db), beside(db)
     out = tmp_path / "out"
-    rc = main((paper_argv if command == "paper" else stress_argv)(db, out))
+    rc = main(ARGV[command](db, out))
     assert_one_line(rc, capsys.readouterr().err, f"attnbounds {command}: error:", "--db", db.name, words)
     assert sha(db) == before and beside(db) == side        # not a byte changed, nothing left beside it
     assert not out.exists()                                # and nothing written anywhere else
@@ -221,7 +280,7 @@ def test_a_store_made_before_the_stamp_is_read_as_it_is_and_stamped_on_writing(t
         assert s.done_chunks("camp") == {"c1"} and set(s.chunk_check("camp").problems) == {"c0"}
     with sqlite3.connect(db) as con:
         assert con.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
 
 
 def test_a_store_from_before_chunk_summaries_is_read_and_upgraded(tmp_path):

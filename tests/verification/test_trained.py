@@ -562,3 +562,42 @@ def test_run_returns_what_ran_and_a_rerun_skips_it(store, tmp_path):
     assert first.computed > 1 and first.skipped == 0 and first.records == store.count()
     again = run(plan, store)
     assert (again.computed, again.skipped, again.records) == (0, first.computed, 0)
+
+
+def test_rollout_on_a_users_model_reads_its_corpus_once_and_reports_float_against_exact(tmp_path, monkeypatch,
+                                                                                         capsys):
+    """``attnbounds rollout --model FOLDER``: the default corpus is read once (planning, measuring and
+    reporting used to read it three times); the report has the float-versus-exact table the paper
+    has (trained-float), for this model, its counts those of the stored records; the sources
+    table's column says it shows the layer with the lowest share."""
+    import csv
+
+    from numerics.sources import corpus
+    from verification.cli import main
+    from verification.store import ResultStore
+    from verification.testing.fakes import tiny_bert
+    from verification.trained.report import FLOAT_COLUMNS, FLOAT_TESTS, LOWEST_SHARE, float_counts
+
+    folder = tiny_bert(tmp_path / "bert")
+    reads = []
+    real = corpus.default_corpus
+    monkeypatch.setattr(corpus, "default_corpus", lambda *a, **k: reads.append(a) or real(*a, **k))
+    db, out = tmp_path / "r.db", tmp_path / "out"
+    assert main(["rollout", "--model", str(folder), "--limit", "2", "--max-tokens", "16", "--db", str(db),
+                 "--out", str(out)]) == 0
+    assert len(reads) == 1
+    printed = capsys.readouterr().out
+    [table] = list((out / "tables").glob("trained-float-bert_*.csv"))
+    rows = list(csv.reader(table.open()))
+    assert rows[0] == FLOAT_COLUMNS and [r[1] for r in rows[1:]] == list(FLOAT_TESTS) + ["always tight"]
+    with ResultStore(db) as s:
+        d1 = [r for r in s.records(theorem="dobrushin.factor") if r["campaign"].startswith("trained-v")
+              and r["provenance"]["variant"] == "all"]
+    assert int(rows[1][2]) == len(d1) > 0
+    for r in rows[1:4]:
+        wrong, violated, missed = float_counts(d1, "float32" if r[1] == "renormalised" else f"float32 {r[1]}")
+        assert r[3].startswith(f"{wrong}/{len(d1)} ") and (int(r[4]), int(r[5])) == (violated, missed)
+    assert "float test" in printed and "always tight" in printed
+    [sources] = list((out / "tables").glob("trained-sources-bert_*.csv"))
+    header = next(csv.reader(sources.open()))
+    assert LOWEST_SHARE in header and "D1 tight, lowest layer" not in header

@@ -78,6 +78,56 @@ def variants(special: np.ndarray, causal: bool) -> list[Variant]:
     return out
 
 
+OUTSIDE = {"all": "no token at all (the row sums to 0)", "content": "special tokens only",
+           "nofirst": "the first token only"}      # where a row's mass lies when a token set keeps none of it
+
+
+def check_instance(inst: Any, token_sets: Optional[tuple[str, ...]] = None) -> None:
+    """Refuse attention that D1 cannot be measured on, in one line naming the model, the input, the
+    layer, the head and the row (:class:`~theory.errors.InvalidInput`): an entry that is not finite
+    (NaN from an ONNX file) or negative, or a row of a token set (:func:`variants`; ``token_sets``:
+    those only, None: every one) with no mass on the set's own tokens (a content token that puts all
+    its attention on special tokens), which no renormalisation can make a probability row. A token set
+    of fewer than two tokens is not measured (:func:`measure_variant`) and not asked.
+
+    >>> from numerics.sources import AttentionInstance
+    >>> A = np.full((1, 2, 3, 3), 1 / 3); A[0, 1, 2] = [1.0, 0.0, 0.0]
+    >>> check_instance(AttentionInstance("m", "text:0", "ab", A, np.array([True, False, False]), False))
+    Traceback (most recent call last):
+    ...
+    theory.errors.InvalidInput: model m, input text:0: layer 0, head 1, row 2 puts all its attention on special tokens only, so its attention on the content tokens cannot be renormalised; D1 is not measured on it
+    """
+    from theory.errors import InvalidInput
+
+    A = np.asarray(inst.attention)
+    where = f"model {inst.model}, input {inst.input}"
+    bad = ~np.isfinite(A)
+    if bad.any():
+        l, h, i, j = (int(v) for v in np.argwhere(bad)[0])
+        raise InvalidInput(f"{where}: layer {l}, head {h}, row {i}, column {j}: attention {A[l, h, i, j]} is not "
+                           f"finite ({int(bad.sum())} such entries); D1 is not measured on it")
+    neg = A < 0
+    if neg.any():
+        l, h, i, j = (int(v) for v in np.argwhere(neg)[0])
+        raise InvalidInput(f"{where}: layer {l}, head {h}, row {i}, column {j}: attention {A[l, h, i, j]!r} is "
+                           "negative, not a probability; D1 is not measured on it")
+    for var in variants(np.asarray(inst.special, dtype=bool), bool(inst.causal)):
+        if (token_sets is not None and var.name not in token_sets) or int(var.keep.sum()) < 2:
+            continue
+        idx = np.flatnonzero(var.keep)
+        mass = A[..., idx, :][..., idx].sum(axis=-1)           # (L, H, n): each kept row's mass on the set
+        empty = ~(mass > 0)
+        if empty.any():
+            l, h, r = (int(v) for v in np.argwhere(empty)[0])
+            title = VARIANT_NAMES.get(var.name, var.name)
+            raise InvalidInput(f"{where}: layer {l}, head {h}, row {int(idx[r])} puts all its attention on "
+                               f"{OUTSIDE.get(var.name, 'tokens outside the ' + title)}, so its attention on the {title} "
+                               "cannot be renormalised; D1 is not measured on it")
+
+
+VARIANT_NAMES = {"all": "tokens", "content": "content tokens", "nofirst": "tokens after the first"}
+
+
 def verdict_of(eq: bool) -> Verdict:
     return Verdict.TIGHT if eq else Verdict.HOLDS
 
@@ -182,6 +232,7 @@ def instance_records(inst: Any, comparison: bool = True, float_tests: bool = Fal
     ``controls``: the head mean's controls on all tokens (:func:`measure_controls`), in the extra of
     its records (``control_columns``, ``control_offdiagonal``: "tight" / "holds"; ``every_pair_self_dominant``;
     ``pair_kind``) with the seed and generator in the provenance."""
+    check_instance(inst)                                    # NaN, a row with no mass on its token set: named
     A_heads = inst.attention                                # (L, H, T, T) float64
     base = dict(inst.provenance, residual=RESIDUAL, head_fusion=FUSION)
     records: list[Record] = []

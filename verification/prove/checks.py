@@ -313,22 +313,26 @@ OUTCOME_OF = {Verdict.HOLDS: Outcome.SUPPORTED, Verdict.VIOLATED: Outcome.REFUTE
 def _user_extra(st: UserStatement, r: SmtResult, verdict: Verdict, extra: dict) -> Any:
     """A user theorem's record: its statement, hypotheses and side conditions, the exact sides of a
     confirmed counterexample, and the verdict in its category's vocabulary (a conjecture's: an
-    outcome, whose statistic is rhs - lhs on the counterexample, None otherwise)."""
+    outcome, whose statistic is the bound's slack on the counterexample, None otherwise; the sides and the
+    relation as the statement writes them)."""
     from numerics.smt.user import sides
     from theory import get
+    from theory.expr import as_written, written_relation
     from theory.verdicts import vocabulary
 
-    extra.update(kind=st.kind, relation="<" if st.strict else "<=", assume=list(st.assume),
+    written = written_relation(st.relation)         # lhs, relation, rhs: as the statement writes them
+    extra.update(kind=st.kind, relation=written, assume=list(st.assume),
                  conditions=list(st.conditions), matrices=list(st.matrices), lhs=None, rhs=None)
+    slack = None
     if r.status == "counterexample" and r.confirmed:
         lhs, rhs = sides(st, r.counterexample)
-        extra.update(lhs=str(lhs), rhs=str(rhs))
+        extra.update(as_written(written, str(lhs), str(rhs)))
+        slack = float(rhs - lhs)
     if vocabulary(get(st.theorem).category) is Verdict:
         return verdict
-    slack = float(Fraction(extra["rhs"]) - Fraction(extra["lhs"])) if extra["lhs"] is not None else None
     extra.update(statistic=slack, interval=None,
-                 method="SMT (z3 and cvc5) over every row-stochastic matrix of the size; statistic: rhs - lhs on "
-                        "the counterexample")
+                 method="SMT (z3 and cvc5) over every row-stochastic matrix of the size; statistic: the bound's slack "
+                        "on the counterexample, negative where it fails")
     return OUTCOME_OF[verdict]
 
 

@@ -60,13 +60,14 @@ def _cmd(args: argparse.Namespace) -> int:
     """:func:`verification.family.command`'s body (plan, run into ``--db``, report under ``--out``),
     then, with ``--json``, one JSON object as the last line of stdout. A user theorem filed as proved
     that is refuted stops the run loudly (:class:`~theory.verdicts.ViolationError`): its
-    counterexample is stored, printed and in the JSON, and the exit status is 1."""
+    counterexample is stored, printed and in the JSON, and the exit status is
+    :data:`verification.options.REFUTED` (as for ``stress``)."""
     import json
     import sys
     from pathlib import Path
 
     from theory.verdicts import ViolationError
-    from verification.options import make_console
+    from verification.options import REFUTED, make_console
     from verification.prove import checks, report
     from verification.store import ResultStore
 
@@ -87,13 +88,13 @@ def _cmd(args: argparse.Namespace) -> int:
             bad = sorted({r["theorem"] for r in checks.plan_records(store, plan) if r["verdict"] == "violated"})
             console.print(f"[bold red]{escape(', '.join(bad))}: filed as proved (category='proved') but refuted by an "
                           "exactly re-checked counterexample (stored; the run stopped there)[/]")
-            rc = 1
+            rc = REFUTED
         if args.json:
             console.file.flush()
             sys.stdout.write(json.dumps(report.json_result(checks.plan_records(store, plan), plan,
                                                            tuple(args.theorems))) + "\n")
             sys.stdout.flush()
-    return rc      # 1 when a wrong variant was not refuted, the registry disagrees, or a proved user theorem fails
+    return rc      # 1 when a wrong variant was not refuted or the registry disagrees; REFUTED: a proved user theorem fails
 
 
 def register(sub: Any) -> None:

@@ -259,6 +259,9 @@ EXPR_COLUMNS = ("theorem", "size", "result", "z3", "z3 seconds", "cvc5", "cvc5 s
                 "counterexample")
 
 
+NEGATION = {"<=": ">", "<": ">=", ">=": "<", ">": "<="}     # what a counterexample's exact sides satisfy
+
+
 def outcome(e: dict) -> str:
     """proved / counterexample (confirmed by the exact re-check) / undecided (anything else: a
     timeout, one solver only, a model the re-check does not confirm or cannot read)."""
@@ -298,7 +301,7 @@ def expr_lines(records: list[dict], plan: Any) -> list[str]:
                 hyp = "".join(f", {a}" for a in e.get("assume") or ())
                 out.append(f"  n = {n}: proved for every {n}x{n} row-stochastic {mats}{hyp}{cond} ({times})")
             elif what == "counterexample":
-                flip = ">=" if e["relation"] == "<" else ">"
+                flip = NEGATION.get(e["relation"], ">")          # the sides as the statement writes them
                 out.append(f"  n = {n}: counterexample, re-checked exactly: lhs = {e['lhs']} {flip} rhs = {e['rhs']} "
                            f"({times})")
                 out += [f"      {k} = {_matrix_text(M)}" for k, M in e["counterexample"].items()]

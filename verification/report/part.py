@@ -186,7 +186,8 @@ def check_needs(store: Any, needs: list[Need], fills_all: Optional[str] = None) 
     """Refuse, with one :class:`IncompleteCampaigns` naming each campaign once, when a campaign of
     ``needs`` is absent from ``store``, lacks a chunk its plan defines, holds one whose content does
     not match its mark (:meth:`~verification.store.ResultStore.chunk_check`: a record or summary
-    deleted or edited) or content under a key without a mark; a campaign several families read is
+    deleted or edited, a chunk moved or copied from elsewhere; under a key of the plan or not) or
+    content under a key without a mark; a campaign several families read is
     listed under the first, with its command, and the others named. ``fills_all``: the one command
     that fills every campaign of ``needs`` (the main job), named instead of the commands of the
     campaigns the line has no room for.
@@ -216,11 +217,13 @@ def check_needs(store: Any, needs: list[Need], fills_all: Optional[str] = None) 
         if not need.chunks:                  # the plan defines no chunk here (nothing to read)
             continue
         name, done = resolve(store, need)
-        # a chunk is stored when its content matches its mark (verification.chunk_marks); content
-        # under a key with no mark is nobody's, and refused too
+        # a chunk is stored when its content matches its mark (verification.chunk_marks); a mark its
+        # content does not match, in the plan or not, and content under a key with no mark are nobody's,
+        # and refused too (a reader may read every record of a campaign): a resume recomputes or removes them
         checked = store.chunk_check(name) if name is not None and hasattr(store, "chunk_check") else None
         problems = checked.problems if checked is not None else {}
-        altered = {k: problems[k] for k in sorted(need.chunks - done) if k in problems and k not in checked.unmarked}
+        altered = {k: problems[k] for k in sorted(problems, key=lambda k: (k not in need.chunks, k))
+                   if k not in checked.unmarked}
         unmarked = {k: problems[k] for k in sorted(checked.unmarked)} if checked is not None else {}
         missing = sorted(need.chunks - done - set(altered))
         if name is not None and not missing and not altered and not unmarked:

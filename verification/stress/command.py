@@ -1,7 +1,8 @@
 """``attnbounds stress THEOREM_ID``: a sweep of N random instances (or, with ``--search``, a
 guided search for tight cases and counterexamples), serially, on a local Dask cluster
 (``--workers K``) or on an existing one (``--scheduler tcp://HOST:PORT``). Re-running resumes; a
-larger ``--instances`` extends the campaign. And ``verify_section(ctx)``, the main job's stress
+larger ``--instances`` extends the campaign; a theorem of your own found false as filed ends with
+:data:`verification.options.REFUTED`. And ``verify_section(ctx)``, the main job's stress
 section (what it runs: :meth:`verification.stress.checks.Plan.for_verify`).
 
 Light at import: the plans, checks, executors and the store load only when a command runs."""
@@ -44,15 +45,8 @@ def make_executor(args: argparse.Namespace) -> Any:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from verification.executors import SerialExecutor
     from verification.options import make_console
-    from verification.store import ResultStore
-    from verification.stress.checks import Plan, check_device, chunks, run, run_sweep
-    from verification.stress.report import (counterexample_text, first_counterexample, report_sweep, store_bytes,
-                                            sweep_json, with_condition)
-    from contextlib import nullcontext
+    from verification.stress.checks import Plan, check_device
 
     check_device(args.device)
     plan = Plan.from_args(args)               # refused here, before anything is created
@@ -60,37 +54,131 @@ def _cmd(args: argparse.Namespace) -> int:
     for sweep in plan.sweeps:                 # what --instances became, before anything runs
         if sweep.rounding() is not None:
             console.print(sweep.rounding(), markup=False, highlight=False, soft_wrap=True)
+        if sparse_note(sweep) is not None:
+            console.print(sparse_note(sweep), markup=False, highlight=False, soft_wrap=True)
     if plan.search is not None:
-        with make_executor(args) as executor, ResultStore(args.db) as store:   # one chunk per size: in parallel
-            run(plan, store, executor, console)
-            search = plan.search
-            keys = sorted(search.chunk_keys())
-            found = [r for r in store.records(search.campaign) if r["instance"].rsplit("/", 1)[0] in keys]
-        cex = next((r for r in found if "counterexample" in r["extra"]), None)
-        if cex is not None:
-            console.print(counterexample_text(cex), markup=False, highlight=False, soft_wrap=True)
-        if args.json:
-            import json
-            import sys
+        return _search(args, plan, console)
+    return _sweep(args, plan, console)
 
-            named = {"supported": "holds", "refuted": "violated", "inconclusive": "undecided"}
-            verdicts = {k: 0 for k in ("holds", "tight", "violated", "undecided")}
-            for r in found:
-                v = "tight" if r["verdict"] == "supported" and r["slack"] == 0 else named.get(r["verdict"], r["verdict"])
-                verdicts[v] = verdicts.get(v, 0) + 1
-            console.file.flush()
-            sys.stdout.write(json.dumps({"theorem": search.theorem, "campaign": search.campaign, "search": True,
-                                         "instances": search.budget * len(search.sizes), "finds": len(found),
-                                         "verdicts": verdicts,
-                                         "counterexample": None if cex is None else cex["extra"]["counterexample"]})
-                             + "\n")
-        return 0
+
+def filed_as_proved(theorem: str) -> bool:
+    """A theorem over theory.expr (a user's) filed as proved: a counterexample ends its run with
+    :data:`verification.options.REFUTED` (a built-in one's violation is a bug: a traceback)."""
+    from theory import get
+    from verification.stress.checks.plan import THEOREMS
+
+    return theorem not in THEOREMS and get(theorem).category == "proved"
+
+
+def stored_refutation(db: str, campaign: str, theorem: str, keys: list, search: bool = False,
+                      check: bool = True) -> tuple[set, Any]:
+    """(the verified stored chunks of ``campaign``, :func:`~verification.stress.report.refutation` of
+    those among ``keys`` when ``check``, else None), read without writing anything; (empty, None)
+    where no store exists."""
+    from pathlib import Path
+
+    from verification.store import ResultStore
+    from verification.stress.report import refutation
+
+    if db == ":memory:" or not Path(db).is_file():
+        return set(), None
+    with ResultStore(db, readonly=True) as stored:
+        done = stored.done_chunks(campaign)
+        return done, refutation(stored, campaign, theorem, [k for k in keys if k in done], search) if check else None
+
+
+def say_refuted(text: str) -> None:
+    import sys
+
+    sys.stdout.flush()
+    print("attnbounds stress: " + text.replace("\n", "\n  "), file=sys.stderr, flush=True)
+
+
+def write_json(console: Any, got: dict) -> None:
+    import json
+    import sys
+
+    console.file.flush()
+    sys.stdout.write(json.dumps(got) + "\n")
+    sys.stdout.flush()
+
+
+def _search(args: argparse.Namespace, plan: Any, console: Any) -> int:
+    """``stress --search``: the guided search's chunks (resumed); a theorem filed as proved with a
+    violating find, in this run or stored by any earlier one, ends with :data:`~verification.options.REFUTED`."""
+    from theory.verdicts import ViolationError
+    from verification.executors import SerialExecutor
+    from verification.options import REFUTED
+    from verification.store import ResultStore
+    from verification.stress.checks import run
+    from verification.stress.report import counterexample_text, refutation, refutation_text, simplest_counterexample
+
+    search = plan.search
+    keys = sorted(search.chunk_keys())
+    proved = filed_as_proved(search.theorem)
+    _, stop = stored_refutation(args.db, search.campaign, search.theorem, keys, True, check=proved)
+    # a refutation already stored: nothing more to compute, the same outcome as the run that stored it
+    with make_executor(args) if stop is None else SerialExecutor() as executor, ResultStore(args.db) as store:
+        if stop is None:                       # one chunk per size: in parallel
+            stopped = None
+            try:
+                run(plan, store, executor, console)
+            except ViolationError as exc:
+                if not proved:
+                    raise
+                stopped = exc
+            if proved:
+                done = store.done_chunks(search.campaign)
+                stop = refutation(store, search.campaign, search.theorem, [k for k in keys if k in done], True)
+            if stopped is not None and stop is None:     # the runner stopped, the stored chunks disagree: a bug
+                raise stopped
+        found = [r for r in store.records(search.campaign) if r["instance"].rsplit("/", 1)[0] in keys]
+        cex = stop["counterexample"] if stop is not None else simplest_counterexample(store, search.campaign,
+                                                                                       search.theorem, keys)
+    if stop is not None:
+        say_refuted(refutation_text(search.theorem, stop, len(keys), 0, search=True))
+    elif cex is not None:
+        console.print(counterexample_text(cex), markup=False, highlight=False, soft_wrap=True)
+    if args.json:
+        named = {"supported": "holds", "refuted": "violated", "inconclusive": "undecided"}
+        verdicts = {k: 0 for k in ("holds", "tight", "violated", "undecided")}
+        for r in found:
+            v = "tight" if r["verdict"] == "supported" and r["slack"] == 0 else named.get(r["verdict"], r["verdict"])
+            verdicts[v] = verdicts.get(v, 0) + 1
+        got = {"theorem": search.theorem, "campaign": search.campaign, "search": True,
+               "instances": search.budget * len(search.sizes), "finds": len(found), "verdicts": verdicts,
+               "counterexample": None if cex is None else cex["extra"]["counterexample"]}
+        if stop is not None:
+            got["refuted"] = {k: stop[k] for k in ("violated", "checked", "chunks", "kept")}
+        write_json(console, got)
+    return REFUTED if stop is not None else 0
+
+
+def _sweep(args: argparse.Namespace, plan: Any, console: Any) -> int:
+    """``stress``: the sweep's missing chunks, its table, the simplest kept counterexample. A theorem
+    filed as proved that the stored chunks of the plan refute (this run's, or any earlier run's: the
+    outcome does not depend on how the chunks got there) ends with :data:`~verification.options.REFUTED`,
+    as does one whose equality condition disagrees with an exact tight verdict."""
+    from contextlib import nullcontext
+    from pathlib import Path
+
+    from theory.verdicts import ViolationError
+    from verification.executors import SerialExecutor
+    from verification.options import REFUTED
+    from verification.store import ResultStore
+    from verification.stress.checks import chunks, run_sweep
+    from verification.stress.checks.expr import KEEP_VIOLATED
+    from verification.stress.report import (condition_mismatch, counterexample_text, mismatch_json, mismatch_text,
+                                            refutation, refutation_text, report_sweep, simplest_counterexample, store_bytes,
+                                            sweep_json, with_condition)
+
     (one,) = plan.sweeps
-    done: set = set()
-    if args.db != ":memory:" and Path(args.db).is_file():  # what is stored, read without writing anything
-        with ResultStore(args.db, readonly=True) as stored:
-            done = stored.done_chunks(one.campaign)
-    todo = [c for c in chunks(one) if c.key not in done]
+    keys = one.chunk_keys()
+    proved = one.spec.kind == "expr" and filed_as_proved(one.theorem)
+    done, stop = stored_refutation(args.db, one.campaign, one.stored_as, keys, check=proved)
+    # a refutation already stored: nothing more to compute, the same outcome as the run that stored it
+    todo = [] if stop is not None else [c for c in chunks(one) if c.key not in done]
+    stored_stop = stop is not None
     # nothing left to compute: resume at once, without starting (or joining) a cluster; a cluster that
     # cannot be reached is refused before the store is created or changed
     with make_executor(args) if todo else SerialExecutor() as executor, ResultStore(args.db) as store:
@@ -101,32 +189,67 @@ def _cmd(args: argparse.Namespace) -> int:
                       f"({', '.join(one.families)}; n = {', '.join(map(str, one.sizes))}"
                       + (f"; L = {', '.join(map(str, one.layers))}" if one.layers else "") + f"), {len(todo):,} to "
                       f"compute, on {where}")
-        measured = run_sweep(store, one, executor, console, todo)
+        stopped = None
+        try:
+            measured = run_sweep(store, one, executor, console, todo)
+        except ViolationError as exc:         # stored: the chunk summaries say how many, the records which
+            if not proved:
+                raise
+            measured, stopped = None, exc
+        if proved and stop is None:
+            done = store.done_chunks(one.campaign)
+            stop = refutation(store, one.campaign, one.stored_as, [k for k in keys if k in done])
+        if stopped is not None and stop is None:         # the runner stopped, the stored chunks disagree: a bug
+            raise stopped
         cells = report_sweep(store, one.campaign, one.stored_as, Path(args.out) / "tables", console,
-                             target=one.theorem, chunks=one.chunk_keys(), command=one.command())
-        cex = first_counterexample(store, one.campaign, one.stored_as, one.chunk_keys())
-        if cex is not None:
+                             target=one.theorem, chunks=keys, command=one.command())
+        cex = stop["counterexample"] if stop is not None else simplest_counterexample(store, one.campaign,
+                                                                                       one.stored_as, keys)
+        mismatch = condition_mismatch(store, one.campaign, one.stored_as, keys) if one.spec.kind == "expr" else None
+        if cex is not None and stop is None:
             console.print(counterexample_text(cex), markup=False, highlight=False, soft_wrap=True)
+        if mismatch is not None and not proved:      # a conjecture's wrong condition: a finding, shown
+            console.print(mismatch_text(one.theorem, mismatch), markup=False, highlight=False, soft_wrap=True)
         chunks_stored = sum(t.chunks for t in cells.values())
         payload = store.payload_bytes(one.campaign)
-        console.print(f"this run: {measured['computed']} chunks computed, {measured['skipped']} already stored; "
-                      f"{measured['instances']:,} instances in {measured['seconds']:.1f} s "
-                      f"({measured['rate']:,.0f} instances/s)")
+        if stored_stop:
+            console.print(f"this run: nothing computed (the stored chunks already refute {one.theorem})")
+        elif measured is None:
+            console.print("this run: stopped after storing the chunk with a violation")
+        else:
+            console.print(f"this run: {measured['computed']} chunks computed, {measured['skipped']} already stored; "
+                          f"{measured['instances']:,} instances in {measured['seconds']:.1f} s "
+                          f"({measured['rate']:,.0f} instances/s)")
     disk = store_bytes(args.db)           # after closing: the write-ahead log is checkpointed
     console.print(f"stored: {chunks_stored} chunks, {payload / max(chunks_stored, 1):,.0f} bytes per chunk of values"
                   + (f"; store file {disk:,} bytes ({disk / max(chunks_stored, 1):,.0f} per chunk if the store holds "
                      "only this campaign)" if disk is not None else ""))
+    failed = stop is not None or (proved and mismatch is not None)
+    if stop is not None:
+        say_refuted(refutation_text(one.theorem, stop, len(keys), KEEP_VIOLATED))
+    elif failed:
+        say_refuted(mismatch_text(one.theorem, mismatch))
     if args.json:
-        import json
-        import sys
-
-        console.file.flush()
         with ResultStore(args.db, readonly=True) if args.db != ":memory:" else nullcontext(None) as again:
             got = sweep_json(one.theorem, one.campaign, cells, cex)
             if again is not None:
-                got = with_condition(got, again, one.campaign, one.stored_as, one.chunk_keys())
-        sys.stdout.write(json.dumps(got) + "\n")
-    return 0
+                got = with_condition(got, again, one.campaign, one.stored_as, keys)
+        if stop is not None:
+            got["refuted"] = {k: stop[k] for k in ("violated", "checked", "chunks", "kept")}
+        if mismatch is not None:
+            got["condition_mismatch"] = mismatch_json(mismatch)
+        write_json(console, got)
+    return REFUTED if failed else 0
+
+
+def sparse_note(sweep: Any) -> Any:
+    """A note when the sweep draws ``sparse`` at a size where it is one-hot (n <= 4: a support of one
+    column), the law of ``hard`` (:data:`numerics.sources.random.FAMILY_TEXT`); None otherwise."""
+    small = [n for n in sweep.sizes if n <= 4]
+    if "sparse" not in sweep.families or not small:
+        return None
+    return (f"note: sparse at n = {', '.join(map(str, small))} has one-hot rows (a support of ceil(n/4) = 1 column): "
+            "the law of hard")
 
 
 def per_theorem(default: Any, search: str = "") -> str:
@@ -148,19 +271,33 @@ def per_theorem(default: Any, search: str = "") -> str:
     return out + (f"; with --search: {search}" if search else "")
 
 
+def families_text(width: int = 88) -> str:
+    """The random families, one definition each (:data:`numerics.sources.random.FAMILY_TEXT`), for the
+    end of ``stress --help``."""
+    import textwrap
+
+    from numerics.sources.random import FAMILY_TEXT
+
+    lines = ["random families (--families): one n x n row-stochastic matrix per draw, its rows independent"]
+    for name, text in FAMILY_TEXT.items():
+        lines += textwrap.wrap(text, width, initial_indent=f"  {name:<13} ", subsequent_indent=" " * 16)
+    return "\n".join(lines)
+
+
 def register(sub: Any) -> None:
     from verification.options import add_common, add_executor, add_theory, family_list, int_list, positive_int
     from verification.stress.checks import SEARCH_BUDGET, SIZES
     from verification.stress.checks.plan import CHUNK_ELEMENTS, MAX_CHUNK, THEOREMS
 
     p = sub.add_parser("stress", help="stress-test a theorem on many random instances (sweep or guided search; "
-                                      "serial or Dask)")
+                                      "serial or Dask)", epilog=families_text(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common(p)
     add_theory(p)
     p.add_argument("theorem", type=theorem_id, help=f"theorem id: one of {', '.join(THEOREMS)}, or a theorem over "
                                                     "theory.expr registered by a --theory file")
     p.add_argument("--family", "--families", dest="family", default=None,
-                   type=family_list, help="comma-separated random families ("
+                   type=family_list, help="comma-separated random families, defined below ("
                    + per_theorem(lambda spec: ",".join(spec.families)) + ")")
     p.add_argument("--sizes", default=None, type=int_list(2, "size"), help="comma-separated n >= 2 ("
                    + per_theorem(lambda spec: ",".join(map(str, spec.sizes)), ",".join(map(str, SIZES))) + ")")
@@ -181,7 +318,10 @@ def register(sub: Any) -> None:
                    help="where the float filter runs; exact certification is always on the CPU")
     p.add_argument("--json", action="store_true",
                    help="print, as the last line of stdout, one JSON object: theorem, campaign, instances, verdicts "
-                        "(holds, tight, violated, undecided), not_applicable, counterexample (exact rationals or null)")
+                        "(holds, tight, violated, undecided) and not_applicable (they add up to instances), "
+                        "counterexample (the simplest kept one, exact rationals, or null), sides (its exact lhs, "
+                        "relation and rhs as the statement writes them, or null); also on a theorem of your own "
+                        "found false as filed (refuted, condition_mismatch; exit status 3)")
     p.add_argument("--search", action="store_true", help="guided search (hypothesis target() + local "
                                                          "optimiser) for tight cases and counterexamples")
     p.add_argument("--budget", default=None, type=positive_int,

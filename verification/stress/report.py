@@ -15,7 +15,11 @@ from numerics.dobrushin.batch import NAMES
 from verification.stress.checks.summaries import Tally, merge
 
 COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share [95%]", "violated",
-           "undecided", "exact path", "smallest strict slack", "at (chunk, index)"]
+           "undecided", "not applicable", "exact path", "smallest strict slack", "at (chunk, index)"]
+# the verdicts the table has a column for, in order (the store's words; "not-applicable" is headed
+# "not applicable"): every instance is counted under exactly one, so a row's verdict columns add up to
+# its instances; a verdict a summary counts beyond these gets a column of its own (:func:`verdict_names`)
+VERDICTS = ("holds", "tight", "violated", "undecided", "not-applicable")
 
 
 def tally(store: Any, campaign: str, theorem: str, chunks: Optional[Iterable[str]] = None) -> dict[str, Tally]:
@@ -36,16 +40,40 @@ def cell_parts(cell: str) -> tuple[str, int, Optional[int]]:
     return family, int(n), int(L) if L else None
 
 
+def verdict_names(cells: dict[str, Tally]) -> list[str]:
+    """The verdicts the cells' table counts: :data:`VERDICTS`, then any other verdict a summary counts."""
+    extra = sorted({k for t in cells.values() for k in t.counts} - set(VERDICTS))
+    return list(VERDICTS) + extra
+
+
+def columns(cells: dict[str, Tally]) -> list[str]:
+    """The columns of the cells' table: :data:`COLUMNS` (rollout cells: ``layers`` after ``n``), and a
+    column for every other verdict a summary counts, after ``not applicable``."""
+    rollout = any(cell_parts(c)[2] is not None for c in cells)
+    cols = COLUMNS[:2] + ["layers"] + COLUMNS[2:] if rollout else list(COLUMNS)
+    at = cols.index("not applicable") + 1
+    return cols[:at] + verdict_names(cells)[len(VERDICTS):] + cols[at:]
+
+
+def applicable(t: Tally) -> int:
+    """Instances the statement applies to: every instance but the not-applicable ones (the share of
+    tight instances is over these)."""
+    return t.n - t.count("not-applicable")
+
+
 def rows(cells: dict[str, Tally]) -> list[list[Any]]:
-    """One row per cell (:data:`COLUMNS`; rollout cells: ``layers`` after ``n``)."""
+    """One row per cell (:func:`columns`; rollout cells: ``layers`` after ``n``): its verdict columns
+    add up to its instances."""
     out = []
+    extra = verdict_names(cells)[len(VERDICTS):]
     for cell, t in sorted(cells.items(), key=lambda kv: (cell_parts(kv[0])[0], cell_parts(kv[0])[1],
                                                          cell_parts(kv[0])[2] or 0)):
         family, n, L = cell_parts(cell)
         out.append([family, n] + ([L] if L is not None else []) +
                    [t.n, t.chunks, t.count("holds"), t.count("tight"),
-                    share_text(t.count("tight"), t.n), t.count("violated"), t.count("undecided"), t.exact,
-                    t.min_slack, f"{t.min_at[0]}, {t.min_at[1]}" if t.min_at else "-"])
+                    share_text(t.count("tight"), applicable(t)), t.count("violated"), t.count("undecided"),
+                    t.count("not-applicable")] + [t.count(k) for k in extra] +
+                   [t.exact, t.min_slack, f"{t.min_at[0]}, {t.min_at[1]}" if t.min_at else "-"])
     return out
 
 
@@ -107,11 +135,9 @@ def table_name(target: str) -> str:
 
 def cell_table(cells: dict[str, Tally], campaign: str, target: str, command: str = "") -> Table:
     """The campaign's table :func:`table_name` (``stress-factor`` for ``dobrushin.factor``): one row
-    per cell (:data:`COLUMNS`; rollout cells: ``layers`` after ``n``), the numbers as stored (the
-    paper selects its columns by name)."""
-    rollout = any(cell_parts(c)[2] is not None for c in cells)
-    columns = COLUMNS[:2] + ["layers"] + COLUMNS[2:] if rollout else COLUMNS
-    return Table.from_rows(table_name(target), rows(cells), columns,
+    per cell (:func:`columns`: a column for every verdict counted; rollout cells: ``layers`` after
+    ``n``), the numbers as stored (the paper selects its columns by name)."""
+    return Table.from_rows(table_name(target), rows(cells), columns(cells),
                            f"Stress sweep of {target}: campaign {campaign}", provenance(cells, campaign),
                            campaigns=(campaign,), command=command)
 
@@ -183,45 +209,136 @@ class Progress:
         return f"{rate:,.0f} inst/s, {self.tally.line()}"
 
 
-def first_counterexample(store: Any, campaign: str, theorem: str,
-                         chunks: Optional[Iterable[str]] = None) -> Optional[dict]:
-    """The first stored counterexample of the campaign (in the plan's chunk order, then by index):
-    a record of a statement over theory.expr whose ``extra["counterexample"]`` holds the exact
-    matrices ({"A": rows of "p/q"}), re-checked exactly when it was stored; None if there is none."""
+def simplicity(mats: dict) -> tuple[int, int, int]:
+    """How simple an exact instance ({"A": rows of "p/q"}) is, smallest first: its size n, its largest
+    denominator, the digits of all its denominators (a 0/1 matrix before one with 2^53 denominators)."""
+    from fractions import Fraction
+
+    dens = [Fraction(x).denominator for rows in mats.values() for row in rows for x in row]
+    n = max((len(rows) for rows in mats.values()), default=0)
+    return n, max(dens, default=1), sum(len(str(d)) for d in dens)
+
+
+def instance_order(instance: str, order: Optional[dict]) -> tuple:
+    """Where a record's instance sits in its plan: (chunk's place in the plan's order, index);
+    ``<chunk>/i<index>`` (a sweep) or ``<chunk>/<index>`` (a search)."""
+    chunk, _, last = instance.rpartition("/")
+    index = int(last.lstrip("i")) if last.lstrip("i").isdigit() else 0
+    return ((order or {}).get(chunk, 0), chunk if order is None else "", index)
+
+
+def rechecked(theorem: str, mats: dict) -> bool:
+    """Whether ``mats`` (exact rows) satisfy the theorem's hypotheses and violate its statement, in
+    exact arithmetic, checked again here from the stored rationals."""
+    from fractions import Fraction
+
+    from numerics.expr import compile_statement, exact_sides
+    from theory import get
+
+    th = get(theorem)
+    rows = {k: [[Fraction(x) for x in row] for row in M] for k, M in mats.items()}
+    for M in rows.values():
+        if "causal" in th.assume and any(M[i][j] != 0 for i in range(len(M)) for j in range(i + 1, len(M))):
+            return False
+        if "positive" in th.assume and any(x <= 0 for row in M for x in row):
+            return False
+    compiled = compile_statement(th.statement)
+    lhs, rhs = exact_sides(compiled, rows)
+    return lhs >= rhs if compiled.strict else lhs > rhs
+
+
+def simplest_counterexample(store: Any, campaign: str, theorem: str,
+                            chunks: Optional[Iterable[str]] = None) -> Optional[dict]:
+    """The simplest stored counterexample of the campaign: among the records of ``chunks`` (the plan's;
+    all when None) of a statement over theory.expr whose ``extra["counterexample"]`` holds the exact
+    matrices ({"A": rows of "p/q"}), the smallest n, then the smallest denominators
+    (:func:`simplicity`), then the plan's chunk order and the index; re-checked exactly here
+    (:func:`rechecked`) before it is returned. None if there is none."""
     order = {c: k for k, c in enumerate(chunks)} if chunks is not None else None
-    best, at = None, None
+    found = []
     for r in store.records(campaign, theorem):
         if "counterexample" not in r["extra"]:
             continue
-        chunk, _, index = r["instance"].rpartition("/i")
-        if order is not None and chunk not in order:
+        if order is not None and r["instance"].rpartition("/")[0] not in order:
             continue
-        key = ((order or {}).get(chunk, 0), chunk if order is None else "", int(index))
-        if at is None or key < at:
-            best, at = r, key
-    return best
+        found.append((simplicity(r["extra"]["counterexample"]), instance_order(r["instance"], order), r))
+    for _, _, r in sorted(found, key=lambda x: x[:2]):
+        if rechecked(theorem, r["extra"]["counterexample"]):
+            return r
+    return None
+
+
+def counterexample_sides(record: dict) -> dict:
+    """The exact sides of a stored counterexample as the statement is written: ``{"lhs", "relation",
+    "rhs"}``, ``lhs`` the side written left of the relation even for ``>=`` and ``>`` (a record stored
+    before the sides were kept as written carries the normal form, ``<=`` or ``<``, and is shown so)."""
+    ex = record["extra"]
+    return {"lhs": ex["lhs"], "relation": ex.get("relation", "<="), "rhs": ex["rhs"]}
 
 
 def counterexample_text(record: dict) -> str:
-    """The counterexample of ``record`` as printed: each matrix's rows of exact rationals, both sides."""
+    """The counterexample of ``record`` as printed: each matrix's rows of exact rationals, both sides
+    as the statement writes them (:func:`counterexample_sides`)."""
     ex = record["extra"]
-    lines = [f"first counterexample ({record['instance']}), exact; every row sums to exactly 1:"]
+    lines = [f"simplest kept counterexample ({record['instance']}), exact; every row sums to exactly 1:"]
     for name, rows in ex["counterexample"].items():
         lines += [f"  {name} = [" + ", ".join("[" + ", ".join(row) + "]" for row in rows) + "]"]
-    rel = ex.get("relation", "<=")
-    lines.append(f"  lhs = {ex['lhs']}, rhs = {ex['rhs']}: lhs {rel} rhs is false (re-checked in exact arithmetic)")
+    sides = counterexample_sides(record)
+    lines.append(f"  lhs = {sides['lhs']}, rhs = {sides['rhs']}: lhs {sides['relation']} rhs is false (re-checked in "
+                 "exact arithmetic)")
+    return "\n".join(lines)
+
+
+def refutation(store: Any, campaign: str, theorem: str, chunks: Iterable[str], search: bool = False) -> Optional[dict]:
+    """What the stored ``chunks`` of ``campaign`` (the verified chunks of a plan, however they got
+    there: this run, an earlier one, another writer) say against ``theorem``: None when no instance
+    violates it, else ``violated`` (instances on which the statement is false, from the chunk
+    summaries: every one is counted), ``checked`` (instances of those chunks; a search: its finds),
+    ``chunks`` (stored), ``kept`` (counterexamples kept as records with their matrices) and
+    ``counterexample`` (:func:`simplest_counterexample`, None where no kept one re-checks)."""
+    chunks = list(chunks)
+    keep = set(chunks)
+    rows = [r for r in store.summaries(campaign, theorem) if r["chunk"] in keep]
+    if search:
+        violated, checked = sum(r["body"].get("violated", 0) for r in rows), sum(r["body"].get("found", 0) for r in rows)
+    else:
+        t = total(merge(rows)) if rows else Tally()
+        violated, checked = t.count("violated"), t.n
+    if not violated:
+        return None
+    kept = sum(1 for r in store.records(campaign, theorem)
+               if "counterexample" in r["extra"] and r["instance"].rpartition("/")[0] in keep)
+    return {"violated": violated, "checked": checked, "chunks": len({r["chunk"] for r in rows}), "kept": kept,
+            "counterexample": simplest_counterexample(store, campaign, theorem, chunks)}
+
+
+def refutation_text(theorem: str, stop: dict, planned: int, per_chunk: int, search: bool = False) -> str:
+    """The one message of a stop on a theorem filed as proved that is false: how many instances violate
+    it of how many checked, how many are kept, and the simplest kept counterexample, exact."""
+    what = (f"the guided search found {stop['violated']:,} violating instance(s) among its {stop['checked']:,} finds"
+            if search else f"{stop['violated']:,} of the {stop['checked']:,} instances checked violate it")
+    lines = [f"{theorem} is filed as proved (category='proved') but is false: {what} ({stop['chunks']:,} of the "
+             f"plan's {planned:,} chunks stored; the run stops at the first chunk with a violation, and a resumed "
+             "run stops on the stored chunks without computing more)",
+             f"{stop['kept']:,} of them kept as records with their exact matrices"
+             + ("" if search else f" (at most {per_chunk} per chunk; the chunk summaries count every one)")]
+    cex = stop["counterexample"]
+    lines.append(counterexample_text(cex) if cex is not None else "no kept counterexample re-checks exactly: a bug")
     return "\n".join(lines)
 
 
 def sweep_json(theorem: str, campaign: str, cells: dict[str, Tally], cex: Optional[dict]) -> dict:
     """The ``--json`` object of a sweep: instances, verdict counts of the bound per instance
     (``violated``: every instance on which the statement is false, whatever the theorem's category),
-    the first counterexample (exact, or None)."""
+    ``not_applicable`` (the instances count under exactly one of these: they add up to ``instances``),
+    the simplest kept counterexample (exact, or None; :func:`simplest_counterexample`) and its exact
+    ``sides`` as the statement writes them (:func:`counterexample_sides`, or None)."""
     t = total(cells) if cells else Tally()
     out = {"theorem": theorem, "campaign": campaign, "instances": t.n,
            "verdicts": {k: t.count(k) for k in ("holds", "tight", "violated", "undecided")},
            "not_applicable": t.count("not-applicable"),
-           "counterexample": None if cex is None else cex["extra"]["counterexample"]}
+           "counterexample": None if cex is None else cex["extra"]["counterexample"],
+           "sides": None if cex is None else counterexample_sides(cex)}
     return out
 
 
@@ -235,7 +352,7 @@ def own_lines(store: Any, plan: Any) -> list[str]:
     """What the document of a run of a user's theorem (``paper --from``, :mod:`verification.paper.own`)
     says beyond its tables, for each sweep of a statement over theory.expr: the statement typeset from
     sympy, its category and source, the verdict counts with the tight share and its interval, and the
-    first counterexample in exact rationals (or that there is none)."""
+    simplest kept counterexample in exact rationals (or that there is none)."""
     from theory import get
     from theory.expr import latex
     from theory.plugins import source
@@ -247,17 +364,20 @@ def own_lines(store: Any, plan: Any) -> list[str]:
         th = get(s.theorem)
         cells = tally(store, s.campaign, s.stored_as, s.chunk_keys())
         t = total(cells) if cells else Tally()
-        out += [f"### `{th.id}` ({th.category}): {th.title}", "", f"$$ {latex(th.statement)} $$", "",
-                f"Over {', '.join(th.matrices)}: n x n row-stochastic" + "".join(f", {a}" for a in th.assume)
-                + f"; registered by `{source(th.id)}`.", "",
-                f"{t.n:,} instances: {t.count('holds'):,} holds, {t.count('tight'):,} tight (share "
-                f"{share_text(t.count('tight'), t.n)}, 95% Wilson), {t.count('violated'):,} violated, "
-                f"{t.count('not-applicable'):,} not applicable; {t.exact:,} decided past the float margin in exact "
-                "arithmetic.", ""]
+        asked = (f" (`--instances {s.instances:,}` asked: split over {len(s.cells()):,} cells and rounded up to "
+                 f"whole chunks)" if s.total() != s.instances else "")
+        others = "".join(f", {t.count(k):,} {k}" for k in verdict_names(cells)[len(VERDICTS):])
+        out += [f"### `{th.id}` ({th.category}): {th.title}", "", f"Hypotheses: {th.hypotheses_words()}.", "",
+                f"$$ {latex(th.statement)} $$", "", f"Registered by `{source(th.id)}`.", "",
+                f"{t.n:,} instances checked{asked}: {t.count('holds'):,} holds, {t.count('tight'):,} tight (share "
+                f"{share_text(t.count('tight'), applicable(t))} of the applicable ones, 95% Wilson), "
+                f"{t.count('violated'):,} violated, {t.count('undecided'):,} undecided, "
+                f"{t.count('not-applicable'):,} not applicable{others}; {t.exact:,} decided past the float margin "
+                "in exact arithmetic.", ""]
         cond = condition_tally(store, s.campaign, s.stored_as, s.chunk_keys())
         if cond is not None:
             out += [condition_line(cond) + ".", ""]
-        cex = first_counterexample(store, s.campaign, s.stored_as, s.chunk_keys())
+        cex = simplest_counterexample(store, s.campaign, s.stored_as, s.chunk_keys())
         if cex is None:
             out += ["No counterexample among these instances.", ""]
         else:
@@ -287,3 +407,73 @@ def condition_line(cond: dict) -> str:
             f"{cond['tight_missed']:,} tight but not said, {cond['said_not_tight']:,} said but not tight: "
             + ("it agrees with every exact verdict" if agree else "it DISAGREES with the exact verdicts (records "
                "kept as condition-mismatch)"))
+
+
+def mismatch_instance(campaign: str, record: dict) -> dict:
+    """The exact matrices ({"A": rows of "p/q"}) of an equality-condition mismatch record: kept in the
+    record, or (a record stored before they were) regenerated from its campaign, chunk and index."""
+    if "instance" in record["extra"]:
+        return record["extra"]["instance"]
+    from numerics.stochastic import ExactMatrix
+    from theory import get
+    from verification.stress.checks.expr import exact_text
+    from verification.stress.checks.plan import regenerate
+
+    chunk, index = record["instance"].rsplit("/", 2)[:2]
+    X = regenerate(campaign, chunk, int(index.lstrip("i")))
+    names = get(record["theorem"]).matrices
+    X = X.reshape((len(names),) + X.shape[-2:])
+    return {m: [[exact_text(x) for x in row] for row in ExactMatrix.from_floats(X[j]).rows()] for j, m in enumerate(names)}
+
+
+def condition_mismatch(store: Any, campaign: str, theorem: str, chunks: Iterable[str]) -> Optional[dict]:
+    """Where the theorem's equality condition disagrees with the exact tight verdict, over the stored
+    ``chunks``: None when it never does (or the theorem states none), else ``disagree`` (instances,
+    from the chunk summaries), ``checked``, ``kept`` (records) and the simplest kept one
+    (:func:`simplicity`): ``instance``, ``matrices`` (exact), ``said`` (what the condition said:
+    tight or not) and ``lhs``, ``rhs``, ``tight`` (both sides computed again here, exactly)."""
+    from fractions import Fraction
+
+    from numerics.expr import compile_statement, exact_sides
+    from theory import get
+
+    chunks = list(chunks)
+    cond = condition_tally(store, campaign, theorem, chunks)
+    if cond is None or not cond["tight_missed"] + cond["said_not_tight"]:
+        return None
+    order = {c: k for k, c in enumerate(chunks)}
+    kept = [r for r in store.records(campaign, theorem) if r["extra"].get("kept") == "condition-mismatch"
+            and r["instance"].rsplit("/", 2)[0] in order]
+    out = {"disagree": cond["tight_missed"] + cond["said_not_tight"], "checked": cond["checked"], "kept": len(kept),
+           "instance": None}
+    if not kept:
+        return out
+    mats = {id(r): mismatch_instance(campaign, r) for r in kept}
+    r = min(kept, key=lambda r: (simplicity(mats[id(r)]), instance_order(r["instance"].rpartition("/")[0], order)))
+    compiled = compile_statement(get(theorem).statement)
+    lhs, rhs = exact_sides(compiled, {k: [[Fraction(x) for x in row] for row in M] for k, M in mats[id(r)].items()})
+    said = r["extra"].get("condition_said", not r["extra"]["tight"])
+    return {**out, "instance": r["instance"].rpartition("/")[0], "matrices": mats[id(r)], "said": bool(said),
+            "lhs": str(lhs), "rhs": str(rhs), "tight": lhs == rhs}
+
+
+def mismatch_text(theorem: str, mismatch: dict) -> str:
+    """The equality condition's disagreement with exact arithmetic, with the simplest kept instance."""
+    from verification.stress.checks.expr import KEEP_MISMATCH
+
+    lines = [f"{theorem}: its equality condition disagrees with the exact tight verdict on {mismatch['disagree']:,} "
+             f"of {mismatch['checked']:,} instances checked ({mismatch['kept']:,} kept as records, at most "
+             f"{KEEP_MISMATCH} per chunk)"]
+    if mismatch["instance"] is not None:
+        lines.append(f"simplest kept instance ({mismatch['instance']}), exact; every row sums to exactly 1:")
+        lines += [f"  {name} = [" + ", ".join("[" + ", ".join(row) + "]" for row in rows) + "]"
+                  for name, rows in mismatch["matrices"].items()]
+        lines.append(f"  the condition says {'tight' if mismatch['said'] else 'not tight'}; exact arithmetic says "
+                     f"lhs = {mismatch['lhs']}, rhs = {mismatch['rhs']}: {'tight' if mismatch['tight'] else 'not tight'}")
+    return "\n".join(lines)
+
+
+def mismatch_json(mismatch: dict) -> dict:
+    """The ``--json`` form of :func:`condition_mismatch`."""
+    return {k: mismatch.get(k) for k in ("disagree", "checked", "kept", "instance", "matrices", "said", "lhs", "rhs",
+                                         "tight")}

@@ -31,7 +31,8 @@ theorem a ``violated`` verdict (a proved theorem's stops the run loudly: the cam
 and reported). Each record carries both sides: exactly, as strings of Fractions, when the head has at
 most :data:`EXACT_SIDES_MAX_N` tokens (the rational sides of a product of two 128 x 128 matrices take
 a minute), and always the float sides with their rigorous error bounds (the enclosure the verdict
-was certified from, or the rational path's).
+was certified from, or the rational path's), all as the statement writes them, with its ``relation``
+(:func:`as_written`).
 
 >>> statement_digest("mine.square", "delta(A**2) <= delta(A)**2")
 '1b08141f6fa7'
@@ -44,7 +45,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
@@ -53,7 +54,7 @@ from theory.errors import InvalidInput
 
 from verification import campaign
 from verification.measure import baselines
-from verification.measure.attention import campaign_name, chunk_key, input_records
+from verification.measure.attention import campaign_name, check_instance, chunk_key, input_records
 from verification.measure.baselines import TRAINED
 from verification.plan import RunResult, recording
 
@@ -73,6 +74,8 @@ class ModelRun:
     max_tokens: Optional[int] = None
     allow_pickle: bool = False
     images: Optional[str] = None      # --images DIR|FILE[,FILE...] of an image model (None: the bundled photographs)
+    # the corpus once read (load): the command plans, runs and reports from the same inputs, read once
+    _corpus: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def reads_images(self) -> bool:
@@ -81,15 +84,15 @@ class ModelRun:
 
         return is_onnx(self.model)
 
-    def load(self) -> tuple[Any, Any]:
-        """The model (cached in-process by :func:`numerics.sources.models.load_model`) and the corpus
-        (texts, or images for an image model: :mod:`numerics.sources.images`); the corpus is read first
-        (a bad ``--texts`` / ``--images`` is refused before a model is loaded), and ``--texts`` with an
-        image model or ``--images`` with a text model is refused."""
+    def corpus(self) -> Any:
+        """The inputs (texts, or images for an image model: :mod:`numerics.sources.images`), read on
+        the first call and kept: planning, measuring and reporting one run read them once; ``--texts``
+        with an image model or ``--images`` with a text model is refused."""
         from numerics.sources.corpus import load_corpus
         from numerics.sources.images import load_images
-        from numerics.sources.models import MAX_TOKENS, load_model
 
+        if "corpus" in self._corpus:
+            return self._corpus["corpus"]
         if self.reads_images:
             if self.texts is not None:
                 raise InvalidInput(f"--texts {self.texts!r}: model {self.model!r} reads images, not texts "
@@ -100,6 +103,19 @@ class ModelRun:
                 raise InvalidInput(f"--images {self.images!r}: model {self.model!r} reads texts, not images "
                                    "(--images is for dinov2 and FILE.onnx; give --texts for a text model)")
             corpus = load_corpus(self.texts, limit=self.limit)
+        self._corpus["corpus"] = corpus
+        return corpus
+
+    def load(self) -> tuple[Any, Any]:
+        """The model (cached in-process by :func:`numerics.sources.models.load_model`, which checks a
+        folder's files, configuration and tokenizer before it reads the weights) and the corpus
+        (:meth:`corpus`, read once). A model path's own refusals that need no reading (no such path,
+        a pickle, an ``auto_map``: :func:`~numerics.sources.models.check_files`) come first, then the
+        corpus (a bad ``--texts`` / ``--images`` is refused before a model is loaded), then the model."""
+        from numerics.sources.models import MAX_TOKENS, check_files, load_model
+
+        check_files(self.model, self.allow_pickle)      # a bad path, pickle or auto_map: before any reading
+        corpus = self.corpus()
         model = load_model(self.model, allow_pickle=self.allow_pickle,
                            max_tokens=MAX_TOKENS if self.max_tokens is None else self.max_tokens)
         return model, corpus
@@ -201,13 +217,35 @@ class Plan:
                 **({"checks": each(self.checks)} if self.checks else {})}
 
 
-def prepare(plan: Plan) -> None:
+def prepare(plan: Plan, first_input: bool = False) -> None:
     """Load every corpus and model of ``plan`` (the models stay cached in-process for :func:`run`):
     what is wrong with them (an absent or empty ``--texts``, an absent ``--model``, a pickle, an
     ``auto_map``, a folder without a tokenizer, a weight of the wrong dtype) is refused here, before
-    the command opens (and so creates) its store."""
+    the command opens (and so creates) its store. ``first_input`` (a store not made yet): each model's
+    first input is measured too and its attention checked
+    (:func:`verification.measure.attention.check_instance`: NaN, a row with no mass on its token set),
+    so that a model refused on it is refused before a store exists; the run reuses that attention."""
     for m in plan.models:
-        m.load()
+        model, corpus = m.load()
+        if first_input and corpus.inputs:
+            inst = model.instance(corpus.inputs[0])
+            check_instance(inst)
+            _MEASURED[(model.name, model.fingerprint, inst.input, inst.sha)] = inst
+
+
+_MEASURED: dict = {}      # the attention prepare() measured, (model, fingerprint, input, sha) -> instance, used once
+
+
+def measure_input(model: Any, text_input: Any, comparison: bool = True, float_tests: bool = False,
+                  controls: bool = False) -> list:
+    """A rollout chunk: :func:`verification.measure.attention.input_records`, with the attention
+    :func:`prepare` already measured for this (model, input) when it did."""
+    from verification.measure.attention import instance_records
+
+    inst = _MEASURED.pop((model.name, model.fingerprint, text_input.id, text_input.sha), None)
+    if inst is None:
+        return input_records(model, text_input, comparison, float_tests, controls)
+    return instance_records(inst, comparison, float_tests, controls)
 
 
 def measured(run: ModelRun) -> tuple[str, Any, set]:
@@ -268,7 +306,7 @@ def run_campaign(model: Any, corpus: Any, store: Any, console: Any = None,
                  comparison: bool = True) -> str:
     """Measure every input of ``corpus`` not yet in the store (resume), one chunk per input text."""
     name = campaign_name(model, corpus.name)
-    chunks = [campaign.Chunk(chunk_key(t), input_records, (model, t, comparison, True, True)) for t in corpus.inputs]
+    chunks = [campaign.Chunk(chunk_key(t), measure_input, (model, t, comparison, True, True)) for t in corpus.inputs]
     campaign.run(store, name, chunks, console=console, description=f"{model.name}: measuring")
     return name
 
@@ -387,6 +425,17 @@ def _float(x: Any) -> Optional[float]:
     return x if math.isfinite(x) else None
 
 
+def as_written(compiled: Any, extra: dict) -> dict:
+    """The sides of a head's record (exact ``lhs``/``rhs``, floats ``lhs_float``/``rhs_float`` and their
+    error bounds ``err``) and its ``relation`` as the statement writes them (a ``>=`` statement's left
+    side is ``lhs``); the record's ``value``/``bound``/``slack`` keep the bound's normal form (value <= bound)."""
+    floats = compiled.as_written(extra["lhs_float"], extra["rhs_float"])
+    errs = compiled.as_written(*extra["err"])
+    exact = compiled.as_written(extra["lhs"], extra["rhs"])
+    return dict(lhs=exact["lhs"], rhs=exact["rhs"], relation=exact["relation"], lhs_float=floats["lhs"],
+                rhs_float=floats["rhs"], err=[errs["lhs"], errs["rhs"]])
+
+
 def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> Any:
     """The chunk of one input: ``theorem_id`` decided on every head of ``model`` on ``text_input``
     (see the module docstring); ``digest``: the statement's, as the campaign was named with (a
@@ -401,6 +450,7 @@ def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> An
         raise InvalidInput(f"{theorem_id}: its statement changed while the run was planned")
     compiled = compile_statement(th.statement)
     inst = model.instance(text_input)
+    check_instance(inst, ("all",))          # NaN: refused naming the model, input, layer and head
     L, H, T, _ = inst.attention.shape
     heads = head_batch(inst.attention)
     d = decide(compiled, {"A": heads})
@@ -420,6 +470,7 @@ def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> An
             le, re_ = exact_sides(compiled, {"A": heads[b]})
             extra.update(lhs=str(le), rhs=str(re_))
             lhs, rhs, slack = float(le), float(re_), float(re_ - le)      # the slack rounded once
+        extra.update(as_written(compiled, extra))
         prov = dict(inst.provenance, variant="all", n=int(T), layer=l, head=h, statement=str(th.statement))
         instance = f"{inst.model}|{inst.input}#{inst.sha}|all|L{l}|H{h}"
         sides = dict(slack=slack, value=lhs, bound=rhs, provenance=prov)

@@ -22,7 +22,8 @@ def measure_and_report(model_name: str, store: Any, out_dir: Any, console: Any,
 
 def _cmd_rollout(args: argparse.Namespace) -> int:
     """``attnbounds rollout``: the plan, every corpus and model of it loaded (and refused, when it
-    is bad input) before the store is opened, so a refused command creates no store and no folder
+    is bad input) before the store is opened, and on a store not made yet each model's first input
+    measured and its attention checked too, so a refused command creates no store and no folder
     (docs/reliability.md); then run into ``--db`` and report under ``--out``."""
     from pathlib import Path
 
@@ -31,7 +32,7 @@ def _cmd_rollout(args: argparse.Namespace) -> int:
     from verification.trained import checks, report
 
     plan = checks.Plan.from_args(args)
-    checks.prepare(plan)
+    checks.prepare(plan, first_input=args.db == ":memory:" or not Path(args.db).exists())
     console = make_console()
     with ResultStore(args.db) as store:
         checks.run(plan, store, console=console)

@@ -39,10 +39,10 @@ from verification.measure.text import corpus_of, find_campaign, model_need
 from verification.report.stats import wilson
 from verification.trained.checks import Plan, baseline_campaign, baseline_chunks
 from verification.report.stats import ALPHA, cluster_bootstrap_difference
-from verification.trained.report import (ALWAYS_TIGHT, BOOTSTRAP_SEED, CLUSTER_NOTE, FLOAT_COLUMNS, FLOAT_TESTS,
-                                          VARIANT_TITLES, cluster_cell, collect_records, compare_table, d1_table,
-                                          float_rows, heads_shares, median_interval, pooled_interval, rollout_table,
-                                          sizes_of, slug, source_order, source_table, tight, wilson_cell)
+from verification.trained.report import (ALWAYS_TIGHT, BOOTSTRAP_SEED, CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS,
+                                          FLOAT_TESTS, VARIANT_TITLES, cluster_cell, collect_records, compare_table,
+                                          d1_table, float_rows, heads_shares, median_interval, pooled_interval,
+                                          rollout_table, sizes_of, slug, source_order, source_table, tight, wilson_cell)
 
 MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma", "antiberty": "AntiBERTy", "dinov2": "DINOvTwo"}  # -> macro word
 TITLES = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct (4-bit GGUF)",
@@ -522,16 +522,7 @@ def _float_part(part: Part, found: dict) -> None:
     part.macro(str(sum(r[2] for r in rows[::per_model])), "float verdicts total")
     part.tables.append(Table(
         "trained-float", frame(rows, FLOAT_COLUMNS),
-        "What a float test of D1 at tolerance 0 gets wrong depends on how the test is implemented. Every D1 "
-        "verdict of the measured models on all tokens (each head and the head mean, every layer) decided "
-        "exactly, against three float implementations of it, each in float32 and in float64 on the stored "
-        "attention: as-stored (both sides computed from the stored floats; equal: tight, left smaller: holds, "
-        "larger: violated), renormalised (the same after the rows are divided by their sum in that precision) "
-        "and condition (the equality condition in floats: a pair maximising the float distance between two "
-        "rows, tight if both self-dominance margins are nonnegative, else holds); and the constant answer "
-        "'always tight' (its errors: the exact strict verdicts). 'violated': the float test shows the bound broken where exact "
-        "arithmetic proves it holds; 'tight missed': an exact equality the float test calls strict or "
-        "violated (95% intervals: " + CLUSTER_NOTE + ").",
+        FLOAT_CAPTION.format(of="of the measured models", cluster=CLUSTER_NOTE),
         "campaigns " + ", ".join(c for c, _ in found.values()) + "; float verdicts by "
         "numerics.dobrushin.float_tests in each precision",
         campaigns=tuple(c for c, _ in found.values()), command=part.commands[0]))

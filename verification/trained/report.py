@@ -6,7 +6,10 @@ intervals, and the share through the first token), ``trained-heads-<model>`` and
 ``trained-heads-content-<model>`` (layer x head shares), ``trained-rollout-<model>`` (medians of
 delta(R_l), prod delta(Ahat), prod (1+delta(A))/2 and their ratios, D2 chain verdicts),
 ``trained-compare-<model>`` (Birkhoff and softmax-logit comparison bounds), ``trained-sources-<model>``
-(per source and pooled: D1 shares beside random matrices of the same token counts); medians of
+(per source and pooled: D1 shares beside random matrices of the same token counts; its column "D1
+tight, layer with the lowest share" names that layer), ``trained-float-<model>`` (what a float test
+of D1 at tolerance 0 gets wrong against the exact verdicts, the paper's ``trained-float`` for this
+model alone: :func:`float_rows`); medians of
 ratios and slacks with 95% percentile-bootstrap intervals (fixed seed); figures
 ``trained_heatmap_<model>``, ``trained_slack_<model>``, ``trained_rollout_<model>`` (PNG + PDF).
 
@@ -190,6 +193,9 @@ def source_order(data: dict) -> list[str]:
     return [s for s in SOURCES if s in found] + sorted(found - set(SOURCES))
 
 
+LOWEST_SHARE = "D1 tight, layer with the lowest share"      # source_table's column: "layer l: k/n = ..."
+
+
 def source_table(data: dict, base: dict, families: tuple) -> tuple[list, list]:
     """Per source and pooled, per token set: inputs, median tokens, the D1 share (95% Wilson) in the
     layer where it is lowest, in the last layer, its range over the other layers, and beside them
@@ -197,7 +203,7 @@ def source_table(data: dict, base: dict, families: tuple) -> tuple[list, list]:
     slots = baseline_slots(sizes_of(data))
     variants = [v for v in ("all", "content", "nofirst") if v in data["layer"]]
     L = len(data["layer"]["all"])
-    cols = ["source", "token set", "inputs", "median tokens", "D1 tight, lowest layer", "D1 tight, last layer",
+    cols = ["source", "token set", "inputs", "median tokens", LOWEST_SHARE, "D1 tight, last layer",
             "D1 tight, layers before last (range)"] + [f"random {f}, matched n" for f in families]
     rows = []
     for src in source_order(data) + ["pooled"]:
@@ -317,6 +323,20 @@ FLOAT_TESTS = ("as-stored", "renormalised", "condition")    # numerics.dobrushin
 ALWAYS_TIGHT = "always tight"                                  # the constant baseline: every verdict called tight
 FLOAT_COLUMNS = ["model", "float test", "D1 verdicts", "float32 wrong [95% CI]", "float32: violated",
                  "float32: tight missed", "float64 wrong [95% CI]", "float64: violated", "float64: tight missed"]
+
+
+FLOAT_CAPTION = (
+    "What a float test of D1 at tolerance 0 gets wrong depends on how the test is implemented. Every D1 "
+    "verdict {of} on all tokens (each head and the head mean, every layer) decided "
+    "exactly, against three float implementations of it, each in float32 and in float64 on the stored "
+    "attention: as-stored (both sides computed from the stored floats; equal: tight, left smaller: holds, "
+    "larger: violated), renormalised (the same after the rows are divided by their sum in that precision) "
+    "and condition (the equality condition in floats: a pair maximising the float distance between two "
+    "rows, tight if both self-dominance margins are nonnegative, else holds); and the constant answer "
+    "'always tight' (its errors: the exact strict verdicts). 'violated': the float test shows the bound broken "
+    "where exact arithmetic proves it holds; 'tight missed': an exact equality the float test calls strict or "
+    "violated (95% intervals: {cluster}).")
+"""The caption of the float-versus-exact table (``of``: whose verdicts; ``cluster``: :data:`CLUSTER_NOTE`)."""
 
 
 def float_counts(d1: list, key: Optional[str]) -> Optional[tuple[int, int, int]]:
@@ -475,6 +495,11 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
                f"beside random matrices of the same token counts (campaign {baselines}).{q}")
         written["sources"] = write_table(rows, cols, f"trained-sources-{s}", cap, prov, tables)
         print_table(console, rows, cols, cap)
+    rows = float_rows({model.name: allrec})
+    if rows and rows[0][2]:      # records that carry the float tests' verdicts (every rollout since v3)
+        cap = f"{model.name}: " + FLOAT_CAPTION.format(of=f"on {n} inputs", cluster=CLUSTER_NOTE) + q
+        written["float"] = write_table(rows, FLOAT_COLUMNS, f"trained-float-{s}", cap, prov, tables)
+        print_table(console, rows, FLOAT_COLUMNS, cap)
     written["figures"] = figures(data, model, out_dir / "figures", s, prov)
     return written
 

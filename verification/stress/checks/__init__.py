@@ -170,7 +170,8 @@ class Plan:
 
     def provenance(self) -> dict[str, Any]:
         """Seed, preset (``custom`` for a plan that is not the main job's), each sweep's cells
-        (``<theorem>``: instances, families, sizes, layer counts) and how its instances are drawn
+        (``<theorem>``: instances checked, and those ``--instances`` asked where whole chunks hold more;
+        families, sizes, layer counts) and how its instances are drawn
         (``<theorem> sampler``: :func:`~verification.stress.checks.plan.sampler_text`), the search.
 
         >>> Plan.for_verify(0, False).provenance()["dobrushin.rollout sampler"][:13]
@@ -179,7 +180,9 @@ class Plan:
         main = self == Plan.for_verify(self.seed, self.full)
         out: dict[str, Any] = {"seed": self.seed, "preset": ("full" if self.full else "quick") if main else "custom"}
         for s in self.sweeps:
-            out[s.theorem] = (f"{s.instances} instances over {','.join(s.families)} x n = {','.join(map(str, s.sizes))}"
+            checked = (f"{s.instances} instances" if s.total() == s.instances else
+                       f"{s.total()} instances checked ({s.instances} asked, rounded up to whole chunks)")
+            out[s.theorem] = (f"{checked} over {','.join(s.families)} x n = {','.join(map(str, s.sizes))}"
                               + (f" x L = {','.join(map(str, s.layers))}" if s.layers else ""))
             out[f"{s.theorem} sampler"] = sampler_text(s.campaign, s.spec.kind == "rollout")
             if s.spec.kind == "expr":
@@ -213,6 +216,7 @@ def run_sweep(store: Any, plan: StressPlan, executor: Any, console: Any, todo: O
     progress = Progress(plan.stored_as)
     every = chunks(plan)
     if todo == []:              # everything stored: nothing to run, and no second question to the store
+        campaign.discard_strays(store, plan.campaign, [c.key for c in every], console)   # but nobody's content
         return {"computed": 0, "skipped": len(every), "instances": 0, "seconds": 0.0, "rate": 0.0}
     res = campaign.run(store, plan.campaign, every if todo is None else todo, executor=executor, console=console,
                        description=f"stress {plan.theorem}", status=progress)

@@ -42,7 +42,7 @@ def spec_part(theorem: str) -> dict:
 
     th = get(theorem)
     return {"compiled": compile_statement(th.statement), "category": th.category, "source": source(theorem),
-            "condition": th.equality_condition is not None}
+            "condition": th.equality_condition is not None, "assume": tuple(th.assume)}
 
 
 def exact_text(x: Fraction) -> str:
@@ -84,9 +84,9 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
     m = len(compiled.matrices)
     X = draw_matrices(family, n, k, seed, sampler, m)
     mats = {name: np.ascontiguousarray(X[j::m]) for j, name in enumerate(compiled.matrices)}
-    d = decide(compiled, mats)
+    d = decide(compiled, mats, tuple(spec.get("assume", ())))
     codes = d.codes.astype(np.int64)
-    na = codes == 3
+    na = codes == 3                               # undefined there, or outside the theorem's hypotheses
     v = np.where(na, UNDECIDED, codes)            # decide never leaves one undecided; 3 is not-applicable
     slack = np.where(na, np.nan, d.rhs - d.lhs)
     slack = np.where(codes == TIGHT, 0.0, slack)
@@ -113,19 +113,23 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
                 raise RuntimeError(f"{theorem}: instance {key}/i{i} was decided violated but its exact sides are "
                                    f"{lhs} and {rhs}: a bug in numerics.expr")
             extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
-                         lhs=exact_text(lhs), rhs=exact_text(rhs), relation=compiled.relation)
+                         **compiled.as_written(exact_text(lhs), exact_text(rhs)))     # as the statement writes them
         if not proved:
             verdict = {"holds": "supported", "tight": "supported", "violated": "refuted",
                        "not-applicable": "not-testable", "undecided": "inconclusive"}[verdict]
             extra.update(statistic=float(slack[i]) if np.isfinite(slack[i]) else None,
-                         interval=None, method="exact verdict of the bound on this instance (rhs - lhs)")
+                         interval=None, method="exact verdict of the bound on this instance (statistic: its slack, "
+                                "negative where it fails)")
         records.append(Record(theorem, f"{key}/i{i}", verdict, slack=float(slack[i]) if np.isfinite(slack[i])
                               else None, value=float(d.lhs[i]), bound=float(d.rhs[i]), backend="numerics.expr",
                               provenance={**prov, "index": int(i)}, extra=extra))
     if spec.get("condition"):
         body["condition"], mismatch = check_condition(spec, compiled, mats, codes)
-        for i in mismatch[:KEEP_MISMATCH]:
-            extra = {"kept": "condition-mismatch", "tight": bool(codes[i] == TIGHT)}
+        for i, rows, said, lhs, rhs in mismatch[:KEEP_MISMATCH]:
+            # the instance, what the condition said and what exact arithmetic says
+            extra = {"kept": "condition-mismatch", "tight": bool(codes[i] == TIGHT), "condition_said": said,
+                     "instance": {name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
+                     "lhs": exact_text(lhs), "rhs": exact_text(rhs), "relation": compiled.relation}
             verdict = ("holds", "tight", "violated")[codes[i]] if proved else "supported"
             if not proved:
                 extra.update(statistic=0.0, interval=None, method="equality condition against the exact verdict")
@@ -135,24 +139,25 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
 
 
 def check_condition(spec: dict, compiled: Any, mats: dict, codes: np.ndarray) -> tuple[dict, list]:
-    """The equality condition on every decided instance's exact matrices against its exact verdict."""
+    """The equality condition on every decided instance's exact matrices against its exact verdict:
+    the tally, and per disagreement (index, exact matrices, what the condition said, exact sides)."""
     condition = _condition(spec["theorem"], spec.get("source", "built-in"))
     if condition is None:
         return {"checked": 0, "why": "the theorem's equality condition is not available here"}, []
     tally = {"checked": 0, "tight_said": 0, "tight_missed": 0, "said_not_tight": 0}
     mismatch = []
     for i in np.flatnonzero(codes != 3):
-        rows, _, _ = exact_instance(compiled, mats, int(i))
+        rows, lhs, rhs = exact_instance(compiled, mats, int(i))
         said, tight = bool(condition(rows)), codes[i] == TIGHT
         tally["checked"] += 1
         if said and tight:
             tally["tight_said"] += 1
         elif tight:
             tally["tight_missed"] += 1
-            mismatch.append(int(i))
+            mismatch.append((int(i), rows, said, lhs, rhs))
         elif said:
             tally["said_not_tight"] += 1
-            mismatch.append(int(i))
+            mismatch.append((int(i), rows, said, lhs, rhs))
     return tally, mismatch
 
 

@@ -34,7 +34,7 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -415,12 +415,26 @@ def draw_matrices(family: str, n: int, k: int, seed: int, sampler: str, per: int
     return sample(family, n, per * chunk_size(n), generator(seed, family, n, k))
 
 
-def regenerate(campaign: str, chunk: str, index: int) -> np.ndarray:
-    """Instance ``index`` of ``chunk`` of ``campaign``: A (n, n), or the pair stacked (2, n, n)."""
+def regenerate(campaign: str, chunk: str, index: int, theory: Optional[str] = None) -> Any:
+    """Instance ``index`` of ``chunk`` of ``campaign``: A (n, n), the pair stacked (2, n, n), a rollout
+    stack (L, n, n), or, for a theorem over theory.expr (a user's), ``{"A": (n, n), ...}``, one matrix
+    per name of its statement. ``theory``: the theory file that registers a user's theorem (the run's
+    ``--theory FILE.py``, :func:`theory.plugins.load_file`), loaded here when this process has not; the
+    statement it registers must be the one the campaign ran (the statement names the campaign)."""
     theorem, seed = parse_campaign(campaign)
+    if theory is not None:
+        from theory.plugins import load_file
+
+        load_file(theory)
     family, n, k = parse_chunk(chunk)
     L = chunk_layers(chunk)
-    spec = spec_of(theorem)
+    try:
+        spec = spec_of(theorem)
+    except InvalidInput as exc:
+        if theory is not None:
+            raise
+        raise InvalidInput(f"regenerate: {exc}; for a theorem of a theory file pass theory='FILE.py' (the --theory "
+                           "file of the run)") from None
     if (L is not None) != (spec.kind == "rollout"):
         raise InvalidInput(f"chunk {chunk!r} does not belong to campaign {campaign!r} "
                          "(rollout chunks, and only they, carry /L<layers>)")
@@ -429,16 +443,16 @@ def regenerate(campaign: str, chunk: str, index: int) -> np.ndarray:
     if L is not None:
         return draw_stacks(family, n, L, k, seed)[index]
     sampler = campaign_sampler(campaign)
+    per = per_instance(spec)
     if sampler == "counter":                                   # the one instance, computed alone
         from numerics.sources.counter_random import sample_counter
 
-        per = per_instance(spec)
-        if per > 1:
-            return sample_counter(family, n, per, seed, k, start=per * index)
-        return sample_counter(family, n, 1, seed, k, start=index)[0]
-    A = draw(theorem, family, n, k, seed, sampler)
-    per = per_instance(spec)
-    return A[per * index:per * index + per] if per > 1 else A[index]
+        X = sample_counter(family, n, per, seed, k, start=per * index)
+    else:
+        X = draw(theorem, family, n, k, seed, sampler)[per * index:per * index + per]
+    if spec.kind == "expr":
+        return {name: X[j] for j, name in enumerate(spec.matrices)}
+    return X if per > 1 else X[0]
 
 
 def provenance(theorem: str, family: str, n: int, k: int, seed: int, layers: Optional[int] = None,

@@ -17,8 +17,14 @@ Causal pairs (``dobrushin.product.causal``, :func:`causal_score`): D2's certifie
 against the exact causal condition, from tie- and zero-heavy causal starts (:func:`causal_starts`,
 hypothesis' ``causal`` strategy), the optimiser moving mass only within the lower triangle.
 
-A violation of a proved theorem found by either engine is shrunk (:func:`shrink`), stored, and
-stops the run loudly (the campaign runner); a conjecture's would be a finding.
+A statement over theory.expr with hypotheses (``assume``) is searched only where they hold: its
+scorer calls every instance outside them not-applicable (:func:`expr_score`), so neither engine nor
+the shrinking ever keeps one; a causal statement starts from causal instances and moves mass only
+within the lower triangle, a positive one from strictly positive ones.
+
+A violation of a proved theorem found by either engine is shrunk (:func:`shrink`), scored again
+(the record carries the shrunk instance's own verdict, slack and size), stored, and stops the run
+loudly (the campaign runner); a conjecture's would be a finding.
 """
 from __future__ import annotations
 
@@ -30,15 +36,17 @@ import numpy as np
 
 from verification.campaign import ChunkResult
 from verification.store import Record
-from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, VIOLATED
+from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, UNDECIDED, VIOLATED
 
 VERSION = "v1"
+EXPR_VERSION = "v2"                  # statements over theory.expr: hypotheses respected, shrunk finds re-scored
 GRID = 2 ** 30                       # the optimiser's dyadic grid: entries k / 2^30, rows sum to 1 exactly
 
 
 def search_campaign(theorem: str, seed: int) -> str:
-    """``stress-search.<theorem>-v1-seed<seed>``; for a statement over theory.expr also
-    ``-stmt<digest>`` of the statement (another statement under the same id is another campaign)."""
+    """``stress-search.<theorem>-v1-seed<seed>``; for a statement over theory.expr
+    ``stress-search.<theorem>-v2-seed<seed>-stmt<digest>``, the digest of the statement with its
+    hypotheses (another statement under the same id is another campaign)."""
     from verification.stress.checks.plan import THEOREMS
 
     if theorem in THEOREMS:
@@ -48,19 +56,21 @@ def search_campaign(theorem: str, seed: int) -> str:
     from verification.stress.checks.plan import spec_of
 
     digest = hashlib.sha256(spec_of(theorem).statement.encode()).hexdigest()[:8]
-    return f"stress-search.{theorem}-{VERSION}-seed{seed}-stmt{digest}"
+    return f"stress-search.{theorem}-{EXPR_VERSION}-seed{seed}-stmt{digest}"
 
 
-def expr_score(compiled: Any) -> Scorer:
+def expr_score(compiled: Any, assume: tuple = ()) -> Scorer:
     """(verdict codes, slacks) of a statement over theory.expr on a batch: (B, n, n) for one matrix,
-    (B, m, n, n) for m; certified (:func:`numerics.expr.decide`; not-applicable scored as undecided:
-    neither strict nor tight nor violated)."""
+    (B, m, n, n) for m; certified (:func:`numerics.expr.decide`; not-applicable, where the statement is
+    undefined or an instance is outside the hypotheses ``assume``, scored as neither strict nor tight
+    nor violated)."""
     from numerics.expr import decide
 
     def score(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         m = len(compiled.matrices)
         X = X.reshape((-1, m) + X.shape[-2:])
-        d = decide(compiled, {name: np.ascontiguousarray(X[:, j]) for j, name in enumerate(compiled.matrices)})
+        d = decide(compiled, {name: np.ascontiguousarray(X[:, j]) for j, name in enumerate(compiled.matrices)},
+                   tuple(assume))
         codes = d.codes.astype(np.int64)
         slack = np.where(codes == TIGHT, 0.0, d.rhs - d.lhs)
         return codes, np.where(codes == 3, np.inf, slack)
@@ -131,9 +141,10 @@ class Counterexample(Exception):
 
 
 def hypothesis_search(theorem: str, n: int, budget: int, seed: int = 0, score: Optional[Scorer] = None,
-                      product: bool = False, causal: bool = False, per: int = 2) -> list[Found]:
+                      product: bool = False, causal: bool = False, per: int = 2, positive: bool = False) -> list[Found]:
     """``budget`` hypothesis examples at size n; returns the smallest strict slack found, the first
-    tight instance, and (shrunk by hypothesis) a violated one if any."""
+    tight instance, and (shrunk by hypothesis) a violated one if any. ``causal``: causal matrices only;
+    ``positive``: float and dyadic matrices (the scorer rules out any with a zero entry)."""
     from hypothesis import HealthCheck, Phase, given, settings, target
     from hypothesis import seed as hseed
     from hypothesis import strategies as st
@@ -141,7 +152,8 @@ def hypothesis_search(theorem: str, n: int, budget: int, seed: int = 0, score: O
     from verification.testing import strategies as S
 
     score = score or scorer(theorem)
-    one = S.causal(n=n) if causal else st.one_of(S.stochastic(n=n), S.dyadic(n=n), S.near_tie(n=n), S.unnormalised(n=n))
+    one = (S.causal(n=n) if causal else st.one_of(S.stochastic(n=n), S.dyadic(n=n)) if positive
+           else st.one_of(S.stochastic(n=n), S.dyadic(n=n), S.near_tie(n=n), S.unnormalised(n=n)))
     strat = st.tuples(*[one] * per).map(lambda pq: np.stack(pq)) if product else one
     best: dict[str, Found] = {}
     count = [0]
@@ -293,10 +305,12 @@ def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cp
     :func:`expr_score`, one matrix per name of the statement per instance."""
     from numerics.sources.random import generator, sample
 
+    positive = False
     if expr is not None:
         per = len(expr["compiled"].matrices)
-        causal = False
-        score = expr_score(expr["compiled"])
+        assume = tuple(expr.get("assume", ()))
+        causal, positive = "causal" in assume, "positive" in assume
+        score = expr_score(expr["compiled"], assume)
     else:
         from verification.stress.checks.plan import THEOREMS
 
@@ -304,11 +318,12 @@ def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cp
         score = scorer(theorem, device)
     product = per > 1
     found = hypothesis_search(theorem, n, max(1, min(100, budget // 4)), seed, score, product=product, causal=causal,
-                              per=per)
+                              per=per, positive=positive)
     rng = generator(seed, "search", n, 0)
     starts = sample("dirichlet", n, 16 * per, rng).reshape((16, per, n, n) if product else (16, n, n))
-    if causal:                          # tie- and zero-heavy dyadic causal pairs (floats exactly)
-        starts = causal_starts(n, 16, seed)
+    if causal:                          # tie- and zero-heavy dyadic causal instances (floats exactly)
+        starts = causal_starts(n, 16, seed, per)
+        starts = starts if product else starts[:, 0]
     v, s = score(starts)
     strict = np.flatnonzero(v == HOLDS)
     if len(strict):
@@ -322,11 +337,16 @@ def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cp
             def bad(M: np.ndarray) -> bool:
                 return int(score(M[None])[0][0]) == VIOLATED
             f.matrix = shrink(f.matrix, bad)
+            v, s = score(f.matrix[None])           # the shrunk instance's own verdict and slack
+            f.verdict, f.slack = int(v[0]), float(s[0])
             f.extra["shrunk"] = True
-    if expr is not None:
+    if expr is not None:              # code 3 is not-applicable there (outside the hypotheses): nothing found
+        found = [f for f in found if f.verdict != UNDECIDED]
         exact_counterexamples(found, expr)
+    version = VERSION if expr is None else EXPR_VERSION
     records = [Record(theorem, f"n{n}/b{budget}/{i}", verdict_name(f.verdict, expr), slack=f.slack, backend=device,
-                      provenance={"search": VERSION, "seed": seed, "n": n, "budget": budget, "how": f.how},
+                      provenance={"search": version, "seed": seed, "n": int(f.matrix.shape[-1]), "budget": budget,
+                                  "how": f.how, **({"searched_n": n} if f.matrix.shape[-1] != n else {})},
                       extra={"matrix": [[float(x).hex() for x in row] for row in f.matrix.reshape(-1, f.matrix.shape[-1])],
                              "shape": list(f.matrix.shape), "evaluations": f.evaluations, **f.extra})
                for i, f in enumerate(found)]
@@ -351,32 +371,36 @@ def exact_counterexamples(found: list, expr: dict) -> None:
     finds carry the statistic their outcome records need."""
     from verification.stress.checks.expr import exact_instance, exact_text
 
+    from numerics.expr import assumed
+
     compiled = expr["compiled"]
     for f in found:
+        if f.verdict == VIOLATED:
+            X = f.matrix.reshape((len(compiled.matrices),) + f.matrix.shape[-2:])
+            mats = {name: X[j][None] for j, name in enumerate(compiled.matrices)}
+            rows, lhs, rhs = exact_instance(compiled, mats, 0)
+            if not (lhs >= rhs if compiled.strict else lhs > rhs) or not assumed(mats, tuple(expr.get("assume", ())))[0]:
+                raise RuntimeError(f"search: a find decided violated has exact sides {lhs}, {rhs} (or is outside the "
+                                   "theorem's hypotheses): a bug in numerics.expr")
+            f.slack = float(rhs - lhs)                 # its own exact slack, rounded once
+            f.extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
+                           slack_exact=exact_text(rhs - lhs), **compiled.as_written(exact_text(lhs), exact_text(rhs)))
         if expr["category"] not in ("proved", "sanity"):
-            f.extra.update(statistic=float(f.slack), interval=None, method="guided search: rhs - lhs of the bound")
-        if f.verdict != VIOLATED:
-            continue
-        X = f.matrix.reshape((len(compiled.matrices),) + f.matrix.shape[-2:])
-        mats = {name: X[j][None] for j, name in enumerate(compiled.matrices)}
-        rows, lhs, rhs = exact_instance(compiled, mats, 0)
-        if not (lhs >= rhs if compiled.strict else lhs > rhs):
-            raise RuntimeError(f"search: a find decided violated has exact sides {lhs}, {rhs}: a bug in numerics.expr")
-        f.extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
-                       lhs=exact_text(lhs), rhs=exact_text(rhs), relation=compiled.relation)
+            f.extra.update(statistic=float(f.slack), interval=None,
+                           method="guided search: the bound's slack, negative where it fails")
 
 
-def causal_starts(n: int, count: int, seed: int) -> np.ndarray:
-    """``count`` causal pairs (count, 2, n, n) from :func:`numerics.smt.causal.sample_pair`, styles
-    ``dyadic`` (exact floats) and ``zeros``, ``ties`` rounded onto the optimiser's grid :data:`GRID`
-    (zeros kept exactly, ties mostly)."""
+def causal_starts(n: int, count: int, seed: int, per: int = 2) -> np.ndarray:
+    """``count`` causal instances of ``per`` matrices (count, per, n, n; pairs by default) from
+    :func:`numerics.smt.causal.sample_matrix`, styles ``dyadic`` (exact floats) and ``zeros``,
+    ``ties`` rounded onto the optimiser's grid :data:`GRID` (zeros kept exactly, ties mostly)."""
     import random
 
-    from numerics.smt.causal import sample_pair
+    from numerics.smt.causal import sample_matrix
 
     rng = random.Random(seed * 1000 + n)
     styles = ("dyadic", "zeros", "ties")
-    out = np.array([[[[float(v) for v in r] for r in M] for M in sample_pair(n, rng, styles[i % 3])]
+    out = np.array([[[[float(v) for v in r] for r in sample_matrix(n, rng, styles[i % 3])] for _ in range(per)]
                     for i in range(count)])
     return to_grid(out) / GRID
 
