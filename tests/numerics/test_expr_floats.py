@@ -12,7 +12,7 @@ import pytest
 from flint import arb, ctx
 
 from numerics.expr import compile_statement, evaluate
-from numerics.expr.floats import LIBM_ULPS, inputs, nonnegative, trace
+from numerics.expr.floats import LIBM_ULPS, NOT_GRID, Inputs, inputs, nonnegative, trace
 from numerics.expr.program import up
 from theory.errors import InvalidInput
 from theory.expr import (A, B, I, Abs, Max, Min, col_min_sum, delta, entry_max, entry_min, exp, log, logits, n,
@@ -253,14 +253,16 @@ def reference(c, inp, b):
     return out
 
 
-def check_trace(c, vals):
+def check_trace(c, vals, exact=None):
     """Every node, every instance: the exact value within float +- bound (a matrix: every row's sum
-    of |float - exact| within the bound); where the exact value is undefined, the bound is inf."""
-    inp = inputs(c, vals)
+    of |float - exact| within the bound); where the exact value is undefined, the bound is inf.
+    ``vals``: the inputs (or :class:`Inputs` directly); ``exact``: Inputs the exact values are
+    computed from, where they are not what ``vals`` stands for (an adversarial perturbation)."""
+    inp = vals if isinstance(vals, Inputs) else inputs(c, vals)
     tr = trace(c, inp, 0, inp.size)
     checked = 0
     for b in range(inp.size):
-        ref = reference(c, inp, b)
+        ref = reference(c, exact or inp, b)
         for k, node in enumerate(c.nodes):
             err = float(tr.err[k][b])
             if ref[k] is None:
@@ -295,6 +297,61 @@ def test_every_node_encloses_the_exact_value(k):
         size, width = (1, 2, 3, 4, 2, 3)[j], (1, 3, 2, 1, 2, 3)[j]
         checked += check_trace(c, instance(c, rng, 3, size, width, kinds))
     assert checked > 3 * len(KINDS) * len(c.nodes) // 2          # most nodes had a finite bound to check
+
+
+def perturbations(c, rng, n, d, e, count):
+    """(what the floats claim, what is exact): one grid instance repeated ``count`` times, each
+    matrix claimed within row-L1 distance e of the exact one and each parameter within e / 4, and
+    exact values at the extreme points of those balls: +-e on one entry per row (the same column in
+    every row, or a random one each), e/2 moved between two entries of a stochastic row, +-e/4 on a
+    parameter. A rule's bound must cover every one of them, not only rounding."""
+    data, exact, claim = {}, {}, {}
+    for name, role in c.roles:
+        cols = d if role == "tokens" else n
+        if role == "stochastic":
+            total = 2 ** int(np.ceil(np.log2(5 * n)))
+            V = rng.integers(1, 5, (n, n)).astype(float)
+            V[:, -1] += total - V.sum(axis=1)
+            V /= total                                          # dyadic, rows sum to 1, entries > e
+        else:
+            V = rng.integers(-16, 17, (n, cols)) / 8.0
+        X = np.repeat(V[None], count, 0)
+        for b in range(count):
+            col = int(rng.integers(cols)) if b % 2 else None
+            for i in range(n):
+                j = col if col is not None else int(rng.integers(cols))
+                if role == "stochastic":
+                    k = (j + 1) % cols
+                    s = e / 2 * rng.choice([-1, 1])
+                    X[b, i, j] += s
+                    X[b, i, k] -= s
+                else:
+                    X[b, i, j] += e * rng.choice([-1, 1])
+        data[name], exact[name] = np.repeat(V[None], count, 0), X
+        claim[name] = np.full(count, e)
+    params, perr, pexact = {}, {}, {}
+    for name, lo, hi in c.params:
+        mid = float(lo + hi) / 2
+        params[name] = np.full(count, mid)
+        perr[name] = np.full(count, e / 4)
+        pexact[name] = tuple(Fraction(mid) + Fraction(e / 4) * int(rng.choice([-1, 1])) for _ in range(count))
+    sizes = dict(size=count, n=n, d=d if "d" in c.sizes else 0)
+    grid = {name: np.full(count, NOT_GRID) for name in data}
+    pgrid = {name: np.full(count, NOT_GRID) for name in params}
+    floats = Inputs(data=data, row_dev=claim, bits=grid, params=params, param_err=perr, param_bits=pgrid,
+                    param_exact={name: None for name in params}, **sizes)
+    truth = Inputs(data=exact, row_dev=claim, bits=grid, params=params, param_err=perr, param_bits=pgrid,
+                   param_exact=pexact, **sizes)
+    return floats, truth
+
+
+@pytest.mark.parametrize("k", range(len(COMPILED)), ids=[str(c.written) for c in COMPILED])
+def test_every_rule_covers_the_worst_error_of_its_arguments(k):
+    c = COMPILED[k]
+    rng = np.random.default_rng(100 + k)
+    for size, width in ((2, 3), (3, 2), (4, 4)):
+        floats, truth = perturbations(c, rng, size, width, 2.0 ** -10, 8)
+        assert check_trace(c, floats, truth) > 0
 
 
 def test_the_bound_is_tight_where_the_inputs_are_well_conditioned():
