@@ -43,6 +43,7 @@ STATEMENTS = [
     norm_inf(X.T * softmax(L, mask="causal")) <= d * (1 + spread(X)),
     (1 - alpha) * norm_1(X) + Min(ptp(X), alpha) <= sqrt(1 + beta) * col_min_sum(X),
     slem(A) <= delta(A),
+    tanh(tr_(L) / 8) + tr_(L.T) <= n,
 ]
 WHERE = [(delta(softmax(L)) <= 1, [ptp(L) <= 2, sqrt(spread(L)) < 3]),
          (delta(A) <= 1, [entry_min(A) >= alpha * exp(-ptp(A)) / n])]
@@ -303,7 +304,7 @@ def perturbations(c, rng, n, d, e, count):
     """(what the floats claim, what is exact): one grid instance repeated ``count`` times, each
     matrix claimed within row-L1 distance e of the exact one and each parameter within e / 4, and
     exact values at the extreme points of those balls: +-e on one entry per row (the same column in
-    every row, or a random one each), e/2 moved between two entries of a stochastic row, +-e/4 on a
+    every row, a random one each, or the diagonal), e/2 moved between two entries of a stochastic row, +-e/4 on a
     parameter. A rule's bound must cover every one of them, not only rounding."""
     data, exact, claim = {}, {}, {}
     for name, role in c.roles:
@@ -317,9 +318,9 @@ def perturbations(c, rng, n, d, e, count):
             V = rng.integers(-16, 17, (n, cols)) / 8.0
         X = np.repeat(V[None], count, 0)
         for b in range(count):
-            col = int(rng.integers(cols)) if b % 2 else None
+            col = int(rng.integers(cols))
             for i in range(n):
-                j = col if col is not None else int(rng.integers(cols))
+                j = (col, int(rng.integers(cols)), min(i, cols - 1))[b % 3]
                 if role == "stochastic":
                     k = (j + 1) % cols
                     s = e / 2 * rng.choice([-1, 1])
