@@ -133,6 +133,8 @@ def real_batch(x: Any, name: str, role: str) -> np.ndarray:
     want = "(batch, n, n)" if role == "logits" else "(batch, n, d)"
     torch = loaded_torch()
     if torch is not None and isinstance(x, torch.Tensor):
+        if x.is_complex():
+            raise InvalidInput(f"{name}: complex tensor (dtype {x.dtype}); {role} are real")
         x = x.detach().to(torch_compute_dtype(x, name)).cpu().numpy()
     elif isinstance(x, (list, tuple)):
         try:
@@ -185,6 +187,8 @@ def parameter_values(x: Any, name: str, lo: Fraction, hi: Fraction, B: int) -> t
     torch = loaded_torch()
     if torch is not None and isinstance(x, torch.Tensor):
         x = x.detach().cpu().numpy()
+    if isinstance(x, (list, tuple)) and x and all(type(v) is float for v in x):
+        x = np.array(x)                                  # plain floats: the batched path
     if isinstance(x, np.ndarray) and x.dtype.kind == "f":
         v = np.broadcast_to(x.astype(np.float64), (B,)) if x.ndim == 0 else x.astype(np.float64)
         if v.shape != (B,):

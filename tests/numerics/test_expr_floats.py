@@ -4,7 +4,11 @@ functionals, exp, log, tanh, powers, |x|, sizes, parameters, the where= relation
 lies within float +- bound on random and adversarial instances (checked against arb balls at 300
 bits from the same inputs, an evaluator written here from the definitions); the bound is tight
 enough that the float filter decides; the libm assumption against mpmath; bad input is one line."""
+import os
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -475,6 +479,17 @@ def test_numpy_libm_is_within_the_assumed_ulps(name):
     fn, exact, draw = LIBM_CASES[name]
     xs = draw(np.random.default_rng(11))
     assert libm_violations(fn, exact, xs) == []
+
+
+def test_the_libm_assumption_holds_with_the_native_kernels_too():
+    """A library user's process (no pins: numpy dispatches its AVX2 / AVX-512 exp and log)."""
+    env = {k: v for k, v in os.environ.items() if k != "NPY_DISABLE_CPU_FEATURES"}
+    env["ATTNBOUNDS_NATIVE_KERNELS"] = "1"
+    code = ("import sys, numpy as np; sys.path.insert(0, sys.argv[1]); import test_expr_floats as t; "
+            "print(sum(len(t.libm_violations(f, e, d(np.random.default_rng(13)))) for f, e, d in t.LIBM_CASES.values()))")
+    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "0", out.stderr[-2000:]
 
 
 def test_the_libm_check_can_fail():
