@@ -571,3 +571,19 @@ def test_parameters_at_the_endpoints_and_as_one_value():
     below = np.nextafter(lo_f, -1)
     with pytest.raises(InvalidInput, match="beta: .* at instance 0 is outside"):
         inputs(c, {"A": P, "B": P, "beta": np.array([below, 0.0])})
+
+
+def test_tensors_lists_and_arrays_stand_for_the_same_values():
+    import torch
+
+    rng = np.random.default_rng(5)
+    Ls = torch.randn(4, 3, 3, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+    Xs = rng.integers(-3, 4, (4, 3, 2))                     # integers: exact as floats
+    alphas = [0.0, 0.25, 1.0, 0.5]
+    got = evaluate(MIXED, {"A": np.full((4, 3, 3), 1 / 3), "X": Xs, "L": Ls, "alpha": alphas})
+    want = evaluate(MIXED, {"A": np.full((4, 3, 3), 1 / 3), "X": Xs.astype(float), "L": Ls.float().numpy(),
+                            "alpha": torch.tensor(alphas, dtype=torch.float64)})
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(InvalidInput, match=r"L: complex tensor \(dtype torch.complex64\); logits are real"):
+        evaluate(SOFT, {"L": torch.zeros(1, 2, 2, dtype=torch.complex64)})
