@@ -18,7 +18,7 @@ the libm assumption below (rho, h):
     softmax(S)    2 s / (1 - s) + 1.01 (cols + 1) u + cols 2^-1000, s = (1 + rho)(1 + e_S + 800 u)(e_S
                   + 0.63 cols u) + rho, where e_S <= 1/4; at most 2 + 2 (cols + 2) u (two probability
                   vectors). With m_i the row's float maximum, t_ij = fl(S_ij - m_i) is within
-                  delta_ij = e_S + u |t_ij| of the exact S_ij - m_i, so each weight exp(t_ij)(1 +- rho)
+                  delta_ij = e_S + 1.01 u |t_ij| of the exact S_ij - m_i, so each weight exp(t_ij)(1 +- rho)
                   is the exact one times w_ij, |w_ij - 1| <= (1 + rho)(1 + delta) delta_ij + rho; the
                   normalised weights then differ by at most 2 sum_j P_ij |w_ij - 1| / (1 - that sum)
                   in L1, and P_ij <= e^(t_ij + delta_ij + e_S), |t| e^t <= 1/e bound the u |t_ij| part
@@ -43,9 +43,10 @@ the libm assumption below (rho, h):
                   and the rounded exponent's part; inf where x - e < 0 (x > e for q < 0) unless
                   the argument is nonnegative by construction (a norm, a delta, exp, ...)
 
-(M: a bound on the float matrix's largest absolute row sum, static bound plus error, or, where no
-static bound holds (logits, tokens, a transpose), computed per instance from the floats; |X| the
-exact matrix's; S the sum of the magnitudes added; v the float value.) The constants are
+(M: a bound on the float matrix's largest absolute row sum, static bound plus error; where the
+program has no static bound, one for the chunk from the arguments' (a transpose: rows times its
+argument's), else per instance from the floats (logits, tokens: :func:`magnitude`); |X| the exact
+matrix's; S the sum of the magnitudes added; v the float value.) The constants are
 deliberately loose: the bound only decides which instances the exact path must see, and a looser
 bound sends a few more there. The bound is computed in floats and multiplied by ``SAFE`` =
 1 + 2^-30 for that rounding. A domain error (log of a value <= 0, a power of a negative value, a
@@ -82,7 +83,6 @@ from numerics import kernels as K
 from numerics.expr.program import Compiled, Node, power_by_squaring, up
 from numerics.expr.values import NOT_GRID, Inputs, dyadic, inputs
 from numerics.stochastic import UNIT_ROUNDOFF as U
-from theory.errors import InvalidInput  # noqa: F401  (raised by inputs)
 
 __all__ = ["LIBM_ULPS", "NOT_GRID", "SAFE", "Inputs", "Trace", "evaluate", "inputs", "trace"]
 
