@@ -9,6 +9,11 @@
 built-in's rate. Beside them the float evaluation alone (numerics.expr.evaluate) and the corollary of
 D2 delta(A^2) <= delta(A)^2 for scale. With ``--benchmark-disable`` (make test) each runs once on
 2,000 matrices and checks its answer against the built-in.
+
+    softmax       numerics.expr.evaluate on delta(softmax(L)) <= 1 - exp(-ptp(L)), 10^5 standard
+                  normal logits at n = 16 (the float pass with its bounds: exp, the row sums, the
+                  softmax and exp rules, ptp), against the same pass on the delta-only statement
+                  delta(A^2) <= delta(A) on the Dirichlet matrices; target: at least a fifth of its rate
 """
 from __future__ import annotations
 
@@ -18,12 +23,17 @@ import pytest
 from numerics.dobrushin import factor_check
 from numerics.expr import compile_statement, decide, evaluate
 from numerics.sources.random import generator, sample
-from theory.expr import A, I, delta
+from theory.expr import A, I, delta, exp, logits, ptp, softmax
 
 N = 16
 D1 = compile_statement(delta((I + A) / 2) <= (1 + delta(A)) / 2)
 SQUARE = compile_statement(delta(A**2) <= delta(A)**2)
 BASELINE = "factor_check (built-in D1)"
+L = logits("L")
+SOFTMAX = compile_statement(delta(softmax(L)) <= 1 - exp(-ptp(L)))
+DELTA_ONLY = compile_statement(delta(A**2) <= delta(A))
+SOFT = f"statement: softmax against delta-only, n={N}"
+SOFT_BASELINE = "evaluate (delta(A^2) <= delta(A), dirichlet)"
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +80,26 @@ def test_corollary_of_d2(benchmark, bench_record, matrices):
     d = benchmark(decide, SQUARE, {"A": matrices})
     assert d.counts()["violated"] == 0
     _record(benchmark, bench_record, "decide (delta(A^2) <= delta(A)^2)", len(matrices))
+
+
+@pytest.fixture(scope="module")
+def scores(matrices):
+    return np.random.default_rng(0).standard_normal((len(matrices), N, N))
+
+
+@pytest.mark.benchmark(group=SOFT)
+def test_delta_only_float_pass(benchmark, bench_record, matrices):
+    lhs, rhs, err = benchmark(evaluate, DELTA_ONLY, {"A": matrices})
+    assert (rhs - lhs >= -(err[:, 0] + err[:, 1])).all()
+    _record(benchmark, bench_record, SOFT_BASELINE, len(matrices), baseline=True)
+
+
+@pytest.mark.benchmark(group=SOFT)
+def test_softmax_float_pass(benchmark, bench_record, scores):
+    lhs, rhs, err = benchmark(evaluate, SOFTMAX, {"L": scores})
+    assert (np.abs(rhs - lhs) > err.sum(axis=1)).mean() > 0.99 and (rhs - lhs >= -err.sum(axis=1)).all()
+    _record(benchmark, bench_record, "evaluate (delta(softmax(L)) <= 1 - exp(-ptp(L)))", len(scores),
+            target=(SOFT_BASELINE, 1 / 5, ">= 1/5 the delta-only statement's rate"))
 
 
 # -- the sweep itself: one stress chunk of 10^4 counter-sampled matrices at n = 16, drawn, decided and
