@@ -1,7 +1,7 @@
 """The batched float evaluator of a compiled statement, with a rigorous error bound per side.
 
 "Exact" means the statement evaluated in exact arithmetic on what the inputs stand for
-(:mod:`numerics.expr.values`): a stochastic matrix's floats with every row divided by its exact
+(:mod:`numerics.expr.inputs`): a stochastic matrix's floats with every row divided by its exact
 sum, logits and tokens their floats, a parameter its float or the rational it was given as. Every
 node carries, per instance, its float value and a bound on |float - exact| (for a matrix: on the
 largest row sum of |float - exact|, which bounds every entry too), propagated through the program
@@ -81,7 +81,7 @@ import numpy as np
 
 from numerics import kernels as K
 from numerics.expr.program import Compiled, Node, power_by_squaring, up
-from numerics.expr.values import NOT_GRID, Inputs, dyadic, inputs
+from numerics.expr.inputs import NOT_GRID, Inputs, dyadic, inputs
 from numerics.stochastic import UNIT_ROUNDOFF as U
 
 __all__ = ["LIBM_ULPS", "NOT_GRID", "SAFE", "Inputs", "Trace", "evaluate", "inputs", "trace"]
@@ -521,7 +521,7 @@ def trace(compiled: Compiled, inp: Inputs, lo: int, hi: int) -> Trace:
 
 
 def evaluate(compiled: Compiled, mats: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Both sides of ``compiled`` on every instance of ``mats`` (:func:`numerics.expr.values.inputs`:
+    """Both sides of ``compiled`` on every instance of ``mats`` (:func:`numerics.expr.inputs.inputs`:
     {"A": (B, n, n), "L": (B, n, n), "alpha": (B,), ...}) -> (lhs (B,), rhs (B,), err (B, 2)), float64,
     with ``err[:, 0]`` and ``err[:, 1]`` rigorous bounds on |lhs - exact lhs| and |rhs - exact rhs|
     (see the module docstring; 0 where the float evaluation is provably exact, inf where no bound
