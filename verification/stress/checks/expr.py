@@ -86,13 +86,16 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
     mats = {name: np.ascontiguousarray(X[j::m]) for j, name in enumerate(compiled.matrices)}
     d = decide(compiled, mats)
     codes = d.codes.astype(np.int64)
-    na = codes == 3
-    v = np.where(na, UNDECIDED, codes)            # decide never leaves one undecided; 3 is not-applicable
+    na = codes == 3                               # decide's codes: 3 not-applicable, 4 undecided
+    v = np.where(na | (codes == 4), UNDECIDED, codes)
     slack = np.where(na, np.nan, d.rhs - d.lhs)
     slack = np.where(codes == TIGHT, 0.0, slack)
     body = summarise(v, np.nan_to_num(slack, nan=np.inf), d.exact)
     if na.any():
+        undecided = int((codes == 4).sum())
         body["counts"].pop("undecided", None)
+        if undecided:
+            body["counts"]["undecided"] = undecided
         body["counts"]["not-applicable"] = int(na.sum())
     body["rational"] = d.rational_count
     body["device"] = "cpu"
@@ -141,7 +144,7 @@ def check_condition(spec: dict, compiled: Any, mats: dict, codes: np.ndarray) ->
         return {"checked": 0, "why": "the theorem's equality condition is not available here"}, []
     tally = {"checked": 0, "tight_said": 0, "tight_missed": 0, "said_not_tight": 0}
     mismatch = []
-    for i in np.flatnonzero(codes != 3):
+    for i in np.flatnonzero(codes < 3):            # not not-applicable (3), not undecided (4)
         rows, _, _ = exact_instance(compiled, mats, int(i))
         said, tight = bool(condition(rows)), codes[i] == TIGHT
         tally["checked"] += 1

@@ -61,7 +61,7 @@ def expr_score(compiled: Any) -> Scorer:
         m = len(compiled.matrices)
         X = X.reshape((-1, m) + X.shape[-2:])
         d = decide(compiled, {name: np.ascontiguousarray(X[:, j]) for j, name in enumerate(compiled.matrices)})
-        codes = d.codes.astype(np.int64)
+        codes = np.minimum(d.codes, 3).astype(np.int64)         # decide's undecided (4) scored as 3, too
         slack = np.where(codes == TIGHT, 0.0, d.rhs - d.lhs)
         return codes, np.where(codes == 3, np.inf, slack)
     return score
