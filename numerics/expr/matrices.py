@@ -26,10 +26,11 @@ constant row gives exactly 1/n). The functionals compare entries with the certif
 from __future__ import annotations
 
 from fractions import Fraction
+from math import lcm
 
 from flint import acb_mat, arb, fmpq, fmpq_mat, fmpq_poly
 
-from numerics.expr.values import (ONE, ZERO, Ball, Exp, Value, absolute, add, compare, div, exp, is_rational, mul,
+from numerics.expr.values import (ONE, ZERO, Ball, Exp, Poly, Value, absolute, add, compare, div, exp, is_rational, mul,
                                   rpow, sub, to_arb, vmax, vmin, vsum)
 
 Matrix = list   # rows of values
@@ -85,12 +86,16 @@ def softmax(X: Matrix, mask: str) -> Matrix:
     for i, row in enumerate(X):
         keep = row[: i + 1] if mask == "causal" else row
         if all(is_rational(v) for v in keep):
-            den: dict = {}
-            for v in keep:
-                den[v] = den.get(v, ZERO) + ONE
-            s0 = min(den)
-            den = {r - s0: c for r, c in den.items()}
-            vals = [Exp.make({v - s0: ONE}, den) for v in keep]
+            s0 = min(keep)
+            shifted = [v - s0 for v in keep]
+            scale = lcm(*(r.denominator for r in shifted))
+            ks = [r.numerator * (scale // r.denominator) for r in shifted]
+            counts: dict = {}
+            for k in ks:
+                counts[k] = counts.get(k, 0) + 1
+            c0 = counts[0]
+            den = Poly(scale, {k: fmpq(c, c0) for k, c in counts.items()})       # one object for the row
+            vals = [Exp.make(Poly(scale, {k: fmpq(1, c0)}), den) for k in ks]
         else:
             es = [exp(v) for v in keep]
             total = vsum(es)

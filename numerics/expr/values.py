@@ -30,6 +30,7 @@ stays undecided (arb gives NaN for a log of a ball containing 0).
 from __future__ import annotations
 
 from fractions import Fraction
+from math import gcd
 from typing import Any, Callable, Optional, Union
 
 from flint import arb, ctx, fmpq, fmpz
@@ -45,106 +46,185 @@ class Undefined(ArithmeticError):
     a root of a negative value)."""
 
 
-Terms = dict     # {exponent r (Fraction): coefficient c (Fraction), c != 0}
+def _q(x: Fraction) -> fmpq:
+    return fmpq(x.numerator, x.denominator)
 
 
-def _arb(q: Fraction) -> arb:
-    return arb(fmpq(q.numerator, q.denominator))
+def _frac(q: fmpq) -> Fraction:
+    return Fraction(int(q.p), int(q.q))
 
 
+Q0, Q1 = fmpq(0), fmpq(1)
 _EXP_CACHE: dict = {}
 
 
-def _exp_arb(r: Fraction, prec: int) -> arb:
-    key = (r, prec)
+def _exp_arb(k: int, scale: int, prec: int) -> arb:
+    key = (k, scale, prec)
     got = _EXP_CACHE.get(key)
     if got is None:
         if len(_EXP_CACHE) > 100_000:
             _EXP_CACHE.clear()
-        got = _EXP_CACHE[key] = _arb(r).exp()
+        got = _EXP_CACHE[key] = arb(fmpq(k, scale)).exp()
     return got
 
 
-def _terms_arb(t: Terms, prec: int) -> arb:
-    out = arb(0)
-    for r, c in t.items():
-        out += _arb(c) if r == 0 else _arb(c) * _exp_arb(r, prec)
+class Poly:
+    """An exponential polynomial sum_k c_k e^(k / scale): ``terms`` {int k: fmpq c_k != 0}, the
+    exponents integers over one ``scale`` (reduced: gcd(scale, every k) = 1, so equal polynomials
+    have equal fields). Memoises its balls per precision (and its sign) and its products (a softmax
+    row's denominator is one object shared by the row's entries)."""
+
+    __slots__ = ("scale", "terms", "arbs", "prods")
+
+    def __init__(self, scale: int, terms: dict, reduce: bool = True):
+        if not terms:
+            scale = 1
+        elif reduce and scale > 1:
+            g = gcd(scale, *terms)
+            if g > 1:
+                scale //= g
+                terms = {k // g: c for k, c in terms.items()}
+        self.scale, self.terms, self.arbs, self.prods = scale, terms, {}, {}
+
+    @staticmethod
+    def mono(r: Fraction, c: fmpq) -> "Poly":
+        return Poly(r.denominator, {r.numerator: c}, reduce=False)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, Poly) and self.scale == other.scale and self.terms == other.terms)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def items(self) -> list:
+        """(exponent as a Fraction, coefficient as an fmpq), lowest exponent first."""
+        return [(Fraction(k, self.scale), c) for k, c in sorted(self.terms.items())]
+
+    def arb(self, prec: int) -> arb:
+        got = self.arbs.get(prec)
+        if got is None:
+            got = arb(0)
+            for k, c in self.terms.items():
+                got += arb(c) if k == 0 else arb(c) * _exp_arb(k, self.scale, prec)
+            self.arbs[prec] = got
+        return got
+
+    def sign(self) -> Optional[int]:
+        if "sign" not in self.arbs:
+            cs = self.terms.values()
+            self.arbs["sign"] = 1 if all(c > 0 for c in cs) else -1 if all(c < 0 for c in cs) else _ladder(self.arb)
+        return self.arbs["sign"]
+
+
+def _over(scale: int, *polys: Poly) -> list:
+    """Each polynomial's terms with exponents over ``scale`` (a multiple of every poly's scale)."""
+    out = []
+    for p in polys:
+        f = scale // p.scale
+        out.append(p.terms if f == 1 else {k * f: c for k, c in p.terms.items()})
     return out
 
 
-def _terms_mul(p: Terms, q: Terms) -> Optional[Terms]:
+def _poly(scale: int, acc: dict) -> Optional[Poly]:
+    terms = {k: c for k, c in acc.items() if c != 0}
+    return Poly(scale, terms) if len(terms) <= MAX_TERMS else None
+
+
+def _terms_mul(p: Poly, q: Poly) -> Optional[Poly]:
+    cached = p.prods.get(id(q))
+    if cached is not None and cached[0] is q:
+        return cached[1]
     if len(p) * len(q) > 16 * MAX_TERMS:
         return None
-    out: Terms = {}
-    for r, c in p.items():
-        for s, d in q.items():
-            out[r + s] = out.get(r + s, ZERO) + c * d
-    out = {k: v for k, v in out.items() if v}
-    return out if len(out) <= MAX_TERMS else None
+    N = p.scale * q.scale // gcd(p.scale, q.scale)
+    tp, tq = _over(N, p, q)
+    acc: dict = {}
+    get = acc.get
+    for r, c in tp.items():
+        for s, d in tq.items():
+            acc[r + s] = get(r + s, Q0) + c * d
+    got = _poly(N, acc)
+    if len(p.prods) > 64:
+        p.prods.clear()
+    p.prods[id(q)] = (q, got)
+    return got
 
 
-def _terms_add(p: Terms, q: Terms, sq: int = 1) -> Optional[Terms]:
-    out = dict(p)
-    for s, d in q.items():
-        out[s] = out.get(s, ZERO) + sq * d
-    out = {k: v for k, v in out.items() if v}
-    return out if len(out) <= MAX_TERMS else None
+def _terms_sum(polys: list, signs: Optional[list] = None) -> Optional[Poly]:
+    """sum_i s_i p_i, accumulated in one dictionary."""
+    N = 1
+    for p in polys:
+        N = N * p.scale // gcd(N, p.scale)
+    acc: dict = {}
+    get = acc.get
+    for i, t in enumerate(_over(N, *polys)):
+        if signs is None or signs[i] == 1:
+            for k, c in t.items():
+                acc[k] = get(k, Q0) + c
+        else:
+            for k, c in t.items():
+                acc[k] = get(k, Q0) - c
+    return _poly(N, acc)
+
+
+def _shift(p: Poly, k0: int, s0: int, d0: fmpq) -> Poly:
+    """p e^(-k0 / s0) / d0."""
+    N = p.scale * s0 // gcd(p.scale, s0)
+    (t,) = _over(N, p)
+    k0 *= N // s0
+    return Poly(N, {k - k0: c / d0 for k, c in t.items()})
+
+
+ONE_POLY = Poly(1, {0: Q1})
+ZERO_POLY = Poly(1, {})
 
 
 class Exp:
-    """num / den, two exponential polynomials ({exponent: coefficient}); normalised by
-    :meth:`make`: den's lowest exponent is 0 with coefficient 1, a monomial den is divided out, a
-    zero numerator is the Fraction 0, a constant quotient the Fraction."""
+    """num / den, two exponential polynomials (:class:`Poly`); normalised by :meth:`make`: den's
+    lowest exponent is 0 with coefficient 1, a monomial den is divided out, a zero numerator is the
+    Fraction 0, a constant quotient the Fraction."""
 
     __slots__ = ("num", "den", "_memo")
 
-    def __init__(self, num: Terms, den: Terms):
+    def __init__(self, num: Poly, den: Poly):
         self.num, self.den, self._memo = num, den, {}
 
     @staticmethod
-    def make(num: Optional[Terms], den: Optional[Terms]) -> Union[Fraction, "Exp", None]:
+    def make(num: Optional[Poly], den: Optional[Poly]) -> Union[Fraction, "Exp", None]:
         """The normalised value num / den (den has a term), or None past the term budget."""
         if num is None or den is None:
             return None
-        if not num:
+        if not num.terms:
             return ZERO
-        s0 = min(den)
-        d0 = den[s0]
+        k0 = min(den.terms)
+        d0 = den.terms[k0]
         if len(den) == 1:
-            num = {r - s0: c / d0 for r, c in num.items()}
-            den = {ZERO: ONE}
-        elif s0 != 0 or d0 != 1:
-            num = {r - s0: c / d0 for r, c in num.items()}
-            den = {s - s0: c / d0 for s, c in den.items()}
-        if len(den) == 1 and len(num) == 1 and ZERO in num:
-            return num[ZERO]
+            num, den = _shift(num, k0, den.scale, d0), ONE_POLY
+        elif k0 != 0 or d0 != 1:
+            num, den = _shift(num, k0, den.scale, d0), _shift(den, k0, den.scale, d0)
+        if len(den) == 1 and len(num) == 1 and 0 in num.terms:
+            return _frac(num.terms[0])
         return Exp(num, den)
 
     def arb(self, prec: int) -> arb:
         got = self._memo.get(prec)
         if got is None:
-            num = _terms_arb(self.num, prec)
-            got = num if len(self.den) == 1 else num / _terms_arb(self.den, prec)
+            num = self.num.arb(prec)
+            got = num if len(self.den) == 1 else num / self.den.arb(prec)
             self._memo[prec] = got
         return got
 
     def sign(self) -> Optional[int]:
         """The sign of num times the sign of den, each certified at increasing precision."""
-        out = 1
-        for t in (self.num, self.den):
-            if len(t) == 1:
-                out *= 1 if next(iter(t.values())) > 0 else -1
-                continue
-            s = _ladder(lambda p, t=t: _terms_arb(t, p))
-            if s is None:
-                return None
-            out *= s
-        return out
+        a = self.num.sign()
+        b = self.den.sign() if a is not None else None
+        return None if b is None else a * b
 
     def __repr__(self) -> str:
-        def show(t: Terms) -> str:
-            parts = [(str(c) if r == 0 else f"{c}*e^({r})" if c != 1 else f"e^({r})") for r, c in sorted(t.items())]
-            return " + ".join(parts)
+        def show(t: Poly) -> str:
+            return " + ".join(str(c) if r == 0 else f"{c}*e^({r})" if c != 1 else f"e^({r})" for r, c in t.items())
         return f"Exp({show(self.num)}, {show(self.den)})"
 
 
@@ -172,7 +252,7 @@ Value = Union[Fraction, Exp, Ball]
 
 def to_arb(x: Value, prec: int) -> arb:
     """An arb ball containing x, at ``prec`` bits (flint's precision must be ``prec``)."""
-    return _arb(x) if isinstance(x, Fraction) else x.arb(prec)
+    return arb(_q(x)) if isinstance(x, Fraction) else x.arb(prec)
 
 
 def ball(fn: Callable, *args: Value) -> Ball:
@@ -198,8 +278,11 @@ def _ladder(at: Callable[[int], arb]) -> Optional[int]:
 def approx(x: Value) -> tuple[float, float]:
     """(a float near x, a bound on |float - x|; inf where the ball is not finite)."""
     if isinstance(x, Fraction):
-        f = float(x)
-        return f, float(abs(Fraction(f) - x)) * (1 + 2.0 ** -50) if f == f else float("inf")
+        try:
+            f = float(x)
+        except OverflowError:
+            return (float("inf") if x > 0 else float("-inf")), float("inf")
+        return f, float(abs(Fraction(f) - x)) * (1 + 2.0 ** -50)
     old = ctx.prec
     try:
         ctx.prec = 64
@@ -239,8 +322,8 @@ def compare(x: Value, y: Value) -> Optional[int]:
     return sign(sub(x, y))
 
 
-def _parts(x: Union[Fraction, Exp]) -> tuple[Terms, Terms]:
-    return (x.num, x.den) if isinstance(x, Exp) else ({ZERO: x} if x else {}, {ZERO: ONE})
+def _parts(x: Union[Fraction, Exp]) -> tuple[Poly, Poly]:
+    return (x.num, x.den) if isinstance(x, Exp) else (Poly(1, {0: _q(x)}) if x else ZERO_POLY, ONE_POLY)
 
 
 def _exact(x: Value) -> bool:
@@ -258,10 +341,10 @@ def add(x: Value, y: Value, sy: int = 1) -> Value:
     if _exact(x) and _exact(y):
         (xn, xd), (yn, yd) = _parts(x), _parts(y)
         if xd == yd:
-            got = Exp.make(_terms_add(xn, yn, sy), xd)
+            got = Exp.make(_terms_sum([xn, yn], [1, sy]), xd)
         else:
             a, b = _terms_mul(xn, yd), _terms_mul(yn, xd)
-            got = None if a is None or b is None else Exp.make(_terms_add(a, b, sy), _terms_mul(xd, yd))
+            got = None if a is None or b is None else Exp.make(_terms_sum([a, b], [1, sy]), _terms_mul(xd, yd))
         if got is not None:
             return got
     return ball((lambda a, b: a + b) if sy == 1 else (lambda a, b: a - b), x, y)
@@ -275,7 +358,7 @@ def neg(x: Value) -> Value:
     if isinstance(x, Fraction):
         return -x
     if isinstance(x, Exp):
-        return Exp({r: -c for r, c in x.num.items()}, x.den)
+        return Exp(Poly(x.num.scale, {k: -c for k, c in x.num.terms.items()}, reduce=False), x.den)
     return ball(lambda a: -a, x)
 
 
@@ -315,14 +398,36 @@ def div(x: Value, y: Value) -> Value:
 
 
 def vsum(xs: list) -> Value:
-    """The sum of a list (one ball for all of it once a ball is met)."""
-    out: Value = ZERO
-    for k, x in enumerate(xs):
-        if isinstance(x, Ball) or isinstance(out, Ball):
-            rest = [out] + list(xs[k:])
-            return Ball(lambda p: sum((to_arb(v, p) for v in rest), arb(0)))
-        out = add(out, x)
-    return out
+    """The sum of a list: exact values over one denominator summed in one pass (a delta's row
+    differences share theirs), the groups then added; one ball for all of it once a ball is met
+    or past the term budget."""
+    xs = list(xs)
+    if all(isinstance(x, Fraction) for x in xs):
+        return sum(xs, ZERO)
+    if not any(isinstance(x, Ball) for x in xs):
+        rational = sum((x for x in xs if isinstance(x, Fraction)), ZERO)
+        groups: list = []                       # [(den, [numerators])]
+        for x in xs:
+            if isinstance(x, Exp):
+                for den, nums in groups:
+                    if den == x.den:
+                        nums.append(x.num)
+                        break
+                else:
+                    groups.append((x.den, [x.num]))
+        out: Optional[Value] = rational
+        for den, nums in groups:
+            part = Exp.make(_terms_sum(nums), den)
+            if part is None:
+                out = None
+                break
+            out = add(out, part)
+            if isinstance(out, Ball):
+                out = None
+                break
+        if out is not None:
+            return out
+    return Ball(lambda p: sum((to_arb(v, p) for v in xs), arb(0)))
 
 
 def power(x: Value, k: int) -> Value:
@@ -365,17 +470,17 @@ def rpow(x: Value, e: Fraction) -> Value:
             return r ** e.numerator
     if isinstance(x, Exp) and len(x.den) == 1 and len(x.num) == 1:
         (r0, c), = x.num.items()
-        root = _root(c, e.denominator) if c > 0 else None
+        root = _root(_frac(c), e.denominator) if c > 0 else None
         if root is not None:
-            return Exp.make({r0 * e: root ** e.numerator}, {ZERO: ONE})
-    ee = e
-    return ball(lambda a: a ** _arb(ee), x)
+            return Exp.make(Poly.mono(r0 * e, _q(root ** e.numerator)), ONE_POLY)
+    qe = _q(e)
+    return ball(lambda a: a ** arb(qe), x)
 
 
 def exp(x: Value) -> Value:
     """e^x: an exact monomial for a rational x."""
     if isinstance(x, Fraction):
-        return Exp.make({x: ONE}, {ZERO: ONE})
+        return Exp.make(Poly.mono(x, Q1), ONE_POLY)
     return ball(lambda a: a.exp(), x)
 
 
@@ -398,7 +503,8 @@ def tanh(x: Value) -> Value:
     if isinstance(x, Fraction):
         if not x:
             return ZERO
-        return Exp.make({2 * x: ONE, ZERO: -ONE}, {2 * x: ONE, ZERO: ONE})
+        two = 2 * x
+        return Exp.make(Poly(two.denominator, {two.numerator: Q1, 0: -Q1}), Poly(two.denominator, {two.numerator: Q1, 0: Q1}))
     return ball(lambda a: a.tanh(), x)
 
 
