@@ -282,6 +282,12 @@ def test_a_sweep_chunk_counts_undecided_apart_from_not_applicable(monkeypatch):
     counts = got.summaries["x.tie"]["counts"]
     assert counts == {"tight": 1, "undecided": 1, "not-applicable": 1}
     assert sorted(str(r.verdict) for r in got) == ["not-applicable", "undecided"]
+    spec.update(theorem="x.spectral", compiled=compile_statement(Eq(slem(A), delta(A) ** 2)), category="conjecture")
+    got = chunk.run_chunk(spec, 0)                   # 2 x 2: slem = delta, so equal only at delta 0 or 1
+    assert got.summaries["x.spectral"]["counts"] == {"tight": 2, "violated": 1}
+    (refuted,) = [r for r in got if str(r.verdict) == "refuted"]
+    assert refuted.extra["counterexample"] == {"A": [["1/2", "1/2"], ["0", "1"]]}
+    assert (refuted.extra["lhs"], refuted.extra["rhs"]) == ("1/2", "1/4")
 
 
 # ---- one-line errors -----------------------------------------------------------------------------------

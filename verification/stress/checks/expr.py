@@ -45,18 +45,32 @@ def spec_part(theorem: str) -> dict:
             "condition": th.equality_condition is not None}
 
 
-def exact_text(x: Fraction) -> str:
+def exact_text(x: Any) -> str:
+    """A Fraction as "p/q" (or "p"); an exact transcendental value or a certified ball as it prints."""
+    if not isinstance(x, Fraction):
+        return str(x)
     return f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
 
 
-def exact_instance(compiled: Any, mats: dict, b: int) -> tuple[dict, Fraction, Fraction]:
-    """Instance ``b`` as exact rationals ({"A": rows of Fractions}) and its exact sides."""
-    from numerics.expr.exact import sides_of
-    from numerics.stochastic import ExactMatrix
+def exact_instance(compiled: Any, mats: dict, b: int) -> tuple[dict, Any, Any]:
+    """Instance ``b`` as exact rationals ({"A": rows of Fractions}) and its exact (or certified) sides
+    (:func:`numerics.expr.sides`)."""
+    from numerics.expr.certified import batches, sides
 
-    exact = {m: ExactMatrix.from_floats(mats[m][b]) for m in compiled.matrices}
-    lhs, rhs = sides_of(compiled, exact)
-    return {m: [list(row) for row in E.rows()] for m, E in exact.items()}, lhs, rhs
+    inst = batches(compiled, {m: mats[m][b:b + 1] for m in compiled.matrices}).instance(0)
+    lhs, rhs = sides(compiled, inst)
+    return inst.matrices, lhs, rhs
+
+
+def violates(compiled: Any, lhs: Any, rhs: Any) -> bool:
+    """The exact (or certified) sides violate the statement: lhs > rhs (>= for a strict bound,
+    lhs != rhs for an equality)."""
+    from numerics.expr import compare
+
+    c = compare(lhs, rhs)
+    if c is None:
+        return False
+    return c != 0 if compiled.equal else c >= 0 if compiled.strict else c > 0
 
 
 def _condition(theorem: str, source: str) -> Any:
@@ -112,7 +126,7 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
         verdict = "not-applicable" if na[i] else ("holds", "tight", "violated", "undecided")[v[i]]
         if v[i] == VIOLATED and not na[i]:
             rows, lhs, rhs = exact_instance(compiled, mats, i)
-            if not (lhs >= rhs if compiled.strict else lhs > rhs):       # re-checked before it is reported
+            if not violates(compiled, lhs, rhs):                         # re-checked before it is reported
                 raise RuntimeError(f"{theorem}: instance {key}/i{i} was decided violated but its exact sides are "
                                    f"{lhs} and {rhs}: a bug in numerics.expr")
             extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},

@@ -349,7 +349,7 @@ def exact_counterexamples(found: list, expr: dict) -> None:
     """Every violated find of a statement over theory.expr, re-checked in exact arithmetic (its
     matrices as the exact rationals they stand for) and given its exact counterexample; a conjecture's
     finds carry the statistic their outcome records need."""
-    from verification.stress.checks.expr import exact_instance, exact_text
+    from verification.stress.checks.expr import exact_instance, exact_text, violates
 
     compiled = expr["compiled"]
     for f in found:
@@ -360,7 +360,7 @@ def exact_counterexamples(found: list, expr: dict) -> None:
         X = f.matrix.reshape((len(compiled.matrices),) + f.matrix.shape[-2:])
         mats = {name: X[j][None] for j, name in enumerate(compiled.matrices)}
         rows, lhs, rhs = exact_instance(compiled, mats, 0)
-        if not (lhs >= rhs if compiled.strict else lhs > rhs):
+        if not violates(compiled, lhs, rhs):
             raise RuntimeError(f"search: a find decided violated has exact sides {lhs}, {rhs}: a bug in numerics.expr")
         f.extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
                        lhs=exact_text(lhs), rhs=exact_text(rhs), relation=compiled.relation)
