@@ -6,6 +6,7 @@
     compare(x, y)             -1, 0 (x = y exactly), 1, or None (undecided within the budget)
     exact_sides(c, values)    (lhs, rhs) as Fractions; a one-line InvalidInput where a side is not rational
     instance(c, values)       one exact instance, validated        batches(c, values): a batch of them
+    values_of(c, inst)        every node's value on one instance (Undefined where the statement has none)
 
 ``values`` maps each matrix of the statement to one matrix (stochastic: rows of exact rationals
 summing to exactly 1, or a float array whose rows are renormalised exactly; logits and tokens: rows
@@ -277,7 +278,7 @@ def _node(node: Any, vals: list, inst: Instance) -> Any:
     raise AssertionError(f"unknown scalar node {op!r}")
 
 
-def evaluate(compiled: Compiled, inst: Instance, generic: bool = False) -> list:
+def values_of(compiled: Compiled, inst: Instance, generic: bool = False) -> list:
     """Every node's value on ``inst`` (matrices as rows); :class:`~numerics.expr.values.Undefined`
     where the statement (or a ``where=`` hypothesis) has no value there. A delta-only program goes
     to :mod:`numerics.expr.exact` unless ``generic`` (then this module's evaluator, its cross-check)."""
@@ -301,7 +302,7 @@ def sides(compiled: Compiled, values: Any) -> tuple:
     quotient) or a certified ball; InvalidInput for bad values or where the statement is undefined."""
     inst = values if isinstance(values, Instance) else instance(compiled, values)
     try:
-        vals = evaluate(compiled, inst)
+        vals = values_of(compiled, inst)
     except Undefined as why:
         raise _undefined(compiled, why) from None
     return vals[compiled.lhs], vals[compiled.rhs]

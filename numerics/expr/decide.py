@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from numerics.expr import floats
-from numerics.expr.certified import Instance, Undefined, batches, compare, evaluate
+from numerics.expr.certified import Instance, Undefined, batches, compare, values_of
 from numerics.expr.certify import certify
 from numerics.expr.floats import SAFE, inputs, trace
 from numerics.expr.program import Compiled
@@ -156,7 +156,7 @@ def decide(compiled: Compiled, values: Any) -> Decision:
     def one(b: int, floated: bool) -> None:
         rational[b] = exact[b] = True
         try:
-            vals = evaluate(compiled, instance(b))
+            vals = values_of(compiled, instance(b))
         except Undefined:
             codes[b] = NOT_APPLICABLE
             return

@@ -7,6 +7,7 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from flint import arb, ctx
 
 from numerics.dobrushin import factor_check
@@ -14,7 +15,7 @@ from numerics.dobrushin.batch import check_product
 from numerics.expr import compare, compile_statement, decide, evaluate, exact_sides, sides
 from numerics.expr import matrices as Mx
 from numerics.expr import values as V
-from numerics.expr.certified import batches, evaluate as node_values, instance
+from numerics.expr.certified import batches, instance, values_of
 from numerics.expr.decide import HOLDS, NOT_APPLICABLE, TIGHT, UNDECIDED, VIOLATED, floats_cover, settle
 from numerics.sources.random import generator, sample
 from theory.errors import InvalidInput
@@ -190,14 +191,14 @@ def test_restated_d1_and_d2_give_the_builtin_verdicts(family):
     np.testing.assert_array_equal(decide(d1, {"A": Xs}).codes, want)
     np.testing.assert_array_equal(decide(p1, {"A": Xs, "alpha": ["1/2"] * 40}).codes, want)
     batch = batches(d1, {"A": Xs})
-    generic = [settle(d1, node_values(d1, batch.instance(b), generic=True))[0] for b in range(batch.size)]
+    generic = [settle(d1, values_of(d1, batch.instance(b), generic=True))[0] for b in range(batch.size)]
     np.testing.assert_array_equal(generic, want)
     d2 = compile_statement(delta(A * B) <= delta(A) * delta(B))
     P, Q = Xs[0::2], Xs[1::2]
     want2 = check_product(Xs)["verdict"]
     np.testing.assert_array_equal(decide(d2, {"A": P, "B": Q}).codes, want2)
     batch = batches(d2, {"A": P, "B": Q})
-    generic = [settle(d2, node_values(d2, batch.instance(b), generic=True))[0] for b in range(batch.size)]
+    generic = [settle(d2, values_of(d2, batch.instance(b), generic=True))[0] for b in range(batch.size)]
     np.testing.assert_array_equal(generic, want2)
 
 
@@ -333,3 +334,29 @@ def test_non_rational_and_undefined_sides_are_one_line():
         sides(compile_statement(log(delta(A)) <= 0), {"A": [[1, 0], [1, 0]]})
     assert exact_sides(compile_statement(delta(alpha * I + (1 - alpha) * A) <= 1),
                        {"A": [[1, 0], [0, 1]], "alpha": "1/3"}) == (F(1), F(1))
+
+
+# ---- exact algebra against mpmath at 60 digits -----------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.fractions(-2, 2, max_denominator=6)), min_size=1, max_size=4),
+       st.lists(st.tuples(st.integers(1, 3), st.fractions(-2, 2, max_denominator=6)), min_size=1, max_size=3),
+       st.fractions(-1, 1, max_denominator=5))
+def test_exponential_quotients_and_their_signs_agree_with_mpmath(num, den, shift):
+    import mpmath
+
+    def build(terms):
+        return V.vsum([V.mul(F(c), V.exp(r)) for c, r in terms])
+
+    x = V.div(build(num), build(den))                 # den has positive coefficients: never 0
+    y = V.add(V.mul(x, V.exp(shift)), V.tanh(shift))
+    with mpmath.workdps(60):
+        def mp(terms):
+            return mpmath.fsum(c * mpmath.exp(mpmath.mpf(r.numerator) / r.denominator) for c, r in terms)
+        mx = mp(num) / mp(den)
+        my = mx * mpmath.exp(mpmath.mpf(shift.numerator) / shift.denominator) + \
+            mpmath.tanh(mpmath.mpf(shift.numerator) / shift.denominator)
+        for v, m in ((x, mx), (y, my), (V.sub(y, x), my - mx)):
+            s = V.sign(v)
+            assert s is not None
+            assert (s == 0 and abs(m) < mpmath.mpf(10) ** -50) or (s != 0 and m * s > 0)
+            assert abs(V.approx(v)[0] - float(m)) <= 1e-12 * max(1.0, abs(float(m)))
