@@ -208,7 +208,7 @@ def _chunk(compiled: Compiled, inp: Any, tr: Any, lo: int, hi: int, out: tuple, 
     if compiled.equal:
         codes[lo:hi][settled] = VIOLATED
     codes[lo:hi][tie] = VIOLATED if compiled.strict else TIGHT
-    equal[lo:hi] = tie
+    equal[lo:hi] = tie & (applicable != FALSE)
     codes[lo:hi][applicable == FALSE] = NOT_APPLICABLE
     exact[lo:hi] = ~settled & (applicable != FALSE)
     ready = applicable == TRUE
