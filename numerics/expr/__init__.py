@@ -6,6 +6,8 @@ Public API:
     compile_statement(s)        validate and compile a statement once          -> Compiled
     evaluate(c, mats)           batched float sides with rigorous error bounds -> lhs (B,), rhs (B,), err (B, 2)
     exact_sides(c, mats)        both sides exactly, one instance               -> (Fraction, Fraction)
+    sides(c, values)            both sides exact or certified, one instance    -> (value, value)
+    compare(x, y)               the certified sign of x - y                    -> -1, 0, 1 or None (undecided)
     decide(c, mats, assume)     certified verdicts per instance                -> Decision
     assumed(mats, assume)       which instances satisfy the hypotheses          -> (B,) bool
     exact_matrix(x, name)       one matrix as the exact rational matrix it stands for
@@ -22,9 +24,11 @@ stands for its floats with every row divided by its exact sum (:mod:`numerics.st
 """
 import numpy as np  # noqa: F401  (the doctest above)
 
+from numerics.expr.certified import compare, exact_sides, sides
 from numerics.expr.decide import Decision, assumed, decide
-from numerics.expr.exact import exact_matrix, exact_sides
+from numerics.expr.exact import exact_matrix
 from numerics.expr.floats import evaluate
 from numerics.expr.program import Compiled, compile_statement
 
-__all__ = ["Compiled", "Decision", "assumed", "compile_statement", "decide", "evaluate", "exact_matrix", "exact_sides"]
+__all__ = ["Compiled", "Decision", "assumed", "compare", "compile_statement", "decide", "evaluate", "exact_matrix", "exact_sides",
+           "sides"]

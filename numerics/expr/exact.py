@@ -131,14 +131,21 @@ def _value(node: Node, vals: list, n: int, leaves: dict) -> Any:
     return pick(vals[a] for a in args)
 
 
-def sides_of(compiled: Compiled, matrices: Mapping) -> tuple[Fraction, Fraction]:
-    """(exact lhs, exact rhs) of ``compiled`` on ``matrices`` ({name: ExactMatrix}, already exact and
-    row-stochastic); ZeroDivisionError where a denominator is exactly 0."""
+def node_values(compiled: Compiled, matrices: Mapping) -> list:
+    """Every node's exact value (Fractions; matrices as :class:`Rows`) of ``compiled`` on ``matrices``
+    ({name: ExactMatrix}, already exact and row-stochastic); ZeroDivisionError where a denominator is
+    exactly 0."""
     leaves = {name: Rows.of(E) for name, E in matrices.items()}
     n = next(iter(matrices.values())).n
     vals: list = []
     for node in compiled.nodes:
         vals.append(_value(node, vals, n, leaves))
+    return vals
+
+
+def sides_of(compiled: Compiled, matrices: Mapping) -> tuple[Fraction, Fraction]:
+    """(exact lhs, exact rhs) of ``compiled`` on ``matrices`` (see :func:`node_values`)."""
+    vals = node_values(compiled, matrices)
     return vals[compiled.lhs], vals[compiled.rhs]
 
 

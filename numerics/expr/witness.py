@@ -17,7 +17,7 @@ from fractions import Fraction as F
 from itertools import product
 from typing import Any
 
-from numerics.expr.exact import exact_sides
+from numerics.expr.certified import exact_sides
 from numerics.expr.program import compile_statement
 from theory.errors import InvalidInput
 

@@ -45,18 +45,32 @@ def spec_part(theorem: str) -> dict:
             "condition": th.equality_condition is not None, "assume": tuple(th.assume)}
 
 
-def exact_text(x: Fraction) -> str:
+def exact_text(x: Any) -> str:
+    """A Fraction as "p/q" (or "p"); an exact transcendental value or a certified ball as it prints."""
+    if not isinstance(x, Fraction):
+        return str(x)
     return f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
 
 
-def exact_instance(compiled: Any, mats: dict, b: int) -> tuple[dict, Fraction, Fraction]:
-    """Instance ``b`` as exact rationals ({"A": rows of Fractions}) and its exact sides."""
-    from numerics.expr.exact import sides_of
-    from numerics.stochastic import ExactMatrix
+def exact_instance(compiled: Any, mats: dict, b: int) -> tuple[dict, Any, Any]:
+    """Instance ``b`` as exact rationals ({"A": rows of Fractions}) and its exact (or certified) sides
+    (:func:`numerics.expr.sides`)."""
+    from numerics.expr.certified import batches, sides
 
-    exact = {m: ExactMatrix.from_floats(mats[m][b]) for m in compiled.matrices}
-    lhs, rhs = sides_of(compiled, exact)
-    return {m: [list(row) for row in E.rows()] for m, E in exact.items()}, lhs, rhs
+    inst = batches(compiled, {m: mats[m][b:b + 1] for m in compiled.matrices}).instance(0)
+    lhs, rhs = sides(compiled, inst)
+    return inst.matrices, lhs, rhs
+
+
+def violates(compiled: Any, lhs: Any, rhs: Any) -> bool:
+    """The exact (or certified) sides violate the statement: lhs > rhs (>= for a strict bound,
+    lhs != rhs for an equality)."""
+    from numerics.expr import compare
+
+    c = compare(lhs, rhs)
+    if c is None:
+        return False
+    return c != 0 if compiled.equal else c >= 0 if compiled.strict else c > 0
 
 
 def _condition(theorem: str, source: str) -> Any:
@@ -87,12 +101,15 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
     d = decide(compiled, mats, tuple(spec.get("assume", ())))
     codes = d.codes.astype(np.int64)
     na = codes == 3                               # undefined there, or outside the theorem's hypotheses
-    v = np.where(na, UNDECIDED, codes)            # decide never leaves one undecided; 3 is not-applicable
+    v = np.where(na | (codes == 4), UNDECIDED, codes)      # decide's codes: 3 not-applicable, 4 undecided
     slack = np.where(na, np.nan, d.rhs - d.lhs)
     slack = np.where(codes == TIGHT, 0.0, slack)
     body = summarise(v, np.nan_to_num(slack, nan=np.inf), d.exact)
     if na.any():
+        undecided = int((codes == 4).sum())
         body["counts"].pop("undecided", None)
+        if undecided:
+            body["counts"]["undecided"] = undecided
         body["counts"]["not-applicable"] = int(na.sum())
     body["rational"] = d.rational_count
     body["device"] = "cpu"
@@ -109,7 +126,7 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
         verdict = "not-applicable" if na[i] else ("holds", "tight", "violated", "undecided")[v[i]]
         if v[i] == VIOLATED and not na[i]:
             rows, lhs, rhs = exact_instance(compiled, mats, i)
-            if not (lhs >= rhs if compiled.strict else lhs > rhs):       # re-checked before it is reported
+            if not violates(compiled, lhs, rhs):                         # re-checked before it is reported
                 raise RuntimeError(f"{theorem}: instance {key}/i{i} was decided violated but its exact sides are "
                                    f"{lhs} and {rhs}: a bug in numerics.expr")
             extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
@@ -146,7 +163,7 @@ def check_condition(spec: dict, compiled: Any, mats: dict, codes: np.ndarray) ->
         return {"checked": 0, "why": "the theorem's equality condition is not available here"}, []
     tally = {"checked": 0, "tight_said": 0, "tight_missed": 0, "said_not_tight": 0}
     mismatch = []
-    for i in np.flatnonzero(codes != 3):
+    for i in np.flatnonzero(codes < 3):            # not not-applicable (3), not undecided (4)
         rows, lhs, rhs = exact_instance(compiled, mats, int(i))
         said, tight = bool(condition(rows)), codes[i] == TIGHT
         tally["checked"] += 1

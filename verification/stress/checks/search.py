@@ -71,7 +71,7 @@ def expr_score(compiled: Any, assume: tuple = ()) -> Scorer:
         X = X.reshape((-1, m) + X.shape[-2:])
         d = decide(compiled, {name: np.ascontiguousarray(X[:, j]) for j, name in enumerate(compiled.matrices)},
                    tuple(assume))
-        codes = d.codes.astype(np.int64)
+        codes = np.minimum(d.codes, 3).astype(np.int64)         # decide's undecided (4) scored as 3, too
         slack = np.where(codes == TIGHT, 0.0, d.rhs - d.lhs)
         return codes, np.where(codes == 3, np.inf, slack)
     return score
@@ -369,9 +369,10 @@ def exact_counterexamples(found: list, expr: dict) -> None:
     """Every violated find of a statement over theory.expr, re-checked in exact arithmetic (its
     matrices as the exact rationals they stand for) and given its exact counterexample; a conjecture's
     finds carry the statistic their outcome records need."""
-    from verification.stress.checks.expr import exact_instance, exact_text
+    from verification.stress.checks.expr import exact_instance, exact_text, violates
 
     from numerics.expr import assumed
+    from numerics.expr.values import approx, sub
 
     compiled = expr["compiled"]
     for f in found:
@@ -379,12 +380,12 @@ def exact_counterexamples(found: list, expr: dict) -> None:
             X = f.matrix.reshape((len(compiled.matrices),) + f.matrix.shape[-2:])
             mats = {name: X[j][None] for j, name in enumerate(compiled.matrices)}
             rows, lhs, rhs = exact_instance(compiled, mats, 0)
-            if not (lhs >= rhs if compiled.strict else lhs > rhs) or not assumed(mats, tuple(expr.get("assume", ())))[0]:
+            if not violates(compiled, lhs, rhs) or not assumed(mats, tuple(expr.get("assume", ())), dict(compiled.roles))[0]:
                 raise RuntimeError(f"search: a find decided violated has exact sides {lhs}, {rhs} (or is outside the "
                                    "theorem's hypotheses): a bug in numerics.expr")
-            f.slack = float(rhs - lhs)                 # its own exact slack, rounded once
+            f.slack = approx(sub(rhs, lhs))[0]          # its own exact slack, rounded once
             f.extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
-                           slack_exact=exact_text(rhs - lhs), **compiled.as_written(exact_text(lhs), exact_text(rhs)))
+                           slack_exact=exact_text(sub(rhs, lhs)), **compiled.as_written(exact_text(lhs), exact_text(rhs)))
         if expr["category"] not in ("proved", "sanity"):
             f.extra.update(statistic=float(f.slack), interval=None,
                            method="guided search: the bound's slack, negative where it fails")
