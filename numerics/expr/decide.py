@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from numerics.expr import floats
 from numerics.expr.certified import Instance, Undefined, batches, compare, values_of
 from numerics.expr.certify import certify
 from numerics.expr.floats import SAFE, inputs, trace
@@ -83,13 +82,6 @@ class Decision:
         """{verdict value: how many}, every verdict of the vocabulary used here included (0 if none)."""
         got = np.bincount(self.codes, minlength=len(VERDICTS))
         return {str(v): int(c) for v, c in zip(VERDICTS, got)}
-
-
-def floats_cover(compiled: Compiled) -> bool:
-    """The float evaluator has a rigorous bound for every node of ``compiled``: the delta-only nodes
-    always; the rest once :mod:`numerics.expr.floats` bounds the transcendental functions
-    (its ``LIBM_ULPS``). Where it does not, every instance is decided by the per-instance evaluator."""
-    return compiled.legacy or hasattr(floats, "LIBM_ULPS")
 
 
 def _holds(c: int, op: str) -> bool:
@@ -184,14 +176,14 @@ def decide(compiled: Compiled, values: Any, assume: tuple = ()) -> Decision:
     (['tight', 'holds'], 1, 0)
     """
     batch = None if compiled.legacy else batches(compiled, values)
-    inp = inputs(compiled, values) if floats_cover(compiled) else None
-    B = inp.size if inp is not None else batch.size
+    inp = inputs(compiled, values)
+    B = inp.size
     codes, equal = np.zeros(B, dtype=np.int8), np.zeros(B, dtype=bool)
     exact, rational = np.zeros(B, dtype=bool), np.zeros(B, dtype=bool)
     lhs, rhs, err = np.full(B, np.nan), np.full(B, np.nan), np.full((B, 2), np.inf)
     ok = np.ones(B, dtype=bool)
     if assume:
-        ok = assumed({m: values[m] for m in compiled.matrices}, tuple(assume), dict(compiled.roles))
+        ok = assumed({m: inp.data[m] for m in compiled.matrices}, tuple(assume), dict(compiled.roles))
 
     def instance(b: int) -> Instance:
         if batch is not None:
@@ -213,10 +205,6 @@ def decide(compiled: Compiled, values: Any, assume: tuple = ()) -> Decision:
         if not floated:
             (lhs[b], err[b, 0]), (rhs[b], err[b, 1]) = approx(vals[compiled.lhs]), approx(vals[compiled.rhs])
 
-    if inp is None:
-        for b in range(B):
-            one(b, False)
-        return Decision(codes=codes, lhs=lhs, rhs=rhs, err=err, equal=equal, exact=exact, rational=rational)
     step = inp.chunk_size()
     for lo in range(0, B, step):
         hi = min(lo + step, B)

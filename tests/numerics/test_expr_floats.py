@@ -271,7 +271,7 @@ def check_trace(c, vals, exact=None):
         for k, node in enumerate(c.nodes):
             err = float(tr.err[k][b])
             if ref[k] is None:
-                assert err == np.inf or not np.isfinite(tr.value[k][b]), (str(c.written), k, node.op, b)
+                assert err == np.inf or not np.isfinite(tr.value[k][b]), (str(c.statement), k, node.op, b)
                 continue
             if not np.isfinite(err):
                 continue
@@ -280,11 +280,11 @@ def check_trace(c, vals, exact=None):
                 V = tr.value[k][b]
                 for i, row in enumerate(ref[k]):
                     off = sum((abs(x - arb(float(V[i][j]))) for j, x in enumerate(row)), arb(0))
-                    assert off.abs_upper() <= bound, (str(c.written), k, node.op, node.name, b, i, off, err)
+                    assert off.abs_upper() <= bound, (str(c.statement), k, node.op, node.name, b, i, off, err)
             else:
-                assert ref[k] is not None and ref[k].is_finite(), (str(c.written), k, node.op, b)
+                assert ref[k] is not None and ref[k].is_finite(), (str(c.statement), k, node.op, b)
                 off = ref[k] - arb(float(tr.value[k][b]))
-                assert off.abs_upper() <= bound, (str(c.written), k, node.op, node.name, b, off, err)
+                assert off.abs_upper() <= bound, (str(c.statement), k, node.op, node.name, b, off, err)
             checked += 1
     return checked
 
@@ -293,7 +293,7 @@ KINDS = [("dirichlet", "normal", "floats"), ("dyadic", "grid", "ends"), ("sparse
          ("tiny", "ties", "floats"), ("off", "tiny", "ends"), ("dirichlet", "ties", "thirds")]
 
 
-@pytest.mark.parametrize("k", range(len(COMPILED)), ids=[str(c.written) for c in COMPILED])
+@pytest.mark.parametrize("k", range(len(COMPILED)), ids=[str(c.statement) for c in COMPILED])
 def test_every_node_encloses_the_exact_value(k):
     c = COMPILED[k]
     rng = np.random.default_rng(k)
@@ -350,7 +350,7 @@ def perturbations(c, rng, n, d, e, count):
     return floats, truth
 
 
-@pytest.mark.parametrize("k", range(len(COMPILED)), ids=[str(c.written) for c in COMPILED])
+@pytest.mark.parametrize("k", range(len(COMPILED)), ids=[str(c.statement) for c in COMPILED])
 def test_every_rule_covers_the_worst_error_of_its_arguments(k):
     c = COMPILED[k]
     rng = np.random.default_rng(100 + k)
@@ -367,12 +367,12 @@ def test_the_bound_is_tight_where_the_inputs_are_well_conditioned():
     for c in COMPILED:
         vals = instance(c, rng, 200, 6, 4, ("dirichlet", "normal", "floats"))
         lhs, rhs, err = evaluate(c, vals)
-        if "slem" in str(c.written):
+        if "slem" in str(c.statement):
             assert np.isinf(err[:, 0]).all()
             continue
         finite = np.isfinite(lhs) & np.isfinite(rhs)
-        assert finite.mean() > 0.9, str(c.written)
-        assert (err[finite] <= 1e-11 * (1 + np.abs(np.stack([lhs, rhs], 1)[finite]))).all(), str(c.written)
+        assert finite.mean() > 0.9, str(c.statement)
+        assert (err[finite] <= 1e-11 * (1 + np.abs(np.stack([lhs, rhs], 1)[finite]))).all(), str(c.statement)
     c = COMPILED[0]
     for scale in (0.1, 1.0, 10.0):
         Ls = rng.normal(size=(2000, 16, 16)) * scale
