@@ -102,7 +102,8 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
     codes = d.codes.astype(np.int64)
     na = codes == 3                               # undefined there, or outside the theorem's hypotheses
     v = np.where(na | (codes == 4), UNDECIDED, codes)      # decide's codes: 3 not-applicable, 4 undecided
-    slack = np.where(na, np.nan, d.rhs - d.lhs)
+    with np.errstate(invalid="ignore"):
+        slack = np.where(na, np.nan, d.rhs - d.lhs)
     slack = np.where(codes == TIGHT, 0.0, slack)
     body = summarise(v, np.nan_to_num(slack, nan=np.inf), d.exact)
     if na.any():
