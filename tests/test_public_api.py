@@ -53,6 +53,20 @@ def test_oscillation_bound_is_never_violated(inst):
     assert decide(OSCILLATION, **inst).verdict != "violated"
 
 
+def test_the_property_test_of_docs_api_runs():
+    """docs/api.md's property test of one's own, run as written (fewer examples: the two above run it in full)."""
+    text = (ROOT / "docs" / "api.md").read_text()
+    block = text[text.index("## `attnbounds`"):]
+    block = block[block.index("```python\n") + len("```python\n"):]
+    block = block[:block.index("```")]
+    space: dict = {}
+    exec(compile(block, "docs/api.md", "exec"), space)
+    tests = [fn for name, fn in space.items() if name.startswith("test_")]
+    assert len(tests) == 2
+    for fn in tests:
+        settings(max_examples=10)(fn)()
+
+
 def test_the_strategies_find_a_counterexample_to_a_false_bound():
     """The same pattern can fail: half the softmax bound is violated, and the strategies find an
     instance that shows it, which decide confirms exactly."""
