@@ -10,7 +10,7 @@ change with a variable left in a shell). Pinning is explicit: importing a packag
 (``numerics``, ``verification``, ``attnbounds``) changes nothing in the process; :func:`pin` (the
 pins and the thread policy of :mod:`numerics.device`) is called by the command line
 (:func:`verification.cli.main`, so the main job ``attnbounds verify`` too), by the test suite
-(tests/conftest.py) and by ``python -m numerics.fingerprint``, each before anything loads torch,
+(conftest.py, tests/conftest.py) and by ``python -m numerics.fingerprint``, each before anything loads torch,
 numpy or numba; a library user who wants the published bits calls ``attnbounds.pin_numerics()``
 first. A process started by a pinned one (spawned workers, Dask's local cluster) inherits them:
 
