@@ -1,10 +1,7 @@
 """How attnbounds computes: batched float kernels and exact / certified evaluators.
 
-Importing this package pins the numerics (:mod:`numerics.pins`: instruction sets, BLAS modes,
-threads) and applies the thread policy (:mod:`numerics.device`) before torch, numba or a BLAS loads.
+Importing this package changes nothing in the process: the numerical pins (:mod:`numerics.pins`:
+instruction sets, BLAS modes, threads) and the thread policy (:mod:`numerics.device`) are applied by
+:func:`numerics.pins.pin`, which the command line, the test suite and the fingerprint call before
+torch, numba or a BLAS loads (``attnbounds.pin_numerics()`` for a script of one's own).
 """
-from numerics import pins
-from numerics.device import apply_thread_policy
-
-pins.apply()
-apply_thread_policy()

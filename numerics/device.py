@@ -2,7 +2,7 @@
 
 - Thread policy: torch's OpenMP workers spin after each op and starve numba's parallel kernels on
   few cores (6x slower measured on 2 cores), so ``OMP_WAIT_POLICY=PASSIVE`` is set before torch
-  loads: importing :mod:`numerics` (which every entry point does first) applies it. Tiny batched
+  loads: :func:`numerics.pins.pin` (which the command line and the tests call first) applies it. Tiny batched
   torch kernels run faster on one intra-op thread than on an oversubscribed pool (10-50x
   measured): :func:`single_thread`.
 - Device: CUDA when present and asked for, else CPU (:func:`default_device`).

@@ -28,8 +28,6 @@ import hashlib
 import json
 import sys
 
-import numerics  # noqa: F401  (the pins, before torch, numpy's BLAS or numba load)
-
 COMPONENTS = ("san-sdpa", "san-explicit", "rank-fit", "float-test", "numpy-ufuncs")
 
 
@@ -106,8 +104,11 @@ def compute() -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
+    """Print the fingerprint as JSON, the process pinned first (:func:`numerics.pins.pin`, before
+    torch, numpy's BLAS or numba load: this module imports them only inside :func:`compute`)."""
     from numerics import pins
 
+    pins.pin()
     out: dict = {"fingerprint": compute()}
     if "--pins" in argv:
         out["pins"] = pins.state()

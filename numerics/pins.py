@@ -6,8 +6,13 @@ instruction set of the machine they run on: ATen dispatches its vectorised CPU k
 AVX-512, MKL and OpenBLAS pick their kernels by CPU, numba compiles for the host, and reductions
 split by thread count. :data:`PINS` fixes each of these; :func:`apply` writes them into the
 environment, *over* what the environment asked for (the pin wins: a published number must not
-change with a variable left in a shell), and is called by ``import numerics``, which every entry
-point (the command line, the tests, :mod:`verification`) does before anything loads torch or numba:
+change with a variable left in a shell). Pinning is explicit: importing a package of this project
+(``numerics``, ``verification``, ``attnbounds``) changes nothing in the process; :func:`pin` (the
+pins and the thread policy of :mod:`numerics.device`) is called by the command line
+(:func:`verification.cli.main`, so the main job ``attnbounds verify`` too), by the test suite
+(conftest.py, tests/conftest.py) and by ``python -m numerics.fingerprint``, each before anything loads torch,
+numpy or numba; a library user who wants the published bits calls ``attnbounds.pin_numerics()``
+first. A process started by a pinned one (spawned workers, Dask's local cluster) inherits them:
 
     ATEN_CPU_CAPABILITY=default      ATen's kernels without AVX2 / AVX-512 dispatch
     MKL_CBWR=COMPATIBLE              MKL's conditional numerical reproducibility, SSE2 code paths
@@ -33,10 +38,13 @@ kernels (8.3 s against 4.2 s for 300 steps of the quick reference; the avx2 cap 
 MKL's COMPATIBLE branch is the cost), the main job's ``make run`` within its 10 minutes.
 
 ``ATTNBOUNDS_NATIVE_KERNELS=1`` turns the pins off (the host's fastest kernels, for exploration):
-the provenance then says ``native``, and the results are not the published ones.
+the provenance then says ``native``, and the results are not the published ones. A process that
+never pinned (a library user's script) computes with the host's kernels too, and says ``unpinned``.
 
-:func:`state` is what the provenance records (:func:`verification.provenance.versions`): the
-pins in force and, where torch is loaded, the capability ATen actually dispatches to.
+:func:`summary` is what the provenance records (:func:`verification.provenance.versions`) and
+:func:`state` what the fingerprint prints: the pins in force (read from the environment, so a
+process that inherited them counts as pinned) and, where torch is loaded, the capability ATen
+actually dispatches to.
 
 >>> sorted(PINS)[:2]
 ['ATEN_CPU_CAPABILITY', 'MKL_CBWR']
@@ -82,23 +90,42 @@ def apply() -> None:
         os.environ[name] = value
 
 
-def summary() -> str:
-    """``pinned`` or ``native``: the word every stored record's versions carry; a pin applied after
-    its library loaded (``theory`` imported before ``numerics`` in a script of one's own) is named.
+def pin() -> None:
+    """Pin this process: :func:`apply` and the thread policy (:func:`numerics.device.apply_thread_policy`).
+    Call it before anything loads torch, numpy or numba; a pin applied later is named by :func:`summary`."""
+    from numerics.device import apply_thread_policy
 
-    >>> summary() in ("pinned", "native") or summary().startswith("pinned, applied late:")
+    apply()
+    apply_thread_policy()
+
+
+def pinned() -> bool:
+    """Whether every pin is in force in this process's environment (applied here, or inherited from
+    the process that started this one), and the pins are not turned off."""
+    return not native() and all(os.environ.get(k) == v for k, v in PINS.items())
+
+
+def summary() -> str:
+    """``pinned``, ``native`` or ``unpinned``: the word every stored record's versions carry; a pin
+    applied after its library loaded (:func:`pin` called after numpy was imported) is named.
+
+    >>> summary().split(",")[0] in ("pinned", "native", "unpinned")
     True
     """
     if native():
         return "native"
+    if not pinned():
+        return "unpinned"
     return "pinned" + (", applied late: " + " ".join(_late) if _late else "")
 
 
 def state() -> str:
-    """One line for the provenance: ``pinned`` with the settings, or ``native``; with torch loaded,
+    """One line for the fingerprint: ``pinned`` with the settings, ``native`` or ``unpinned``; with torch loaded,
     the capability ATen dispatches to and its intra-op threads; a pin applied too late is named."""
     if native():
         head = f"native ({NATIVE_VARIABLE}=1: the host's kernels, not pinned)"
+    elif not pinned():
+        head = "unpinned (the host's kernels: nothing in this process called numerics.pins.pin)"
     else:
         head = "pinned " + " ".join(f"{k}={v!r}" if v == "" else f"{k}={v}" for k, v in PINS.items())
     torch = sys.modules.get("torch")

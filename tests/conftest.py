@@ -1,7 +1,10 @@
 """Shared fixtures: fresh mpmath precision per test, a temporary results store."""
-import numerics  # noqa: F401  (applies the thread policy before torch loads: numerics.device)
-import mpmath
-import pytest
+from numerics import pins
+
+pins.pin()   # the published numerics (as the command line; ../conftest.py too, for the doctests), before torch loads
+
+import mpmath  # noqa: E402
+import pytest  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,6 @@
 """The house rules, checked on the source: no import cycles, no underscore imports across modules,
-theory/ imports nothing from numerics/ or verification/, numerics/ nothing from verification/, a
+theory/ imports nothing from numerics/ or verification/, numerics/ nothing from verification/, nothing
+imports attnbounds/ (the public entry, on top of the three), a
 module holds one concept (it says which in its docstring, and no sliver of another module stands
 alone), every family has the same roles and the same entry points, no family imports another."""
 import ast
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("theory", "numerics", "verification")
+PACKAGES = ("theory", "numerics", "verification", "attnbounds")
 
 
 def modules() -> dict[str, Path]:
@@ -109,6 +110,8 @@ def test_layers_and_private_names():
                 bad.append(f"{name} imports {mod} (theory/ imports nothing from numerics/ or verification/)")
             if layer == "numerics" and target == "verification":
                 bad.append(f"{name} imports {mod} (numerics/ never imports verification/)")
+            if layer != "attnbounds" and target == "attnbounds":
+                bad.append(f"{name} imports {mod} (attnbounds/ is the public entry: nothing inside imports it)")
             if mod.rpartition(".")[2].startswith("_") and not mod.endswith("__init__"):
                 bad.append(f"{name} imports the private module {mod}")
             bad += [f"{name} imports the private name {mod}.{n}" for n in names

@@ -40,7 +40,7 @@ def test_api_reference_covers_every_public_name_and_field():
 
 
 # -- references in docstrings and comments -------------------------------------------------------
-SCANNED = ("theory", "numerics", "verification")
+SCANNED = ("theory", "numerics", "verification", "attnbounds")
 # a path ending in .py/.md (``docs/theory.md``, ``numerics/kernels.py``, ``THEORY.md``, ``../x.md``);
 # a bare lower-case ``name.md`` is a file name pattern (``<table>.md``), not a reference, and is not checked
 FILE_REF = re.compile(r"(?<![\w./<>*$-])((?:\.\./)*(?:[\w-]+/)*[\w-]+\.(?:py|md))(?![\w-]|\.\w)")

@@ -1,3 +1,5 @@
-"""Does it hold on this instance, and how tight: verdicts, campaigns, store, reports, CLI."""
+"""Does it hold on this instance, and how tight: verdicts, campaigns, store, reports, CLI.
 
-import numerics  # noqa: F401,E402  (the pins of numerics.pins, before anything here loads numpy, torch or numba)
+Importing it changes nothing in the process: the command line pins the numerics
+(:func:`numerics.pins.pin`, in :func:`verification.cli.main`) before anything loads torch or numba.
+"""

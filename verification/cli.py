@@ -6,7 +6,9 @@ only the module of the command that runs is imported (and asked to ``register`` 
 ``attnbounds --help`` starts at once and ``attnbounds CMD --help`` still shows all of CMD's
 options. ``attnbounds verify`` runs the families' sections in order (each family's
 ``command.verify_section(ctx)``), all writing to one results store and to ``paper/``. Common
-options, the console and the section context live in :mod:`verification.options`.
+options, the console and the section context live in :mod:`verification.options`. :func:`main`
+pins the numerics first (:func:`numerics.pins.pin`): every command, the main job included, computes
+with the published kernels; importing this module changes nothing.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-import numerics  # noqa: F401  (applies the thread policy before torch loads)
+from numerics import pins
 from theory.errors import InvalidInput
 from verification.commands import COMMANDS, FAMILIES, SECTION_ALIASES, section_of
 from verification.options import JobContext, Parser, add_common, check_out_dir, fail, make_console, name_list
@@ -217,6 +219,7 @@ def interrupt_exit(prog: str, stored: int) -> int:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    pins.pin()                           # the published numerics, before a theory file or a command loads numpy
     argv = sys.argv[1:] if argv is None else list(argv)
     from theory.plugins import theory_files
 

@@ -307,6 +307,13 @@ class DaskExecutor(cf.Executor):
             raise InvalidInput(f"--scheduler {address!r}: cannot reach a Dask scheduler there "
                              f"({root_cause(exc)}; {how})") from None
         self.address = address
+        try:
+            pin_workers(self.client)
+        except Exception as exc:             # a worker without this package, or one that went away
+            with suppress(OSError, TimeoutError, RuntimeError):
+                self.client.close(timeout=self.timeout)
+            raise InvalidInput(f"--scheduler {address!r}: the workers could not pin their numerics "
+                               f"({one_line(exc)}; each worker needs this package installed)") from None
 
     # concurrent.futures.Executor -------------------------------------------------------------
 
@@ -357,6 +364,17 @@ class DaskExecutor(cf.Executor):
             self.client.close(timeout=self.timeout)
         if self.cluster is not None:
             self.cluster.close()
+
+
+def pin_workers(client: Any) -> None:
+    """A pinned process (:func:`numerics.pins.pin`: the command line) pins the workers of a cluster it
+    joins, as far as a running worker allows (its numpy is loaded already: start workers in an
+    environment with the pins for the published bits, docs/stress.md); an unpinned or native
+    process leaves them as they are. A local cluster's workers inherit this process's environment."""
+    from numerics import pins
+
+    if pins.pinned():
+        client.run(pins.pin)
 
 
 def local_pool(cores: Optional[int] = None) -> cf.Executor:

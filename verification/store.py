@@ -270,8 +270,8 @@ class ResultStore:
         return n
 
     def _check_kernel_mode(self, campaign: str, chunk: str) -> None:
-        """Refuse to add a chunk made with one kernel mode (numerics.pins: ``pinned`` or ``native``) to
-        a campaign whose stored chunks were made with the other: a resumed campaign would mix numbers
+        """Refuse to add a chunk made with one kernel mode (numerics.pins: ``pinned``, ``native`` or
+        ``unpinned``) to a campaign whose stored chunks were made with another: a resumed campaign would mix numbers
         of two numerical set-ups under one name. Only verified chunks count (:meth:`chunk_check`: a
         chunk whose ``versions`` were edited is recomputed, never trusted); records from before the
         mode was recorded pass."""
@@ -292,9 +292,9 @@ class ResultStore:
         if stored and stored != mode:
             raise InvalidInput(
                 f"--db {self.path!r}: campaign {campaign!r} holds chunks computed with {stored} kernels, and this "
-                f"run computes with {mode} kernels (numerics.pins; ATTNBOUNDS_NATIVE_KERNELS="
-                f"{'1' if mode == 'native' else 'unset'}): resuming would mix the two in one campaign. Run it "
-                f"with the same setting as before, or into another store (--db)")
+                f"run computes with {mode} kernels (numerics.pins; {MODE_SETTINGS.get(mode, mode)}): resuming "
+                f"would mix the two in one campaign. Run it with the same setting as before, or into another "
+                f"store (--db)")
 
     def discard(self, campaign: str, keep: Iterable[str]) -> dict[str, str]:
         """Remove what ``campaign`` holds under chunk keys outside ``keep`` (a run's plan) that does not
@@ -437,8 +437,14 @@ class ResultStore:
         self.close()
 
 
+# how a process gets each kernel mode (numerics.pins.summary), for a refusal to mix them
+MODE_SETTINGS = {"native": "ATTNBOUNDS_NATIVE_KERNELS=1",
+                 "pinned": "ATTNBOUNDS_NATIVE_KERNELS unset, pinned by the command line or attnbounds.pin_numerics()",
+                 "unpinned": "a script that never called attnbounds.pin_numerics()"}
+
+
 def kernel_mode(versions_json: Optional[str]) -> str:
-    """The kernel mode a record's versions name: ``pinned`` or ``native`` (numerics.pins.summary;
+    """The kernel mode a record's versions name: ``pinned``, ``native`` or ``unpinned`` (numerics.pins.summary;
     "pinned, applied late: ..." is pinned), or "" where they name none (older records).
 
     >>> kernel_mode('{"kernels": "pinned, applied late: torch"}'), kernel_mode('{"torch": "2.13"}'), kernel_mode(None)

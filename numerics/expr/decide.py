@@ -158,7 +158,9 @@ def assumed(mats: Any, assume: tuple = (), roles: Any = None) -> np.ndarray:
                 if here[b]:
                     here[b] = all(sum(col) == 1 for col in zip(*E))
         ok = here if ok is None else ok & here
-    return np.ones(0, dtype=bool) if ok is None else ok
+    if ok is None:                          # no matrix the hypotheses constrain: every instance is inside them
+        return np.ones(len(next(iter(mats.values()))) if mats else 0, dtype=bool)
+    return ok
 
 
 def decide(compiled: Compiled, values: Any, assume: tuple = ()) -> Decision:

@@ -30,7 +30,6 @@ import json
 import math
 from dataclasses import asdict, dataclass
 
-import numerics  # noqa: F401  (thread policy before torch loads: numerics.device)
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-import numerics  # noqa: F401  (thread policy before torch loads)
 import torch  # noqa: E402
 
 from numerics.device import single_thread  # noqa: E402

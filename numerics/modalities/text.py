@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numerics  # noqa: F401  (thread policy before torch loads)
 import torch  # noqa: E402
 
 from numerics.sources import AttentionInstance  # noqa: E402

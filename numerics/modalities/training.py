@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-import numerics  # noqa: F401  (thread policy before torch loads)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 

@@ -88,7 +88,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-import numerics  # noqa: F401,E402  (thread policy before torch loads: numerics.device)
 import torch  # noqa: E402
 
 from numerics.sources import AttentionInstance  # noqa: E402

@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-import numerics  # noqa: F401  (thread policy before torch loads: numerics.device)
 import torch
 
 from theory.errors import InvalidInput

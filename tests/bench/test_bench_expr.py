@@ -14,6 +14,10 @@ D2 delta(A^2) <= delta(A)^2 for scale. With ``--benchmark-disable`` (make test) 
                   normal logits at n = 16 (the float pass with its bounds: exp, the row sums, the
                   softmax and exp rules, ptp), against the same pass on the delta-only statement
                   delta(A^2) <= delta(A) on the Dirichlet matrices; target: at least a fifth of its rate
+    softmax sweep the same two statements decided (numerics.expr.decide: the float filter, then exact
+                  or certified arithmetic for what it cannot separate), as a sweep decides a drawn
+                  chunk, and through the public entry (attnbounds.decide on the batch); target: the
+                  softmax statement at no less than a fifth of the delta-only statement's rate
 """
 from __future__ import annotations
 
@@ -100,6 +104,35 @@ def test_softmax_float_pass(benchmark, bench_record, scores):
     assert (np.abs(rhs - lhs) > err.sum(axis=1)).mean() > 0.99 and (rhs - lhs >= -err.sum(axis=1)).all()
     _record(benchmark, bench_record, "evaluate (delta(softmax(L)) <= 1 - exp(-ptp(L)))", len(scores),
             target=(SOFT_BASELINE, 1 / 5, ">= 1/5 the delta-only statement's rate"))
+
+
+SWEEP_SOFT = f"statement sweep: softmax against delta-only, decide, n={N}"
+SWEEP_SOFT_BASELINE = "decide (delta(A^2) <= delta(A), dirichlet)"
+
+
+@pytest.mark.benchmark(group=SWEEP_SOFT)
+def test_delta_only_decide(benchmark, bench_record, matrices):
+    d = benchmark(decide, DELTA_ONLY, {"A": matrices})
+    assert d.counts()["violated"] == 0
+    _record(benchmark, bench_record, SWEEP_SOFT_BASELINE, len(matrices), baseline=True)
+
+
+@pytest.mark.benchmark(group=SWEEP_SOFT)
+def test_softmax_decide(benchmark, bench_record, scores):
+    d = benchmark(decide, SOFTMAX, {"L": scores})
+    assert d.counts()["violated"] == 0 and d.counts()["undecided"] == 0
+    _record(benchmark, bench_record, "decide (delta(softmax(L)) <= 1 - exp(-ptp(L)))", len(scores),
+            target=(SWEEP_SOFT_BASELINE, 1 / 5, ">= 1/5 the delta-only statement's rate"))
+
+
+@pytest.mark.benchmark(group=SWEEP_SOFT)
+def test_softmax_public_decide(benchmark, bench_record, scores):
+    from attnbounds import decide as public_decide
+
+    r = benchmark(public_decide, delta(softmax(L)) <= 1 - exp(-ptp(L)), L=scores)
+    assert r.verdicts == tuple(str(v) for v in decide(SOFTMAX, {"L": scores}).verdicts)
+    _record(benchmark, bench_record, "attnbounds.decide (the same, the public entry)", len(scores),
+            target=(SWEEP_SOFT_BASELINE, 1 / 5, ">= 1/5 the delta-only statement's rate"))
 
 
 # -- the sweep itself: one stress chunk of 10^4 counter-sampled matrices at n = 16, drawn, decided and

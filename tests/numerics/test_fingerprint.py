@@ -56,18 +56,22 @@ def test_native_kernels_change_the_fingerprint():
     assert {"san-sdpa", "san-explicit"} & set(differ), (default, avx2)
 
 
-def test_every_verification_import_pins_first_and_a_late_pin_is_named():
-    """Importing a verification module (which loads numpy through the theory registry) applies the
-    pins first; importing theory's registry before numerics, in a script of one's own, loads numpy
-    unpinned, and the versions every record carries say so."""
-    code = ("import sys, {first}\nimport numerics\nfrom numerics import pins\n"
-            "from verification.provenance import versions\nprint(versions()['kernels'])")
-    env = {k: v for k, v in os.environ.items() if k not in ("ATTNBOUNDS_NATIVE_KERNELS", "NPY_DISABLE_CPU_FEATURES")}
+def test_importing_pins_nothing_and_pinning_first_or_late_is_said():
+    """Importing a verification module (which loads numpy through the theory registry) pins nothing:
+    the versions every record carries say unpinned. :func:`numerics.pins.pin` before numpy loads
+    pins; after theory's registry loaded numpy, in a script of one's own, the pins numpy reads were
+    applied too late, and the versions say so."""
+    from numerics.pins import PINS
+
+    code = "import sys, {first}\n{pin}from verification.provenance import versions\nprint(versions()['kernels'])"
+    pin = "from numerics import pins\npins.pin()\n"
+    env = {k: v for k, v in os.environ.items() if k != "ATTNBOUNDS_NATIVE_KERNELS" and k not in PINS}
     said = {}
-    for first in ("verification.stress.checks", "theory.registry"):
-        out = subprocess.run([sys.executable, "-c", code.format(first=first)], cwd=ROOT, env=env,
+    for first, then in (("verification.stress.checks", ""), ("numerics", pin), ("theory.registry", pin)):
+        out = subprocess.run([sys.executable, "-c", code.format(first=first, pin=then)], cwd=ROOT, env=env,
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr[-2000:]
         said[first] = out.stdout.strip().splitlines()[-1]
-    assert said["verification.stress.checks"] == "pinned (numerics.pins)"
+    assert said["verification.stress.checks"] == "unpinned (numerics.pins)"
+    assert said["numerics"] == "pinned (numerics.pins)"
     assert said["theory.registry"].startswith("pinned, applied late:") and "NPY_DISABLE_CPU_FEATURES" in said["theory.registry"]
