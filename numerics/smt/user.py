@@ -261,7 +261,8 @@ def recheck(st: UserStatement, mats: dict) -> tuple[Optional[bool], Optional[boo
     rows = {k: mats[k] for k in c.matrices}
     if confirmed is None or not all(Fraction(float(v)) == v for M in rows.values() for row in M for v in row):
         return confirmed, None
-    values: dict = {k: np.array([[float(v) for v in row] for row in M], dtype=np.float64)[None] for k, M in rows.items()}
+    values: dict = {k: np.array([[float(v) for v in row] for row in M], dtype=np.float64)[None]
+                    for k, M in rows.items()}
     values.update({p: [Fraction(mats[p])] for p, _, _ in c.params})
     try:
         got = int(decide_floats(c, values, st.assume).codes[0])

@@ -245,6 +245,7 @@ def test_what_smt_cannot_decide_exactly_is_refused_in_one_line(statement, what):
 
 def test_a_model_outside_the_statement_is_not_a_counterexample():
     st = statement_for("t.p", delta(alpha * I + (1 - alpha) * A) <= alpha * delta(A))
-    assert st.recheck({"A": [[Fraction(1), Fraction(0)], [Fraction(1), Fraction(0)]], "alpha": Fraction(1)}) == (True, True)
-    assert st.recheck({"A": [[Fraction(1), Fraction(0)], [Fraction(1), Fraction(0)]], "alpha": Fraction(0)})[0] is False
-    assert st.recheck({"A": [[Fraction(1), Fraction(0)], [Fraction(1), Fraction(0)]], "alpha": Fraction(2)})[0] is False
+    ones = [[Fraction(1), Fraction(0)], [Fraction(1), Fraction(0)]]        # delta(ones) = 0
+    assert st.recheck({"A": ones, "alpha": Fraction(1)}) == (True, True)   # delta(I) = 1 > 0: fails, floats agree
+    assert st.recheck({"A": ones, "alpha": Fraction(0)})[0] is False       # 0 <= 0: holds
+    assert st.recheck({"A": ones, "alpha": Fraction(2)})[0] is False       # outside [0, 1]: not an instance

@@ -329,12 +329,14 @@ def _user_extra(st: UserStatement, r: SmtResult, verdict: Verdict, extra: dict) 
     if r.status == "counterexample" and r.confirmed:
         lhs, rhs = sides(st, r.counterexample)
         extra.update(as_written(written, value_text(lhs), value_text(rhs)))
-        slack = float(rhs - lhs) if isinstance(lhs, Fraction) and isinstance(rhs, Fraction) else approx(sub(rhs, lhs))[0]
+        exact = isinstance(lhs, Fraction) and isinstance(rhs, Fraction)
+        slack = float(rhs - lhs) if exact else approx(sub(rhs, lhs))[0]
     if vocabulary(get(st.theorem).category) is Verdict:
         return verdict
     extra.update(statistic=slack, interval=None,
                  method="SMT (z3 and cvc5) over every value of the statement's symbols at the size; statistic: the "
-                        "bound's slack on the counterexample, negative where it fails (an equality: rhs - lhs, nonzero)")
+                        "bound's slack on the counterexample, negative where it fails (an equality: rhs - lhs, "
+                        "nonzero)")
     return OUTCOME_OF[verdict]
 
 
