@@ -28,7 +28,9 @@ Dobrushin theorems above) is one statement of its own, keyed by its id (:func:`u
 :mod:`numerics.smt.user`): it needs no premise, is planned at sizes 2..max_n (default 2) and stops
 climbing at its first size that is not proved; its records go to their own campaign
 (``prove.expr-smt-...``: never the paper's), speak its category's vocabulary (a conjecture's:
-supported / refuted / inconclusive) and carry the exact sides of a counterexample. A plan holds
+supported / refuted / inconclusive) and carry what a proof covers (``extra["for_every"]``: its symbols,
+parameters' intervals, token widths, hypotheses, where= relations) and the exact sides of a
+counterexample. A plan holds
 built-in statements or user theorems, never both.
 """
 from __future__ import annotations

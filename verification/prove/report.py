@@ -5,8 +5,9 @@ the same query texts; a size counts as proved only where both proved it and ever
 statement (``extra["needs"]``, either encoding) is proved at its size too.
 
 A plan of user theorems over theory.expr (``--theory FILE.py``) is reported per theorem and size
-instead (:func:`expr_report`, the table ``prove-expr``): proved, a counterexample (its exact matrices as
-p/q, re-checked: both exact sides), or undecided at the timeout. :func:`json_result` is what
+instead (:func:`expr_report`, the table ``prove-expr``): proved (for what: ``extra["for_every"]``), a
+counterexample (its exact matrices and parameters as p/q, re-checked: both exact sides), or undecided
+at the timeout. :func:`json_result` is what
 ``--json`` prints, for either kind of plan."""
 from __future__ import annotations
 
