@@ -55,7 +55,7 @@ class SmtResult:
     size_chars: int = 0                    # SMT-LIB text length over all queries run (query size)
     label: str = ""                        # the query that gave the counterexample / stayed unknown
     reason: str = ""                       # why undecided (z3 or cvc5), or why a model is not re-checkable
-    counterexample: dict = field(default_factory=dict)   # name -> rows of "p/q" strings
+    counterexample: dict = field(default_factory=dict)   # name -> rows of "p/q" strings (a parameter: "p/q")
     confirmed: Optional[bool] = None       # the exact evaluation says the statement fails there
     suite_agrees: Optional[bool] = None    # the suite's exact evaluators agree (None: not dyadic)
     solver: str = "z3 " + z3.get_version_string()
@@ -104,13 +104,17 @@ class SolverDisagreement(RuntimeError):
 
 def queries(st: Statement, dims: tuple, build: Optional[Callable[[], list]] = None) -> list[tuple[str, str, dict]]:
     """The queries of ``st`` at ``dims`` (or of ``build()``) as (label, SMT-LIB text, {matrix: rows of
-    variable names}): the text both solvers read. No query at all is an InvalidInput (a ValueError) (proves nothing)."""
+    variable names, parameter: its variable's name}): the text both solvers read. No query at all is an InvalidInput (a ValueError) (proves nothing)."""
     built = st.build(tuple(dims)) if build is None else build()
     if not built:
         raise InvalidInput(f"{st.key} at {st.shape(tuple(dims))}: no queries to decide (an empty case split "
                          "proves nothing)")
-    return [(label, T.text(c), {k: [[str(x) for x in row] for row in M] for k, M in mats.items()})
-            for label, c, mats in built]
+    return [(label, T.text(c), {k: _names(M) for k, M in mats.items()}) for label, c, mats in built]
+
+
+def _names(M: Any) -> Any:
+    """A symbol's variable names: rows of names for a matrix, one name for a scalar (a parameter)."""
+    return [[str(x) for x in row] for row in M] if isinstance(M, (list, tuple)) else str(M)
 
 
 def digest(st: Statement, dims: tuple) -> str:
@@ -224,14 +228,15 @@ def _run(solver: str, texts: list, timeout: float, tell: Callable[[list], None] 
         if timeout - spent <= 0:
             answers.append([label, "unknown", 0.0, "budget spent before this query"])
             break
-        names = [x for M in shapes.values() for row in M for x in row]
+        names = [x for M in shapes.values() for x in ([M] if isinstance(M, str) else [v for row in M for v in row])]
         a, secs, why, values = run(source, timeout - spent, names)
         spent += secs
         answers.append([label, a, secs, why])
         tell(answers[-1])
         if a != "unsat":
             if values is not None:
-                model = {k: [[str(values[x]) for x in row] for row in M] for k, M in shapes.items()}
+                model = {k: str(values[M]) if isinstance(M, str) else [[str(values[x]) for x in row] for row in M]
+                         for k, M in shapes.items()}
             break
     return {"answers": answers, "model": model, "seconds": spent, "killed": ""}
 
@@ -269,5 +274,6 @@ def _combine(key: str, dims: tuple, z: dict, c: Optional[dict]) -> SmtResult:
 
 
 def fractions(counterexample: dict) -> dict:
-    """A stored counterexample (rows of "p/q" strings) back as Fractions."""
-    return {k: [[Fraction(v) for v in row] for row in M] for k, M in counterexample.items()}
+    """A stored counterexample (rows of "p/q" strings; a parameter's one "p/q") back as Fractions."""
+    return {k: Fraction(M) if isinstance(M, str) else [[Fraction(v) for v in row] for row in M]
+            for k, M in counterexample.items()}

@@ -1,277 +1,285 @@
-"""A user's theorem over :mod:`theory.expr` (issue 50) as SMT queries: proved for all matrices of size n.
+"""A user's theorem over :mod:`theory.expr` as SMT queries: proved for every value of its symbols at size n.
 
-:func:`statement_for` turns a statement (its :func:`theory.expr.normal_form`) into a
-:class:`numerics.smt.Statement` of kind ``"expr"`` (dims ``(n,)``) with one query, ``"bound"``:
-*there exist* n x n matrices (each of A, B, C that occurs: real variables, entries >= 0, rows summing
-to 1; ``assume`` adds "causal", every entry above the diagonal 0, and "positive", every entry > 0)
-with ``lhs > rhs`` (the theorem says ``<=``) or ``lhs >= rhs`` (it says ``<``). ``unsat`` from z3 and
-cvc5 proves the bound for every such matrix of size n; a ``sat`` model is a counterexample, re-checked
-by ``holds``, which evaluates the statement exactly (:func:`numerics.expr.exact_sides`) on the
-model's rationals, independently of this encoding.
+:func:`statement_for` turns a statement, its hypotheses ``assume`` and its ``where=`` relations
+(compiled once, :func:`numerics.expr.compile_statement`) into a :class:`numerics.smt.Statement` of
+kind ``"expr"`` (dims ``(n,)``) whose query asks: *are there* values of the statement's symbols at
+size n (every stochastic matrix's entries, every logits and tokens matrix's entries, every parameter
+in its closed interval: :mod:`numerics.smt.nodes`) satisfying the hypotheses and the ``where=``
+relations with ``lhs > rhs`` (the theorem says ``<=``), ``lhs >= rhs`` (``<``) or ``lhs != rhs``
+(``Eq``)? ``unsat`` from z3 and cvc5 (the same SMT-LIB text) proves the statement for all of them;
+a ``sat`` model is a counterexample: its rationals (a parameter's exact value included) are
+re-checked by :meth:`UserStatement.verdict`, the suite's exact and certified evaluator
+(:func:`numerics.expr.sides` and :func:`numerics.expr.compare`, the where= relations and the
+hypotheses included), independently of this encoding.
 
-The encoding is exact (every auxiliary variable is pinned to the value it names, so the query is
-satisfiable iff a counterexample exists; nonlinear real arithmetic, ``QF_NRA``):
+Tokens (n x d): the width d is not a size the query can leave open, so a statement over tokens is
+queried at each width of :data:`TOKEN_WIDTHS` (one query per width, ``bound d=1``, ``bound d=2``):
+"proved" then means proved for those widths at that n, and the result's text says so. It is a
+proof for every d only where the statement reduces to one column at a time (a statement that is
+a maximum over columns of one column's claim follows from d = 1); the encoding does not decide that.
 
-* products and powers of matrices are polynomials in the entries; a product of degree above
-  :data:`INLINE_DEGREE` is named by fresh variables ``P == X Y`` (with the implied facts: entries
-  in [0, 1], rows summing to 1), so ``A**k`` stays small text (powers by squaring);
-* |x| is ``If(x >= 0, x, -x)``; delta(M) is a variable ``D`` with ``D >= tv(M_i, M_j)`` for every
-  pair i < j and ``D == tv(M_i, M_j)`` for one of them (0 for n = 1); Max and Min likewise;
-* a scalar power k < 0 (a division) is a variable ``r`` with ``r * s**|k| == 1``: that also says
-  ``s != 0``, so the query ranges over the matrices where every denominator is nonzero, the only
-  ones where the statement is defined (:attr:`UserStatement.conditions` says so; the result's
-  text carries it).
+Refused, each in one line that says why and what to do instead (``attnbounds stress``, whose
+verdicts are exact or certified): exp, log, tanh and softmax (transcendental: outside the
+polynomial real arithmetic the solvers decide exactly) and slem (eigenvalues).
 
->>> from theory.expr import A, B, Max, delta
+>>> from theory.expr import A, B, I, Max, delta, parameter
 >>> st = statement_for("mine.square", delta(A**2) <= delta(A)**2)
 >>> st.kind, st.dims(3), st.matrices, [label for label, _, _ in st.build((2,))]
 ('expr', (3,), ('A',), ['bound'])
 >>> st.holds({"A": [["1/2", "1/2"], ["1/4", "3/4"]]}), st.holds({"A": [[1, 0], [0, 1]]})
 (True, True)
->>> statement_for("mine.wrong", delta(A * B) <= Max(delta(A), delta(B)) / 2).holds({"A": [[1, 0], [0, 1]],
-...                                                                                 "B": [[1, 0], [0, 1]]})
-False
+>>> alpha = parameter("alpha", 0, 1)
+>>> wrong = statement_for("mine.mix", delta(alpha * I + (1 - alpha) * A) <= alpha * delta(A))
+>>> wrong.holds({"A": [[1, 0], [1, 0]], "alpha": "1/2"}), wrong.scope(2)
+(False, '2x2 row-stochastic A, alpha in [0, 1]')
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from itertools import count
 from typing import Any, Optional
 
 import z3
 
-from numerics.smt import encode as E
+from numerics.smt.nodes import STOCHASTIC, Encoder
 from numerics.smt.statements import Statement
 from theory.errors import InvalidInput
 
-INLINE_DEGREE = 4       # a matrix product whose entries would have a higher degree is named by fresh variables
-MAX_ENTRIES = 200_000   # named product entries in one query (n^2 per named product): more is refused
 KIND = "expr"
+TOKEN_WIDTHS = (1, 2)       # the widths d at which a statement over tokens is queried
+TRANSCENDENTAL = ("exp", "log", "tanh")
+VIOLATED, UNDECIDED = 2, 4  # numerics.expr.decide's codes
 
 
 @dataclass(frozen=True)
 class UserStatement(Statement):
-    """A :class:`~numerics.smt.Statement` of a theorem over :mod:`theory.expr`: ``matrices`` (of A,
-    B, C), ``assume`` (of "causal", "positive"), ``strict`` (the theorem says ``<``),
-    ``conditions`` (side conditions of the encoding, in words: "every denominator nonzero") and
-    ``relation`` (the sympy statement, for the re-checks)."""
+    """A :class:`~numerics.smt.Statement` of a theorem over :mod:`theory.expr`: ``matrices`` (its
+    matrix symbols), ``roles`` ((name, kind)), ``params`` ((name, lo, hi)), ``widths`` (the token
+    widths queried; () without tokens), ``assume``, ``where`` (relations), ``strict`` / ``equal``
+    (the theorem says ``<`` / ``Eq``), ``conditions`` (the domain of the encoding in words: "every
+    denominator nonzero"), ``relation`` (the sympy statement) and ``program`` (it compiled)."""
 
     matrices: tuple = ()
     assume: tuple = ()
     strict: bool = False
     conditions: tuple = ()
     relation: Any = None
+    where: tuple = ()
+    params: tuple = ()
+    roles: tuple = ()
+    widths: tuple = ()
+    equal: bool = False
+    program: Any = field(default=None, compare=False, hash=False)
 
-    def recheck(self, mats: dict) -> tuple[bool, Optional[bool]]:
+    def recheck(self, mats: dict) -> tuple[Optional[bool], Optional[bool]]:
         """:func:`recheck` (what :func:`numerics.smt.solve.recheck` asks a statement of its own)."""
         return recheck(self, mats)
 
+    def verdict(self, values: dict) -> int:
+        """The verdict code of :func:`numerics.expr.decide` (HOLDS 0, TIGHT 1, VIOLATED 2,
+        NOT_APPLICABLE 3, UNDECIDED 4) of the statement on one exact instance ``values`` ({matrix:
+        rows of rationals, parameter: rational}): not-applicable outside ``assume`` or a ``where=``
+        relation, where the statement is undefined, or where ``values`` is not an instance (rows
+        that do not sum to 1); decided by the exact and certified evaluator."""
+        from numerics.expr.certified import Undefined, instance, values_of
+        from numerics.expr.decide import NOT_APPLICABLE, settle
 
-def _q(c: Fraction) -> z3.ArithRef:
-    return z3.RealVal(c.numerator) if c.denominator == 1 else z3.Q(c.numerator, c.denominator)
-
-
-class _Encoder:
-    """One query's constraints: matrix and scalar trees of a normal form -> z3 terms (see the module
-    docstring); ``out`` collects the constraints, ``fresh`` numbers the auxiliary variables."""
-
-    def __init__(self, n: int, leaves: dict, out: list):
-        self.n, self.leaves, self.out = n, leaves, out
-        self.fresh = count()
-        self.named = 0
-
-    # -- matrices: (entries, degree) --------------------------------------------------------------
-    def matrix(self, m: tuple) -> tuple[list, int]:
-        op, n = m[0], self.n
-        if op == "leaf":
-            return self.leaves[m[1]], 1
-        if op == "eye":
-            return [[z3.RealVal(int(i == k)) for k in range(n)] for i in range(n)], 0
-        if op == "scale":
-            M, d = self.matrix(m[2])
-            return [[_q(m[1]) * x for x in row] for row in M], d
-        if op == "madd":
-            parts = [self.matrix(a) for a in m[1]]
-            return ([[z3.Sum([P[i][k] for P, _ in parts]) for k in range(n)] for i in range(n)],
-                    max(d for _, d in parts))
-        if op == "mmul":
-            out = self.matrix(m[1][0])
-            for a in m[1][1:]:
-                out = self.product(out, self.matrix(a))
-            return out
-        if op == "mpow":
-            return self.power(self.matrix(m[1]), m[2])
-        raise InvalidInput(f"statement: the matrix node {op!r} has no SMT encoding")   # not in theory.expr's forms
-
-    def product(self, X: tuple, Y: tuple) -> tuple[list, int]:
-        P, d = E.matmul(X[0], Y[0]), X[1] + Y[1]
-        if d <= INLINE_DEGREE:
-            return P, d
-        return self.name(P), 1
-
-    def power(self, X: tuple, k: int) -> tuple[list, int]:
-        """X**k by squaring (k >= 1)."""
-        out: Optional[tuple] = None
-        base = X
-        while True:
-            if k & 1:
-                out = base if out is None else self.product(out, base)
-            k >>= 1
-            if not k:
-                return out
-            base = self.product(base, base)
-
-    def name(self, P: list) -> list:
-        """Fresh variables equal to the entries of ``P`` (a product of row-stochastic matrices, so
-        the implied facts, entries in [0, 1] and rows summing to 1, are added too)."""
-        self.named += self.n * self.n
-        if self.named > MAX_ENTRIES:
-            raise InvalidInput(f"statement: its products need more than {MAX_ENTRIES} auxiliary entries at "
-                               f"n = {self.n}; too large to encode (use a smaller --max-n or lower powers)")
-        k = next(self.fresh)
-        V = [[z3.Real(f"P{k}_{i}_{j}!0") for j in range(self.n)] for i in range(self.n)]
-        for i in range(self.n):
-            self.out += [V[i][j] == P[i][j] for j in range(self.n)]
-            self.out += [V[i][j] >= 0 for j in range(self.n)]
-            self.out.append(z3.Sum(V[i]) == 1)
-        return V
-
-    # -- scalars --------------------------------------------------------------------------------
-    def var(self, prefix: str) -> z3.ArithRef:
-        return z3.Real(f"{prefix}!{next(self.fresh)}")
-
-    def scalar(self, s: tuple) -> z3.ArithRef:
-        op = s[0]
-        if op == "const":
-            return _q(s[1])
-        if op == "delta":
-            M, _ = self.matrix(s[1])
-            D, _ = E.delta_exact(M, "d", self.out)
-            return D
-        if op == "add":
-            return z3.Sum([self.scalar(a) for a in s[1]])
-        if op == "mul":
-            return z3.Product([self.scalar(a) for a in s[1]])
-        if op == "pow":
-            base, k = self.atom(self.scalar(s[1])), s[2]
-            p = z3.Product([base] * abs(k)) if abs(k) > 1 else base
-            if k > 0:
-                return p
-            r = self.var("r")
-            self.out.append(r * p == 1)          # r = 1 / base**|k|, and base != 0
-            return r
-        if op in ("max", "min"):
-            args = [self.scalar(a) for a in s[1]]
-            v = self.var("m")
-            self.out += [v >= a if op == "max" else v <= a for a in args]
-            self.out.append(z3.Or([v == a for a in args]))
-            return v
-        raise InvalidInput(f"statement: the scalar node {op!r} has no SMT encoding")
-
-    def atom(self, t: z3.ArithRef) -> z3.ArithRef:
-        """``t`` itself if it is a variable or a constant, else a fresh variable equal to it."""
-        if z3.is_const(t) or z3.is_rational_value(t):
-            return t
-        v = self.var("s")
-        self.out.append(v == t)
-        return v
-
-
-def _divides(t: Any) -> bool:
-    if isinstance(t, tuple):
-        if t and t[0] == "pow" and t[2] < 0:
-            return True
-        return any(_divides(a) for a in t)
-    return False
-
-
-def statement_for(theorem_id: str, statement: Any, assume: tuple = (), theorem: Optional[str] = None) -> UserStatement:
-    """The :class:`UserStatement` of ``statement`` (a relation over :mod:`theory.expr`; InvalidInput if
-    outside its vocabulary), keyed ``theorem_id``, with the hypotheses ``assume`` ("causal",
-    "positive"); ``theorem``: the registry id it belongs to (default ``theorem_id``)."""
-    from numerics.expr import compile_statement, exact_sides
-    from theory.expr import check_assumptions, matrices_of, normal_form
-
-    form = normal_form(statement)
-    check_assumptions(tuple(assume), theorem_id)
-    names = matrices_of(statement)
-    if not names:
-        raise InvalidInput(f"theorem {theorem_id}: its statement has no matrix (A, B or C); nothing to prove")
-    assume = tuple(a for a in ("causal", "positive") if a in assume)
-    compiled = compile_statement(statement)
-    conditions = ("every denominator nonzero (the statement is undefined elsewhere)",) if (
-        _divides(form.lhs) or _divides(form.rhs)) else ()
-
-    def build(dims: tuple) -> list:
-        n = dims[0]
-        c: list = []
-        mats = {}
-        for name in names:
-            M = E.stochastic(name, n, n, c)
-            if "causal" in assume:
-                E.lower_triangular(M, c)
-            if "positive" in assume:
-                c += [x > 0 for row in M for x in row]
-            mats[name] = M
-        enc = _Encoder(n, mats, c)
-        lhs, rhs = enc.scalar(form.lhs), enc.scalar(form.rhs)
-        c.append(lhs >= rhs if form.strict else lhs > rhs)
-        return [("bound", c, mats)]
-
-    def holds(m: dict) -> bool:
-        rows = {k: [[Fraction(v) for v in row] for row in M] for k, M in m.items() if k in names}
-        if not _assumed(rows, assume):
-            return True                           # a hypothesis fails: nothing is claimed there
+        c = self.program
         try:
-            lhs, rhs = exact_sides(compiled, rows)
-        except InvalidInput:                      # undefined there (a denominator 0), or not stochastic
-            return True
-        return lhs < rhs if form.strict else lhs <= rhs
+            inst = instance(c, {k: values[k] for k in list(c.matrices) + [p for p, _, _ in c.params]})
+        except (InvalidInput, KeyError):
+            return NOT_APPLICABLE
+        if not satisfies(inst.matrices, self.assume, dict(self.roles)):
+            return NOT_APPLICABLE
+        try:
+            vals = values_of(c, inst)
+        except Undefined:
+            return NOT_APPLICABLE
+        return settle(c, vals)[0]
 
-    text = str(statement) + "".join(f" [{a}]" for a in assume) + "".join(f" (where {w})" for w in conditions)
-    return UserStatement(theorem_id, theorem or theorem_id, text, KIND, build, holds, matrices=names, assume=assume,
-                         strict=form.strict, conditions=conditions, relation=statement)
+    def scope(self, n: int) -> str:
+        """What a proof at size n is for, in words: "2x2 row-stochastic A (causal), real 2xd X with
+        d = 1, 2 (these widths only), alpha in [0, 1], where ..., every denominator nonzero"."""
+        by: dict = {}
+        for name, role in self.roles:
+            by.setdefault("stochastic" if role in STOCHASTIC else role, []).append(name)
+        parts = []
+        if by.get("stochastic"):
+            hyp = f" ({', '.join(self.assume)})" if self.assume else ""
+            parts.append(f"{n}x{n} row-stochastic {', '.join(by['stochastic'])}{hyp}")
+        if by.get("logits"):
+            sym = " (symmetric)" if "symmetric" in self.assume else ""
+            parts.append(f"real {n}x{n} {', '.join(by['logits'])}{sym}")
+        if by.get("tokens"):
+            widths = ", ".join(str(d) for d in self.widths)
+            parts.append(f"real {n}xd {', '.join(by['tokens'])} with d = {widths} (these widths only)")
+        parts += [f"{p} in [{lo}, {hi}]" for p, lo, hi in self.params]
+        parts += [f"where {w}" for w in self.where]
+        return ", ".join(parts + list(self.conditions))
 
 
-def _assumed(rows: dict, assume: tuple) -> bool:
-    for M in rows.values():
-        if "causal" in assume and any(M[i][k] != 0 for i in range(len(M)) for k in range(i + 1, len(M))):
+def satisfies(mats: dict, assume: tuple, roles: dict) -> bool:
+    """Whether the exact matrices ``mats`` ({name: rows of Fractions}) satisfy the hypotheses
+    ``assume`` (on the stochastic ones; "symmetric" on the logits ones too)."""
+    for name, M in mats.items():
+        role, n = roles.get(name, "stochastic"), len(M)
+        if role == "tokens" or (role == "logits" and "symmetric" not in assume):
+            continue
+        if "symmetric" in assume and any(M[i][k] != M[k][i] for i in range(n) for k in range(i)):
+            return False
+        if role == "logits":
+            continue
+        if "causal" in assume and any(M[i][k] != 0 for i in range(n) for k in range(i + 1, n)):
             return False
         if "positive" in assume and any(v <= 0 for row in M for v in row):
+            return False
+        if {"doubly-stochastic", "symmetric"} & set(assume) and any(sum(col) != 1 for col in zip(*M)):
             return False
     return True
 
 
-def sides(st: UserStatement, counterexample: dict) -> tuple[Fraction, Fraction]:
-    """Both sides of the statement exactly on a stored counterexample (rows of "p/q" strings)."""
-    from numerics.expr import compile_statement, exact_sides
+def refusal(compiled: Any, theorem_id: str) -> Optional[str]:
+    """Why ``compiled`` has no exact SMT encoding (one line), or None."""
+    stress = f"stress it instead (attnbounds stress {theorem_id} --theory FILE.py: exact or certified verdicts)"
+    for node in compiled.nodes:
+        if node.op in TRANSCENDENTAL or node.op == "softmax":
+            what = "softmax (made of exp)" if node.op == "softmax" else node.op
+            return (f"prove cannot take {what}: it is transcendental, outside the polynomial real arithmetic "
+                    f"that z3 and cvc5 decide exactly; {stress}")
+        if node.op == "fn" and node.name == "slem":
+            return ("prove cannot take slem: an eigenvalue modulus (a root of the characteristic polynomial of a "
+                    f"matrix of variables) has no encoding here; {stress}")
+    return None
 
-    return exact_sides(compile_statement(st.relation), {k: counterexample[k] for k in st.matrices})
+
+def _conditions(compiled: Any) -> tuple:
+    """The domain of the encoding in words (where the statement is defined), for the result's text."""
+    def variable(node: Any) -> bool:          # its base is not a size (n, d: positive constants)
+        return compiled.nodes[node.args[0]].op not in ("size", "const")
+
+    out = []
+    if any(((node.op == "pow" and node.power < 0) or (node.op == "rpow" and node.const < 0)) and variable(node)
+           for node in compiled.nodes):
+        out.append("every denominator nonzero")
+    if any(node.op == "rpow" and variable(node) for node in compiled.nodes):
+        out.append("every root taken of a nonnegative number")
+    return tuple(f"{c} (the statement is undefined elsewhere)" for c in out)
 
 
-def recheck(st: UserStatement, mats: dict) -> tuple[bool, Optional[bool]]:
-    """(the statement fails on ``mats`` exactly (``st.holds``); the suite's certified float path,
-    :func:`numerics.expr.decide`, agrees, or None where an entry is not exactly a float)."""
+def _negation(lhs: z3.ArithRef, rhs: z3.ArithRef, compiled: Any) -> z3.BoolRef:
+    if compiled.equal:
+        return lhs != rhs
+    return lhs >= rhs if compiled.strict else lhs > rhs
+
+
+def _relation(lhs: z3.ArithRef, rhs: z3.ArithRef, op: str) -> z3.BoolRef:
+    return lhs == rhs if op == "=" else lhs < rhs if op == "<" else lhs <= rhs
+
+
+def statement_for(theorem_id: str, statement: Any, assume: tuple = (), theorem: Optional[str] = None,
+                  where: tuple = ()) -> UserStatement:
+    """The :class:`UserStatement` of ``statement`` (a relation over :mod:`theory.expr`; InvalidInput if
+    outside its vocabulary or outside what SMT encodes exactly, one line saying why), keyed
+    ``theorem_id``, with the hypotheses ``assume`` and the relations ``where``; ``theorem``: the
+    registry id it belongs to (default ``theorem_id``)."""
+    from numerics.expr import compile_statement
+    from theory.expr import check_assumptions
+
+    check_assumptions(tuple(assume), theorem_id)
+    where = tuple(where)
+    try:
+        compiled = compile_statement(statement, tuple(assume), where)
+    except InvalidInput as exc:
+        if "uses no matrix" in str(exc):
+            raise InvalidInput(f"theorem {theorem_id}: its statement has no matrix once simplified; nothing to "
+                               "prove") from None
+        raise
+    why = refusal(compiled, theorem_id)
+    if why:
+        raise InvalidInput(why)
+    assume = tuple(a for a in ("causal", "positive", "doubly-stochastic", "symmetric") if a in assume)
+    widths = TOKEN_WIDTHS if "d" in compiled.sizes else ()
+    conditions = _conditions(compiled)
+    label = "equality" if compiled.equal else "bound"
+
+    def build(dims: tuple) -> list:
+        out = []
+        for d in widths or (None,):
+            c: list = []
+            enc = Encoder(compiled, dims[0], d, assume, c)
+            v = enc.value
+            c += [_relation(v[lo], v[hi], op) for lo, hi, op in compiled.where]
+            c.append(_negation(v[compiled.lhs], v[compiled.rhs], compiled))
+            out.append((label if d is None else f"{label} d={d}", c, enc.symbols))
+        return out
+
+    st: Optional[UserStatement] = None
+
+    def holds(m: dict) -> bool:
+        return st.verdict(m) != VIOLATED
+
+    text = (str(statement) + "".join(f" [{a}]" for a in assume) + "".join(f" (where {w})" for w in where)
+            + (f" (tokens of width d = {', '.join(map(str, widths))})" if widths else "")
+            + "".join(f" ({w})" for w in conditions))
+    st = UserStatement(theorem_id, theorem or theorem_id, text, KIND, build, holds, matrices=compiled.matrices,
+                       assume=assume, strict=compiled.strict, conditions=conditions, relation=statement, where=where,
+                       params=compiled.params, roles=compiled.roles, widths=widths, equal=compiled.equal,
+                       program=compiled)
+    return st
+
+
+def sides(st: UserStatement, counterexample: dict) -> tuple[Any, Any]:
+    """Both sides of the statement on a stored counterexample ({matrix: rows of "p/q", parameter:
+    "p/q"}): Fractions where rational, else exact or certified values (:func:`numerics.expr.sides`)."""
+    from numerics.expr import sides as exact_or_certified
+
+    c = st.program
+    return exact_or_certified(c, {k: counterexample[k] for k in list(c.matrices) + [p for p, _, _ in c.params]})
+
+
+def value_text(v: Any) -> str:
+    """A side's value as text: "p/q" where rational, else a certified enclosure "mid +/- radius"."""
+    if isinstance(v, Fraction):
+        return str(v)
+    from numerics.expr.values import approx
+
+    mid, rad = approx(v)
+    return f"{mid!r} +/- {rad:.2g}"
+
+
+def recheck(st: UserStatement, mats: dict) -> tuple[Optional[bool], Optional[bool]]:
+    """(the statement fails on ``mats`` by the exact or certified evaluator (:meth:`UserStatement.verdict`;
+    None where it cannot decide); the suite's certified float path, :func:`numerics.expr.decide`,
+    agrees, or None where a matrix entry is not exactly a float)."""
     import numpy as np
 
-    from numerics.expr import compile_statement
     from numerics.expr import decide as decide_floats
 
-    confirmed = not st.holds(mats)
-    rows = {k: mats[k] for k in st.matrices}
-    if not all(Fraction(float(v)) == v for M in rows.values() for row in M for v in row):
+    code = st.verdict(mats)
+    confirmed = None if code == UNDECIDED else code == VIOLATED
+    c = st.program
+    rows = {k: mats[k] for k in c.matrices}
+    if confirmed is None or not all(Fraction(float(v)) == v for M in rows.values() for row in M for v in row):
         return confirmed, None
-    if not _assumed(rows, st.assume):
+    values: dict = {k: np.array([[float(v) for v in row] for row in M], dtype=np.float64)[None]
+                    for k, M in rows.items()}
+    values.update({p: [Fraction(mats[p])] for p, _, _ in c.params})
+    try:
+        got = int(decide_floats(c, values, st.assume).codes[0])
+    except InvalidInput:                      # not an instance at all (a parameter outside its interval)
         return confirmed, None
-    arrays = {k: np.array([[float(v) for v in row] for row in M], dtype=np.float64)[None] for k, M in rows.items()}
-    code = int(decide_floats(compile_statement(st.relation), arrays).codes[0])
-    return confirmed, (code == 2) == confirmed
+    return confirmed, (got == VIOLATED) == confirmed
 
 
 def decide(st: UserStatement, dims: tuple, timeout: float = 60.0, isolate: bool = True) -> Any:
     """:func:`numerics.smt.solve.decide` (z3, then cvc5 on the same SMT-LIB texts; a counterexample
-    re-checked by the statement's own :meth:`UserStatement.recheck`)."""
+    re-checked by the statement's own :meth:`UserStatement.recheck`; a model the certified
+    evaluator cannot decide is undecided, with the reason)."""
     from numerics.smt import solve as S
 
-    return S.decide(st, dims, timeout, isolate=isolate)
+    r = S.decide(st, dims, timeout, isolate=isolate)
+    if r.counterexample and r.confirmed is None:
+        r.status = "undecided"
+        r.reason = ("the certified evaluator cannot decide the statement on the solvers' model (a tie of values "
+                    "that are not rational)")
+    return r

@@ -146,3 +146,90 @@ def test_the_hypotheses_decide_what_prove_proves_and_refutes(tmp_path, capsys):
         assert lhs > rhs
     finally:
         unload_files()
+
+
+VOCABULARY = '''
+from theory import Theorem, register
+from theory.expr import (A, Eq, I, Rational, delta, entry_min, exp, logits, n, norm_1, norm_inf, parameter, ptp,
+                         slem, softmax, spread, tokens, trace)
+alpha = parameter("alpha", 0, 1)
+X, L = tokens("X"), logits("L")
+register(Theorem(id="voc.mix", title="a residual mix contracts", category="proved",
+                 statement=delta(alpha * I + (1 - alpha) * A) <= alpha + (1 - alpha) * delta(A)))
+register(Theorem(id="voc.mix_wrong", title="a residual mix, wrong", category="conjecture",
+                 statement=delta(alpha * I + (1 - alpha) * A) <= alpha * delta(A)))
+register(Theorem(id="voc.spread", title="delta contracts the spread", category="proved",
+                 statement=spread(A * X) <= delta(A) * spread(X)))
+register(Theorem(id="voc.min", title="the smallest entry", category="proved", statement=entry_min(A) <= 1 / n))
+register(Theorem(id="voc.rows", title="rows sum to 1", category="proved", statement=Eq(norm_inf(A), 1)))
+register(Theorem(id="voc.trace", title="a trace of 1", category="conjecture", statement=Eq(trace(A), 1)))
+register(Theorem(id="voc.where", title="entries at least 1/4", category="proved",
+                 statement=delta(A) <= Rational(1, 2), where=[entry_min(A) >= Rational(1, 4)]))
+register(Theorem(id="voc.doubly", title="columns sum to 1", category="proved", assume=("doubly-stochastic",),
+                 statement=Eq(norm_1(A), 1)))
+register(Theorem(id="voc.symmetric", title="symmetric logits", category="proved", assume=("symmetric",),
+                 statement=Eq(norm_1(L), norm_inf(L))))
+register(Theorem(id="voc.softmax", title="softmax contracts", category="proved",
+                 statement=delta(softmax(L)) <= 1 - exp(-ptp(L))))
+register(Theorem(id="voc.slem", title="slem below delta", category="proved", statement=slem(A) <= delta(A)))
+'''
+
+
+@pytest.fixture
+def vocabulary(tmp_path):
+    from theory.plugins import unload_files
+
+    path = tmp_path / "voc.py"
+    path.write_text(VOCABULARY)
+    yield str(path)
+    unload_files()
+
+
+def test_a_parameter_theorem_is_proved_and_a_false_one_refuted_with_the_parameters_exact_value(
+        tmp_path, capsys, vocabulary):
+    from numerics.expr import compare, sides
+    from theory import get
+
+    rc, out, js = _prove(tmp_path, capsys, "voc.mix", "--theory", vocabulary, "--max-n", "2")
+    assert rc == 0 and [(r["n"], r["outcome"]) for r in js["results"]] == [(2, "proved")]
+    assert js["results"][0]["scope"] == "2x2 row-stochastic A, alpha in [0, 1]"
+    assert "n = 2: proved for every 2x2 row-stochastic A, alpha in [0, 1]" in out
+    rc, out, js = _prove(tmp_path, capsys, "voc.mix_wrong", "--theory", vocabulary)
+    (res,) = js["results"]
+    assert rc == 0 and res["outcome"] == "counterexample" and res["confirmed"] is True
+    cex = res["counterexample"]
+    assert sorted(cex) == ["A", "alpha"] and isinstance(cex["alpha"], str)
+    assert 0 <= Fraction(cex["alpha"]) <= 1 and f"alpha = {cex['alpha']}" in out
+    lhs, rhs = sides(compile_statement(get("voc.mix_wrong").statement), cex)     # the exact re-check, again
+    assert compare(lhs, rhs) == 1 and (str(lhs), str(rhs)) == (res["lhs"], res["rhs"])
+
+
+def test_tokens_are_proved_at_the_widths_the_result_names(tmp_path, capsys, vocabulary):
+    rc, out, js = _prove(tmp_path, capsys, "voc.spread", "--theory", vocabulary)
+    (res,) = js["results"]
+    assert rc == 0 and res["outcome"] == "proved" and "d = 1, 2 (these widths only)" in res["scope"]
+    assert "real 2xd X with d = 1, 2 (these widths only)" in out
+    rc, _, js = _prove(tmp_path, capsys, "voc.min", "--theory", vocabulary, "--max-n", "3")
+    assert rc == 0 and [r["outcome"] for r in js["results"]] == ["proved", "proved"]
+
+
+def test_equalities_where_relations_and_assumptions(tmp_path, capsys, vocabulary):
+    for theorem in ("voc.rows", "voc.where", "voc.doubly", "voc.symmetric"):
+        rc, out, js = _prove(tmp_path, capsys, theorem, "--theory", vocabulary)
+        assert rc == 0 and js["results"][0]["outcome"] == "proved", (theorem, js)
+    assert "where entry_min(A) >= 1/4" in _prove(tmp_path, capsys, "voc.where", "--theory", vocabulary)[2][
+        "results"][0]["scope"]
+    rc, out, js = _prove(tmp_path, capsys, "voc.trace", "--theory", vocabulary)
+    (res,) = js["results"]
+    assert rc == 0 and res["outcome"] == "counterexample" and res["lhs"] != res["rhs"]
+    assert f"lhs = {res['lhs']} != rhs = {res['rhs']}" in out
+
+
+@pytest.mark.parametrize("theorem, what", [("voc.softmax", "softmax"), ("voc.slem", "slem")])
+def test_what_smt_cannot_encode_is_refused_in_one_line_creating_nothing(tmp_path, capsys, vocabulary, theorem, what):
+    db, out = tmp_path / "r.db", tmp_path / "out"
+    assert main(["prove", theorem, "--theory", vocabulary, "--db", str(db), "--out", str(out), "--json"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1 and f"prove cannot take {what}" in err and "attnbounds stress" in err, err
+    assert not captured.out and not db.exists() and not out.exists()

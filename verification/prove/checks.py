@@ -28,7 +28,9 @@ Dobrushin theorems above) is one statement of its own, keyed by its id (:func:`u
 :mod:`numerics.smt.user`): it needs no premise, is planned at sizes 2..max_n (default 2) and stops
 climbing at its first size that is not proved; its records go to their own campaign
 (``prove.expr-smt-...``: never the paper's), speak its category's vocabulary (a conjecture's:
-supported / refuted / inconclusive) and carry the exact sides of a counterexample. A plan holds
+supported / refuted / inconclusive) and carry what a proof covers (``extra["for_every"]``: its symbols,
+parameters' intervals, token widths, hypotheses, where= relations) and the exact sides of a
+counterexample. A plan holds
 built-in statements or user theorems, never both.
 """
 from __future__ import annotations
@@ -70,11 +72,11 @@ def user_statement(theorem_id: str) -> Optional[UserStatement]:
     th = registry.REGISTRY.get(theorem_id)
     if th is None or not th.is_expr:
         return None
-    key = (theorem_id, th.statement, tuple(th.assume))
+    key = (theorem_id, th.statement, tuple(th.assume), tuple(th.where))
     if key not in _USER:
         from numerics.smt.user import statement_for
 
-        _USER[key] = statement_for(theorem_id, th.statement, tuple(th.assume))
+        _USER[key] = statement_for(theorem_id, th.statement, tuple(th.assume), where=tuple(th.where))
     return _USER[key]
 
 
@@ -315,24 +317,28 @@ def _user_extra(st: UserStatement, r: SmtResult, verdict: Verdict, extra: dict) 
     confirmed counterexample, and the verdict in its category's vocabulary (a conjecture's: an
     outcome, whose statistic is the bound's slack on the counterexample, None otherwise; the sides and the
     relation as the statement writes them)."""
-    from numerics.smt.user import sides
+    from numerics.expr.values import approx, sub
+    from numerics.smt.user import sides, value_text
     from theory import get
     from theory.expr import as_written, written_relation
     from theory.verdicts import vocabulary
 
     written = written_relation(st.relation)         # lhs, relation, rhs: as the statement writes them
-    extra.update(kind=st.kind, relation=written, assume=list(st.assume),
-                 conditions=list(st.conditions), matrices=list(st.matrices), lhs=None, rhs=None)
+    extra.update(kind=st.kind, relation=written, assume=list(st.assume), where=[str(w) for w in st.where],
+                 conditions=list(st.conditions), matrices=list(st.matrices), params=[p for p, _, _ in st.params],
+                 widths=list(st.widths), for_every=st.scope(max(r.dims)), lhs=None, rhs=None)
     slack = None
     if r.status == "counterexample" and r.confirmed:
         lhs, rhs = sides(st, r.counterexample)
-        extra.update(as_written(written, str(lhs), str(rhs)))
-        slack = float(rhs - lhs)
+        extra.update(as_written(written, value_text(lhs), value_text(rhs)))
+        exact = isinstance(lhs, Fraction) and isinstance(rhs, Fraction)
+        slack = float(rhs - lhs) if exact else approx(sub(rhs, lhs))[0]
     if vocabulary(get(st.theorem).category) is Verdict:
         return verdict
     extra.update(statistic=slack, interval=None,
-                 method="SMT (z3 and cvc5) over every row-stochastic matrix of the size; statistic: the bound's slack "
-                        "on the counterexample, negative where it fails")
+                 method="SMT (z3 and cvc5) over every value of the statement's symbols at the size; statistic: the "
+                        "bound's slack on the counterexample, negative where it fails (an equality: rhs - lhs, "
+                        "nonzero)")
     return OUTCOME_OF[verdict]
 
 

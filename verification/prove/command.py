@@ -108,9 +108,10 @@ def register(sub: Any) -> None:
                    help="registry ids (dobrushin.factor, dobrushin.factor.causal, dobrushin.product) or "
                         "statement keys (d1.bound, d1.iff, d2.bound, chain, ..., and the deliberately wrong "
                         "variants; an unknown one is refused with the list of all), or the ids of theorems over "
-                        "theory.expr from --theory FILE.py (each proved for all n x n row-stochastic matrices "
-                        "of every size 2..--max-n, or refuted with an exact counterexample; not in the same "
-                        "command as built-in ones); default all the built-in ones")
+                        "theory.expr from --theory FILE.py (each proved for every value of its matrices and "
+                        "parameters at every size 2..--max-n, tokens at the widths d = 1, 2, or refuted with an "
+                        "exact counterexample; exp, log, tanh, softmax and slem are refused: stress those; not in "
+                        "the same command as built-in ones); default all the built-in ones")
     p.add_argument("--full", action="store_true", help="the plan of `attnbounds verify --full`: sizes up to 12, "
                                                        "60 s per statement and size (default: the main job's "
                                                        "quick plan, sizes up to 3, 10 s)")
@@ -122,6 +123,6 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true",
                    help='print, as the last line of stdout, one JSON object {"theorem": ID, "results": [{"n": N, '
                         '"outcome": "proved" | "counterexample" | "undecided", "counterexample": null or {"A": '
-                        '[["p/q", ...], ...], ...}, ...}]}: one result per statement and size (a user theorem: '
+                        '[["p/q", ...], ...], "alpha": "p/q", ...}, ...}]}: one result per statement and size (a user theorem: '
                         'one statement, its id; "theorem": the id asked, or the list of ids when not one)')
     p.set_defaults(func=_cmd)

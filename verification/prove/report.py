@@ -5,8 +5,9 @@ the same query texts; a size counts as proved only where both proved it and ever
 statement (``extra["needs"]``, either encoding) is proved at its size too.
 
 A plan of user theorems over theory.expr (``--theory FILE.py``) is reported per theorem and size
-instead (:func:`expr_report`, the table ``prove-expr``): proved, a counterexample (its exact matrices as
-p/q, re-checked: both exact sides), or undecided at the timeout. :func:`json_result` is what
+instead (:func:`expr_report`, the table ``prove-expr``): proved (for what: ``extra["for_every"]``), a
+counterexample (its exact matrices and parameters as p/q, re-checked: both exact sides), or undecided
+at the timeout. :func:`json_result` is what
 ``--json`` prints, for either kind of plan."""
 from __future__ import annotations
 
@@ -259,7 +260,7 @@ EXPR_COLUMNS = ("theorem", "size", "result", "z3", "z3 seconds", "cvc5", "cvc5 s
                 "counterexample")
 
 
-NEGATION = {"<=": ">", "<": ">=", ">=": "<", ">": "<="}     # what a counterexample's exact sides satisfy
+NEGATION = {"<=": ">", "<": ">=", ">=": "<", ">": "<=", "=": "!="}   # what a counterexample's exact sides satisfy
 
 
 def outcome(e: dict) -> str:
@@ -270,7 +271,10 @@ def outcome(e: dict) -> str:
     return "proved" if e["smt"] == "proved" else "undecided"
 
 
-def _matrix_text(rows: list) -> str:
+def _matrix_text(rows: Any) -> str:
+    """A counterexample's matrix (rows of "p/q") or parameter ("p/q") as text."""
+    if isinstance(rows, str):
+        return rows
     return "[" + ", ".join("[" + ", ".join(row) + "]" for row in rows) + "]"
 
 
@@ -296,7 +300,9 @@ def expr_lines(records: list[dict], plan: Any) -> list[str]:
             times = f"z3 {z3_text(e)} in {e['seconds']:.2f} s, {cvc5}"
             what = outcome(e)
             mats = ", ".join(e["matrices"])
-            if what == "proved":
+            if what == "proved" and e.get("for_every"):
+                out.append(f"  n = {n}: proved for every {e['for_every']} ({times})")
+            elif what == "proved":
                 cond = "".join(f", {c}" for c in e.get("conditions") or ())
                 hyp = "".join(f", {a}" for a in e.get("assume") or ())
                 out.append(f"  n = {n}: proved for every {n}x{n} row-stochastic {mats}{hyp}{cond} ({times})")
@@ -343,8 +349,9 @@ def expr_report(records: list[dict], plan: Any, tables: Optional[Path], console:
 def json_result(records: list[dict], plan: Any, asked: tuple) -> dict:
     """What ``--json`` prints: ``{"theorem": the id asked (the list of ids when not one), "results":
     [...]}``, one result per statement and size in plan order, each ``{"n", "outcome", "counterexample"
-    (None or {name: rows of "p/q"}), "theorem", "statement", "dims", "wrong", "confirmed", "lhs", "rhs",
-    "reason", "z3", "cvc5", "seconds", "cvc5_seconds"}``. A built-in size proved whose premise is not
+    (None or {matrix: rows of "p/q", parameter: "p/q"}), "theorem", "statement", "dims", "wrong",
+    "confirmed", "lhs", "rhs", "reason", "scope" (a user theorem: what a proof at n is for, in words;
+    else None), "z3", "cvc5", "seconds", "cvc5_seconds"}``. A built-in size proved whose premise is not
     proved there counts as undecided (as in the reach table)."""
     gaps = premise_gaps(records)
     order = {k: i for i, k in enumerate(plan.statements)}
@@ -360,6 +367,6 @@ def json_result(records: list[dict], plan: Any, asked: tuple) -> dict:
                         "counterexample": e["counterexample"] if what == "counterexample" else None,
                         "theorem": r["theorem"], "statement": e["statement"], "dims": list(e["dims"]),
                         "wrong": e["wrong"], "confirmed": e["confirmed"], "lhs": e.get("lhs"), "rhs": e.get("rhs"),
-                        "reason": reason, "z3": z3_text(e), "cvc5": e.get("cvc5") or None,
+                        "reason": reason, "scope": e.get("for_every"), "z3": z3_text(e), "cvc5": e.get("cvc5") or None,
                         "seconds": e["seconds"], "cvc5_seconds": e.get("cvc5_seconds")})
     return {"theorem": asked[0] if len(asked) == 1 else list(asked), "results": results}
