@@ -39,7 +39,7 @@ array([[0.5, 0. ],
 >>> logits_bound(s, A, False, "model m, input t")
 Traceback (most recent call last):
 ...
-theory.errors.InvalidInput: model m, input t: layer 0, head 0, row 0, column 1: the model masks this score (-3.4e+38), and only a causal mask (entries above the diagonal, with softmax(L, mask="causal")) can be bound to a logits symbol
+theory.errors.InvalidInput: model m, input t: layer 0, head 0, row 0, column 1: the model masks this score (-3.4e+38; padding), and only a causal mask (entries above the diagonal, with softmax(L, mask="causal")) can be bound to a logits symbol
 """
 from __future__ import annotations
 
@@ -85,8 +85,9 @@ def logits_bound(scores: Any, attention: Any, causal: bool, where: str) -> np.nd
     if bad.any():
         l, h, i, j = (int(v) for v in np.argwhere(bad)[0])
         raise InvalidInput(f"{where}: layer {l}, head {h}, row {i}, column {j}: the model masks this score "
-                           f"({float(s[l, h, i, j]):.2g}), and only a causal mask (entries above the diagonal, with "
-                           'softmax(L, mask="causal")) can be bound to a logits symbol')
+                           f"({float(s[l, h, i, j]):.2g}; {'a sliding window or padding' if causal else 'padding'}), "
+                           'and only a causal mask (entries above the diagonal, with softmax(L, mask="causal")) can be '
+                           "bound to a logits symbol")
     L = np.where(upper, 0.0, s.astype(np.float64))
     gap = np.abs(softmax_rows(L, causal) - np.asarray(attention, dtype=np.float64))
     if not gap.max(initial=0.0) <= ATTENTION_AGREEMENT:

@@ -59,9 +59,9 @@ the statement writes them, with its ``relation`` (:func:`as_written`).
 
 >>> statement_digest("mine.square", "delta(A**2) <= delta(A)**2")
 '1b08141f6fa7'
->>> first, second = layer_counts(np.array([0, 1, 2, 3, 0, 0], dtype=np.int8), 2)   # 2 layers of 3 heads
->>> first, second["not-applicable"]
-({'holds': 1, 'tight': 1, 'violated': 1, 'not-applicable': 0}, 1)
+>>> first, second = layer_counts(np.array([0, 1, 2, 3, 4, 0], dtype=np.int8), 2)   # 2 layers of 3 heads
+>>> first, second["not-applicable"], second["undecided"]
+({'holds': 1, 'tight': 1, 'violated': 1, 'not-applicable': 0, 'undecided': 0}, 1, 1)
 """
 from __future__ import annotations
 
