@@ -324,6 +324,24 @@ def tiny_prenorm_onnx(path, residual=True):
     return path
 
 
+def tiny_mistral(folder, window=3):
+    """A 2-layer Mistral decoder (random weights, seed 0) attending within a sliding window of ``window``
+    tokens, with MiniLM's tokenizer files: on longer inputs it masks entries below the diagonal too."""
+    import torch
+    from transformers import MistralConfig, MistralModel
+
+    from numerics.atomic import copy_file
+    from numerics.sources.embedded import embedded_path
+
+    cfg = MistralConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        num_key_value_heads=1, intermediate_size=64, max_position_embeddings=64, sliding_window=window)
+    torch.manual_seed(0)
+    MistralModel(cfg).save_pretrained(folder)
+    for name in TOKENIZER:
+        copy_file(embedded_path("minilm")[0] / name, folder / name)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def decoder(tmp_path_factory):
     return str(tiny_llama(tmp_path_factory.mktemp("rollout_llama") / "llama"))
@@ -557,3 +575,32 @@ def test_minilm_every_head_of_every_layer(setup):
         assert all(r.provenance["layer"] in range(6) and r.provenance["head"] in range(12) for r in got)
         if tid == "rolltest.tok":
             assert s["d"] == 384 and s["n"] == len(model.encode(text.text).ids) > 2
+
+
+def test_a_mask_other_than_causal_is_refused_in_one_line_and_creates_nothing(setup, tmp_path, monkeypatch, capsys):
+    """A sliding window shorter than the input masks entries below the diagonal: binding L there is
+    refused before anything is written, naming the model, the input, the layer, head and entry; a
+    statement without L still runs on it. Scores whose softmax is not the attention are refused too."""
+    from numerics.sources.states import logits_bound
+    from theory.errors import InvalidInput
+
+    folder = tiny_mistral(tmp_path / "mistral")
+    capsys.readouterr()                                                # transformers' progress bar while saving
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    argv = ["rollout", "--model", str(folder), "--texts", setup["texts"], "--theory", setup["theory"], "--limit", "1",
+            "--db", str(work / "sub" / "r.db"), "--out", str(work / "out"), "--check", "rolltest.causal"]
+    rc = main(argv)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert all(w in lines[0] for w in ("model mistral-", "input texts.txt:1", "layer 0, head 0, row 3, column 0",
+                                       "a sliding window", 'softmax(L, mask="causal")')), lines[0]
+    assert list(work.rglob("*")) == []
+    assert main(argv[:-1] + ["rolltest.square"]) == 0                  # over A alone: nothing to bind but attention
+
+    A = np.array([[[[1.0, 0.0], [0.5, 0.5]]]])
+    with pytest.raises(InvalidInput, match="the scores read are not those of the attention .layer 0, head 0, row 1"):
+        logits_bound(np.array([[[[0.0, -3.4e38], [0.0, 1.0]]]], dtype=np.float32), A, True, "model m, input t")
+    assert logits_bound(np.array([[[[2.0, -3.4e38], [1.0, 1.0]]]], dtype=np.float32), A, True, "m")[0, 0, 0, 1] == 0
