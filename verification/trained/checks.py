@@ -51,11 +51,13 @@ and for a chain its ``layers``): for a *proved* or *sanity* theorem a ``violated
 theorem's stops the run loudly: the campaign runner's :class:`~theory.verdicts.ViolationError`), for
 a conjecture a ``refuted`` outcome (a finding, stored and reported). Each record carries the float
 sides with their rigorous error bounds (the enclosure the verdict was certified from, or the exact
-path's) and, when the head is small (:data:`EXACT_SIDES_MAX_N` tokens, :data:`EXACT_SIDES_MAX_WORK`
-for a product with tokens: the rational sides of a product of two 128 x 128 matrices take a minute),
-its margin ``rhs - lhs``: exact (``p/q``, with the exact sides) where the sides are rational, else a
-certified enclosure (``mid +/- radius``: an exponential of a nonzero rational is irrational), all as
-the statement writes them, with its ``relation`` (:func:`as_written`).
+path's) and its ``margin`` rhs - lhs: exact (``p/q``, with the exact sides ``lhs``, ``rhs``) for a
+statement whose sides are rational (:func:`rational_program`) on a small head (:data:`EXACT_SIDES_MAX_N`
+tokens, :data:`EXACT_SIDES_MAX_WORK` for a product with tokens: the rational sides of a product of two
+128 x 128 matrices take a minute), else the certified enclosure ``mid +/- radius`` of the float sides
+(``margin_exact`` false: an exponential of a nonzero rational is irrational, and its exact sides on a
+head of 30 tokens take seconds), all as the statement writes them, with its ``relation``
+(:func:`as_written`).
 
 >>> statement_digest("mine.square", "delta(A**2) <= delta(A)**2")
 '1b08141f6fa7'
@@ -508,20 +510,6 @@ def head_batch(attention: np.ndarray) -> np.ndarray:
     return narrow if np.array_equal(narrow, heads) else heads
 
 
-def applicable(heads: np.ndarray, assume: tuple) -> np.ndarray:
-    """(B,) bool: the heads that meet the theorem's extra hypotheses "causal" and "positive"
-    (:func:`numerics.expr.assumed` decides every hypothesis of theory.expr.ASSUMPTIONS), read exactly
-    on the floats (renormalising a row keeps its zeros and signs).
-
-    >>> X = np.array([[[1.0, 0.0], [0.5, 0.5]], [[0.5, 0.5], [0.5, 0.5]]])
-    >>> applicable(X, ("causal",)).tolist(), applicable(X, ("positive",)).tolist()
-    ([True, False], [False, True])
-    """
-    from numerics.expr import assumed
-
-    return assumed({"A": heads}, tuple(a for a in assume if a in ("causal", "positive")))
-
-
 def layer_counts(codes: np.ndarray, layers: int) -> list[dict[str, int]]:
     """Verdict counts per layer of the (L*H,) codes, layer-major."""
     per = np.asarray(codes).reshape(layers, -1)
@@ -562,32 +550,50 @@ def symbol_values(binding: Binding, heads: np.ndarray, states: dict, layer: int)
     return out
 
 
-def margin_of(lhs: Any, rhs: Any) -> tuple[str, bool]:
-    """(the slack rhs - lhs as text, whether it is exact): a Fraction's ``p/q``, else a certified
-    enclosure ``mid +/- radius`` (:func:`numerics.expr.values.approx`)."""
-    from numerics.expr.values import approx, sub
+IRRATIONAL = frozenset({"softmax", "exp", "log", "tanh", "rpow", "slem", "norm_fro"})   # nodes of irrational value
 
-    m = sub(rhs, lhs)
-    if isinstance(m, Fraction):
-        return str(m), True
-    mid, rad = approx(m)
-    return f"{mid!r} +/- {rad:.3g}", False
+
+def rational_program(compiled: Any) -> bool:
+    """Whether every node of ``compiled`` is rational on rational values (no softmax, exp, log, tanh,
+    root, eigenvalue, Frobenius norm): then a head's sides are exact rationals.
+
+    >>> from theory.expr import A, delta, exp, logits, ptp, softmax
+    >>> from numerics.expr import compile_statement
+    >>> L = logits("L")
+    >>> rational_program(compile_statement(delta(A**2) <= delta(A)))
+    True
+    >>> rational_program(compile_statement(delta(softmax(L)) <= 1 - exp(-ptp(L))))
+    False
+    """
+    return not any(node.op in IRRATIONAL or (node.op == "fn" and node.name in IRRATIONAL) for node in compiled.nodes)
 
 
 def exact_record_sides(compiled: Any, values: dict, n: int, d: int) -> Optional[dict]:
-    """The exact sides of one violated head (``values``: {symbol: one matrix}) when they are cheap
-    (:data:`EXACT_SIDES_MAX_N`, :data:`EXACT_SIDES_MAX_WORK`): ``lhs``/``rhs`` as ``p/q`` where they are
-    rational (else None), ``margin`` (rhs - lhs: exact, or a certified enclosure) and ``margin_exact``;
-    None past the budget."""
-    from numerics.expr import exact_sides, sides
+    """The exact sides of one violated head (``values``: {symbol: one matrix}) when they are rational
+    (:func:`rational_program`) and cheap (:data:`EXACT_SIDES_MAX_N`, :data:`EXACT_SIDES_MAX_WORK`):
+    ``lhs``, ``rhs`` and the ``margin`` rhs - lhs as ``p/q``, and ``slack`` the margin rounded once;
+    else None."""
+    from numerics.expr import exact_sides
 
-    if n > EXACT_SIDES_MAX_N or n * n * max(n, d) > EXACT_SIDES_MAX_WORK:
+    if not rational_program(compiled) or n > EXACT_SIDES_MAX_N or n * n * max(n, d) > EXACT_SIDES_MAX_WORK:
         return None
-    lhs, rhs = exact_sides(compiled, values) if compiled.legacy else sides(compiled, values)
-    margin, exact = margin_of(lhs, rhs)
-    rational = isinstance(lhs, Fraction) and isinstance(rhs, Fraction)
-    return dict(lhs=str(lhs) if rational else None, rhs=str(rhs) if rational else None, margin=margin,
-                margin_exact=exact, slack=float(rhs - lhs) if rational else None)
+    lhs, rhs = exact_sides(compiled, values)
+    return dict(lhs=str(lhs), rhs=str(rhs), margin=str(rhs - lhs), slack=float(rhs - lhs))
+
+
+def certified_margin(lhs: float, rhs: float, err: Any) -> Optional[str]:
+    """rhs - lhs as a certified enclosure ``mid +/- radius`` from the float sides and their rigorous
+    error bounds ``err`` (the subtraction's rounding included), both floats written exactly (repr);
+    None where a side is not finite.
+
+    >>> certified_margin(0.5, 0.25, [1e-17, 2e-17])
+    '-0.25 +/- 5.775557561562896e-17'
+    """
+    if lhs is None or rhs is None or not all(e is not None and math.isfinite(e) for e in err):
+        return None
+    mid = rhs - lhs
+    rad = (err[0] + err[1] + abs(mid) * 2.0 ** -53) * (1 + 2.0 ** -50)
+    return f"{mid!r} +/- {rad!r}"
 
 
 def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> Any:
@@ -640,9 +646,10 @@ def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> An
         one = {name: np.asarray(v[h]) for name, v in per_layer[l].items()}
         got = exact_record_sides(compiled, one, int(T), dim)
         if got is not None:
-            extra.update(lhs=got["lhs"], rhs=got["rhs"], margin=got["margin"], margin_exact=got["margin_exact"])
-            if got["slack"] is not None:
-                lhs, rhs, slack = float(Fraction(got["lhs"])), float(Fraction(got["rhs"])), got["slack"]
+            extra.update(lhs=got["lhs"], rhs=got["rhs"], margin=got["margin"], margin_exact=True)
+            lhs, rhs, slack = float(Fraction(got["lhs"])), float(Fraction(got["rhs"])), got["slack"]
+        else:
+            extra.update(margin=certified_margin(lhs, rhs, extra["err"]), margin_exact=False)
         extra.update(as_written(compiled, extra))
         prov = dict(inst.provenance, variant="all", n=int(T), layer=l, head=h, statement=str(th.statement))
         if binding.chain > 1:
