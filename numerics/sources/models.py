@@ -65,6 +65,12 @@ folder without its tokenizer's files, or whose vocabulary is special tokens only
 (:mod:`numerics.sources.folders`), and so is a weight that is not floating point
 (:mod:`numerics.sources.weights`).
 
+Besides the attention, :meth:`LoadedModel.states` reads what ``rollout --check`` binds a statement's
+``logits`` and ``tokens`` symbols to (:mod:`numerics.sources.states`): each layer's pre-softmax scores,
+the inputs of ``torch.nn.functional.softmax`` whose outputs are the attention returned (read by
+wrapping that function during the forward pass: :func:`softmax_inputs`; a model that computes its
+attention otherwise is refused for them), and each layer's input hidden states (``hidden_states``).
+
 Each loaded model has a ``fingerprint``: a hash of its weight, configuration and tokenizer files
 and of the settings that change its attention (token limit, chat framing). Stored measurements are
 keyed by it, so a resumed run never reuses numbers computed on other weights. Its ``notes`` say what

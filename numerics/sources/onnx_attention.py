@@ -27,6 +27,16 @@ graph with no Softmax node, or none whose output is a square ``(1, H, n, n)`` ov
 node onnxruntime evaluates otherwise beyond rounding, a BatchNormalization in training mode, NaN
 attention on the probe image.
 
+What ``rollout --check`` binds besides the attention (:meth:`OnnxAttentionModel.states`,
+:mod:`numerics.sources.states`): a ``logits`` symbol to each attention Softmax node's input (the
+scores as the graph scales them), a ``tokens`` symbol to each layer's input hidden states: for each
+attention Softmax, the value among its ancestors (after the previous Softmax) read both by a
+normalisation (a LayerNormalization node, or a ReduceMean with a Sub reading the same value) and by
+an Add after the Softmax (the residual connection): the input of a pre-norm residual layer (DINOv2:
+the embeddings, then each layer's last residual Add). A file where some layer has no such value
+(a post-norm layer, no residual) binds no tokens symbol, and says why (``unbound``). These values
+are added as graph outputs too; they change no attention, so the fingerprint leaves them out.
+
 Token 0 is the class token (CLS): ``special`` marks it, so the ``content`` token set is the
 ``n - 1`` patch tokens, and a D1 equality through the first token is one through CLS.
 

@@ -50,6 +50,8 @@ register(Theorem(id="rolltest.tok", title="oscillation contraction", category="p
                  statement=spread(A * X) <= delta(A) * spread(X)))
 register(Theorem(id="rolltest.tokwrong", title="oscillation grows", category="conjecture",
                  statement=spread(X) <= spread(A * X)))
+register(Theorem(id="rolltest.where", title="where the logits are constant", category="proved",
+                 statement=delta(softmax(L)) <= 1 - exp(-ptp(L)), where=[ptp(L) <= 0]))
 alpha = parameter("alpha", 0, 1)
 register(Theorem(id="rolltest.param", title="a parameter", category="proved",
                  statement=delta(alpha * I + (1 - alpha) * A) <= 1))
@@ -258,6 +260,8 @@ def test_the_campaign_changes_with_the_statement_and_the_plan_replans(setup):
 
     assert statement_digest("x.y", "delta(A) <= 1") != statement_digest("x.y", "delta(A) <= 1/2")
     assert statement_digest("x.y", "delta(A) <= 1") != statement_digest("x.z", "delta(A) <= 1")
+    assert statement_digest("x.y", "delta(A) <= 1", ("causal",)) != statement_digest("x.y", "delta(A) <= 1")
+    assert statement_digest("x.y", "delta(A) <= 1", (), ("ptp(L) <= 1",)) != statement_digest("x.y", "delta(A) <= 1")
     words = ["rollout", "--model", setup["model"], "--theory", setup["theory"], "--check", "rolltest.wrong",
              "--check", "rolltest.square", "--db", ":memory:"]
     plan = Plan.from_args(build_parser(words).parse_args(words))
@@ -375,8 +379,10 @@ def test_a_logits_and_a_tokens_statement_on_every_head_and_false_variants_with_e
     import mpmath
 
     db, out = tmp_path / "r.db", tmp_path / "out"
-    assert rollout(setup, db, out, "rolltest.soft", "rolltest.tok", "rolltest.softwrong", "rolltest.tokwrong") == 0
+    assert rollout(setup, db, out, "rolltest.soft", "rolltest.tok", "rolltest.softwrong", "rolltest.tokwrong",
+                   "rolltest.where") == 0
     total = LAYERS * HEADS * len(TEXTS)
+    assert table(out, "rolltest.where")["all"]["not-applicable"] == total      # where= ptp(L) <= 0: no head
     for tid in ("rolltest.soft", "rolltest.tok"):
         t = table(out, tid)
         assert t["all"]["heads checked"] == total and t["all"]["violated"] == 0 and t["all"]["undecided"] == 0
@@ -396,6 +402,7 @@ def test_a_logits_and_a_tokens_statement_on_every_head_and_false_variants_with_e
         lhs, rhs = spread_by_definition(X), spread_by_definition(product(A, X))
         assert e["margin_exact"] and Fraction(e["margin"]) == rhs - lhs < 0
         assert (Fraction(e["lhs"]), Fraction(e["rhs"])) == (lhs, rhs) and r["verdict"] == "refuted"
+        assert "X: the layer's input hidden states at layer l" in e["method"]
 
     soft = check_records(db, "rolltest.softwrong")
     assert len(soft) == table(out, "rolltest.softwrong")["all"]["violated"] > 0

@@ -634,6 +634,8 @@ def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> An
     if dim:
         summary["d"] = dim
     outcomes = vocabulary(th.category) is Outcome
+    method = CHECK_METHOD if binding.symbols == (("A", "stochastic", 0),) else \
+        f"numerics.expr.decide on the model's float32 values ({binding.words()}), attention rows renormalised exactly"
     records = []
     for l, h in zip(*np.nonzero(codes == 2)):
         l, h = int(l), int(h)
@@ -658,7 +660,7 @@ def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> An
         sides = dict(slack=slack, value=lhs, bound=rhs, provenance=prov)
         if outcomes:
             records.append(outcome_record(theorem_id, instance, "refuted", 0.0 if sides["slack"] is None
-                                          else -sides["slack"], None, CHECK_METHOD, extra=extra, **sides))
+                                          else -sides["slack"], None, method, extra=extra, **sides))
         else:
             records.append(Record(theorem_id, instance, Verdict.VIOLATED, extra=extra, **sides))
     return campaign.ChunkResult(records, {theorem_id: summary})
