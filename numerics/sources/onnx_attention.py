@@ -27,6 +27,16 @@ graph with no Softmax node, or none whose output is a square ``(1, H, n, n)`` ov
 node onnxruntime evaluates otherwise beyond rounding, a BatchNormalization in training mode, NaN
 attention on the probe image.
 
+What ``rollout --check`` binds besides the attention (:meth:`OnnxAttentionModel.states`,
+:mod:`numerics.sources.states`): a ``logits`` symbol to each attention Softmax node's input (the
+scores as the graph scales them), a ``tokens`` symbol to each layer's input hidden states: for each
+attention Softmax, the value among its ancestors (after the previous Softmax) read both by a
+normalisation (a LayerNormalization node, or a ReduceMean with a Sub reading the same value) and by
+an Add after the Softmax (the residual connection): the input of a pre-norm residual layer (DINOv2:
+the embeddings, then each layer's last residual Add). A file where some layer has no such value
+(a post-norm layer, no residual) binds no tokens symbol, and says why (``unbound``). These values
+are added as graph outputs too; they change no attention, so the fingerprint leaves them out.
+
 Token 0 is the class token (CLS): ``special`` marks it, so the ``content`` token set is the
 ``n - 1`` patch tokens, and a D1 equality through the first token is one through CLS.
 
@@ -134,24 +144,54 @@ class OnnxAttentionModel:
     notes: tuple[str, ...] = ()
     read: str = ""                  # how the attention is read (provenance)
     modality: str = "image"
+    score_outputs: tuple[str, ...] = ()     # each attention Softmax node's input: the scores (a logits symbol)
+    layer_inputs: tuple[str, ...] = ()      # each layer's input hidden states (a tokens symbol), () if not found
+    symbol_kinds: tuple[str, ...] = ("stochastic",)   # what rollout --check binds on it (numerics.sources.states)
+    unbound: Optional[dict] = None          # {kind: why it cannot be bound}
 
     @property
     def max_tokens(self) -> int:
         """The token count (fixed by the input size: nothing is truncated); in the campaign name."""
         return self.tokens
 
-    def run(self, x: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    def run(self, x: np.ndarray, extra: Sequence[str] = ()) -> Any:
         """``(L, H, n, n)`` float32 attention and the ``(n, d)`` residual stream (or None) for one
-        ``(1, 3, H, W)`` float32 input."""
+        ``(1, 3, H, W)`` float32 input; with ``extra`` (graph values), their values too, third."""
         names = list(self.attention_outputs) + ([self.residual_output] if self.residual_output else [])
         try:
-            out = self.session.run(names, {self.input_name: x})
+            out = self.session.run(names + list(extra), {self.input_name: x})
         except Exception as exc:
             raise InvalidInput(f"model {self.source!r}: the ONNX reference evaluator failed on an input: {type(exc).__name__}: "
                                f"{' '.join(str(exc).split())[:300]}") from None
         att = np.stack([np.asarray(a, dtype=np.float32)[0] for a in out[:len(self.attention_outputs)]])
-        res = np.asarray(out[-1], dtype=np.float32)[0] if self.residual_output else None
-        return att, res
+        res = np.asarray(out[len(names) - 1], dtype=np.float32)[0] if self.residual_output else None
+        return (att, res, out[len(names):]) if extra else (att, res)
+
+    def states(self, image_input: Any, kinds: Any = ("logits", "tokens")) -> tuple:
+        """``(instance, {kind: values})`` of one image (as
+        :meth:`numerics.sources.models.LoadedModel.states`): ``"logits"`` (L, H, n, n) float64, the inputs
+        of the attention Softmax nodes; ``"tokens"`` (L, n, d) float64, each layer's input (module
+        docstring); InvalidInput for a kind this file does not give (its ``unbound`` reason)."""
+        from numerics.sources.states import logits_bound, tokens_bound
+
+        for kind in kinds:
+            if kind not in self.symbol_kinds:
+                raise InvalidInput(f"model {self.name}: a {kind} symbol cannot be bound: "
+                                   f"{(self.unbound or {}).get(kind, 'not read')}")
+        extra = (list(self.score_outputs) if "logits" in kinds else []) + \
+                (list(self.layer_inputs) if "tokens" in kinds else [])
+        att, res, more = self.run(self.pixels(image_input), extra)
+        inst = self._instance(image_input, att, res)
+        where = f"model {self.name}, input {image_input.id}"
+        L, _, n, _ = inst.attention.shape
+        out = {}
+        if "logits" in kinds:
+            scores = np.stack([np.asarray(a, dtype=np.float32)[0] for a in more[:L]])
+            out["logits"] = logits_bound(scores, inst.attention, self.causal, where)
+            more = more[L:]
+        if "tokens" in kinds:
+            out["tokens"] = tokens_bound(np.stack([np.asarray(x, dtype=np.float32)[0] for x in more]), L, n, where)
+        return inst, out
 
     def attentions(self, image_input: Any) -> np.ndarray:
         """``(L, H, n, n)`` float32 attention of one :class:`~numerics.sources.images.ImageInput`."""
@@ -168,9 +208,12 @@ class OnnxAttentionModel:
     def instance(self, image_input: Any) -> AttentionInstance:
         """The :class:`~numerics.sources.AttentionInstance` of one image: the attention widened
         exactly to float64, CLS (token 0) special, the high-norm tokens in the provenance."""
+        att, res = self.run(self.pixels(image_input))
+        return self._instance(image_input, att, res)
+
+    def _instance(self, image_input: Any, att: np.ndarray, res: Optional[np.ndarray]) -> AttentionInstance:
         from numerics.sources.images import describe
 
-        att, res = self.run(self.pixels(image_input))
         A = att.astype(np.float64)
         special = np.zeros(A.shape[-1], dtype=bool)
         special[0] = True
@@ -299,6 +342,41 @@ def _residual(model: Any, after: str) -> Optional[str]:
     return adds[-1] if adds else None
 
 
+def _layer_inputs(model: Any, softmax_outputs: Sequence[str]) -> list[Optional[str]]:
+    """Each Softmax's layer input hidden states, by value name (None where there is none): for the
+    Softmax producing ``softmax_outputs[k]``, the value, among the ancestors of that Softmax and
+    produced after the previous Softmax, that is read both by a normalisation (a
+    LayerNormalization node, or a ReduceMean with a Sub reading the same value: a decomposed one)
+    and by an Add after the Softmax (the residual connection): a pre-norm residual layer's input;
+    the last such value in graph order (module docstring)."""
+    nodes = list(model.graph.node)
+    producer = {out: i for i, node in enumerate(nodes) for out in node.output}
+    readers: dict = {}
+    for i, node in enumerate(nodes):
+        for x in node.input:
+            readers.setdefault(x, []).append(i)
+
+    def normalised(x: str) -> bool:
+        ops = [nodes[i].op_type for i in readers.get(x, [])]
+        return "LayerNormalization" in ops or ("ReduceMean" in ops and "Sub" in ops)
+
+    out, previous = [], -1
+    for name in softmax_outputs:
+        at = producer[name]
+        seen, stack = set(), [x for x in nodes[at].input if x]
+        while stack:                                   # the ancestors of this Softmax after the previous one
+            x = stack.pop()
+            if x in seen or x not in producer or producer[x] <= previous:
+                continue
+            seen.add(x)
+            stack.extend(v for v in nodes[producer[x]].input if v)
+        found = [x for x in seen if normalised(x)
+                 and any(nodes[i].op_type == "Add" and i > at for i in readers.get(x, []))]
+        out.append(max(found, key=lambda x: producer[x]) if found else None)
+        previous = at
+    return out
+
+
 def preprocessor(path: Path, size: tuple[int, int], default: Optional[str] = None) -> Normalisation:
     """The normalisation of the file ``path``: a ``preprocessor_config.json`` beside it (image_mean,
     image_std), else ImageNet's (``default`` names why); the size is the graph's."""
@@ -410,10 +488,18 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
     for out in [s for s, _ in soft] + ([residual] if residual else []):
         if out not in have:
             model.graph.output.append(onnx.helper.make_tensor_value_info(out, onnx.TensorProto.FLOAT, None))
+    score_of = {n.output[0]: n.input[0] for n in model.graph.node if n.op_type == "Softmax" and n.input}
+    layer_inputs = _layer_inputs(model, [s for s, _ in soft])
+    states = [score_of[s] for s, _ in soft] + [x for x in layer_inputs if x]
+    for out in states:
+        if out not in have:
+            model.graph.output.append(onnx.helper.make_tensor_value_info(out, onnx.TensorProto.FLOAT, None))
+            have.add(out)
     names = [s for s, _ in soft] + ([residual] if residual else [])
-    session = _Engine(model, input_name, names, path)
+    session = _Engine(model, input_name, names + [x for x in dict.fromkeys(states) if x not in names], path)
     nz = preprocessor(path, size, normalisation)
-    got = session.probe(names, {input_name: np.zeros((1, 3) + size, dtype=np.float32)}, path)
+    got = session.probe(names + states, {input_name: np.zeros((1, 3) + size, dtype=np.float32)}, path)
+    state_values, got = dict(zip(states, got[len(names):])), got[:len(names)]
     shapes = [np.shape(a) for a in got[:len(soft)]]
     attn = [(s, i) for i, ((s, axis), sh) in enumerate(zip(soft, shapes))
             if len(sh) == 4 and sh[0] == 1 and sh[2] == sh[3] >= 2 and last_axis(axis, 4)]
@@ -443,7 +529,9 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
                     residual=residual, high_norm=HIGH_NORM_MULTIPLE)
     if opset_of(model) < 14 and any(n.op_type == "BatchNormalization" for n in _walk(model.graph)):
         settings["batchnorm"] = "inference mode (numerics.sources.onnx_check)"   # onnx's own kernel was wrong here
-    fp = fingerprint(sha, settings)
+    fp = fingerprint(sha, settings)     # the scores and layer inputs read besides change no attention: not in it
+    kinds, unbound = _symbol_kinds([score_of[s] for s, _ in attn], [layer_inputs[i] for _, i in attn], state_values,
+                                   (H, n))
     read = READ.format(version=onnx.__version__)
     all_notes = list(notes) + [f"attention read by {read}", CROSS_CHECKED]
     if residual is not None:
@@ -453,10 +541,37 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
     out = OnnxAttentionModel(name=name or f"{path.stem}-{fp[:8]}", fingerprint=fp, source=str(path), session=session,
                              input_name=input_name, attention_outputs=tuple(s for s, _ in attn),
                              residual_output=residual, normalisation=nz, layers=len(attn), heads=int(H), tokens=int(n),
-                             causal=bool(causal), notes=tuple(all_notes), read=read)
+                             causal=bool(causal), notes=tuple(all_notes), read=read,
+                             score_outputs=tuple(score_of[s] for s, _ in attn) if "logits" in kinds else (),
+                             layer_inputs=tuple(layer_inputs[i] for _, i in attn) if "tokens" in kinds else (),
+                             symbol_kinds=kinds, unbound=unbound)
     if cache:
         _CACHE[key] = out
     return out
+
+
+def _symbol_kinds(scores: list, layer_inputs: list, values: dict, heads_tokens: tuple) -> tuple[tuple, dict]:
+    """The symbol kinds a file binds (numerics.sources.states) and why not the others, from the probe's
+    values: the scores must be (1, H, n, n) like the attention, every layer's input found
+    (:func:`_layer_inputs`) and (1, n, d) of one d."""
+    H, n = heads_tokens
+    kinds, unbound = ["stochastic"], {}
+    if all(np.shape(values[s]) == (1, H, n, n) for s in scores):
+        kinds.append("logits")
+    else:
+        unbound["logits"] = ("its attention Softmax inputs are not (1, H, n, n) scores "
+                             f"({', '.join(sorted({str(np.shape(values[s])) for s in scores}))})")
+    missing = [k for k, x in enumerate(layer_inputs) if x is None]
+    if missing:
+        unbound["tokens"] = (f"no layer input found for layer {missing[0]} (the value read by the normalisation before "
+                             "its attention Softmax and by the residual Add after it: a pre-norm residual layer)")
+    elif len({np.shape(values[x]) for x in layer_inputs}) == 1 and len(np.shape(values[layer_inputs[0]])) == 3 \
+            and np.shape(values[layer_inputs[0]])[:2] == (1, n):
+        kinds.append("tokens")
+    else:
+        unbound["tokens"] = ("its layer inputs are not (1, n, d) hidden states of one width "
+                             f"({', '.join(sorted({str(np.shape(values[x])) for x in layer_inputs}))})")
+    return tuple(kinds), unbound
 
 
 def is_onnx(name_or_path: Any) -> bool:

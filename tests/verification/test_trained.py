@@ -101,6 +101,28 @@ def test_content_restriction_and_causal_structure(measured):
                     assert rr.verdict.value == "tight" and rr.extra["through_first"]
 
 
+def states_agree(model, inp, A):
+    """What ``rollout --check`` binds on ``model`` for ``inp`` (numerics.sources.states): the scores L
+    with softmax(L) (a causal model: softmax(L, mask="causal"), L's entries above the diagonal 0) the
+    attention ``A`` up to float rounding, and each layer's input X (T, d_model), finite."""
+    from numerics.sources.states import softmax_rows
+
+    inst, st = model.states(inp)
+    L, X = st["logits"], st["tokens"]
+    assert np.array_equal(inst.attention, A) and L.shape == A.shape and np.isfinite(L).all()
+    assert np.abs(softmax_rows(L, model.causal) - A).max() < 1e-6
+    upper = np.triu(np.ones(A.shape[-2:], dtype=bool), 1)
+    assert (L[..., upper] == 0).all() == model.causal
+    assert X.shape == (A.shape[0], A.shape[-1], int(model.config.hidden_size)) and np.isfinite(X).all()
+    assert not np.array_equal(X[0], X[1])
+
+
+def test_the_scores_and_layer_inputs_a_check_binds(measured):
+    """MiniLM and the SmolLM2 decoder (its causal mask made explicit): L gives the attention."""
+    model, enc, A, recs = measured
+    states_agree(model, TextInput(id="t0", text=TEXTS[0], source="test"), A)
+
+
 def test_rollout_records_match_an_independent_product(measured):
     model, enc, A, recs = measured
     M = restrict(A.mean(axis=1), np.ones(A.shape[-1], dtype=bool))  # rows renormalised in float64
@@ -481,6 +503,8 @@ def test_cli_rollout_on_the_new_embedded_models_stores_per_head_records(tmp_path
     assert all(r["extra"]["float32"] in ("tight", "holds", "violated") for r in alltok)
     if m.causal:                                  # Gemma: every verdict forced tight (causal corollary)
         assert all(r["verdict"] == "tight" for r in heads)
+    text = TextInput(id="t0", text=TEXTS[1], source="test")
+    states_agree(m, text, m.instance(text).attention)      # what rollout --check binds, on GGUF weights too
 
 
 # -- the plan: one object from the command line to the paper (issue 49) ------------------------------

@@ -13,32 +13,57 @@ random n x n matrices of each family of :data:`verification.measure.baselines.FA
 model), D1 decided exactly on each; one chunk per (family, n, c) in the seed's baseline campaign,
 shared by every model (:func:`measure_baselines`).
 
-A user's one-matrix statement checked on every attention head (``attnbounds rollout --theory FILE.py
---check ID``; issue 50): a registered theorem over :mod:`theory.expr` about ``A`` alone (``th.matrices ==
-("A",)``). For every input, layer and head, ``A`` is the head's attention probabilities on all
-tokens: the model's float32 values (the floats the suite's D1 measurement reads,
-:func:`verification.measure.attention.instance_records`), each row standing for itself divided by
-its exact sum. :func:`numerics.expr.decide` gives each head a certified verdict (holds / tight /
-violated / not-applicable; a head that breaks the theorem's ``assume`` — "causal", "positive" — is
-not-applicable).
+A user's statement checked on every attention head (``attnbounds rollout --theory FILE.py --check
+ID``): a registered theorem over :mod:`theory.expr` without a parameter (a model gives no value for
+one: refused in one line). For every input, layer l and head h, its matrix symbols are bound to what
+the model computes on the input's tokens (all of them), each value the model's float32, widened
+exactly (:meth:`numerics.sources.models.LoadedModel.states`, :mod:`numerics.sources.states`):
+
+- a stochastic symbol (``A``, ``stochastic("D")``): the head's attention probabilities, each row
+  standing for itself divided by its exact sum (the floats the suite's D1 measurement reads,
+  :func:`verification.measure.attention.instance_records`);
+- a logits symbol (``logits("L")``): the head's pre-softmax scores as the model scales and masks
+  them (what transformers' eager attention passes to ``softmax``; an ONNX file's Softmax input). A
+  bidirectional model masks nothing: the head's attention is ``softmax(L)``. A causal model's mask
+  is made explicit: the entries above the diagonal are bound to 0 and the head's attention is
+  ``softmax(L, mask="causal")`` (a statement about ``softmax(L)`` there speaks of the matrix with
+  zeros above the diagonal). Any other mask is refused;
+- a tokens symbol (``tokens("X")``): the layer's input hidden states, n x d with d the model's
+  width, the same on every head of the layer;
+- the sizes ``n`` (the input's tokens) and ``d`` from these values.
+
+The rollout chain: the k-th symbol of each kind, in the statement's order (A, B, C, then by name),
+is bound at layer l + k - 1, on the same head index h: ``delta(B * A) <= delta(A) * delta(B)`` is
+checked with A the attention of head h at layer l and B that of head h at layer l + 1, for every
+first layer l with a chain inside the model (L - 1 rows of the table for a chain of two); a chain
+longer than the model is refused in one line, and so is a symbol a model cannot bind (an ONNX
+file whose layer inputs are not found: its reason), naming the model and the symbol.
+:func:`numerics.expr.decide` gives each (layer, head) a certified verdict (holds / tight / violated
+/ not-applicable / undecided; a head outside the theorem's ``assume`` or ``where=`` is
+not-applicable; undecided where no exact or certified method decided within its budget, never
+counted as holds or tight).
 
 One campaign per (model, corpus, theorem), named by :func:`campaign_of` (the theorem id and a digest
-of its statement: an edited statement is another campaign, never a resume), one chunk per input
-text (:func:`verification.measure.attention.chunk_key`). A chunk stores its verdict counts per layer
-as its summary (keyed by the theorem id) and one record per violated head: for a *proved* or *sanity*
-theorem a ``violated`` verdict (a proved theorem's stops the run loudly: the campaign runner's
-:class:`~theory.verdicts.ViolationError`), for a conjecture a ``refuted`` outcome (a finding, stored
-and reported). Each record carries both sides: exactly, as strings of Fractions, when the head has at
-most :data:`EXACT_SIDES_MAX_N` tokens (the rational sides of a product of two 128 x 128 matrices take
-a minute), and always the float sides with their rigorous error bounds (the enclosure the verdict
-was certified from, or the rational path's), all as the statement writes them, with its ``relation``
+of its statement and hypotheses: an edited statement is another campaign, never a resume), one chunk
+per input text (:func:`verification.measure.attention.chunk_key`). A chunk stores its verdict counts
+per layer as its summary (keyed by the theorem id) and one record per violated head (its layer, head,
+and for a chain its ``layers``): for a *proved* or *sanity* theorem a ``violated`` verdict (a proved
+theorem's stops the run loudly: the campaign runner's :class:`~theory.verdicts.ViolationError`), for
+a conjecture a ``refuted`` outcome (a finding, stored and reported). Each record carries the float
+sides with their rigorous error bounds (the enclosure the verdict was certified from, or the exact
+path's) and its ``margin`` rhs - lhs: exact (``p/q``, with the exact sides ``lhs``, ``rhs``) for a
+statement whose sides are rational (:func:`rational_program`) on a small head (:data:`EXACT_SIDES_MAX_N`
+tokens, :data:`EXACT_SIDES_MAX_WORK` for a product with tokens: the rational sides of a product of two
+128 x 128 matrices take a minute), else the certified enclosure ``mid +/- radius`` of the float sides
+(``margin_exact`` false: an exponential of a nonzero rational is irrational, and its exact sides on a
+head of 30 tokens take seconds), all as the statement writes them, with its ``relation``
 (:func:`as_written`).
 
 >>> statement_digest("mine.square", "delta(A**2) <= delta(A)**2")
 '1b08141f6fa7'
->>> first, second = layer_counts(np.array([0, 1, 2, 3, 0, 0], dtype=np.int8), 2)   # 2 layers of 3 heads
->>> first, second["not-applicable"]
-({'holds': 1, 'tight': 1, 'violated': 1, 'not-applicable': 0}, 1)
+>>> first, second = layer_counts(np.array([0, 1, 2, 3, 4, 0], dtype=np.int8), 2)   # 2 layers of 3 heads
+>>> first, second["not-applicable"], second["undecided"]
+({'holds': 1, 'tight': 1, 'violated': 1, 'not-applicable': 0, 'undecided': 0}, 1, 1)
 """
 from __future__ import annotations
 
@@ -46,6 +71,7 @@ import argparse
 import hashlib
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Optional
 
 import numpy as np
@@ -125,7 +151,7 @@ class ModelRun:
 class Plan:
     """The models a run measures (:class:`ModelRun`, in order), the seed of their random baselines,
     whether it is the ``--full`` plan (:class:`verification.plan.Plan`), and the user's statements
-    over A (``--check``, from the ``--theory`` files) checked on every head of every model.
+    (``--check``, from the ``--theory`` files) checked on every head of every model.
 
     >>> quick = Plan.for_verify(0, False)
     >>> quick.command(), [m.model for m in quick.models]
@@ -139,7 +165,7 @@ class Plan:
     models: tuple[ModelRun, ...]
     seed: int = 0
     full: bool = False
-    checks: tuple[str, ...] = ()      # --check: statements over A decided on every head (run_check)
+    checks: tuple[str, ...] = ()      # --check: statements decided on every head (run_check)
     theories: tuple[str, ...] = ()    # --theory: the files that register them (for command())
 
     @classmethod
@@ -156,7 +182,7 @@ class Plan:
         """``attnbounds rollout [--model] [--texts] [--limit] [--max-tokens] [--allow-pickle] [--full]
         [--theory FILE.py --check ID ...]``: one model (on its own corpus when it has one and ``--texts`` is
         not given: AntiBERTy reads antibody V genes); with ``--full`` the full plan's inputs unless
-        ``--limit`` / ``--max-tokens`` say otherwise; each ``--check`` a statement over A decided on every
+        ``--limit`` / ``--max-tokens`` say otherwise; each ``--check`` a statement decided on every
         head (:func:`run_check`)."""
         from verification.measure.text import FULL, FULL_OF, texts_of
 
@@ -224,13 +250,20 @@ def prepare(plan: Plan, first_input: bool = False) -> None:
     the command opens (and so creates) its store. ``first_input`` (a store not made yet): each model's
     first input is measured too and its attention checked
     (:func:`verification.measure.attention.check_instance`: NaN, a row with no mass on its token set),
-    so that a model refused on it is refused before a store exists; the run reuses that attention."""
+    and what the ``--check`` statements bind read on it (:meth:`~numerics.sources.models.LoadedModel.states`:
+    a mask that is not causal), so that a model refused on it is refused before a store exists; the
+    run reuses that attention. A ``--check`` whose symbol the model cannot bind (:func:`bindable`) is
+    refused first."""
     for m in plan.models:
         model, corpus = m.load()
+        bindings = {c: bindable(model, c) for c in plan.checks}      # a symbol the model cannot bind: refused
         if first_input and corpus.inputs:
             inst = model.instance(corpus.inputs[0])
             check_instance(inst)
             _MEASURED[(model.name, model.fingerprint, inst.input, inst.sha)] = inst
+            kinds = tuple(sorted({k for b in bindings.values() for k in b.kinds} - {"stochastic"}))
+            if kinds:      # the scores and layer inputs read on the first input (a mask refused now)
+                model.states(corpus.inputs[0], kinds)
 
 
 _MEASURED: dict = {}      # the attention prepare() measured, (model, fingerprint, input, sha) -> instance, used once
@@ -276,7 +309,7 @@ def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> Ru
             if console is not None:
                 console.print(f"[dim]{model.name}: {len(keys)} inputs measured in {t1 - t0:.1f} s, random baselines "
                               f"at matched n in {time.perf_counter() - t1:.1f} s[/dim]")
-            for theorem_id in plan.checks:      # --check: a user's statement over A on every head
+            for theorem_id in plan.checks:      # --check: a user's statement on every head
                 run_check(model, corpus, store, theorem_id, console)
     return result
 
@@ -329,33 +362,105 @@ def baseline_chunks(slots: dict, seed: int) -> list[campaign.Chunk]:
     return baselines.baseline_chunks(TRAINED, baselines.slot_samples(slots), BASELINE_PER_INPUT, seed)
 
 
-# -- a user's statement over A on every head (``--check``; see the module docstring) ---------------------
+# -- a user's statement on every head (``--check``; see the module docstring) ------------------------
 
 CHECK_VERSION = "v1"      # bump when what a --check chunk stores changes
-EXACT_SIDES_MAX_N = 32    # violated heads with at most this many tokens carry their exact sides
-VERDICT_NAMES = ("holds", "tight", "violated", "not-applicable")   # numerics.expr.decide's codes 0..3
+EXACT_SIDES_MAX_N = 32    # violated heads with at most this many tokens carry their exact sides ...
+EXACT_SIDES_MAX_WORK = EXACT_SIDES_MAX_N ** 3   # ... when n * n * max(n, d) is at most this (A * X: n x n x d)
+VERDICT_NAMES = ("holds", "tight", "violated", "not-applicable", "undecided")   # numerics.expr.decide's codes 0..4
 CHECK_METHOD = "numerics.expr.decide on the head's float32 attention, rows renormalised exactly"
+KIND_WORDS = {"stochastic": "the head's attention", "logits": "the head's pre-softmax scores",
+              "tokens": "the layer's input hidden states"}
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What each matrix symbol of a statement is bound to on a model (module docstring): ``symbols``
+    ((name, kind, offset), ...), the k-th symbol of each kind (in the statement's order: A, B, C, then
+    by name) at offset k - 1 from the chain's first layer; ``chain`` the number of consecutive layers.
+
+    >>> from theory.expr import A, B, delta, logits, softmax, tokens, spread
+    >>> from numerics.expr import compile_statement
+    >>> b = binding_of(compile_statement(delta(B * A) <= delta(A) * delta(B)))
+    >>> b.symbols, b.chain
+    ((('A', 'stochastic', 0), ('B', 'stochastic', 1)), 2)
+    >>> print(binding_of(compile_statement(spread(softmax(logits("L")) * tokens("X")) <= spread(tokens("X")))).words())
+    L: the head's pre-softmax scores at layer l; X: the layer's input hidden states at layer l
+    """
+
+    symbols: tuple
+    chain: int
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(k for k in ("stochastic", "logits", "tokens") if any(kind == k for _, kind, _ in self.symbols))
+
+    def words(self) -> str:
+        """Each symbol and what it is bound to, for a table's caption."""
+        return "; ".join(f"{name}: {KIND_WORDS[kind]} at layer l{f' + {off}' if off else ''}"
+                         for name, kind, off in self.symbols)
+
+
+def binding_of(compiled: Any) -> Binding:
+    """The :class:`Binding` of a compiled statement."""
+    seen: dict = {}
+    symbols = []
+    for name in compiled.matrices:
+        kind = compiled.role(name)
+        symbols.append((name, kind, seen.get(kind, 0)))
+        seen[kind] = seen.get(kind, 0) + 1
+    return Binding(tuple(symbols), max(seen.values(), default=1))
+
+
+def compiled_of(th: Any) -> Any:
+    """The theorem's statement compiled with its hypotheses (``assume``, ``where``)."""
+    from numerics.expr import compile_statement
+
+    return compile_statement(th.statement, th.assume, th.where)
 
 
 def checkable(theorem_id: str) -> Any:
     """The registered theorem ``theorem_id`` if rollout can check it on each head (a statement over
-    :mod:`theory.expr` about A alone); else InvalidInput, one line saying why."""
+    :mod:`theory.expr` without a parameter); else InvalidInput, one line saying why."""
     from theory import registry
 
     registry.load_all()
     th = registry.REGISTRY.get(theorem_id)
-    over_a = sorted(k for k, t in registry.REGISTRY.items() if t.matrices == ("A",))
     if th is None:
-        known = ", ".join(over_a) if over_a else "none"
+        known = ", ".join(sorted(k for k, t in registry.REGISTRY.items() if t.is_expr)) or "none"
         raise InvalidInput(f"{theorem_id!r}: no such theorem (register it in a file given with --theory FILE.py; "
-                           f"statements over A registered now: {known})")
+                           f"statements over theory.expr registered now: {known})")
     if not th.is_expr:
-        raise InvalidInput(f"{theorem_id}: its statement is not over theory.expr (A, I, delta); rollout checks "
-                           "statements over A alone on each head")
-    if th.matrices != ("A",):
-        raise InvalidInput(f"{theorem_id}: a statement over {' and '.join(th.matrices)}; rollout checks "
-                           "statements over A alone on each head")
+        raise InvalidInput(f"{theorem_id}: its statement is not over theory.expr; rollout checks statements over "
+                           "theory.expr (A and any stochastic symbol, logits, tokens) on each head")
+    params = [name for name, _, _ in compiled_of(th).params]
+    if params:
+        raise InvalidInput(f"{theorem_id}: the statement has the parameter {', '.join(params)}, and a model gives "
+                           "no value for a parameter; rollout checks statements whose symbols a model computes "
+                           "(stochastic: attention, logits: pre-softmax scores, tokens: layer inputs); write a "
+                           "value in its place, or check it with attnbounds stress")
     return th
+
+
+def bindable(model: Any, theorem_id: str) -> Binding:
+    """The binding of ``theorem_id`` on ``model``, or InvalidInput in one line naming the model and
+    the symbol it cannot bind (a kind the model cannot read: its ``unbound`` reason; a chain longer
+    than the model's layers)."""
+    from theory import get
+
+    b = binding_of(compiled_of(get(theorem_id)))
+    kinds = getattr(model, "symbol_kinds", ("stochastic",))
+    for name, kind, _ in b.symbols:
+        if kind not in kinds:
+            why = getattr(model, "unbound", {}).get(kind, "it reads attention probabilities only")
+            raise InvalidInput(f"--check {theorem_id}: model {model.name} cannot bind {name} (a {kind} symbol, "
+                               f"{KIND_WORDS[kind]}): {why}")
+    layers = int(model.layers)
+    if b.chain > layers:
+        names = ", ".join(f"{name} at layer l + {off}" for name, _, off in b.symbols if off)
+        raise InvalidInput(f"--check {theorem_id}: a chain of {b.chain} consecutive layers ({names}) on model "
+                           f"{model.name}, which has {layers} layer{'s' if layers > 1 else ''}")
+    return b
 
 
 def theorem_arg(text: str) -> str:
@@ -369,15 +474,22 @@ def theorem_arg(text: str) -> str:
 theorem_arg.__name__ = "theorem id"
 
 
-def statement_digest(theorem_id: str, statement: str) -> str:
-    """12 hex digits of sha256 over the id and the statement's text: in the campaign name."""
-    return hashlib.sha256(f"{theorem_id}\n{statement}".encode()).hexdigest()[:12]
+def statement_digest(theorem_id: str, statement: str, assume: tuple = (), where: tuple = ()) -> str:
+    """12 hex digits of sha256 over the id and the statement's text (and its ``assume`` / ``where``
+    hypotheses, when it has any): in the campaign name."""
+    text = f"{theorem_id}\n{statement}"
+    if assume:
+        text += f"\nassume={','.join(assume)}"
+    if where:
+        text += "\nwhere=" + "; ".join(str(w) for w in where)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def digest_of(theorem_id: str) -> str:
     from theory import get
 
-    return statement_digest(theorem_id, str(get(theorem_id).statement))
+    th = get(theorem_id)
+    return statement_digest(theorem_id, str(th.statement), tuple(th.assume), tuple(th.where))
 
 
 def campaign_of(model: Any, corpus_name: str, theorem_id: str) -> str:
@@ -396,22 +508,6 @@ def head_batch(attention: np.ndarray) -> np.ndarray:
     heads = attention.reshape(L * H, T, T)
     narrow = heads.astype(np.float32)
     return narrow if np.array_equal(narrow, heads) else heads
-
-
-def applicable(heads: np.ndarray, assume: tuple) -> np.ndarray:
-    """(B,) bool: the heads that meet the theorem's extra hypotheses (theory.expr.ASSUMPTIONS),
-    read exactly on the floats (renormalising a row keeps its zeros and signs).
-
-    >>> X = np.array([[[1.0, 0.0], [0.5, 0.5]], [[0.5, 0.5], [0.5, 0.5]]])
-    >>> applicable(X, ("causal",)).tolist(), applicable(X, ("positive",)).tolist()
-    ([True, False], [False, True])
-    """
-    ok = np.ones(heads.shape[0], dtype=bool)
-    if "causal" in assume:
-        ok &= ~np.triu(heads, 1).any(axis=(1, 2))
-    if "positive" in assume:
-        ok &= (heads > 0).all(axis=(1, 2))
-    return ok
 
 
 def layer_counts(codes: np.ndarray, layers: int) -> list[dict[str, int]]:
@@ -436,11 +532,75 @@ def as_written(compiled: Any, extra: dict) -> dict:
                 rhs_float=floats["rhs"], err=[errs["lhs"], errs["rhs"]])
 
 
+def symbol_values(binding: Binding, heads: np.ndarray, states: dict, layer: int) -> dict:
+    """``{symbol: (H, rows, cols)}``: the values of every symbol on the H heads of the chain that starts
+    at ``layer``: ``heads`` (L, H, T, T) the attention (:func:`head_batch`'s floats), ``states`` what
+    the model read besides (:meth:`numerics.sources.models.LoadedModel.states`: ``logits`` (L, H, T, T),
+    ``tokens`` (L, T, d), the same on every head of a layer)."""
+    H = heads.shape[1]
+    out = {}
+    for name, kind, off in binding.symbols:
+        if kind == "stochastic":
+            out[name] = heads[layer + off]
+        elif kind == "logits":
+            out[name] = states["logits"][layer + off]
+        else:
+            X = states["tokens"][layer + off]
+            out[name] = np.broadcast_to(X, (H,) + X.shape)
+    return out
+
+
+IRRATIONAL = frozenset({"softmax", "exp", "log", "tanh", "rpow", "slem", "norm_fro"})   # nodes of irrational value
+
+
+def rational_program(compiled: Any) -> bool:
+    """Whether every node of ``compiled`` is rational on rational values (no softmax, exp, log, tanh,
+    root, eigenvalue, Frobenius norm): then a head's sides are exact rationals.
+
+    >>> from theory.expr import A, delta, exp, logits, ptp, softmax
+    >>> from numerics.expr import compile_statement
+    >>> L = logits("L")
+    >>> rational_program(compile_statement(delta(A**2) <= delta(A)))
+    True
+    >>> rational_program(compile_statement(delta(softmax(L)) <= 1 - exp(-ptp(L))))
+    False
+    """
+    return not any(node.op in IRRATIONAL or (node.op == "fn" and node.name in IRRATIONAL) for node in compiled.nodes)
+
+
+def exact_record_sides(compiled: Any, values: dict, n: int, d: int) -> Optional[dict]:
+    """The exact sides of one violated head (``values``: {symbol: one matrix}) when they are rational
+    (:func:`rational_program`) and cheap (:data:`EXACT_SIDES_MAX_N`, :data:`EXACT_SIDES_MAX_WORK`):
+    ``lhs``, ``rhs`` and the ``margin`` rhs - lhs as ``p/q``, and ``slack`` the margin rounded once;
+    else None."""
+    from numerics.expr import exact_sides
+
+    if not rational_program(compiled) or n > EXACT_SIDES_MAX_N or n * n * max(n, d) > EXACT_SIDES_MAX_WORK:
+        return None
+    lhs, rhs = exact_sides(compiled, values)
+    return dict(lhs=str(lhs), rhs=str(rhs), margin=str(rhs - lhs), slack=float(rhs - lhs))
+
+
+def certified_margin(lhs: float, rhs: float, err: Any) -> Optional[str]:
+    """rhs - lhs as a certified enclosure ``mid +/- radius`` from the float sides and their rigorous
+    error bounds ``err`` (the subtraction's rounding included), both floats written exactly (repr);
+    None where a side is not finite.
+
+    >>> certified_margin(0.5, 0.25, [1e-17, 2e-17])
+    '-0.25 +/- 5.775557561562896e-17'
+    """
+    if lhs is None or rhs is None or not all(e is not None and math.isfinite(e) for e in err):
+        return None
+    mid = rhs - lhs
+    rad = (err[0] + err[1] + abs(mid) * 2.0 ** -53) * (1 + 2.0 ** -50)
+    return f"{mid!r} +/- {rad!r}"
+
+
 def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> Any:
     """The chunk of one input: ``theorem_id`` decided on every head of ``model`` on ``text_input``
     (see the module docstring); ``digest``: the statement's, as the campaign was named with (a
     statement changed since is refused: it would be stored under the old name)."""
-    from numerics.expr import compile_statement, decide, exact_sides
+    from numerics.expr import decide
     from theory import get
     from theory.verdicts import Outcome, Verdict, vocabulary
     from verification.store import Record, outcome_record
@@ -448,35 +608,59 @@ def head_checks(model: Any, text_input: Any, theorem_id: str, digest: str) -> An
     th = get(theorem_id)
     if digest_of(theorem_id) != digest:
         raise InvalidInput(f"{theorem_id}: its statement changed while the run was planned")
-    compiled = compile_statement(th.statement)
-    inst = model.instance(text_input)
+    compiled = compiled_of(th)
+    binding = bindable(model, theorem_id)
+    extra_kinds = tuple(k for k in binding.kinds if k != "stochastic")
+    inst, states = model.states(text_input, extra_kinds) if extra_kinds else (model.instance(text_input), {})
     check_instance(inst, ("all",))          # NaN: refused naming the model, input, layer and head
     L, H, T, _ = inst.attention.shape
-    heads = head_batch(inst.attention)
-    d = decide(compiled, {"A": heads})
-    codes = np.where(applicable(heads, th.assume), d.codes, 3).astype(np.int8)
+    heads = head_batch(inst.attention).reshape(L, H, T, T)
+    dim = int(states["tokens"].shape[-1]) if "tokens" in states else 0
+    starts = L - binding.chain + 1          # the chains' first layers
+    codes = np.zeros((starts, H), dtype=np.int8)
+    decisions, per_layer = [], []
+    for l in range(starts):
+        values = symbol_values(binding, heads, states, l)
+        d = decide(compiled, values, assume=th.assume)
+        codes[l] = d.codes
+        decisions.append(d)
+        per_layer.append(values)
     summary = {"statement": str(th.statement), "n": int(T), "heads": int(H),
-               "layers": layer_counts(codes, L), "exact": int(d.exact.sum()), "rational": int(d.rational.sum())}
+               "layers": layer_counts(codes.reshape(-1), starts),
+               "exact": int(sum(d.exact.sum() for d in decisions)),
+               "rational": int(sum(d.rational.sum() for d in decisions))}
+    if binding.kinds != ("stochastic",) or binding.chain > 1:
+        summary.update(binding=binding.words(), chain=binding.chain)
+    if dim:
+        summary["d"] = dim
     outcomes = vocabulary(th.category) is Outcome
+    method = CHECK_METHOD if binding.symbols == (("A", "stochastic", 0),) else \
+        f"numerics.expr.decide on the model's float32 values ({binding.words()}), attention rows renormalised exactly"
     records = []
-    for b in np.flatnonzero(codes == 2):
-        l, h = divmod(int(b), H)
-        lhs, rhs = _float(d.lhs[b]), _float(d.rhs[b])
+    for l, h in zip(*np.nonzero(codes == 2)):
+        l, h = int(l), int(h)
+        d = decisions[l]
+        lhs, rhs = _float(d.lhs[h]), _float(d.rhs[h])
         slack = None if lhs is None or rhs is None else rhs - lhs
-        extra = dict(lhs_float=lhs, rhs_float=rhs, err=[_float(e) for e in d.err[b]], equal=bool(d.equal[b]),
-                     strict=bool(compiled.strict), path="rational" if d.rational[b] else
-                     ("certificate" if d.exact[b] else "float"), lhs=None, rhs=None)
-        if T <= EXACT_SIDES_MAX_N:
-            le, re_ = exact_sides(compiled, {"A": heads[b]})
-            extra.update(lhs=str(le), rhs=str(re_))
-            lhs, rhs, slack = float(le), float(re_), float(re_ - le)      # the slack rounded once
+        extra = dict(lhs_float=lhs, rhs_float=rhs, err=[_float(e) for e in d.err[h]], equal=bool(d.equal[h]),
+                     strict=bool(compiled.strict), path="rational" if d.rational[h] else
+                     ("certificate" if d.exact[h] else "float"), lhs=None, rhs=None)
+        one = {name: np.asarray(v[h]) for name, v in per_layer[l].items()}
+        got = exact_record_sides(compiled, one, int(T), dim)
+        if got is not None:
+            extra.update(lhs=got["lhs"], rhs=got["rhs"], margin=got["margin"], margin_exact=True)
+            lhs, rhs, slack = float(Fraction(got["lhs"])), float(Fraction(got["rhs"])), got["slack"]
+        else:
+            extra.update(margin=certified_margin(lhs, rhs, extra["err"]), margin_exact=False)
         extra.update(as_written(compiled, extra))
         prov = dict(inst.provenance, variant="all", n=int(T), layer=l, head=h, statement=str(th.statement))
+        if binding.chain > 1:
+            prov["layers"] = list(range(l, l + binding.chain))
         instance = f"{inst.model}|{inst.input}#{inst.sha}|all|L{l}|H{h}"
         sides = dict(slack=slack, value=lhs, bound=rhs, provenance=prov)
         if outcomes:
             records.append(outcome_record(theorem_id, instance, "refuted", 0.0 if sides["slack"] is None
-                                          else -sides["slack"], None, CHECK_METHOD, extra=extra, **sides))
+                                          else -sides["slack"], None, method, extra=extra, **sides))
         else:
             records.append(Record(theorem_id, instance, Verdict.VIOLATED, extra=extra, **sides))
     return campaign.ChunkResult(records, {theorem_id: summary})

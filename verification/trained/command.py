@@ -76,9 +76,12 @@ def register(subparsers: Any) -> None:
                                                        "512 tokens (unless --limit or --max-tokens say otherwise)")
     add_theory(p)
     p.add_argument("--check", action="append", default=[], type=theorem_arg, metavar="THEOREM_ID",
-                   help="also decide this registered statement over A alone (theory.expr; e.g. from --theory) on "
-                        "every head's attention matrix of every input, certified; a table per statement "
-                        "(trained-check-<id>-<model>); repeatable; a violation of a proved one stops the run")
+                   help="also decide this registered statement (theory.expr; e.g. from --theory) on every head of "
+                        "every layer and input, certified: a stochastic symbol is the head's attention (a second one "
+                        "the next layer's), a logits symbol its pre-softmax scores (a causal model's masked entries "
+                        "0: softmax(L, mask=\"causal\")), a tokens symbol the layer's input hidden states; a table "
+                        "per statement (trained-check-<id>-<model>); repeatable; a violation of a proved one stops "
+                        "the run")
     p.set_defaults(func=_cmd_rollout)
 
 

@@ -522,10 +522,11 @@ def report(store: Any, plan: Any, out_dir: Any, console: Any) -> dict:
 
 def check_table(store: Any, model: Any, corpus_name: str, keys: set, theorem_id: str, out_dir: Any,
                 console: Any) -> dict:
-    """The table ``trained-check-<theorem>-<model>`` of a user's statement over A checked on every head
-    (``rollout --check``, :func:`verification.trained.checks.run_check`): per layer and in all, heads checked,
-    holds, tight, the tight share of the heads it applies to (95% Wilson), violated, not-applicable;
-    read from the chunks' summaries of the inputs ``keys`` ({(input id, text hash)}). Printed too."""
+    """The table ``trained-check-<theorem>-<model>`` of a user's statement checked on every head
+    (``rollout --check``, :func:`verification.trained.checks.run_check`): per layer (a chain's first layer)
+    and in all, heads checked, holds, tight, the tight share of the heads it applies to and that are
+    decided (95% Wilson), violated, not-applicable, undecided; the caption says what each symbol is
+    bound to (:func:`bound_words`); read from the chunks' summaries of the inputs ``keys`` ({(input id, text hash)}). Printed too."""
     from theory import get
     from theory.verdicts import Outcome, vocabulary
     from verification.trained.checks import campaign_of
@@ -537,14 +538,17 @@ def check_table(store: Any, model: Any, corpus_name: str, keys: set, theorem_id:
         raise InvalidInput(f"no stored checks of {theorem_id} for campaign {name!r}")
     rows, cols = table_rows(per)
     s = slug(model.name)
-    violated = rows[-1][5]
+    violated, undecided = rows[-1][5], rows[-1][7]
     kind = ("a refuted record (a counterexample to a conjecture: a finding)" if vocabulary(th.category) is Outcome
             else "a violated record")
     found = ("No head violates it." if not violated else
              f"{violated} head{'s violate' if violated > 1 else ' violates'} it, each stored as {kind}.")
-    cap = (f"{model.name}: {theorem_id} ({th.category}), {th.statement}, decided on every head's attention "
-           f"(A = the head's attention probabilities on all tokens, rows renormalised exactly), {n} inputs; "
-           f"certified verdicts; tight share of the heads where the statement applies. {found}")
+    if undecided:
+        found += (f" {undecided} head{'s are' if undecided > 1 else ' is'} undecided (no exact or certified method "
+                  "decided within its budget): neither holds nor tight.")
+    bound = bound_words(th, bool(getattr(model, "causal", False)))
+    cap = (f"{model.name}: {theorem_id} ({th.category}), {th.statement}, decided on every head ({bound}), {n} inputs; "
+           f"certified verdicts; tight share of the heads where the statement applies and is decided. {found}")
     prov = (f"model {model.name} (files sha256 {model.fingerprint}); corpus {corpus_name}; {n} inputs; "
             f"max {model.max_tokens} tokens; theorem {theorem_id} from {source_name(theorem_id)}: "
             f"{th.statement}; campaign {name}")
@@ -553,7 +557,24 @@ def check_table(store: Any, model: Any, corpus_name: str, keys: set, theorem_id:
     return paths
 
 
-# -- --check: a user's statement over A on every head (verification.trained.checks) ---------------------
+# -- --check: a user's statement on every head (verification.trained.checks) ----------------------------
+
+def bound_words(th: Any, causal: bool) -> str:
+    """What the statement's symbols are bound to on a model (``causal``: a decoder), for the caption
+    (:class:`verification.trained.checks.Binding`)."""
+    from verification.trained.checks import binding_of, compiled_of
+
+    b = binding_of(compiled_of(th))
+    if b.symbols == (("A", "stochastic", 0),):
+        return "A = the head's attention probabilities on all tokens, rows renormalised exactly"
+    text = b.words().replace("at layer l", "of layer l")
+    if "logits" in b.kinds:
+        text += ("; the scores as the model passes them to its softmax, its causal mask made explicit: the entries "
+                 'above the diagonal 0, the attention softmax(L, mask="causal")' if causal else
+                 "; the scores as the model passes them to its softmax (nothing masked), the attention softmax(L)")
+    if b.chain > 1:
+        text += f"; a row per first layer l of a chain of {b.chain} layers, the same head index in each"
+    return text + "; attention rows renormalised exactly"
 
 def stored_counts(store: Any, name: str, theorem_id: str, keys: set) -> tuple[dict, int]:
     """``({layer: {verdict: count}}, inputs)`` summed over the stored chunks of ``name`` whose keys are
@@ -570,21 +591,22 @@ def stored_counts(store: Any, name: str, theorem_id: str, keys: set) -> tuple[di
         for l, c in enumerate(s["body"]["layers"]):
             cell = per.setdefault(l, dict.fromkeys(VERDICT_NAMES, 0))
             for v in VERDICT_NAMES:
-                cell[v] += int(c[v])
+                cell[v] += int(c.get(v, 0))         # a chunk stored before "undecided" was counted: none
     return per, inputs
 
 
 def table_rows(per: dict) -> tuple[list, list]:
-    """Per layer and in all: heads checked, holds, tight, tight share of the heads it applies to
-    (95% Wilson), violated, not-applicable.
+    """Per layer and in all: heads checked, holds, tight, tight share of the heads it applies to and
+    that are decided (95% Wilson), violated, not-applicable, undecided (never counted as tight or holds).
 
-    >>> rows, cols = table_rows({0: {"holds": 3, "tight": 1, "violated": 0, "not-applicable": 0}})
+    >>> rows, cols = table_rows({0: {"holds": 3, "tight": 1, "violated": 0, "not-applicable": 0, "undecided": 2}})
     >>> rows[0], rows[-1][0]
-    ([0, 4, 3, 1, '0.250 [0.046, 0.699]', 0, 0], 'all')
+    ([0, 6, 3, 1, '0.250 [0.046, 0.699]', 0, 0, 2], 'all')
     """
     from verification.trained.checks import VERDICT_NAMES
 
-    cols = ["layer", "heads checked", "holds", "tight", "tight share [95% Wilson]", "violated", "not-applicable"]
+    cols = ["layer", "heads checked", "holds", "tight", "tight share [95% Wilson]", "violated", "not-applicable",
+            "undecided"]
     total = dict.fromkeys(VERDICT_NAMES, 0)
     rows = []
     for l in sorted(per):
@@ -598,9 +620,9 @@ def table_rows(per: dict) -> tuple[list, list]:
 
 def _row(label: Any, c: dict) -> list:
     checked = sum(c.values())
-    applies = checked - c["not-applicable"]
-    return [label, checked, c["holds"], c["tight"], share_text(c["tight"], applies), c["violated"],
-            c["not-applicable"]]
+    decided = c["holds"] + c["tight"] + c["violated"]
+    return [label, checked, c["holds"], c["tight"], share_text(c["tight"], decided), c["violated"],
+            c["not-applicable"], c["undecided"]]
 
 
 def source_name(theorem_id: str) -> str:
