@@ -33,6 +33,7 @@ from theory.errors import InvalidInput
 DISTRIBUTIONS = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4", "sparse", "hard", "causal")
 DOUBLY = ("birkhoff", "symmetric")             # doubly stochastic families (exact dyadic floats)
 STOCHASTIC = DISTRIBUTIONS + DOUBLY            # every row-stochastic family (softmax-T<T>: any T)
+POSITIVE_FREE = ("dirichlet", "birkhoff", "symmetric")   # with softmax-T<T>: no exact zeros (almost surely)
 REAL = ("gauss-0.25", "gauss-1", "gauss-4", "grid")   # real families (logits, tokens; gauss-<s>: any s)
 SCALES = (1e-3, 1e3)         # gauss-<s>: the standard deviations a family name may carry
 WEIGHT_BITS = 20             # birkhoff: weights are multiples of 2^-20
