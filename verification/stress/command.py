@@ -325,9 +325,10 @@ def register(sub: Any) -> None:
     p.add_argument("theorem", type=theorem_id, help=f"theorem id: one of {', '.join(THEOREMS)}, or a theorem over "
                                                     "theory.expr registered by a --theory file")
     p.add_argument("--family", "--families", dest="family", default=None,
-                   type=cell_families, help="comma-separated random families, defined below ("
-                   + per_theorem(lambda spec: ",".join(spec.families)) + "; a theorem over theory.expr: by the "
-                   "kinds of its symbols and its hypotheses, see docs/your-theorem.md)")
+                   type=cell_families, help="comma-separated random families, defined below; a statement over "
+                   "stochastic and real matrices takes pairs such as dirichlet+gauss-1, and by default families by "
+                   "the kinds of its symbols and its hypotheses (" + per_theorem(lambda spec: ",".join(spec.families))
+                   + ")")
     p.add_argument("--sizes", default=None, type=int_list(2, "size"), help="comma-separated n >= 2 ("
                    + per_theorem(lambda spec: ",".join(map(str, spec.sizes)), ",".join(map(str, SIZES))) + ")")
     p.add_argument("--layers", default=None, type=int_list(2, "layer count"),
