@@ -336,9 +336,11 @@ def register(sub: Any) -> None:
                         + per_theorem(lambda spec: ",".join(map(str, spec.layers))) + ")")
     p.add_argument("--instances", default=100_000, type=positive_int,
                    help="instances in all (pairs for dobrushin.product, stacks for dobrushin.rollout), split evenly over "
-                        f"the cells (families x sizes [x layer counts]) and rounded up to whole chunks ({MAX_CHUNK:,} "
-                        f"instances up to n = {int((CHUNK_ELEMENTS // MAX_CHUNK) ** 0.5)}, then 2^22/n^2; a rollout "
-                        "stack's chunk 2^22/(L n^2)), so a run may check many more: it says how many before it starts; "
+                        f"the cells (families x sizes [x layer counts or widths d]) and rounded up to whole chunks ({MAX_CHUNK:,} "
+                        f"instances up to n = {int((CHUNK_ELEMENTS // MAX_CHUNK) ** 0.5)}, then 2^22/n^2; a tenth of "
+                        "that for a statement beyond delta (softmax, logits, tokens, parameters, the other functionals); "
+                        "a rollout stack's chunk 2^22/(L n^2)), so a run may check many more: it says how many before it "
+                        "starts; "
                         "a larger value extends the campaign (default 100000)")
     p.add_argument("--dims", default=None, type=int_list(1, "width d"),
                    help="a statement with a tokens matrix (n x d) only: comma-separated widths d, one cell each "

@@ -198,7 +198,7 @@ class Plan:
                 out[f"{s.theorem} statement"] = s.spec.statement
                 out[f"{s.theorem} from"] = source(s.theorem)
                 out[f"{s.theorem} decided by"] = ("numerics.expr: float64 sides with a rigorous error bound, exact "
-                                                  "rationals past it and for every equality")
+                                                  "or certified arithmetic past it and for every equality")
         if self.search is not None:
             out["search"] = (f"{self.search.theorem}, {self.search.budget} evaluations per size, "
                              f"n = {','.join(map(str, self.search.sizes))}")
