@@ -412,3 +412,18 @@ def words_counter(name: str, per: int, count: int, seed: int, chunk: int, start:
     :func:`numerics.sources.random.parameter_values`)."""
     W = _run(name, WORDS, 1.0, 1, count, seed, chunk, start, cols=per, entropy=entropy)
     return W[:, 0, :].astype(np.uint64)
+
+
+def softmax_logits(family: str, n: int, count: int, seed: int, chunk: int, start: int = 0) -> np.ndarray:
+    """The logits z / T (standard Gaussian z) from which :func:`sample_counter` draws the same
+    arguments' ``softmax-T<T>`` matrices (same stream): for checking the Gaussian draws and the
+    softmax step separately."""
+    if not check_family(family).startswith("softmax-T"):
+        raise InvalidInput(f"family {family!r}: softmax_logits needs a softmax-T<T> family")
+    return _run(family, LOGITS, float(family[len("softmax-T"):]), n, count, seed, chunk, start)
+
+
+def regenerate_one(family: str, n: int, seed: int, chunk: int, index: int) -> np.ndarray:
+    """Instance ``index`` of chunk ``chunk`` alone, an (n, n) matrix: bitwise row ``index`` of any
+    :func:`sample_counter` call of that chunk that covers it."""
+    return sample_counter(family, n, 1, seed, chunk, start=index)[0]
