@@ -246,7 +246,7 @@ def sparse_note(sweep: Any) -> Any:
     """A note when the sweep draws ``sparse`` at a size where it is one-hot (n <= 4: a support of one
     column), the law of ``hard`` (:data:`numerics.sources.random.FAMILY_TEXT`); None otherwise."""
     small = [n for n in sweep.sizes if n <= 4]
-    if "sparse" not in sweep.families or not small:
+    if "sparse" not in {f.partition("+")[0] for f in sweep.families} or not small:
         return None
     return (f"note: sparse at n = {', '.join(map(str, small))} has one-hot rows (a support of ceil(n/4) = 1 column): "
             "the law of hard")
@@ -278,9 +278,9 @@ def families_text(width: int = 88) -> str:
 
     from numerics.sources.random import DIMS_TEXT, FAMILY_TEXT, PARAMETER_TEXT
 
-    lines = ["random families (--families): one n x n row-stochastic matrix per draw, its rows independent, or "
-             "one real matrix (logits, tokens); a statement over both kinds names one of each, e.g. "
-             "dirichlet+gauss-1"]
+    lines = textwrap.wrap("random families (--families): one n x n row-stochastic matrix per draw, its rows "
+                          "independent, or one real matrix (logits, tokens); a statement over both kinds names one of "
+                          "each, e.g. dirichlet+gauss-1", width + 2)
     for name, text in FAMILY_TEXT.items():
         lines += textwrap.wrap(text, width, initial_indent=f"  {name:<13} ", subsequent_indent=" " * 16)
     for name, text in (("parameter", PARAMETER_TEXT), ("d", DIMS_TEXT)):

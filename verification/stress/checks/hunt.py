@@ -347,8 +347,8 @@ def descend(start: Instance, law: Law, budget: int, score: Score, goal: str = "t
 
 
 def starts(law: Law, n: int, seed: int, count: int = 16) -> list[Instance]:
-    """``count`` seeded draws of the sweep's default families (numpy's generator, chunk 0 of the
-    family ``search``), d = 2 for a tokens matrix."""
+    """``count`` seeded draws of the sweep's default families in turn (numpy's generator: start j is
+    chunk j of one instance), d = 2 for a tokens matrix."""
     fams = default_families(law)
     out = []
     for j in range(count):

@@ -242,8 +242,9 @@ class StressPlan:
 
     @property
     def campaign(self) -> str:
+        spec = self.spec
         return campaign_name(self.theorem, self.seed, self.families, self.sizes, self.layers, self.sampler,
-                             self.spec.statement, self.dims)
+                             spec.statement, self.dims, spec.small)
 
     @property
     def stored_as(self) -> str:
@@ -369,14 +370,17 @@ def check_search(sizes: tuple[int, ...], budget: int) -> None:
 
 
 def cells_digest(families: tuple[str, ...], sizes: tuple[int, ...], layers: tuple[int, ...] = (),
-                 statement: str = "", dims: tuple[int, ...] = ()) -> str:
-    """8 hex digits naming a plan's cells (families, sizes, layer counts and widths d, as sets) and,
-    for a statement over theory.expr, the statement itself (another statement under the same id is
-    another campaign, never merged into the old one's)."""
+                 statement: str = "", dims: tuple[int, ...] = (), small: bool = False) -> str:
+    """8 hex digits naming a plan's cells (families, sizes, layer counts and widths d, as sets, and
+    the chunks' size where it is :attr:`TheoremSpec.small`) and, for a statement over theory.expr, the
+    statement itself (another statement under the same id is another campaign, never merged into the
+    old one's)."""
     cells = {"families": sorted(set(families)), "sizes": sorted(set(map(int, sizes))),
              "layers": sorted(set(map(int, layers)))}
     if dims:
         cells["dims"] = sorted(set(map(int, dims)))
+    if small:
+        cells["chunks"] = f"1/{SMALL}"
     if statement:
         cells["statement"] = statement
     key = json.dumps(cells, sort_keys=True)
@@ -385,11 +389,11 @@ def cells_digest(families: tuple[str, ...], sizes: tuple[int, ...], layers: tupl
 
 def campaign_name(theorem: str, seed: int, families: tuple[str, ...], sizes: tuple[int, ...],
                   layers: tuple[int, ...] = (), sampler: str = "numpy", statement: str = "",
-                  dims: tuple[int, ...] = ()) -> str:
+                  dims: tuple[int, ...] = (), small: bool = False) -> str:
     """``stress.<theorem>-<version>-seed<seed>-cells<digest>``: everything that defines a campaign
     but its size (a larger ``--instances`` extends the same campaign); the version names the sampler
     (:data:`SAMPLERS`)."""
-    digest = cells_digest(families, sizes, layers, statement, dims)
+    digest = cells_digest(families, sizes, layers, statement, dims, small)
     return f"stress.{theorem}-{SAMPLERS[sampler]}-seed{seed}-cells{digest}"
 
 
