@@ -202,9 +202,15 @@ def test_every_symbol_is_in_the_records_campaign_frame_regenerate_and_own_md(the
     assert cex in kept and all(set(k) == {"A", "alpha"} and isinstance(k["alpha"], str) for k in kept)
     frame = campaign_frame(str(tmp_path / "s.db"), got["campaign"], records=True)
     row = frame[[c == cex for c in frame["counterexample"]]].iloc[0]
-    line = " ".join(a for a in args if a != "--json")
-    assert main(["paper", "--db", str(tmp_path / "s.db"), "--out", str(tmp_path / "doc"), "--from", line]) == 0
-    assert f"alpha = {cex['alpha']}" in (tmp_path / "doc" / "own.md").read_text()
+    # what own.md (`paper --from` this run) says of the sweep: the counterexample with its parameter
+    from verification.store import ResultStore
+    from verification.stress.checks import Plan
+    from verification.stress.checks.plan import StressPlan
+    from verification.stress.report import own_lines
+
+    plan = Plan((StressPlan("lang.lazy_false", ("dirichlet", "sparse"), (2, 3, 4), 1),))
+    with ResultStore(tmp_path / "s.db", readonly=True) as store:
+        assert f"  alpha = {cex['alpha']}" in "\n".join(own_lines(store, plan))
     # regenerated in a process that has not loaded the theory file: the same exact values
     unload_files()
     m = regenerate(got["campaign"], row["chunk"], int(row["index"]), theory=theory_file)
