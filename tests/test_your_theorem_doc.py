@@ -77,10 +77,11 @@ def test_every_command_of_the_page_runs(tmp_path, monkeypatch, capsys):
 def test_the_random_families_are_defined_on_the_page_and_in_stress_help(capsys, monkeypatch):
     """Each family's one-line definition (numerics.sources.random.FAMILY_TEXT) is on the page and at the
     end of `attnbounds stress --help`; no command of the page draws sparse only where it is one-hot."""
-    from numerics.sources.random import DISTRIBUTIONS, FAMILY_TEXT
+    from numerics.sources.random import DIMS_TEXT, FAMILY_TEXT, PARAMETER_TEXT, REAL, STOCHASTIC
     from verification.cli import main
 
-    assert {f if not f.startswith("softmax-T") else "softmax-T<T>" for f in DISTRIBUTIONS} == set(FAMILY_TEXT)
+    named = {"softmax-T": "softmax-T<T>", "gauss-": "gauss-<s>"}
+    assert {next((v for k, v in named.items() if f.startswith(k)), f) for f in STOCHASTIC + REAL} == set(FAMILY_TEXT)
     page = " ".join(PAGE.read_text().split())
     monkeypatch.setenv("COLUMNS", "100")
     assert main(["stress", "--help"]) == 0
@@ -88,6 +89,8 @@ def test_the_random_families_are_defined_on_the_page_and_in_stress_help(capsys, 
     for family, text in FAMILY_TEXT.items():
         assert f"| `{family}` | {text} |" in page, family
         assert f"{family} {text}" in helped, family
+    for name, text in (("parameter", PARAMETER_TEXT), ("d", DIMS_TEXT)):     # how parameters and d are drawn
+        assert text in page and f"{name} {text}" in helped, name
     assert "at n <= 4 one column, so sparse is hard" in FAMILY_TEXT["sparse"]
     for line in commands():
         argv = shlex.split(line)

@@ -205,9 +205,10 @@ class Theorem:
             for w in self.where:                      # the where= relations read in the same vocabulary
                 expr.normal_form(w, self.assume)
             if self.hypotheses is None:
-                object.__setattr__(self, "hypotheses", DerivedHypothesis(matrices, self.assume))
+                object.__setattr__(self, "hypotheses", DerivedHypothesis(matrices, self.assume, tuple(form.symbols),
+                                                                         tuple(form.params)))
             if self.witness is None:
-                object.__setattr__(self, "witness", DerivedWitness(self.statement, self.assume))
+                object.__setattr__(self, "witness", DerivedWitness(self.statement, self.assume, self.where))
             if not self.evaluators:
                 object.__setattr__(self, "evaluators", dict(expr.EVALUATORS))
             if not self.equality:
@@ -324,59 +325,151 @@ def stochastic(M: Any, name: str = "A", tol: Optional[float] = None) -> Hypothes
     return HOLDS
 
 
+def _entries(M: Any, name: str) -> Any:
+    """(float array, exact rows or None) of a matrix given as an array or as rows of numbers
+    (exact when every entry is an int, a Fraction or a "p/q" string), or the Hypotheses saying why
+    it is not a matrix."""
+    from fractions import Fraction as F
+
+    if hasattr(M, "dtype") and not isinstance(M, list):
+        return M, None
+    try:
+        rows = [list(r) for r in M]
+    except TypeError:
+        return Hypotheses(False, f"{name}: not a matrix (rows of numbers), got {type(M).__name__}")
+    exact = all(isinstance(v, (int, F, str)) and not isinstance(v, bool) for r in rows for v in r)
+    try:
+        if exact:
+            E = [[F(v) for v in r] for r in rows]
+            return np.array([[float(v) for v in r] for r in E]) if rows and rows[0] else np.zeros((len(rows), 0)), E
+        return np.array([[float(v) for v in r] for r in rows]), None
+    except (TypeError, ValueError, ZeroDivisionError) as exc:
+        return Hypotheses(False, f"{name}: not a matrix of numbers ({exc})")
+
+
+def _where(X: np.ndarray) -> tuple[int, int]:
+    i, k = (int(v) for v in np.argwhere(X)[0])
+    return i, k
+
+
 @dataclass(frozen=True)
 class DerivedHypothesis:
-    """The derived hypothesis of a statement over the vocabulary: every matrix it names is a square
-    row-stochastic matrix (rows summing to 1 within :func:`theory.tolerances.row_tol`), all of one
-    size, and satisfies ``assume``. An instance is ``{"A": matrix, ...}``, or one matrix for a
-    statement over one matrix (float arrays, or rows of Fractions / "p/q" strings).
+    """The derived hypothesis of a statement over the vocabulary, on one instance: every symbol it
+    names is present and of its kind (``roles``: name -> kind, stochastic by default; a
+    ``stochastic`` matrix square and row-stochastic, rows summing to 1 within
+    :func:`theory.tolerances.row_tol`, or exactly for exact entries; a ``logits`` matrix square and
+    real; a ``tokens`` matrix n x d, one d for all), all of one size n, ``assume`` holds (on the
+    stochastic matrices: ``causal``, ``positive``, ``doubly-stochastic`` (columns sum to 1),
+    ``symmetric``; on the logits matrices: ``symmetric``), and every parameter (``params``: (name,
+    lo, hi)) lies in its interval. An instance is ``{"A": matrix, ..., "alpha": value}``, or one
+    matrix for a statement over one matrix (float arrays, or rows of ints, Fractions or "p/q"
+    strings: exact, and checked exactly). A failure is one line naming the symbol, the entry and the
+    hypothesis.
 
     >>> h = DerivedHypothesis(("A",), ("causal",))
     >>> bool(h([[1, 0], [0.5, 0.5]])), h({"A": [[0.5, 0.5], [0.5, 0.5]]}).reason
     (True, 'A: entry 0.5 at row 0, column 1 is above the diagonal (assumed causal)')
+    >>> h = DerivedHypothesis(("A", "X"), ("doubly-stochastic",), {"X": "tokens"}, (("alpha", 0, 1),))
+    >>> h({"A": [["1/2", "1/2"], ["1/4", "3/4"]], "X": [[1], [2]], "alpha": "1/2"}).reason
+    'A: column 0 sums to 3/4, not 1 (assumed doubly-stochastic)'
+    >>> h({"A": [[1, 0], [0, 1]], "X": [[1, 2]], "alpha": 2}).reason
+    'X: has 1 rows but A has 2 (every matrix of an instance has the same n)'
+    >>> h({"A": [[1, 0], [0, 1]], "X": [[1], [2]], "alpha": 2}).reason
+    'alpha: 2 is outside its interval [0, 1]'
     """
 
     matrices: tuple[str, ...]
     assume: tuple[str, ...] = ()
+    roles: Any = ()
+    params: tuple = ()
 
     def __call__(self, inst: Any) -> Any:
         from fractions import Fraction as F
 
-        import numpy as np
-
+        kinds = dict(self.roles)
+        names = list(self.matrices) + [p for p, _, _ in self.params]
         if not isinstance(inst, dict):
-            if len(self.matrices) != 1:
-                return Hypotheses(False, f"instance: a dict of {', '.join(self.matrices)}, got {type(inst).__name__}")
-            inst = {self.matrices[0]: inst}
-        missing = [m for m in self.matrices if m not in inst]
+            if len(names) != 1:
+                return Hypotheses(False, f"instance: a dict of {', '.join(names)}, got {type(inst).__name__}")
+            inst = {names[0]: inst}
+        missing = [m for m in names if m not in inst]
         if missing:
-            return Hypotheses(False, f"instance: no matrix {missing[0]} (the statement is about "
-                                     f"{', '.join(self.matrices)})")
-        size = None
+            what = "matrix" if missing[0] in self.matrices else "parameter"
+            return Hypotheses(False, f"instance: no {what} {missing[0]} (the statement is about {', '.join(names)})")
+        size = width = None
+        first = None
         for name in self.matrices:
-            M = inst[name]
-            try:
-                X = np.array([[float(F(v)) if isinstance(v, str) else float(v) for v in row] for row in M]) \
-                    if not hasattr(M, "dtype") else M
-            except (TypeError, ValueError) as exc:
-                return Hypotheses(False, f"{name}: not a matrix of numbers ({exc})")
-            h = stochastic(X, name)
-            if not h:
-                return h
+            kind = kinds.get(name) or "stochastic"
+            got = _entries(inst[name], name)
+            if isinstance(got, Hypotheses):
+                return got
+            X, E = got
+            X = np.asarray(X)
+            if kind == "stochastic" and E is None:
+                h = stochastic(X, name)
+                if not h:
+                    return h
             X = np.asarray(X, dtype=np.float64)
-            if X.shape[0] != X.shape[1]:
-                return Hypotheses(False, f"{name}: must be square, got shape {X.shape}")
+            if X.ndim != 2 or X.size == 0:
+                return Hypotheses(False, f"{name}: must be a non-empty matrix, got shape {X.shape}")
+            if kind != "tokens" and X.shape[0] != X.shape[1]:
+                return Hypotheses(False, f"{name}: must be square ({kind}), got shape {X.shape}")
             if size is not None and X.shape[0] != size:
-                return Hypotheses(False, f"{name}: is {X.shape[0]} x {X.shape[0]}, the others {size} x {size}")
-            size = X.shape[0]
+                return Hypotheses(False, f"{name}: has {X.shape[0]} rows but {first} has {size} (every matrix of an "
+                                         "instance has the same n)")
+            size, first = (X.shape[0], name) if size is None else (size, first)
+            if kind == "tokens":
+                if width is not None and X.shape[1] != width:
+                    return Hypotheses(False, f"{name}: has {X.shape[1]} columns but another tokens matrix has "
+                                             f"{width} (one d for all)")
+                width = X.shape[1]
+            if kind != "stochastic":
+                if E is None and not np.isfinite(X).all():
+                    i, k = _where(~np.isfinite(X))
+                    return Hypotheses(False, f"{name}: entry {float(X[i, k])!r} at row {i}, column {k} is not finite")
+                if kind == "logits" and "symmetric" in self.assume:
+                    bad = (np.array([[a != b for a, b in zip(r, c)] for r, c in zip(E, zip(*E))])
+                           if E is not None else X != X.T)
+                    if bad.any():
+                        i, k = _where(bad)
+                        return Hypotheses(False, f"{name}: entries ({i}, {k}) and ({k}, {i}) differ (assumed symmetric)")
+                continue
+            if E is not None:
+                for i, row in enumerate(E):
+                    neg = [k for k, v in enumerate(row) if v < 0]
+                    if neg:
+                        return Hypotheses(False, f"{name}: negative entry {row[neg[0]]} at row {i}, column {neg[0]}")
+                    if sum(row) != 1:
+                        return Hypotheses(False, f"{name}: row {i} sums to {sum(row)}, not 1 (exactly)")
             if "causal" in self.assume and np.triu(X, 1).any():
-                i, k = (int(v) for v in np.argwhere(np.triu(X, 1))[0])
+                i, k = _where(np.triu(X, 1))
                 return Hypotheses(False, f"{name}: entry {float(X[i, k])!r} at row {i}, column {k} is above the "
                                          "diagonal (assumed causal)")
             if "positive" in self.assume and not (X > 0).all():
-                i, k = (int(v) for v in np.argwhere(X <= 0)[0])
+                i, k = _where(X <= 0)
                 return Hypotheses(False, f"{name}: entry {float(X[i, k])!r} at row {i}, column {k} is not positive "
                                          "(assumed positive)")
+            if "symmetric" in self.assume:
+                bad = (np.array([[a != b for a, b in zip(r, c)] for r, c in zip(E, zip(*E))]) if E is not None
+                       else X != X.T)
+                if bad.any():
+                    i, k = _where(bad)
+                    return Hypotheses(False, f"{name}: entries ({i}, {k}) and ({k}, {i}) differ (assumed symmetric)")
+            if {"doubly-stochastic", "symmetric"} & set(self.assume):
+                why = "doubly-stochastic" if "doubly-stochastic" in self.assume else "symmetric"
+                cols = [sum(c) for c in zip(*E)] if E is not None else X.sum(axis=0).tolist()
+                tol = 0 if E is not None else row_tol(getattr(inst[name], "dtype", None))
+                off = [k for k, c in enumerate(cols) if abs(c - 1) > tol]
+                if off:
+                    return Hypotheses(False, f"{name}: column {off[0]} sums to {cols[off[0]]}, not 1 (assumed {why})")
+        for name, lo, hi in self.params:
+            v = inst[name]
+            try:
+                q = F(v)
+            except (TypeError, ValueError, ZeroDivisionError):
+                return Hypotheses(False, f"{name}: {v!r} is not a number")
+            if isinstance(v, bool) or not F(lo) <= q <= F(hi):
+                return Hypotheses(False, f"{name}: {v} is outside its interval [{lo}, {hi}]")
         return HOLDS
 
 
@@ -388,11 +481,12 @@ class DerivedWitness:
 
     statement: Any
     assume: tuple[str, ...] = ()
+    where: tuple = ()
 
     def __call__(self) -> Any:
         from importlib import import_module
 
-        return import_module("numerics.expr.witness").find_witness(self.statement, self.assume)
+        return import_module("numerics.expr.witness").find_witness(self.statement, self.assume, self.where)
 
 
 REGISTRY: dict[str, Theorem] = {}

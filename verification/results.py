@@ -49,7 +49,7 @@ RECORD_COLUMNS = ("chunk", "instance", "theorem", "verdict", "slack", "value", "
 SHOWN = 5        # known campaigns an unknown name's refusal lists
 
 _KIND = re.compile(r"^(.*?)(?=[.:]|-v\d|$)")
-_STRESS_KEY = re.compile(r"^(?P<f>[^/]+)/n(?P<n>\d+)(?:/L(?P<L>\d+))?/c\d+$")
+_STRESS_KEY = re.compile(r"^(?P<f>[^/]+)/n(?P<n>\d+)(?:/L(?P<L>\d+))?(?:/d\d+)?/c\d+$")
 _SIZE_KEY = re.compile(r"^n(?P<n>\d+)(?:/|$)")
 
 Store = Union[str, "os.PathLike[str]", ResultStore]

@@ -2,7 +2,9 @@
 :mod:`numerics.sources.random` for the stress sweep (the random baselines of docs/theory.md §2).
 
 The families and their names are :mod:`numerics.sources.random`'s (``dirichlet``, ``softmax-T<T>``,
-``causal``, ``hard``, ``sparse``; validated by its :func:`~numerics.sources.random.check_family`),
+``causal``, ``hard``, ``sparse``, ``birkhoff``, ``symmetric``; the real ``gauss-<s>`` and ``grid``;
+validated by its :func:`~numerics.sources.random.check_family` and
+:func:`~numerics.sources.random.check_real`),
 but the draws come from a counter-based generator, **Philox4x32-10** (Salmon, Moraes, Dror, Shaw,
 "Parallel random numbers: as easy as 1, 2, 3", SC 2011; the Random123 library, whose published
 known-answer vectors the tests check), instead of numpy's sequential streams:
@@ -45,6 +47,14 @@ How each family is drawn (``u53`` = ``(a >> 5) * 2^26 + (b >> 6)`` from two 32-b
 * ``sparse`` -- a uniform support of ceil(n/4) columns (partial Fisher-Yates with Lemire draws),
   Dirichlet(1) by uniform spacings on it, exact zeros elsewhere.
 
+* ``birkhoff`` -- permutations pi, rho and n more by full Fisher-Yates (n - 1 Lemire draws each),
+  then 2n - 1 cut points uniform on 0..2^20 (Lemire) whose sorted spacings are the weights:
+  sum_k w_k P_k with P_k = pi S^k rho (k < n) and the drawn permutations (exact, multiples of
+  2^-20); ``symmetric`` -- (M + M^T)/2 of such an M (its own key).
+* the real families (:func:`real_counter`, any n x cols): ``gauss-<s>`` -- the ziggurat's standard
+  Gaussians times s; ``grid`` -- Lemire draws on 0..64, minus 32, over 4. A tokens matrix (n x d)
+  adds d to its key. Parameters (:func:`words_counter`) read raw 32-bit words.
+
 Rows are nonnegative and finite; ``dirichlet``, ``sparse`` and ``hard`` rows sum to exactly 1, the
 softmax families to 1 within float rounding (as numpy's). Only the ziggurat's rare wedge and tail
 tests call libm (exp, log1p), so across machines a rare Gaussian may differ in its last bits.
@@ -64,11 +74,12 @@ import operator
 import numpy as np
 from numba import njit, prange
 
-from numerics.sources.philox import (AUX, BYTE, CAUSAL, DIRICHLET, EPS53, FI, FLAGS, HARD,
-                                     KI, LO, LOGITS, M52, MAX_BUFFER, MAX_CHUNK, MAX_INDEX, MAX_N, ONE, PER,
-                                     S32, S8, SEG, SOFTMAX, SPARSE, TWO53, U, WI, bounded, ensure,
+from numerics.sources.philox import (AUX, BIRKHOFF, BYTE, CAUSAL, DIRICHLET, EPS53, FI, FLAGS, GAUSS, GRID,
+                                     HARD, KI, LO, LOGITS, M52, MAX_BUFFER, MAX_CHUNK, MAX_INDEX, MAX_N, ONE,
+                                     PER, S32, S8, SEG, SOFTMAX, SPARSE, TWO53, U, WI, WORDS, bounded, ensure,
                                      exp_nonpos, normal_slow, round_keys, u53)
-from numerics.sources.random import check_family, family_id
+from numerics.sources.random import (DOUBLY, GRID_MAX, GRID_STEP, WEIGHT_BITS, check_family, check_real, family_id,
+                                     symmetrised)
 from theory.errors import InvalidInput
 
 COUNTER_GENERATOR = ("Philox4x32-10 (Random123); key = SeedSequence([seed, family_id, n]).generate_state(2, uint32), "
@@ -121,39 +132,47 @@ def _spacings_rows(V, k, rows, net):  # noqa: ANN001
 
 
 @njit(**FLAGS)
-def _row_words(kind, n, r):  # noqa: ANN001
-    """Main-stream words of row r (its fast path; rejections read the auxiliary stream)."""
+def _row_words(kind, n, r, cols):  # noqa: ANN001
+    """Main-stream words of row r of an n x cols instance (its fast path; rejections read the
+    auxiliary stream); BIRKHOFF has one "row", the whole instance (:func:`_birkhoff`)."""
     if kind == DIRICHLET:
         return 2 * (n - 1)
-    if kind == SOFTMAX or kind == LOGITS:
-        return 2 * n
+    if kind == SOFTMAX or kind == LOGITS or kind == GAUSS:
+        return 2 * cols
     if kind == CAUSAL:
         return 2 * (r + 1)
     if kind == HARD:
         return 1
+    if kind == GRID or kind == WORDS:
+        return cols
+    if kind == BIRKHOFF:
+        return (n + 2) * (n - 1) + 2 * n - 1
     k = max(1, -(-n // 4))
     return k + 2 * (k - 1)
 
 
 @njit(**FLAGS)
-def _row_start(kind, n, r):  # noqa: ANN001
+def _row_start(kind, n, r, cols):  # noqa: ANN001
     if kind == CAUSAL:
         return r * (r + 1)
-    return r * _row_words(kind, n, 0)
+    if kind == BIRKHOFF:
+        return 0 if r == 0 else _row_words(kind, n, 0, cols)
+    return r * _row_words(kind, n, 0, cols)
 
 
 @njit(**FLAGS)
-def _softmax_matrix(kind, A, n, temp, buf, st, total, aux, ast, ka, c1, c2, c3, ki, wi, fi):  # noqa: ANN001
-    """All rows of one softmax-T / causal / logits instance (one call per matrix: a call per row,
-    with its many array arguments, cost as much as the row): row r is the max-subtracted softmax of
-    Gaussian logits / T (numpy's path) on entries 0..n-1, or 0..r for causal (T = 1, exact zeros
-    after), or the logits / T themselves for LOGITS."""
+def _softmax_matrix(kind, A, n, cols, temp, buf, st, total, aux, ast, ka, c1, c2, c3, ki, wi, fi):  # noqa: ANN001
+    """All rows of one softmax-T / causal / logits / gauss instance (one call per matrix: a call per
+    row, with its many array arguments, cost as much as the row): row r is the max-subtracted softmax
+    of Gaussian logits / T (numpy's path) on entries 0..n-1, or 0..r for causal (T = 1, exact zeros
+    after), or the logits / T themselves for LOGITS, or the Gaussians times ``temp`` (the standard
+    deviation) on entries 0..cols-1 for GAUSS."""
     c2a = c2 | AUX
     for r in range(n):
-        w0 = _row_start(kind, n, r)
-        ensure(buf, st, w0, w0 + _row_words(kind, n, r), total, ka, c1, c2, c3)
+        w0 = _row_start(kind, n, r, cols)
+        ensure(buf, st, w0, w0 + _row_words(kind, n, r, cols), total, ka, c1, c2, c3)
         q = w0 - st[0]
-        m = r + 1 if kind == CAUSAL else n
+        m = r + 1 if kind == CAUSAL else cols
         top = -np.inf
         for t in range(m):
             # numpy's ziggurat fast path (~98.5%) on the main-stream 64-bit word a 2^32 + b, written
@@ -168,13 +187,15 @@ def _softmax_matrix(kind, A, n, temp, buf, st, total, aux, ast, ka, c1, c2, c3, 
                     z = -z
             else:
                 z = normal_slow(x, aux, ast, ka, c1, c2a, c3, ki, wi, fi)
-            if kind != CAUSAL:
+            if kind == GAUSS:
+                z = z * temp
+            elif kind != CAUSAL:
                 z = z / temp
             A[r, t] = z
             top = max(top, z)
-        for t in range(m, n):
+        for t in range(m, cols):
             A[r, t] = 0.0
-        if kind == LOGITS:
+        if kind == LOGITS or kind == GAUSS:
             continue
         for t in range(m):                  # no reduction in this loop: it vectorises
             A[r, t] = exp_nonpos(A[r, t] - top)
@@ -186,19 +207,71 @@ def _softmax_matrix(kind, A, n, temp, buf, st, total, aux, ast, ka, c1, c2, c3, 
 
 
 @njit(**FLAGS)
-def _instance(kind, temp, n, A, buf, st, aux, ast, V, P, net, ka, c1, c2, c3, ki, wi, fi):  # noqa: ANN001
+def _birkhoff(A, n, buf, st, total, aux, ast, P, ka, c1, c2, c3):  # noqa: ANN001
+    """One ``birkhoff`` instance: permutations pi, rho and n more by Fisher-Yates (n - 1 Lemire
+    draws each, words [k (n - 1), (k + 1)(n - 1)) for permutation k = 0..n+1), then 2n - 1 cut points
+    uniform on 0..2^20 (one Lemire draw each) whose spacings are the weights: sum_k w_k P_k with
+    P_k = pi S^k rho for k < n and the drawn ones after (exact: multiples of 2^-20)."""
+    c2a = c2 | AUX
+    for k in range(n + 2):
+        for t in range(n):
+            P[k, t] = t
+        w0 = k * (n - 1)
+        ensure(buf, st, w0, w0 + n - 1, total, ka, c1, c2, c3)
+        q = w0 - st[0]
+        for t in range(n - 1):
+            j = t + bounded(n - t, buf[q + t], aux, ast, ka, c1, c2a, c3)
+            P[k, t], P[k, j] = P[k, j], P[k, t]
+    w0 = (n + 2) * (n - 1)
+    ensure(buf, st, w0, w0 + 2 * n - 1, total, ka, c1, c2, c3)
+    q = w0 - st[0]
+    scale = np.int64(1) << WEIGHT_BITS
+    cuts = np.empty(2 * n + 1, np.int64)
+    cuts[0] = 0
+    cuts[2 * n] = scale
+    for t in range(2 * n - 1):
+        cuts[t + 1] = bounded(scale + 1, buf[q + t], aux, ast, ka, c1, c2a, c3)
+    cuts[1:2 * n] = np.sort(cuts[1:2 * n])
+    step = 1.0 / scale
+    for i in range(n):
+        for j in range(n):
+            A[i, j] = 0.0
+    for k in range(2 * n):
+        w = (cuts[k + 1] - cuts[k]) * step
+        for i in range(n):
+            col = P[0, (P[1, i] + k) % n] if k < n else P[2 + k - n, i]
+            A[i, col] += w
+
+
+@njit(**FLAGS)
+def _instance(kind, temp, n, cols, A, buf, st, aux, ast, V, P, net, ka, c1, c2, c3, ki, wi, fi):  # noqa: ANN001
     st[0] = st[1] = 0                 # main buffer empty
     ast[0] = SEG                     # auxiliary buffer empty, next segment 0
     ast[1] = 0
     c2a = c2 | AUX                   # the auxiliary stream: top bit of the index's high word
-    total = _row_start(kind, n, n)
-    if kind == SOFTMAX or kind == LOGITS or kind == CAUSAL:
-        _softmax_matrix(kind, A, n, temp, buf, st, total, aux, ast, ka, c1, c2, c3, ki, wi, fi)
+    total = _row_start(kind, n, n, cols)
+    if kind == SOFTMAX or kind == LOGITS or kind == CAUSAL or kind == GAUSS:
+        _softmax_matrix(kind, A, n, cols, temp, buf, st, total, aux, ast, ka, c1, c2, c3, ki, wi, fi)
+        return
+    if kind == BIRKHOFF:
+        _birkhoff(A, n, buf, st, total, aux, ast, P, ka, c1, c2, c3)
+        return
+    if kind == GRID or kind == WORDS:
+        for r in range(n):
+            w0 = _row_start(kind, n, r, cols)
+            ensure(buf, st, w0, w0 + cols, total, ka, c1, c2, c3)
+            q = w0 - st[0]
+            for t in range(cols):
+                if kind == WORDS:
+                    A[r, t] = np.float64(buf[q + t])
+                else:
+                    v = bounded(2 * GRID_STEP * GRID_MAX + 1, buf[q + t], aux, ast, ka, c1, c2a, c3)
+                    A[r, t] = (v - GRID_STEP * GRID_MAX) / GRID_STEP
         return
     k = n if kind == DIRICHLET else max(1, -(-n // 4))
     for r in range(n):
-        w0 = _row_start(kind, n, r)
-        ensure(buf, st, w0, w0 + _row_words(kind, n, r), total, ka, c1, c2, c3)
+        w0 = _row_start(kind, n, r, cols)
+        ensure(buf, st, w0, w0 + _row_words(kind, n, r, cols), total, ka, c1, c2, c3)
         q = w0 - st[0]
         if kind == DIRICHLET:
             for t in range(n - 1):
@@ -230,7 +303,7 @@ def _instance(kind, temp, n, A, buf, st, aux, ast, V, P, net, ka, c1, c2, c3, ki
 
 
 @njit(parallel=True, **FLAGS)
-def _sample(kind, temp, n, start, ka, chunk, words, net, out, ki, wi, fi):  # noqa: ANN001
+def _sample(kind, temp, n, cols, start, ka, chunk, words, net, out, ki, wi, fi):  # noqa: ANN001
     count = out.shape[0]
     items = (count + PER - 1) // PER
     for it in prange(items):
@@ -240,20 +313,24 @@ def _sample(kind, temp, n, start, ka, chunk, words, net, out, ki, wi, fi):  # no
         ast = np.empty(2, np.int64)
         pts = n if kind == DIRICHLET or kind == SPARSE else 1
         V = np.empty((pts, n), np.int64)                        # spacings, one column per row
-        P = np.empty((n if kind == SPARSE else 1, n), np.int64)  # sparse supports
+        # sparse supports; birkhoff's permutations
+        P = np.empty((n if kind == SPARSE else n + 2 if kind == BIRKHOFF else 1, n), np.int64)
         for i in range(it * PER, min(count, (it + 1) * PER)):
             idx = start + U(i)
-            _instance(kind, temp, n, out[i], buf, st, aux, ast, V, P, net, ka,
+            _instance(kind, temp, n, cols, out[i], buf, st, aux, ast, V, P, net, ka,
                       idx & LO, idx >> S32, chunk, ki, wi, fi)
 
 
-def _words(kind: int, n: int) -> int:
+def _words(kind: int, n: int, cols: int = 0) -> int:
     """Main-buffer length (words, whole segments): the instance's main-stream words (+ one segment
-    of misalignment), at most :data:`MAX_BUFFER` but never less than a row needs. Only speed
-    depends on it, never values."""
+    of misalignment), at most :data:`MAX_BUFFER` but never less than a row needs (birkhoff: one
+    permutation's or the weights' words). Only speed depends on it, never values."""
     k = max(1, -(-n // 4))
-    row = {DIRICHLET: 2 * (n - 1), SOFTMAX: 2 * n, LOGITS: 2 * n, CAUSAL: 2 * n, HARD: 1, SPARSE: k + 2 * (k - 1)}[kind]
-    total = n * (n + 1) if kind == CAUSAL else n * row
+    cols = cols or n
+    row = {DIRICHLET: 2 * (n - 1), SOFTMAX: 2 * n, LOGITS: 2 * n, CAUSAL: 2 * n, HARD: 1, SPARSE: k + 2 * (k - 1),
+           GAUSS: 2 * cols, GRID: cols, WORDS: cols, BIRKHOFF: 2 * n - 1}[kind]
+    total = (n * (n + 1) if kind == CAUSAL else (n + 2) * (n - 1) + 2 * n - 1 if kind == BIRKHOFF
+             else n * row)
     want = max(min(total, MAX_BUFFER), row) + SEG
     return SEG * (-(-want // SEG))
 
@@ -270,19 +347,24 @@ def _int(value: object, name: str, lo: int, hi: int) -> int:
     return v
 
 
-def _run(family: str, kind: int, temp: float, n: int, count: int, seed: int, chunk: int, start: int) -> np.ndarray:
+def _run(family: str, kind: int, temp: float, n: int, count: int, seed: int, chunk: int, start: int,
+         cols: int = 0, entropy: tuple = ()) -> np.ndarray:
+    """``count`` n x cols (cols = n by default) instances of ``kind`` under the key of
+    SeedSequence([seed, family_id(family), n, *entropy])."""
     n = _int(n, "n", 1, MAX_N + 1)
+    cols = _int(cols or n, "cols", 1, MAX_N + 1)
     count = _int(count, "count", 0, MAX_INDEX)
     seed = _int(seed, "seed", 0, 1 << 128)
     chunk = _int(chunk, "chunk", 0, MAX_CHUNK)
     start = _int(start, "start", 0, MAX_INDEX)
     if start + count > MAX_INDEX:
         raise InvalidInput(f"start + count: instance indices must stay below 2^63, got {start} + {count}")
-    k0, k1 = (int(w) for w in np.random.SeedSequence([seed, family_id(family), n]).generate_state(2, np.uint32))
-    out = np.empty((count, n, n))
+    key = [seed, family_id(family), n, *entropy]
+    k0, k1 = (int(w) for w in np.random.SeedSequence(key).generate_state(2, np.uint32))
+    out = np.empty((count, n, cols))
     if count:
         net = sorting_network(n - 1 if kind == DIRICHLET else max(1, -(-n // 4)) - 1)
-        _sample(kind, temp, n, U(start), round_keys(k0, k1), U(chunk), _words(kind, n), net, out, KI, WI, FI)
+        _sample(kind, temp, n, cols, U(start), round_keys(k0, k1), U(chunk), _words(kind, n, cols), net, out, KI, WI, FI)
     return out
 
 
@@ -296,11 +378,40 @@ def sample_counter(family: str, n: int, count: int, seed: int, chunk: int, start
     [[2, 2, 2, 2, 2, 2, 2, 2]]
     """
     check_family(family)
+    if family in DOUBLY:
+        M = _run(family, BIRKHOFF, 1.0, n, count, seed, chunk, start)
+        return M if family == "birkhoff" else symmetrised(M)
     if family.startswith("softmax-T"):
         kind, temp = SOFTMAX, float(family[len("softmax-T"):])
     else:
         kind, temp = {"dirichlet": DIRICHLET, "causal": CAUSAL, "hard": HARD, "sparse": SPARSE}[family], 1.0
     return _run(family, kind, temp, n, count, seed, chunk, start)
+
+
+def real_counter(family: str, rows: int, cols: int, count: int, seed: int, chunk: int, start: int = 0,
+                 entropy: tuple = (), symmetric: bool = False) -> np.ndarray:
+    """Instances ``start .. start + count - 1`` of chunk ``chunk`` of the real ``family``
+    (:func:`numerics.sources.random.check_real`: ``gauss-<s>``, standard Gaussians by the ziggurat
+    times s; ``grid``, Lemire draws on 0..64 minus 32, over 4): (count, rows, cols) float64, key
+    SeedSequence([seed, family_id(family), rows, *entropy]); ``symmetric`` (square): (Z + Z^T)/2.
+
+    >>> Z = real_counter("grid", 2, 3, 4, seed=0, chunk=0)
+    >>> Z.shape, bool((Z * 4 == np.round(Z * 4)).all() and (abs(Z) <= 8).all())
+    ((4, 2, 3), True)
+    """
+    check_real(family)
+    kind, s = (GRID, 1.0) if family == "grid" else (GAUSS, float(family[len("gauss-"):]))
+    Z = _run(family, kind, s, rows, count, seed, chunk, start, cols=cols, entropy=entropy)
+    return symmetrised(Z) if symmetric else Z
+
+
+def words_counter(name: str, per: int, count: int, seed: int, chunk: int, start: int = 0,
+                  entropy: tuple = ()) -> np.ndarray:
+    """``per`` uniform 32-bit words (uint64) for each of instances ``start .. start + count - 1``:
+    (count, per), key SeedSequence([seed, family_id(name), 1, *entropy]) (the parameters' draws,
+    :func:`numerics.sources.random.parameter_values`)."""
+    W = _run(name, WORDS, 1.0, 1, count, seed, chunk, start, cols=per, entropy=entropy)
+    return W[:, 0, :].astype(np.uint64)
 
 
 def softmax_logits(family: str, n: int, count: int, seed: int, chunk: int, start: int = 0) -> np.ndarray:

@@ -26,6 +26,7 @@ EPS53 = 2.0 ** -53
 TWO53 = 1 << 53
 
 DIRICHLET, SOFTMAX, CAUSAL, HARD, SPARSE, LOGITS = 0, 1, 2, 3, 4, 5   # LOGITS: softmax-T's z / T
+GAUSS, GRID, WORDS, BIRKHOFF = 6, 7, 8, 9     # the real families, raw 32-bit words, doubly stochastic
 MAX_N = 1 << 14            # per-instance counter blocks must stay below 2^32
 MAX_CHUNK = 1 << 32        # the chunk is one 32-bit counter word
 MAX_INDEX = 1 << 63        # the index is two counter words, the top bit flags the auxiliary stream

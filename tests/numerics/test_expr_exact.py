@@ -275,7 +275,7 @@ def test_a_sweep_chunk_counts_undecided_apart_from_not_applicable(monkeypatch):
     from verification.stress.checks import expr as chunk
 
     mats = np.array([[[1.0, 0.0], [1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[0.5, 0.5], [0.0, 1.0]]])
-    monkeypatch.setattr(chunk, "draw_matrices", lambda *a, **k: mats)
+    monkeypatch.setattr(chunk, "draw_values", lambda *a, **k: {"A": mats})
     c = compile_statement(Eq(log(delta(A)) * (log(2) + log(3)), log(delta(A)) * log(6)))
     spec = {"theorem": "x.tie", "family": "dirichlet", "n": 2, "seed": 0, "compiled": c, "category": "proved",
             "condition": False}

@@ -246,7 +246,7 @@ def sparse_note(sweep: Any) -> Any:
     """A note when the sweep draws ``sparse`` at a size where it is one-hot (n <= 4: a support of one
     column), the law of ``hard`` (:data:`numerics.sources.random.FAMILY_TEXT`); None otherwise."""
     small = [n for n in sweep.sizes if n <= 4]
-    if "sparse" not in sweep.families or not small:
+    if "sparse" not in {f.partition("+")[0] for f in sweep.families} or not small:
         return None
     return (f"note: sparse at n = {', '.join(map(str, small))} has one-hot rows (a support of ceil(n/4) = 1 column): "
             "the law of hard")
@@ -272,20 +272,48 @@ def per_theorem(default: Any, search: str = "") -> str:
 
 
 def families_text(width: int = 88) -> str:
-    """The random families, one definition each (:data:`numerics.sources.random.FAMILY_TEXT`), for the
-    end of ``stress --help``."""
+    """The random families, one definition each (:data:`numerics.sources.random.FAMILY_TEXT`), how a
+    parameter is drawn and how d enters the cells, for the end of ``stress --help``."""
     import textwrap
 
-    from numerics.sources.random import FAMILY_TEXT
+    from numerics.sources.random import DIMS_TEXT, FAMILY_TEXT, PARAMETER_TEXT
 
-    lines = ["random families (--families): one n x n row-stochastic matrix per draw, its rows independent"]
+    lines = textwrap.wrap("random families (--families): one n x n row-stochastic matrix per draw, its rows "
+                          "independent, or one real matrix (logits, tokens); a statement over both kinds names one of "
+                          "each, e.g. dirichlet+gauss-1", width + 2)
     for name, text in FAMILY_TEXT.items():
+        lines += textwrap.wrap(text, width, initial_indent=f"  {name:<13} ", subsequent_indent=" " * 16)
+    for name, text in (("parameter", PARAMETER_TEXT), ("d", DIMS_TEXT)):
         lines += textwrap.wrap(text, width, initial_indent=f"  {name:<13} ", subsequent_indent=" " * 16)
     return "\n".join(lines)
 
 
+def cell_families(text: str) -> tuple[str, ...]:
+    """``--families``: comma-separated families of any kind (:mod:`numerics.sources.random`: row-stochastic,
+    real) or ``S+R`` pairs; each name checked here, whether it fits the theorem by its plan."""
+    from numerics.sources.random import check_family, check_real, known_real
+
+    items = [s.strip() for s in text.split(",")]
+    if not text.strip() or any(not s for s in items):
+        raise argparse.ArgumentTypeError(f"empty family in {text!r}; give a comma-separated list")
+    try:
+        for item in items:
+            if "+" in item:
+                s, _, r = item.partition("+")
+                check_family(s)
+                check_real(r)
+            elif not known_real(item):
+                check_family(item)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return tuple(dict.fromkeys(items))
+
+
+cell_families.__name__ = "family list"
+
+
 def register(sub: Any) -> None:
-    from verification.options import add_common, add_executor, add_theory, family_list, int_list, positive_int
+    from verification.options import add_common, add_executor, add_theory, int_list, positive_int
     from verification.stress.checks import SEARCH_BUDGET, SIZES
     from verification.stress.checks.plan import CHUNK_ELEMENTS, MAX_CHUNK, THEOREMS
 
@@ -297,8 +325,10 @@ def register(sub: Any) -> None:
     p.add_argument("theorem", type=theorem_id, help=f"theorem id: one of {', '.join(THEOREMS)}, or a theorem over "
                                                     "theory.expr registered by a --theory file")
     p.add_argument("--family", "--families", dest="family", default=None,
-                   type=family_list, help="comma-separated random families, defined below ("
-                   + per_theorem(lambda spec: ",".join(spec.families)) + ")")
+                   type=cell_families, help="comma-separated random families, defined below; a statement over "
+                   "stochastic and real matrices takes pairs such as dirichlet+gauss-1, and by default families by "
+                   "the kinds of its symbols and its hypotheses (" + per_theorem(lambda spec: ",".join(spec.families))
+                   + ")")
     p.add_argument("--sizes", default=None, type=int_list(2, "size"), help="comma-separated n >= 2 ("
                    + per_theorem(lambda spec: ",".join(map(str, spec.sizes)), ",".join(map(str, SIZES))) + ")")
     p.add_argument("--layers", default=None, type=int_list(2, "layer count"),
@@ -306,10 +336,15 @@ def register(sub: Any) -> None:
                         + per_theorem(lambda spec: ",".join(map(str, spec.layers))) + ")")
     p.add_argument("--instances", default=100_000, type=positive_int,
                    help="instances in all (pairs for dobrushin.product, stacks for dobrushin.rollout), split evenly over "
-                        f"the cells (families x sizes [x layer counts]) and rounded up to whole chunks ({MAX_CHUNK:,} "
-                        f"instances up to n = {int((CHUNK_ELEMENTS // MAX_CHUNK) ** 0.5)}, then 2^22/n^2; a rollout "
-                        "stack's chunk 2^22/(L n^2)), so a run may check many more: it says how many before it starts; "
+                        f"the cells (families x sizes [x layer counts or widths d]) and rounded up to whole chunks ({MAX_CHUNK:,} "
+                        f"instances up to n = {int((CHUNK_ELEMENTS // MAX_CHUNK) ** 0.5)}, then 2^22/n^2; a tenth of "
+                        "that for a statement beyond delta (softmax, logits, tokens, parameters, the other functionals); "
+                        "a rollout stack's chunk 2^22/(L n^2)), so a run may check many more: it says how many before it "
+                        "starts; "
                         "a larger value extends the campaign (default 100000)")
+    p.add_argument("--dims", default=None, type=int_list(1, "width d"),
+                   help="a statement with a tokens matrix (n x d) only: comma-separated widths d, one cell each "
+                        "(default 1,2,4)")
     add_executor(p, "run the chunks")
     p.add_argument("--sampler", default=None, choices=("counter", "numpy"),
                    help="how chunks are drawn: counter (default: Philox4x32-10, compiled and parallel, campaign "

@@ -34,10 +34,24 @@ def tally(store: Any, campaign: str, theorem: str, chunks: Optional[Iterable[str
 
 
 def cell_parts(cell: str) -> tuple[str, int, Optional[int]]:
-    """``'dirichlet/n16'`` -> ('dirichlet', 16, None); ``'dirichlet/n16/L12'`` -> (..., 12)."""
+    """``'dirichlet/n16'`` -> ('dirichlet', 16, None); ``'dirichlet/n16/L12'`` -> (..., 12); a cell of a
+    statement with a tokens matrix ``'gauss-1/n4/d2'`` -> ('gauss-1', 4, None) (its d: :func:`cell_dim`)."""
     family, rest = cell.split("/n")
+    rest = rest.partition("/d")[0]
     n, _, L = rest.partition("/L")
     return family, int(n), int(L) if L else None
+
+
+def cell_dim(cell: str) -> Optional[int]:
+    """d of a cell ``'<family>/n<n>/d<d>'`` (a statement with a tokens matrix), else None."""
+    d = cell.partition("/n")[2].partition("/d")[2]
+    return int(d) if d else None
+
+
+def cell_order(cell: str) -> tuple:
+    """A cell's place in its table: family, n, L, d."""
+    family, n, L = cell_parts(cell)
+    return family, n, L or 0, cell_dim(cell) or 0
 
 
 def verdict_names(cells: dict[str, Tally]) -> list[str]:
@@ -51,6 +65,8 @@ def columns(cells: dict[str, Tally]) -> list[str]:
     column for every other verdict a summary counts, after ``not applicable``."""
     rollout = any(cell_parts(c)[2] is not None for c in cells)
     cols = COLUMNS[:2] + ["layers"] + COLUMNS[2:] if rollout else list(COLUMNS)
+    if any(cell_dim(c) is not None for c in cells):
+        cols = cols[:2] + ["d"] + cols[2:]
     at = cols.index("not applicable") + 1
     return cols[:at] + verdict_names(cells)[len(VERDICTS):] + cols[at:]
 
@@ -66,10 +82,10 @@ def rows(cells: dict[str, Tally]) -> list[list[Any]]:
     add up to its instances."""
     out = []
     extra = verdict_names(cells)[len(VERDICTS):]
-    for cell, t in sorted(cells.items(), key=lambda kv: (cell_parts(kv[0])[0], cell_parts(kv[0])[1],
-                                                         cell_parts(kv[0])[2] or 0)):
+    for cell, t in sorted(cells.items(), key=lambda kv: cell_order(kv[0])):
         family, n, L = cell_parts(cell)
-        out.append([family, n] + ([L] if L is not None else []) +
+        d = cell_dim(cell)
+        out.append([family, n] + ([L] if L is not None else []) + ([d] if d is not None else []) +
                    [t.n, t.chunks, t.count("holds"), t.count("tight"),
                     share_text(t.count("tight"), applicable(t)), t.count("violated"), t.count("undecided"),
                     t.count("not-applicable")] + [t.count(k) for k in extra] +
@@ -153,8 +169,9 @@ def provenance(cells: dict[str, Tally], campaign: str) -> str:
     """The campaign, its chunk sizes, how its instances were drawn (the sampler its version names)."""
     rollout = any(cell_parts(c)[2] is not None for c in cells)
     sizes = sorted({cell_parts(c)[1:] for c in cells}, key=lambda nl: (nl[0], nl[1] or 0))
+    held = {cell_parts(c)[1:]: t.n // t.chunks for c, t in cells.items() if t.chunks}   # as stored
     return (f"campaign {campaign}; chunks of "
-            f"{', '.join(f'{cell_chunk_size(n, L)} at n = {n}' + (f', L = {L}' if L else '') for n, L in sizes)}; "
+            f"{', '.join(f'{held.get((n, L)) or cell_chunk_size(n, L)} at n = {n}' + (f', L = {L}' if L else '') for n, L in sizes)}; "
             f"{sampler_text(campaign, rollout)}; verdicts exact")
 
 
@@ -214,8 +231,10 @@ def simplicity(mats: dict) -> tuple[int, int, int]:
     denominator, the digits of all its denominators (a 0/1 matrix before one with 2^53 denominators)."""
     from fractions import Fraction
 
-    dens = [Fraction(x).denominator for rows in mats.values() for row in rows for x in row]
-    n = max((len(rows) for rows in mats.values()), default=0)
+    matrices = [rows for rows in mats.values() if isinstance(rows, list)]
+    dens = [Fraction(x).denominator for rows in matrices for row in rows for x in row]
+    dens += [Fraction(v).denominator for v in mats.values() if not isinstance(v, list)]
+    n = max((len(rows) for rows in matrices), default=0)
     return n, max(dens, default=1), sum(len(str(d)) for d in dens)
 
 
@@ -228,23 +247,16 @@ def instance_order(instance: str, order: Optional[dict]) -> tuple:
 
 
 def rechecked(theorem: str, mats: dict) -> bool:
-    """Whether ``mats`` (exact rows) satisfy the theorem's hypotheses and violate its statement, in
-    exact arithmetic, checked again here from the stored rationals."""
-    from fractions import Fraction
-
-    from numerics.expr import compile_statement, exact_sides
+    """Whether the exact instance ``mats`` ({"A": rows of "p/q", ..., "alpha": "p/q"}) satisfies the
+    theorem's hypotheses (kinds, shapes, ``assume``, ``where=``) and violates its statement, in exact
+    arithmetic or by a certified margin, checked again here from the stored rationals
+    (:func:`verification.stress.checks.expr.recheck`)."""
+    from numerics.expr import compile_statement
     from theory import get
+    from verification.stress.checks.expr import recheck
 
     th = get(theorem)
-    rows = {k: [[Fraction(x) for x in row] for row in M] for k, M in mats.items()}
-    for M in rows.values():
-        if "causal" in th.assume and any(M[i][j] != 0 for i in range(len(M)) for j in range(i + 1, len(M))):
-            return False
-        if "positive" in th.assume and any(x <= 0 for row in M for x in row):
-            return False
-    compiled = compile_statement(th.statement)
-    lhs, rhs = exact_sides(compiled, rows)
-    return lhs >= rhs if compiled.strict else lhs > rhs
+    return recheck(compile_statement(th.statement, th.assume, th.where), mats, tuple(th.assume))[0]
 
 
 def simplest_counterexample(store: Any, campaign: str, theorem: str,
@@ -280,13 +292,38 @@ def counterexample_text(record: dict) -> str:
     """The counterexample of ``record`` as printed: each matrix's rows of exact rationals, both sides
     as the statement writes them (:func:`counterexample_sides`)."""
     ex = record["extra"]
-    lines = [f"simplest kept counterexample ({record['instance']}), exact; every row sums to exactly 1:"]
-    for name, rows in ex["counterexample"].items():
-        lines += [f"  {name} = [" + ", ".join("[" + ", ".join(row) + "]" for row in rows) + "]"]
+    lines = [f"simplest kept counterexample ({record['instance']}), exact"
+             + instance_lines(ex["counterexample"], stochastic_names(record["theorem"]))]
     sides = counterexample_sides(record)
     lines.append(f"  lhs = {sides['lhs']}, rhs = {sides['rhs']}: lhs {sides['relation']} rhs is false (re-checked in "
                  "exact arithmetic)")
     return "\n".join(lines)
+
+
+def stochastic_names(theorem: str) -> Optional[set]:
+    """The names of the row-stochastic matrices of a registered statement over theory.expr (None: not one)."""
+    from theory import expr, registry
+
+    th = registry.REGISTRY.get(theorem)
+    if th is None or not th.is_expr:
+        return None
+    return {m for m, kind in expr.normal_form(th.statement, th.assume).symbols if kind == "stochastic"}
+
+
+def instance_lines(instance: dict, stochastic: Optional[set] = None) -> str:
+    """One line per symbol of an exact instance ({"A": rows of "p/q", "alpha": "p/q"}): a matrix's rows,
+    a parameter's value; after ``; every row sums to exactly 1:`` when every matrix is row-stochastic
+    (``stochastic``: the names of those; every matrix when None)."""
+    mats = {k: v for k, v in instance.items() if isinstance(v, list)}
+    rowsum = stochastic is None or set(mats) <= stochastic
+    lines = ["; every row sums to exactly 1:" if rowsum and mats else ":"]
+    for name, v in instance.items():
+        if isinstance(v, list):
+            lines.append(f"  {name} = [" + ", ".join("[" + ", ".join(map(str, row)) + "]" for row in v) + "]")
+        else:
+            lines.append(f"  {name} = {v}")
+    return "\n".join(lines)
+
 
 
 def refutation(store: Any, campaign: str, theorem: str, chunks: Iterable[str], search: bool = False) -> Optional[dict]:
@@ -414,16 +451,14 @@ def mismatch_instance(campaign: str, record: dict) -> dict:
     record, or (a record stored before they were) regenerated from its campaign, chunk and index."""
     if "instance" in record["extra"]:
         return record["extra"]["instance"]
-    from numerics.stochastic import ExactMatrix
-    from theory import get
-    from verification.stress.checks.expr import exact_text
-    from verification.stress.checks.plan import regenerate
+    from verification.stress.checks.draws import exact_values
+    from verification.stress.checks.expr import as_text
+    from verification.stress.checks.plan import regenerate, spec_of
 
     chunk, index = record["instance"].rsplit("/", 2)[:2]
-    X = regenerate(campaign, chunk, int(index.lstrip("i")))
-    names = get(record["theorem"]).matrices
-    X = X.reshape((len(names),) + X.shape[-2:])
-    return {m: [[exact_text(x) for x in row] for row in ExactMatrix.from_floats(X[j]).rows()] for j, m in enumerate(names)}
+    got = regenerate(campaign, chunk, int(index.lstrip("i")))
+    batch = {k: (v[None] if hasattr(v, "shape") else [v]) for k, v in got.items()}
+    return as_text(exact_values(batch, spec_of(record["theorem"]).law, 0))
 
 
 def condition_mismatch(store: Any, campaign: str, theorem: str, chunks: Iterable[str]) -> Optional[dict]:
@@ -432,10 +467,9 @@ def condition_mismatch(store: Any, campaign: str, theorem: str, chunks: Iterable
     from the chunk summaries), ``checked``, ``kept`` (records) and the simplest kept one
     (:func:`simplicity`): ``instance``, ``matrices`` (exact), ``said`` (what the condition said:
     tight or not) and ``lhs``, ``rhs``, ``tight`` (both sides computed again here, exactly)."""
-    from fractions import Fraction
-
-    from numerics.expr import compile_statement, exact_sides
+    from numerics.expr import compare, compile_statement, sides
     from theory import get
+    from verification.stress.checks.expr import exact_text
 
     chunks = list(chunks)
     cond = condition_tally(store, campaign, theorem, chunks)
@@ -450,11 +484,11 @@ def condition_mismatch(store: Any, campaign: str, theorem: str, chunks: Iterable
         return out
     mats = {id(r): mismatch_instance(campaign, r) for r in kept}
     r = min(kept, key=lambda r: (simplicity(mats[id(r)]), instance_order(r["instance"].rpartition("/")[0], order)))
-    compiled = compile_statement(get(theorem).statement)
-    lhs, rhs = exact_sides(compiled, {k: [[Fraction(x) for x in row] for row in M] for k, M in mats[id(r)].items()})
+    th = get(theorem)
+    lhs, rhs = sides(compile_statement(th.statement, th.assume, th.where), mats[id(r)])
     said = r["extra"].get("condition_said", not r["extra"]["tight"])
     return {**out, "instance": r["instance"].rpartition("/")[0], "matrices": mats[id(r)], "said": bool(said),
-            "lhs": str(lhs), "rhs": str(rhs), "tight": lhs == rhs}
+            "lhs": exact_text(lhs), "rhs": exact_text(rhs), "tight": compare(lhs, rhs) == 0}
 
 
 def mismatch_text(theorem: str, mismatch: dict) -> str:
@@ -465,9 +499,8 @@ def mismatch_text(theorem: str, mismatch: dict) -> str:
              f"of {mismatch['checked']:,} instances checked ({mismatch['kept']:,} kept as records, at most "
              f"{KEEP_MISMATCH} per chunk)"]
     if mismatch["instance"] is not None:
-        lines.append(f"simplest kept instance ({mismatch['instance']}), exact; every row sums to exactly 1:")
-        lines += [f"  {name} = [" + ", ".join("[" + ", ".join(row) + "]" for row in rows) + "]"
-                  for name, rows in mismatch["matrices"].items()]
+        lines.append(f"simplest kept instance ({mismatch['instance']}), exact"
+                     + instance_lines(mismatch["matrices"], stochastic_names(theorem)))
         lines.append(f"  the condition says {'tight' if mismatch['said'] else 'not tight'}; exact arithmetic says "
                      f"lhs = {mismatch['lhs']}, rhs = {mismatch['rhs']}: {'tight' if mismatch['tight'] else 'not tight'}")
     return "\n".join(lines)

@@ -126,6 +126,8 @@ class Plan:
         if args.search and spec.kind == "rollout":
             raise InvalidInput(f"--search: not available for {args.theorem} (stacks of layers); it supports "
                                f"{', '.join(t for t, s in THEOREMS.items() if s.kind != 'rollout')}")
+        if getattr(args, "dims", None) and args.search:
+            raise InvalidInput("--dims: applies to a sweep; the guided search draws d from 1, 2, 3")
         if args.budget is not None and not args.search:
             raise InvalidInput(f"--budget {args.budget}: applies to --search only (a sweep's size is --instances)")
         if args.search:
@@ -133,9 +135,14 @@ class Plan:
                             args.seed)
             check_search(search.sizes, search.budget)
             return cls(search=search, seed=args.seed)
-        return cls((StressPlan(args.theorem, args.family or spec.families, args.sizes or spec.sizes, args.instances,
+        families = args.family or spec.families
+        if args.family and spec.kind == "expr":          # plain names of both kinds: their pairs
+            from verification.stress.checks.draws import families as cell_families
+
+            families = cell_families(spec.law, args.family)
+        return cls((StressPlan(args.theorem, families, args.sizes or spec.sizes, args.instances,
                                seed=args.seed, device=args.device, layers=tuple(args.layers or ()),
-                               sampler=args.sampler),), seed=args.seed)
+                               sampler=args.sampler, dims=tuple(getattr(args, "dims", None) or ())),), seed=args.seed)
 
     def campaigns(self) -> tuple[str, ...]:
         return tuple(s.campaign for s in self.sweeps) + ((self.search.campaign,) if self.search else ())
@@ -191,7 +198,7 @@ class Plan:
                 out[f"{s.theorem} statement"] = s.spec.statement
                 out[f"{s.theorem} from"] = source(s.theorem)
                 out[f"{s.theorem} decided by"] = ("numerics.expr: float64 sides with a rigorous error bound, exact "
-                                                  "rationals past it and for every equality")
+                                                  "or certified arithmetic past it and for every equality")
         if self.search is not None:
             out["search"] = (f"{self.search.theorem}, {self.search.budget} evaluations per size, "
                              f"n = {','.join(map(str, self.search.sizes))}")

@@ -1,12 +1,15 @@
-"""One chunk of a stress sweep of a statement over :mod:`theory.expr` (a user's theorem): draw the
-chunk's matrices from its own generator (one per matrix of the statement per instance), decide every
-instance with the compiled statement (:func:`numerics.expr.decide`: floats where the margin exceeds
-the rigorous error bound, exact arithmetic for the rest and for every equality), store one summary
-(the sweep's layout, :mod:`verification.stress.checks.summaries`) and the records worth keeping.
+"""One chunk of a stress sweep of a statement over :mod:`theory.expr` (a user's theorem): draw every
+symbol of the chunk's instances from its own generators (:mod:`verification.stress.checks.draws`:
+stochastic, logits and tokens matrices, parameters), decide every instance with the compiled
+statement (:func:`numerics.expr.decide`: floats where the margin exceeds the rigorous error bound,
+exact or certified arithmetic for the rest and for every equality), store one summary (the sweep's
+layout, :mod:`verification.stress.checks.summaries`) and the records worth keeping.
 
-A violated instance is re-checked in exact arithmetic (its matrices as the exact rationals they stand
-for, rows summing to exactly 1) before it is stored; its record carries the counterexample as
-``"p/q"`` strings (``extra["counterexample"]``) and both exact sides. Records speak the theorem's
+A violated instance is re-checked on its exact values (:func:`exact_instance`: its matrices as the
+exact rationals they stand for, a stochastic one's rows summing to exactly 1; its parameters) by
+the exact or certified evaluator, hypotheses and ``where=`` included (:func:`recheck`), before it is
+stored; its record carries the counterexample, every symbol as ``"p/q"`` strings (matrices as rows,
+a parameter as one string: ``extra["counterexample"]``) and both exact sides. Records speak the theorem's
 vocabulary (:mod:`theory.verdicts`): a proved theorem's violated instance is ``violated`` (the campaign
 runner stops loudly), a conjecture's is ``refuted`` (a finding: stored, reported). The summary's
 counts are per-instance verdicts of the bound in both cases.
@@ -26,7 +29,8 @@ import numpy as np
 from numerics.dobrushin.batch import TIGHT, UNDECIDED, VIOLATED
 from verification.campaign import ChunkResult
 from verification.store import Record
-from verification.stress.checks.plan import chunk_key, chunk_size, draw_matrices, provenance
+from verification.stress.checks.draws import Law, draw_values
+from verification.stress.checks.plan import chunk_key, chunk_size, provenance
 from verification.stress.checks.summaries import keep, summarise
 
 KEEP_VIOLATED = 16          # violated instances stored in full per chunk (every one is counted)
@@ -34,15 +38,18 @@ KEEP_MISMATCH = 8           # equality-condition disagreements stored per chunk
 
 
 def spec_part(theorem: str) -> dict:
-    """What a worker needs of the theorem (the compiled statement travels: no theory file is needed
-    where the chunk runs, unless the theorem has an equality condition)."""
+    """What a worker needs of the theorem (the compiled statement, with its hypotheses and
+    ``where=``, travels: no theory file is needed where the chunk runs, unless the theorem has an
+    equality condition)."""
     from numerics.expr import compile_statement
     from theory import get
     from theory.plugins import source
+    from verification.stress.checks.draws import Law
 
     th = get(theorem)
-    return {"compiled": compile_statement(th.statement), "category": th.category, "source": source(theorem),
-            "condition": th.equality_condition is not None, "assume": tuple(th.assume)}
+    compiled = compile_statement(th.statement, th.assume, th.where)
+    return {"compiled": compiled, "category": th.category, "source": source(theorem),
+            "condition": th.equality_condition is not None, "assume": tuple(th.assume), "law": Law.of(compiled)}
 
 
 def exact_text(x: Any) -> str:
@@ -52,14 +59,24 @@ def exact_text(x: Any) -> str:
     return f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
 
 
-def exact_instance(compiled: Any, mats: dict, b: int) -> tuple[dict, Any, Any]:
-    """Instance ``b`` as exact rationals ({"A": rows of Fractions}) and its exact (or certified) sides
-    (:func:`numerics.expr.sides`)."""
+def exact_instance(compiled: Any, values: dict, b: int) -> tuple[dict, Any, Any]:
+    """Instance ``b`` of a batch of ``values`` (matrices (B, rows, cols), parameters B values) as
+    the exact values it stands for ({"A": rows of Fractions, ..., "alpha": Fraction}) and its exact
+    (or certified) sides (:func:`numerics.expr.sides`)."""
     from numerics.expr.certified import batches, sides
 
-    inst = batches(compiled, {m: mats[m][b:b + 1] for m in compiled.matrices}).instance(0)
+    one = {k: (v[b:b + 1] if isinstance(v, np.ndarray) else [v[b]]) for k, v in values.items()
+           if k in compiled.matrices or k in {p for p, _, _ in compiled.params}}
+    inst = batches(compiled, one).instance(0)
     lhs, rhs = sides(compiled, inst)
-    return inst.matrices, lhs, rhs
+    return {**inst.matrices, **inst.params}, lhs, rhs
+
+
+def as_text(instance: dict) -> dict:
+    """An exact instance as the counterexample's strings: a matrix as rows of "p/q", a parameter as
+    one "p/q"."""
+    return {name: ([[exact_text(x) for x in r] for r in v] if isinstance(v, list) else exact_text(v))
+            for name, v in instance.items()}
 
 
 def violates(compiled: Any, lhs: Any, rhs: Any) -> bool:
@@ -71,6 +88,28 @@ def violates(compiled: Any, lhs: Any, rhs: Any) -> bool:
     if c is None:
         return False
     return c != 0 if compiled.equal else c >= 0 if compiled.strict else c > 0
+
+
+def recheck(compiled: Any, counterexample: dict, assume: tuple = ()) -> tuple[bool, str]:
+    """(whether the exact instance ``counterexample`` ({"A": rows of "p/q" or Fractions, ...,
+    "alpha": "p/q"}) violates the statement, why not), from the exact values alone: every symbol's
+    kind, shape and the hypotheses ``assume`` (:class:`theory.registry.DerivedHypothesis`, exact), every
+    ``where=`` relation true, the sides certified to violate it."""
+    from numerics.expr.certified import Undefined, instance, values_of
+    from numerics.expr.decide import VIOLATED, settle
+    from theory.registry import DerivedHypothesis
+
+    h = DerivedHypothesis(compiled.matrices, tuple(assume), compiled.roles, compiled.params)(counterexample)
+    if not h:
+        return False, h.reason
+    try:
+        vals = values_of(compiled, instance(compiled, counterexample))
+    except Undefined as exc:
+        return False, f"the statement is undefined there ({exc})"
+    code, _ = settle(compiled, vals)
+    if code != VIOLATED:
+        return False, f"the exact check says {('holds', 'tight', 'violated', 'not-applicable', 'undecided')[code]}"
+    return True, ""
 
 
 def _condition(theorem: str, source: str) -> Any:
@@ -95,9 +134,9 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
 
     theorem, family, n, seed = spec["theorem"], spec["family"], spec["n"], spec["seed"]
     sampler, compiled = spec.get("sampler", "counter"), spec["compiled"]
-    m = len(compiled.matrices)
-    X = draw_matrices(family, n, k, seed, sampler, m)
-    mats = {name: np.ascontiguousarray(X[j::m]) for j, name in enumerate(compiled.matrices)}
+    law = spec.get("law") or Law.of(compiled)
+    size = spec.get("count") or chunk_size(n)
+    mats = draw_values(law, family, n, spec.get("d"), k, seed, sampler, size)
     d = decide(compiled, mats, tuple(spec.get("assume", ())))
     codes = d.codes.astype(np.int64)
     na = codes == 3                               # undefined there, or outside the theorem's hypotheses
@@ -114,8 +153,10 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
         body["counts"]["not-applicable"] = int(na.sum())
     body["rational"] = d.rational_count
     body["device"] = "cpu"
-    prov = provenance(theorem, family, n, k, seed, sampler=sampler)
-    key = chunk_key(family, n, k)
+    prov = provenance(theorem, family, n, k, seed, sampler=sampler, size=size)
+    if spec.get("d") is not None:
+        prov["d"] = spec["d"]
+    key = chunk_key(family, n, k, d=spec.get("d"))
     proved = spec["category"] in ("proved", "sanity")
     kept = keep(v, np.nan_to_num(slack, nan=np.inf))
     violated = [i for i, why in kept.items() if why == "violated"]
@@ -127,11 +168,12 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
         verdict = "not-applicable" if na[i] else ("holds", "tight", "violated", "undecided")[v[i]]
         if v[i] == VIOLATED and not na[i]:
             rows, lhs, rhs = exact_instance(compiled, mats, i)
-            if not violates(compiled, lhs, rhs):                         # re-checked before it is reported
+            cex = as_text(rows)
+            ok, why = recheck(compiled, cex, tuple(spec.get("assume", ())))   # re-checked before it is reported
+            if not ok or not violates(compiled, lhs, rhs):
                 raise RuntimeError(f"{theorem}: instance {key}/i{i} was decided violated but its exact sides are "
-                                   f"{lhs} and {rhs}: a bug in numerics.expr")
-            extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
-                         **compiled.as_written(exact_text(lhs), exact_text(rhs)))     # as the statement writes them
+                                   f"{lhs} and {rhs} ({why or 'not violated'}): a bug in numerics.expr")
+            extra.update(counterexample=cex, **compiled.as_written(exact_text(lhs), exact_text(rhs)))  # as written
         if not proved:
             verdict = {"holds": "supported", "tight": "supported", "violated": "refuted",
                        "not-applicable": "not-testable", "undecided": "inconclusive"}[verdict]
@@ -146,7 +188,7 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
         for i, rows, said, lhs, rhs in mismatch[:KEEP_MISMATCH]:
             # the instance, what the condition said and what exact arithmetic says
             extra = {"kept": "condition-mismatch", "tight": bool(codes[i] == TIGHT), "condition_said": said,
-                     "instance": {name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
+                     "instance": as_text(rows),
                      "lhs": exact_text(lhs), "rhs": exact_text(rhs), "relation": compiled.relation}
             verdict = ("holds", "tight", "violated")[codes[i]] if proved else "supported"
             if not proved:
@@ -185,9 +227,9 @@ def chunks(plan: Any) -> list:
 
     part = spec_part(plan.theorem)
     out = []
-    for f, n, _, count in plan.cells():
-        spec = {"theorem": plan.theorem, "family": f, "n": n, "count": chunk_size(n), "seed": plan.seed,
-                "sampler": plan.sampler, **part}
-        out += [Chunk(chunk_key(f, n, k), run_chunk, (spec, k)) for k in range(count)]
+    for f, n, x, count in plan.cells():
+        spec = {"theorem": plan.theorem, "family": f, "n": n, "count": plan.chunk_of(n, x), "seed": plan.seed,
+                "sampler": plan.sampler, "d": x if plan.axis == "d" else None, **part}
+        out += [Chunk(plan.key(f, n, k, x), run_chunk, (spec, k)) for k in range(count)]
     return out
 

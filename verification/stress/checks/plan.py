@@ -66,6 +66,9 @@ class TheoremSpec:
     stored_as: Optional[str] = None   # the registered theorem its records are verdicts of (None: itself)
     matrices: tuple[str, ...] = ()    # "expr": the matrices of a statement over theory.expr, per instance
     statement: str = ""               # "expr": the statement as sympy prints it (named in the campaign)
+    law: Any = None                   # "expr": what one instance holds (verification.stress.checks.draws.Law)
+    dims: tuple[int, ...] = ()        # "expr" with a tokens matrix: default widths d
+    small: bool = False               # "expr" beyond the delta-only vocabulary: chunks of chunk_size(n) / SMALL
 
 
 THEOREMS: dict[str, TheoremSpec] = {
@@ -83,19 +86,24 @@ THEOREMS: dict[str, TheoremSpec] = {
                                      stored_as="dobrushin.product"),
 }
 MAX_LAYERS = 64
-# a statement over theory.expr (a user's theorem, --theory FILE.py): its default cells, by assumption
-EXPR_FAMILIES = {(): ("dirichlet", "softmax-T1", "sparse"), ("causal",): ("causal",),
-                 ("positive",): ("dirichlet", "softmax-T1")}
+# a statement over theory.expr (a user's theorem, --theory FILE.py): its default sizes (its default
+# families: verification.stress.checks.draws.default_families)
 EXPR_SIZES = (2, 3, 4, 8)
+MAX_DIM = 1024                 # --dims: the largest d
+SMALL = 10                     # a statement beyond the delta-only vocabulary: chunks 10x smaller (exact and
+                               # certified arithmetic decide many of its instances one at a time)
 POSITIVE_FAMILIES = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4")   # no exact zeros
 
 
 def spec_of(theorem: str) -> TheoremSpec:
     """How ``theorem`` is stress-tested: its entry of :data:`THEOREMS`, or, for a registered
     theorem whose statement is over :mod:`theory.expr` (a user's, ``--theory FILE.py``), a spec
-    derived from it: kind "expr", one matrix per name of the statement per instance, default cells
-    :data:`EXPR_FAMILIES` x :data:`EXPR_SIZES`, families restricted by its ``assume``. InvalidInput
-    for any other id, with the ids that have one."""
+    derived from it: kind "expr", every symbol of the statement drawn per instance
+    (:mod:`verification.stress.checks.draws`), default cells its default families x :data:`EXPR_SIZES`
+    (x :data:`~verification.stress.checks.draws.DIMS` with a tokens matrix), families restricted by its
+    ``assume``. The statement's text (what names the campaign) carries everything that changes the
+    draws or the verdicts: the hypotheses, each parameter's interval, ``where=``. InvalidInput for any
+    other id, with the ids that have one."""
     if theorem in THEOREMS:
         return THEOREMS[theorem]
     from theory import registry
@@ -108,10 +116,17 @@ def spec_of(theorem: str) -> TheoremSpec:
         why = "no theorem of that id is registered" if th is None else "its statement is not over theory.expr"
         raise InvalidInput(f"no stress sampler for {theorem!r} ({why}); stress takes {', '.join(THEOREMS)} or a "
                            "theorem over theory.expr (A, B, C, I, delta) registered by --theory FILE.py")
+    from numerics.expr import compile_statement
+    from verification.stress.checks.draws import DIMS, Law, default_families
+
     assume = tuple(sorted(th.assume))
-    families = EXPR_FAMILIES.get(assume, ("causal",) if "causal" in assume else EXPR_FAMILIES[()])
-    allowed = ("causal",) if "causal" in assume else POSITIVE_FAMILIES if "positive" in assume else None
+    compiled = compile_statement(th.statement, th.assume, th.where)
+    law = Law.of(compiled)
     text = f"{th.statement}" + (f" [{', '.join(assume)}]" if assume else "")
+    if compiled.params:
+        text += " [" + ", ".join(f"{p} in [{lo}, {hi}]" for p, lo, hi in compiled.params) + "]"
+    if th.where:
+        text += " [where " + ", ".join(map(str, th.where)) + "]"
     if th.equality_condition is not None:           # another condition: another campaign (its tallies differ)
         import inspect
 
@@ -120,25 +135,34 @@ def spec_of(theorem: str) -> TheoremSpec:
         except (OSError, TypeError):
             code = repr(th.equality_condition)
         text += f" [equality condition {hashlib.sha256(code.encode()).hexdigest()[:8]}]"
-    return TheoremSpec("expr", families, EXPR_SIZES, allowed=allowed, matrices=th.matrices, statement=text)
+    return TheoremSpec("expr", default_families(law), EXPR_SIZES, matrices=compiled.matrices, statement=text,
+                       law=law, dims=DIMS if law.tokens else (), small=not compiled.legacy)
 
 
 def per_instance(spec: TheoremSpec) -> int:
     """Matrices drawn per instance: 2 for a pair (D2), one per matrix of a statement, else 1."""
     return 2 if spec.kind == "product" else max(1, len(spec.matrices))
+
+
+def tokens_axis(spec: TheoremSpec) -> bool:
+    """Whether the spec's cells run over d (a statement with a tokens matrix)."""
+    return spec.kind == "expr" and bool(spec.law is not None and spec.law.tokens)
 ROLLOUT_GENERATOR = "numpy.default_rng(SeedSequence([seed, family_id, n, chunk, layers]))"
 
 
-def chunk_size(n: int) -> int:
-    """Instances per chunk at size n: 10^4 up to n = 20, then 2^22 / n^2 (1024 at n = 64)."""
-    return int(max(16, min(MAX_CHUNK, CHUNK_ELEMENTS // (n * n))))
+def chunk_size(n: int, small: bool = False) -> int:
+    """Instances per chunk at size n: 10^4 up to n = 20, then 2^22 / n^2 (1024 at n = 64); ``small``
+    (a statement beyond the delta-only vocabulary, :attr:`TheoremSpec.small`): a tenth of that (at
+    least 16)."""
+    size = int(max(16, min(MAX_CHUNK, CHUNK_ELEMENTS // (n * n))))
+    return max(16, size // SMALL) if small else size
 
 
-def cell_chunk_size(n: int, layers: Optional[int] = None) -> int:
+def cell_chunk_size(n: int, layers: Optional[int] = None, small: bool = False) -> int:
     """Instances per chunk of a cell: :func:`chunk_size` for one matrix per instance; for stacks of
     L layers 2^22 / (L n^2) (85 at n = 64, L = 12: 32 MiB per copy of the stack), at most 10^4."""
     if layers is None:
-        return chunk_size(n)
+        return chunk_size(n, small)
     return int(max(1, min(MAX_CHUNK, CHUNK_ELEMENTS // (layers * n * n))))
 
 
@@ -152,6 +176,7 @@ class StressPlan:
     device: str = "cpu"        # where the float filter runs: cpu (compiled kernel), cuda, torch:cpu
     layers: tuple[int, ...] = ()   # dobrushin.rollout: layer counts L (empty: the theorem's default)
     sampler: Optional[str] = None  # "counter" (default) or "numpy" (v1 campaigns); rollout: numpy only
+    dims: tuple[int, ...] = ()     # a statement with a tokens matrix: widths d (empty: the default)
 
     def __post_init__(self) -> None:
         spec = spec_of(self.theorem)
@@ -168,7 +193,19 @@ class StressPlan:
             for L in self.layers:
                 if not 2 <= L <= MAX_LAYERS:
                     raise InvalidInput(f"--layers: L = {L} outside 2..{MAX_LAYERS} (a rollout step needs two layers)")
+        if self.dims and not tokens_axis(spec):
+            raise InvalidInput(f"--dims: applies to a statement with a tokens matrix (n x d), not to {self.theorem}")
+        if tokens_axis(spec):
+            object.__setattr__(self, "dims", tuple(self.dims) or spec.dims)
+            for d in self.dims:
+                if not 1 <= d <= MAX_DIM:
+                    raise InvalidInput(f"--dims: d = {d} outside 1..{MAX_DIM}")
         for f in self.families:
+            if spec.kind == "expr":
+                from verification.stress.checks.draws import check_cell
+
+                check_cell(spec.law, f, "--families")
+                continue
             check_family(f, "--family")
             if spec.allowed and f not in spec.allowed:
                 raise InvalidInput(f"--family {f!r}: {self.theorem} needs one of {', '.join(spec.allowed)}")
@@ -187,11 +224,14 @@ class StressPlan:
         per = per_instance(self.spec)
         for n in self.sizes:
             for L in self.layer_counts():
-                count = cell_chunk_size(n, L) * per * (L or 1)
-                check_memory(f"--sizes {n}" + (f" with --layers {L}" if L else ""), COPIES * count * n * n * 8)
+                count = self.chunk_of(n, L) * per * (L if self.axis == "L" else 1)
+                side = max(n, L) if self.axis == "d" else n
+                check_memory(f"--sizes {n}" + (f" with --layers {L}" if self.axis == "L" else
+                                               f" with --dims {L}" if self.axis == "d" else ""),
+                             COPIES * count * n * side * 8)
         chunks = sum(c for *_, c in self.cells())
         if chunks > MAX_CHUNKS:
-            most = sum(MAX_CHUNKS // len(self.cells()) * cell_chunk_size(n, L) for _, n, L, _ in self.cells())
+            most = sum(MAX_CHUNKS // len(self.cells()) * self.chunk_of(n, L) for _, n, L, _ in self.cells())
             raise InvalidInput(f"--instances {self.instances:,}: {chunks:,} chunks, over the limit of {MAX_CHUNKS:,} "
                              f"chunks per plan (at most about {most:,} instances for these cells); run a smaller "
                              "campaign and extend it later with a larger --instances")
@@ -202,27 +242,45 @@ class StressPlan:
 
     @property
     def campaign(self) -> str:
+        spec = self.spec
         return campaign_name(self.theorem, self.seed, self.families, self.sizes, self.layers, self.sampler,
-                             self.spec.statement)
+                             spec.statement, self.dims, spec.small)
 
     @property
     def stored_as(self) -> str:
         """The registered theorem whose verdicts the records and summaries are."""
         return self.spec.stored_as or self.theorem
 
+    @property
+    def axis(self) -> str:
+        """The cells' third axis: "L" (rollout stacks: layer counts), "d" (a statement with a tokens
+        matrix: its width), "" (none)."""
+        spec = self.spec
+        return "L" if spec.kind == "rollout" else "d" if tokens_axis(spec) else ""
+
     def layer_counts(self) -> tuple:
-        return self.layers if self.spec.kind == "rollout" else (None,)
+        """The values of the cells' third axis (:attr:`axis`): layer counts, widths d, or (None,)."""
+        return self.layers if self.axis == "L" else self.dims if self.axis == "d" else (None,)
+
+    def chunk_of(self, n: int, x: Optional[int]) -> int:
+        """Instances per chunk of the cell (n, x): :func:`cell_chunk_size` (x: L for rollout stacks)."""
+        return cell_chunk_size(n, x if self.axis == "L" else None, self.spec.small)
+
+    def key(self, family: str, n: int, k: int, x: Optional[int]) -> str:
+        """Chunk ``k`` of the cell (family, n, x): :func:`chunk_key`."""
+        return chunk_key(family, n, k, x if self.axis == "L" else None, x if self.axis == "d" else None)
 
     def per_cell(self) -> int:
         return -(-self.instances // (len(self.families) * len(self.sizes) * len(self.layer_counts())))
 
     def cells(self) -> list[tuple[str, int, Optional[int], int]]:
-        """(family, n, L or None, chunks) per cell: ceil(per-cell instances / chunk size) chunks each."""
-        return [(f, n, L, -(-self.per_cell() // cell_chunk_size(n, L)))
+        """(family, n, L or d or None (:attr:`axis`), chunks) per cell: ceil(per-cell instances /
+        chunk size) chunks each."""
+        return [(f, n, L, -(-self.per_cell() // self.chunk_of(n, L)))
                 for f in self.families for n in self.sizes for L in self.layer_counts()]
 
     def chunk_keys(self) -> list[str]:
-        return [chunk_key(f, n, k, L) for f, n, L, c in self.cells() for k in range(c)]
+        return [self.key(f, n, k, L) for f, n, L, c in self.cells() for k in range(c)]
 
     def command(self) -> str:
         """The ``attnbounds stress`` command line that reproduces this sweep (a larger
@@ -239,18 +297,19 @@ class StressPlan:
         return self._command(spec) + theory_option(self.theorem)
 
     def _command(self, spec: TheoremSpec) -> str:
-        default = (self.families, self.sizes, self.layers, self.sampler) == (
-            spec.families, spec.sizes, spec.layers, "numpy" if spec.kind == "rollout" else DEFAULT_SAMPLER)
+        default = (self.families, self.sizes, self.layers, self.sampler, self.dims) == (
+            spec.families, spec.sizes, spec.layers, "numpy" if spec.kind == "rollout" else DEFAULT_SAMPLER, spec.dims)
         if default:
             return f"attnbounds stress {self.theorem} --instances {self.instances} --seed {self.seed}"
         return (f"attnbounds stress {self.theorem} --families {','.join(self.families)} "
                 f"--sizes {','.join(map(str, self.sizes))}" + (f" --layers {','.join(map(str, self.layers))}"
                                                                if self.layers else "")
+                + (f" --dims {','.join(map(str, self.dims))}" if self.dims else "")
                 + f" --instances {self.instances} --seed {self.seed} --sampler {self.sampler}")
 
     def total(self) -> int:
         """Instances the plan's chunks hold (per-cell counts rounded up to whole chunks)."""
-        return sum(c * cell_chunk_size(n, L) for _, n, L, c in self.cells())
+        return sum(c * self.chunk_of(n, L) for _, n, L, c in self.cells())
 
     def rounding(self) -> Optional[str]:
         """What ``--instances`` became, when whole chunks hold more than it asked (None: exactly it):
@@ -265,14 +324,16 @@ class StressPlan:
         if total == self.instances:
             return None
         dims = [(len(self.families), "family", "families"), (len(self.sizes), "size", "sizes")]
-        if self.spec.kind == "rollout":
+        if self.axis == "L":
             dims.append((len(self.layers), "layer count", "layer counts"))
+        if self.axis == "d":
+            dims.append((len(self.dims), "width d", "widths d"))
         cells = self.cells()
         held: dict[int, list[str]] = {}            # chunk size -> the cells' n (or (n, L)) that have it
         for n in self.sizes:
-            for L in self.layer_counts():
-                held.setdefault(cell_chunk_size(n, L), []).append(f"{n}" if L is None else f"({n}, {L})")
-        at = "n" if self.spec.kind != "rollout" else "(n, L)"
+            for L in (self.layer_counts() if self.axis == "L" else (None,)):
+                held.setdefault(self.chunk_of(n, L), []).append(f"{n}" if L is None else f"({n}, {L})")
+        at = "n" if self.axis != "L" else "(n, L)"
         where = "; ".join(f"{size:,} at {at} = {', '.join(cells_at)}" for size, cells_at in held.items())
         return (f"--instances {self.instances:,}: rounded up to whole chunks: {total:,} instances in "
                 f"{len(self.chunk_keys()):,} chunks ({' x '.join(f'{k} {one if k == 1 else many}' for k, one, many in dims)}"
@@ -309,12 +370,17 @@ def check_search(sizes: tuple[int, ...], budget: int) -> None:
 
 
 def cells_digest(families: tuple[str, ...], sizes: tuple[int, ...], layers: tuple[int, ...] = (),
-                 statement: str = "") -> str:
-    """8 hex digits naming a plan's cells (families, sizes and layer counts, as sets) and, for a
-    statement over theory.expr, the statement itself (another statement under the same id is another
-    campaign, never merged into the old one's)."""
+                 statement: str = "", dims: tuple[int, ...] = (), small: bool = False) -> str:
+    """8 hex digits naming a plan's cells (families, sizes, layer counts and widths d, as sets, and
+    the chunks' size where it is :attr:`TheoremSpec.small`) and, for a statement over theory.expr, the
+    statement itself (another statement under the same id is another campaign, never merged into the
+    old one's)."""
     cells = {"families": sorted(set(families)), "sizes": sorted(set(map(int, sizes))),
              "layers": sorted(set(map(int, layers)))}
+    if dims:
+        cells["dims"] = sorted(set(map(int, dims)))
+    if small:
+        cells["chunks"] = f"1/{SMALL}"
     if statement:
         cells["statement"] = statement
     key = json.dumps(cells, sort_keys=True)
@@ -322,20 +388,25 @@ def cells_digest(families: tuple[str, ...], sizes: tuple[int, ...], layers: tupl
 
 
 def campaign_name(theorem: str, seed: int, families: tuple[str, ...], sizes: tuple[int, ...],
-                  layers: tuple[int, ...] = (), sampler: str = "numpy", statement: str = "") -> str:
+                  layers: tuple[int, ...] = (), sampler: str = "numpy", statement: str = "",
+                  dims: tuple[int, ...] = (), small: bool = False) -> str:
     """``stress.<theorem>-<version>-seed<seed>-cells<digest>``: everything that defines a campaign
     but its size (a larger ``--instances`` extends the same campaign); the version names the sampler
     (:data:`SAMPLERS`)."""
-    digest = cells_digest(families, sizes, layers, statement)
+    digest = cells_digest(families, sizes, layers, statement, dims, small)
     return f"stress.{theorem}-{SAMPLERS[sampler]}-seed{seed}-cells{digest}"
 
 
-def chunk_key(family: str, n: int, k: int, layers: Optional[int] = None) -> str:
-    return f"{family}/n{n}/c{k}" if layers is None else f"{family}/n{n}/L{layers}/c{k}"
+def chunk_key(family: str, n: int, k: int, layers: Optional[int] = None, d: Optional[int] = None) -> str:
+    """``<family>/n<n>/c<k>``; a rollout chunk ``<family>/n<n>/L<L>/c<k>``; a chunk of a statement
+    with a tokens matrix ``<family>/n<n>/d<d>/c<k>``."""
+    if layers is not None:
+        return f"{family}/n{n}/L{layers}/c{k}"
+    return f"{family}/n{n}/c{k}" if d is None else f"{family}/n{n}/d{d}/c{k}"
 
 
 _CAMPAIGN = re.compile(r"^stress\.(?P<th>.+)-(?P<v>v\d+)-seed(?P<seed>\d+)-cells[0-9a-f]{8}$")
-_CHUNK = re.compile(r"^(?P<f>[^/]+)/n(?P<n>\d+)(/L(?P<L>\d+))?/c(?P<k>\d+)$")
+_CHUNK = re.compile(r"^(?P<f>[^/]+)/n(?P<n>\d+)(/L(?P<L>\d+))?(/d(?P<d>\d+))?/c(?P<k>\d+)$")
 
 
 def parse_campaign(campaign: str) -> tuple[str, int]:
@@ -376,9 +447,17 @@ def sampler_text(campaign: str, rollout: bool = False) -> str:
 
 def parse_chunk(key: str) -> tuple[str, int, int]:
     m = _CHUNK.match(key)
-    if not m:
-        raise InvalidInput(f"chunk {key!r} is not <family>/n<n>/c<index> (or <family>/n<n>/L<layers>/c<index>)")
+    if not m or (m["L"] and m["d"]):
+        raise InvalidInput(f"chunk {key!r} is not <family>/n<n>/c<index> (or <family>/n<n>/L<layers>/c<index>, "
+                           "<family>/n<n>/d<d>/c<index>)")
     return m["f"], int(m["n"]), int(m["k"])
+
+
+def chunk_dim(key: str) -> Optional[int]:
+    """d of a chunk of a statement with a tokens matrix ``<family>/n<n>/d<d>/c<k>``, else None."""
+    parse_chunk(key)
+    m = _CHUNK.match(key)
+    return int(m["d"]) if m["d"] else None
 
 
 def chunk_layers(key: str) -> Optional[int]:
@@ -417,8 +496,9 @@ def draw_matrices(family: str, n: int, k: int, seed: int, sampler: str, per: int
 
 def regenerate(campaign: str, chunk: str, index: int, theory: Optional[str] = None) -> Any:
     """Instance ``index`` of ``chunk`` of ``campaign``: A (n, n), the pair stacked (2, n, n), a rollout
-    stack (L, n, n), or, for a theorem over theory.expr (a user's), ``{"A": (n, n), ...}``, one matrix
-    per name of its statement. ``theory``: the theory file that registers a user's theorem (the run's
+    stack (L, n, n), or, for a theorem over theory.expr (a user's), ``{"A": (n, n), "L": (n, n),
+    "X": (n, d), "alpha": Fraction, ...}``, every symbol of its statement as drawn
+    (:mod:`verification.stress.checks.draws`). ``theory``: the theory file that registers a user's theorem (the run's
     ``--theory FILE.py``, :func:`theory.plugins.load_file`), loaded here when this process has not; the
     statement it registers must be the one the campaign ran (the statement names the campaign)."""
     theorem, seed = parse_campaign(campaign)
@@ -427,7 +507,7 @@ def regenerate(campaign: str, chunk: str, index: int, theory: Optional[str] = No
 
         load_file(theory)
     family, n, k = parse_chunk(chunk)
-    L = chunk_layers(chunk)
+    L, d = chunk_layers(chunk), chunk_dim(chunk)
     try:
         spec = spec_of(theorem)
     except InvalidInput as exc:
@@ -435,14 +515,22 @@ def regenerate(campaign: str, chunk: str, index: int, theory: Optional[str] = No
             raise
         raise InvalidInput(f"regenerate: {exc}; for a theorem of a theory file pass theory='FILE.py' (the --theory "
                            "file of the run)") from None
-    if (L is not None) != (spec.kind == "rollout"):
+    if (L is not None) != (spec.kind == "rollout") or (d is not None) != tokens_axis(spec):
         raise InvalidInput(f"chunk {chunk!r} does not belong to campaign {campaign!r} "
-                         "(rollout chunks, and only they, carry /L<layers>)")
-    if not 0 <= index < cell_chunk_size(n, L):
-        raise InvalidInput(f"index {index} outside chunk {chunk!r} (0..{cell_chunk_size(n, L) - 1})")
+                         "(rollout chunks, and only they, carry /L<layers>; chunks of a statement with a tokens "
+                         "matrix, and only they, /d<d>)")
+    size = cell_chunk_size(n, L, spec.small)
+    if not 0 <= index < size:
+        raise InvalidInput(f"index {index} outside chunk {chunk!r} (0..{size - 1})")
     if L is not None:
         return draw_stacks(family, n, L, k, seed)[index]
     sampler = campaign_sampler(campaign)
+    if spec.kind == "expr":
+        from verification.stress.checks.draws import check_cell, draw_values
+
+        check_cell(spec.law, family, f"chunk {chunk!r}")
+        values = draw_values(spec.law, family, n, d, k, seed, sampler, size, start=index, count=1)
+        return {name: v[0] for name, v in values.items()}
     per = per_instance(spec)
     if sampler == "counter":                                   # the one instance, computed alone
         from numerics.sources.counter_random import sample_counter
@@ -450,13 +538,11 @@ def regenerate(campaign: str, chunk: str, index: int, theory: Optional[str] = No
         X = sample_counter(family, n, per, seed, k, start=per * index)
     else:
         X = draw(theorem, family, n, k, seed, sampler)[per * index:per * index + per]
-    if spec.kind == "expr":
-        return {name: X[j] for j, name in enumerate(spec.matrices)}
     return X if per > 1 else X[0]
 
 
 def provenance(theorem: str, family: str, n: int, k: int, seed: int, layers: Optional[int] = None,
-               sampler: str = "numpy") -> dict:
+               sampler: str = "numpy", size: Optional[int] = None) -> dict:
     if layers is not None:
         return {"generator": ROLLOUT_GENERATOR, "seed": seed, "family": family, "n": n, "layers": layers,
                 "chunk": k, "chunk_size": cell_chunk_size(n, layers), "campaign_version": VERSION,
@@ -468,4 +554,4 @@ def provenance(theorem: str, family: str, n: int, k: int, seed: int, layers: Opt
     else:
         gen = GENERATOR
     return {"generator": gen, "seed": seed, "family": family, "n": n, "chunk": k,
-            "chunk_size": chunk_size(n), "campaign_version": SAMPLERS[sampler]}
+            "chunk_size": size or chunk_size(n), "campaign_version": SAMPLERS[sampler]}

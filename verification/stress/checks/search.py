@@ -17,10 +17,10 @@ Causal pairs (``dobrushin.product.causal``, :func:`causal_score`): D2's certifie
 against the exact causal condition, from tie- and zero-heavy causal starts (:func:`causal_starts`,
 hypothesis' ``causal`` strategy), the optimiser moving mass only within the lower triangle.
 
-A statement over theory.expr with hypotheses (``assume``) is searched only where they hold: its
-scorer calls every instance outside them not-applicable (:func:`expr_score`), so neither engine nor
-the shrinking ever keeps one; a causal statement starts from causal instances and moves mass only
-within the lower triangle, a positive one from strictly positive ones.
+A statement over theory.expr (a user's: any kind of symbol, parameters included) is searched by
+:mod:`verification.stress.checks.hunt`, the same two engines over every kind of symbol, only inside
+its hypotheses and ``where=``; its violated finds are re-checked on their exact values and stored
+with their counterexample, every symbol exact.
 
 A violation of a proved theorem found by either engine is shrunk (:func:`shrink`), scored again
 (the record carries the shrunk instance's own verdict, slack and size), stored, and stops the run
@@ -39,14 +39,15 @@ from verification.store import Record
 from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, UNDECIDED, VIOLATED
 
 VERSION = "v1"
-EXPR_VERSION = "v2"                  # statements over theory.expr: hypotheses respected, shrunk finds re-scored
+EXPR_VERSION = "v3"                  # statements over theory.expr: every kind of symbol (verification.stress.checks.hunt)
 GRID = 2 ** 30                       # the optimiser's dyadic grid: entries k / 2^30, rows sum to 1 exactly
 
 
 def search_campaign(theorem: str, seed: int) -> str:
     """``stress-search.<theorem>-v1-seed<seed>``; for a statement over theory.expr
-    ``stress-search.<theorem>-v2-seed<seed>-stmt<digest>``, the digest of the statement with its
-    hypotheses (another statement under the same id is another campaign)."""
+    ``stress-search.<theorem>-v3-seed<seed>-stmt<digest>``, the digest of the statement with its
+    hypotheses, parameters' intervals and ``where=`` (another statement under the same id is another
+    campaign)."""
     from verification.stress.checks.plan import THEOREMS
 
     if theorem in THEOREMS:
@@ -57,24 +58,6 @@ def search_campaign(theorem: str, seed: int) -> str:
 
     digest = hashlib.sha256(spec_of(theorem).statement.encode()).hexdigest()[:8]
     return f"stress-search.{theorem}-{EXPR_VERSION}-seed{seed}-stmt{digest}"
-
-
-def expr_score(compiled: Any, assume: tuple = ()) -> Scorer:
-    """(verdict codes, slacks) of a statement over theory.expr on a batch: (B, n, n) for one matrix,
-    (B, m, n, n) for m; certified (:func:`numerics.expr.decide`; not-applicable, where the statement is
-    undefined or an instance is outside the hypotheses ``assume``, scored as neither strict nor tight
-    nor violated)."""
-    from numerics.expr import decide
-
-    def score(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        m = len(compiled.matrices)
-        X = X.reshape((-1, m) + X.shape[-2:])
-        d = decide(compiled, {name: np.ascontiguousarray(X[:, j]) for j, name in enumerate(compiled.matrices)},
-                   tuple(assume))
-        codes = np.minimum(d.codes, 3).astype(np.int64)         # decide's undecided (4) scored as 3, too
-        slack = np.where(codes == TIGHT, 0.0, d.rhs - d.lhs)
-        return codes, np.where(codes == 3, np.inf, slack)
-    return score
 
 
 Scorer = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -301,21 +284,16 @@ def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cp
                  expr: Optional[dict] = None) -> ChunkResult:
     """The search at size n: hypothesis (a quarter of the budget, at most 100 examples), then the optimiser from the strictest
     of a few seeded Dirichlet starts toward tight and toward near-tight; records of what it found. ``expr``: a
-    statement over theory.expr (:func:`verification.stress.checks.expr.spec_part`: compiled, category), scored by
-    :func:`expr_score`, one matrix per name of the statement per instance."""
+    statement over theory.expr (:func:`verification.stress.checks.expr.spec_part`: compiled, category), searched
+    over every kind of symbol by :func:`verification.stress.checks.hunt.search_size`."""
     from numerics.sources.random import generator, sample
+    from verification.stress.checks.plan import THEOREMS
 
-    positive = False
     if expr is not None:
-        per = len(expr["compiled"].matrices)
-        assume = tuple(expr.get("assume", ()))
-        causal, positive = "causal" in assume, "positive" in assume
-        score = expr_score(expr["compiled"], assume)
-    else:
-        from verification.stress.checks.plan import THEOREMS
-
-        per, causal = (2 if THEOREMS[theorem].kind == "product" else 1), theorem == CAUSAL
-        score = scorer(theorem, device)
+        return expr_chunk(theorem, n, budget, seed, expr)
+    positive = False
+    per, causal = (2 if THEOREMS[theorem].kind == "product" else 1), theorem == CAUSAL
+    score = scorer(theorem, device)
     product = per > 1
     found = hypothesis_search(theorem, n, max(1, min(100, budget // 4)), seed, score, product=product, causal=causal,
                               per=per, positive=positive)
@@ -340,12 +318,8 @@ def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cp
             v, s = score(f.matrix[None])           # the shrunk instance's own verdict and slack
             f.verdict, f.slack = int(v[0]), float(s[0])
             f.extra["shrunk"] = True
-    if expr is not None:              # code 3 is not-applicable there (outside the hypotheses): nothing found
-        found = [f for f in found if f.verdict != UNDECIDED]
-        exact_counterexamples(found, expr)
-    version = VERSION if expr is None else EXPR_VERSION
-    records = [Record(theorem, f"n{n}/b{budget}/{i}", verdict_name(f.verdict, expr), slack=f.slack, backend=device,
-                      provenance={"search": version, "seed": seed, "n": int(f.matrix.shape[-1]), "budget": budget,
+    records = [Record(theorem, f"n{n}/b{budget}/{i}", verdict_name(f.verdict, None), slack=f.slack, backend=device,
+                      provenance={"search": VERSION, "seed": seed, "n": int(f.matrix.shape[-1]), "budget": budget,
                                   "how": f.how, **({"searched_n": n} if f.matrix.shape[-1] != n else {})},
                       extra={"matrix": [[float(x).hex() for x in row] for row in f.matrix.reshape(-1, f.matrix.shape[-1])],
                              "shape": list(f.matrix.shape), "evaluations": f.evaluations, **f.extra})
@@ -365,30 +339,35 @@ def verdict_name(code: int, expr: Optional[dict]) -> str:
     return {"holds": "supported", "tight": "supported", "violated": "refuted", "undecided": "inconclusive"}[name]
 
 
-def exact_counterexamples(found: list, expr: dict) -> None:
-    """Every violated find of a statement over theory.expr, re-checked in exact arithmetic (its
-    matrices as the exact rationals they stand for) and given its exact counterexample; a conjecture's
-    finds carry the statistic their outcome records need."""
-    from verification.stress.checks.expr import exact_instance, exact_text, violates
-
-    from numerics.expr import assumed
-    from numerics.expr.values import approx, sub
+def expr_chunk(theorem: str, n: int, budget: int, seed: int, expr: dict) -> ChunkResult:
+    """The search at size n of a statement over theory.expr (:func:`verification.stress.checks.hunt.search_size`):
+    records of its finds (every violated one re-checked exactly, with its counterexample), a summary."""
+    from verification.stress.checks.draws import Law
+    from verification.stress.checks.hunt import exact_find, search_size, stored
 
     compiled = expr["compiled"]
+    law = expr.get("law") or Law.of(compiled)
+    found = search_size(compiled, law, n, budget, seed)
+    proved = expr["category"] in ("proved", "sanity")
     for f in found:
         if f.verdict == VIOLATED:
-            X = f.matrix.reshape((len(compiled.matrices),) + f.matrix.shape[-2:])
-            mats = {name: X[j][None] for j, name in enumerate(compiled.matrices)}
-            rows, lhs, rhs = exact_instance(compiled, mats, 0)
-            if not violates(compiled, lhs, rhs) or not assumed(mats, tuple(expr.get("assume", ())), dict(compiled.roles))[0]:
-                raise RuntimeError(f"search: a find decided violated has exact sides {lhs}, {rhs} (or is outside the "
-                                   "theorem's hypotheses): a bug in numerics.expr")
-            f.slack = approx(sub(rhs, lhs))[0]          # its own exact slack, rounded once
-            f.extra.update(counterexample={name: [[exact_text(x) for x in r] for r in M] for name, M in rows.items()},
-                           slack_exact=exact_text(sub(rhs, lhs)), **compiled.as_written(exact_text(lhs), exact_text(rhs)))
-        if expr["category"] not in ("proved", "sanity"):
+            exact_find(compiled, law, f)
+        if not proved:
             f.extra.update(statistic=float(f.slack), interval=None,
                            method="guided search: the bound's slack, negative where it fails")
+    records = []
+    for i, f in enumerate(found):
+        size = int(np.shape(f.instance[law.roles[0][0]])[0])
+        dims = {m: int(np.shape(f.instance[m])[1]) for m in law.names("tokens")}
+        prov = {"search": EXPR_VERSION, "seed": seed, "n": size, "budget": budget, "how": f.how,
+                **({"searched_n": n} if size != n else {}), **({"d": next(iter(dims.values()))} if dims else {})}
+        records.append(Record(theorem, f"n{n}/b{budget}/{i}", verdict_name(f.verdict, expr), slack=f.slack,
+                              backend="cpu", provenance=prov,
+                              extra={**stored(law, f.instance), "evaluations": f.evaluations, **f.extra}))
+    summary = {"n": n, "budget": budget, "found": len(found),
+               "tight": sum(f.verdict == TIGHT for f in found), "violated": sum(f.verdict == VIOLATED for f in found),
+               "min_slack": min((f.slack for f in found if f.verdict == HOLDS), default=None)}
+    return ChunkResult(records, {theorem: summary})
 
 
 def causal_starts(n: int, count: int, seed: int, per: int = 2) -> np.ndarray:
