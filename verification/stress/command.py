@@ -86,6 +86,9 @@ def _cmd(args: argparse.Namespace) -> int:
                              + "\n")
         return 0
     (one,) = plan.sweeps
+    from verification.stress.checks.expr import check_condition_first
+
+    check_condition_first(one)                # a user's equality condition that raises: refused before the store
     done: set = set()
     if args.db != ":memory:" and Path(args.db).is_file():  # what is stored, read without writing anything
         with ResultStore(args.db, readonly=True) as stored:
