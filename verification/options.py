@@ -221,24 +221,56 @@ def add_executor(p: argparse.ArgumentParser, what: str) -> None:
 
 def check_out_dir(out: str | os.PathLike) -> Path:
     """``--out`` must be a folder, or creatable as one, where tables/ and figures/ can be written:
-    no part of ``out/tables`` or ``out/figures`` that exists is a file, and the nearest folder of
-    them that exists can be written by this user. Checks only: nothing is created (the writers
-    create their folders when they write), so a refusal later leaves no empty folder behind."""
+    no part of ``out/tables`` or ``out/figures`` that exists is a file, the nearest folder of them
+    that exists can be written by this user, and the missing folders can be made there
+    (:func:`unmakeable`: a name too long, a file system that refuses new folders). Nothing is left
+    behind (the writers create their folders when they write), so a refusal later leaves no empty
+    folder."""
     if not str(out).strip():
         raise InvalidInput(f"--out {str(out)!r}: an empty path; name a folder (default: paper)")
     path = Path(out)
     for sub in (path / "tables", path / "figures"):
-        nearest = None
-        for part in (sub, *sub.parents):        # out/tables, out, ..., up to the first that exists
-            if part.exists() or part.is_symlink():
-                if not part.is_dir():
-                    raise InvalidInput(f"--out {str(out)!r}: {str(part)!r} exists and is not a folder")
-                nearest = part
-                break
+        try:
+            nearest = None
+            for part in (sub, *sub.parents):        # out/tables, out, ..., up to the first that exists
+                if part.exists() or part.is_symlink():
+                    if not part.is_dir():
+                        raise InvalidInput(f"--out {str(out)!r}: {str(part)!r} exists and is not a folder")
+                    nearest = part
+                    break
+        except OSError as exc:                      # a name too long to look up, say
+            raise InvalidInput(f"--out {str(out)!r}: cannot be made ({exc.strerror or exc})") from None
         nearest = nearest if nearest is not None else Path(os.getcwd())
         if not os.access(nearest, os.W_OK | os.X_OK):
             raise InvalidInput(f"--out {str(out)!r}: cannot write there ({str(nearest)!r}: permission denied)")
+        why = unmakeable(sub, nearest)
+        if why is not None:
+            raise InvalidInput(f"--out {str(out)!r}: {str(sub)!r} cannot be made ({why})")
     return path
+
+
+def unmakeable(target: Path, nearest: Path) -> Optional[str]:
+    """Why the folder ``target`` cannot be made under ``nearest`` (the nearest part of it that
+    exists), in the system's words, or None: its missing names are made inside a temporary folder
+    made in ``nearest``, which is then removed, so nothing is left either way."""
+    import shutil
+    import tempfile
+
+    try:
+        rest = Path(target).relative_to(nearest)
+    except ValueError:
+        rest = Path(".")
+    try:
+        probe = Path(tempfile.mkdtemp(prefix=".attnbounds-check-", dir=nearest))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        (probe / rest).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    return None
 
 
 def fail(prog: str, exc: BaseException) -> int:
