@@ -23,7 +23,7 @@ from typing import Any, Optional, Sequence
 import numerics  # noqa: F401  (applies the thread policy before torch loads)
 from theory.errors import InvalidInput
 from verification.commands import COMMANDS, FAMILIES, SECTION_ALIASES, section_of
-from verification.options import JobContext, Parser, add_common, check_out_dir, fail, make_console, name_list
+from verification.options import MAX_SEED, JobContext, Parser, add_common, check_out_dir, fail, make_console, name_list
 
 
 def _cmd_theorems(args: argparse.Namespace) -> int:
@@ -144,7 +144,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def register_verify(sub: Any) -> None:
     p = sub.add_parser("verify", help=COMMANDS["verify"].help)
-    add_common(p)
+    add_common(p, max_seed=MAX_SEED["verify"])
     p.add_argument("--full", action="store_true", help="larger campaigns (default: quick)")
     p.add_argument("--only", default=None, type=name_list(tuple(FAMILIES) + tuple(SECTION_ALIASES), "section"),
                    help=f"comma-separated sections to run, of: {', '.join(FAMILIES)} "

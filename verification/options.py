@@ -148,11 +148,44 @@ def int_list(lo: int, what: str = "size") -> Callable[[str], tuple[int, ...]]:
     return parse
 
 
-def add_common(p: argparse.ArgumentParser, reads: bool = False) -> None:
+# The largest --seed of a command whose draws bound it, and why (its one-line refusal says so); the
+# others take any non-negative integer (numpy's SeedSequence takes them all). torch seeds its
+# generators with integers below 2^64 and scikit-learn's random_state is below 2^32; the families
+# derive their seeds from the base seed as said (tests/verification/test_bad_input.py checks the
+# derivations against these bounds).
+TORCH_SEEDS = "torch seeds its generators with integers below 2^64"
+MAX_SEED: dict[str, tuple[int, str]] = {
+    "modalities": (2**32 - 10, "scikit-learn's random_state is below 2^32 and a preset trains seeds seed .. seed + 9"),
+    "san": (2**63 - 1, f"{TORCH_SEEDS} and a preset trains seeds seed .. seed + 5"),
+    "poincare": (2**63 - 1, f"{TORCH_SEEDS} and its runs use seed + k, k < 1000"),
+    "rank": (10**12, f"{TORCH_SEEDS} and the draws' seeds are up to 10^6 x seed + 10^5"),
+}
+_LEAST = min(MAX_SEED, key=lambda k: MAX_SEED[k][0])     # verify runs every section at one seed
+MAX_SEED["verify"] = (MAX_SEED[_LEAST][0], f"the {_LEAST} section's bound: {MAX_SEED[_LEAST][1]}")
+
+
+def seed_int(limit: Optional[tuple[int, str]] = None) -> Callable[[str], int]:
+    """``--seed``: a non-negative integer, at most ``limit``'s bound where the command has one
+    (:data:`MAX_SEED`: (bound, why))."""
+    if limit is None:
+        return nonnegative_int
+
+    def parse(text: str) -> int:
+        v = nonnegative_int(text)
+        if v > limit[0]:
+            raise argparse.ArgumentTypeError(f"must be an integer from 0 to {limit[0]} ({limit[1]}), got {text!r}")
+        return v
+    parse.__name__ = "seed"
+    return parse
+
+
+def add_common(p: argparse.ArgumentParser, reads: bool = False,
+               max_seed: Optional[tuple[int, str]] = None) -> None:
     """``--db``, ``--out`` and ``--seed``, taken by every subcommand but ``theorems`` (which reads
     no store and writes nothing). ``reads``: the command only reads the store (``paper``): it is
     opened read-only and must exist (``reads_store``, checked by the CLI before anything runs),
-    and its help says so instead of promising a resume."""
+    and its help says so instead of promising a resume. ``max_seed``: the command's entry of
+    :data:`MAX_SEED` (its --seed is refused above it, before anything is created)."""
     db_help = ("results store to read (SQLite file, opened read-only: its bytes are never changed; it must "
                "exist: fill it first, e.g. `attnbounds verify`)" if reads else
                "results store (SQLite file; ':memory:' for none): every chunk is stored as it finishes, "
@@ -162,9 +195,10 @@ def add_common(p: argparse.ArgumentParser, reads: bool = False) -> None:
     if reads:
         p.set_defaults(reads_store=True)
     p.add_argument("--out", default="paper", help="where tables/ and figures/ are written")
-    p.add_argument("--seed", type=nonnegative_int, default=0,
-                   help="the base seed of the campaigns to read (>= 0): the one the commands that filled the store "
-                        "ran with" if reads else "base seed of every random draw (>= 0)")
+    seeds = ">= 0" if max_seed is None else f"0 .. {max_seed[0]}"
+    p.add_argument("--seed", type=seed_int(max_seed), default=0,
+                   help=f"the base seed of the campaigns to read ({seeds}): the one the commands that filled the "
+                        "store ran with" if reads else f"base seed of every random draw ({seeds})")
 
 
 def add_theory(p: argparse.ArgumentParser) -> None:
@@ -197,18 +231,34 @@ def connect_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
 
 
+def worker_count(text: str) -> int:
+    """``--workers``: :func:`verification.executors.check_workers` (its message without the option's
+    name, which argparse adds)."""
+    from verification.executors import check_workers
+
+    try:
+        return check_workers(_int(text))
+    except argparse.ArgumentTypeError:
+        raise
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
+
+
+worker_count.__name__ = "worker count"
+
+
 def add_executor(p: argparse.ArgumentParser, what: str) -> None:
     """The executor options, declared once for every command that has them: ``--workers K`` (a
     local Dask cluster) or ``--scheduler ADDRESS`` (an existing one), and ``--connect-timeout``;
     ``what`` says what runs there ("run the chunks", "train the runs"). The command builds its
     executor with :func:`verification.executors.executor_for` from the three."""
-    from verification.executors import CONNECT_TIMEOUT
+    from verification.executors import CONNECT_TIMEOUT, WORKERS_PER_CORE
 
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", default=None, type=positive_int, metavar="K",
-                       help=f"{what} on a local Dask cluster of K worker processes; it speaks TLS with credentials "
-                            "made in memory for this run, so no other user of the machine can join it or send it "
-                            "code (no dashboard is served)")
+    where.add_argument("--workers", default=None, type=worker_count, metavar="K",
+                       help=f"{what} on a local Dask cluster of K worker processes (1 <= K <= {WORKERS_PER_CORE} per "
+                            "core of this machine); it speaks TLS with credentials made in memory for this run, so no "
+                            "other user of the machine can join it or send it code (no dashboard is served)")
     where.add_argument("--scheduler", default=None, type=scheduler_address, metavar="ADDRESS",
                        help=f"{what} on an existing Dask cluster at tcp://HOST:PORT or tls://HOST:PORT (tls:// "
                             "credentials from the Dask configuration). That cluster runs what this command sends, "
