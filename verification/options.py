@@ -324,6 +324,12 @@ def unmakeable(target: Path, nearest: Path) -> Optional[str]:
 
 
 def fail(prog: str, exc: BaseException) -> int:
-    """One line on stderr for bad input, exit status 2."""
-    print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
+    """One line on stderr for bad input, exit status 2. An error with a ``headline`` and ``details``
+    (a list of lines: :class:`verification.report.part.IncompleteCampaigns`) says the short headline
+    on that line, what is wrong and what to run, and the details indented below it."""
+    head, details = getattr(exc, "headline", None), getattr(exc, "details", None)
+    if head and details:
+        print(f"{prog}: error: {one_line(head)}", *(f"  {one_line(d)}" for d in details), sep="\n", file=sys.stderr)
+    else:
+        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
     return 2

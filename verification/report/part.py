@@ -162,6 +162,14 @@ class IncompleteCampaigns(MissingCampaign):
         self.missing = [(g["campaign"], g["command"]) for g in gaps]
         self.gaps = gaps
         self.args = (head + (f"; {len(gaps)} are not: " if len(gaps) > 1 else ": ") + "; ".join(lines),)
+        # on the command line (verification.options.fail): a short first line, what is wrong and what
+        # to run, then one line per family shown and one for the rest
+        commands = list(dict.fromkeys(g["command"] for g in gaps))
+        run = (f"run `{fills_all}`" if fills_all else f"run `{commands[0]}`" if len(commands) == 1
+               else f"run the {len(commands)} commands named below")
+        self.headline = (f"the paper reads only complete campaigns and never recomputes; "
+                         f"{len(gaps)} {'are' if len(gaps) > 1 else 'is'} absent or incomplete: {run}")
+        self.details = lines
 
 
 def gap_state(g: dict) -> str:
