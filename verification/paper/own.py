@@ -69,7 +69,7 @@ def check_own(store: Any, plans: dict[str, Any]) -> None:
         mine = InvalidInput(str(exc).replace("the paper reads only complete campaigns of the main job",
                                              "--from: the document of your run reads only its complete campaigns"))
         if getattr(exc, "headline", None):
-            mine.headline = exc.headline.replace("the paper reads", "--from: the document of your run reads", 1)
+            mine.headline = exc.headline.replace("the paper needs", "--from: the document of your run needs", 1)
             mine.details = exc.details
         raise mine from None
 
