@@ -207,7 +207,9 @@ def add_theory(p: argparse.ArgumentParser) -> None:
     :func:`theory.plugins.load_file`), so its ids are accepted like the built-ins'."""
     p.add_argument("--theory", action="append", default=[], metavar="FILE.py",
                    help="a Python file that registers theorems (theory.register(Theorem(...)) with a statement "
-                        "over theory.expr: A, B, C, I, delta); repeatable; see docs/your-theorem.md")
+                        "over theory.expr: A, B, C, I, delta); repeatable; see docs/your-theorem.md. The file is "
+                        "Python run with your privileges (so is one named in a `paper --from` line): use only "
+                        "files you trust")
 
 
 def scheduler_address(text: str) -> str:
