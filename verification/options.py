@@ -151,8 +151,8 @@ def int_list(lo: int, what: str = "size") -> Callable[[str], tuple[int, ...]]:
 # The largest --seed of a command whose draws bound it, and why (its one-line refusal says so); the
 # others take any non-negative integer (numpy's SeedSequence takes them all). torch seeds its
 # generators with integers below 2^64 and scikit-learn's random_state is below 2^32; the families
-# derive their seeds from the base seed as said (tests/verification/test_bad_input.py checks the
-# derivations against these bounds).
+# derive their seeds from the base seed as said (tests/verification/test_one_line_nothing_created.py
+# checks the modalities and san derivations against these bounds; each bound was run once).
 TORCH_SEEDS = "torch seeds its generators with integers below 2^64"
 MAX_SEED: dict[str, tuple[int, str]] = {
     "modalities": (2**32 - 10, "scikit-learn's random_state is below 2^32 and a preset trains seeds seed .. seed + 9"),
