@@ -60,9 +60,9 @@ class Plan:
         if plan.n > MAX_N:
             raise InvalidInput(f"--n {plan.n}: the exact (Fraction / 60-digit) certification grows like n^3; "
                                f"at most {MAX_N}")
-        if not (1 <= plan.r_star <= plan.n - 2):
-            raise InvalidInput(f"--r-star must satisfy 1 <= r* <= n - 2 (r* + 2 students), got r*={plan.r_star}, "
-                               f"n={plan.n}")
+        if not (2 <= plan.r_star <= plan.n - 2):
+            raise InvalidInput(f"--r-star must satisfy 2 <= r* <= n - 2 (students of rank r* - 1, r* and r* + 2), "
+                               f"got r*={plan.r_star}, n={plan.n}")
         return cls(plan, args.part or PARTS, origin="rank")
 
     @property
