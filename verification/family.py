@@ -55,10 +55,13 @@ def role(section: str, name: str) -> Any:
     return import_module(f"{FAMILIES[section]}.{name}")
 
 
-def main_plans(sections: Any, seed: int, full: bool) -> list:
-    """The main job's plan of each of ``sections`` (``Plan.for_verify(seed, full)``), each checked
+def main_plans(sections: Any, seed: int, full: bool, families: Optional[dict] = None) -> list:
+    """The main job's plan of each of ``sections`` (``Plan.for_verify(seed, full)`` of the family
+    package ``families[section]``, default :data:`verification.commands.FAMILIES`), each checked
     (:func:`verification.plan.assert_valid`: an invalid one is a bug, raised before any work)."""
-    return [assert_valid(role(section, "checks").Plan.for_verify(seed, full)) for section in sections]
+    if families is None:
+        from verification.commands import FAMILIES as families
+    return [assert_valid(import_module(f"{families[s]}.checks").Plan.for_verify(seed, full)) for s in sections]
 
 
 def verify(ctx: Any, section: str, title: Optional[str] = None, executor: Any = None) -> Any:
