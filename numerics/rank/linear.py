@@ -207,7 +207,7 @@ def random_orthogonal(n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 GRID_BITS = 16            # teacher factors live on the grid 2^-16 Z with |entries| < 2^7
-MAX_TEACHER_RANK = 16     # the largest r* whose integer product A_int B_int stays below 2^53 (exact in float64)
+MAX_TEACHER_RANK = 16     # the largest r* teacher_factors accepts
 
 
 def teacher_factors(n: int, r_star: int, shape: str, K: np.ndarray, seed: int):

@@ -37,7 +37,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--full", action="store_true",
                    help="the plan of `attnbounds verify --full`: n = 16, r* = 4, many seeds and sizes "
                         "(default: the quick, main-job size)")
-    p.add_argument("--n", type=int_at_least(3), default=None, help="token dimension n of the linear surrogate (>= 3)")
+    p.add_argument("--n", type=int_at_least(3), default=None, help="token dimension n of the linear surrogate (>= 3); a sample size "
+                        "whose N inputs x 4 columns do not exceed n is raised to n // 4 + 1 (least squares "
+                        "needs more columns than rows)")
     p.add_argument("--r-star", type=int_at_least(1), default=None, help="teacher rank r* (1 <= r* <= n - 2)")
     p.add_argument("--part", default=None, type=name_list(PARTS, "part"),
                    help="comma-separated: linear, attention, weights (default all)")

@@ -113,7 +113,7 @@ class Plan:
             need(getattr(self, name) >= 1, f"{name} = {getattr(self, name)}: needs at least 1")
         need(self.gd_steps >= 0, f"gd_steps = {self.gd_steps}: needs >= 0")
         for name in ("init_scales", "data_inits"):
-            need(bool(getattr(self, name)) and all(x > 0 for x in getattr(self, name)),
+            need(all(x > 0 for x in getattr(self, name)),
                  f"{name} = {getattr(self, name)}: needs initial scales > 0")
         need(all(x >= 0 for x in self.noises), f"noises = {self.noises}: needs noise levels >= 0")
         for N in self.samples:
