@@ -163,3 +163,17 @@ def test_the_paper_presets_checked_as_their_networks_build_them(monkeypatch):
     monkeypatch.setitem(SP.PRESETS, "paper", replace(SP.PRESETS["paper"], d_model=50))
     with pytest.raises(InvalidInput, match="d_model 50 is not a multiple of n_head 4"):
         role("san", "checks").Plan.for_verify(0, True).check()
+
+
+def test_a_rank_one_teacher_runs_its_gd_students(tmp_path):
+    """r* = 1 (allowed by ``--r-star``): the population GD students are of rank 1 and 3, none of rank 0
+    (which the GD kernel refuses), and they run."""
+    from verification import campaign
+    from verification.store import ResultStore
+
+    plan = replace(V.QUICK, n=5, r_star=1, seeds=1, gd_seeds=2, gd_steps=20, init_scales=(1e-3,))
+    plan.check()
+    chunks = V.linear_chunks(plan)[f"rank.gd-pop-{plan.tag}"]
+    assert sorted({c.args[2] for c in chunks}) == [1, 3]
+    with ResultStore(tmp_path / "r.db") as store:
+        assert campaign.run(store, f"rank.gd-pop-{plan.tag}", chunks, progress=False).computed == len(chunks)
