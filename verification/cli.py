@@ -106,10 +106,12 @@ def _start_lane(args: argparse.Namespace, sections: list, log: Path) -> Any:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from verification.family import main_plans
     from verification.store import ResultStore
 
     only = {section_of(s) for s in args.only} if args.only else None
     sections = [s for s in FAMILIES if not only or s in only]
+    main_plans(sections, args.seed, args.full, FAMILIES)   # every section's plan checked before the store is opened
     here, there = lanes(sections, args.serial, str(args.db))
     with ResultStore(args.db) as store:
         ctx = JobContext(store=store, out_dir=Path(args.out), seed=args.seed, full=args.full,

@@ -5,7 +5,7 @@ exit status 2 (bad input) or 130 (Ctrl-C), and a refused command creates nothing
   ``equality_condition`` while the command runs); an equality condition that raises; a Ctrl-C
   after the command returned, while Python exits (it was printed, dropped, and the exit status 0);
 - a ``--seed`` beyond what a command's draws take (``modalities --seed 4294967295``, ``san`` over
-  2^63), ``rank --r-star 1`` (its students of rank r* - 1), ``--workers 1000``, an ``--out``, a
+  2^63), ``rank --r-star 0``, ``--workers 1000``, an ``--out``, a
   ``--db`` folder or a checkpoint folder that cannot be made (a name too long), an image too large
   to decode within the memory budget: refused before anything is created;
 - ``stress --search`` writes no ``.hypothesis/`` folder where it runs.
@@ -174,12 +174,15 @@ def test_a_seed_takes_any_size_where_the_draws_do(capsys):
     assert args.seed == 2**70
 
 
-def test_rank_r_star_1_is_refused_up_front_and_its_help_says_the_range(tmp_path, monkeypatch, capsys):
-    refused(["rank", "--r-star", "1"], tmp_path, monkeypatch, capsys, "--r-star", ">= 2")
-    refused(["rank", "--n", "3"], tmp_path, monkeypatch, capsys, "--n", ">= 4")
+def test_rank_r_star_outside_its_range_is_refused_up_front_and_its_help_says_the_range(tmp_path, monkeypatch, capsys):
+    """r* = 1 is planned (its rank-0 students are not: tests/verification/test_full_plans.py); r* = 0,
+    r* > n - 2 and n = 2 are refused before anything is created."""
+    refused(["rank", "--r-star", "0"], tmp_path, monkeypatch, capsys, "--r-star", ">= 1")
+    refused(["rank", "--n", "8", "--r-star", "7"], tmp_path, monkeypatch, capsys, "--r-star", "1 <= r* <= n - 2")
+    refused(["rank", "--n", "2"], tmp_path, monkeypatch, capsys, "--n", ">= 3")
     assert main(["rank", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "2 <= r* <= n - 2" in text and "4 <= n <= 64" in text
+    assert "1 <= r* <= n - 2" in text and "3 <= n <= 64" in text
 
 
 @pytest.mark.parametrize("command", [["stress", "dobrushin.factor", "--instances", "10"], ["san", "--preset", "tiny"]])

@@ -37,11 +37,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--full", action="store_true",
                    help="the plan of `attnbounds verify --full`: n = 16, r* = 4, many seeds and sizes "
                         "(default: the quick, main-job size)")
-    p.add_argument("--n", type=int_at_least(4), default=None,
-                   help=f"token dimension n of the linear surrogate (4 <= n <= {MAX_N}; default 8, 16 with --full)")
-    p.add_argument("--r-star", type=int_at_least(2), default=None,
-                   help="teacher rank r* of the linear surrogate (2 <= r* <= n - 2: students of rank r* - 1, r* and "
-                        "r* + 2 are trained; default 3, 4 with --full)")
+    p.add_argument("--n", type=int_at_least(3), default=None,
+                   help=f"token dimension n of the linear surrogate (3 <= n <= {MAX_N}; default 8, 16 with --full); a "
+                        "sample size whose N inputs x 4 columns do not exceed n is raised to n // 4 + 1 (least squares "
+                        "needs more columns than rows)")
+    p.add_argument("--r-star", type=int_at_least(1), default=None,
+                   help="teacher rank r* of the linear surrogate (1 <= r* <= n - 2: students of rank r* - 1 (when "
+                        "positive), r* and r* + 2 are trained; default 3, 4 with --full)")
     p.add_argument("--part", default=None, type=name_list(PARTS, "part"),
                    help="comma-separated: linear, attention, weights (default all)")
     p.set_defaults(func=_cmd)
