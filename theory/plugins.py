@@ -2,14 +2,17 @@
 docs/examples/my_bounds.py) and the modules installed packages declare in the
 ``attnbounds.theories`` entry-point group (docs/your-theorem.md).
 
-A theory file is the user's own code (as a conftest.py is): it is run once per process, and what it
-registers (:func:`theory.register`) is what it brings. Anything it raises, a file that is not
-there, or one that registers nothing, is one line naming the file (and the line) as InvalidInput:
+A theory file is the user's own code (as a conftest.py is): it runs with the privileges of whoever
+runs the command, once per process, and what it registers (:func:`theory.register`) is what it
+brings. Anything it raises (``sys.exit`` included), a file that is not there, or one that registers
+nothing, is one line naming the file (and the line) as InvalidInput; a Ctrl-C while it runs leaves
+nothing of it registered:
 
     load_file(path)          run a theory file; its theorems, in registration order
     load_entry_points()      import every module of the entry-point group (once per process)
     unload_files()           forget every theory file loaded (their theorems leave the registry)
     source(theorem_id)       where a theorem came from: "built-in", the file, or "entry point NAME"
+    user_exit(exc)           the one line for a SystemExit a loaded file's function raised, else None
     theory_files(argv)       the values of every --theory in a command line (before it is parsed)
 
 An entry point names a module (``mypkg.bounds``) or a function to call (``mypkg.bounds:load``):
@@ -38,6 +41,29 @@ def _where(exc: BaseException, path: Path) -> str:
         return f"line {exc.lineno}: "
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
     return f"line {frames[-1].lineno}: " if frames else ""
+
+
+def exited(exc: SystemExit) -> str:
+    """``calls sys.exit(CODE)``: what a :class:`SystemExit` raised by a user's code says."""
+    return f"calls sys.exit({exc.code!r})" if exc.code is not None else "calls sys.exit()"
+
+
+def loaded_files() -> list[str]:
+    """The resolved paths of the theory files this process has loaded."""
+    return list(_FILES)
+
+
+def user_exit(exc: SystemExit) -> str | None:
+    """Where a :class:`SystemExit` raised while a command runs comes from, when a loaded theory file
+    raised it (an ``equality_condition`` that calls ``sys.exit``): ``--theory FILE: line N: calls
+    sys.exit(0) ...`` for one line on stderr; None when no theory file is in its traceback."""
+    files = {Path(f) for f in _FILES}
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) in files]
+    if not frames:
+        return None
+    f = frames[-1]
+    return (f"--theory {f.filename}: line {f.lineno}: {exited(exc)} in {f.name}() while the command runs; "
+            "a theory file's functions return their value")
 
 
 def source(theorem_id: str) -> str:
@@ -101,6 +127,13 @@ def load_file(path: str | Path) -> list:
         undo()
         msg = str(exc).splitlines()[0] if str(exc) else ""
         raise InvalidInput(f"--theory {path}: {_where(exc, p)}{type(exc).__name__}: {msg}".rstrip(": ")) from None
+    except SystemExit as exc:           # sys.exit() in the file: never a silent end of the command
+        undo()
+        raise InvalidInput(f"--theory {path}: {_where(exc, p)}{exited(exc)} while it loads; a theory file "
+                           "registers theorems and returns") from None
+    except BaseException:               # Ctrl-C while it runs: nothing of it stays registered
+        undo()
+        raise
     if not found:
         raise InvalidInput(f"--theory {path}: registers no theorem (call theory.register(Theorem(id=..., title=..., "
                            "category=..., statement=...)); see docs/your-theorem.md)")

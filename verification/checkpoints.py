@@ -31,12 +31,22 @@ from theory.errors import InvalidInput
 def check_checkpoint_folder(path: str | os.PathLike, option: str) -> None:
     """``path`` is a folder, or can be made one: the nearest part of it that exists (itself
     included) is a folder this user can write. ``option`` names where the path came from
-    (``--checkpoints``, ``ATTNBOUNDS_CHECKPOINTS``, ``--out``). Checks only: nothing is created."""
+    (``--checkpoints``, ``ATTNBOUNDS_CHECKPOINTS``, ``--out``); its missing names can be made there
+    (:func:`verification.options.unmakeable`). Nothing is left behind."""
+    from verification.options import unmakeable
+
     path = Path(path)
-    nearest = next((p for p in (path, *path.parents) if p.exists() or p.is_symlink()), Path(os.getcwd()))
+    try:
+        nearest = next((p for p in (path, *path.parents) if p.exists() or p.is_symlink()), Path(os.getcwd()))
+    except OSError as exc:                  # a name too long to look up, say
+        raise InvalidInput(f"{option}: the checkpoint folder {str(path)!r} cannot be made "
+                           f"({exc.strerror or exc})") from None
     if not nearest.is_dir():
         raise InvalidInput(f"{option}: the checkpoint folder {str(path)!r} cannot be made: "
                            f"{str(nearest)!r} is not a folder")
     if not os.access(nearest, os.W_OK | os.X_OK):
         raise InvalidInput(f"{option}: the checkpoint folder {str(path)!r} cannot be written "
                            f"({str(nearest)!r}: permission denied)")
+    why = unmakeable(path, nearest)
+    if why is not None:
+        raise InvalidInput(f"{option}: the checkpoint folder {str(path)!r} cannot be made ({why})")

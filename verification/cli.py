@@ -13,6 +13,8 @@ with the published kernels; importing this module changes nothing.
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import signal
 import sys
 import threading
@@ -23,7 +25,7 @@ from typing import Any, Optional, Sequence
 from numerics import pins
 from theory.errors import InvalidInput
 from verification.commands import COMMANDS, FAMILIES, SECTION_ALIASES, section_of
-from verification.options import JobContext, Parser, add_common, check_out_dir, fail, make_console, name_list
+from verification.options import MAX_SEED, JobContext, Parser, add_common, check_out_dir, fail, make_console, name_list
 
 
 def _cmd_theorems(args: argparse.Namespace) -> int:
@@ -68,7 +70,6 @@ def lanes(sections: Sequence[str], serial: bool, db: str, cores: Optional[int] =
     >>> lanes(["dobrushin", "trained"], True, "r.db", cores=2)
     (['dobrushin', 'trained'], [])
     """
-    import os
 
     from verification.commands import SECOND_LANE
 
@@ -94,7 +95,6 @@ def _die_with_parent() -> None:
 def _start_lane(args: argparse.Namespace, sections: list, log: Path) -> Any:
     """``attnbounds verify --serial --only SECTIONS`` (same store, out, seed, size) in a second
     process, its output written to ``log``; the store's chunk transactions keep the two apart."""
-    import os
     import subprocess
 
     cmd = [sys.executable, "-c", "import sys; from verification.cli import main; sys.exit(main())", "verify",
@@ -108,10 +108,12 @@ def _start_lane(args: argparse.Namespace, sections: list, log: Path) -> Any:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from verification.family import main_plans
     from verification.store import ResultStore
 
     only = {section_of(s) for s in args.only} if args.only else None
     sections = [s for s in FAMILIES if not only or s in only]
+    main_plans(sections, args.seed, args.full, FAMILIES)   # every section's plan checked before the store is opened
     here, there = lanes(sections, args.serial, str(args.db))
     with ResultStore(args.db) as store:
         ctx = JobContext(store=store, out_dir=Path(args.out), seed=args.seed, full=args.full,
@@ -148,7 +150,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def register_verify(sub: Any) -> None:
     p = sub.add_parser("verify", help=COMMANDS["verify"].help)
-    add_common(p)
+    add_common(p, max_seed=MAX_SEED["verify"])
     p.add_argument("--full", action="store_true", help="larger campaigns (default: quick)")
     p.add_argument("--only", default=None, type=name_list(tuple(FAMILIES) + tuple(SECTION_ALIASES), "section"),
                    help=f"comma-separated sections to run, of: {', '.join(FAMILIES)} "
@@ -218,25 +220,55 @@ def interrupt_exit(prog: str, stored: int) -> int:
     return 130
 
 
-def main(argv: Optional[list[str]] = None) -> int:
-    pins.pin()                           # the published numerics, before a theory file or a command loads numpy
-    argv = sys.argv[1:] if argv is None else list(argv)
+def _command(argv: list[str]) -> int:
+    """Load the ``--theory`` files, read the command line, check what can be checked before
+    anything is written, run the command; its exit status (:func:`main` turns what it raises into
+    one line)."""
     from theory.plugins import theory_files
 
     files = theory_files(argv)
     if files:                            # their ids must be known when the command line is read
         from theory.plugins import load_file
 
-        try:
-            for f in files:
-                load_file(f)
-        except InvalidInput as exc:
-            return fail(f"attnbounds {selected(argv) or ''}".rstrip(), exc)
+        for f in files:
+            load_file(f)
     try:
         args = build_parser(argv).parse_args(argv)
     except SystemExit as exc:  # a bad argument (one line already printed) or --help
         return exc.code if isinstance(exc.code, int) else 2
-    prog = f"attnbounds {args.command}"
+    check_environment()                  # the environment is input too: checked before anything
+    if getattr(args, "precheck", None) is not None:
+        args.precheck(args)              # the command's own refusals, before anything is written
+    if getattr(args, "out", None) is not None:
+        check_out_dir(args.out)          # before any computation: a file there fails now
+    if getattr(args, "reads_store", False):  # a command that only reads (and opens it read-only,
+        # never check_writable): the store must exist
+        if args.db != ":memory:" and not Path(args.db).is_file():
+            raise InvalidInput(f"--db {args.db!r}: no results store there "
+                               "(fill one first, e.g. `attnbounds verify`)")
+    elif getattr(args, "db", None) is not None:
+        from verification.store import check_writable
+        check_writable(args.db)          # likewise a read-only store
+    try:
+        return int(args.func(args) or 0)
+    except SystemExit as exc:            # a theory file's function called sys.exit: its mistake, in one line
+        from theory.plugins import user_exit
+
+        said = user_exit(exc)
+        if said is None:
+            raise
+        raise InvalidInput(said) from None
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """``attnbounds ARGV``: the exit status; bad input is one line and 2, Ctrl-C one line and 130.
+    Called without ``argv`` (the process's own command line: the ``attnbounds`` script, ``python -m
+    verification.cli``), a Ctrl-C after the command returns, while Python exits, is 130 too
+    (:func:`_late_interrupt`)."""
+    pins.pin()                           # the published numerics, before a theory file or a command loads numpy
+    own_line = argv is None
+    argv = sys.argv[1:] if argv is None else list(argv)
+    prog = f"attnbounds {selected(argv) or ''}".rstrip()
     from verification import campaign
 
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -244,27 +276,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     stored_before = campaign.stored_in_this_process()          # main may run many times in one process
     campaign.clear_interrupt()
     try:
-        check_environment()                  # the environment is input too: checked before anything
-        if getattr(args, "precheck", None) is not None:
-            args.precheck(args)              # the command's own refusals, before anything is written
-        if getattr(args, "out", None) is not None:
-            check_out_dir(args.out)          # before any computation: a file there fails now
-        if getattr(args, "reads_store", False):  # a command that only reads (and opens it read-only,
-            # never check_writable): the store must exist
-            if args.db != ":memory:" and not Path(args.db).is_file():
-                raise InvalidInput(f"--db {args.db!r}: no results store there "
-                                   "(fill one first, e.g. `attnbounds verify`)")
-        elif getattr(args, "db", None) is not None:
-            from verification.store import check_writable
-            check_writable(args.db)          # likewise a read-only store
-        status = int(args.func(args) or 0)
+        status = _command(argv)
         if campaign.was_interrupted():      # an interrupt that Python printed and dropped
             raise KeyboardInterrupt
         return status
     except (KeyboardInterrupt, SystemError) as exc:
-        # Ctrl-C (SIGINT): every finished chunk is in the store (one transaction each; the one being
-        # written is rolled back), so the same command resumes where this one stopped. A signal that
-        # lands inside a compiled (numba) function comes back as a SystemError raised from it
+        # Ctrl-C (SIGINT), at any moment from the first --theory file on: every finished chunk is in
+        # the store (one transaction each; the one being written is rolled back), so the same command
+        # resumes where this one stopped. A signal that lands inside a compiled (numba) function comes
+        # back as a SystemError raised from it
         if not interrupted(exc):
             raise
         return interrupt_exit(prog, campaign.stored_in_this_process() - stored_before)
@@ -281,6 +301,20 @@ def main(argv: Optional[list[str]] = None) -> int:
         return interrupt_exit(prog, campaign.stored_in_this_process() - stored_before)
     finally:
         campaign.clear_interrupt()          # handled (or gone up): never left for a later command
+        if own_line and signal.getsignal(signal.SIGINT) is campaign.on_interrupt:
+            signal.signal(signal.SIGINT, functools.partial(_late_interrupt, prog))
+
+
+def _late_interrupt(prog: str, signum: int, frame: Any) -> None:
+    """SIGINT once the command has returned, while Python exits (its atexit callbacks and finalisers:
+    the Dask cluster's, the process pools', torch's): Python would print the KeyboardInterrupt, drop it
+    and exit 0. Here it is one line and exit status 130, at once (the store is closed already)."""
+    try:
+        sys.stdout.flush()
+    except Exception:                       # interrupted inside a write to stdout: what is written stays
+        pass
+    os.write(2, f"{prog}: interrupted as it exited (the command had finished)\n".encode())
+    os._exit(130)
 
 
 if __name__ == "__main__":

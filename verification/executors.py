@@ -76,6 +76,35 @@ def check_timeout(timeout: Any) -> float:
     return t
 
 
+WORKERS_PER_CORE = 2   # --workers K: at most this many worker processes per core of this machine
+
+
+def max_workers(cores: Optional[int] = None) -> int:
+    """The largest ``--workers``: :data:`WORKERS_PER_CORE` per core (``os.cpu_count()``). Each
+    worker is a single-threaded process that loads its own numpy, numba and torch (hundreds of MB),
+    so more of them only share the same cores and fill the memory; a larger cluster is joined with
+    ``--scheduler``."""
+    import os
+
+    return WORKERS_PER_CORE * max(1, cores if cores is not None else os.cpu_count() or 1)
+
+
+def check_workers(workers: Any, cores: Optional[int] = None) -> int:
+    """``--workers K``: an integer from 1 to :func:`max_workers`, else InvalidInput saying why."""
+    try:
+        k = int(workers)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"--workers: must be an integer, got {workers!r}") from None
+    if k < 1:
+        raise InvalidInput(f"--workers: must be at least 1, got {workers}")
+    most = max_workers(cores)
+    if k > most:
+        raise InvalidInput(f"--workers: at most {most} ({WORKERS_PER_CORE} per core; this machine has "
+                           f"{most // WORKERS_PER_CORE}): each worker is a process with its own libraries in memory, "
+                           f"and more only share the same cores (a larger cluster: --scheduler), got {k}")
+    return k
+
+
 def executor_for(workers: Optional[int] = None, scheduler: Optional[str] = None,
                  timeout: Optional[float] = None) -> cf.Executor:
     """The executor a command's ``--workers`` / ``--scheduler`` / ``--connect-timeout`` ask for:
@@ -241,8 +270,8 @@ class DaskExecutor(cf.Executor):
         if (workers is None) == (scheduler is None):
             raise InvalidInput("DaskExecutor: give exactly one of workers=K (a local cluster) and "
                              "scheduler='tcp://HOST:PORT' (an existing cluster)")
-        if workers is not None and int(workers) < 1:
-            raise InvalidInput(f"--workers: must be at least 1, got {workers}")
+        if workers is not None:
+            workers = check_workers(workers)
         self.timeout = check_timeout(timeout)
         self._shut = False
         self._pending: set = set()

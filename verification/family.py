@@ -5,7 +5,7 @@ package (listed in :data:`ENTRY_POINTS`; ``tests/test_architecture.py`` checks e
 A family's ``checks`` (a module, or a package's ``__init__``) exposes
 
 - ``Plan``: what a run covers, of the one protocol :class:`verification.plan.Plan` (seed, full,
-  ``campaigns()``, ``command()``, ``provenance()``), made once by ``Plan.for_verify(seed, full)``
+  ``campaigns()``, ``command()``, ``provenance()``, ``check()``), made once by ``Plan.for_verify(seed, full)``
   (the plan of ``attnbounds verify [--full]``'s section) or ``Plan.from_args(args)`` (the plan of
   the family's own parsed command line, validated before any work) and then handed on, never
   rebuilt from (seed, full);
@@ -28,7 +28,7 @@ function of a family's report or paper takes ``seed`` or ``full``. Its ``command
 >>> sorted(ENTRY_POINTS)
 ['checks', 'command', 'paper', 'report']
 >>> PLAN_METHODS
-('for_verify', 'from_args', 'campaigns', 'command', 'provenance')
+('for_verify', 'from_args', 'campaigns', 'command', 'provenance', 'check')
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from verification.plan import PLAN_PROTOCOL as PLAN_METHODS  # the plan protocol's methods
+from verification.plan import assert_valid
 
 # role -> the names every family's role module defines
 ENTRY_POINTS: dict[str, tuple[str, ...]] = {
@@ -54,11 +55,21 @@ def role(section: str, name: str) -> Any:
     return import_module(f"{FAMILIES[section]}.{name}")
 
 
+def main_plans(sections: Any, seed: int, full: bool, families: Optional[dict] = None) -> list:
+    """The main job's plan of each of ``sections`` (``Plan.for_verify(seed, full)`` of the family
+    package ``families[section]``, default :data:`verification.commands.FAMILIES`), each checked
+    (:func:`verification.plan.assert_valid`: an invalid one is a bug, raised before any work)."""
+    if families is None:
+        from verification.commands import FAMILIES as families
+    return [assert_valid(import_module(f"{families[s]}.checks").Plan.for_verify(seed, full)) for s in sections]
+
+
 def verify(ctx: Any, section: str, title: Optional[str] = None, executor: Any = None) -> Any:
-    """The main-job section of a family: its ``Plan.for_verify(seed, full)``, run (resumed) into
-    the job's store, then its report under the job's ``--out``; the plan."""
+    """The main-job section of a family: its ``Plan.for_verify(seed, full)`` (checked:
+    :func:`main_plans`), run (resumed) into the job's store, then its report under the job's
+    ``--out``; the plan."""
     checks = role(section, "checks")
-    plan = checks.Plan.for_verify(ctx.seed, ctx.full)
+    plan, = main_plans((section,), ctx.seed, ctx.full)
     if hasattr(plan, "at"):
         plan = plan.at(ctx.out_dir)
     if title:

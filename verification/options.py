@@ -148,11 +148,44 @@ def int_list(lo: int, what: str = "size") -> Callable[[str], tuple[int, ...]]:
     return parse
 
 
-def add_common(p: argparse.ArgumentParser, reads: bool = False) -> None:
+# The largest --seed of a command whose draws bound it, and why (its one-line refusal says so); the
+# others take any non-negative integer (numpy's SeedSequence takes them all). torch seeds its
+# generators with integers below 2^64 and scikit-learn's random_state is below 2^32; the families
+# derive their seeds from the base seed as said (tests/verification/test_one_line_nothing_created.py
+# checks the modalities and san derivations against these bounds; each bound was run once).
+TORCH_SEEDS = "torch seeds its generators with integers below 2^64"
+MAX_SEED: dict[str, tuple[int, str]] = {
+    "modalities": (2**32 - 10, "scikit-learn's random_state is below 2^32 and a preset trains seeds seed .. seed + 9"),
+    "san": (2**63 - 1, f"{TORCH_SEEDS} and a preset trains seeds seed .. seed + 5"),
+    "poincare": (2**63 - 1, f"{TORCH_SEEDS} and its runs use seed + k, k < 1000"),
+    "rank": (10**12, f"{TORCH_SEEDS} and the draws' seeds are up to 10^6 x seed + 10^5"),
+}
+_LEAST = min(MAX_SEED, key=lambda k: MAX_SEED[k][0])     # verify runs every section at one seed
+MAX_SEED["verify"] = (MAX_SEED[_LEAST][0], f"the {_LEAST} section's bound: {MAX_SEED[_LEAST][1]}")
+
+
+def seed_int(limit: Optional[tuple[int, str]] = None) -> Callable[[str], int]:
+    """``--seed``: a non-negative integer, at most ``limit``'s bound where the command has one
+    (:data:`MAX_SEED`: (bound, why))."""
+    if limit is None:
+        return nonnegative_int
+
+    def parse(text: str) -> int:
+        v = nonnegative_int(text)
+        if v > limit[0]:
+            raise argparse.ArgumentTypeError(f"must be an integer from 0 to {limit[0]} ({limit[1]}), got {text!r}")
+        return v
+    parse.__name__ = "seed"
+    return parse
+
+
+def add_common(p: argparse.ArgumentParser, reads: bool = False,
+               max_seed: Optional[tuple[int, str]] = None) -> None:
     """``--db``, ``--out`` and ``--seed``, taken by every subcommand but ``theorems`` (which reads
     no store and writes nothing). ``reads``: the command only reads the store (``paper``): it is
     opened read-only and must exist (``reads_store``, checked by the CLI before anything runs),
-    and its help says so instead of promising a resume."""
+    and its help says so instead of promising a resume. ``max_seed``: the command's entry of
+    :data:`MAX_SEED` (its --seed is refused above it, before anything is created)."""
     db_help = ("results store to read (SQLite file, opened read-only: its bytes are never changed; it must "
                "exist: fill it first, e.g. `attnbounds verify`)" if reads else
                "results store (SQLite file; ':memory:' for none): every chunk is stored as it finishes, "
@@ -162,9 +195,10 @@ def add_common(p: argparse.ArgumentParser, reads: bool = False) -> None:
     if reads:
         p.set_defaults(reads_store=True)
     p.add_argument("--out", default="paper", help="where tables/ and figures/ are written")
-    p.add_argument("--seed", type=nonnegative_int, default=0,
-                   help="the base seed of the campaigns to read (>= 0): the one the commands that filled the store "
-                        "ran with" if reads else "base seed of every random draw (>= 0)")
+    seeds = ">= 0" if max_seed is None else f"0 .. {max_seed[0]}"
+    p.add_argument("--seed", type=seed_int(max_seed), default=0,
+                   help=f"the base seed of the campaigns to read ({seeds}): the one the commands that filled the "
+                        "store ran with" if reads else f"base seed of every random draw ({seeds})")
 
 
 def add_theory(p: argparse.ArgumentParser) -> None:
@@ -173,7 +207,9 @@ def add_theory(p: argparse.ArgumentParser) -> None:
     :func:`theory.plugins.load_file`), so its ids are accepted like the built-ins'."""
     p.add_argument("--theory", action="append", default=[], metavar="FILE.py",
                    help="a Python file that registers theorems (theory.register(Theorem(...)) with a statement "
-                        "over theory.expr: A, B, C, I, delta); repeatable; see docs/your-theorem.md")
+                        "over theory.expr: A, B, C, I, delta); repeatable; see docs/your-theorem.md. The file is "
+                        "Python run with your privileges (so is one named in a `paper --from` line): use only "
+                        "files you trust")
 
 
 def scheduler_address(text: str) -> str:
@@ -197,18 +233,34 @@ def connect_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
 
 
+def worker_count(text: str) -> int:
+    """``--workers``: :func:`verification.executors.check_workers` (its message without the option's
+    name, which argparse adds)."""
+    from verification.executors import check_workers
+
+    try:
+        return check_workers(_int(text))
+    except argparse.ArgumentTypeError:
+        raise
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
+
+
+worker_count.__name__ = "worker count"
+
+
 def add_executor(p: argparse.ArgumentParser, what: str) -> None:
     """The executor options, declared once for every command that has them: ``--workers K`` (a
     local Dask cluster) or ``--scheduler ADDRESS`` (an existing one), and ``--connect-timeout``;
     ``what`` says what runs there ("run the chunks", "train the runs"). The command builds its
     executor with :func:`verification.executors.executor_for` from the three."""
-    from verification.executors import CONNECT_TIMEOUT
+    from verification.executors import CONNECT_TIMEOUT, WORKERS_PER_CORE
 
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", default=None, type=positive_int, metavar="K",
-                       help=f"{what} on a local Dask cluster of K worker processes; it speaks TLS with credentials "
-                            "made in memory for this run, so no other user of the machine can join it or send it "
-                            "code (no dashboard is served)")
+    where.add_argument("--workers", default=None, type=worker_count, metavar="K",
+                       help=f"{what} on a local Dask cluster of K worker processes (1 <= K <= {WORKERS_PER_CORE} per "
+                            "core of this machine); it speaks TLS with credentials made in memory for this run, so no "
+                            "other user of the machine can join it or send it code (no dashboard is served)")
     where.add_argument("--scheduler", default=None, type=scheduler_address, metavar="ADDRESS",
                        help=f"{what} on an existing Dask cluster at tcp://HOST:PORT or tls://HOST:PORT (tls:// "
                             "credentials from the Dask configuration). That cluster runs what this command sends, "
@@ -221,23 +273,31 @@ def add_executor(p: argparse.ArgumentParser, what: str) -> None:
 
 def check_out_dir(out: str | os.PathLike) -> Path:
     """``--out`` must be a folder, or creatable as one, where tables/ and figures/ can be written:
-    no part of ``out/tables`` or ``out/figures`` that exists is a file, and the nearest folder of
-    them that exists can be written by this user. Checks only: nothing is created (the writers
-    create their folders when they write), so a refusal later leaves no empty folder behind."""
+    no part of ``out/tables`` or ``out/figures`` that exists is a file, the nearest folder of them
+    that exists can be written by this user, and the missing folders can be made there
+    (:func:`unmakeable`: a name too long, a file system that refuses new folders). Nothing is left
+    behind (the writers create their folders when they write), so a refusal later leaves no empty
+    folder."""
     if not str(out).strip():
         raise InvalidInput(f"--out {str(out)!r}: an empty path; name a folder (default: paper)")
     path = Path(out)
     for sub in (path / "tables", path / "figures"):
-        nearest = None
-        for part in (sub, *sub.parents):        # out/tables, out, ..., up to the first that exists
-            if part.exists() or part.is_symlink():
-                if not part.is_dir():
-                    raise InvalidInput(f"--out {str(out)!r}: {str(part)!r} exists and is not a folder")
-                nearest = part
-                break
+        try:
+            nearest = None
+            for part in (sub, *sub.parents):        # out/tables, out, ..., up to the first that exists
+                if part.exists() or part.is_symlink():
+                    if not part.is_dir():
+                        raise InvalidInput(f"--out {str(out)!r}: {str(part)!r} exists and is not a folder")
+                    nearest = part
+                    break
+        except OSError as exc:                      # a name too long to look up, say
+            raise InvalidInput(f"--out {str(out)!r}: cannot be made ({exc.strerror or exc})") from None
         nearest = nearest if nearest is not None else Path(os.getcwd())
         if not os.access(nearest, os.W_OK | os.X_OK):
             raise InvalidInput(f"--out {str(out)!r}: cannot write there ({str(nearest)!r}: permission denied)")
+        why = unmakeable(sub, nearest)
+        if why is not None:
+            raise InvalidInput(f"--out {str(out)!r}: {str(sub)!r} cannot be made ({why})")
     return path
 
 
@@ -248,7 +308,37 @@ def check_out_dir(out: str | os.PathLike) -> Path:
 REFUTED = 3
 
 
+def unmakeable(target: Path, nearest: Path) -> Optional[str]:
+    """Why the folder ``target`` cannot be made under ``nearest`` (the nearest part of it that
+    exists), in the system's words, or None: its missing names are made inside a temporary folder
+    made in ``nearest``, which is then removed, so nothing is left either way."""
+    import shutil
+    import tempfile
+
+    try:
+        rest = Path(target).relative_to(nearest)
+    except ValueError:
+        rest = Path(".")
+    try:
+        probe = Path(tempfile.mkdtemp(prefix=".attnbounds-check-", dir=nearest))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        (probe / rest).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    return None
+
+
 def fail(prog: str, exc: BaseException) -> int:
-    """One line on stderr for bad input, exit status 2."""
-    print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
+    """One line on stderr for bad input, exit status 2. An error with a ``headline`` and ``details``
+    (a list of lines: :class:`verification.report.part.IncompleteCampaigns`) says the short headline
+    on that line, what is wrong and what to run, and the details indented below it."""
+    head, details = getattr(exc, "headline", None), getattr(exc, "details", None)
+    if head and details:
+        print(f"{prog}: error: {one_line(head)}", *(f"  {one_line(d)}" for d in details), sep="\n", file=sys.stderr)
+    else:
+        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
     return 2

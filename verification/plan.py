@@ -13,7 +13,13 @@ the package (a user's theory file) is one more object of this shape.
   fingerprint of the weights measured);
 - ``command()``: the command line that reproduces it (what a refusal tells the user to run);
 - ``provenance()``: what a table of it says it came from (seed, preset, sizes, sampler, models...),
-  a flat dict of strings and numbers.
+  a flat dict of strings and numbers;
+- ``check()``: every chunk's parameters against what the kernels that compute it require (sample
+  sizes against dimensions, ranks against sizes, presets' settings against the configurations they
+  build), with nothing computed, no model loaded, nothing trained: an
+  :class:`~theory.errors.InvalidInput` naming the first that fails. A plan made from a command line
+  is checked before any work (``from_args``: the user's input, one line); the main job's plans are
+  checked before its store is opened (:func:`assert_valid`: a failure there is the package's bug).
 
 >>> r = RunResult("toy")
 >>> r.add(CampaignResult("c", computed=2, skipped=1, records=10))
@@ -31,7 +37,7 @@ from typing import Any, Iterator, Protocol, runtime_checkable
 from verification.campaign import CampaignResult, collecting
 
 #: the methods (beyond the ``seed`` and ``full`` attributes) every family's plan has
-PLAN_PROTOCOL: tuple[str, ...] = ("for_verify", "from_args", "campaigns", "command", "provenance")
+PLAN_PROTOCOL: tuple[str, ...] = ("for_verify", "from_args", "campaigns", "command", "provenance", "check")
 
 
 @runtime_checkable
@@ -46,6 +52,8 @@ class Plan(Protocol):
     def command(self) -> str: ...
 
     def provenance(self) -> dict[str, Any]: ...
+
+    def check(self) -> None: ...
 
 
 @dataclass
@@ -93,6 +101,20 @@ def recording(family: str) -> Iterator[RunResult]:
     result = RunResult(family)
     with collecting(result.add):
         yield result
+
+
+def assert_valid(plan: Any) -> Any:
+    """``plan`` (one the package made itself: the main job's) after its ``check()``; a failure is
+    not the user's input but a bug in the package's presets: a RuntimeError (a traceback, exit 1),
+    never the one-line refusal of bad input."""
+    from theory.errors import InvalidInput
+
+    try:
+        plan.check()
+    except InvalidInput as exc:
+        raise RuntimeError(f"the plan of `{plan.command()}` is invalid (a bug in its preset, not your input): "
+                           f"{exc}") from exc
+    return plan
 
 
 def provenance_line(prov: dict[str, Any]) -> str:

@@ -97,11 +97,20 @@ def check_folder(path: str, create: bool = False) -> None:
     now) makes the missing folders; a check (:func:`check_writable`) creates nothing."""
     where = f"--db {path!r}"
     folder = Path(os.path.abspath(path)).parent
-    nearest = next(p for p in (folder, *folder.parents) if p.exists() or p.is_symlink())
+    try:
+        nearest = next(p for p in (folder, *folder.parents) if p.exists() or p.is_symlink())
+    except OSError as exc:              # a name too long to look up, say
+        raise InvalidInput(f"{where}: cannot create its folder ({exc.strerror or exc})") from None
     if not nearest.is_dir():
         raise InvalidInput(f"{where}: {str(nearest)!r} is not a folder")
     if not os.access(nearest, os.W_OK | os.X_OK):
         raise InvalidInput(f"{where}: the results store cannot be written (folder {str(nearest)!r}: permission denied)")
+    if not create and nearest != folder:
+        from verification.options import unmakeable
+
+        why = unmakeable(folder, nearest)   # made and removed in a temporary folder: nothing is left
+        if why is not None:
+            raise InvalidInput(f"{where}: cannot create its folder ({why})")
     if create and nearest != folder:
         try:
             folder.mkdir(parents=True, exist_ok=True)

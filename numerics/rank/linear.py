@@ -207,13 +207,14 @@ def random_orthogonal(n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 GRID_BITS = 16            # teacher factors live on the grid 2^-16 Z with |entries| < 2^7
+MAX_TEACHER_RANK = 16     # the largest r* teacher_factors accepts
 
 
 def teacher_factors(n: int, r_star: int, shape: str, K: np.ndarray, seed: int):
     """Integer factors (A_int (n, r*), B_int (r*, n)) with M* = A_int B_int / 2^32 and
     sigma(M* K^{1/2}) = spectrum(r*, shape) up to the grid rounding (relative ~1e-5)."""
-    if not (0 <= r_star <= n) or r_star > 16:
-        raise InvalidInput(f"teacher: need 0 <= r_star <= min(n, 16), got r_star={r_star}, n={n}")
+    if not (0 <= r_star <= n) or r_star > MAX_TEACHER_RANK:
+        raise InvalidInput(f"teacher: need 0 <= r_star <= min(n, {MAX_TEACHER_RANK}), got r_star={r_star}, n={n}")
     rng = np.random.default_rng(seed)
     U, V = random_orthogonal(n, rng), random_orthogonal(n, rng)
     L = np.linalg.cholesky(K)
@@ -254,10 +255,15 @@ def sample_data(M_star: Any, K: Any, n_samples: int, d: int, noise: float, seed:
 
 
 def least_squares(X: np.ndarray, Y: np.ndarray) -> dict[str, Any]:
-    """M_hat = Y X^T (X X^T)^{-1}, K_hat = X X^T / cols, the noise std from the residual."""
+    """M_hat = Y X^T (X X^T)^{-1}, K_hat = X X^T / cols, the noise std from the residual (its
+    ``cols - n`` degrees of freedom per row): X (n, cols) needs more columns than rows."""
+    X, Y = _matrix(X, "X"), _matrix(Y, "Y")
     n, cols = X.shape
     if cols <= n:
-        raise InvalidInput(f"least_squares: need more columns ({cols}) than rows ({n}) of X")
+        raise InvalidInput(f"least_squares: X has {cols} columns and {n} rows; the fit needs more columns than "
+                           f"rows (at least {n + 1}: N inputs x d columns > n)")
+    if Y.shape[1] != cols:
+        raise InvalidInput(f"least_squares: Y has {Y.shape[1]} columns, X has {cols}")
     G = X @ X.T
     M_hat = np.linalg.solve(G, X @ Y.T).T
     resid = Y - M_hat @ X

@@ -12,7 +12,8 @@ listed file the installed version lacks is skipped, and the corpus notes say so;
 User images (:func:`read_images`): a folder (its ``*.png``, ``*.jpg``, ``*.jpeg`` files, in sorted
 name order, not recursive) or a comma-separated list of files. A file that does not exist, is
 empty or cannot be decoded as an image, a folder with no image in it, is an
-:class:`~theory.errors.InvalidInput` naming it; so is an empty list.
+:class:`~theory.errors.InvalidInput` naming it; so is an empty list, and an image too large to
+decode within the memory budget (:func:`check_size`, from its header, before any pixel is read).
 
 Each input (:class:`ImageInput`) is named by its file stem and keyed by the sha256 of the file's
 bytes (16 hex digits, as a text's key: :func:`numerics.sources.corpus.text_hash`); the same bytes
@@ -55,6 +56,9 @@ BUNDLES = (("scikit-image", "skimage", "data", SKIMAGE_PHOTOS),
            ("scikit-learn", "sklearn", "datasets/images", SKLEARN_PHOTOS))
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
+# peak bytes a pixel while an image is decoded (uint8), made float64 RGB and resized with anti-aliasing
+# (to_tensor): 80 measured on a 3000 x 3000 PNG; an image over memory_budget() / this is refused unread
+BYTES_PER_PIXEL = 80
 RESIZE = "skimage.transform.resize(order=1, anti_aliasing=True) to the model's input size, aspect not kept, no crop"
 
 
@@ -92,12 +96,42 @@ def file_sha(path: Path) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
+def check_size(path: str | Path) -> None:
+    """Refuse, from the file's header alone (``PIL.Image.open`` reads no pixels), an image whose
+    decoding and resizing (:func:`to_tensor`: about :data:`BYTES_PER_PIXEL` bytes a pixel at the
+    peak) would need more than the memory budget (:func:`numerics.device.memory_budget`): one line
+    naming the file, its size and the largest that fits. A header PIL cannot read is left to
+    :func:`decode`, which refuses it in its own words."""
+    import warnings
+
+    from PIL import Image
+
+    from numerics.device import BUDGET_VARIABLE, memory_budget
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")       # PIL's own warning about large images: said below, in one line
+            with Image.open(str(path)) as im:
+                w, h = im.size
+    except Exception:
+        return
+    budget = memory_budget()
+    most = budget // BYTES_PER_PIXEL
+    if w * h > most:
+        raise InvalidInput(f"image {str(path)!r} is {w} x {h} pixels ({w * h / 1e6:.1f} megapixels): decoding and "
+                           f"resizing it needs about {w * h * BYTES_PER_PIXEL / 2 ** 30:.1f} GiB, over the memory budget "
+                           f"of {budget / 2 ** 30:.3g} GiB (at most {most / 1e6:.1f} megapixels; scale it down, or set "
+                           f"{BUDGET_VARIABLE} in GiB)")
+
+
 def decode(path: str | Path) -> np.ndarray:
-    """The image's pixels as ``io.imread`` decodes them; a file that is not an image: InvalidInput."""
+    """The image's pixels as ``io.imread`` decodes them, once its size is known to fit
+    (:func:`check_size`); a file that is not an image: InvalidInput."""
     import warnings
 
     from skimage import io
 
+    check_size(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

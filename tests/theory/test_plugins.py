@@ -106,3 +106,26 @@ def test_an_installed_package_brings_its_theories_through_entry_points(tmp_path,
         REGISTRY.pop("ep.square", None)
         registry.SOURCES.pop("ep.square", None)
         sys.modules.pop("ep_bounds", None)
+
+
+def test_sys_exit_or_ctrl_c_in_a_theory_file_leaves_nothing_registered(tmp_path):
+    """sys.exit while a file loads is the user's error in one line naming the file and the line (it
+    was a silent end of the command, exit 0); a Ctrl-C while it loads goes up as KeyboardInterrupt
+    (the CLI's one line and 130), and what the file registered before it is gone either way."""
+    from theory.plugins import load_file, unload_files, user_exit
+
+    head = ("import sys\nfrom theory import Theorem, register\nfrom theory.expr import A, delta\n"
+            "register(Theorem(id='tf.{0}', title='t', category='proved', statement=delta(A) <= 1))\n")
+    exits = tmp_path / "exits.py"
+    exits.write_text(head.format("exits") + "sys.exit(2)\n")
+    stops = tmp_path / "stops.py"
+    stops.write_text(head.format("stops") + "raise KeyboardInterrupt\n")
+    try:
+        with pytest.raises(InvalidInput, match=r"exits\.py: line 5: calls sys\.exit\(2\) while it loads"):
+            load_file(exits)
+        with pytest.raises(KeyboardInterrupt):
+            load_file(stops)
+        assert "tf.exits" not in REGISTRY and "tf.stops" not in REGISTRY
+        assert user_exit(SystemExit(0)) is None          # not raised by a theory file: not the user's
+    finally:
+        unload_files()

@@ -176,6 +176,15 @@ def _files(root):
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
 
 
+def assert_short_first_line(err: str, run: str) -> None:
+    """The command line's refusal: a short first line (how many campaigns, the command that fills
+    them), then what each lacks on an indented line below it (the issue: a first line of 599
+    characters)."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and lines[1].startswith("  ") and "Traceback" not in err, err
+    assert lines[0].startswith("attnbounds paper: error: ") and run in lines[0] and len(lines[0]) < 160, lines[0]
+
+
 def test_the_paper_refuses_a_dobrushin_campaign_with_a_chunk_deleted(tmp_path, monkeypatch, capsys):
     from verification.dobrushin import checks as job
 
@@ -197,7 +206,7 @@ def test_the_paper_refuses_a_dobrushin_campaign_with_a_chunk_deleted(tmp_path, m
     assert main(["paper", "--db", str(db), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     total = len(plan.chunks())
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert_short_first_line(err, "run `attnbounds verify --only dobrushin --seed 0`")
     assert (f"dobrushin: {plan.campaign!r} {total - 1} of {total} chunks stored (1 missing, e.g. 'causal/n128/c0') "
             "(run `attnbounds verify --only dobrushin --seed 0`)") in err, err
     assert _files(out) == []                          # refused before anything was written
@@ -230,7 +239,7 @@ def test_the_paper_refuses_a_dobrushin_chunk_with_a_record_deleted_and_a_rerun_r
     assert main(["paper", "--db", str(db), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     total = len(plan.chunks())
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert_short_first_line(err, "run `attnbounds verify --only dobrushin --seed 0`")
     assert (f"dobrushin: {plan.campaign!r} {total - 1} of {total} chunks stored (1 not matching its mark, e.g. "
             f"{key!r} has {n - 1} records, its mark says {n}) (run `attnbounds verify --only dobrushin --seed 0`)") in err
     assert _files(out) == []

@@ -78,6 +78,17 @@ def one_line(capsys) -> str:
     return lines[0]
 
 
+def refusal(capsys) -> tuple[str, str]:
+    """The refusal of an incomplete store: a short first line (how many campaigns, the command that
+    fills them) and what each lacks on indented lines below it; (first line, the lines below)."""
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) >= 2 and "Traceback" not in err, err
+    assert lines[0].startswith("attnbounds paper: error: ") and "the store lacks (it never recomputes): run `" in lines[0], err
+    assert all(ln.startswith("  ") for ln in lines[1:]), err
+    return lines[0], " ".join(lines[1:])
+
+
 @pytest.mark.parametrize("command", ["verify", "nonsense", "theorems", "paper"])
 def test_a_line_that_is_no_familys_command_is_refused(tmp_path, capsys, command):
     db, out = tmp_path / "r.db", tmp_path / "paper"
@@ -137,9 +148,9 @@ def test_an_incomplete_from_campaign_is_refused_by_the_command_line(tmp_path, ca
     capsys.readouterr()
     out = tmp_path / "paper"
     assert main(["paper", "--db", db, "--out", str(out), "--from", USER.replace("20000", "60000")]) == 2
-    line = one_line(capsys)
-    assert "--instances 60000" in line and "chunks stored" in line, line
-    assert not out.exists()
+    head, below = refusal(capsys)
+    assert "--instances 60000" in head and "chunks stored" in below, (head, below)
+    assert len(head) < 300 and not out.exists()
 
 
 def test_help_documents_from(capsys):
@@ -172,13 +183,14 @@ def test_a_store_holding_only_your_run_gives_the_document_of_that_run(tmp_path, 
     assert frame["family"].tolist() == ["dirichlet"] and frame["instances"].tolist() == [10000]
     # the main paper still refuses the same store
     assert main(["paper", "--db", db, "--out", str(tmp_path / "main")]) == 2
-    assert "complete campaigns" in one_line(capsys) and not (tmp_path / "main").exists()
+    assert "complete campaigns" in refusal(capsys)[0] and not (tmp_path / "main").exists()
     # a run that is not in the store: refused, nothing written
     empty = tmp_path / "e.db"
     ResultStore(empty).close()
     assert main(["paper", "--db", str(empty), "--out", str(tmp_path / "e"), "--from", OWN_RUN]) == 2
-    line = one_line(capsys)
-    assert "your run" in line and "absent (run `attnbounds stress" in line and not (tmp_path / "e").exists()
+    head, below = refusal(capsys)
+    assert "your run" in head and "run `attnbounds stress" in head and "absent" in below
+    assert not (tmp_path / "e").exists()
 
 
 def test_a_document_of_your_run_refuses_an_incomplete_run(tmp_path, capsys):
@@ -191,5 +203,5 @@ def test_a_document_of_your_run_refuses_an_incomplete_run(tmp_path, capsys):
     capsys.readouterr()
     line_from = OWN_RUN.replace("--sizes 4", "--sizes 3,4")
     assert main(["paper", "--db", db, "--out", str(tmp_path / "p"), "--from", line_from]) == 2
-    line = one_line(capsys)
-    assert "your run" in line and "1 of 2 chunks" in line and not (tmp_path / "p").exists()
+    head, below = refusal(capsys)
+    assert "your run" in head and "1 of 2 chunks" in below and not (tmp_path / "p").exists()

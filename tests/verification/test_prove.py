@@ -209,8 +209,9 @@ def test_every_macro_and_table_the_section_cites_is_in_the_part(tmp_path):
 
 
 def test_the_registrys_sizes_are_checked_against_the_store(monkeypatch):
-    """A registry entry "proved up to dims" contradicted by a stored record (budget >= 60 s) is
-    reported; a record under a smaller budget, or beyond dims, is not judged."""
+    """A registry entry "proved up to dims" contradicted by a stored counterexample (budget >= 60 s)
+    is reported; a timeout there only leaves it unconfirmed; a record under a smaller budget, or
+    beyond dims, is not judged."""
     import types
 
     import theory
@@ -227,8 +228,11 @@ def test_the_registrys_sizes_are_checked_against_the_store(monkeypatch):
 
     assert not registry_mismatches([rec((2,), "proved", 60.0), rec((3,), "proved", 60.0), rec((4,), "undecided", 60.0)])
     assert not registry_mismatches([rec((3,), "undecided", 3.0)])                 # a quick budget: not judged
-    bad = registry_mismatches([rec((2,), "proved", 60.0), rec((3,), "undecided", 60.0)])
-    assert len(bad) == 1 and "d1.bound proved up to 3" in bad[0] and "undecided at 3x3" in bad[0]
+    unconfirmed: list = []
+    assert not registry_mismatches([rec((2,), "proved", 60.0), rec((3,), "undecided", 60.0)], unconfirmed)
+    assert len(unconfirmed) == 1 and "d1.bound proved up to 3" in unconfirmed[0] and "undecided at 3x3" in unconfirmed[0]
+    bad = registry_mismatches([rec((2,), "proved", 60.0), rec((3,), "counterexample", 60.0)])
+    assert len(bad) == 1 and "d1.bound proved up to 3" in bad[0] and "counterexample at 3x3" in bad[0]
 
 
 def test_every_statement_text_the_paper_prints_is_typeset_without_ascii_mathematics():

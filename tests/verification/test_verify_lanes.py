@@ -36,6 +36,16 @@ def toy(tmp_path, monkeypatch):
         "    if os.environ.get('TOY_LANE_FAIL'):\n"
         "        raise RuntimeError('a planted bug in the first lane')\n"
         "    (ctx.out_dir / 'a-ran').write_text('yes')\n")
+    (pkg / "checks.py").write_text(                           # the plan the main job checks before it runs
+        "class Plan:\n"
+        "    @classmethod\n"
+        "    def for_verify(cls, seed, full):\n"
+        "        return cls()\n"
+        "    def check(self):\n"
+        "        pass\n")
+    (tmp_path / "toy_lane_b").mkdir()
+    (tmp_path / "toy_lane_b" / "__init__.py").write_text("")
+    (tmp_path / "toy_lane_b" / "checks.py").write_text((pkg / "checks.py").read_text())
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(cli, "FAMILIES", {"a": "toy_lane_a", "b": "toy_lane_b"})
     monkeypatch.setattr("verification.commands.SECOND_LANE", ("b",))

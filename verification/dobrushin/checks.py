@@ -23,7 +23,7 @@ from typing import Any
 
 from numerics.dobrushin.batch import NAMES, check_batch, check_factor
 from numerics.dobrushin.causal_share import minimiser_count, predicted_share, predicted_tight
-from numerics.sources.random import DISTRIBUTIONS, GENERATOR, generator, sample
+from numerics.sources.random import DISTRIBUTIONS, GENERATOR, check_family, generator, sample
 from verification import campaign
 from verification.plan import RunResult, recording
 from verification.report.stats import agreement_normal
@@ -59,13 +59,31 @@ class Plan:
     def from_args(cls, args: Any) -> "Plan":
         """``attnbounds dobrushin [--families] [--sizes] [--full]``; a chunk over the memory budget
         is refused here (:func:`numerics.device.check_memory`), before anything is computed."""
-        from numerics.device import check_memory, chunk_memory
-
         plan = cls(families=args.families or DISTRIBUTIONS, sizes=args.sizes or SIZES, seed=args.seed,
                    full=args.full)
-        n = max(plan.sizes)
-        check_memory(f"--sizes {n}", chunk_memory(n, min(CHUNK, plan.instances(n))))
+        plan.check()
         return plan
+
+    def check(self) -> None:
+        """Every chunk's parameters against what its kernels require, nothing computed: each family
+        one the sampler draws (:func:`numerics.sources.random.check_family`), each size n >= 2 with a
+        chunk within the memory budget (:func:`numerics.device.check_memory`), at least one instance
+        per cell and one draw per causal-share size; InvalidInput naming the first that fails."""
+        from numerics.device import check_memory, chunk_memory
+        from theory.errors import InvalidInput
+
+        for f in self.families:
+            check_family(f, "--families")
+        for n in self.sizes:
+            if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+                raise InvalidInput(f"--sizes: n = {n!r}: the theorems need an integer n >= 2")
+            if self.instances(n) < 1:
+                raise InvalidInput(f"dobrushin plan: {self.instances(n)} instances at n = {n}")
+            check_memory(f"--sizes {n}", chunk_memory(n, min(CHUNK, self.instances(n))))
+        for chunk in self.causal_chunks():
+            n, draws, _ = chunk.args
+            if draws < 1:
+                raise InvalidInput(f"dobrushin plan: the causal-share check at n = {n} has {draws} draws")
 
     def campaigns(self) -> tuple[str, ...]:
         return (self.campaign,) + ((self.causal_campaign,) if self.causal_sizes() else ())

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from theory.errors import InvalidInput
 from verification import campaign
 from verification.measure import baselines
 from verification.measure.baselines import MODALITIES
@@ -274,7 +275,9 @@ class Plan:
         # before the store is opened: a checkpoint folder that cannot be made is refused creating nothing
         check_checkpoint_folder(ckpt / "modalities", "--checkpoints" if args.checkpoints is not None else
                                 "ATTNBOUNDS_CHECKPOINTS" if os.environ.get("ATTNBOUNDS_CHECKPOINTS") else "--out")
-        return cls("paper" if args.full else args.preset, args.seed, args.models, ckpt)
+        plan = cls("paper" if args.full else args.preset, args.seed, args.models, ckpt)
+        plan.check()
+        return plan
 
     @property
     def full(self) -> bool:
@@ -296,6 +299,38 @@ class Plan:
         return {"seed": self.seed, "preset": self.preset,
                 "seeds": ", ".join(map(str, PRESETS[self.preset].seed_list(self.seed))),
                 "models": ", ".join(self.models or tuple(MODELS)), "text": "none" if text is None else text}
+
+    def check(self) -> None:
+        """Every checkpoint's network against what building it requires (:func:`planned`: the
+        configuration :func:`numerics.modalities.train` builds, from each model's data set at each
+        training seed), and the preset's training and measuring settings, nothing trained:
+        InvalidInput naming the first that fails."""
+        import math
+
+        from numerics.modalities.presets import MODELS, PRESETS
+
+        if self.preset not in PRESETS:
+            raise InvalidInput(f"--preset {self.preset!r}: one of {', '.join(PRESETS)}")
+        for name in self.models or ():
+            if name not in MODELS:
+                raise InvalidInput(f"--models: unknown model {name!r}; known: {', '.join(MODELS)}")
+        p = PRESETS[self.preset]
+
+        def need(ok: bool, what: str) -> None:
+            if not ok:
+                raise InvalidInput(f"modalities preset {p.name!r}: {what}")
+
+        for name in ("epochs", "tab_epochs", "batch", "chunk", "seeds", "baseline_count", "text_inputs"):
+            v = getattr(p, name)
+            need(not isinstance(v, bool) and isinstance(v, int) and v >= 1, f"{name} = {v!r}: must be an integer >= 1")
+        for name in ("test_limit", "train_limit"):
+            v = getattr(p, name)
+            need(v is None or (not isinstance(v, bool) and isinstance(v, int) and v >= 1),
+                 f"{name} = {v!r}: must be None or an integer >= 1")
+        need(math.isfinite(p.lr) and p.lr > 0, f"lr = {p.lr!r}: must be finite and > 0")
+        need(bool(p.fractions) and all(0 <= f <= 1 for f in p.fractions),
+             f"fractions = {p.fractions!r}: checkpoints are kept at fractions of training in [0, 1]")
+        planned(self.preset, self.seed, self.models)       # every network's configuration, as train() builds it
 
     def at(self, out_dir: str | Path) -> "Plan":
         """This plan with its checkpoints under the job's ``out_dir`` (unless it names a folder)."""

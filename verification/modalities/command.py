@@ -33,11 +33,11 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     from numerics.modalities.presets import MODELS, PRESETS
-    from verification.options import add_common, name_list
+    from verification.options import MAX_SEED, add_common, name_list
 
     p = sub.add_parser("modalities", help="D1 equality shares in small vision and tabular transformers "
                        "trained here (scikit-learn's bundled data; resumable)")
-    add_common(p)
+    add_common(p, max_seed=MAX_SEED["modalities"])
     size = p.add_mutually_exclusive_group()
     size.add_argument("--preset", default="quick", choices=tuple(PRESETS),
                       help="tiny (seconds, tests) | quick (main job, about 2 minutes) | paper (larger, longer)")

@@ -80,5 +80,7 @@ def register(sub: Any) -> None:
                         "e.g. --from \"stress dobrushin.factor --sizes 256 --instances 1000000\" or --from "
                         "\"dobrushin --seed 7 --full\" (parsed by that command itself; its every chunk must be "
                         "stored: run that command first); every other campaign stays the main job's, and on a "
-                        "store with no complete main job it writes the document of that run alone (own.md)")
+                        "store with no complete main job it writes the document of that run alone (own.md); a "
+                        "--theory FILE.py in COMMAND is run, as Python with your privileges: take such a line only "
+                        "from someone you trust")
     p.set_defaults(func=_cmd, reads_store=True, precheck=_precheck)

@@ -66,8 +66,12 @@ def check_own(store: Any, plans: dict[str, Any]) -> None:
     try:
         check_needs(store, needs)
     except InvalidInput as exc:
-        raise InvalidInput(str(exc).replace("the paper reads only complete campaigns of the main job",
-                                            "--from: the document of your run reads only its complete campaigns")) from None
+        mine = InvalidInput(str(exc).replace("the paper reads only complete campaigns of the main job",
+                                             "--from: the document of your run reads only its complete campaigns"))
+        if getattr(exc, "headline", None):
+            mine.headline = exc.headline.replace("the paper needs", "--from: the document of your run needs", 1)
+            mine.details = exc.details
+        raise mine from None
 
 
 def build_own(store: Any, out: str | Path, plans: dict[str, Any], note: str = "") -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from verification.options import add_common, name_list
+from verification.options import MAX_SEED, add_common, name_list
 from verification.poincare.checks import LOSSES
 
 
@@ -28,7 +28,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("poincare", help="estimated Poincare constants (rigorous 1-D brackets) vs Bakry-Emery / Holley-Stroock / test functions")
-    add_common(p)
+    add_common(p, max_seed=MAX_SEED["poincare"])
     p.add_argument("--families", default=None, type=name_list(LOSSES, "family"),
                    help=f"comma-separated, default all: {','.join(LOSSES)}")
     p.add_argument("--full", action="store_true", help="the plan of `attnbounds verify --full`: the full "

@@ -229,6 +229,28 @@ class Plan:
     def campaigns(self) -> tuple[str, ...]:
         return (self.campaign,)
 
+    def check(self) -> None:
+        """Every chunk's parameters against what the solvers require, nothing solved: the budget
+        (:func:`numerics.smt.solve.check_timeout`), each statement one with an encoding, sizes from
+        n = 2 (a statement's dims at every level it is planned at); InvalidInput naming the first that
+        fails. (The query texts themselves are built level by level as the run climbs: a statement
+        stops at its first undecided size.)"""
+        check_timeout(self.timeout)
+        if isinstance(self.max_n, bool) or not isinstance(self.max_n, int) or self.max_n < 2:
+            raise InvalidInput(f"--max-n {self.max_n!r}: sizes start at n = 2")
+        for key, n in self.upto:
+            if key not in self.statements or n < 2:
+                raise InvalidInput(f"prove plan: {key!r} planned up to n = {n}, not a statement of the plan from n = 2")
+        for key in self.statements:
+            try:
+                st = statement(key)
+            except KeyError:
+                raise InvalidInput(f"prove plan: no statement {key!r}") from None
+            for n in self.levels():
+                dims = self.dims(key, n) if n <= self.largest(key) else None
+                if dims is not None and (len(dims) not in (1, 3) or min(dims) < 2):
+                    raise InvalidInput(f"prove plan: {key} at n = {n} has dims {dims} ({st.kind}: n x n matrices, n >= 2)")
+
     def __post_init__(self) -> None:
         check_timeout(self.timeout)         # 1 ms .. one day, finite: else InvalidInput before any solving
         user = [k for k in self.statements if is_user(k)]

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from verification.options import add_common, int_at_least, name_list
+from verification.options import MAX_SEED, add_common, int_at_least, name_list
 
-from verification.rank.checks import PARTS
+from verification.rank.checks import MAX_N, PARTS
 
 
 def verify_section(ctx: Any) -> None:
@@ -33,12 +33,17 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("rank", help="rank lower bounds (Entropic Bound): deficiency, achievability, recovery")
-    add_common(p)
+    add_common(p, max_seed=MAX_SEED["rank"])
     p.add_argument("--full", action="store_true",
                    help="the plan of `attnbounds verify --full`: n = 16, r* = 4, many seeds and sizes "
                         "(default: the quick, main-job size)")
-    p.add_argument("--n", type=int_at_least(3), default=None, help="token dimension n of the linear surrogate (>= 3)")
-    p.add_argument("--r-star", type=int_at_least(1), default=None, help="teacher rank r* (1 <= r* <= n - 2)")
+    p.add_argument("--n", type=int_at_least(3), default=None,
+                   help=f"token dimension n of the linear surrogate (3 <= n <= {MAX_N}; default 8, 16 with --full); a "
+                        "sample size whose N inputs x 4 columns do not exceed n is raised to n // 4 + 1 (least squares "
+                        "needs more columns than rows)")
+    p.add_argument("--r-star", type=int_at_least(1), default=None,
+                   help="teacher rank r* of the linear surrogate (1 <= r* <= n - 2: students of rank r* - 1 (when "
+                        "positive), r* and r* + 2 are trained; default 3, 4 with --full)")
     p.add_argument("--part", default=None, type=name_list(PARTS, "part"),
                    help="comma-separated: linear, attention, weights (default all)")
     p.set_defaults(func=_cmd)

@@ -127,7 +127,8 @@ def complete(store: Any, need: Need) -> Optional[str]:
 
 class IncompleteCampaigns(MissingCampaign):
     """Campaigns the paper reads that are absent, lack chunks of the main job's plan or hold chunks
-    whose content does not match their marks, in one short line: the first :data:`SHOWN` (those
+    whose content does not match their marks, in one line (``str``; on the command line a short
+    ``headline``, how many and the command to run, and ``details`` below it): the first :data:`SHOWN` (those
     partly stored first: a run that stopped or a chunk edited by hand, then the absent ones), each
     with its family (and the others that read it), what is wrong and the command that fills it,
     then how many more, of which families, and the one command that fills them all (``fills_all``:
@@ -162,6 +163,14 @@ class IncompleteCampaigns(MissingCampaign):
         self.missing = [(g["campaign"], g["command"]) for g in gaps]
         self.gaps = gaps
         self.args = (head + (f"; {len(gaps)} are not: " if len(gaps) > 1 else ": ") + "; ".join(lines),)
+        # on the command line (verification.options.fail): a short first line, how many and the one
+        # command that fills them all (if there is one), then these lines below it
+        every = list(dict.fromkeys(g["command"] for g in gaps))
+        sole = fills_all or (every[0] if len(every) == 1 else None)
+        run = f"run `{sole}`" if sole else f"run the commands named below ({len(every)})"
+        self.headline = (f"the paper needs {len(gaps)} complete campaign{'s' * (len(gaps) > 1)} the store lacks "
+                         f"(it never recomputes): {run}")
+        self.details = lines
 
 
 def gap_state(g: dict) -> str:

@@ -67,11 +67,11 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    from verification.options import add_common, add_executor, name_list
+    from verification.options import MAX_SEED, add_common, add_executor, name_list
     from verification.san.checks.presets import KERNELS, PRESETS
 
     p = sub.add_parser("san", help="attention-only vs standard decoders at tiny scale (resumable)")
-    add_common(p)
+    add_common(p, max_seed=MAX_SEED["san"])
     pick = name_list(tuple(PRESETS), "preset")
 
     def one_preset(text: str) -> str:

@@ -173,6 +173,9 @@ def _sweep(args: argparse.Namespace, plan: Any, console: Any) -> int:
                                             sweep_json, with_condition)
 
     (one,) = plan.sweeps
+    from verification.stress.checks.expr import check_condition_first
+
+    check_condition_first(one)                # a user's equality condition that raises: refused before the store
     keys = one.chunk_keys()
     proved = one.spec.kind == "expr" and filed_as_proved(one.theorem)
     done, stop = stored_refutation(args.db, one.campaign, one.stored_as, keys, check=proved)

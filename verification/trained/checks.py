@@ -194,6 +194,25 @@ class Plan:
                    tuple(dict.fromkeys(getattr(args, "check", None) or ())),
                    tuple(getattr(args, "theory", None) or ()) if getattr(args, "check", None) else ())
 
+    def check(self) -> None:
+        """Every model run's settings against what loading it requires, nothing loaded: ``limit``
+        a positive integer (the corpus readers), ``max_tokens`` an integer >= 2 (D1 needs two tokens;
+        :func:`numerics.sources.models.load_model`), texts for a text model and images for an image
+        model; InvalidInput naming the first that fails. (What only loading can tell, a folder without
+        a tokenizer or an image model's fixed token count, is refused by :func:`prepare` before the
+        store is opened.)"""
+        for m in self.models:
+            if m.limit is not None and (isinstance(m.limit, bool) or not isinstance(m.limit, int) or m.limit < 1):
+                raise InvalidInput(f"--limit {m.limit!r} for model {m.model!r}: must be a positive integer")
+            if m.max_tokens is not None and (isinstance(m.max_tokens, bool) or not isinstance(m.max_tokens, int)
+                                             or m.max_tokens < 2):
+                raise InvalidInput(f"--max-tokens {m.max_tokens!r} for model {m.model!r}: must be an integer >= 2 "
+                                   "(D1 needs two tokens)")
+            if m.reads_images and m.texts is not None:
+                raise InvalidInput(f"--texts {m.texts!r}: model {m.model!r} reads images, not texts")
+            if not m.reads_images and m.images is not None:
+                raise InvalidInput(f"--images {m.images!r}: model {m.model!r} reads texts, not images")
+
     def is_main(self) -> bool:
         """Whether this is the main job's plan (``attnbounds verify --only trained [--full]``)."""
         return self == Plan.for_verify(self.seed, self.full)

@@ -27,6 +27,7 @@ FULL_SCALES = ("the (beta, lambda) grid (8 x 5 for every family, instead of 4 x 
                "in 2-D), the Muckenhoupt brackets at every lambda, the Villani map (12 x 12 grid, 6 data seeds "
                "instead of 8 x 8 and 3), more and longer Langevin chains, and LoRA and gauss1 in the SDE part")
 LOSSES = ("gauss1", "attn1", "gauss2", "attn2", "lora2")
+LANGEVIN_LOSSES = LOSSES + ("attnfull", "lorafull")   # the Langevin runs' families (numerics.poincare.losses.family)
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,10 @@ class Plan:
     @classmethod
     def from_args(cls, args: Any) -> "Plan":
         """``attnbounds poincare [--families] [--full] [--no-sde]``."""
-        return cls(seed=args.seed, full=args.full, families=args.families or LOSSES, sde=not args.no_sde,
+        plan = cls(seed=args.seed, full=args.full, families=args.families or LOSSES, sde=not args.no_sde,
                    origin="poincare")
+        plan.check()
+        return plan
 
     def campaigns(self) -> tuple[str, ...]:
         from verification.poincare.checks.sde import sde_campaign
@@ -72,6 +75,55 @@ class Plan:
     def provenance(self) -> dict[str, Any]:
         return {"seed": self.seed, "preset": "full" if self.full else "quick", "families": ",".join(self.families),
                 "sde": "yes" if self.sde else "no", "campaign": self.campaign}
+
+    def check(self) -> None:
+        """Every chunk's parameters against what its kernels require (:mod:`numerics.poincare`),
+        nothing computed: each family one of :data:`LOSSES`; every (beta, lambda) of the bounds grid,
+        the Villani map and the Langevin runs finite and positive (the Gibbs measure exp(-beta F) with
+        F = L + lambda/2 |theta|^2 needs both); every Langevin run at least one chain, one step and a
+        positive step size, on a family the losses define; InvalidInput naming the first that fails."""
+        import math
+
+        from theory.errors import InvalidInput
+        from verification.poincare.checks.sde import sde_chunks
+        from verification.poincare.checks.villani import map_grid, map_seeds
+
+        def positive(what: str, x: float) -> None:
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not (math.isfinite(x) and x > 0):
+                raise InvalidInput(f"poincare plan {self.campaign}: {what} = {x!r}; must be finite and > 0")
+
+        if not self.families:
+            raise InvalidInput("--families: no family to run")
+        for name in self.families:
+            if name not in LOSSES:
+                raise InvalidInput(f"--families: unknown family {name!r}; known: {', '.join(LOSSES)}")
+            for beta, lam in self.grid(name):
+                positive(f"{name} beta", beta)
+                positive(f"{name} lambda", lam)
+        betas, lams = map_grid(self.full)
+        for x in betas:
+            positive("Villani map beta", x)
+        for x in lams:
+            positive("Villani map lambda", x)
+        if not map_seeds(self):
+            raise InvalidInput(f"poincare plan {self.campaign}: the Villani map has no data seed")
+        if self.sde:
+            for chunk in sde_chunks(self):
+                name, *rest = chunk.args
+                if name not in LANGEVIN_LOSSES:
+                    raise InvalidInput(f"poincare plan {self.campaign}: Langevin run {chunk.key} on unknown family "
+                                       f"{name!r}")
+                if chunk.key.startswith("rate-"):
+                    beta, lam, _, chains, steps = rest[:5]
+                    positive(f"{chunk.key} beta", beta)
+                else:
+                    lam, betas_, _, chains, steps = rest[:5]
+                    for b in betas_:
+                        positive(f"{chunk.key} beta", b)
+                positive(f"{chunk.key} lambda", lam)
+                for what, v in (("chains", chains), ("steps", steps)):
+                    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                        raise InvalidInput(f"poincare plan {self.campaign}: {chunk.key} {what} = {v!r}; must be >= 1")
 
     def grid(self, name: str) -> list[tuple[float, float]]:
         if self.full:

@@ -53,17 +53,17 @@ class Plan:
         from theory.errors import InvalidInput
 
         plan = cls.for_verify(args.seed, args.full).linear
-        if args.n is not None:
-            plan = replace(plan, n=args.n)
-        if args.r_star is not None:
-            plan = replace(plan, r_star=args.r_star)
-        if plan.n > MAX_N:
-            raise InvalidInput(f"--n {plan.n}: the exact (Fraction / 60-digit) certification grows like n^3; "
+        n = plan.n if args.n is None else args.n
+        r_star = plan.r_star if args.r_star is None else args.r_star
+        if n > MAX_N:
+            raise InvalidInput(f"--n {n}: the exact (Fraction / 60-digit) certification grows like n^3; "
                                f"at most {MAX_N}")
-        if not (1 <= plan.r_star <= plan.n - 2):
-            raise InvalidInput(f"--r-star must satisfy 1 <= r* <= n - 2 (r* + 2 students), got r*={plan.r_star}, "
-                               f"n={plan.n}")
-        return cls(plan, args.part or PARTS, origin="rank")
+        if not (1 <= r_star <= n - 2):
+            raise InvalidInput(f"--r-star must satisfy 1 <= r* <= n - 2 (r* + 2 students), got r*={r_star}, "
+                               f"n={n}")
+        out = cls(plan.at_size(n, r_star), args.part or PARTS, origin="rank")
+        out.check()
+        return out
 
     @property
     def seed(self) -> int:
@@ -80,6 +80,16 @@ class Plan:
         if self.att is not None:
             return self.att
         return att.FULL_ATT if self.linear.full else att.QUICK_ATT
+
+    def check(self) -> None:
+        """The parameters of every chunk of the parts it runs against what their kernels require
+        (:meth:`verification.rank.checks.linear.Plan.check`,
+        :meth:`verification.rank.checks.attention.AttPlan.check`; the trained heads have none), nothing
+        computed: InvalidInput naming the first that fails."""
+        if "linear" in self.parts:
+            self.linear.check()
+        if "attention" in self.parts:
+            self.attention.check()
 
     def campaigns(self) -> tuple[str, ...]:
         from verification.rank.checks import attention, linear, weights

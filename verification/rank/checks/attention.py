@@ -32,6 +32,7 @@ from theory.verdicts import Outcome, Verdict
 from verification import campaign
 from verification.store import Record, outcome_record
 
+SOFTMAX_BATCH = 32        # inputs per draw of the softmax recovery
 KERNEL_TOL = 0.1          # a draw recovers W when its relative kernel error (scale, sign) is <= this
 RANKS = ("energy_0.9", "energy_0.99", "entropy", "entropy_sigma", "threshold")
 
@@ -80,6 +81,35 @@ class AttPlan:
     def tag(self, seed: int) -> str:
         return f"v5-d{self.d}-r{self.r_star}-seed{seed}-{'full' if self.full else 'quick'}"
 
+    def softmax_lengths(self) -> tuple[int, ...]:
+        """The sequence lengths of the softmax recovery with W_V known: min(3, d) (T <= d: the inversion)
+        and T."""
+        return (min(3, self.d), self.T)
+
+    def check(self) -> None:
+        """Every chunk's parameters against what its kernels require (:mod:`numerics.rank.attention`,
+        :mod:`numerics.rank.students`), nothing computed: InvalidInput naming the first that fails."""
+        from theory.errors import InvalidInput
+
+        def need(ok: bool, what: str) -> None:
+            if not ok:
+                raise InvalidInput(f"rank attention plan (d = {self.d}, r* = {self.r_star}): {what}")
+
+        need(self.d >= 1 and self.T >= 1, f"d = {self.d}, T = {self.T}: need d, T >= 1")
+        need(2 <= self.r_star <= self.d, f"r* = {self.r_star}: the teacher needs r* <= d = {self.d}, the students "
+                                         "(ranks r* - 1, r*, r* + 1) r* - 1 >= 1")
+        need(self.r_star <= self.T, f"r* = {self.r_star}: the ladder's static mixer of rank r* needs r* <= T = {self.T}")
+        need(all(B >= 1 for B in self.inputs), f"inputs = {self.inputs}: need batches >= 1")
+        need(all(x >= 0 for x in self.noises), f"noises = {self.noises}: need noise levels >= 0")
+        need(all(b > 0 for b in self.betas), f"betas = {self.betas}: need beta > 0")
+        need(all(0 <= lam <= 1 for lam in self.lams), f"lams = {self.lams}: need 0 <= lambda <= 1")
+        need(min(self.seeds, self.student_seeds) >= 1 and self.steps >= 0,
+             f"seeds = {self.seeds}, student_seeds = {self.student_seeds}, steps = {self.steps}: need seeds >= 1, "
+             "steps >= 0")
+        need(SOFTMAX_BATCH * self.T >= self.d + self.d ** 3,
+             f"the softmax recovery with W_V unknown needs B T >= d + d^3 = {self.d + self.d ** 3}, "
+             f"got B T = {SOFTMAX_BATCH} x {self.T}")
+
 
 QUICK_ATT = AttPlan()
 FULL_ATT = AttPlan(d=6, r_star=3, T=8, inputs=(8, 32, 128), noises=(0.0, 0.001, 0.01, 0.1),
@@ -114,7 +144,7 @@ def _recovery_draws(p: AttPlan, kind: str, setting: tuple, seed: int) -> list[Re
             prov = {"B": B, "noise": noise, "value_map": value_map}
         else:
             beta, T, noise, value_map = setting
-            X = A.sample_tokens(32, T, p.d, sd + 2)
+            X = A.sample_tokens(SOFTMAX_BATCH, T, p.d, sd + 2)
             Y = A.softmax_attention(X, W, W_V, beta)
             Y = Y + noise * rng.standard_normal(Y.shape)
             res = A.recover_softmax_kernel(X, Y, W_V if value_map == "known" else None, beta, W_true=W)
@@ -124,7 +154,7 @@ def _recovery_draws(p: AttPlan, kind: str, setting: tuple, seed: int) -> list[Re
             elif p.fit_starts > 0:
                 fit = F.fit_softmax_joint(X, Y, beta, res["W_hat"], starts=p.fit_starts, seed=sd, W_true=W,
                                           max_nfev=p.fit_nfev)
-            prov = {"beta": beta, "T": T, "noise": noise, "B": 32, "method": res["method"], "value_map": value_map}
+            prov = {"beta": beta, "T": T, "noise": noise, "B": SOFTMAX_BATCH, "method": res["method"], "value_map": value_map}
         prov = {"seed": sd, "d": p.d, "T": p.T, "r_star": p.r_star, "kind": kind, **prov}
         extra = {"rel_error": res["rel_error"], "tol": KERNEL_TOL, **{k: res[k] for k in RANKS},
                  "energy_ok": bool(res["energy_0.99"] == p.r_star)}
@@ -244,7 +274,7 @@ def attention_chunks(p: AttPlan, seed: int = 0) -> dict[str, list]:
     rec_c, stu_c, lad_c = campaigns(p, seed)
     C = campaign.Chunk
     lin = [(B, nz, vm) for vm in ("known", "unknown") for B in p.inputs for nz in p.noises]
-    soft = [(b, T, nz, "known") for T in (min(3, p.d), p.T) for b in p.betas for nz in p.noises[:2]] \
+    soft = [(b, T, nz, "known") for T in p.softmax_lengths() for b in p.betas for nz in p.noises[:2]] \
         + [(b, p.T, nz, "unknown") for b in p.betas for nz in p.noises[:2]]
     return {rec_c: [C(f"linear/{s}", recovery_chunk, (p, "linear", s, seed)) for s in lin]
             + [C(f"softmax/{s}", recovery_chunk, (p, "softmax", s, seed)) for s in soft]

@@ -53,9 +53,19 @@ def rank_outcome(found: Any, want: int) -> Outcome:
     return Outcome.SUPPORTED if int(found) == int(want) else Outcome.REFUTED
 
 
+D = 4                   # columns per input: an input is an n x D matrix, N inputs give N D columns
+
+
+def least_samples(n: int) -> int:
+    """The least number of inputs whose N D columns exceed n (the least-squares fit of the finite-data
+    campaigns needs more columns than rows)."""
+    return n // D + 1
+
+
 @dataclass(frozen=True)
 class Plan:
-    """What a run covers; quick is the main-job section, full the standalone campaign."""
+    """What a run covers; quick is the main-job section, full the standalone campaign. A plan is
+    valid when :meth:`check` passes: every chunk's parameters pass the checks its kernels apply."""
     n: int = 8
     r_star: int = 3
     seeds: int = 2                         # teacher seeds per (shape, covariance)
@@ -73,10 +83,47 @@ class Plan:
     def tag(self) -> str:
         return f"{VERSION}-n{self.n}-r{self.r_star}-seed{self.seed}-{'full' if self.full else 'quick'}"
 
+    def gd_ranks(self) -> tuple[int, ...]:
+        """The student ranks of the population GD campaign: r* - 1 (where it is at least 1), r*, r* + 2."""
+        return tuple(r for r in (self.r_star - 1, self.r_star, self.r_star + 2) if r >= 1)
+
+    def at_size(self, n: int, r_star: int) -> "Plan":
+        """This plan at dimension ``n`` and teacher rank ``r_star``: a sample size whose N D columns
+        would not exceed n is raised to :func:`least_samples` (n) (the least-squares fit needs more
+        columns than rows)."""
+        from dataclasses import replace
+
+        least = least_samples(n)
+        return replace(self, n=n, r_star=r_star, samples=tuple(sorted({max(N, least) for N in self.samples})))
+
+    def check(self) -> None:
+        """Every chunk's parameters against what its kernels require (:mod:`numerics.rank.linear`,
+        :mod:`numerics.rank.gd`), nothing computed: InvalidInput naming the first that fails."""
+        from theory.errors import InvalidInput
+
+        def need(ok: bool, what: str) -> None:
+            if not ok:
+                raise InvalidInput(f"rank linear plan {self.tag}: {what}")
+
+        need(self.n >= 3, f"n = {self.n}: needs n >= 3")
+        need(1 <= self.r_star <= min(self.n - 2, R.MAX_TEACHER_RANK),
+             f"r* = {self.r_star}: needs 1 <= r* <= n - 2 = {self.n - 2} (students up to r* + 2) and "
+             f"r* <= {R.MAX_TEACHER_RANK} (the teacher's exact grid)")
+        for name in ("seeds", "gd_seeds", "est_seeds"):
+            need(getattr(self, name) >= 1, f"{name} = {getattr(self, name)}: needs at least 1")
+        need(self.gd_steps >= 0, f"gd_steps = {self.gd_steps}: needs >= 0")
+        for name in ("init_scales", "data_inits"):
+            need(all(x > 0 for x in getattr(self, name)),
+                 f"{name} = {getattr(self, name)}: needs initial scales > 0")
+        need(all(x >= 0 for x in self.noises), f"noises = {self.noises}: needs noise levels >= 0")
+        for N in self.samples:
+            need(N * D > self.n, f"sample size N = {N}: {N} inputs x {D} columns = {N * D} columns, but the "
+                                 f"least-squares fit needs more than n = {self.n} (N >= {least_samples(self.n)})")
+
 
 QUICK = Plan()
 FULL = Plan(n=16, r_star=4, seeds=5, gd_seeds=64, gd_steps=20000, init_scales=(1e-1, 1e-2, 1e-3, 1e-4),
-            samples=(4, 8, 16, 64, 256), noises=(0.01, 0.03, 0.1, 0.3, 1.0), est_seeds=100, full=True)
+            samples=(5, 8, 16, 64, 256), noises=(0.01, 0.03, 0.1, 0.3, 1.0), est_seeds=100, full=True)
 COVS = ("identity", "spread")
 
 
@@ -194,6 +241,15 @@ def dwell(path: np.ndarray, steps: np.ndarray, want: int) -> dict[str, Any]:
             "span_decades": float(np.log10(max(end, 1) / max(first, 1)))}
 
 
+def _fit(plan: Plan, M: np.ndarray, K: np.ndarray, N: int, noise: float, seed: int) -> dict:
+    """The least-squares fit of N noisy inputs drawn with ``seed``. N D columns that do not exceed n
+    are a bug here, not the user's input: :meth:`Plan.check` refuses such a plan before any work."""
+    if N * D <= plan.n:
+        raise RuntimeError(f"rank plan {plan.tag}: N = {N} inputs give {N * D} columns for n = {plan.n}; the plan "
+                           "should have been refused by Plan.check() before it ran (a bug)")
+    return R.least_squares(*R.sample_data(M, K, N, D, noise, seed))
+
+
 def gd_data_chunk(plan: Plan, shape: str, N: int, noise: float, init: float) -> list[Record]:
     """GD on U V^T (full width) on finite noisy data from small initialisation. The learned rank along
     the trajectory counts sigma_i(U V^T K^(1/2)) above the noise level: the Gavish-Donoho threshold of
@@ -202,14 +258,14 @@ def gd_data_chunk(plan: Plan, shape: str, N: int, noise: float, init: float) -> 
     path's passage through r* (first / last step, span) is stored beside it."""
     K, M, seed = _instance(plan, shape, "spread", 0)
     seeds = [seed * 100 + 7 * N + i for i in range(plan.gd_seeds)]
-    fits = [R.least_squares(*R.sample_data(M, K, N, 4, noise, sd)) for sd in seeds]
+    fits = [_fit(plan, M, K, N, noise, sd) for sd in seeds]
     Kh = np.stack([f["K_hat"] for f in fits])
     C = np.stack([f["M_hat"] @ f["K_hat"] for f in fits])                     # Y X^T / cols
     run = G.gd_factorised(M, K, plan.n, seeds, init_scale=init, steps=plan.gd_steps, data=(Kh, C), points=120)
     tau = np.array([R.gavish_donoho_threshold(f["noise_std"] / np.sqrt(f["columns"]), M.shape) for f in fits])
     path = G.learned_rank(run["spectra"], tau)                                 # (S, T)
     escape = G.learned_rank(run["spectra"], G.escape_threshold(run["init_top"]))
-    prov = {"seed": seed, "shape": shape, "N": N, "d": 4, "noise": noise, "n": plan.n, "r_star": plan.r_star,
+    prov = {"seed": seed, "shape": shape, "N": N, "d": D, "noise": noise, "n": plan.n, "r_star": plan.r_star,
             "r": plan.n, "init_scale": init, "steps": plan.gd_steps, "lr": run["lr"]}
     out = []
     for i, sd in enumerate(seeds):
@@ -238,11 +294,11 @@ def estimator_chunk(plan: Plan, shape: str, N: int, noise: float) -> list[Record
     names the unit: the same i at another noise level reuses the same random numbers."""
     K, M, seed = _instance(plan, shape, "spread", 0)
     sigma_last = float(R.weighted_singular_values(M, K)[plan.r_star - 1])
-    limit = R.detection_limit(noise, N * 4, M.shape)
+    limit = R.detection_limit(noise, N * D, M.shape)
     out = []
     for i in range(plan.est_seeds):
         sd = seed * 1000 + 31 * N + i
-        fit = R.least_squares(*R.sample_data(M, K, N, 4, noise, sd))
+        fit = _fit(plan, M, K, N, noise, sd)
         est = R.estimate_ranks(fit["M_hat"], fit["K_hat"], fit["noise_std"], fit["columns"])
         for name in ESTIMATORS:
             out.append(outcome_record(
@@ -250,7 +306,7 @@ def estimator_chunk(plan: Plan, shape: str, N: int, noise: float) -> list[Record
                 rank_outcome(est[name], plan.r_star), float(est[name]), None,
                 f"estimator {name} on sigma(M_hat K_hat^(1/2)) of the least-squares fit; " + ONE_DRAW,
                 value=float(est[name]), bound=float(plan.r_star),
-                provenance={"seed": sd, "shape": shape, "N": N, "d": 4, "noise": noise, "n": plan.n,
+                provenance={"seed": sd, "shape": shape, "N": N, "d": D, "noise": noise, "n": plan.n,
                             "estimator": name, "draw": i},
                 extra={"entropy": est["entropy"], "entropy_sigma": est["entropy_sigma"],
                        "noise_hat": fit["noise_std"], "sigma_r_star": sigma_last, "detection_limit": limit}))
@@ -263,13 +319,12 @@ def estimator_chunk(plan: Plan, shape: str, N: int, noise: float) -> list[Record
 def linear_chunks(plan: Plan) -> dict[str, list]:
     """campaign -> its chunks, for the four linear campaigns of ``plan`` (nothing run)."""
     tag = plan.tag
-    r_star = plan.r_star
     C = campaign.Chunk
     return {
         f"rank.optimum-{tag}": [C(f"{sh}/{cov}/{s}", optimum_chunk, (plan, sh, cov, s))
                                 for sh in R.SPECTRUM_SHAPES for cov in COVS for s in range(plan.seeds)],
         f"rank.gd-pop-{tag}": [C(f"{sh}/r{r}/init{init}", gd_population_chunk, (plan, sh, r, init))
-                               for sh in R.SPECTRUM_SHAPES for r in (r_star - 1, r_star, r_star + 2)
+                               for sh in R.SPECTRUM_SHAPES for r in plan.gd_ranks()
                                for init in plan.init_scales],
         f"rank.gd-data-{tag}": [C(f"{sh}/N{N}/noise{nz}/init{init}", gd_data_chunk, (plan, sh, N, nz, init))
                                 for sh in ("flat", "geometric") for N in plan.samples for nz in plan.noises[1:]

@@ -17,8 +17,17 @@ from typing import Any, Optional
 
 from verification.plan import RunResult
 
-FULL_SCALES = ("the paper preset instead of the quick one: d_model 96 (quick: 32), context 128 (32), 6000 steps "
-               "(170) per model (verification.san.checks.presets)")
+def _full_scales() -> str:
+    from verification.san.checks.presets import PRESETS
+
+    q, p = PRESETS["quick"], PRESETS["paper"]
+    return (f"the paper preset instead of the quick one: d_model {p.d_model} (quick: {q.d_model}), context {p.ctx} "
+            f"({q.ctx}), {p.seeds} seed pairs ({q.seeds}) of all four roles (quick: the reference and its "
+            f"depth-matched partner), {p.steps} steps ({q.steps}) per model, and the depth sweep at "
+            f"{', '.join(map(str, p.depths))} layers (quick: none) (verification.san.checks.presets)")
+
+
+FULL_SCALES = _full_scales()
 
 
 @dataclass(frozen=True)
@@ -45,8 +54,29 @@ class Plan:
         from verification.checkpoints import check_checkpoint_folder
 
         plan = cls("paper" if args.full else args.preset, args.seed, tuple(args.kernels), args.device, Path(args.out))
+        plan.check()
         check_checkpoint_folder(plan.checkpoint_root(), "--out")
         return plan
+
+    def check(self) -> None:
+        """Every run's model and training configuration as the runs build them
+        (:func:`verification.san.checks.runs.plan`: :class:`numerics.san.SANConfig` and
+        :class:`numerics.san.TrainConfig` validate themselves), and the preset's data (its probes,
+        :meth:`~verification.san.checks.presets.Preset.data`), for every numerical path, nothing trained:
+        InvalidInput naming the first that fails."""
+        from theory.errors import InvalidInput
+        from verification.san.checks.presets import KERNELS, PRESETS
+        from verification.san.checks.runs import plan as runs_of
+
+        if self.preset not in PRESETS:
+            raise InvalidInput(f"--preset {self.preset!r}: one of {', '.join(PRESETS)}")
+        for k in self.paths():
+            if k not in KERNELS:
+                raise InvalidInput(f"--kernels: unknown numerical path {k!r}; known: {', '.join(KERNELS)}")
+        preset = PRESETS[self.preset]
+        preset.data()
+        for k in self.paths():
+            runs_of(preset, self.seed, k, self.device)
 
     def at(self, out_dir: Any) -> "Plan":
         """This plan with its checkpoints under the job's ``out_dir``."""

@@ -147,6 +147,19 @@ class Plan:
     def campaigns(self) -> tuple[str, ...]:
         return tuple(s.campaign for s in self.sweeps) + ((self.search.campaign,) if self.search else ())
 
+    def check(self) -> None:
+        """Every sweep's cells and budget (:meth:`~verification.stress.checks.plan.StressPlan.check`)
+        and the search's sizes and budget (:func:`~verification.stress.checks.plan.check_search`, on
+        a theorem it can search), nothing drawn: InvalidInput naming the first that fails."""
+        from verification.stress.checks.plan import check_search
+
+        for s in self.sweeps:
+            s.check()
+        if self.search is not None:
+            if spec_of(self.search.theorem).kind == "rollout":
+                raise InvalidInput(f"--search: not available for {self.search.theorem} (stacks of layers)")
+            check_search(self.search.sizes, self.search.budget)
+
     def sweep(self, theorem: str) -> Optional[StressPlan]:
         """The plan's sweep of ``theorem`` (None: it has none)."""
         return next((s for s in self.sweeps if s.theorem == theorem), None)

@@ -208,7 +208,8 @@ def check_condition(spec: dict, compiled: Any, mats: dict, codes: np.ndarray) ->
     mismatch = []
     for i in np.flatnonzero(codes < 3):            # not not-applicable (3), not undecided (4)
         rows, lhs, rhs = exact_instance(compiled, mats, int(i))
-        said, tight = bool(condition(rows)), codes[i] == TIGHT
+        said, tight = condition_says(spec["theorem"], condition, rows,
+                                      f"a {spec['family']} n = {spec['n']} instance (i{int(i)})"), codes[i] == TIGHT
         tally["checked"] += 1
         if said and tight:
             tally["tight_said"] += 1
@@ -219,6 +220,41 @@ def check_condition(spec: dict, compiled: Any, mats: dict, codes: np.ndarray) ->
             tally["said_not_tight"] += 1
             mismatch.append((int(i), rows, said, lhs, rhs))
     return tally, mismatch
+
+
+def condition_says(theorem: str, condition: Any, rows: dict, where: str) -> bool:
+    """The user's equality condition on one instance's exact matrices; anything it raises is the
+    user's error (InvalidInput naming the theorem, the instance and the exception, one line)."""
+    from theory.errors import InvalidInput
+
+    try:
+        return bool(condition(rows))
+    except Exception as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        raise InvalidInput(f"{theorem}: its equality_condition raised {type(exc).__name__}"
+                           f"{': ' + msg if msg else ''} on {where} (it takes {{'A': rows of Fractions, ...}} "
+                           "and returns True or False)") from None
+
+
+def check_condition_first(plan: Any) -> None:
+    """Call the theorem's equality condition on the first instance of the plan's first cell that
+    meets its hypotheses, before anything is created: one that raises is refused in one line
+    (:func:`condition_says`), and no store is made for it."""
+    from numerics.stochastic import ExactMatrix
+    from theory import get
+
+    th = get(plan.theorem)
+    if th.equality_condition is None or not th.is_expr:
+        return
+    names = th.matrices
+    family, n, _, _ = plan.cells()[0]
+    X = draw_matrices(family, n, 0, plan.seed, plan.sampler, len(names))
+    for b in range(min(64, X.shape[0] // len(names))):
+        mats = {name: X[b * len(names) + j] for j, name in enumerate(names)}
+        if th.hypotheses(mats):
+            rows = {m: [list(r) for r in ExactMatrix.from_floats(M).rows()] for m, M in mats.items()}
+            condition_says(plan.theorem, th.equality_condition, rows, f"{chunk_key(family, n, 0)}/i{b}")
+            return
 
 
 def chunks(plan: Any) -> list:

@@ -190,6 +190,15 @@ class StressPlan:
             raise InvalidInput(f"--layers: applies to dobrushin.rollout only, not to {self.theorem}")
         if spec.kind == "rollout":
             object.__setattr__(self, "layers", tuple(self.layers) or spec.layers)
+        self.check()
+
+    def check(self) -> None:
+        """Every chunk's parameters against what its kernels require, nothing drawn: the layer
+        counts, each family one the sampler draws and the theorem's hypotheses admit, sizes n >= 2,
+        at least one instance, and the memory and chunk-count budget (:meth:`check_budget`);
+        InvalidInput naming the first that fails."""
+        spec = self.spec
+        if spec.kind == "rollout":
             for L in self.layers:
                 if not 2 <= L <= MAX_LAYERS:
                     raise InvalidInput(f"--layers: L = {L} outside 2..{MAX_LAYERS} (a rollout step needs two layers)")

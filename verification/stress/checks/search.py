@@ -123,6 +123,29 @@ class Counterexample(Exception):
         self.matrix = matrix
 
 
+_HOME: list = []
+
+
+def private_hypothesis_home() -> None:
+    """hypothesis keeps caches in ``.hypothesis/`` under the working folder even without an example
+    database: this process's go to a temporary folder of its own (removed at exit), so a search
+    writes nothing where it is run. ``HYPOTHESIS_STORAGE_DIRECTORY``, when set, is left to rule."""
+    import os
+
+    if _HOME or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    home = tempfile.mkdtemp(prefix="attnbounds-hypothesis-")
+    set_hypothesis_home_dir(home)
+    atexit.register(shutil.rmtree, home, True)
+    _HOME.append(home)
+
+
 def hypothesis_search(theorem: str, n: int, budget: int, seed: int = 0, score: Optional[Scorer] = None,
                       product: bool = False, causal: bool = False, per: int = 2, positive: bool = False) -> list[Found]:
     """``budget`` hypothesis examples at size n; returns the smallest strict slack found, the first
@@ -134,6 +157,7 @@ def hypothesis_search(theorem: str, n: int, budget: int, seed: int = 0, score: O
 
     from verification.testing import strategies as S
 
+    private_hypothesis_home()
     score = score or scorer(theorem)
     one = (S.causal(n=n) if causal else st.one_of(S.stochastic(n=n), S.dyadic(n=n)) if positive
            else st.one_of(S.stochastic(n=n), S.dyadic(n=n), S.near_tie(n=n), S.unnormalised(n=n)))
