@@ -22,11 +22,19 @@ def commands() -> list[str]:
 
 def test_the_page_names_its_commands_and_its_example():
     got = [shlex.split(c)[1] for c in commands()]
-    assert got == ["theorems", "stress", "stress", "stress", "prove", "rollout", "paper"]
+    assert got == ["theorems", "theorems", "stress", "stress", "stress", "stress", "prove", "prove", "stress", "stress",
+                   "stress", "prove", "rollout", "paper"]
     assert "docs/examples/my_bounds.py" in PAGE.read_text()
     example = (ROOT / "docs" / "examples" / "my_bounds.py").read_text()
     for theorem in ("mine.square", "mine.d1", "mine.convex", "mine.guess"):     # the page's ids exist
         assert f'id="{theorem}"' in example
+    attention = (ROOT / "docs" / "examples" / "attention_bounds.py").read_text()
+    for line in commands():
+        theorem = shlex.split(line)[2]
+        if theorem.startswith("att."):
+            assert f'id="{theorem}"' in attention, theorem
+    for snippet in re.findall(r'register\(Theorem\(id="(att\.[a-z.]+)", \.\.\.', PAGE.read_text()):
+        assert f'id="{snippet}"' in attention, snippet      # the page's excerpt names ids the file has
 
 
 def test_every_command_of_the_page_runs(tmp_path, monkeypatch, capsys):
@@ -46,6 +54,7 @@ def test_every_command_of_the_page_runs(tmp_path, monkeypatch, capsys):
                 outputs[(argv[0], argv[1], "--search" in argv)] = json.loads(out.strip().splitlines()[-1])
     finally:
         unload_files()
+    attention_outputs(outputs)
     square = outputs[("stress", "mine.square", False)]
     assert square["verdicts"]["violated"] == 0 and square["counterexample"] is None and square["instances"] == 40_000
     guess = outputs[("stress", "mine.guess", False)]
@@ -72,6 +81,42 @@ def test_every_command_of_the_page_runs(tmp_path, monkeypatch, capsys):
         unload_files()
     exact = {k: [[str(x) for x in r] for r in exact_matrix(v, k).rows()] for k, v in m.items()}
     assert exact == guess["counterexample"]
+
+
+def attention_outputs(outputs: dict) -> None:
+    """The section on logits, tokens and parameters: the true softmax bound never violated with every
+    instance decided, each false variant refuted by a counterexample whose every symbol is exact and
+    which violates it exactly (re-checked here from the JSON alone), the residual bound proved at n = 2
+    and its guess refuted with the parameter's value."""
+    from numerics.expr import compare, compile_statement, sides
+    from theory import get
+    from theory.plugins import load_file, unload_files
+
+    load_file(ROOT / "docs" / "examples" / "attention_bounds.py")
+    try:
+        _recheck(outputs, get, compile_statement, sides, compare)
+    finally:
+        unload_files()
+
+
+def _recheck(outputs: dict, get, compile_statement, sides, compare) -> None:
+
+    true = outputs[("stress", "att.softmax", False)]
+    assert true["verdicts"]["violated"] == 0 and true["counterexample"] is None
+    assert true["verdicts"]["undecided"] <= true["instances"] // 10
+    for theorem, symbols in (("att.softmax.half", {"L"}), ("att.tokens.half", {"A", "X"}),
+                             ("att.lazy.guess", {"A", "alpha"})):
+        cex = outputs[("stress", theorem, False)]["counterexample"]
+        assert set(cex) == symbols, (theorem, cex)
+        c = compile_statement(get(theorem).statement)
+        exact = {k: ([[Fraction(x) for x in row] for row in v] if isinstance(v, list) else Fraction(v))
+                 for k, v in cex.items()}
+        lhs, rhs = sides(c, exact)                    # the exact rationals of the JSON, nothing else
+        assert compare(lhs, rhs) == 1, (theorem, cex)         # lhs > rhs exactly: the bound fails there
+    proof = outputs[("prove", "att.lazy", False)]
+    assert [(r["n"], r["outcome"]) for r in proof["results"]] == [(2, "proved")]
+    (refuted,) = outputs[("prove", "att.lazy.guess", False)]["results"]
+    assert refuted["outcome"] == "counterexample" and "alpha" in refuted["counterexample"]
 
 
 def test_the_random_families_are_defined_on_the_page_and_in_stress_help(capsys, monkeypatch):
