@@ -29,7 +29,7 @@ import numpy as np
 from numerics.dobrushin.batch import TIGHT, UNDECIDED, VIOLATED
 from verification.campaign import ChunkResult
 from verification.store import Record
-from verification.stress.checks.draws import Law, draw_values
+from verification.stress.checks.draws import Law, draw_values, exact_values
 from verification.stress.checks.plan import chunk_key, chunk_size, provenance
 from verification.stress.checks.summaries import keep, summarise
 
@@ -240,7 +240,6 @@ def check_condition_first(plan: Any) -> None:
     """Call the theorem's equality condition on the first instance of the plan's first cell that
     meets its hypotheses, before anything is created: one that raises is refused in one line
     (:func:`condition_says`), and no store is made for it."""
-    from numerics.stochastic import ExactMatrix
     from theory import get
 
     if plan.spec.kind != "expr":             # a built-in theorem: no condition of the user's to call
@@ -248,14 +247,15 @@ def check_condition_first(plan: Any) -> None:
     th = get(plan.theorem)
     if th.equality_condition is None or not th.is_expr:
         return
-    names = th.matrices
-    family, n, _, _ = plan.cells()[0]
-    X = draw_matrices(family, n, 0, plan.seed, plan.sampler, len(names))
-    for b in range(min(64, X.shape[0] // len(names))):
-        mats = {name: X[b * len(names) + j] for j, name in enumerate(names)}
-        if th.hypotheses(mats):
-            rows = {m: [list(r) for r in ExactMatrix.from_floats(M).rows()] for m, M in mats.items()}
-            condition_says(plan.theorem, th.equality_condition, rows, f"{chunk_key(family, n, 0)}/i{b}")
+    law = spec_part(plan.theorem)["law"]
+    family, n, x, _ = plan.cells()[0]
+    d = x if plan.axis == "d" else None
+    size = min(64, plan.chunk_of(n, x))
+    values = draw_values(law, family, n, d, 0, plan.seed, plan.sampler, size)
+    for b in range(size):
+        exact = exact_values(values, law, b)
+        if th.hypotheses(exact):
+            condition_says(plan.theorem, th.equality_condition, exact, f"{plan.key(family, n, 0, x)}/i{b}")
             return
 
 
