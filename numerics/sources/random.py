@@ -95,16 +95,8 @@ def check_family(name: str, option: str = "") -> str:
     if name in STOCHASTIC:
         return name
     if name.startswith("softmax-T"):
-        text = name[len("softmax-T"):]
-        try:
-            T = float(text)
-        except ValueError:
-            raise InvalidInput(f"{where}family {name!r}: temperature {text!r} is not a number") from None
-        lo, hi = TEMPERATURES
-        if not lo <= T <= hi:   # also refuses nan and inf
-            raise InvalidInput(f"{where}family {name!r} has temperature {text}, outside [{lo:g}, {hi:g}] "
-                             "(softmax of Gaussian logits / T must stay finite)")
-        return name
+        return _scaled(name, "softmax-T", "temperature", TEMPERATURES, where,
+                       " (softmax of Gaussian logits / T must stay finite)")
     if known_real(name):
         raise InvalidInput(f"{where}family {name!r} draws real matrices (logits, tokens), not row-stochastic ones; "
                            f"row-stochastic families: {', '.join(STOCHASTIC)} (or softmax-T<temperature>)")
@@ -126,18 +118,24 @@ def check_real(name: str, option: str = "") -> str:
     if name == "grid":
         return name
     if name.startswith("gauss-"):
-        text = name[len("gauss-"):]
-        try:
-            s = float(text)
-        except ValueError:
-            raise InvalidInput(f"{where}family {name!r}: standard deviation {text!r} is not a number") from None
-        lo, hi = SCALES
-        if not lo <= s <= hi:
-            raise InvalidInput(f"{where}family {name!r} has standard deviation {text}, outside [{lo:g}, {hi:g}]")
-        return name
+        return _scaled(name, "gauss-", "standard deviation", SCALES, where)
     what = "draws row-stochastic matrices" if name in STOCHASTIC or name.startswith("softmax-T") else "is unknown"
     raise InvalidInput(f"{where}family {name!r} {what}; real families (logits, tokens): {', '.join(REAL)} "
                        "(or gauss-<s>)")
+
+
+def _scaled(name: str, prefix: str, what: str, bounds: tuple, where: str, why: str = "") -> str:
+    """``name`` (``<prefix><number>``) if its number lies in ``bounds`` (nan and inf refused too), else
+    an InvalidInput naming ``what`` the number is."""
+    text = name[len(prefix):]
+    try:
+        x = float(text)
+    except ValueError:
+        raise InvalidInput(f"{where}family {name!r}: {what} {text!r} is not a number") from None
+    lo, hi = bounds
+    if not lo <= x <= hi:
+        raise InvalidInput(f"{where}family {name!r} has {what} {text}, outside [{lo:g}, {hi:g}]{why}")
+    return name
 
 
 def known_real(name: str) -> bool:
