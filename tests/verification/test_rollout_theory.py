@@ -254,10 +254,12 @@ def test_a_violated_proved_statement_stops_loudly_after_storing_its_chunk(setup,
 def test_the_campaign_changes_with_the_statement_and_the_plan_replans(setup):
     import shlex
 
+    from theory.plugins import load_file
     from verification.cli import build_parser
     from verification.trained.checks import Plan
     from verification.trained.checks import statement_digest
 
+    load_file(setup["theory"])          # as the command line does before it is read (another test may unload it)
     assert statement_digest("x.y", "delta(A) <= 1") != statement_digest("x.y", "delta(A) <= 1/2")
     assert statement_digest("x.y", "delta(A) <= 1") != statement_digest("x.z", "delta(A) <= 1")
     assert statement_digest("x.y", "delta(A) <= 1", ("causal",)) != statement_digest("x.y", "delta(A) <= 1")
