@@ -45,8 +45,9 @@ from typing import Any
 import numpy as np
 
 from theory.errors import InvalidInput
+from theory.verdicts import VERDICT_OF
 
-VERDICTS = ("holds", "tight", "violated", "not-applicable", "undecided")     # numerics.expr.decide's codes
+VERDICTS = tuple(v.value for v in VERDICT_OF)     # theory.verdicts.Code -> the verdict's name
 WORST = ("violated", "undecided", "tight", "holds", "not-applicable")       # a batch's verdict: the first present
 
 

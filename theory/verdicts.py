@@ -14,11 +14,11 @@ refuted claim is a finding for the tables, never a ``violated`` record and never
 """
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, IntEnum
 
 #: The significance level of every statistical decision of the suite (a claim is supported or refuted
 #: only below it, family-wise where a family is tested; intervals are at 1 - ALPHA): defined here once
-#: and imported by every module that decides (numerics.san.claims, verification.report.stats, ...).
+#: and imported by every module that decides (numerics.san.claims, verification.stats, ...).
 ALPHA = 0.05
 
 
@@ -40,6 +40,34 @@ class Verdict(str, Enum):
 
     def __str__(self) -> str:  # prints as its value in tables
         return self.value
+
+
+class Code(IntEnum):
+    """The one table of integer verdict codes, for arrays of verdicts (numpy int8): every batched
+    check (numerics.expr.decide, numerics.dobrushin.batch, numerics.smt) returns these and
+    :data:`VERDICT_OF` turns them back into :class:`Verdict`.
+
+    >>> Code.UNDECIDED.verdict, Code.of(Verdict.TIGHT)
+    (<Verdict.UNDECIDED: 'undecided'>, <Code.TIGHT: 1>)
+    """
+
+    HOLDS = 0
+    TIGHT = 1
+    VIOLATED = 2
+    NOT_APPLICABLE = 3
+    UNDECIDED = 4
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict[self.name]
+
+    @classmethod
+    def of(cls, verdict: "Verdict | str") -> "Code":
+        return cls[Verdict(verdict).name]
+
+
+#: code -> Verdict, in code order (index a numpy object array with a code array)
+VERDICT_OF = tuple(c.verdict for c in Code)
 
 
 class ViolationError(AssertionError):

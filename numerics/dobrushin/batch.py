@@ -33,9 +33,10 @@ import numpy as np
 from numerics.dobrushin.core import dobrushin, factor_check, float_error, product_equality
 from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix
 from theory.errors import InvalidInput
+from theory.verdicts import VERDICT_OF, Code
 
-HOLDS, TIGHT, VIOLATED, UNDECIDED = 0, 1, 2, 3
-NAMES = ("holds", "tight", "violated", "undecided")      # verdict code -> theory.verdicts.Verdict value
+HOLDS, TIGHT, VIOLATED, UNDECIDED = int(Code.HOLDS), int(Code.TIGHT), int(Code.VIOLATED), int(Code.UNDECIDED)
+NAMES = tuple(v.value for v in VERDICT_OF)      # verdict code -> theory.verdicts.Verdict value (theory.verdicts.Code)
 # theorem id -> which check: D1 on each matrix (causal: equality is the theorem), D2 on pairs
 CHECKS = {"dobrushin.factor": "factor", "dobrushin.factor.causal": "factor.causal",
           "dobrushin.product": "product", "dobrushin.product.causal": "product"}

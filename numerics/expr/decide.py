@@ -41,11 +41,10 @@ from numerics.expr.floats import SAFE, inputs, trace
 from numerics.expr.program import Compiled
 from numerics.expr.values import approx
 from numerics.stochastic import UNIT_ROUNDOFF as U, ExactMatrix
-from theory.verdicts import Verdict
+from theory.verdicts import VERDICT_OF, Code, Verdict
 
-HOLDS, TIGHT, VIOLATED, NOT_APPLICABLE, UNDECIDED = 0, 1, 2, 3, 4
-VERDICTS = np.array([Verdict.HOLDS, Verdict.TIGHT, Verdict.VIOLATED, Verdict.NOT_APPLICABLE, Verdict.UNDECIDED],
-                    dtype=object)
+HOLDS, TIGHT, VIOLATED, NOT_APPLICABLE, UNDECIDED = (int(c) for c in Code)     # theory.verdicts.Code
+VERDICTS = np.array(VERDICT_OF, dtype=object)
 TRUE, FALSE, UNKNOWN = 1, 0, -1
 
 

@@ -44,11 +44,12 @@ import z3
 from numerics.smt.nodes import STOCHASTIC, Encoder
 from numerics.smt.statements import Statement
 from theory.errors import InvalidInput
+from theory.verdicts import Code
 
 KIND = "expr"
 TOKEN_WIDTHS = (1, 2)       # the widths d at which a statement over tokens is queried
 TRANSCENDENTAL = ("exp", "log", "tanh")
-VIOLATED, UNDECIDED = 2, 4  # numerics.expr.decide's codes
+VIOLATED, UNDECIDED = int(Code.VIOLATED), int(Code.UNDECIDED)  # theory.verdicts.Code
 
 
 @dataclass(frozen=True)

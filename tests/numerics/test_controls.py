@@ -1,6 +1,6 @@
 """Controls of D1's equality share (numerics.dobrushin.controls), the chance level of random
 row-exchangeable matrices (docs/theory.md §2, "Chance level"), and the cluster bootstrap of pooled
-shares (verification.report.stats.cluster_bootstrap)."""
+shares (verification.stats.cluster_bootstrap)."""
 from __future__ import annotations
 
 import itertools
@@ -13,7 +13,7 @@ from numerics.dobrushin import factor_check
 from numerics.dobrushin.controls import (column_permutation, control_rng, every_pair_self_dominant, pair_kind,
                                          permute_columns, shuffle_offdiagonal)
 from theory.errors import InvalidInput
-from verification.report.stats import cluster_bootstrap, wilson
+from verification.stats import cluster_bootstrap, wilson
 
 
 def _exact(A: np.ndarray) -> list[list[Fraction]]:
@@ -168,7 +168,7 @@ def test_cluster_bootstrap_refuses_bad_input():
 
 
 def test_paired_difference_interval():
-    from verification.report.stats import cluster_bootstrap_difference
+    from verification.stats import cluster_bootstrap_difference
 
     rng = np.random.default_rng(7)
     n = np.full(60, 6)

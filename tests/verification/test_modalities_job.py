@@ -366,7 +366,7 @@ def test_the_power_calculation_gives_the_seeds_a_t_test_needs():
     the sd and with a stricter level; the MDE at that number of seeds is at most the effect, one
     seed fewer above it."""
     from verification.modalities.report import comparisons as C
-    from verification.report.stats import mde
+    from verification.stats import mde
 
     for sd, alpha in ((0.05, 0.05), (0.1, 0.05), (0.1, 0.05 / 24)):
         k = C.seeds_needed(sd, 0.1, alpha)

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from numerics.rank import linear as R
-from verification.report.stats import wilson
+from verification.stats import wilson
 
 from verification.campaign import is_proved
 from verification.rank.checks import Plan
@@ -445,7 +445,7 @@ def test_linear_estimators_keep_alpha_when_noise_levels_share_their_draws():
     more often than alpha; the sign test over the independent draws stays at about alpha."""
     from scipy.stats import binomtest
 
-    from verification.report.stats import pairwise
+    from verification.stats import pairwise
 
     rng = np.random.default_rng(1)
     runs, draws, alpha = 400, 40, 0.05

@@ -164,7 +164,7 @@ def _tests(values_by_claim, margin_claims=()):
 
 
 def test_holm_decides_the_family_and_can_fail(monkeypatch):
-    from verification.report import stats
+    from verification import stats
     from verification.san.checks.claims import decide_family
 
     family = {f"null{i}": [0.01 * (i + 1), -0.01 * (i + 1), 0.005, -0.005] for i in range(9)}   # mean 0: p = 1

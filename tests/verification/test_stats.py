@@ -1,4 +1,4 @@
-"""verification.report.stats: the paired statistics against scipy's own tests and known values, and
+"""verification.stats: the paired statistics against scipy's own tests and known values, and
 each shown to catch a planted bug (z instead of t, Holm off, TOST replaced by one one-sided test)."""
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from verification.report.stats import holm, mde, paired_t, tost, tost_mde, wilson
+from verification.stats import holm, mde, paired_t, tost, tost_mde, wilson
 
 
 def test_paired_t_uses_t_with_pairs_minus_one_df():
@@ -60,7 +60,7 @@ def test_mde_matches_power_and_shrinks_with_pairs():
 def test_agreement_is_supported_at_most_alpha_of_the_time_at_the_margin():
     """A planted null of equivalence: the true difference sits at the margin. TOST supports
     agreement at most alpha of the time (here 8 units, df = 7, as the Langevin rate's chain groups)."""
-    from verification.report.stats import agreement
+    from verification.stats import agreement
 
     rng = np.random.default_rng(1)
     runs, units, sd, margin = 4000, 8, 1.0, 0.9
@@ -73,7 +73,7 @@ def test_agreement_is_supported_at_most_alpha_of_the_time_at_the_margin():
 def test_a_prediction_off_by_two_standard_errors_is_not_supported():
     """The rule it replaces called a prediction inside estimate +- 3 se support: a prediction off by
     2 se (and outside the margin) is never supported by agreement, and refuted when that is shown."""
-    from verification.report.stats import agreement
+    from verification.stats import agreement
 
     rng = np.random.default_rng(2)
     units = 8
@@ -96,7 +96,7 @@ def test_identical_or_rounding_level_differences_decide_nothing(monkeypatch):
     """A planted tie: identical per-seed values (exactly, and up to rounding: 0.1 + 0.2 against 0.3)
     have no spread; a t test on them would give p ~ 1e-32 from an sd of ~1e-17. They are not applicable
     (p = 1), and the planted bug (the floor off) decides them."""
-    from verification.report import stats as S
+    from verification import stats as S
 
     for d in ([0.005] * 4, [(0.1 + 0.2) - 0.3, 0.0, 5.551115123125783e-17, 0.0], [3.21 - 3.0] * 6):
         r = S.paired_t(d)
@@ -113,7 +113,7 @@ def test_tost_mde_at_the_decision_level_has_the_stated_power():
     """The SAN decision doubles TOST's p-value (either direction may be decided); its MDE is TOST's at
     that doubled level, alpha / 2 per test: a true difference of 0 with that margin passes about 80% of
     the time (simulated), and the MDE at alpha (the old, undoubled one) passes clearly less often."""
-    from verification.report.stats import tost, tost_mde
+    from verification.stats import tost, tost_mde
 
     rng = np.random.default_rng(0)
     n, sd, alpha = 8, 1.0, 0.05

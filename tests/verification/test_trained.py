@@ -12,7 +12,7 @@ from numerics.sources.models import load_model
 from numerics.stochastic import restrict, submatrix
 from verification.measure.attention import campaign_name, chunk_key, input_records, variants
 from verification.trained.checks import run_campaign
-from verification.report.stats import wilson
+from verification.stats import wilson
 from verification.trained.report import report_model
 
 pytestmark = pytest.mark.models
@@ -324,7 +324,7 @@ def test_a_missing_random_sample_is_an_error_not_a_gap():
 
 
 def test_median_interval_is_seeded_and_brackets_the_median():
-    from verification.trained.report import median_interval
+    from verification.stats import median_interval
 
     x = [0.0] * 30 + [100.0] * 20 + list(np.linspace(1, 2, 9))
     m, (lo, hi) = median_interval(x, bootstrap_seed=3)

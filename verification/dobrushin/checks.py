@@ -26,7 +26,7 @@ from numerics.dobrushin.causal_share import minimiser_count, predicted_share, pr
 from numerics.sources.random import DISTRIBUTIONS, GENERATOR, check_family, generator, sample
 from verification import campaign
 from verification.plan import RunResult, recording
-from verification.report.stats import agreement_normal
+from verification.stats import agreement_normal
 from verification.store import Record, outcome_record
 
 SIZES = (2, 3, 4, 5, 8, 16, 32, 64, 128)

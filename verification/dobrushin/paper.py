@@ -18,7 +18,7 @@ from typing import Any
 from verification.dobrushin.checks import CHUNK, Plan
 from verification.dobrushin.report import causal_table, min_slack, tally
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
-from verification.report.stats import wilson
+from verification.stats import wilson
 from verification.report.tables import fmt
 
 CONTINUOUS = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4")   # positive entries a.s.

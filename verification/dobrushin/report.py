@@ -7,7 +7,7 @@ from typing import Iterable
 
 from numerics.sources.random import DISTRIBUTIONS
 from verification.dobrushin.checks import CAUSAL_MARGIN, CHUNK, Plan
-from verification.report.stats import holm, share_text
+from verification.stats import binomial_p, holm, share_text
 from verification.report.tables import Table, print_table, write_table
 
 COLUMNS = ("family", "n", "instances", "D1 equality [95% CI]", "D1 only via token 0", "D1 via exact path",
@@ -75,12 +75,10 @@ def causal_table(store, plan: Plan, acc: dict) -> Table:
     (its own uncertainty ignored: thousands of draws; Holm across the sizes), and the check's own
     large sample: its share, how many of its exact verdicts the condition predicts, and the outcome of
     the agreement of the two shares (TOST)."""
-    from scipy.stats import binomtest
-
     check = {r["extra"]["n"]: r for r in store.records(plan.causal_campaign)
              if r["chunk"] in {c.key for c in plan.causal_chunks()}}
     sizes = [n for n in plan.causal_sizes() if n in check]
-    p = [binomtest(acc[("causal", n)]["d2_eq"], acc[("causal", n)]["d2"], check[n]["extra"]["predicted"]).pvalue
+    p = [binomial_p(acc[("causal", n)]["d2_eq"], acc[("causal", n)]["d2"], check[n]["extra"]["predicted"])
          if acc.get(("causal", n), {}).get("d2") else 1.0 for n in sizes]
     adj = holm(p)
     rows = []

@@ -327,10 +327,10 @@ def paper_part(store: Any, plan: Plan) -> Part:
 
 def _interval_outcome(text: str, level: float = 0.5) -> str:
     """A macro's share ``x [lo, hi]`` (a 95% interval) against ``level``
-    (:func:`verification.report.stats.interval_outcome`); inconclusive where it has no interval."""
+    (:func:`verification.stats.interval_outcome`); inconclusive where it has no interval."""
     import re
 
-    from verification.report.stats import interval_outcome
+    from verification.stats import interval_outcome
 
     m = re.search(r"\[\s*([-0-9.]+),\s*([-0-9.]+)\]", text)
     return interval_outcome(float(m.group(1)), float(m.group(2)), level) if m else "inconclusive"
@@ -339,9 +339,9 @@ def _interval_outcome(text: str, level: float = 0.5) -> str:
 def claims(part: Part, cmd: str) -> Table:
     """The reproduction report's first table: the claims of Yoon's Entropic Bound in its words, this
     suite's design, its number and the outcome, read from the macros the part computed (a claim that
-    something happens in most draws: :func:`verification.report.stats.share_outcome`)."""
+    something happens in most draws: :func:`verification.stats.share_outcome`)."""
     from verification.report.part import claims_table, counts_of as _k_n
-    from verification.report.stats import share_outcome
+    from verification.stats import share_outcome
 
     m = part.macros
     share = lambda key: share_outcome(*_k_n(m[key]))       # noqa: E731

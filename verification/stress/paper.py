@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
-from verification.report.stats import wilson
+from verification.stats import wilson
 from verification.report.tables import fmt
 from verification.stress import checks
 from verification.stress.checks.plan import chunk_size, sampler_text

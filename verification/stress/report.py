@@ -8,10 +8,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from verification.report.stats import share_text
+from verification.stats import share_text
 from verification.report.tables import Table, print_table
 from verification.stress.checks.plan import cell_chunk_size, sampler_text
-from numerics.dobrushin.batch import NAMES
 from verification.stress.checks.summaries import Tally, merge
 
 COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share [95%]", "violated",
@@ -20,6 +19,7 @@ COLUMNS = ["family", "n", "instances", "chunks", "holds", "tight", "tight share 
 # "not applicable"): every instance is counted under exactly one, so a row's verdict columns add up to
 # its instances; a verdict a summary counts beyond these gets a column of its own (:func:`verdict_names`)
 VERDICTS = ("holds", "tight", "violated", "undecided", "not-applicable")
+STEP_VERDICTS = VERDICTS[:4]     # a rollout step is never not-applicable
 
 
 def tally(store: Any, campaign: str, theorem: str, chunks: Optional[Iterable[str]] = None) -> dict[str, Tally]:
@@ -104,7 +104,7 @@ def step_rows(cells: dict[str, Tally]) -> list[list[Any]]:
         family, n, L = cell_parts(cell)
         for l, st in enumerate(t.steps):
             c = st["counts"]
-            out.append([family, n, L, l + 1] + [c.get(k, 0) for k in NAMES] +
+            out.append([family, n, L, l + 1] + [c.get(k, 0) for k in STEP_VERDICTS] +
                        [st["min_slack"], f"{st['min_at'][0]}, {st['min_at'][1]}" if st["min_at"] else "-"])
     return out
 

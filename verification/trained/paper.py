@@ -36,12 +36,12 @@ from verification.report.tables import fmt, fmt_ci
 from verification.measure.attention import FUSION, RESIDUAL
 from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots, read_baselines
 from verification.measure.text import corpus_of, find_campaign, model_need
-from verification.report.stats import wilson
+from verification.stats import wilson
 from verification.trained.checks import Plan, baseline_campaign, baseline_chunks
-from verification.report.stats import ALPHA, cluster_bootstrap_difference
+from verification.stats import ALPHA, cluster_bootstrap_difference, median_interval
 from verification.trained.report import (ALWAYS_TIGHT, BOOTSTRAP_SEED, CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS,
                                           FLOAT_TESTS, VARIANT_TITLES, cluster_cell, collect_records, compare_table,
-                                          d1_table, float_rows, heads_shares, median_interval, pooled_interval,
+                                          d1_table, float_rows, heads_shares, pooled_interval,
                                           rollout_table, sizes_of, slug, source_order, source_table, tight, wilson_cell)
 
 MODELS = {"minilm": "MiniLM", "smollm2": "SmolLM2", "gemma3": "Gemma", "antiberty": "AntiBERTy", "dinov2": "DINOvTwo"}  # -> macro word
@@ -573,7 +573,7 @@ def _control_tests(part: Part, data_by_model: dict) -> None:
     part.macro(str(m), "control comparisons")
     part.macro(f"{100 * level:.1f}", "control level")
     part.macro(str(MIN_INPUTS), "control min inputs")
-    from verification.report.stats import BOOTSTRAP_RESAMPLES
+    from verification.stats import BOOTSTRAP_RESAMPLES
 
     part.macro(str(BOOTSTRAP_RESAMPLES), "trained bootstrap resamples")
     hits = dict(columns=lambda r: r["extra"].get("control_columns") == "tight",

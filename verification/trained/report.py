@@ -32,10 +32,11 @@ import numpy as np
 
 from theory.errors import InvalidInput
 from verification.measure.attention import float_key
+from verification.stats import median_interval
 from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots, read_baselines
 from verification.report.aggregate import median
 from verification.report.figures import save_figure
-from verification.report.stats import BOOTSTRAP_RESAMPLES, cluster_bootstrap, share_text, wilson
+from verification.stats import BOOTSTRAP_RESAMPLES, cluster_bootstrap, share_text, wilson
 from verification.report.tables import print_table, write_table
 
 VARIANT_TITLES = {"all": "all tokens", "content": "content tokens", "nofirst": "first position dropped"}
@@ -93,7 +94,7 @@ def input_clusters(records: Any, hit: Any) -> tuple[list[int], list[int]]:
 
 def pooled_interval(k: Any, n: Any, bootstrap_seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
     """The 95% interval of a share pooled over clusters (``k[c]`` of ``n[c]`` hits in cluster c): the
-    cluster bootstrap (:func:`verification.report.stats.cluster_bootstrap`), widened to the Wilson
+    cluster bootstrap (:func:`verification.stats.cluster_bootstrap`), widened to the Wilson
     interval of all the verdicts where that is wider: with few clusters the bootstrap's resamples
     understate the spread, and independent verdicts are the most favourable case clustering allows.
 
@@ -150,26 +151,6 @@ def collect_records(records: Any, inputs: Optional[set]) -> dict:
         else:
             head[v][(l, p["head"])].append(r)
     return dict(layer=layer, head=head, roll=roll, inputs=seen, source=source)
-
-
-def median_interval(values: Any, bootstrap_seed: int = 0, statistic: Any = np.median) -> tuple:
-    """(median, 95% percentile-bootstrap interval of ``statistic``, the median) of the finite
-    ``values`` (None skipped): ``scipy.stats.bootstrap`` with 999 resamples and the fixed seed
-    ``bootstrap_seed`` (the tables use the layer's index);
-    (median, (nan, nan)) for fewer than two values, (m, (m, m)) when all are equal."""
-    x = np.array([v for v in values if v is not None], dtype=float)
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        return None, (math.nan, math.nan)
-    m = float(np.median(x))
-    if x.size < 2:
-        return m, (math.nan, math.nan)
-    if np.all(x == x[0]):
-        return m, (m, m)
-    from scipy.stats import bootstrap
-
-    res = bootstrap((x,), statistic, n_resamples=999, method="percentile", rng=np.random.default_rng(bootstrap_seed))
-    return m, (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
 def interval_cell(values: Any, bootstrap_seed: int = 0) -> str:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence
 
-from verification.modalities.report.spread import t_spread
-from verification.report.stats import ALPHA, SD_FLOOR, mde, paired_t, pairs_needed, wilson
+from verification.stats import t_spread
+from verification.stats import ALPHA, SD_FLOOR, mde, paired_t, pairs_needed, wilson
 
 
 COMPARISONS = ("random", "random-equivalence", "init", "text", "asis", "depth")
@@ -61,7 +61,7 @@ def against_reference(values: Sequence[float], ref: tuple[float, float]) -> dict
     the seeds (df = seeds - 1) against the nearer end of the reference's 95% interval, doubled (two
     sided); a seed mean inside the interval is not separable from it (p = 1). No mixing of the
     reference's input-level variance into the seeds' (the reference is one model, its uncertainty its
-    interval); no variation across seeds decides nothing (:func:`verification.report.stats.paired_t`)."""
+    interval); no variation across seeds decides nothing (:func:`verification.stats.paired_t`)."""
     lo, hi = ref
     up, down = paired_t(values, ALPHA, hi), paired_t(values, ALPHA, lo)
     mean = up["mean"]
@@ -89,7 +89,7 @@ def equivalence_to_range(values: Sequence[float], s: Any) -> dict:
 def seeds_needed(sd: float, effect: float = EFFECT, alpha: float = ALPHA, power: float = POWER,
                  cap: int = 200) -> Optional[int]:
     """The fewest seeds (at least 2) whose two-sided t test at level ``alpha`` detects ``effect`` with
-    probability ``power`` given the seed-level ``sd`` (:func:`verification.report.stats.pairs_needed`);
+    probability ``power`` given the seed-level ``sd`` (:func:`verification.stats.pairs_needed`);
     None beyond ``cap`` or for an unknown sd; 2 for sd 0.
 
     >>> seeds_needed(0.1, effect=0.1, alpha=0.05)     # an effect of one sd: ten pairs
@@ -131,7 +131,7 @@ def decide(summaries: Sequence[Any], spread: Any = None) -> None:
     comparison of the run (:data:`COMPARISONS` per summary, fixed by the plan, m of them), and each
     decision and the interval printed beside it are the same t interval over seeds, simultaneous at
     1 - alpha/m (Bonferroni, :func:`level`). The seed-level spreads (trained, init, change, depth) are
-    re-made at that level by ``spread`` (default :func:`verification.modalities.report.spread.t_spread`);
+    re-made at that level by ``spread`` (default :func:`verification.stats.t_spread`);
     ``intervals`` holds each comparison's difference with its interval: against a fixed reference the
     signed distance (:func:`distance`) of the trained interval from the reference's 95% interval,
     against initialisation and with depth the paired mean's interval. A difference word ("above",

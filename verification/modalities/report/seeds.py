@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from verification.modalities.report.comparisons import EFFECT, MARGIN, POWER, decide
-from verification.modalities.report.spread import Spread, t_spread  # noqa: F401  (re-exported)
+from verification.stats import Spread, t_spread  # noqa: F401  (re-exported)
 from verification.modalities.report.stages import VARIANTS, Stage
-from verification.report.stats import ALPHA, SD_FLOOR, exact_sd, wilson
+from verification.stats import ALPHA, SD_FLOOR, exact_sd, wilson
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Optional
 
 from verification.modalities.checks import campaign_prefix
 from verification.report.part import MissingCampaign
-from verification.report.stats import wilson
+from verification.stats import wilson
 
 TEXT_MODELS = {"minilm": "text encoder (MiniLM-L6)", "smollm2": "text decoder (SmolLM2-135M, 4-bit)"}
 VARIANTS = ("all", "content")

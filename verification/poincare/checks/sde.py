@@ -3,7 +3,7 @@
 Statistical comparisons (registry category "statistical"): each record is an *outcome* (supported /
 refuted / inconclusive) with its statistic, its interval and the method (verification.store.outcome_record).
 Agreement with a prediction is an equivalence claim, decided by TOST at a stated margin
-(:func:`agreement_outcome`: :func:`verification.report.stats.agreement`, :data:`REL_MARGIN` of the
+(:func:`agreement_outcome`: :func:`verification.stats.agreement`, :data:`REL_MARGIN` of the
 prediction, t quantiles with df = independent units - 1): supported only when equivalence is shown,
 refuted when a difference beyond the margin is shown, otherwise inconclusive with the smallest margin
 the run could show (its MDE). The interval is the 1 - 2 alpha t interval of the mean.
@@ -41,7 +41,7 @@ from numerics.poincare import bounds as PB
 from numerics.poincare.optimise import minimise
 from theory.verdicts import Outcome
 from verification import campaign
-from verification.report.stats import ALPHA, agreement, at_most
+from verification.stats import ALPHA, agreement, at_most
 from verification.store import outcome_record
 
 VERSION = "v4"
@@ -50,7 +50,7 @@ REL_MARGIN = 0.10          # agreement: within 10% of the prediction (TOST at le
 
 def agreement_outcome(values, predicted: float) -> tuple[Outcome, tuple[float, float], dict]:
     """Agreement of the units' estimates ``values`` with ``predicted`` within :data:`REL_MARGIN` of
-    it (:func:`verification.report.stats.agreement`): the outcome, the 1 - 2 alpha t interval of the
+    it (:func:`verification.stats.agreement`): the outcome, the 1 - 2 alpha t interval of the
     mean, and the test's numbers for the record (df, margin, p of equivalence and of a difference, MDE).
 
     >>> agreement_outcome([1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01], 1.0)[0].value
@@ -125,7 +125,7 @@ def rate_records(name: str, beta: float, lam: float, seed: int, chains: int, ste
 def excess_outcome(excess, laplace: float) -> tuple[Outcome, tuple[float, float], dict]:
     """The abstract's claim that the SDE minimises the loss, at one beta: is E_beta[L] - inf L (one
     value per chain, ``excess``) at most the Laplace value d/(2 beta) of a Gibbs measure that
-    minimises L, with :data:`REL_MARGIN` of it to spare (:func:`verification.report.stats.at_most`:
+    minimises L, with :data:`REL_MARGIN` of it to spare (:func:`verification.stats.at_most`:
     one-sided t tests, df = chains - 1)? Supported only when that is shown, refuted when the excess is
     shown above it, else inconclusive. The statistic underestimates the true excess (inf L is estimated
     from above), so a refutation is conservative and a support is of the statistic.

@@ -24,7 +24,7 @@ from verification.report.aggregate import pyplot as _plt
 from verification.report.aggregate import share as _share
 from verification.report.aggregate import verdict_counts as _verdicts
 from verification.report.figures import save_figure
-from verification.report.stats import ALPHA, best_outcome, holm, pairwise, sign_test, unit_share, wilson
+from verification.stats import ALPHA, best_outcome, holm, pairwise, sign_test, unit_share, wilson
 from verification.report.tables import Table, print_table
 
 ESTIMATOR_NAMES = {"energy_0.9": "energy_0.9", "energy_0.99": "energy_0.99",
@@ -86,7 +86,7 @@ def estimator_comparison(est: list[dict], names: tuple = SAME_INFORMATION, alpha
     """Each estimator's outcome on "e recovers r* most often" among the estimators given the same
     information: the data draws are the units (:func:`estimator_units`), every pair compared by the
     exact sign test on the units' differences of shares, Holm across every pair
-    (:func:`verification.report.stats.pairwise`). The share is the mean of the units' shares with its
+    (:func:`verification.stats.pairwise`). The share is the mean of the units' shares with its
     t interval (df = units - 1). Conditional on the plan's teachers (one per spectrum shape)."""
     units = estimator_units(est, names)
     cmp = pairwise(units, names, "sign", alpha)
@@ -103,7 +103,7 @@ def estimator_comparison(est: list[dict], names: tuple = SAME_INFORMATION, alpha
 def cell_comparisons(est: list[dict], names: tuple = SAME_INFORMATION, alpha: float = ALPHA) -> dict:
     """Within each cell (shape, N, noise) the draws are independent and every estimator sees the
     same ones: per pair of estimators McNemar's exact test on the discordant draws
-    (:func:`verification.report.stats.sign_test` on hit differences), Holm across every pair of
+    (:func:`verification.stats.sign_test` on hit differences), Holm across every pair of
     every cell of the table. {cell: ["a > b", ...]} for the pairs whose adjusted p < alpha."""
     cells = _group([x for x in est if x["provenance"]["estimator"] in names],
                    lambda x: (x["provenance"]["shape"], x["provenance"]["N"], x["provenance"]["noise"]))

@@ -28,7 +28,7 @@ from typing import Any, Optional
 from verification.rank.checks.attention import KERNEL_TOL, fit_outcome, identifiability_failure, kernel_outcome
 from verification.rank.report.linear import outcome_share
 from verification.report.aggregate import median_keep_nan as _med
-from verification.report.stats import ALPHA, best_outcome, pairwise, wilson
+from verification.stats import ALPHA, best_outcome, pairwise, wilson
 
 ESTIMATORS = ("energy_0.9", "energy_0.99", "entropy", "entropy_sigma")
 NAMES = {"energy_0.9": "energy_0.9", "energy_0.99": "energy_0.99", "entropy": "entropy (p~sigma^2), rounded",
@@ -126,7 +126,7 @@ def teacher_hits(recs: list[dict], r_star: int) -> dict:
 def compare(units: dict, estimators: tuple = ESTIMATORS, alpha: float = ALPHA) -> dict:
     """Pairwise comparison of estimators over independent units (``units``: {unit: {estimator: [hit
     or None]}}): per unit each estimator's share of hits; per pair an exact sign test on the units'
-    differences, Holm across every pair (:func:`verification.report.stats.pairwise`).
+    differences, Holm across every pair (:func:`verification.stats.pairwise`).
     {estimator: (worse than, better than, {other: adjusted p})}."""
     return pairwise(units, estimators, "sign", alpha)
 

@@ -1,7 +1,7 @@
 """The paper's claims decided from the stored run records (the ``san-claims`` campaign).
 
 Every claim is a statistic of paired differences over seed pairs (both members of a pair share the
-seed and the data order), tested with Student's t (df = pairs - 1, :mod:`verification.report.stats`):
+seed and the data order), tested with Student's t (df = pairs - 1, :mod:`verification.stats`):
 a directional claim by the two-sided t test (the sign of the mean says supported or refuted), an
 equivalence claim by two one-sided tests (TOST) with a stated margin. The decision p-values of all
 claims of one run with at least two seed pairs are Holm-adjusted together (family-wise level
@@ -40,6 +40,7 @@ import numpy as np
 
 from theory.verdicts import ALPHA  # the family-wise level of the claims of one run
 from verification.store import Record, outcome_record
+from verification.stats import binomial_p
 
 ROUTING, CONTENT = ("W_Q", "W_K", "QK"), ("W_V", "W_O", "OV")
 CLAIMS_VERSION = "v7"     # bump when the claims' tests change (paired t, Holm, TOST, MDE, numerical paths;
@@ -142,14 +143,14 @@ def decide_family(tests: list[dict], alpha: float = ALPHA) -> list[dict]:
     effect (see the module docstring). A test with fewer than two values is left out of the family.
 
     The family is the run's planned tests with two or more seed pairs: a test whose values show *no
-    variation* (identical per-seed values, or equal up to rounding: :func:`verification.report.stats.no_variation`)
+    variation* (identical per-seed values, or equal up to rounding: :func:`verification.stats.no_variation`)
     stays in it with p = 1 and is never decided (``applicable`` False; the t test has no spread to
     work with). The decision p-value of a directional claim is the two-sided t test's; of an
     equivalence claim twice the smaller of TOST's p-value and its opposite's (either direction may
     be decided), so its MDE is TOST's at the same doubled level, alpha / (2 m), as the decision
     uses. ``interval_adjusted``: the interval at the Bonferroni level 1 - alpha / m (simultaneous
     over the family; Holm's first step), printed beside the outcome; ``interval`` is unadjusted."""
-    from verification.report.stats import holm, mde, paired_t, tost, tost_mde
+    from verification.stats import holm, mde, paired_t, tost, tost_mde
 
     out = []
     for t in tests:
@@ -319,8 +320,6 @@ def probe_control(kind: str, by: dict, seeds: list, alpha: float = ALPHA) -> Opt
     >>> probe_control("recall", {("std", 0): run, ("std", 1): run}, [0, 1]) is None
     True
     """
-    from scipy.stats import binomtest
-
     rs = [by[("std", s)] for s in seeds if ("std", s) in by]
     if len(rs) < 2:
         return f"{GATE_PHRASES['control']}: the standard model's {kind} accuracy against chance needs two seeds"
@@ -333,7 +332,7 @@ def probe_control(kind: str, by: dict, seeds: list, alpha: float = ALPHA) -> Opt
             return f"{GATE_PHRASES['control']}: the standard model's {kind} answers or chance level are missing"
         hits = int(round(acc * n))
         p = (1.0 if chance >= 1 else float(hits == 0) if chance <= 0
-             else float(binomtest(hits, n, chance, alternative="greater").pvalue))
+             else binomial_p(hits, n, chance, "greater"))
         if worst is None or p > worst[0]:
             worst = (p, acc, chance, n)
     p, acc, chance, n = worst
@@ -421,7 +420,7 @@ def claim_records(paths: dict, preset: str, seed: int, alpha: float = ALPHA) -> 
             method = f"one seed: no degrees of freedom, no interval; outside the Holm family"
         elif not d["applicable"]:
             method = (f"no variation across the {d['n']} seed pairs (sd {d['sd']:.1g}, at or below the floor "
-                      "verification.report.stats.SD_FLOOR of the values' scale): the t test is not applicable "
+                      "verification.stats.SD_FLOOR of the values' scale): the t test is not applicable "
                       f"and decides nothing (p = 1 in the Holm family of {d['family']})")
         recs.append(outcome_record(d["theorem"], d["instance"], outcome, d["mean"],
                                    d["interval"] if finite else None, method, value=d["mean"], provenance=prov,

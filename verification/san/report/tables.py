@@ -193,9 +193,9 @@ def power_table(claims_df: pd.DataFrame) -> pd.DataFrame:
     standard deviation over this run's seed pairs, the minimum detectable effect now, and the seed
     pairs a test would need to detect the observed mean (power 0.8, two-sided paired t at the
     strictest Holm level alpha / m of this run's family; for the equivalence claim, TOST at its margin
-    when the true difference is 0), :func:`verification.report.stats.pairs_needed`. A claim with no
+    when the true difference is 0), :func:`verification.stats.pairs_needed`. A claim with no
     spread, or not testable here, says why instead (``needs``)."""
-    from verification.report.stats import pairs_needed
+    from verification.stats import pairs_needed
 
     rows = []
     for _, c in claims_df.iterrows():

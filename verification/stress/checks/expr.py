@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from numerics.dobrushin.batch import TIGHT, UNDECIDED, VIOLATED
+from theory.verdicts import Code
 from verification.campaign import ChunkResult
 from verification.store import Record
 from verification.stress.checks.draws import Law, draw_values, exact_values
@@ -139,14 +140,14 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
     mats = draw_values(law, family, n, spec.get("d"), k, seed, sampler, size)
     d = decide(compiled, mats, tuple(spec.get("assume", ())))
     codes = d.codes.astype(np.int64)
-    na = codes == 3                               # undefined there, or outside the theorem's hypotheses
-    v = np.where(na | (codes == 4), UNDECIDED, codes)      # decide's codes: 3 not-applicable, 4 undecided
+    na = codes == Code.NOT_APPLICABLE             # undefined there, or outside the theorem's hypotheses
+    v = np.where(na | (codes == Code.UNDECIDED), UNDECIDED, codes)      # counted as undecided
     with np.errstate(invalid="ignore"):
         slack = np.where(na, np.nan, d.rhs - d.lhs)
     slack = np.where(codes == TIGHT, 0.0, slack)
     body = summarise(v, np.nan_to_num(slack, nan=np.inf), d.exact)
     if na.any():
-        undecided = int((codes == 4).sum())
+        undecided = int((codes == Code.UNDECIDED).sum())
         body["counts"].pop("undecided", None)
         if undecided:
             body["counts"]["undecided"] = undecided
@@ -165,7 +166,7 @@ def run_chunk(spec: dict, k: int) -> ChunkResult:
     records = []
     for i, why in sorted(kept.items()):
         extra: dict[str, Any] = {"kept": "not-applicable" if na[i] else why, "exact_path": bool(d.exact[i])}
-        verdict = "not-applicable" if na[i] else ("holds", "tight", "violated", "undecided")[v[i]]
+        verdict = "not-applicable" if na[i] else Code(int(v[i])).verdict.value
         if v[i] == VIOLATED and not na[i]:
             rows, lhs, rhs = exact_instance(compiled, mats, i)
             cex = as_text(rows)
@@ -206,7 +207,7 @@ def check_condition(spec: dict, compiled: Any, mats: dict, codes: np.ndarray) ->
         return {"checked": 0, "why": "the theorem's equality condition is not available here"}, []
     tally = {"checked": 0, "tight_said": 0, "tight_missed": 0, "said_not_tight": 0}
     mismatch = []
-    for i in np.flatnonzero(codes < 3):            # not not-applicable (3), not undecided (4)
+    for i in np.flatnonzero(codes < Code.NOT_APPLICABLE):   # neither not-applicable nor undecided
         rows, lhs, rhs = exact_instance(compiled, mats, int(i))
         said, tight = condition_says(spec["theorem"], condition, rows,
                                       f"a {spec['family']} n = {spec['n']} instance (i{int(i)})"), codes[i] == TIGHT

@@ -40,10 +40,11 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from numerics.dobrushin.batch import HOLDS, TIGHT, VIOLATED
+from theory.verdicts import Code
 from verification.stress.checks.draws import Law, default_families, draw_values
 
 GRID = 2 ** 30           # stochastic entries k / 2^30 (rows sum to exactly 1); a parameter lo + (hi - lo) j / 2^30
-NA = 3                   # not-applicable or undecided: neither strict nor tight nor violated
+NA = int(Code.NOT_APPLICABLE)   # not-applicable or undecided: neither strict nor tight nor violated
 MAX_D = 3                # hypothesis draws d in 1..3
 
 Instance = dict
