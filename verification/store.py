@@ -1,49 +1,35 @@
 """The results store: SQLite through the standard library.
 
-One row per checked instance (a :class:`Record`), written chunk by chunk in transactions. A run
-killed at any moment loses at most the chunk in flight; re-running the same campaign skips the
-chunks already stored (``done_chunks``), so it resumes instead of recomputing. A compact campaign
-(stress sweeps of 10^8 instances) stores per chunk one *summary* per theorem (a JSON object: verdict
-counts, smallest slack, histogram) and records only for the instances worth keeping; the summary is
-written in the same transaction as the chunk's records.
+One row per checked instance (a :class:`Record`), written chunk by chunk in transactions: a run
+killed at any moment loses at most the chunk in flight, and re-running the same campaign skips the
+stored chunks (``done_chunks``). A compact campaign (stress sweeps of 10^8 instances) stores per
+chunk one *summary* per theorem (verdict counts, smallest slack, histogram) and records only for the
+instances worth keeping, in the chunk's transaction.
 
-A chunk is stored when its *mark* says so and its content agrees: the mark, written in the same
-transaction, carries the number of the chunk's records and summaries and a digest of their stored
-content (:mod:`verification.chunk_marks`). Every reader goes through that check
-(:meth:`ResultStore.chunk_check`, ``done_chunks``; one pass over a campaign, kept until the store
-changes): a chunk whose record or summary was deleted, moved or edited after it was stored is
-incomplete, so resume recomputes it (replacing what is under its key) and the paper refuses it,
-naming it; so is a whole chunk moved to another key or copied under another campaign's name with
-its mark (the digest binds both). What does not verify under a key outside a resumed run's plan is
-removed by that run (:meth:`ResultStore.discard`). Marks of schema versions 1 and 2 cannot be
-verified and count as incomplete (resume recomputes those chunks; the paper asks for that run).
+A chunk is stored when its *mark* (same transaction: the number of its records and summaries and a
+digest binding its campaign, its key and their content, :mod:`verification.chunk_marks`) agrees with
+its content. Every reader goes through that check (:meth:`ResultStore.chunk_check`, ``done_chunks``):
+a chunk edited, deleted, moved to another key or copied under another campaign after it was stored
+is incomplete, so resume recomputes it and the paper refuses it, naming it. What does not verify
+under a key outside a resumed run's plan is removed by that run (:meth:`ResultStore.discard`).
+Marks of schema versions 1 and 2 cannot be verified: resume recomputes those chunks.
 
 Default location: ``paper/results.db`` (``ATTNBOUNDS_DB`` or ``--db`` override; ``:memory:`` works).
-
 A command that only reads (``attnbounds paper``) opens the store with ``readonly=True``: SQLite's
-``mode=ro``, no schema creation, no PRAGMA, no probe write, so a store its user cannot write is
-read and the file's bytes never change. A WAL store with no ``-wal`` file beside it (no open
-connection, every write merged) that belongs to another user, or lies in a folder that cannot be
-written (SQLite cannot create its ``-shm`` index there), is opened ``immutable``; otherwise
-``mode=ro`` reads the ``-wal`` too (a read-only connection may leave an empty ``-wal`` and a
-``-shm`` beside a store of its own user).
+``mode=ro`` (``immutable`` for a merged WAL store of another user or in a read-only folder), no
+schema creation, no PRAGMA, no probe write: the file's bytes never change.
 
 A store is stamped when it is created: SQLite's ``application_id`` (:data:`APPLICATION_ID`, the
-bytes ``attn``) and ``user_version`` (:data:`SCHEMA_VERSION`). Every open, read-only or not, first
-inspects an existing file read-only (:func:`inspect_store`) and changes nothing unless it passes:
-a file that is not SQLite, a damaged one (``PRAGMA quick_check``), another application's (another
-``application_id``, or tables that are not the store's) and a store of another schema version are
-refused with one line (:class:`~theory.errors.InvalidInput`), their bytes untouched. A store of
-schema version 1, or made before the stamp (``application_id`` 0, exactly version 1's tables and
-columns, or those without the later ``summaries`` table), is read as it is and upgraded by the
-first open for writing (:func:`~verification.store_file.upgrade`: the mark columns and the
-``summaries`` table added, stamped today's version; its old marks stay unverifiable), and so is a
-store of version 2. A store holding a trigger, a view or an index of its own (a store is data,
-never code) is refused like a foreign one, read-only or not. An empty (0-byte)
-file, or an SQLite file with no tables at all, is initialised. A store damaged where the inspection did not look (a read or
-write failing later) is the same one-line refusal, never a traceback. Checking that a store can be
-written (:func:`check_writable`) creates nothing: a store that does not exist yet needs an existing,
-writable folder, and is created only by the command that runs.
+bytes ``attn``) and ``user_version`` (:data:`SCHEMA_VERSION`). Every open first inspects an existing
+file read-only (:func:`inspect_store`) and changes nothing unless it passes: a file that is not
+SQLite, a damaged one (``PRAGMA quick_check``), another application's, one of another schema version,
+or one holding a trigger, a view or an index of its own (a store is data, never code) is refused
+with one line (:class:`~theory.errors.InvalidInput`), its bytes untouched. A store of schema version
+1 or 2 (or made before the stamp) is read as it is and upgraded by the first open for writing
+(:func:`~verification.store_file.upgrade`). An empty file, or an SQLite file with no tables, is
+initialised; a store damaged where the inspection did not look is the same one-line refusal, never
+a traceback. :func:`check_writable` creates nothing: a store that does not exist yet needs an
+existing, writable folder and is created only by the command that runs.
 """
 from __future__ import annotations
 
@@ -53,7 +39,7 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
@@ -457,8 +443,3 @@ def kernel_mode(versions_json: Optional[str]) -> str:
     k = v.get("kernels") if isinstance(v, dict) else None
     return str(k).split(",")[0].split()[0] if k else ""
 
-
-def record_dict(r: Record) -> dict[str, Any]:
-    d = asdict(r)
-    d["verdict"] = judge(r.verdict).value
-    return d
