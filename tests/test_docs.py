@@ -20,7 +20,7 @@ def test_no_readme_link_leaves_the_repository():
 
 
 def test_theorem_list_is_generated_from_the_registry():
-    from theory.registry import theorems_markdown
+    from verification.paper.typeset import theorems_markdown
 
     assert (ROOT / "docs" / "theorems.md").read_text() == theorems_markdown(), \
         "docs/theorems.md is stale: attnbounds theorems --markdown > docs/theorems.md"

@@ -20,8 +20,9 @@ from typing import Any, Optional
 import numpy as np
 import sympy as sp
 
-from theory.registry import HOLDS, Hypotheses, Theorem, check, hyp_all, register
-from theory.registry import stochastic as _stochastic  # the one check of a stochastic matrix
+from theory.hypotheses import HOLDS, Hypotheses, check, hyp_all
+from theory.registry import Theorem, register
+from theory.hypotheses import stochastic as _stochastic  # the one check of a stochastic matrix
 from theory.tolerances import ROW_TOL, row_tol  # noqa: F401  (re-exported: theory's view of the table)
 
 n = sp.Symbol("n", integer=True, positive=True)

@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from theory.registry import Hypotheses, Theorem, check, hyp_all, register
+from theory.hypotheses import Hypotheses, check, hyp_all
+from theory.registry import Theorem, register
 
 beta, lam, kappa, C_P, w_osc = sp.symbols("beta lambda kappa C_P w", positive=True)
 theta = sp.Symbol("theta", real=True)

@@ -31,7 +31,8 @@ from typing import Any, Optional
 import sympy as sp
 
 from theory.errors import InvalidInput
-from theory.registry import Hypotheses, Theorem, check, hyp_all, register
+from theory.hypotheses import Hypotheses, check, hyp_all
+from theory.registry import Theorem, register
 
 # -- exact helpers (no numerics/ import) -----------------------------------------------------------
 

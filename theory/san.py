@@ -30,7 +30,8 @@ from typing import Any
 import sympy as sp
 
 from theory.errors import InvalidInput
-from theory.registry import Hypotheses, Theorem, check, hyp_all, register
+from theory.hypotheses import Hypotheses, check, hyp_all
+from theory.registry import Theorem, register
 
 REF = "[SAN] seed abstract 3: attention-only decoders at matched parameters, FLOPs and depth"
 h0, hL = sp.Symbol("h_0", commutative=False), sp.Symbol("h_L", commutative=False)

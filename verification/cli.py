@@ -34,9 +34,9 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
     from theory import theorems
     from theory.plugins import source
 
-    if args.markdown:
-        from theory.registry import theorems_markdown
+    from verification.paper.typeset import latex_block, statement_latex, theorems_markdown
 
+    if args.markdown:
         sys.stdout.write(theorems_markdown())
         return 0
     console = make_console()
@@ -46,8 +46,8 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
             console.print(f"    hypotheses: {th.hypotheses_words()}", markup=False)
         console.print(f"    statement: {th.statement}", markup=False)
         if args.latex:
-            console.print(f"    latex:     {th.latex()}", markup=False)
-            console.print("    " + th.latex_block().replace("\n", "\n    "), markup=False)
+            console.print(f"    latex:     {statement_latex(th)}", markup=False)
+            console.print("    " + latex_block(th).replace("\n", "\n    "), markup=False)
         console.print(f"    equality:  {th.equality}", markup=False)
         console.print(f"    backends:  {', '.join(sorted(th.evaluators))}", markup=False)
         if th.is_expr:

@@ -13,7 +13,7 @@ Candidates, per symbol, in order (2 x 2, then 3 x 3; rows of Fractions):
 * a parameter over [lo, hi]: lo, hi, (lo + hi)/2.
 
 Every combination for the statement's symbols (at most :data:`MAX_COMBINATIONS` per size) is
-filtered by the theorem's hypothesis check (:class:`theory.registry.DerivedHypothesis`: kinds,
+filtered by the theorem's hypothesis check (:class:`theory.hypotheses.DerivedHypothesis`: kinds,
 shapes, ``assume``); one where a ``where=`` relation is false or the statement undefined is skipped.
 
 >>> from theory.expr import A, delta, logits, softmax, ptp, exp
@@ -67,7 +67,7 @@ def _pool(kind: str, n: int, d: int) -> list:
 def find_witness(statement: Any, assume: tuple = (), where: tuple = ()) -> dict[str, Any]:
     """``{"A": rows of Fractions, ..., "alpha": Fraction}`` on which ``statement`` is an equality,
     exactly, inside the hypotheses ``assume`` and ``where``; LookupError when no candidate is one."""
-    from theory.registry import DerivedHypothesis
+    from theory.hypotheses import DerivedHypothesis
 
     compiled = compile_statement(statement, assume, where)
     check = DerivedHypothesis(compiled.matrices, tuple(assume), compiled.roles, compiled.params)

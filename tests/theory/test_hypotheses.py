@@ -10,7 +10,8 @@ import theory.dobrushin as D
 import theory.poincare as Pc
 import theory.rank as T
 from theory import theorems
-from theory.registry import HOLDS, Hypotheses, check, get, hyp_all
+from theory.hypotheses import HOLDS, Hypotheses, check, hyp_all
+from theory.registry import get
 
 
 # -- the result object and its helpers -------------------------------------------------------------

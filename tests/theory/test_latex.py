@@ -1,5 +1,6 @@
 """Every theorem's LaTeX is well-formed: named symbols print as in the papers, text is escaped, and
 the whole list compiles (a TeX engine where installed; matplotlib's mathtext for the math always)."""
+from verification.paper.typeset import latex_block, hypotheses_latex, statement_latex
 import shutil
 import subprocess
 
@@ -7,7 +8,7 @@ import pytest
 from matplotlib.mathtext import MathTextParser
 
 from theory import theorems
-from theory.registry import latex_text
+from verification.paper.typeset import latex_text
 
 PARSER = MathTextParser("path")
 
@@ -23,7 +24,7 @@ def balanced(s: str) -> bool:
 
 @pytest.mark.parametrize("th", theorems(), ids=lambda t: t.id)
 def test_statement_is_valid_math(th):
-    s = th.latex()
+    s = statement_latex(th)
     assert balanced(s), s
     PARSER.parse(f"${s}$")                                   # raises on malformed math
     for mangled in ("Var_{", "E_{\\beta F}", "^{T)}", "_{hat}", "E||", "gradf2"):
@@ -31,7 +32,7 @@ def test_statement_is_valid_math(th):
 
 
 def test_named_symbols_print_as_in_the_papers():
-    by_id = {t.id: t.latex() for t in theorems()}
+    by_id = {t.id: statement_latex(t) for t in theorems()}
     assert by_id["rank.weights.head_rank"] == r"\operatorname{rank}(A B^{\top}) \leq d_{\mathrm{head}}"
     assert r"\operatorname{Var}_{\mu}(f)" in by_id["poincare.gibbs.test_function_lower"]
     assert by_id["rank.linear.data_recovery"] == r"\hat{r} = r^{*}"
@@ -39,7 +40,7 @@ def test_named_symbols_print_as_in_the_papers():
 
 def test_blocks_are_labelled_balanced_and_escape_text():
     for t in theorems():
-        b = t.latex_block()
+        b = latex_block(t)
         assert b.startswith("\\begin{") and f"\\label{{thm:{t.id}}}" in b
         assert "A_ii" not in b and balanced(b)
     assert latex_text("a_b <= c") == r"a\_b \textless{}= c"
@@ -62,22 +63,23 @@ def compile_blocks(blocks: list[str], folder) -> subprocess.CompletedProcess:
 
 @needs_pdflatex
 def test_blocks_compile_with_pdflatex(tmp_path):
-    run = compile_blocks([t.latex_block() for t in theorems()], tmp_path)
+    run = compile_blocks([latex_block(t) for t in theorems()], tmp_path)
     assert run.returncode == 0, run.stdout[-2000:]
 
 
 @needs_pdflatex
 def test_a_planted_latex_error_fails_the_compile(tmp_path):
     """Planted: a block whose math has a subscript with nothing under it; pdflatex stops on it."""
-    planted = theorems()[0].latex_block().replace("\\end{", "$A_$ \\end{", 1)
-    run = compile_blocks([t.latex_block() for t in theorems()[1:]] + [planted], tmp_path)
+    planted = latex_block(theorems()[0]).replace("\\end{", "$A_$ \\end{", 1)
+    run = compile_blocks([latex_block(t) for t in theorems()[1:]] + [planted], tmp_path)
     assert run.returncode != 0 and "! Missing { inserted." in run.stdout, run.stdout[-2000:]
 
 
 # -- issue 26 item 3: titles in words, equality conditions as LaTeX math ------------------------------
 import re  # noqa: E402
 
-from theory.registry import Theorem, math_text  # noqa: E402
+from theory.registry import Theorem
+from verification.paper.typeset import math_text
 
 ASCII_MATH = re.compile(r"<=|>=|!=|\\textless\{\}=|\\textgreater\{\}=|(?<!\\)\bdelta\(|\^T\b|\|\|")
 OWN = ("dobrushin.", "rank.", "poincare.")       # theory.san's theorems are filled by their owners
@@ -94,7 +96,7 @@ def test_titles_are_words_and_equality_conditions_are_math(th):
     assert th.equality_tex, f"{th.id}: no equality_tex (the paper would print ASCII)"
     words = words_outside_math(th.equality_tex)
     assert "\\" not in words and not ASCII_MATH.search(words), (th.id, words)
-    block = th.latex_block()
+    block = latex_block(th)
     assert not ASCII_MATH.search(block), (th.id, block)
     for k, piece in enumerate(th.equality_tex.split("$")):
         if k % 2:
@@ -104,15 +106,15 @@ def test_titles_are_words_and_equality_conditions_are_math(th):
 def test_the_ascii_check_catches_a_planted_condition():
     planted = Theorem(id="x.planted", title="Planted", category="proved", statement=theorems()[0].statement,
                       equality="A_ii >= A_ji", hypotheses=lambda x: None, witness=lambda: None)
-    assert ASCII_MATH.search(planted.latex_block())            # no equality_tex: the words leak
+    assert ASCII_MATH.search(latex_block(planted))            # no equality_tex: the words leak
     fixed = Theorem(**{**planted.__dict__, "equality_tex": r"$A_{ii} \ge A_{ji}$"})
-    assert not ASCII_MATH.search(fixed.latex_block())
+    assert not ASCII_MATH.search(latex_block(fixed))
     with pytest.raises(ValueError, match="unbalanced"):
         math_text("an $x odd dollar")
 
 
 def test_theorems_md_renders_the_same_conditions():
-    from theory.registry import theorems_markdown
+    from verification.paper.typeset import theorems_markdown
 
     md = theorems_markdown()
     for th in theorems():
@@ -136,19 +138,19 @@ def test_every_theorem_states_its_hypotheses_in_math(th):
     for k, piece in enumerate(words.split("$")):
         if k % 2:
             assert balanced(piece), (th.id, piece)
-    assert f"Hypotheses: {th.hypotheses_latex()}." in th.latex_block()
-    assert not ASCII_MATH.search(th.latex_block()), th.latex_block()
+    assert f"Hypotheses: {hypotheses_latex(th)}." in latex_block(th)
+    assert not ASCII_MATH.search(latex_block(th)), latex_block(th)
 
 
 def test_the_typeset_forms_of_a_causal_theorem_say_it_is_causal():
-    from theory.registry import theorems_markdown
+    from verification.paper.typeset import theorems_markdown
 
     built_in = {t.id: t for t in theorems()}["dobrushin.factor.causal"]
-    assert "lower-triangular (causal)" in built_in.latex_block()
+    assert "lower-triangular (causal)" in latex_block(built_in)
     assert "Hypotheses: $A$ is a lower-triangular (causal) row-stochastic" in theorems_markdown()
     mine = causal_user_theorem()          # derived from assume=
     assert mine.hypotheses_tex == "$A$ is a lower-triangular (causal) row-stochastic $n \\times n$ matrix"
-    assert "Hypotheses: $A$ is a lower-triangular (causal)" in mine.latex_block()
+    assert "Hypotheses: $A$ is a lower-triangular (causal)" in latex_block(mine)
 
 
 def test_the_cli_prints_the_hypotheses_in_every_form(tmp_path, capsys):
@@ -175,5 +177,5 @@ def test_the_cli_prints_the_hypotheses_in_every_form(tmp_path, capsys):
 
 @needs_pdflatex
 def test_a_user_theorems_block_with_its_hypotheses_compiles(tmp_path):
-    run = compile_blocks([causal_user_theorem().latex_block()], tmp_path)
+    run = compile_blocks([latex_block(causal_user_theorem())], tmp_path)
     assert run.returncode == 0, run.stdout[-2000:]

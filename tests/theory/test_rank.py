@@ -1,4 +1,5 @@
 """Rank lower bounds, stated: symbolic derivations and exact rational checks (docs/theory.md §3)."""
+from verification.paper.typeset import statement_latex
 import pytest
 import sympy as sp
 from hypothesis import given, settings, strategies as st
@@ -106,7 +107,7 @@ def test_rank_theorems_registered_with_witnesses():
             "rank.linear.gd_recovery", "rank.attention.linear.recovery",
             "rank.attention.softmax.recovery"} <= {th.id for th in ours}
     for th in ours:
-        assert th.statement is not None and th.latex()
+        assert th.statement is not None and statement_latex(th)
         assert th.hypotheses(th.witness()).ok is True, (th.id, th.hypotheses(th.witness()))
         assert {"fast", "exact"} <= set(th.evaluators), th.id
         assert callable(th.evaluator("fast")) and callable(th.evaluator("exact")), th.id

@@ -1,5 +1,6 @@
 """theory.san: the scalar-bottleneck lemma (sympy derivation, hypotheses) and its evaluators on
 random weights, plus the registered claims."""
+from verification.paper.typeset import latex_block, statement_latex
 import pytest
 import torch
 
@@ -102,7 +103,7 @@ def test_san_titles_are_words_and_equality_conditions_are_math(th):
     assert th.equality_tex, f"{th.id}: no equality_tex (the paper would print ASCII)"
     words = "".join(p for k, p in enumerate(th.equality_tex.split("$")) if k % 2 == 0)
     assert "\\" not in words and not re.search(r"\bprod\b|\bh_0\b|[A-Za-z]_[A-Za-z0-9{]", words), (th.id, words)
-    assert ascii_math(th.latex_block()) == [] and "_{ctx SAN}" not in th.latex(), th.latex_block()
+    assert ascii_math(latex_block(th)) == [] and "_{ctx SAN}" not in statement_latex(th), latex_block(th)
     for k, piece in enumerate(th.equality_tex.split("$")):
         if k % 2:
             MathTextParser("path").parse(f"${piece}$")          # valid math, as the paper prints it

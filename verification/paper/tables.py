@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from theory.registry import math_text
+from verification.paper.typeset import math_text
 from verification.report.part import Table
 
 TEXT_WIDTH_PT = 460.0      # main.tex: 11pt article, 2.5 cm margins on letter paper (472 pt), a margin kept

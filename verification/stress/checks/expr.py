@@ -94,11 +94,11 @@ def violates(compiled: Any, lhs: Any, rhs: Any) -> bool:
 def recheck(compiled: Any, counterexample: dict, assume: tuple = ()) -> tuple[bool, str]:
     """(whether the exact instance ``counterexample`` ({"A": rows of "p/q" or Fractions, ...,
     "alpha": "p/q"}) violates the statement, why not), from the exact values alone: every symbol's
-    kind, shape and the hypotheses ``assume`` (:class:`theory.registry.DerivedHypothesis`, exact), every
+    kind, shape and the hypotheses ``assume`` (:class:`theory.hypotheses.DerivedHypothesis`, exact), every
     ``where=`` relation true, the sides certified to violate it."""
     from numerics.expr.certified import Undefined, instance, values_of
     from numerics.expr.decide import VIOLATED, settle
-    from theory.registry import DerivedHypothesis
+    from theory.hypotheses import DerivedHypothesis
 
     h = DerivedHypothesis(compiled.matrices, tuple(assume), compiled.roles, compiled.params)(counterexample)
     if not h:
