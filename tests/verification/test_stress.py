@@ -13,7 +13,8 @@ from verification.cli import main
 from verification.report.part import MissingCampaign
 from verification.stress.checks import Plan
 from verification.stress.paper import paper_part
-from verification.stress.checks.plan import StressPlan, draw, parse_chunk, regenerate
+from verification.stress.checks.campaigns import parse_chunk
+from verification.stress.checks.plan import StressPlan, draw, regenerate
 from verification.stress.checks.search import (descend, hypothesis_search, matrix_of, scorer,
                                         search_campaign, search_chunk, shrink)
 from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, VIOLATED
@@ -188,7 +189,7 @@ def test_help_gives_each_theorems_own_defaults(monkeypatch, capsys):
     """``stress --help`` states every theorem's default families, sizes and layer counts, read
     from the plans' table (issue 48: it gave dobrushin.product's to every theorem)."""
     from verification.stress.checks import SIZES
-    from verification.stress.checks.plan import THEOREMS
+    from verification.stress.checks.specs import THEOREMS
 
     import argparse
 
@@ -318,7 +319,7 @@ def test_samplers_name_their_campaigns_and_regenerate_their_instances(theorem):
     sampler its version names; the chunk's provenance names that generator."""
     from numerics.sources.counter_random import COUNTER_GENERATOR
     from numerics.sources.random import GENERATOR
-    from verification.stress.checks.plan import campaign_sampler
+    from verification.stress.checks.campaigns import campaign_sampler
 
     plans = {s: StressPlan(theorem, ("softmax-T1",), (5,), instances=10, sampler=s) for s in ("counter", "numpy")}
     assert StressPlan(theorem, ("softmax-T1",), (5,), instances=10).sampler == "counter"

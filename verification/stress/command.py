@@ -23,10 +23,10 @@ def verify_section(ctx: Any) -> None:
 
 
 def theorem_id(text: str) -> str:
-    """A theorem with a stress sampler: a built-in one (:data:`verification.stress.checks.plan.THEOREMS`)
+    """A theorem with a stress sampler: a built-in one (:data:`verification.stress.checks.specs.THEOREMS`)
     or any registered theorem over theory.expr (``--theory FILE.py``)."""
     from theory.errors import InvalidInput
-    from verification.stress.checks.plan import spec_of
+    from verification.stress.checks.specs import spec_of
 
     try:
         spec_of(text)
@@ -65,7 +65,7 @@ def filed_as_proved(theorem: str) -> bool:
     """A theorem over theory.expr (a user's) filed as proved: a counterexample ends its run with
     :data:`verification.options.REFUTED` (a built-in one's violation is a bug: a traceback)."""
     from theory import get
-    from verification.stress.checks.plan import THEOREMS
+    from verification.stress.checks.specs import THEOREMS
 
     return theorem not in THEOREMS and get(theorem).category == "proved"
 
@@ -257,14 +257,14 @@ def sparse_note(sweep: Any) -> Any:
 
 def per_theorem(default: Any, search: str = "") -> str:
     """``default per theorem: T1, T2: value; T3: value`` for a help text, read from the plans'
-    table (:data:`verification.stress.checks.plan.THEOREMS`): ``default(spec)`` is a theorem's
+    table (:data:`verification.stress.checks.specs.THEOREMS`): ``default(spec)`` is a theorem's
     value as a string (empty: the option does not apply to it); theorems with one value share an
     entry. ``search``: the value under ``--search``, when it is not the theorem's.
 
     >>> per_theorem(lambda spec: ",".join(map(str, spec.layers)))
     'default per theorem: dobrushin.rollout: 2,4,12'
     """
-    from verification.stress.checks.plan import THEOREMS
+    from verification.stress.checks.specs import THEOREMS
 
     grouped: dict[str, list[str]] = {}
     for theorem, spec in THEOREMS.items():
@@ -318,7 +318,8 @@ cell_families.__name__ = "family list"
 def register(sub: Any) -> None:
     from verification.options import add_common, add_executor, add_theory, int_list, positive_int
     from verification.stress.checks import SEARCH_BUDGET, SIZES
-    from verification.stress.checks.plan import CHUNK_ELEMENTS, MAX_CHUNK, THEOREMS
+    from verification.stress.checks.plan import CHUNK_ELEMENTS, MAX_CHUNK
+    from verification.stress.checks.specs import THEOREMS
 
     p = sub.add_parser("stress", help="stress-test a theorem on many random instances (sweep or guided search; "
                                       "serial or Dask)", epilog=families_text(),

@@ -26,7 +26,9 @@ from typing import Any, Optional
 
 from theory.errors import InvalidInput
 from verification.plan import RunResult, recording
-from verification.stress.checks.plan import THEOREMS, StressPlan, sampler_text, spec_of
+from verification.stress.checks.campaigns import sampler_text
+from verification.stress.checks.plan import StressPlan
+from verification.stress.checks.specs import THEOREMS, spec_of
 
 FULL_SCALES = ("five times the sweeps' instances (D1: 1,600,000 matrices; rollout: 100,000 stacks) and eight "
                "times the guided search's evaluations per size (4000)")
@@ -192,7 +194,7 @@ class Plan:
         """Seed, preset (``custom`` for a plan that is not the main job's), each sweep's cells
         (``<theorem>``: instances checked, and those ``--instances`` asked where whole chunks hold more;
         families, sizes, layer counts) and how its instances are drawn
-        (``<theorem> sampler``: :func:`~verification.stress.checks.plan.sampler_text`), the search.
+        (``<theorem> sampler``: :func:`~verification.stress.checks.campaigns.sampler_text`), the search.
 
         >>> Plan.for_verify(0, False).provenance()["dobrushin.rollout sampler"][:13]
         'numpy default'

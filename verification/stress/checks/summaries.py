@@ -124,12 +124,3 @@ def merge(rows: Iterable[dict[str, Any]]) -> dict[str, Tally]:
         out.setdefault(cell, Tally()).add(row["chunk"], row["body"])
     return out
 
-
-def bin_label(i: int) -> str:
-    """The slack range of histogram bin ``i``."""
-    if i == 0:
-        return f"< 1e{LOG_LO:g}"
-    if i == len(EDGES):
-        return f">= 1e{LOG_HI:g}"
-    lo, hi = EDGES[i - 1], EDGES[i]
-    return f"[{10 ** lo:.1e}, {10 ** hi:.1e})"
