@@ -177,6 +177,12 @@ class Plan:
         job's (:func:`main_search`)."""
         return self.search or main_search(self.seed, self.full)
 
+    def shown(self) -> "Plan":
+        """The plan of what the paper's stress section shows for this plan: the sweeps of Theorem D1
+        (:data:`THEOREM`) and of the rollout chain (:data:`ROLLOUT`) and the guided search
+        (:meth:`shown_sweep`, :meth:`shown_search`)."""
+        return Plan((self.shown_sweep(THEOREM), self.shown_sweep(ROLLOUT)), self.shown_search(), self.seed, self.full)
+
     def command(self) -> str:
         """The command line that reproduces the plan: the main job's stress section for its plan,
         else each sweep's and the search's ``attnbounds stress`` line (joined by ``&&``).

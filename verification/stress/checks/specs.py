@@ -103,3 +103,4 @@ def per_instance(spec: TheoremSpec) -> int:
 
 def tokens_axis(spec: TheoremSpec) -> bool:
     """Whether the spec's cells run over d (a statement with a tokens matrix)."""
+    return spec.kind == "expr" and bool(spec.law is not None and spec.law.tokens)

@@ -106,14 +106,6 @@ class Tally:
     def count(self, name: str) -> int:
         return self.counts.get(name, 0)
 
-    def line(self) -> str:
-        """``holds 73.9% tight 26.1% violated 0, min slack 3.1e-07`` for a progress bar."""
-        shares = " ".join(f"{k} {100 * self.count(k) / self.n:.1f}%" for k in ("holds", "tight") if self.n)
-        bad = f"violated {self.count('violated')} undecided {self.count('undecided')}" + (
-            f" not applicable {self.count('not-applicable')}" if self.count("not-applicable") else "")
-        ms = "-" if self.min_slack is None else f"{self.min_slack:.2e}"
-        return f"{shares} {bad}, min slack {ms}"
-
 
 def merge(rows: Iterable[dict[str, Any]]) -> dict[str, Tally]:
     """Stored summary rows (``ResultStore.summaries``) -> one :class:`Tally` per key: the chunk's
