@@ -414,3 +414,33 @@ def test_run_returns_what_each_campaign_did(store):
     assert first.names() == plan.campaigns() == (SMALL.campaign, plan.search.campaign)
     assert first.computed == len(SMALL.chunk_keys()) + 1 and first.records > 0
     assert (again.computed, again.skipped) == (0, len(SMALL.chunk_keys()) + 1)
+
+
+def test_findings_hold_the_stored_tallies_as_typed_values(store):
+    """The sweep's findings against the stored summaries and records: per cell the verdict counts,
+    the tight share (k of the applicable n, its Wilson interval), the smallest strict slack and where;
+    the total; only the plan's chunks (another run of the same cells adds chunks it does not read)."""
+    from verification.findings import Share
+    from verification.stress.findings import findings
+
+    campaign.run(store, SMALL.campaign, stress_chunks(SMALL), progress=False)
+    bigger = StressPlan(SMALL.theorem, SMALL.families, SMALL.sizes, instances=40_000)
+    campaign.run(store, bigger.campaign, stress_chunks(bigger), progress=False)
+    (sweep,) = findings(store, Plan((SMALL,))).sweeps
+    assert sweep.complete and sweep.campaign == SMALL.campaign and sweep.command == SMALL.command()
+    bodies = {r["chunk"]: r["body"] for r in store.summaries(SMALL.campaign) if r["chunk"] in set(SMALL.chunk_keys())}
+    assert [(c.family, c.n, c.layers, c.d) for c in sweep.cells] == [("dirichlet", 3, None, None),
+                                                                      ("softmax-T0.25", 3, None, None)]
+    for c in sweep.cells:
+        (chunk, body), = [(k, b) for k, b in bodies.items() if k.startswith(f"{c.family}/n{c.n}/")]
+        assert dict(c.counts.verdicts.counts) == body["counts"] and c.counts.instances == 10_000 == c.counts.chunks * 10_000
+        tight = body["counts"].get("tight", 0)
+        assert c.counts.tight == Share.wilson(tight, 10_000) and c.counts.tight.k == tight
+        assert (c.counts.smallest.value, c.counts.smallest.chunk, c.counts.smallest.index) == (
+            body["min_slack"], chunk, body["min_index"])
+    assert sweep.total.instances == 20_000 and sweep.total.count("tight") == sum(c.counts.count("tight") for c in sweep.cells)
+    assert sweep.total.smallest.value == min(b["min_slack"] for b in bodies.values())
+    assert sweep.condition is None and sweep.counterexample is None
+    rank = {"violated": 0, "undecided": 1, "holds": 2, "tight": 3}
+    kept = [(rank[k.verdict], k.slack) for k in sweep.kept]
+    assert len(kept) == 3 and kept == sorted(kept)

@@ -16,7 +16,7 @@ from verification.findings import Share
 from verification.report.tables import Table, print_table
 from verification.stress.checks.campaigns import sampler_text
 from verification.stress.checks.plan import cell_chunk_size
-from verification.stress.checks.summaries import Tally as Merged
+from verification.stress.checks.summaries import Merged
 from verification.stress.findings import Findings, Sweep, findings, sweep_findings
 from verification.stress.findings.cells import STEP_VERDICTS, VERDICTS, Condition, Counts
 from verification.stress.findings.counterexamples import Counterexample, Mismatch, Refutation

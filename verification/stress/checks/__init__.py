@@ -1,10 +1,13 @@
 """What a stress campaign runs, and the family's plan (:mod:`verification.family`).
 
-Modules: plan (one sweep: theorem, cells, chunks, regeneration of any instance), sweep (one chunk
+Modules: specs (how each theorem is stress-tested), campaigns (the names of campaigns and chunks),
+plan (one sweep: theorem, cells, chunks, regeneration of any instance), sweep (one chunk
 of single matrices or pairs: float filter, exact certification, summary; the one vectorised check
 of Theorems D1 and D2, :func:`~numerics.dobrushin.batch.check_batch`), rollout (one chunk of stacks
 of L layers: Theorem D2 at every rollout step), summaries (per-chunk summary, kept instances,
-merge), search (hypothesis ``target()`` and a local optimiser on the simplex rows).
+merge), search (hypothesis ``target()`` and a local optimiser on the simplex rows), hunt and
+strategies (the guided search over a statement over theory.expr), draws and expr (the sweep of a
+statement over theory.expr).
 
 Here: :class:`Plan`, the sweeps and the guided search one run covers. The main job's
 (:meth:`Plan.for_verify`) is Theorem D1's sweep (:data:`THEOREM`, :data:`INSTANCES`), its guided

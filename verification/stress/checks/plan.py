@@ -281,7 +281,6 @@ def check_search(sizes: tuple[int, ...], budget: int) -> None:
         check_memory(f"--sizes {n}", COPIES * 32 * n * n * 8)      # 16 starts, pairs for D2
 
 
-
 def rollout_generator(seed: int, family: str, n: int, layers: int, k: int) -> np.random.Generator:
     """The generator of one rollout chunk: :data:`ROLLOUT_GENERATOR`."""
     return np.random.default_rng(np.random.SeedSequence([seed, family_id(family), n, k, layers]))

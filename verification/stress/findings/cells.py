@@ -13,7 +13,7 @@ from typing import Iterable, Mapping, Optional
 from verification.findings import Share, Tally
 from verification.stress.checks.campaigns import chunk_dim, chunk_layers, parse_chunk
 from verification.stress.checks.summaries import EDGES
-from verification.stress.checks.summaries import Tally as Merged
+from verification.stress.checks.summaries import Merged
 
 # the verdicts of a sweep's instances, in the order its tables give them (the store's words): every
 # instance is counted under exactly one; a rollout step is never not-applicable
