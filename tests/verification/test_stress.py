@@ -13,7 +13,8 @@ from verification.cli import main
 from verification.report.part import MissingCampaign
 from verification.stress.checks import Plan
 from verification.stress.paper import paper_part
-from verification.stress.checks.plan import StressPlan, draw, parse_chunk, regenerate
+from verification.stress.checks.campaigns import parse_chunk
+from verification.stress.checks.plan import StressPlan, draw, regenerate
 from verification.stress.checks.search import (descend, hypothesis_search, matrix_of, scorer,
                                         search_campaign, search_chunk, shrink)
 from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, VIOLATED
@@ -188,7 +189,7 @@ def test_help_gives_each_theorems_own_defaults(monkeypatch, capsys):
     """``stress --help`` states every theorem's default families, sizes and layer counts, read
     from the plans' table (issue 48: it gave dobrushin.product's to every theorem)."""
     from verification.stress.checks import SIZES
-    from verification.stress.checks.plan import THEOREMS
+    from verification.stress.checks.specs import THEOREMS
 
     import argparse
 
@@ -318,7 +319,7 @@ def test_samplers_name_their_campaigns_and_regenerate_their_instances(theorem):
     sampler its version names; the chunk's provenance names that generator."""
     from numerics.sources.counter_random import COUNTER_GENERATOR
     from numerics.sources.random import GENERATOR
-    from verification.stress.checks.plan import campaign_sampler
+    from verification.stress.checks.campaigns import campaign_sampler
 
     plans = {s: StressPlan(theorem, ("softmax-T1",), (5,), instances=10, sampler=s) for s in ("counter", "numpy")}
     assert StressPlan(theorem, ("softmax-T1",), (5,), instances=10).sampler == "counter"
@@ -413,3 +414,33 @@ def test_run_returns_what_each_campaign_did(store):
     assert first.names() == plan.campaigns() == (SMALL.campaign, plan.search.campaign)
     assert first.computed == len(SMALL.chunk_keys()) + 1 and first.records > 0
     assert (again.computed, again.skipped) == (0, len(SMALL.chunk_keys()) + 1)
+
+
+def test_findings_hold_the_stored_tallies_as_typed_values(store):
+    """The sweep's findings against the stored summaries and records: per cell the verdict counts,
+    the tight share (k of the applicable n, its Wilson interval), the smallest strict slack and where;
+    the total; only the plan's chunks (another run of the same cells adds chunks it does not read)."""
+    from verification.findings import Share
+    from verification.stress.findings import findings
+
+    campaign.run(store, SMALL.campaign, stress_chunks(SMALL), progress=False)
+    bigger = StressPlan(SMALL.theorem, SMALL.families, SMALL.sizes, instances=40_000)
+    campaign.run(store, bigger.campaign, stress_chunks(bigger), progress=False)
+    (sweep,) = findings(store, Plan((SMALL,))).sweeps
+    assert sweep.complete and sweep.campaign == SMALL.campaign and sweep.command == SMALL.command()
+    bodies = {r["chunk"]: r["body"] for r in store.summaries(SMALL.campaign) if r["chunk"] in set(SMALL.chunk_keys())}
+    assert [(c.family, c.n, c.layers, c.d) for c in sweep.cells] == [("dirichlet", 3, None, None),
+                                                                      ("softmax-T0.25", 3, None, None)]
+    for c in sweep.cells:
+        (chunk, body), = [(k, b) for k, b in bodies.items() if k.startswith(f"{c.family}/n{c.n}/")]
+        assert dict(c.counts.verdicts.counts) == body["counts"] and c.counts.instances == 10_000 == c.counts.chunks * 10_000
+        tight = body["counts"].get("tight", 0)
+        assert c.counts.tight == Share.wilson(tight, 10_000) and c.counts.tight.k == tight
+        assert (c.counts.smallest.value, c.counts.smallest.chunk, c.counts.smallest.index) == (
+            body["min_slack"], chunk, body["min_index"])
+    assert sweep.total.instances == 20_000 and sweep.total.count("tight") == sum(c.counts.count("tight") for c in sweep.cells)
+    assert sweep.total.smallest.value == min(b["min_slack"] for b in bodies.values())
+    assert sweep.condition is None and sweep.counterexample is None
+    rank = {"violated": 0, "undecided": 1, "holds": 2, "tight": 3}
+    kept = [(rank[k.verdict], k.slack) for k in sweep.kept]
+    assert len(kept) == 3 and kept == sorted(kept)

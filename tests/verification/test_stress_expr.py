@@ -90,7 +90,7 @@ def test_true_bound_has_no_violation_and_resumes(theory_file, tmp_path, capsys, 
 
 def test_false_bound_gives_an_exact_counterexample(theory_file, tmp_path, capsys):
     from verification.store import ResultStore
-    from verification.stress.report import simplicity
+    from verification.stress.findings.counterexamples import simplicity
 
     got, out = run_json(capsys, *sweep(theory_file, tmp_path, "t50.wrong"))
     assert got["verdicts"]["violated"] > 0

@@ -219,7 +219,8 @@ def test_every_symbol_is_in_the_records_campaign_frame_regenerate_and_own_md(the
 
 
 def test_tokens_cells_run_over_d_and_regenerate(theory_file, tmp_path, capsys):
-    from verification.stress.checks.plan import chunk_dim, regenerate
+    from verification.stress.checks.campaigns import chunk_dim
+    from verification.stress.checks.plan import regenerate
 
     from verification.results import campaign_frame
 
@@ -268,7 +269,8 @@ def test_a_cell_that_does_not_fit_is_refused_in_one_line(theory_file, tmp_path, 
 def test_plain_families_of_both_kinds_pair_and_defaults_follow_the_hypotheses(theory_file):
     from theory.plugins import load_file
     from verification.stress.checks.draws import families
-    from verification.stress.checks.plan import StressPlan, spec_of
+    from verification.stress.checks.plan import StressPlan
+    from verification.stress.checks.specs import spec_of
 
     load_file(theory_file)
     spread = spec_of("lang.spread")

@@ -23,10 +23,10 @@ def verify_section(ctx: Any) -> None:
 
 
 def theorem_id(text: str) -> str:
-    """A theorem with a stress sampler: a built-in one (:data:`verification.stress.checks.plan.THEOREMS`)
+    """A theorem with a stress sampler: a built-in one (:data:`verification.stress.checks.specs.THEOREMS`)
     or any registered theorem over theory.expr (``--theory FILE.py``)."""
     from theory.errors import InvalidInput
-    from verification.stress.checks.plan import spec_of
+    from verification.stress.checks.specs import spec_of
 
     try:
         spec_of(text)
@@ -65,20 +65,20 @@ def filed_as_proved(theorem: str) -> bool:
     """A theorem over theory.expr (a user's) filed as proved: a counterexample ends its run with
     :data:`verification.options.REFUTED` (a built-in one's violation is a bug: a traceback)."""
     from theory import get
-    from verification.stress.checks.plan import THEOREMS
+    from verification.stress.checks.specs import THEOREMS
 
     return theorem not in THEOREMS and get(theorem).category == "proved"
 
 
 def stored_refutation(db: str, campaign: str, theorem: str, keys: list, search: bool = False,
                       check: bool = True) -> tuple[set, Any]:
-    """(the verified stored chunks of ``campaign``, :func:`~verification.stress.report.refutation` of
+    """(the verified stored chunks of ``campaign``, :func:`~verification.stress.findings.counterexamples.refutation` of
     those among ``keys`` when ``check``, else None), read without writing anything; (empty, None)
     where no store exists."""
     from pathlib import Path
 
     from verification.store import ResultStore
-    from verification.stress.report import refutation
+    from verification.stress.findings.counterexamples import refutation
 
     if db == ":memory:" or not Path(db).is_file():
         return set(), None
@@ -111,7 +111,8 @@ def _search(args: argparse.Namespace, plan: Any, console: Any) -> int:
     from verification.options import REFUTED
     from verification.store import ResultStore
     from verification.stress.checks import run
-    from verification.stress.report import counterexample_text, refutation, refutation_text, simplest_counterexample
+    from verification.stress.findings.counterexamples import refutation, stored_counterexample
+    from verification.stress.report import counterexample_text, refutation_json, refutation_text
 
     search = plan.search
     keys = sorted(search.chunk_keys())
@@ -133,8 +134,8 @@ def _search(args: argparse.Namespace, plan: Any, console: Any) -> int:
             if stopped is not None and stop is None:     # the runner stopped, the stored chunks disagree: a bug
                 raise stopped
         found = [r for r in store.records(search.campaign) if r["instance"].rsplit("/", 1)[0] in keys]
-        cex = stop["counterexample"] if stop is not None else simplest_counterexample(store, search.campaign,
-                                                                                       search.theorem, keys)
+        cex = stop.counterexample if stop is not None else stored_counterexample(store, search.campaign,
+                                                                                  search.theorem, keys)
     if stop is not None:
         say_refuted(refutation_text(search.theorem, stop, len(keys), 0, search=True))
     elif cex is not None:
@@ -147,9 +148,9 @@ def _search(args: argparse.Namespace, plan: Any, console: Any) -> int:
             verdicts[v] = verdicts.get(v, 0) + 1
         got = {"theorem": search.theorem, "campaign": search.campaign, "search": True,
                "instances": search.budget * len(search.sizes), "finds": len(found), "verdicts": verdicts,
-               "counterexample": None if cex is None else cex["extra"]["counterexample"]}
+               "counterexample": None if cex is None else cex.values}
         if stop is not None:
-            got["refuted"] = {k: stop[k] for k in ("violated", "checked", "chunks", "kept")}
+            got["refuted"] = refutation_json(stop)
         write_json(console, got)
     return REFUTED if stop is not None else 0
 
@@ -159,7 +160,6 @@ def _sweep(args: argparse.Namespace, plan: Any, console: Any) -> int:
     filed as proved that the stored chunks of the plan refute (this run's, or any earlier run's: the
     outcome does not depend on how the chunks got there) ends with :data:`~verification.options.REFUTED`,
     as does one whose equality condition disagrees with an exact tight verdict."""
-    from contextlib import nullcontext
     from pathlib import Path
 
     from theory.verdicts import ViolationError
@@ -168,9 +168,10 @@ def _sweep(args: argparse.Namespace, plan: Any, console: Any) -> int:
     from verification.store import ResultStore
     from verification.stress.checks import chunks, run_sweep
     from verification.stress.checks.expr import KEEP_VIOLATED
-    from verification.stress.report import (condition_mismatch, counterexample_text, mismatch_json, mismatch_text,
-                                            refutation, refutation_text, report_sweep, simplest_counterexample, store_bytes,
-                                            sweep_json, with_condition)
+    from verification.stress.findings import sweep_findings
+    from verification.stress.findings.counterexamples import condition_mismatch, refutation
+    from verification.stress.report import (condition_json, counterexample_text, mismatch_json, mismatch_text,
+                                            refutation_json, refutation_text, report_sweep, store_bytes, sweep_json)
 
     (one,) = plan.sweeps
     from verification.stress.checks.expr import check_condition_first
@@ -204,16 +205,15 @@ def _sweep(args: argparse.Namespace, plan: Any, console: Any) -> int:
             stop = refutation(store, one.campaign, one.stored_as, [k for k in keys if k in done])
         if stopped is not None and stop is None:         # the runner stopped, the stored chunks disagree: a bug
             raise stopped
-        cells = report_sweep(store, one.campaign, one.stored_as, Path(args.out) / "tables", console,
-                             target=one.theorem, chunks=keys, command=one.command())
-        cex = stop["counterexample"] if stop is not None else simplest_counterexample(store, one.campaign,
-                                                                                       one.stored_as, keys)
+        found = sweep_findings(store, one)
+        report_sweep(found, Path(args.out) / "tables", console)
+        cex = stop.counterexample if stop is not None else found.counterexample
         mismatch = condition_mismatch(store, one.campaign, one.stored_as, keys) if one.spec.kind == "expr" else None
         if cex is not None and stop is None:
             console.print(counterexample_text(cex), markup=False, highlight=False, soft_wrap=True)
         if mismatch is not None and not proved:      # a conjecture's wrong condition: a finding, shown
             console.print(mismatch_text(one.theorem, mismatch), markup=False, highlight=False, soft_wrap=True)
-        chunks_stored = sum(t.chunks for t in cells.values())
+        chunks_stored = found.total.chunks
         payload = store.payload_bytes(one.campaign)
         if stored_stop:
             console.print(f"this run: nothing computed (the stored chunks already refute {one.theorem})")
@@ -233,12 +233,11 @@ def _sweep(args: argparse.Namespace, plan: Any, console: Any) -> int:
     elif failed:
         say_refuted(mismatch_text(one.theorem, mismatch))
     if args.json:
-        with ResultStore(args.db, readonly=True) if args.db != ":memory:" else nullcontext(None) as again:
-            got = sweep_json(one.theorem, one.campaign, cells, cex)
-            if again is not None:
-                got = with_condition(got, again, one.campaign, one.stored_as, keys)
+        got = sweep_json(one.theorem, one.campaign, found.total, cex)
+        if args.db != ":memory:" and found.condition is not None:      # the stored tallies of the condition
+            got["equality_condition"] = condition_json(found.condition)
         if stop is not None:
-            got["refuted"] = {k: stop[k] for k in ("violated", "checked", "chunks", "kept")}
+            got["refuted"] = refutation_json(stop)
         if mismatch is not None:
             got["condition_mismatch"] = mismatch_json(mismatch)
         write_json(console, got)
@@ -257,14 +256,14 @@ def sparse_note(sweep: Any) -> Any:
 
 def per_theorem(default: Any, search: str = "") -> str:
     """``default per theorem: T1, T2: value; T3: value`` for a help text, read from the plans'
-    table (:data:`verification.stress.checks.plan.THEOREMS`): ``default(spec)`` is a theorem's
+    table (:data:`verification.stress.checks.specs.THEOREMS`): ``default(spec)`` is a theorem's
     value as a string (empty: the option does not apply to it); theorems with one value share an
     entry. ``search``: the value under ``--search``, when it is not the theorem's.
 
     >>> per_theorem(lambda spec: ",".join(map(str, spec.layers)))
     'default per theorem: dobrushin.rollout: 2,4,12'
     """
-    from verification.stress.checks.plan import THEOREMS
+    from verification.stress.checks.specs import THEOREMS
 
     grouped: dict[str, list[str]] = {}
     for theorem, spec in THEOREMS.items():
@@ -318,7 +317,8 @@ cell_families.__name__ = "family list"
 def register(sub: Any) -> None:
     from verification.options import add_common, add_executor, add_theory, int_list, positive_int
     from verification.stress.checks import SEARCH_BUDGET, SIZES
-    from verification.stress.checks.plan import CHUNK_ELEMENTS, MAX_CHUNK, THEOREMS
+    from verification.stress.checks.plan import CHUNK_ELEMENTS, MAX_CHUNK
+    from verification.stress.checks.specs import THEOREMS
 
     p = sub.add_parser("stress", help="stress-test a theorem on many random instances (sweep or guided search; "
                                       "serial or Dask)", epilog=families_text(),

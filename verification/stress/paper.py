@@ -23,23 +23,23 @@ from __future__ import annotations
 from typing import Any
 
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
-from verification.stats import wilson
 from verification.report.tables import fmt
 from verification.stress import checks
-from verification.stress.checks.plan import chunk_size, sampler_text
+from verification.stress.checks.campaigns import sampler_text
+from verification.stress.checks.plan import chunk_size
 from verification.stress.checks.summaries import EDGES
-from verification.stress.report import cell_parts, cell_table, tally, total
+from verification.stress.findings import Search, Sweep, findings
+from verification.stress.findings.cells import STEP_VERDICTS
+from verification.stress.report import cell_table
 
-def share_curve(cells: dict):
-    """The figure ``stress-factor-share``: the tight share against n per family with 95% Wilson
-    bars. (No band of a "range quoted before": the 24-30% once drawn here had no source that could be
-    identified, so it is neither drawn nor compared.)"""
+
+def share_curve(sweep: Sweep):
+    """The figure ``stress-factor-share``: the tight share against n per family with its 95% Wilson
+    bars (each cell's :class:`~verification.findings.Share`)."""
     lines = {}
-    for cell, c in sorted(cells.items(), key=lambda kv: cell_parts(kv[0])[:2]):
-        family, n, _ = cell_parts(cell)
-        k = c.count("tight")
-        lo, hi = wilson(k, c.n)
-        lines.setdefault(family, []).append((n, k / c.n, lo, hi))
+    for c in sorted(sweep.cells, key=lambda c: (c.family, c.n)):
+        share = c.counts.tight
+        lines.setdefault(c.family, []).append((c.n, share.value, share.lo, share.hi))
 
     def draw(ax: Any) -> None:
         for i, (family, pts) in enumerate(lines.items()):
@@ -94,62 +94,64 @@ def own_theorem(plan: checks.Plan) -> bool:
     return any(s.spec.kind == "expr" for s in plan.sweeps)
 
 
-def rollout_part(part: Part, store: Any, plan: checks.Plan) -> None:
-    """Add the rollout sweep ``plan`` shows (:meth:`~verification.stress.checks.Plan.shown_sweep`)
+def rollout_part(part: Part, sweep: Sweep) -> None:
+    """Add the rollout sweep the plan shows (:meth:`~verification.stress.checks.Plan.shown_sweep`)
     to ``part``: its table and macros."""
     import pandas as pd
 
-    sweep = plan.shown_sweep(checks.ROLLOUT)
-    campaign, cmd = sweep.campaign, sweep.command()
-    cells = tally(store, campaign, sweep.stored_as, sweep.chunk_keys())
-    if not cells or not set(sweep.chunk_keys()) <= store.done_chunks(campaign):   # all of the plan's chunks
-        raise MissingCampaign(campaign, cmd)
-    part.commands.append(cmd)
-    t = total(cells)
+    if not sweep.cells or not sweep.complete:   # all of the plan's chunks
+        raise MissingCampaign(sweep.campaign, sweep.command)
+    part.commands.append(sweep.command)
+    t = sweep.total
     table = []
-    steps = {"holds": 0, "tight": 0, "violated": 0, "undecided": 0}
-    for cell, c in sorted(cells.items(), key=lambda kv: (cell_parts(kv[0])[0], cell_parts(kv[0])[1],
-                                                         cell_parts(kv[0])[2])):
-        family, n, L = cell_parts(cell)
-        got = {k: sum(st["counts"].get(k, 0) for st in c.steps[1:]) for k in steps}   # steps l >= 2
+    steps = {k: 0 for k in STEP_VERDICTS}
+    for c in sweep.cells:
+        later = c.later_steps()                 # steps l >= 2
+        got = {k: later.count(k) for k in steps}
         steps = {k: steps[k] + got[k] for k in steps}
-        table.append([family, n, L, c.n, sum(got.values()), got["holds"], got["tight"], got["violated"],
-                      got["undecided"], fmt(c.min_slack) if c.min_slack is not None else "-"])
+        table.append([c.family, c.n, c.layers, c.counts.instances, sum(got.values()), got["holds"], got["tight"],
+                      got["violated"], got["undecided"], slack_text(c.counts.smallest)])
     frame = pd.DataFrame(table, columns=["family", "n", "layers", "stacks", "steps checked", "strict", "tight",
                                          "violated", "undecided", "smallest strict slack"])
     part.tables.append(Table("stress-rollout", frame,
                              r"Theorem D2 at every step $l \ge 2$ of attention rollout, $\delta(R_l) \le "
                              r"\delta(\hat A_l)\,\delta(R_{l-1})$ with $\hat A_l = (I + A_l)/2$, on random stacks of "
                              "$L$ layers: verdict counts over all steps and the smallest certified strict slack.",
-                             f"campaign {campaign}; {sampler_text(campaign, rollout=True)}; per-chunk summaries; "
+                             f"campaign {sweep.campaign}; {sampler_text(sweep.campaign, rollout=True)}; per-chunk summaries; "
                              "verdicts exact",
-                             campaigns=(campaign,), command=cmd))
-    part.macro(int(t.n), "stress rollout instances")
+                             campaigns=(sweep.campaign,), command=sweep.command))
+    part.macro(int(t.instances), "stress rollout instances")
     part.macro(int(sum(steps.values())), "stress rollout steps")
     for k, v in steps.items():
         part.macro(int(v), "stress rollout", k)
-    part.macro(str(max(cell_parts(c)[2] for c in cells)), "stress rollout max layers")
-    part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress rollout min slack")
+    part.macro(str(max(c.layers for c in sweep.cells)), "stress rollout max layers")
+    part.macro(slack_text(t.smallest), "stress rollout min slack")
+
+
+def slack_text(smallest: Any) -> str:
+    """The smallest strict slack as the paper prints it, ``-`` where there is none."""
+    return fmt(smallest.value) if smallest is not None else "-"
 
 
 def paper_part(store: Any, plan: checks.Plan) -> Part:
-    """Tables, figure and macros of ``plan``'s stress section (see the module docstring)."""
-    sweep = plan.shown_sweep(checks.THEOREM)
-    campaign, cmd = sweep.campaign, sweep.command()
-    cells = tally(store, campaign, sweep.stored_as, sweep.chunk_keys())
-    if not cells or not set(sweep.chunk_keys()) <= store.done_chunks(campaign):   # all of the plan's chunks
-        raise MissingCampaign(campaign, cmd)
-    part = Part("stress", commands=[cmd])
-    t = total(cells)
-    sizes = sorted({int(c.split("/n")[1]) for c in cells})
-    prov = (f"campaign {campaign}; chunks of {', '.join(f'{chunk_size(n)} (n = {n})' for n in sizes)}; "
-            f"{sampler_text(campaign)}; per-chunk summaries, kept instances in full; verdicts exact")
-    part.macro(int(t.n), "stress instances")
-    part.macro(int(sweep.instances), "stress instances requested")   # the command's --instances; chunks round it up
+    """Tables, figure and macros of ``plan``'s stress section (see the module docstring), rendered
+    from the findings of what it shows (:meth:`~verification.stress.checks.Plan.shown`)."""
+    found = findings(store, plan.shown())
+    sweep = found.sweep(checks.THEOREM)
+    if not sweep.cells or not sweep.complete:   # all of the plan's chunks
+        raise MissingCampaign(sweep.campaign, sweep.command)
+    asked = plan.shown_sweep(checks.THEOREM)
+    part = Part("stress", commands=[sweep.command])
+    t = sweep.total
+    sizes = sorted({c.n for c in sweep.cells})
+    prov = (f"campaign {sweep.campaign}; chunks of {', '.join(f'{chunk_size(n)} (n = {n})' for n in sizes)}; "
+            f"{sampler_text(sweep.campaign)}; per-chunk summaries, kept instances in full; verdicts exact")
+    part.macro(int(t.instances), "stress instances")
+    part.macro(int(asked.instances), "stress instances requested")   # the command's --instances; chunks round it up
     part.macro(str(t.chunks), "stress chunks")
     part.macro(", ".join(f.replace("softmax-T", "softmax rows at T = ").replace("dirichlet", "Dirichlet(1) rows")
-                         for f in sweep.families), "stress families")
-    part.macro(", ".join(map(str, sorted(sweep.sizes))), "stress sizes")
+                         for f in asked.families), "stress families")
+    part.macro(", ".join(map(str, sorted(asked.sizes))), "stress sizes")
     part.macro(str(t.count("violated")), "stress violated")
     part.macro(str(t.count("undecided")), "stress undecided")
     part.guard(t.count("violated") == 0 and t.count("undecided") == 0, "stress sweep no counterexample",
@@ -157,12 +159,11 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     part.macro(str(t.exact), "stress exact path")
     part.macro("here none did" if t.exact == 0 else f"here {t.exact} {'verdict' if t.exact == 1 else 'verdicts'} did",
                "stress exact path sentence")
-    part.macro(fmt(t.min_slack) if t.min_slack is not None else "-", "stress min slack")
-    part.macro(round(store.payload_bytes(campaign, sweep.chunk_keys()) / max(t.chunks, 1)), "stress bytes per chunk")
-    for cell, c in cells.items():
-        family, n = cell.split("/n")
-        part.macro(f"{c.count('tight') / c.n:.3f}", "stress tight share", family, "n", n)
-    view = cell_table(cells, campaign, checks.THEOREM, cmd).select(
+    part.macro(slack_text(t.smallest), "stress min slack")
+    part.macro(round(sweep.payload_bytes / max(t.chunks, 1)), "stress bytes per chunk")
+    for c in sweep.cells:
+        part.macro(f"{c.counts.tight.value:.3f}", "stress tight share", c.family, "n", c.n)
+    view = cell_table(sweep).select(
         FACTOR_COLUMNS, provenance=prov,     # the report's table, its name (stress-factor): its columns
         caption="Theorem D1 stress sweep: per family and n, the verdict counts of every instance "
                 "(from per-chunk summaries), the share with exact equality (95% Wilson interval), "
@@ -182,42 +183,40 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     part.figures.append(Figure("stress-factor-slack", draw,
                                "Distribution of the certified strict slack of Theorem D1 over the sweep "
                                "(tight instances, slack exactly 0, are counted in the table).", prov))
-    part.figures.append(Figure("stress-factor-share", share_curve(cells),
+    part.figures.append(Figure("stress-factor-share", share_curve(sweep),
                                "Theorem D1 on random matrices, the large campaign: share of instances with exact "
                                "equality against $n$ per family (95% Wilson bars).",
                                prov))
-    big = {cell: c for cell, c in cells.items() if cell_parts(cell)[1] >= 3}
-    shares = [c.count("tight") / c.n for c in big.values()]
+    big = [c.counts.tight for c in sweep.cells if c.n >= 3]
+    shares = [s.value for s in big]
     part.macro(f"{min(shares):.2f}" if shares else "-", "stress share min")
     part.macro(f"{max(shares):.2f}" if shares else "-", "stress share max")
-    half = [(lambda lo, hi: (hi - lo) / 2)(*wilson(c.count("tight"), c.n)) for c in big.values()]
+    half = [(s.hi - s.lo) / 2 for s in big]
     part.macro(f"{max(half):.3f}" if half else "-", "stress share half width")
-    per = [c.n for c in big.values()]
+    per = [c.counts.instances for c in sweep.cells if c.n >= 3]
     part.macro(f"{min(per):,}" if per else "-", "stress share per cell")
-    part.macro(str(min(cell_parts(c)[1] for c in big)) if big else "-", "stress share smallest n")
-    part.macro(str(max(cell_parts(c)[1] for c in big)) if big else "-", "stress share largest n")
-    two = [c.count("tight") / c.n for cell, c in cells.items() if cell_parts(cell)[1] == 2]
+    part.macro(str(min(c.n for c in sweep.cells if c.n >= 3)) if big else "-", "stress share smallest n")
+    part.macro(str(max(c.n for c in sweep.cells if c.n >= 3)) if big else "-", "stress share largest n")
+    two = [c.counts.tight.value for c in sweep.cells if c.n == 2]
     part.macro(f"{min(two):.2f}-{max(two):.2f}" if two else "-", "stress share n two")
-    tight, n = t.count("tight"), t.n
-    lo, hi = wilson(tight, n)
-    part.macro(f"{tight / n:.3f}", "stress tight share")
-    part.macro(f"[{lo:.3f}, {hi:.3f}]", "stress tight interval")
-
-    main = plan.shown_search()
-    sc, wanted = main.campaign, main.chunk_keys()
-    found = [r for r in store.records(sc, checks.THEOREM) if r["chunk"] in wanted]   # the plan's search only
-    if not wanted <= store.done_chunks(sc):
-        raise MissingCampaign(sc, main.command())
-    part.commands.append(main.command())
-    budget = main.budget
-    if found:
-        part.macro(str(len(found)), "stress search found")
-        part.macro(str(sum(r["verdict"] == "tight" for r in found)), "stress search tight")
-        part.macro(str(sum(r["verdict"] == "violated" for r in found)), "stress search violated")
-        strict = [r["slack"] for r in found if r["verdict"] == "holds" and r["slack"] is not None]
-        part.macro(fmt(min(strict)) if strict else "-", "stress search min slack")
-        part.macro(str(budget), "stress search budget")
-    bad = sum(r["verdict"] in ("violated", "undecided") for r in found)
-    part.guard(bad == 0, "stress search no counterexample", detail=f"{bad} found instances violated or undecided")
-    rollout_part(part, store, plan)
+    part.macro(f"{t.tight.value:.3f}", "stress tight share")
+    part.macro(f"[{t.tight.lo:.3f}, {t.tight.hi:.3f}]", "stress tight interval")
+    search_part(part, found.search)
+    rollout_part(part, found.sweep(checks.ROLLOUT))
     return part
+
+
+def search_part(part: Part, search: Search) -> None:
+    """Add the guided search the plan shows (:meth:`~verification.stress.checks.Plan.shown_search`)
+    to ``part``: its macros and its guard."""
+    if not search.complete:
+        raise MissingCampaign(search.campaign, search.command)
+    part.commands.append(search.command)
+    if search.found:
+        part.macro(str(search.found), "stress search found")
+        part.macro(str(search.tight), "stress search tight")
+        part.macro(str(search.violated), "stress search violated")
+        part.macro(fmt(search.smallest) if search.smallest is not None else "-", "stress search min slack")
+        part.macro(str(search.budget), "stress search budget")
+    part.guard(search.bad == 0, "stress search no counterexample",
+               detail=f"{search.bad} found instances violated or undecided")

@@ -1,10 +1,13 @@
 """What a stress campaign runs, and the family's plan (:mod:`verification.family`).
 
-Modules: plan (one sweep: theorem, cells, chunks, regeneration of any instance), sweep (one chunk
+Modules: specs (how each theorem is stress-tested), campaigns (the names of campaigns and chunks),
+plan (one sweep: theorem, cells, chunks, regeneration of any instance), sweep (one chunk
 of single matrices or pairs: float filter, exact certification, summary; the one vectorised check
 of Theorems D1 and D2, :func:`~numerics.dobrushin.batch.check_batch`), rollout (one chunk of stacks
 of L layers: Theorem D2 at every rollout step), summaries (per-chunk summary, kept instances,
-merge), search (hypothesis ``target()`` and a local optimiser on the simplex rows).
+merge), search (hypothesis ``target()`` and a local optimiser on the simplex rows), hunt and
+strategies (the guided search over a statement over theory.expr), draws and expr (the sweep of a
+statement over theory.expr).
 
 Here: :class:`Plan`, the sweeps and the guided search one run covers. The main job's
 (:meth:`Plan.for_verify`) is Theorem D1's sweep (:data:`THEOREM`, :data:`INSTANCES`), its guided
@@ -26,7 +29,9 @@ from typing import Any, Optional
 
 from theory.errors import InvalidInput
 from verification.plan import RunResult, recording
-from verification.stress.checks.plan import THEOREMS, StressPlan, sampler_text, spec_of
+from verification.stress.checks.campaigns import sampler_text
+from verification.stress.checks.plan import StressPlan
+from verification.stress.checks.specs import THEOREMS, spec_of
 
 FULL_SCALES = ("five times the sweeps' instances (D1: 1,600,000 matrices; rollout: 100,000 stacks) and eight "
                "times the guided search's evaluations per size (4000)")
@@ -175,6 +180,12 @@ class Plan:
         job's (:func:`main_search`)."""
         return self.search or main_search(self.seed, self.full)
 
+    def shown(self) -> "Plan":
+        """The plan of what the paper's stress section shows for this plan: the sweeps of Theorem D1
+        (:data:`THEOREM`) and of the rollout chain (:data:`ROLLOUT`) and the guided search
+        (:meth:`shown_sweep`, :meth:`shown_search`)."""
+        return Plan((self.shown_sweep(THEOREM), self.shown_sweep(ROLLOUT)), self.shown_search(), self.seed, self.full)
+
     def command(self) -> str:
         """The command line that reproduces the plan: the main job's stress section for its plan,
         else each sweep's and the search's ``attnbounds stress`` line (joined by ``&&``).
@@ -192,7 +203,7 @@ class Plan:
         """Seed, preset (``custom`` for a plan that is not the main job's), each sweep's cells
         (``<theorem>``: instances checked, and those ``--instances`` asked where whole chunks hold more;
         families, sizes, layer counts) and how its instances are drawn
-        (``<theorem> sampler``: :func:`~verification.stress.checks.plan.sampler_text`), the search.
+        (``<theorem> sampler``: :func:`~verification.stress.checks.campaigns.sampler_text`), the search.
 
         >>> Plan.for_verify(0, False).provenance()["dobrushin.rollout sampler"][:13]
         'numpy default'

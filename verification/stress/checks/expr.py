@@ -31,7 +31,8 @@ from theory.verdicts import Code
 from verification.campaign import ChunkResult
 from verification.store import Record
 from verification.stress.checks.draws import Law, draw_values, exact_values
-from verification.stress.checks.plan import chunk_key, chunk_size, provenance
+from verification.stress.checks.campaigns import chunk_key
+from verification.stress.checks.plan import chunk_size, provenance
 from verification.stress.checks.summaries import keep, summarise
 
 KEEP_VIOLATED = 16          # violated instances stored in full per chunk (every one is counted)

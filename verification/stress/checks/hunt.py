@@ -8,13 +8,10 @@ An instance is ``{"A": (n, n) floats, "L": (n, n), "X": (n, d), "alpha": Fractio
 stands for itself exactly (a stochastic matrix for its rows renormalised exactly), a parameter is an
 exact rational in its interval.
 
-* **hypothesis** (:func:`instances`): per kind, adversarial strategies that shrink toward small
-  rationals: stochastic matrices from :mod:`verification.testing.strategies` (causal ones under
-  ``causal``, exact convex combinations of permutation matrices under ``doubly-stochastic``, their
-  symmetrisations under ``symmetric``), real matrices on the grid of quarters in [-8, 8] or floats in
-  [-16, 16] (symmetric logits under ``symmetric``), d in 1..3, a parameter lo, hi or a dyadic point
-  between; ``target()`` on -log10(slack) drives toward near-tight instances; a violated one is
-  raised inside the test, so hypothesis shrinks it.
+* **hypothesis** (:func:`hypothesis_search`): per kind, adversarial strategies that shrink toward
+  small rationals (:mod:`verification.stress.checks.strategies`); ``target()`` on -log10(slack)
+  drives toward near-tight instances; a violated one is raised inside the test, so hypothesis
+  shrinks it.
 * **local optimiser** (:func:`descend`): from the strictest of a few seeded draws of the sweep's
   families, every move of every symbol scored in one batch, the best that lowers the certified slack
   taken, else the step halved: mass moved within a stochastic row on the grid 2^-30 (rows sum to
@@ -42,10 +39,10 @@ import numpy as np
 from numerics.dobrushin.batch import HOLDS, TIGHT, VIOLATED
 from theory.verdicts import Code
 from verification.stress.checks.draws import Law, default_families, draw_values
+from verification.stress.checks.strategies import instances
 
 GRID = 2 ** 30           # stochastic entries k / 2^30 (rows sum to exactly 1); a parameter lo + (hi - lo) j / 2^30
 NA = int(Code.NOT_APPLICABLE)   # not-applicable or undecided: neither strict nor tight nor violated
-MAX_D = 3                # hypothesis draws d in 1..3
 
 Instance = dict
 Score = Callable[[list], tuple[np.ndarray, np.ndarray]]
@@ -84,71 +81,6 @@ def scorer(compiled: Any, law: Law, assume: tuple) -> Score:
     return score
 
 
-# -- hypothesis ---------------------------------------------------------------------------------------
-def _birkhoff(st: Any, n: int, symmetric: bool) -> Any:
-    """Exact convex combinations of 1 to n + 1 permutation matrices with dyadic weights (symmetrised)."""
-    @st.composite
-    def draw_one(draw: Any) -> np.ndarray:
-        k = draw(st.integers(1, n + 1))
-        perms = draw(st.lists(st.permutations(list(range(n))), min_size=k, max_size=k))
-        bits = draw(st.integers(0, 6))
-        total = 2 ** bits
-        cuts = sorted(draw(st.lists(st.integers(0, total), min_size=k - 1, max_size=k - 1)))
-        weights = [b - a for a, b in zip([0] + cuts, cuts + [total])]
-        M = np.zeros((n, n))
-        for p, w in zip(perms, weights):
-            M[np.arange(n), p] += w / total
-        return (M + M.T) / 2 if symmetric else M
-    return draw_one()
-
-
-def _real(st: Any, rows: int, cols: int, symmetric: bool) -> Any:
-    entries = st.one_of(st.integers(-32, 32).map(lambda k: k / 4),
-                        st.floats(-16, 16, allow_nan=False, allow_infinity=False, allow_subnormal=False))
-    mat = st.lists(entries, min_size=rows * cols, max_size=rows * cols).map(
-        lambda v: np.array(v, dtype=np.float64).reshape(rows, cols))
-    return mat.map(lambda Z: (Z + Z.T) / 2) if symmetric else mat
-
-
-def _parameter(st: Any, lo: Fraction, hi: Fraction) -> Any:
-    if lo == hi:
-        return st.just(lo)
-    return st.one_of(st.just(lo), st.just(hi), st.integers(1, 2 ** 16 - 1).map(lambda j: lo + (hi - lo) * j / 2 ** 16))
-
-
-def _stochastic(st: Any, n: int, assume: tuple) -> Any:
-    from verification.testing import strategies as S
-
-    if "causal" in assume:
-        return S.causal(n=n)
-    if "symmetric" in assume or "doubly-stochastic" in assume:
-        return _birkhoff(st, n, "symmetric" in assume)
-    if "positive" in assume:
-        return st.one_of(S.stochastic(n=n), S.dyadic(n=n))
-    return st.one_of(S.stochastic(n=n), S.dyadic(n=n), S.near_tie(n=n), S.unnormalised(n=n))
-
-
-def instances(law: Law, n: int) -> Any:
-    """A hypothesis strategy of instances at size n (see the module docstring)."""
-    from hypothesis import strategies as st
-
-    @st.composite
-    def draw_one(draw: Any) -> Instance:
-        d = draw(st.integers(1, MAX_D)) if law.tokens else None
-        out: Instance = {}
-        for name, kind in law.roles:
-            kind = kind or "stochastic"
-            if kind == "stochastic":
-                out[name] = draw(_stochastic(st, n, law.assume))
-            else:
-                out[name] = draw(_real(st, n, n if kind == "logits" else d,
-                                       kind == "logits" and "symmetric" in law.assume))
-        for name, lo, hi in law.params:
-            out[name] = draw(_parameter(st, Fraction(lo), Fraction(hi)))
-        return out
-    return draw_one()
-
-
 @dataclass
 class Find:
     """An instance the search keeps, with its certified verdict and slack."""
@@ -161,6 +93,7 @@ class Find:
     extra: dict = field(default_factory=dict)
 
 
+# -- hypothesis -----------------------------------------------------------------------------------------
 class Counterexample(Exception):
     def __init__(self, instance: Instance):
         super().__init__("violated")

@@ -1,4 +1,7 @@
-"""What a stress campaign is: a theorem, cells (family x n), a number of instances, a seed.
+"""What a stress campaign is: a theorem, cells (family x n), a number of instances, a seed
+(:class:`StressPlan`), its chunks' sizes, and the drawing of any of its instances. How each theorem
+is stress-tested is :mod:`verification.stress.checks.specs`; the names of campaigns and chunks,
+:mod:`verification.stress.checks.campaigns`.
 
 Chunks have a fixed size per n (:func:`chunk_size`), so a larger ``--instances`` only adds chunks
 (the campaign is extended, never recomputed), and a chunk is named ``<family>/n<n>/c<k>``. Every
@@ -30,123 +33,26 @@ and its records are Theorem D2's (``dobrushin.product``), one verdict per rollou
 """
 from __future__ import annotations
 
-import hashlib
-import json
-import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
 
 from numerics.sources.random import GENERATOR, check_family, family_id, generator, sample
 from theory.errors import InvalidInput
+from verification.stress.checks.campaigns import (DEFAULT_SAMPLER, SAMPLERS, VERSION, campaign_name,
+                                                  campaign_sampler, chunk_dim, chunk_key, chunk_layers,
+                                                  parse_campaign, parse_chunk)
+from verification.stress.checks.specs import (SMALL, THEOREMS, TheoremSpec, per_instance, spec_of,
+                                              tokens_axis)
 
-VERSION = "v1"   # bump when sampling, chunk sizes or checks change: a new campaign, not a resume
-# The campaign version names the sampler: v1 draws each chunk with numpy's sequential generator
-# (GENERATOR), v2 with the compiled counter-based one (numerics.sources.counter_random: Philox4x32-10,
-# parallel, each instance regenerable alone), the default. Rollout stacks are drawn with v1.
-SAMPLERS = {"numpy": VERSION, "counter": "v2"}
-DEFAULT_SAMPLER = "counter"
 MAX_CHUNK = 10_000
 CHUNK_ELEMENTS = 2 ** 22       # matrix entries per chunk (32 MiB of float64; the filter holds two copies)
 MAX_CHUNKS = 100_000           # chunks in one plan: about 10^9 instances at n <= 20, hours of a laptop's time
 COPIES = 8                     # float64 copies of a chunk's matrices alive at once (input, (I+A)/2, filter temporaries)
 MAX_BUDGET = 1_000_000         # --search: evaluations per size
-
-
-@dataclass(frozen=True)
-class TheoremSpec:
-    """How a theorem is stress-tested: which instances (``kind``), default cells."""
-
-    kind: str                      # "factor": one matrix A per instance; "product": a pair (P, Q);
-    families: tuple[str, ...]      # "rollout": a stack of L layers A_1..A_L
-    sizes: tuple[int, ...]
-    allowed: Optional[tuple[str, ...]] = None   # families the theorem's hypotheses admit (None: any)
-    layers: tuple[int, ...] = ()   # "rollout": default layer counts L
-    stored_as: Optional[str] = None   # the registered theorem its records are verdicts of (None: itself)
-    matrices: tuple[str, ...] = ()    # "expr": the matrices of a statement over theory.expr, per instance
-    statement: str = ""               # "expr": the statement as sympy prints it (named in the campaign)
-    law: Any = None                   # "expr": what one instance holds (verification.stress.checks.draws.Law)
-    dims: tuple[int, ...] = ()        # "expr" with a tokens matrix: default widths d
-    small: bool = False               # "expr" beyond the delta-only vocabulary: chunks of chunk_size(n) / SMALL
-
-
-THEOREMS: dict[str, TheoremSpec] = {
-    # D1's default cells are the continuous families of the Dobrushin campaign at every size up to 64:
-    # the main job's sweep measures the share of tight random matrices per family and n from them
-    "dobrushin.factor": TheoremSpec("factor", ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4"),
-                                    (2, 3, 4, 5, 8, 16, 32, 64)),
-    "dobrushin.factor.causal": TheoremSpec("factor", ("causal",), (4, 16), allowed=("causal",)),
-    "dobrushin.product": TheoremSpec("product", ("dirichlet", "softmax-T1"), (4, 16)),
-    # causal pairs: D2's equality against the causal condition (the guided search's scorer,
-    # verification.stress.checks.search.causal_score; a sweep checks D2 on causal pairs)
-    "dobrushin.product.causal": TheoremSpec("product", ("causal",), (3, 4), allowed=("causal",)),
-    # the rollout chain: Theorem D2 at every step R_l = Ahat_l R_{l-1}, Ahat_l = (I + A_l)/2
-    "dobrushin.rollout": TheoremSpec("rollout", ("dirichlet", "softmax-T1"), (4, 16), layers=(2, 4, 12),
-                                     stored_as="dobrushin.product"),
-}
 MAX_LAYERS = 64
-# a statement over theory.expr (a user's theorem, --theory FILE.py): its default sizes (its default
-# families: verification.stress.checks.draws.default_families)
-EXPR_SIZES = (2, 3, 4, 8)
 MAX_DIM = 1024                 # --dims: the largest d
-SMALL = 10                     # a statement beyond the delta-only vocabulary: chunks 10x smaller (exact and
-                               # certified arithmetic decide many of its instances one at a time)
-POSITIVE_FAMILIES = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4")   # no exact zeros
-
-
-def spec_of(theorem: str) -> TheoremSpec:
-    """How ``theorem`` is stress-tested: its entry of :data:`THEOREMS`, or, for a registered
-    theorem whose statement is over :mod:`theory.expr` (a user's, ``--theory FILE.py``), a spec
-    derived from it: kind "expr", every symbol of the statement drawn per instance
-    (:mod:`verification.stress.checks.draws`), default cells its default families x :data:`EXPR_SIZES`
-    (x :data:`~verification.stress.checks.draws.DIMS` with a tokens matrix), families restricted by its
-    ``assume``. The statement's text (what names the campaign) carries everything that changes the
-    draws or the verdicts: the hypotheses, each parameter's interval, ``where=``. InvalidInput for any
-    other id, with the ids that have one."""
-    if theorem in THEOREMS:
-        return THEOREMS[theorem]
-    from theory import registry
-
-    th = registry.REGISTRY.get(theorem)
-    if th is None:
-        registry.load_all()
-        th = registry.REGISTRY.get(theorem)
-    if th is None or not th.is_expr:
-        why = "no theorem of that id is registered" if th is None else "its statement is not over theory.expr"
-        raise InvalidInput(f"no stress sampler for {theorem!r} ({why}); stress takes {', '.join(THEOREMS)} or a "
-                           "theorem over theory.expr (A, B, C, I, delta) registered by --theory FILE.py")
-    from numerics.expr import compile_statement
-    from verification.stress.checks.draws import DIMS, Law, default_families
-
-    assume = tuple(sorted(th.assume))
-    compiled = compile_statement(th.statement, th.assume, th.where)
-    law = Law.of(compiled)
-    text = f"{th.statement}" + (f" [{', '.join(assume)}]" if assume else "")
-    if compiled.params:
-        text += " [" + ", ".join(f"{p} in [{lo}, {hi}]" for p, lo, hi in compiled.params) + "]"
-    if th.where:
-        text += " [where " + ", ".join(map(str, th.where)) + "]"
-    if th.equality_condition is not None:           # another condition: another campaign (its tallies differ)
-        import inspect
-
-        try:
-            code = inspect.getsource(th.equality_condition)
-        except (OSError, TypeError):
-            code = repr(th.equality_condition)
-        text += f" [equality condition {hashlib.sha256(code.encode()).hexdigest()[:8]}]"
-    return TheoremSpec("expr", default_families(law), EXPR_SIZES, matrices=compiled.matrices, statement=text,
-                       law=law, dims=DIMS if law.tokens else (), small=not compiled.legacy)
-
-
-def per_instance(spec: TheoremSpec) -> int:
-    """Matrices drawn per instance: 2 for a pair (D2), one per matrix of a statement, else 1."""
-    return 2 if spec.kind == "product" else max(1, len(spec.matrices))
-
-
-def tokens_axis(spec: TheoremSpec) -> bool:
-    """Whether the spec's cells run over d (a statement with a tokens matrix)."""
-    return spec.kind == "expr" and bool(spec.law is not None and spec.law.tokens)
 ROLLOUT_GENERATOR = "numpy.default_rng(SeedSequence([seed, family_id, n, chunk, layers]))"
 
 
@@ -349,9 +255,6 @@ class StressPlan:
                 f" = {len(cells):,} cell{'' if len(cells) == 1 else 's'}, {self.per_cell():,} asked of each; "
                 f"a chunk holds {where})")
 
-    def describe(self) -> dict:
-        return asdict(self)
-
 
 def theory_option(theorem: str) -> str:
     """`` --theory FILE`` for a theorem registered by a theory file (its commands need it), else ''."""
@@ -376,104 +279,6 @@ def check_search(sizes: tuple[int, ...], budget: int) -> None:
         if n < 2:
             raise InvalidInput(f"--sizes: n = {n} is below 2 (the theorems need two tokens)")
         check_memory(f"--sizes {n}", COPIES * 32 * n * n * 8)      # 16 starts, pairs for D2
-
-
-def cells_digest(families: tuple[str, ...], sizes: tuple[int, ...], layers: tuple[int, ...] = (),
-                 statement: str = "", dims: tuple[int, ...] = (), small: bool = False) -> str:
-    """8 hex digits naming a plan's cells (families, sizes, layer counts and widths d, as sets, and
-    the chunks' size where it is :attr:`TheoremSpec.small`) and, for a statement over theory.expr, the
-    statement itself (another statement under the same id is another campaign, never merged into the
-    old one's)."""
-    cells = {"families": sorted(set(families)), "sizes": sorted(set(map(int, sizes))),
-             "layers": sorted(set(map(int, layers)))}
-    if dims:
-        cells["dims"] = sorted(set(map(int, dims)))
-    if small:
-        cells["chunks"] = f"1/{SMALL}"
-    if statement:
-        cells["statement"] = statement
-    key = json.dumps(cells, sort_keys=True)
-    return hashlib.sha256(key.encode()).hexdigest()[:8]
-
-
-def campaign_name(theorem: str, seed: int, families: tuple[str, ...], sizes: tuple[int, ...],
-                  layers: tuple[int, ...] = (), sampler: str = "numpy", statement: str = "",
-                  dims: tuple[int, ...] = (), small: bool = False) -> str:
-    """``stress.<theorem>-<version>-seed<seed>-cells<digest>``: everything that defines a campaign
-    but its size (a larger ``--instances`` extends the same campaign); the version names the sampler
-    (:data:`SAMPLERS`)."""
-    digest = cells_digest(families, sizes, layers, statement, dims, small)
-    return f"stress.{theorem}-{SAMPLERS[sampler]}-seed{seed}-cells{digest}"
-
-
-def chunk_key(family: str, n: int, k: int, layers: Optional[int] = None, d: Optional[int] = None) -> str:
-    """``<family>/n<n>/c<k>``; a rollout chunk ``<family>/n<n>/L<L>/c<k>``; a chunk of a statement
-    with a tokens matrix ``<family>/n<n>/d<d>/c<k>``."""
-    if layers is not None:
-        return f"{family}/n{n}/L{layers}/c{k}"
-    return f"{family}/n{n}/c{k}" if d is None else f"{family}/n{n}/d{d}/c{k}"
-
-
-_CAMPAIGN = re.compile(r"^stress\.(?P<th>.+)-(?P<v>v\d+)-seed(?P<seed>\d+)-cells[0-9a-f]{8}$")
-_CHUNK = re.compile(r"^(?P<f>[^/]+)/n(?P<n>\d+)(/L(?P<L>\d+))?(/d(?P<d>\d+))?/c(?P<k>\d+)$")
-
-
-def parse_campaign(campaign: str) -> tuple[str, int]:
-    m = _CAMPAIGN.match(campaign)
-    if not m or m["v"] not in SAMPLERS.values():
-        versions = "/".join(sorted(SAMPLERS.values()))
-        raise InvalidInput(f"campaign {campaign!r} is not a stress campaign of version {versions} "
-                         f"(stress.<theorem>-<version>-seed<seed>-cells<digest>)")
-    return m["th"], int(m["seed"])
-
-
-def campaign_sampler(campaign: str) -> str:
-    """The sampler a campaign's version names (:data:`SAMPLERS`)."""
-    parse_campaign(campaign)
-    v = _CAMPAIGN.match(campaign)["v"]
-    return next(name for name, ver in SAMPLERS.items() if ver == v)
-
-
-#: how each sampler draws a chunk, as a table's provenance line says it (a rollout stack: ROLLOUT_GENERATOR)
-SAMPLER_TEXT = {"numpy": "numpy default_rng seeded by SeedSequence([seed, family, n, chunk])",
-                "counter": "Philox4x32-10 counter-based sampler (Random123), key SeedSequence([seed, family, n]), "
-                           "counter (block, index, chunk)"}
-
-
-def sampler_text(campaign: str, rollout: bool = False) -> str:
-    """How the instances of ``campaign`` were drawn, read from the sampler its version names (never
-    assumed): the words of :data:`SAMPLER_TEXT`, or the rollout stacks' generator.
-
-    >>> sampler_text("stress.dobrushin.factor-v2-seed0-cells5485235b")[:13]
-    'Philox4x32-10'
-    >>> sampler_text("stress.dobrushin.factor-v1-seed0-cells5485235b")
-    'numpy default_rng seeded by SeedSequence([seed, family, n, chunk])'
-    """
-    if rollout:
-        return "numpy default_rng seeded by SeedSequence([seed, family, n, chunk, layers])"
-    return SAMPLER_TEXT[campaign_sampler(campaign)]
-
-
-def parse_chunk(key: str) -> tuple[str, int, int]:
-    m = _CHUNK.match(key)
-    if not m or (m["L"] and m["d"]):
-        raise InvalidInput(f"chunk {key!r} is not <family>/n<n>/c<index> (or <family>/n<n>/L<layers>/c<index>, "
-                           "<family>/n<n>/d<d>/c<index>)")
-    return m["f"], int(m["n"]), int(m["k"])
-
-
-def chunk_dim(key: str) -> Optional[int]:
-    """d of a chunk of a statement with a tokens matrix ``<family>/n<n>/d<d>/c<k>``, else None."""
-    parse_chunk(key)
-    m = _CHUNK.match(key)
-    return int(m["d"]) if m["d"] else None
-
-
-def chunk_layers(key: str) -> Optional[int]:
-    """L of a rollout chunk ``<family>/n<n>/L<L>/c<k>``, None for a chunk of single matrices."""
-    parse_chunk(key)
-    m = _CHUNK.match(key)
-    return int(m["L"]) if m and m["L"] else None
 
 
 def rollout_generator(seed: int, family: str, n: int, layers: int, k: int) -> np.random.Generator:

@@ -32,7 +32,8 @@ from numerics.stochastic import UNIT_ROUNDOFF, ExactMatrix
 from theory.verdicts import Verdict
 from verification.campaign import ChunkResult
 from verification.store import Record
-from verification.stress.checks.plan import chunk_key, draw_stacks, provenance
+from verification.stress.checks.campaigns import chunk_key
+from verification.stress.checks.plan import draw_stacks, provenance
 from numerics.dobrushin.batch import HOLDS, NAMES, TIGHT, UNDECIDED, VIOLATED
 from verification.stress.checks.summaries import keep, summarise
 from numerics.dobrushin.batch import MARGIN, deltas, exact_delta, residual, row_dev

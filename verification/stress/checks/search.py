@@ -48,13 +48,13 @@ def search_campaign(theorem: str, seed: int) -> str:
     ``stress-search.<theorem>-v3-seed<seed>-stmt<digest>``, the digest of the statement with its
     hypotheses, parameters' intervals and ``where=`` (another statement under the same id is another
     campaign)."""
-    from verification.stress.checks.plan import THEOREMS
+    from verification.stress.checks.specs import THEOREMS
 
     if theorem in THEOREMS:
         return f"stress-search.{theorem}-{VERSION}-seed{seed}"
     import hashlib
 
-    from verification.stress.checks.plan import spec_of
+    from verification.stress.checks.specs import spec_of
 
     digest = hashlib.sha256(spec_of(theorem).statement.encode()).hexdigest()[:8]
     return f"stress-search.{theorem}-{EXPR_VERSION}-seed{seed}-stmt{digest}"
@@ -311,7 +311,7 @@ def search_chunk(theorem: str, n: int, budget: int, seed: int, device: str = "cp
     statement over theory.expr (:func:`verification.stress.checks.expr.spec_part`: compiled, category), searched
     over every kind of symbol by :func:`verification.stress.checks.hunt.search_size`."""
     from numerics.sources.random import generator, sample
-    from verification.stress.checks.plan import THEOREMS
+    from verification.stress.checks.specs import THEOREMS
 
     if expr is not None:
         return expr_chunk(theorem, n, budget, seed, expr)
@@ -421,7 +421,7 @@ def run_search(store: Any, theorem: str, sizes: tuple[int, ...], budget: int, se
     from verification import campaign
     from verification.campaign import Chunk
 
-    from verification.stress.checks.plan import THEOREMS
+    from verification.stress.checks.specs import THEOREMS
 
     name = search_campaign(theorem, seed)
     if theorem in THEOREMS:

@@ -67,8 +67,9 @@ def keep(verdict: np.ndarray, slack: np.ndarray, k: int = KEEP_SMALLEST) -> dict
     return out
 
 
-class Tally:
-    """Merge of chunk summaries (of one theorem): counts, smallest slack and where, histogram."""
+class Merged:
+    """A running merge of chunk summaries (of one theorem): counts, smallest slack and where, histogram
+    (typed for the report and the paper: :mod:`verification.stress.findings.cells`)."""
 
     def __init__(self) -> None:
         self.n = 0
@@ -81,7 +82,7 @@ class Tally:
         self.chunks = 0
         self.steps: list[dict[str, Any]] = []    # rollout chunks: per step counts, min slack and where
 
-    def add(self, chunk: str, body: dict[str, Any]) -> "Tally":
+    def add(self, chunk: str, body: dict[str, Any]) -> "Merged":
         self.chunks += 1
         self.n += body["n"]
         self.exact += body.get("exact", 0)
@@ -103,33 +104,13 @@ class Tally:
                 mine["min_slack"], mine["min_at"] = s, (chunk, st["min_index"])
         return self
 
-    def count(self, name: str) -> int:
-        return self.counts.get(name, 0)
 
-    def line(self) -> str:
-        """``holds 73.9% tight 26.1% violated 0, min slack 3.1e-07`` for a progress bar."""
-        shares = " ".join(f"{k} {100 * self.count(k) / self.n:.1f}%" for k in ("holds", "tight") if self.n)
-        bad = f"violated {self.count('violated')} undecided {self.count('undecided')}" + (
-            f" not applicable {self.count('not-applicable')}" if self.count("not-applicable") else "")
-        ms = "-" if self.min_slack is None else f"{self.min_slack:.2e}"
-        return f"{shares} {bad}, min slack {ms}"
-
-
-def merge(rows: Iterable[dict[str, Any]]) -> dict[str, Tally]:
-    """Stored summary rows (``ResultStore.summaries``) -> one :class:`Tally` per key: the chunk's
+def merge(rows: Iterable[dict[str, Any]]) -> dict[str, Merged]:
+    """Stored summary rows (``ResultStore.summaries``) -> one :class:`Merged` per key: the chunk's
     family and n (``'<family>/n<n>'``)."""
-    out: dict[str, Tally] = {}
+    out: dict[str, Merged] = {}
     for row in rows:
         cell = row["chunk"].rsplit("/", 1)[0]
-        out.setdefault(cell, Tally()).add(row["chunk"], row["body"])
+        out.setdefault(cell, Merged()).add(row["chunk"], row["body"])
     return out
 
-
-def bin_label(i: int) -> str:
-    """The slack range of histogram bin ``i``."""
-    if i == 0:
-        return f"< 1e{LOG_LO:g}"
-    if i == len(EDGES):
-        return f">= 1e{LOG_HI:g}"
-    lo, hi = EDGES[i - 1], EDGES[i]
-    return f"[{10 ** lo:.1e}, {10 ** hi:.1e})"

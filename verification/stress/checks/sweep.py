@@ -15,7 +15,8 @@ import numpy as np
 from numerics.dobrushin.batch import NAMES, check_batch
 from verification.campaign import ChunkResult
 from verification.store import Record
-from verification.stress.checks.plan import chunk_key, chunk_size, draw, provenance
+from verification.stress.checks.campaigns import chunk_key
+from verification.stress.checks.plan import chunk_size, draw, provenance
 from verification.stress.checks.summaries import keep, summarise
 
 def chunks(plan: Any) -> list:
