@@ -164,6 +164,7 @@ def _bound(rec: Optional[dict]) -> Optional[Bound]:
 
 
 def instance(key: tuple, recs: dict) -> Instance:
+    """The instance ``key`` from its records ``recs`` (:func:`by_instance`)."""
     e = next(iter(recs.values()))["extra"]
     C = e["C_P"]
     lower = {k: _ratio(recs[k]["bound"], C) if k in recs else None
@@ -174,6 +175,7 @@ def instance(key: tuple, recs: dict) -> Instance:
 
 
 def villani(key: tuple, recs: dict) -> Optional[VillaniOutcome]:
+    """Villani's condition at the instance ``key`` (None where it has no Villani record)."""
     v = recs.get("villani")
     if v is None:
         return None
@@ -185,6 +187,7 @@ def villani(key: tuple, recs: dict) -> Optional[VillaniOutcome]:
 
 
 def thresholds(inst: dict) -> tuple[Threshold, ...]:
+    """Per (family, beta) of ``inst`` (:func:`by_instance`), from its first instance with both records."""
     seen: dict = {}
     for (fam, beta, _), recs in inst.items():
         be, v = recs.get("bakry_emery"), recs.get("villani")
@@ -196,6 +199,7 @@ def thresholds(inst: dict) -> tuple[Threshold, ...]:
 
 
 def bracket(key: tuple, recs: dict) -> Optional[Bracket]:
+    """The Muckenhoupt bracket at the instance ``key`` (None: not a 1-D instance)."""
     r = recs.get("lower_muckenhoupt")
     if r is None:
         return None
@@ -205,6 +209,7 @@ def bracket(key: tuple, recs: dict) -> Optional[Bracket]:
 
 
 def expected_losses(inst: dict, sde_records: list[dict]) -> tuple[ExpectedLoss, ...]:
+    """E_mu[L] by quadrature per instance of ``inst``, then by the SDE per expected-loss record."""
     out = []
     for key, recs in inst.items():
         e = next(iter(recs.values()))["extra"]

@@ -56,6 +56,7 @@ class LossExcess:
 
 
 def sde_outcomes(records: list[dict]) -> tuple[SdeOutcome, ...]:
+    """The rate, mean-loss and expected-loss comparisons among the SDE campaign's ``records``."""
     out = []
     for r in records:
         e = r["extra"]
@@ -72,6 +73,7 @@ def sde_outcomes(records: list[dict]) -> tuple[SdeOutcome, ...]:
 
 
 def loss_excesses(records: list[dict]) -> tuple[LossExcess, ...]:
+    """The expected-loss records with their Laplace value, by (family, beta)."""
     out = []
     for r in records:
         e = r["extra"]

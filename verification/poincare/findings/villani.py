@@ -59,6 +59,7 @@ class Boundary:
 
 
 def villani_map(records: list[dict]) -> tuple[tuple[MapPoint, ...], tuple[Boundary, ...]]:
+    """The map's ``records`` as points (in store order) and boundaries (by family, data seed, beta)."""
     points = tuple(MapPoint(r["extra"]["family"], r["extra"]["data_seed"], r["extra"]["beta"], r["extra"]["lam"],
                             r["verdict"], r["extra"]["statistic"], r["extra"]["certified"]) for r in records)
     out = []
