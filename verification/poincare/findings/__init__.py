@@ -24,7 +24,7 @@ from verification.poincare.checks.sde import sde_campaign
 from verification.poincare.checks.villani import map_campaign
 from verification.poincare.findings.bounds import (COLLAPSE, GAUSSIAN, Bracket, ExpectedLoss, Instance, Threshold,
                                                    VillaniOutcome, bracket, by_instance, expected_losses,
-                                                   gaussian_shares, instance, thresholds, villani)
+                                                   gaussian_shares, instance, thresholds, villani_outcome)
 from verification.poincare.findings.sde import LossExcess, SdeOutcome, loss_excesses, sde_outcomes
 from verification.poincare.findings.villani import SEED_HYPOTHESIS, Boundary, MapPoint, villani_map
 
@@ -116,7 +116,7 @@ def findings(store: Any, plan: Any) -> Findings:
     return Findings(
         campaign=plan.campaign, map_campaign=maps, sde_campaign=sdes,
         instances=tuple(instance(k, recs) for k, recs in inst.items()),
-        villani=tuple(v for v in (villani(k, recs) for k, recs in inst.items()) if v is not None),
+        villani=tuple(v for v in (villani_outcome(k, recs) for k, recs in inst.items()) if v is not None),
         thresholds=thresholds(inst),
         brackets=tuple(b for b in (bracket(k, recs) for k, recs in inst.items()) if b is not None),
         expected_loss=expected_losses(inst, sde_records), gaussian_tight=tight, gaussian_float_agrees=agrees,

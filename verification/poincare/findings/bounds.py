@@ -174,7 +174,7 @@ def instance(key: tuple, recs: dict) -> Instance:
                     lower["lower_eigenfunction_mp"])
 
 
-def villani(key: tuple, recs: dict) -> Optional[VillaniOutcome]:
+def villani_outcome(key: tuple, recs: dict) -> Optional[VillaniOutcome]:
     """Villani's condition at the instance ``key`` (None where it has no Villani record)."""
     v = recs.get("villani")
     if v is None:

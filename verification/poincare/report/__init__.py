@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verification.poincare.findings import findings
+from verification.poincare.findings import findings as findings_of
 from verification.poincare.report.figures import constant_figures
 from verification.poincare.report.findings import write_findings
 from verification.poincare.report.tables import (bounds_table, muckenhoupt_table, provenance, sde_loss_table,
@@ -25,7 +25,7 @@ def report(store, plan, out_dir, console) -> None:
     """Write (under ``out_dir/tables``) and print every Poincare table of ``plan`` and draw its
     figures (under ``out_dir/figures``)."""
     tables_dir, figures_dir = Path(out_dir) / "tables", Path(out_dir) / "figures"
-    f = findings(store, plan)
+    f = findings_of(store, plan)
     bounds = bounds_table(f, plan)
     bounds.write(tables_dir)
     print_table(console, bounds.rows(), bounds.columns(), "Poincare: estimated constant and bounds")
