@@ -238,11 +238,6 @@ def rayleigh_lower_grid(res: PoincareResult, span: str = "quadratic") -> float:
     return float(eigh(Cov, G, eigvals_only=True)[-1])
 
 
-def variance_lower(res: PoincareResult) -> float:
-    """C_P >= max_k Var_mu(theta_k) (linear test functions, |grad theta_k| = 1)."""
-    return rayleigh_lower_grid(res, "linear")
-
-
 def rayleigh_lower_mp(F_mp: Callable, beta: float, lo: float, hi: float, f_coeffs: np.ndarray,
                       dps: int = 30) -> mpmath.mpf:
     """Quadrature estimate of the lower bound C_P(mu on R) >= Var_mu(f) / E_mu f'^2 for the test
@@ -286,8 +281,3 @@ def rayleigh_lower_mp(F_mp: Callable, beta: float, lo: float, hi: float, f_coeff
 def chebyshev_fit(res: PoincareResult, lo: float, hi: float, degree: int = 40) -> np.ndarray:
     """Chebyshev coefficients of the discretised 1-D eigenfunction on [lo, hi]."""
     return np.polynomial.Chebyshev.fit(res.grid[0], res.eigenfunction, degree, domain=[lo, hi]).coef
-
-
-def spectral_gap_exact_gaussian(beta, lam) -> float:
-    """lambda_1 of N(0, 1/(beta lam)): beta lam (eigenfunction theta; Hermite polynomials)."""
-    return beta * lam

@@ -9,7 +9,7 @@ from numerics.poincare import bounds as PB
 from theory.verdicts import Outcome, Verdict, ViolationError
 from verification.poincare.checks import Plan, bounds as job
 from verification.cli import main
-from verification.poincare.report.tables import bounds_rows
+from verification.poincare.findings import findings
 from verification.poincare.report import report
 
 
@@ -82,8 +82,9 @@ def test_campaign_resumes_and_reports(store, tmp_path):
     assert n == 6 * len(grid) + sum(1 for _, lam in grid if plan.mp_check("gauss1", lam))
     job.run_campaign(store, plan, _quiet())          # resume: nothing recomputed, nothing duplicated
     assert store.count(plan.campaign) == n
-    rows = bounds_rows(store, plan.campaign)
-    assert all(r[8] == "tight" and abs(r[7] - 1) < 1e-8 for r in rows)   # BE / C_P = 1
+    rows = findings(store, plan).instances
+    assert len(rows) == len(grid)
+    assert all(i.be.verdict == "tight" and abs(i.be_ratio - 1) < 1e-8 for i in rows)   # BE / C_P = 1
     report(store, plan, tmp_path, _quiet())
     assert (tmp_path / "tables" / "poincare-bounds.md").read_text().count("tight") >= len(rows)
     assert (tmp_path / "figures" / "poincare_gauss1.png").stat().st_size > 0
@@ -126,22 +127,23 @@ def test_villani_boundary_is_certified_for_lora(store, tmp_path):
     """The result is lambda_V(beta) with a certified bracket (lora2), never a share of the grid; every
     refuted grid point lies below the estimate's interval, every supported one above it."""
     from verification.poincare.checks import villani as vm
-    from verification.poincare.report.findings import villani_boundary_rows
-
     betas, lams = vm.map_grid(False)
     vm.run_villani_map(store, Plan(), families=("attn1", "lora2"), console=_quiet())
     recs = list(store.records(campaign=vm.map_campaign(Plan())))
     assert len(recs) == 2 * 3 * len(betas) * len(lams)
-    rows = villani_boundary_rows(recs)
-    assert len(rows) == 2 * 3 * len(betas)                           # one per (family, data seed, beta)
-    for r in rows:
-        if r[0] == "attn1":
-            assert r[8] == "0 (proved)" and r[10] == "no" and r[11].startswith("0/")
+    f = findings(store, Plan())
+    assert len(f.map_points) == len(recs)
+    assert len(f.boundaries) == 2 * 3 * len(betas)                   # one per (family, data seed, beta)
+    for b in f.boundaries:
+        assert b.points == len(lams)
+        if b.family == "attn1":
+            assert b.status == "proved" and not b.fails and b.refuted == 0
         else:
-            lo, hi = r[6], r[7]
-            assert r[8] == "certified" and 0 < lo <= hi < 1.001 * lo + 1e-6    # tight and positive
-            assert lo <= r[3] * (1 + 1e-9) and r[13] is True                 # the estimate inside
-            assert r[10] == "yes (certified)"                            # the seed's 'every lambda > 0' fails
+            lo, hi = b.certified_lo, b.certified_hi
+            assert b.status == "certified" and 0 < lo <= hi < 1.001 * lo + 1e-6    # tight and positive
+            assert lo <= b.estimate * (1 + 1e-9) and b.estimate_within_bracket is True   # the estimate inside
+            assert b.fails and b.certified_positive                  # the seed's 'every lambda > 0' fails
+    assert {c.key: c.outcome for c in f.claims}["lora-villani"] == "refuted"
     for r in recs:
         e = r["extra"]
         if r["verdict"] == "refuted":
@@ -190,12 +192,11 @@ def test_same_seed_gives_byte_identical_tables(tmp_path):
 
 
 def test_sde_records_and_table(store):
-    from verification.poincare.report.tables import sde_loss_rows, sde_rows
-    from verification.poincare.checks.sde import expected_loss_records, rate_records
+    from verification.poincare.checks.sde import expected_loss_records, rate_records, sde_campaign
 
     recs = rate_records("gauss1", 2.0, 0.5, 0, 1000, 200, step=0.02)
     recs += expected_loss_records("lorafull", 0.3, (4.0, 256.0), 0, 64, 200)
-    store.write_chunk("poincare.sde-test", "c0", recs)
+    store.write_chunk(sde_campaign(Plan()), "c0", recs)
     assert {r.extra["kind"] for r in recs} == {"rate", "mean_loss", "expected_loss"}
     for el in (r for r in recs if r.extra["kind"] == "expected_loss"):
         lo, hi = el.extra["interval"]
@@ -216,8 +217,13 @@ def test_sde_records_and_table(store):
     inside = 0.5 - rate.extra["margin"] < lo and hi < 0.5 + rate.extra["margin"]
     assert (rate.verdict == Outcome.SUPPORTED) == inside       # TOST: equivalence shown, not "inside +- 3 se"
     assert all(isinstance(r.verdict, Outcome) and "statistic" in r.extra for r in recs)
-    assert len(sde_rows(store, "poincare.sde-test")) == len(recs)
-    assert [r[1] for r in sde_loss_rows(store, "poincare.sde-test")] == [4.0, 256.0]
+    f = findings(store, Plan())
+    assert [(s.kind, s.outcome, s.measured) for s in f.sde] == [(r.extra["kind"], r.verdict.value, r.value)
+                                                                 for r in recs]
+    assert [x.beta for x in f.loss_excess] == [4.0, 256.0]
+    for x, r in zip(f.loss_excess, recs[2:]):
+        assert (x.excess, x.laplace, x.outcome) == (r.value, r.extra["laplace"], r.verdict.value)
+        assert x.to_argmin[-1].mean == r.extra["dist_argmin_L"][-1][1]
 
 
 class _Quadratic:
@@ -369,3 +375,39 @@ def test_the_paper_reads_the_plan_it_is_given(store):
         check_plan(Plan(families=("gauss1",), origin="poincare"))
     with pytest.raises(InvalidInput, match="--no-sde"):
         check_plan(Plan(sde=False, origin="poincare"))
+
+
+def test_findings_are_the_stored_records(store):
+    """The typed findings hold the stored numbers and verdicts, each under its own name: C_P, the
+    bounds and their ratios, the Villani outcome, the Muckenhoupt bracket, the Gaussian tight share,
+    the collapsed test functions, and the claims decided from them."""
+    plan = Plan()
+    recs = job.check_instance("gauss1", 4.0, 0.3, plan) + job.check_instance("attn1", 16.0, 0.1, plan)
+    store.write_chunk(plan.campaign, "c", recs)
+    f = findings(store, plan)
+    assert [i.key for i in f.instances] == [("attn1", 16.0, 0.1), ("gauss1", 4.0, 0.3)]
+    for i in f.instances:
+        mine = [r for r in recs if r.extra["family"] == i.family]
+        be = next(r for r in mine if r.theorem.endswith("bakry_emery"))
+        hs = next(r for r in mine if r.theorem.endswith("holley_stroock"))
+        lin = next(r for r in mine if r.extra.get("kind") == "linear")
+        assert (i.C_P, i.err, i.trunc_err) == (be.extra["C_P"], be.extra["err"], be.extra["trunc_err"])
+        assert (i.be.bound, i.be.verdict, i.hs.bound, i.hs.verdict) == (be.bound, be.verdict.value, hs.bound,
+                                                                        hs.verdict.value)
+        assert i.var_ratio == lin.bound / i.C_P
+        assert i.be_ratio == (None if be.bound is None else be.bound / i.C_P)
+        assert i.collapsed == (max(i.var_ratio, i.quad_ratio) < 0.5)
+    v = {x.family: x for x in f.villani}
+    assert v["gauss1"].outcome == "supported" and v["gauss1"].certified
+    mk = {b.family: b for b in f.brackets}
+    r = next(r for r in recs if r.extra.get("kind") == "muckenhoupt" and r.extra["family"] == "attn1")
+    assert (mk["attn1"].lo, mk["attn1"].hi, mk["attn1"].inside) == (r.extra["bracket"][0], r.extra["bracket"][1],
+                                                                    r.extra["inside"])
+    tight = sum(r.verdict == Verdict.TIGHT for r in recs if r.extra["family"] == "gauss1")
+    assert (f.gaussian_tight.k, f.gaussian_tight.n) == (tight, 4) and f.gaussian_float_agrees.k == tight
+    assert [t.family for t in f.thresholds] == ["attn1", "gauss1"]
+    assert f.hs_every_lambda() == ["attn1"] and f.no_bound() == []
+    assert not f.map_points and not f.sde and not f.loss_excess
+    assert [c.key for c in f.claims] == ["attention-villani", "lora-poincare", "lora-villani", "sde-minimises",
+                                         "langevin-rate"]
+    assert {c.key: c.outcome for c in f.claims}["sde-minimises"] == "not-testable"

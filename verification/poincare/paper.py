@@ -1,8 +1,10 @@
 """The Poincare family's part of the paper: estimated Poincare constants against their bounds, where
 Villani's condition (the seed paper's route) fails, and the Langevin SDE, read from the stored
-campaigns only (docs/theory.md section 4). The tables are the very objects the report writes
-(:mod:`verification.poincare.report.tables` and :mod:`~verification.poincare.report.findings`),
-with the paper's columns picked by name, its name and its caption; nothing is recomputed.
+campaigns only (docs/theory.md section 4). Tables, macros and claims are rendered from the family's
+findings (:func:`verification.poincare.findings.findings`); the tables are the very objects the
+report writes (:mod:`verification.poincare.report.tables` and
+:mod:`~verification.poincare.report.findings`), with the paper's columns picked by name, its name and
+its caption; nothing is recomputed.
 
 Tables ``poincare-bounds``, ``poincare-muckenhoupt`` (certified 1-D brackets), ``poincare-thresholds``,
 ``poincare-villani-boundary`` (lambda_V(beta) against the seed's hypothesis), ``poincare-metastable``,
@@ -20,16 +22,16 @@ from theory.errors import InvalidInput
 from verification.poincare.checks import LOSSES, Plan
 from verification.poincare.checks.sde import sde_campaign, sde_chunks
 from verification.poincare.checks.villani import map_campaign, map_chunks
+from verification.poincare.findings import GAUSSIAN, Findings, Instance, MapPoint, findings
 from verification.poincare.report.findings import metastable_table, villani_boundary_table
-from verification.poincare.report.tables import (by_instance, bounds_table, muckenhoupt_table, provenance,
-                                                 sde_loss_table, sde_table, thresholds_table, villani_rows)
-from verification.report.part import Figure, MissingCampaign, Need, Part, Table
+from verification.poincare.report.tables import (bounds_table, excess_outcome_text, muckenhoupt_table, provenance,
+                                                 sde_loss_table, sde_table, thresholds_table)
+from verification.report.part import Figure, MissingCampaign, Need, Part, Table, claims_table
 from verification.report.tables import fmt
 
 BOUND_COLS = ("family", "beta", "lambda", "C_P", "error", "BE/C_P", "BE verdict", "HS/C_P", "HS verdict",
               "Var/C_P", "quad/C_P", "eig_mp/C_P")
-GAUSSIAN = ("gauss1", "gauss2")
-SDE_WORDS = {"rate": "rate", "mean_loss": "mean loss", "E[L] - inf L vs d/(2 beta)": "loss excess"}
+SDE_WORDS = {"rate": "rate", "mean_loss": "mean loss", "expected_loss": "loss excess"}
 MARKERS = {"refuted": ("x", "tab:red"), "supported": ("o", "tab:green"), "inconclusive": ("s", "0.5")}
 
 
@@ -45,11 +47,11 @@ FAMILY_TITLES = {"attn1": "scalar attention, one parameter", "attn2": "scalar at
                  "lora2": "LoRA, two parameters", "gauss1": "Gaussian, one dimension", "attnfull": "full attention"}
 
 
-def _villani_figure(recs: list[dict], fam: str):
-    pts = [(r["extra"]["beta"], r["extra"]["lam"], r["verdict"]) for r in recs]
+def _villani_figure(points: Sequence[MapPoint], fam: str):
+    pts = [(p.beta, p.lam, p.outcome) for p in points]
     lv: dict = {}
-    for r in recs:
-        lv.setdefault(r["extra"]["data_seed"], {})[r["extra"]["beta"]] = r["extra"]["statistic"]
+    for p in points:
+        lv.setdefault(p.data_seed, {})[p.beta] = p.statistic
 
     def draw(ax: Any) -> None:
         for verdict, (marker, color) in MARKERS.items():
@@ -70,15 +72,17 @@ def _villani_figure(recs: list[dict], fam: str):
     return draw
 
 
-def _constant_figure(rows: list[list], fam: str):
-    betas = sorted({r[1] for r in rows})
+def _constant_figure(instances: Sequence[Instance], fam: str):
+    betas = sorted({i.beta for i in instances})
     beta = betas[len(betas) // 2]
-    sel = sorted((r for r in rows if r[1] == beta), key=lambda r: r[2])
-    x = [r[2] for r in sel]
-    series = [(r"$C_P$ (estimate)", "ko-", [r[3] for r in sel]), (r"$1/(\beta\lambda)$", "k:", [r[5] for r in sel]),
-              ("Bakry-Emery", "b^--", [r[6] for r in sel]), ("Holley-Stroock", "rs--", [r[9] for r in sel]),
-              (r"Var $\theta$ (lower)", "gv-.", [None if r[12] is None else r[12] * r[3] for r in sel])]
-    cap = 1e6 * max(r[3] for r in sel)
+    sel = sorted((i for i in instances if i.beta == beta), key=lambda i: i.lam)
+    x = [i.lam for i in sel]
+    series = [(r"$C_P$ (estimate)", "ko-", [i.C_P for i in sel]),
+              (r"$1/(\beta\lambda)$", "k:", [i.gaussian_C for i in sel]),
+              ("Bakry-Emery", "b^--", [i.be and i.be.bound for i in sel]),
+              ("Holley-Stroock", "rs--", [i.hs and i.hs.bound for i in sel]),
+              (r"Var $\theta$ (lower)", "gv-.", [None if i.var_ratio is None else i.var_ratio * i.C_P for i in sel])]
+    cap = 1e6 * max(i.C_P for i in sel)
 
     def draw(ax: Any) -> None:
         for label, style, ys in series:
@@ -94,159 +98,143 @@ def _constant_figure(rows: list[list], fam: str):
     return draw
 
 
-def _bounds(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
-    inst = dict(sorted(by_instance(store, plan.campaign).items()))
-    if not inst:
+def _share(k: int, n: int) -> str:
+    return f"{k}/{n}"
+
+
+def _bounds(part: Part, f: Findings, plan: Plan, cmd: str, prov: str) -> None:
+    rows = f.instances
+    if not rows:
         raise MissingCampaign(plan.campaign, cmd)
-    bounds = bounds_table(store, plan)
-    rows = bounds.rows()
     part.macro(str(len(rows)), "Poincare instances")
-    gauss = [r for recs in inst.values() for r in recs.values() if r["extra"]["family"] in GAUSSIAN
-             and r["theorem"] != "poincare.gibbs.villani" and r["extra"].get("kind") not in ("eigenfunction_mp", "muckenhoupt")]   # the bounds, not the brackets
-    part.macro("%d/%d" % (sum(r["verdict"] == "tight" for r in gauss), len(gauss)), "Poincare Gaussian tight")
-    part.macro("%d/%d" % (sum(bool(r["extra"].get("float_agrees")) for r in gauss if r["verdict"] == "tight"),
-                          sum(r["verdict"] == "tight" for r in gauss)), "Poincare Gaussian float agrees")
-    for col, word in ((8, "BE"), (11, "HS")):
-        for fam in dict.fromkeys(r[0] for r in rows):
-            mine = [r for r in rows if r[0] == fam]
-            c = Counter(r[col] for r in mine)
+    part.macro(_share(f.gaussian_tight.k, f.gaussian_tight.n), "Poincare Gaussian tight")
+    part.macro(_share(f.gaussian_float_agrees.k, f.gaussian_float_agrees.n), "Poincare Gaussian float agrees")
+    for verdict_of, word in ((lambda i: i.be and i.be.verdict, "BE"), (lambda i: i.hs and i.hs.verdict, "HS")):
+        for fam in dict.fromkeys(i.family for i in rows):
+            mine = [i for i in rows if i.family == fam]
+            c = Counter(verdict_of(i) for i in mine)
             for verdict in ("holds", "tight", "undecided", "not-applicable"):
-                part.macro(f"{c[verdict]}/{len(mine)}", "Poincare", word, fam, verdict)
-        c = Counter(r[col] for r in rows)
+                part.macro(_share(c[verdict], len(mine)), "Poincare", word, fam, verdict)
+        c = Counter(verdict_of(i) for i in rows)
         part.macro(str(c["violated"]), "Poincare", word, "violated")
-        other = [r for r in rows if r[0] not in GAUSSIAN]
-        c = Counter(r[col] for r in other)
+        other = [i for i in rows if i.family not in GAUSSIAN]
+        c = Counter(verdict_of(i) for i in other)
         for verdict in ("holds", "undecided", "not-applicable"):
-            part.macro(f"{c[verdict]}/{len(other)}", "Poincare", word, "non Gaussian", verdict)
-    thresholds = thresholds_table(store, plan)
-    need = thresholds.rows()
-    every = [f for f in dict.fromkeys(r[0] for r in need if r[0] not in GAUSSIAN)
-             if all(r[4] == "lambda > 0" for r in need if r[0] == f)]
-    never = [f for f in dict.fromkeys(r[0] for r in need if r[0] not in GAUSSIAN)
-             if all(r[2].startswith("never") and r[4].startswith("never") for r in need if r[0] == f)]
-    part.macro(", ".join(every) or "none", "Poincare HS every lambda families")
-    part.macro(", ".join(never) or "none", "Poincare no bound families")
-    lin = [r[12] for r in rows if r[0] not in GAUSSIAN and r[12] is not None]
+            part.macro(_share(c[verdict], len(other)), "Poincare", word, "non Gaussian", verdict)
+    part.macro(", ".join(f.hs_every_lambda()) or "none", "Poincare HS every lambda families")
+    part.macro(", ".join(f.no_bound()) or "none", "Poincare no bound families")
+    lin = [i.var_ratio for i in rows if i.family not in GAUSSIAN and i.var_ratio is not None]
     part.macro(fmt(min(lin)) if lin else "-", "Poincare Var ratio min")
     part.macro(fmt(max(lin)) if lin else "-", "Poincare Var ratio max")
-    eig = [r[14] for r in rows if r[14] is not None]
+    eig = [i.eig_ratio for i in rows if i.eig_ratio is not None]
     part.macro(fmt(min(eig)) if eig else "-", "Poincare eigenfunction ratio min")
-    metastable = metastable_table(inst, plan)
-    meta = metastable.rows()
-    part.macro(f"{sum(bool(r[8]) for r in meta)}/{len(meta)}", "Poincare collapsed")
-    vrows = villani_rows(store, plan.campaign)
-    refuted = [r for r in vrows if r[6] == "refuted"]
-    part.macro(f"{len(refuted)}/{len(vrows)}", "Poincare bounds grid Villani refuted")
-    trunc = {k: next(iter(v.values()))["extra"] for k, v in inst.items()}
-    rel = [trunc[(r[0], r[1], r[2])]["trunc_err"] / trunc[(r[0], r[1], r[2])]["C_P"] for r in refuted]
+    part.macro(_share(sum(i.collapsed for i in rows), len(rows)), "Poincare collapsed")
+    refuted = [v for v in f.villani if v.outcome == "refuted"]
+    part.macro(_share(len(refuted), len(f.villani)), "Poincare bounds grid Villani refuted")
+    inst = {i.key: i for i in rows}
+    rel = [inst[(v.family, v.beta, v.lam)].trunc_err / inst[(v.family, v.beta, v.lam)].C_P for v in refuted]
     part.macro(fmt(max(rel, default=None)), "Poincare window change max where refuted")
-    mk = muckenhoupt_table(store, plan)
-    mrows = mk.rows()
-    part.macro(f"{sum(bool(r[8]) for r in mrows)}/{len(mrows)}", "Poincare Muckenhoupt inside")
-    inside = sum(bool(r[8]) for r in mrows)
-    part.guard(inside == len(mrows) > 0, "Poincare Muckenhoupt all inside",
-               detail=f"{inside} of {len(mrows)} estimates inside their certified bracket")
-    part.macro(str(sum(r[9] == "violated" for r in mrows)), "Poincare Muckenhoupt violated")
+    brackets = f.brackets
+    inside = sum(bool(b.inside) for b in brackets)
+    part.macro(_share(inside, len(brackets)), "Poincare Muckenhoupt inside")
+    part.guard(inside == len(brackets) > 0, "Poincare Muckenhoupt all inside",
+               detail=f"{inside} of {len(brackets)} estimates inside their certified bracket")
+    part.macro(str(sum(b.verdict == "violated" for b in brackets)), "Poincare Muckenhoupt violated")
     # Gaussians: the constant is known (1/(beta lambda)), so their bracket containing it is a check of the
     # bracket, not a measurement; the other families' estimates are what the brackets certify
-    gauss = [r for r in mrows if str(r[0]).startswith("gauss")]
-    other = [r for r in mrows if not str(r[0]).startswith("gauss")]
-    part.macro(f"{sum(bool(r[8]) for r in gauss)}/{len(gauss)}", "Poincare Muckenhoupt inside gauss")
-    part.macro(f"{sum(bool(r[8]) for r in other)}/{len(other)}", "Poincare Muckenhoupt inside other")
-    part.macro(fmt(min((r[7] for r in mrows), default=None)), "Poincare Muckenhoupt ratio min")
-    part.macro(fmt(max((r[7] for r in mrows), default=None)), "Poincare Muckenhoupt ratio max")
+    gauss = [b for b in brackets if b.family.startswith("gauss")]
+    other = [b for b in brackets if not b.family.startswith("gauss")]
+    part.macro(_share(sum(bool(b.inside) for b in gauss), len(gauss)), "Poincare Muckenhoupt inside gauss")
+    part.macro(_share(sum(bool(b.inside) for b in other), len(other)), "Poincare Muckenhoupt inside other")
+    part.macro(fmt(min((b.ratio for b in brackets), default=None)), "Poincare Muckenhoupt ratio min")
+    part.macro(fmt(max((b.ratio for b in brackets), default=None)), "Poincare Muckenhoupt ratio max")
     part.tables += [
-        latex(bounds, "poincare-bounds",
+        latex(bounds_table(f, plan), "poincare-bounds",
               r"Poincar\'e constant $C_P$ of $\exp(-\beta F)$, estimated by the discretised generator (error estimate = "
               "discretisation + window truncation) against the Bakry-Emery (BE) and Holley-Stroock (HS) upper bounds and the test-function "
               "lower bounds (ratios to $C_P$). Tight is the theorem's equality (Gaussian, exact arithmetic).",
               BOUND_COLS),
-        latex(thresholds, "poincare-thresholds", r"Smallest $\lambda$ each derivation needs, per family and $\beta$."),
-        latex(mk, "poincare-muckenhoupt",
+        latex(thresholds_table(f, plan), "poincare-thresholds",
+              r"Smallest $\lambda$ each derivation needs, per family and $\beta$."),
+        latex(muckenhoupt_table(f, plan), "poincare-muckenhoupt",
               "Certified brackets of the one-dimensional $C_P$ on the window (Muckenhoupt's criterion, arb ball "
               "integrals) against the discretised estimate with its error, and the change of the estimate when the "
               "window is enlarged 1.25 times."),
-        latex(metastable, "poincare-metastable",
+        latex(metastable_table(f, plan), "poincare-metastable",
               "Test-function lower bounds over $C_P$, worst first; 'collapsed': the best polynomial test function "
               r"(degree $\le 2$) gives less than half of $C_P$.")]
-    for fam in dict.fromkeys(r[0] for r in rows):
-        mine = [r for r in rows if r[0] == fam]
-        if len({r[2] for r in mine}) >= 2:
+    for fam in dict.fromkeys(i.family for i in rows):
+        mine = [i for i in rows if i.family == fam]
+        if len({i.lam for i in mine}) >= 2:
             part.figures.append(Figure(f"poincare-constant-{fam}", _constant_figure(mine, fam),
                                        f"{fam}: the estimated $C_P$ and its bounds against $\\lambda$ at the middle "
                                        r"$\beta$.", prov))
 
 
-def _villani_boundary(part: Part, store: Any, plan: Plan, cmd: str, prov: str) -> None:
-    camp = map_campaign(plan)
-    recs = list(store.records(campaign=camp))
-    if not recs:
-        raise MissingCampaign(camp, cmd)
-    table = villani_boundary_table(recs, camp, plan)
-    rows = table.rows()
-    for fam in dict.fromkeys(r[0] for r in rows):
-        mine = [r for r in rows if r[0] == fam]
-        cert = [r for r in mine if r[8] == "certified"]
-        part.macro(f"{sum(r[10].startswith('yes') for r in mine)}/{len(mine)}", "Villani fails somewhere", fam)
-        part.macro(f"{sum(r[6] > 0 for r in cert)}/{len(mine)}", "Villani certified positive", fam)
-        part.guard(any(r[6] > 0 for r in cert), "Villani fails below a certified threshold", fam,
-                   detail=f"{sum(r[6] > 0 for r in cert)} certified positive thresholds")
-        part.macro(fmt(min(r[3] for r in mine)), "Villani lambda V", fam, "min")
-        part.macro(fmt(max(r[3] for r in mine)), "Villani lambda V", fam, "max")
-        part.macro(fmt(min((r[6] for r in cert), default=None)), "Villani certified lo", fam, "min")
-        part.macro(fmt(max((r[6] for r in cert), default=None)), "Villani certified lo", fam, "max")
-        part.macro(fmt(max((r[7] - r[6] for r in cert), default=None)), "Villani bracket width", fam, "max")
-        part.macro(str(len({r[1] for r in mine})), "Villani data seeds", fam)
-        part.macro(", ".join(str(v) for v in sorted({r[1] for r in mine})), "Villani data seed list", fam)
-        grid = [rec for rec in recs if rec["extra"]["family"] == fam]
-        part.macro(f"{sum(rec['verdict'] == 'refuted' for rec in grid)}/{len(grid)}", "Villani refuted", fam)
-    betas = sorted({r[2] for r in rows})
+def _villani_boundary(part: Part, f: Findings, plan: Plan, cmd: str, prov: str) -> None:
+    if not f.map_points:
+        raise MissingCampaign(f.map_campaign, cmd)
+    rows = f.boundaries
+    for fam in dict.fromkeys(b.family for b in rows):
+        mine = [b for b in rows if b.family == fam]
+        cert = [b for b in mine if b.status == "certified"]
+        positive = sum(b.certified_positive for b in mine)
+        part.macro(_share(sum(b.fails for b in mine), len(mine)), "Villani fails somewhere", fam)
+        part.macro(_share(positive, len(mine)), "Villani certified positive", fam)
+        part.guard(positive > 0, "Villani fails below a certified threshold", fam,
+                   detail=f"{positive} certified positive thresholds")
+        part.macro(fmt(min(b.estimate for b in mine)), "Villani lambda V", fam, "min")
+        part.macro(fmt(max(b.estimate for b in mine)), "Villani lambda V", fam, "max")
+        part.macro(fmt(min((b.certified_lo for b in cert), default=None)), "Villani certified lo", fam, "min")
+        part.macro(fmt(max((b.certified_lo for b in cert), default=None)), "Villani certified lo", fam, "max")
+        part.macro(fmt(max((b.certified_hi - b.certified_lo for b in cert), default=None)), "Villani bracket width",
+                   fam, "max")
+        part.macro(str(len({b.data_seed for b in mine})), "Villani data seeds", fam)
+        part.macro(", ".join(str(v) for v in sorted({b.data_seed for b in mine})), "Villani data seed list", fam)
+        grid = [p for p in f.map_points if p.family == fam]
+        part.macro(_share(sum(p.outcome == "refuted" for p in grid), len(grid)), "Villani refuted", fam)
+    betas = sorted({b.beta for b in rows})
     part.macro(str(len(betas)), "Villani betas")
     part.macro(fmt(betas[0]), "Villani beta min")
     part.macro(fmt(betas[-1]), "Villani beta max")
-    part.tables.append(latex(table, "poincare-villani-boundary",
+    part.tables.append(latex(villani_boundary_table(f, plan), "poincare-villani-boundary",
                              r"Villani's threshold $\lambda_V(\beta)$ per family, data seed and $\beta$ (lora2: certified "
                              "bracket in arb ball arithmetic; attn2: grid estimate; attn1: 0 by proof) against the "
                              r"seed paper's hypothesis, every $\lambda > 0$: the route fails for every $\lambda$ below it.",
                              ("family", "data seed", "beta", "lambda_V estimate", "certified lo", "certified hi",
                               "lambda_V is", "route fails for some lambda > 0")))
-    for fam in dict.fromkeys(r["extra"]["family"] for r in recs):
+    for fam in dict.fromkeys(p.family for p in f.map_points):
         part.figures.append(Figure(f"poincare-villani-{fam}",
-                                   _villani_figure([r for r in recs if r["extra"]["family"] == fam], fam),
+                                   _villani_figure([p for p in f.map_points if p.family == fam], fam),
                                    f"{fam}: $\\lambda_V(\\beta)$ per data seed, with the outcomes of Villani's condition "
-                                   r"at the values of $\lambda$ placed around it.", prov + f", {camp}"))
+                                   r"at the values of $\lambda$ placed around it.", prov + f", {f.map_campaign}"))
 
 
-def _sde(part: Part, store: Any, plan: Plan, cmd: str) -> None:
-    camp = sde_campaign(plan)
-    table = sde_table(store, camp, plan)
-    rows = table.rows()
-    if not rows:
-        raise MissingCampaign(camp, cmd)
-    for kind in SDE_WORDS:                  # every kind, so that a partial campaign shows its 0/0
-        c = Counter(r[9] for r in rows if r[1] == kind)
-        n = sum(c.values())
+def _sde(part: Part, f: Findings, plan: Plan, cmd: str) -> None:
+    if not f.sde:
+        raise MissingCampaign(f.sde_campaign, cmd)
+    for kind, word in SDE_WORDS.items():    # every kind, so that a partial campaign shows its 0/0
+        tally = f.sde_tally(kind)
         for outcome in ("supported", "refuted", "inconclusive"):
-            part.macro(f"{c[outcome]}/{n}", "SDE", SDE_WORDS.get(kind, kind), outcome)
-    part.tables.append(latex(table, "poincare-sde",
+            part.macro(_share(tally.count(outcome), tally.total), "SDE", word, outcome)
+    part.tables.append(latex(sde_table(f, plan), "poincare-sde",
                              "Langevin SDE (MALA): decay rate against 1/(beta C_P), E[L] against quadrature, "
                              "E_beta[L] - inf L against d/(2 beta); agreement by TOST at a margin of 10% of the "
                              "prediction (the excess: one-sided, at most d/(2 beta) plus 10%), 90% t intervals with "
                              "df = units - 1 (8 chain groups for the rate, one unit per chain otherwise)."))
-    loss = sde_loss_table(store, camp, plan)
-    lrows = loss.rows()
-    part.macro(fmt(max((r[8] for r in lrows), default=None)), "SDE regularisation gap")
-    part.macro(", ".join(fmt(r[1]) for r in lrows) or "-", "SDE loss excess betas")
-    part.macro(", ".join(r[7] for r in lrows) or "-", "SDE loss excess outcomes")
-    part.macro(str(sum(r[7].startswith("refuted") and "predicted" in r[7] for r in lrows)), "SDE loss excess predicted")
-    k_pred = sum(r[7].startswith("refuted") and "predicted" in r[7] for r in lrows)
-    k_ref = sum(r[7].startswith("refuted") for r in lrows)
-    part.macro(refutations_sentence(k_pred, k_ref), "SDE loss excess predicted sentence")
-    # the table's "mean +- 3 se" written with a plus-minus sign in the prose
-    part.macro(", ".join(r[11].split(" (")[0].replace("+-", "±") for r in lrows) or "-", "SDE distance argmin L end")
-    if not lrows:                           # the campaign holds no expected-loss chunk (a partial run)
+    xs = f.loss_excess
+    part.macro(fmt(max((x.gap for x in xs), default=None)), "SDE regularisation gap")
+    part.macro(", ".join(fmt(x.beta) for x in xs) or "-", "SDE loss excess betas")
+    part.macro(", ".join(excess_outcome_text(x) for x in xs) or "-", "SDE loss excess outcomes")
+    k_pred = sum(x.predicted for x in xs)
+    part.macro(str(k_pred), "SDE loss excess predicted")
+    part.macro(refutations_sentence(k_pred, sum(x.outcome == "refuted" for x in xs)),
+               "SDE loss excess predicted sentence")
+    part.macro(", ".join(f"{x.to_argmin[-1].mean:.4g} ± {3 * x.to_argmin[-1].se:.2g}" for x in xs) or "-",
+               "SDE distance argmin L end")
+    if not xs:                              # the campaign holds no expected-loss chunk (a partial run)
         return
-    part.tables.append(latex(loss, "poincare-sde-loss",
+    part.tables.append(latex(sde_loss_table(f, plan), "poincare-sde-loss",
                              "Does the SDE minimise the loss? E_beta[L] - inf L (inf L: best L-BFGS value, an upper "
                              "estimate) against the Laplace value d/(2 beta), the regularisation gap, and the chains' "
                              "distance to the minimisers of L found (an upper estimate of the distance to argmin L) at "
@@ -280,10 +268,11 @@ def paper_part(store: Any, plan: Plan) -> Part:
     cmd = plan.command()
     part = Part("poincare", commands=[cmd])
     prov = provenance(plan)
+    f = findings(store, plan)
     missing = []
-    for section in (lambda: _bounds(part, store, plan, cmd, prov),
-                    lambda: _villani_boundary(part, store, plan, cmd, prov),
-                    lambda: _sde(part, store, plan, cmd)):
+    for section in (lambda: _bounds(part, f, plan, cmd, prov),
+                    lambda: _villani_boundary(part, f, plan, cmd, prov),
+                    lambda: _sde(part, f, plan, cmd)):
         try:                               # every campaign looked up: all missing ones named
             section()
         except MissingCampaign as exc:
@@ -291,7 +280,7 @@ def paper_part(store: Any, plan: Plan) -> Part:
     if missing:
         raise MissingCampaign.combine(missing)
     loss_definitions(part)
-    part.tables.insert(0, claims(part, prov, cmd))
+    part.tables.insert(0, claims(f, prov, cmd))
     return part
 
 
@@ -327,49 +316,41 @@ def loss_definitions(part: Part) -> None:
         part.macro(f"{value:g}", "Poincare", name)
 
 
-def _all_or_none(supported: str, refuted: str) -> str:
-    """A claim tested at several settings (``k/n`` supported, ``k/n`` refuted): supported where every
-    setting supports it, refuted where any refutes it, else inconclusive."""
-    from verification.report.part import counts_of
-
-    k, n = counts_of(supported)
-    return "refuted" if counts_of(refuted)[0] else "supported" if n and k == n else "inconclusive"
-
-
-def claims(part: Part, prov: str, cmd: str) -> Table:
+def claims(f: Findings, prov: str, cmd: str) -> Table:
     """The reproduction report's first table: the claims of Frangi et al. in their words, what they
-    state, this suite's design, its number and the outcome, read from the macros the part computed."""
-    from verification.report.part import claims_table, counts_of
-
-    m = part.macros
-    excess = [o.strip() for o in m["SDELossExcessOutcomes"].split(",") if o.strip() and o.strip() != "-"]
-    unpredicted = [o for o in excess if o.startswith("refuted") and "predicted" not in o]
-    sde_outcome = ("refuted" if unpredicted else "inconclusive" if any(o.startswith("inconclusive") for o in excess)
-                   else "supported" if excess else "not-testable")
-    attn2 = m.get("VillaniFailsSomewhereAttnTwo", "-")
-    lora = m.get("VillaniCertifiedPositiveLoraTwo", "-")
+    state, this suite's design, its number and the outcome (``f.claims``)."""
+    outcome = {c.key: c.outcome for c in f.claims}
+    attn2 = [b for b in f.boundaries if b.family == "attn2"]
+    lora = [b for b in f.boundaries if b.family == "lora2"]
+    lora_lo = [b.certified_lo for b in lora if b.status == "certified"]
+    rate = f.sde_tally("rate")
+    xs = f.loss_excess
     rows = [
         ["the empirical regression loss on an attention layer induces a Poincaré inequality for the Gibbs "
          "measure, for any mild regularization (through Villani's condition)", "every $\\lambda > 0$",
          "Villani's threshold $\\lambda_V(\\beta)$: 0 by proof for a scalar parameter; a grid estimate for two",
-         f"one parameter: $\\lambda_V = 0$; two: $\\lambda_V > 0$ at {attn2} (data, $\\beta$) pairs, up to "
-         f"{m.get('VillaniLambdaVAttnTwoMax', '-')} (estimate)",
-         "inconclusive" if counts_of(attn2)[0] else "supported"],     # a failure found by a grid estimate is not certified
+         f"one parameter: $\\lambda_V = 0$; two: $\\lambda_V > 0$ at "
+         f"{_share(sum(b.fails for b in attn2), len(attn2)) if attn2 else '-'} (data, $\\beta$) pairs, up to "
+         f"{fmt(max(b.estimate for b in attn2)) if attn2 else '-'} (estimate)",
+         outcome["attention-villani"]],     # a failure found by a grid estimate is not certified
         ["LoRA on a shallow neural net induces a Poincaré inequality, for any mild regularization",
          "every $\\lambda > 0$", "the loss is bounded: the Holley--Stroock bound applies at every $\\lambda$",
-         f"holds at every $\\lambda > 0$ (Holley--Stroock: {m.get('PoincareHSEveryLambdaFamilies', '-')})",
-         "holds (certified)" if "lora2" in m.get("PoincareHSEveryLambdaFamilies", "") else "inconclusive"],
+         f"holds at every $\\lambda > 0$ (Holley--Stroock: {', '.join(f.hs_every_lambda()) or 'none'})",
+         outcome["lora-poincare"]],
         ["... through Villani's condition, for every $\\lambda > 0$ (the proof's route, LoRA)", "every $\\lambda > 0$",
          "$\\lambda_V(\\beta)$ enclosed in ball arithmetic over data sets and $\\beta$",
-         f"certified $\\lambda_V > 0$ at {lora} pairs, lower ends {m.get('VillaniCertifiedLoLoraTwoMin', '-')}"
-         f"-{m.get('VillaniCertifiedLoLoraTwoMax', '-')}", "refuted" if counts_of(lora)[0] else "inconclusive"],
+         f"certified $\\lambda_V > 0$ at "
+         f"{_share(sum(b.certified_positive for b in lora), len(lora)) if lora else '-'} pairs, lower ends "
+         f"{fmt(min(lora_lo, default=None))}-{fmt(max(lora_lo, default=None))}", outcome["lora-villani"]],
         ["a certain SDE, which mimics the SGD, minimizes the corresponding losses", "-",
          "$E_\\beta[L] - \\inf L$ at most $d/(2\\beta)$ plus 10%, one-sided t over chains, at "
-         f"$\\beta$ = {m['SDELossExcessBetas']}", m["SDELossExcessOutcomes"], sde_outcome],
+         f"$\\beta$ = {', '.join(fmt(x.beta) for x in xs) or '-'}",
+         ", ".join(excess_outcome_text(x) for x in xs) or "-", outcome["sde-minimises"]],
         ["(the Langevin diffusion converges at the rate of the Poincaré constant)", "rate $1/(\\beta C_P)$",
          "decay rate of MALA chains against $1/(\\beta C_P)$, TOST at 10%",
-         f"supported {m['SDERateSupported']}, refuted {m['SDERateRefuted']}, inconclusive {m['SDERateInconclusive']}",
-         _all_or_none(m["SDERateSupported"], m["SDERateRefuted"])],
+         f"supported {_share(rate.count('supported'), rate.total)}, refuted "
+         f"{_share(rate.count('refuted'), rate.total)}, inconclusive {_share(rate.count('inconclusive'), rate.total)}",
+         outcome["langevin-rate"]],
     ]
     return claims_table("poincare-claims", rows,
                         "The claims of Frangi et al. (arXiv:2605.07959) tested here: each in the paper's words, what "

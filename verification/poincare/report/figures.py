@@ -1,15 +1,17 @@
-"""Figures of the Poincare campaign (paper/figures, PNG + PDF), drawn from the rows of
-:func:`verification.poincare.report.tables.bounds_table` (stored records only): C_P against lambda
-and against beta with the bounds, one file per family.
+"""Figures of the Poincare campaign (PNG + PDF), drawn from the family's findings (the instances
+of :class:`verification.poincare.findings.Findings`): C_P against lambda and against beta with the
+bounds, one file per family.
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
+from verification.poincare.findings import Instance
 from verification.report.figures import save_figure
 
 
-def constant_figures(rows: list[list], fig_dir: Path, prov: str) -> list[Path]:
+def constant_figures(instances: Sequence[Instance], fig_dir: Path, prov: str) -> list[Path]:
     """``poincare_<family>.png`` / ``.pdf``: C_P and its bounds against lambda and against beta."""
     import matplotlib
 
@@ -18,26 +20,28 @@ def constant_figures(rows: list[list], fig_dir: Path, prov: str) -> list[Path]:
 
     fig_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    fams = sorted({r[0] for r in rows})
-    for fam in fams:
-        mine = [r for r in rows if r[0] == fam]
-        betas, lams = sorted({r[1] for r in mine}), sorted({r[2] for r in mine})
+    for fam in sorted({i.family for i in instances}):
+        mine = [i for i in instances if i.family == fam]
+        betas, lams = sorted({i.beta for i in mine}), sorted({i.lam for i in mine})
         if len(betas) * len(lams) < 2:
             continue
         fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for ax, (xs_name, fixed_name, xi, fi, fixed) in zip(
-                axes, (("lambda", "beta", 2, 1, betas[len(betas) // 2]), ("beta", "lambda", 1, 2, lams[len(lams) // 2]))):
-            sel = sorted((r for r in mine if r[fi] == fixed), key=lambda r: r[xi])
-            x = [r[xi] for r in sel]
-            C = [r[3] for r in sel]
+        for ax, (xs_name, fixed_name, xs, fixed_of, fixed) in zip(
+                axes, (("lambda", "beta", lambda i: i.lam, lambda i: i.beta, betas[len(betas) // 2]),
+                       ("beta", "lambda", lambda i: i.beta, lambda i: i.lam, lams[len(lams) // 2]))):
+            sel = sorted((i for i in mine if fixed_of(i) == fixed), key=xs)
+            x = [xs(i) for i in sel]
+            C = [i.C_P for i in sel]
             ax.plot(x, C, "ko-", label="C_P (estimate)")
-            ax.plot(x, [r[5] for r in sel], "k:", label="1/(beta lambda)")
-            for col, lab, sty in ((6, "Bakry-Emery", "b^--"), (9, "Holley-Stroock", "rs--")):
-                pts = [(xx, r[col]) for xx, r in zip(x, sel) if r[col] is not None and r[col] < 1e6 * max(C)]
+            ax.plot(x, [i.gaussian_C for i in sel], "k:", label="1/(beta lambda)")
+            for bound, lab, sty in ((lambda i: i.be and i.be.bound, "Bakry-Emery", "b^--"),
+                                    (lambda i: i.hs and i.hs.bound, "Holley-Stroock", "rs--")):
+                pts = [(xx, bound(i)) for xx, i in zip(x, sel) if bound(i) is not None and bound(i) < 1e6 * max(C)]
                 if pts:
                     ax.plot(*zip(*pts), sty, label=lab)
-            for col, lab, sty in ((12, "Var theta (lower)", "gv-."), (13, "quadratic (lower)", "c.-.")):
-                pts = [(xx, r[col] * r[3]) for xx, r in zip(x, sel) if r[col] is not None]
+            for ratio, lab, sty in ((lambda i: i.var_ratio, "Var theta (lower)", "gv-."),
+                                    (lambda i: i.quad_ratio, "quadratic (lower)", "c.-.")):
+                pts = [(xx, ratio(i) * i.C_P) for xx, i in zip(x, sel) if ratio(i) is not None]
                 if pts:
                     ax.plot(*zip(*pts), sty, label=lab)
             ax.set_xscale("log")
