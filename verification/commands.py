@@ -2,7 +2,7 @@
 pattern): names and dotted module paths only, so that reading it imports nothing.
 
 :data:`FAMILIES` lists the family packages ``verification.<family>`` in main-job order, keyed by
-their main-job section. Each package has the same four roles (``checks``, ``report``, ``paper``,
+their main-job section. Each package has the same five roles (``checks``, ``findings``, ``report``, ``paper``,
 ``command``); ``attnbounds verify`` imports ``verification.<family>.command`` for each section it
 runs (its ``verify_section(ctx)``), and the paper builder imports ``verification.<family>.paper``
 (its ``paper_part(store, seed, full)``).
@@ -40,7 +40,7 @@ SECOND_LANE: tuple[str, ...] = ("dobrushin", "rank", "poincare", "san", "prove")
 # a family whose subcommand is not named as its section: subcommand -> section (either selects it)
 SECTION_ALIASES: dict[str, str] = {"rollout": "trained"}
 # the roles every family package has at its top level (a module or a subpackage each)
-ROLES: tuple[str, ...] = ("checks", "report", "paper", "command")
+ROLES: tuple[str, ...] = ("checks", "findings", "report", "paper", "command")
 
 
 class Command(NamedTuple):

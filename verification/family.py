@@ -17,16 +17,20 @@ A family's ``checks`` (a module, or a package's ``__init__``) exposes
   thing: the plan of ``attnbounds verify --full`` (the paper's full tables), and no ``--full`` the
   main job's quick plan; the sentence says which sizes that changes in this family.
 
-Its ``report`` exposes ``report(store, plan, out_dir, console)``: the tables (Markdown and CSV under
-``out_dir/tables``) and figures (under ``out_dir/figures``) of the plan, read from the store only.
-Its ``paper`` exposes ``paper_part(store, plan)`` and ``needs(store, plan)``
-(:mod:`verification.report.part`): the paper builder hands them the plan it made once
+Its ``findings`` exposes ``findings(store, plan) -> Findings``: a frozen dataclass of typed values
+(:mod:`verification.findings`: shares with their counts, estimates, decisions with their statistic,
+interval, level and method, per-cell tallies) built once from the plan's stored chunks, with no
+formatting; every statistical decision is made there or in the checks, through
+:mod:`verification.stats`. Its ``report`` exposes ``report(store, plan, out_dir, console)``: the
+findings rendered as tables (Markdown and CSV under ``out_dir/tables``) and figures (under
+``out_dir/figures``). Its ``paper`` exposes ``paper_part(store, plan)`` and ``needs(store, plan)``
+(:mod:`verification.report.part`: the same findings rendered as macros and tables): the paper builder hands them the plan it made once
 (:mod:`verification.paper.parts`: the main job's, or ``attnbounds paper --from``'s). No public
 function of a family's report or paper takes ``seed`` or ``full``. Its ``command`` exposes
 ``register(subparsers)`` and ``verify_section(ctx)``.
 
 >>> sorted(ENTRY_POINTS)
-['checks', 'command', 'paper', 'report']
+['checks', 'command', 'findings', 'paper', 'report']
 >>> PLAN_METHODS
 ('for_verify', 'from_args', 'campaigns', 'command', 'provenance', 'check')
 """
@@ -42,6 +46,7 @@ from verification.plan import assert_valid
 # role -> the names every family's role module defines
 ENTRY_POINTS: dict[str, tuple[str, ...]] = {
     "checks": ("Plan", "run", "FULL_SCALES"),
+    "findings": ("findings",),
     "report": ("report",),
     "paper": ("paper_part", "needs"),
     "command": ("register", "verify_section"),
