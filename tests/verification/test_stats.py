@@ -105,7 +105,7 @@ def test_identical_or_rounding_level_differences_decide_nothing(monkeypatch):
     assert S.exact_sd([0.1 + 0.2] * 3) == 0.0 and np.std([0.1 + 0.2] * 3, ddof=1) >= 0.0
     r = S.paired_t([0.005, 0.005, 0.0051])          # real spread: tested as before
     assert r["applicable"] and r["p_two"] < 0.05
-    monkeypatch.setattr(S, "SD_FLOOR", -1.0)        # planted bug: no floor
+    monkeypatch.setattr("verification.stats.paired.SD_FLOOR", -1.0)   # planted bug: no floor
     assert S.paired_t([0.005, 0.005, 0.0051 - 1e-4 + 1e-16])["p_two"] < 1e-6
 
 

@@ -1,0 +1,132 @@
+"""Binomial shares: the Wilson interval of k of n, the cluster bootstrap of a pooled share and of
+the difference of two, the exact binomial test, and the outcome of a claim about a share or an interval."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from theory.errors import InvalidInput
+
+Z95 = 1.959963984540054
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial share k/n (95% by default); (nan, nan) for n = 0."""
+    if n == 0:
+        return (math.nan, math.nan)
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (max(0.0, mid - half), min(1.0, mid + half))
+
+
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def cluster_bootstrap(k: Sequence[int], n: Sequence[int], seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES,
+                      level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of a pooled share sum(k) / sum(n) whose verdicts come in clusters (one
+    cluster per input: its verdicts over layers and heads are not independent): ``resamples`` times,
+    draw as many clusters as there are, with replacement, and take the pooled share of the draw;
+    ``numpy.random.default_rng(seed)``. ``k[c]`` of ``n[c]`` verdicts of cluster c are hits.
+    (nan, nan) without clusters or verdicts; a bad argument is an InvalidInput naming it.
+
+    Where every cluster is all hits (or all misses) the resamples have no spread and the percentile
+    interval would be the point [1, 1]; then the interval is the Wilson interval of the clusters, each
+    counted as one trial (C of C inputs), the information a sample of C inputs holds.
+
+    >>> [round(x, 3) for x in cluster_bootstrap([3, 3, 3, 3], [3, 3, 3, 3])]   # 4 inputs, every verdict a hit
+    [0.51, 1.0]
+    """
+    import numpy as np
+
+    kk, nn = np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)
+    if kk.shape != nn.shape or kk.ndim != 1:
+        raise InvalidInput(f"cluster bootstrap: k and n must be equal-length sequences, got {kk.shape} and {nn.shape}")
+    if np.any(nn < 0) or np.any(kk < 0) or np.any(kk > nn):
+        raise InvalidInput("cluster bootstrap: need 0 <= k <= n in every cluster")
+    if int(resamples) < 1 or not 0 < level < 1:
+        raise InvalidInput(f"cluster bootstrap: resamples >= 1 and 0 < level < 1, got {resamples}, {level}")
+    if kk.size == 0 or nn.sum() == 0:
+        return (math.nan, math.nan)
+    used = nn > 0
+    if np.all(kk[used] == nn[used]) or np.all(kk[used] == 0):          # no spread: one trial per input
+        c = int(used.sum())
+        return wilson(c if np.all(kk[used] == nn[used]) else 0, c)
+    idx = np.random.default_rng(seed).integers(0, kk.size, size=(int(resamples), kk.size))
+    tot = nn[idx].sum(axis=1)
+    share = np.where(tot > 0, kk[idx].sum(axis=1) / np.maximum(tot, 1), np.nan)
+    share = share[np.isfinite(share)]
+    a = (1 - level) / 2
+    return (float(np.quantile(share, a)), float(np.quantile(share, 1 - a)))
+
+
+def cluster_bootstrap_difference(k1: Sequence[int], n1: Sequence[int], k2: Sequence[int], n2: Sequence[int],
+                                 seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES,
+                                 level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of the difference of two pooled shares measured on the same clusters
+    (paired: cluster c has k1[c] of n1[c] hits in the first, k2[c] of n2[c] in the second), the
+    clusters resampled together with replacement (``numpy.random.default_rng(seed)``). A simultaneous
+    interval over m comparisons: ``level = 1 - alpha / m`` (Bonferroni).
+
+    >>> cluster_bootstrap_difference([2, 2], [2, 2], [0, 0], [2, 2])
+    (1.0, 1.0)
+    """
+    import numpy as np
+
+    a = [np.asarray(x, dtype=np.int64) for x in (k1, n1, k2, n2)]
+    if len({x.shape for x in a}) != 1 or a[0].ndim != 1:
+        raise InvalidInput("cluster bootstrap difference: k1, n1, k2, n2 must be equal-length sequences")
+    if any(np.any(x < 0) for x in a) or np.any(a[0] > a[1]) or np.any(a[2] > a[3]):
+        raise InvalidInput("cluster bootstrap difference: need 0 <= k <= n in every cluster")
+    if int(resamples) < 1 or not 0 < level < 1:
+        raise InvalidInput(f"cluster bootstrap difference: resamples >= 1 and 0 < level < 1, got {resamples}, {level}")
+    if a[0].size == 0 or a[1].sum() == 0 or a[3].sum() == 0:
+        return (math.nan, math.nan)
+    idx = np.random.default_rng(seed).integers(0, a[0].size, size=(int(resamples), a[0].size))
+    t1, t2 = a[1][idx].sum(axis=1), a[3][idx].sum(axis=1)
+    ok = (t1 > 0) & (t2 > 0)
+    d = a[0][idx].sum(axis=1)[ok] / t1[ok] - a[2][idx].sum(axis=1)[ok] / t2[ok]
+    q = (1 - level) / 2
+    return (float(np.quantile(d, q)), float(np.quantile(d, 1 - q)))
+
+
+def share_text(k: int, n: int) -> str:
+    lo, hi = wilson(k, n)
+    return f"{k / n:.3f} [{lo:.3f}, {hi:.3f}]" if n else "-"
+
+
+def share_outcome(k: int, n: int, level: float = 0.5) -> str:
+    """The outcome of a claim that something happens in most draws ("gradient descent recovers r*"):
+    supported when the 95% Wilson interval of k/n lies above ``level``, refuted when it lies
+    below, inconclusive when it contains it (or nothing was decided).
+
+    >>> share_outcome(111, 128), share_outcome(12, 40), share_outcome(5, 9)
+    ('supported', 'refuted', 'inconclusive')
+    """
+    if n <= 0:
+        return "inconclusive"
+    return interval_outcome(*wilson(k, n), level)
+
+
+def interval_outcome(lo: float, hi: float, level: float = 0.5) -> str:
+    """A 95% interval [lo, hi] against ``level``: supported above it, refuted below it, inconclusive
+    when it contains it (the rule of :func:`share_outcome`).
+
+    >>> interval_outcome(0.78, 0.88), interval_outcome(0.36, 0.48), interval_outcome(0.4, 0.6)
+    ('supported', 'refuted', 'inconclusive')
+    """
+    return "supported" if lo > level else "refuted" if hi < level else "inconclusive"
+
+
+def binomial_p(k: int, n: int, p: float, alternative: str = "two-sided") -> float:
+    """The exact binomial test's p-value of k hits in n trials against the hit probability p
+    (``scipy.stats.binomtest``; ``alternative`` "two-sided", "greater" or "less").
+
+    >>> round(binomial_p(9, 10, 0.5, "greater"), 4)
+    0.0107
+    """
+    from scipy.stats import binomtest
+
+    return float(binomtest(int(k), int(n), float(p), alternative=alternative).pvalue)
