@@ -7,13 +7,10 @@ answers (nothing solved) to select a plan's records.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 from verification import campaign
 from verification.prove.checks.statements import depth, premise_at, statement
-
-if TYPE_CHECKING:
-    from verification.prove.checks import Plan
 
 
 def premises_proved(key: str, dims: tuple, records: list[dict]) -> list[str]:
@@ -25,7 +22,7 @@ def premises_proved(key: str, dims: tuple, records: list[dict]) -> list[str]:
     return [p for p, pd in premise_at(key, dims).items() if not ({(p, tuple(pd)), (f"{p}.split", tuple(pd))} & proved)]
 
 
-def schedule(plan: Plan, store: Any, current: set, console: Any = None) -> Iterator[tuple[int, list]]:
+def schedule(plan: Any, store: Any, current: set, console: Any = None) -> Iterator[tuple[int, list]]:
     """The plan's chunks, ``(n, chunks)`` per level n and premise depth, each list planned from
     the answers stored for the lists before it (a statement stops at its first undecided size; one
     whose premises are not proved at a size is not run there): the caller runs each list before
@@ -56,7 +53,7 @@ def schedule(plan: Plan, store: Any, current: set, console: Any = None) -> Itera
                 yield n, chunks
 
 
-def plan_chunks(store: Any, plan: Plan) -> list[str]:
+def plan_chunks(store: Any, plan: Any) -> list[str]:
     """The chunk keys of ``plan`` as :func:`run_campaign` runs it on ``store``'s answers, nothing
     solved: every list of :func:`schedule` up to the first one the store lacks a chunk of (what
     comes after it depends on the answers still to be computed)."""
@@ -68,7 +65,7 @@ def plan_chunks(store: Any, plan: Plan) -> list[str]:
     return keys
 
 
-def run_campaign(store: Any, plan: Plan, console: Any = None) -> list[dict]:
+def run_campaign(store: Any, plan: Any, console: Any = None) -> list[dict]:
     """Run the plan level by level (resumable); returns the stored records of its statements."""
     current: set[str] = set()                      # the hashes of this plan's query texts
     for n, chunks in schedule(plan, store, current, console):
@@ -79,7 +76,7 @@ def run_campaign(store: Any, plan: Plan, console: Any = None) -> list[dict]:
             and max(r["extra"]["dims"]) <= plan.max_n and r["extra"].get("digest") in current]
 
 
-def plan_records(store: Any, plan: Plan) -> list[dict]:
+def plan_records(store: Any, plan: Any) -> list[dict]:
     """The stored records of ``plan``'s statements and sizes, as :func:`run_campaign` returns them
     (its schedule replayed on the stored answers, nothing solved)."""
     current: set[str] = set()
