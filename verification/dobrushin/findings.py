@@ -20,9 +20,6 @@ from verification.dobrushin.checks import CAUSAL_MARGIN, Plan
 from verification.findings import Decision, Estimate, Share
 from verification.stats import binomial_p, holm
 
-WHICH = ("d1", "d1_first", "d2")       # the shares of a cell that :meth:`Findings.pooled` can pool
-
-
 @dataclass(frozen=True)
 class Cell:
     """One (family, n) of the campaign: ``d1`` the D1 instances with exact equality, ``d1_first``
@@ -83,7 +80,7 @@ class Findings:
         return [c for c in self.cells if c.family in fams and sizes(c.n)]
 
     def pooled(self, which: str, families: Iterable[str], sizes: Callable[[int], bool] = lambda n: True) -> Share:
-        """The share ``which`` (:data:`WHICH`) pooled over the cells of ``families`` at ``sizes``."""
+        """The share ``which`` of a cell ("d1", "d1_first", "d2") pooled over the cells of ``families`` at ``sizes``."""
         shares = [getattr(c, which) for c in self.select(families, sizes)]
         return Share.wilson(sum(s.k for s in shares), sum(s.n for s in shares))
 

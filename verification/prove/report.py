@@ -1,8 +1,9 @@
-"""Tables of the SMT campaign, from stored records only (never recomputes): ``prove-sizes`` (every
-statement and size) and ``prove-reach`` (:func:`reach_table`, defined once: the paper shows a view of
-it, :func:`verification.prove.paper.paper_part`). Each row shows z3's and cvc5's answers and times on
-the same query texts; a size counts as proved only where both proved it and every premise of the
-statement (``extra["needs"]``, either encoding) is proved at its size too.
+"""Tables of the SMT campaign, rendered from its findings (:mod:`verification.prove.findings`, stored
+records only, never recomputed): ``prove-sizes`` (every statement and size), ``prove-reach``
+(:func:`reach_table`) and ``prove-symmetry`` (:func:`symmetry_table`, which the paper shows too).
+Each row shows z3's and cvc5's answers and times on the same query texts; a size counts as proved
+only where both proved it and every premise of the statement (either encoding) is proved at its size
+too. :func:`alarms` prints every way the stored answers contradict the registry or each other.
 
 A plan of user theorems over theory.expr (``--theory FILE.py``) is reported per theorem and size
 instead (:func:`expr_report`, the table ``prove-expr``): proved (for what: ``extra["for_every"]``), a
