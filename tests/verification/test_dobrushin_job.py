@@ -135,10 +135,13 @@ def test_table_never_shows_zero_slack_for_a_strict_record():
     def rec(v, slack):
         return {"theorem": "dobrushin.factor", "verdict": v, "slack": slack, "extra": {},
                 "provenance": {"family": "dirichlet", "n": 3}}
-    rows = dreport.summarise([rec("tight", 0.0), rec("holds", 4.3e-19), rec("holds", 0.25)])
-    assert rows[0][8] == 4.3e-19
-    rows = dreport.summarise([rec("holds", 0.0), rec("holds", 0.25)])
-    assert rows[0][8] == dreport.UNRESOLVED_SLACK and rows[0][8].startswith("> 0")
+    from verification.dobrushin.findings import cells
+
+    cell, = cells([rec("tight", 0.0), rec("holds", 4.3e-19), rec("holds", 0.25)])
+    assert cell.min_slack == 4.3e-19 and not cell.unresolved and dreport.summarise((cell,))[0][8] == 4.3e-19
+    cell, = cells([rec("holds", 0.0), rec("holds", 0.25)])
+    assert cell.min_slack is None and cell.unresolved
+    assert dreport.summarise((cell,))[0][8] == dreport.UNRESOLVED_SLACK and dreport.UNRESOLVED_SLACK.startswith("> 0")
 
 
 def test_cli_runs_and_rejects_bad_arguments(tmp_path, capsys):
@@ -280,3 +283,36 @@ def test_run_returns_what_each_campaign_did(tmp_path):
     assert first.names() == (PLAN.causal_campaign, PLAN.campaign)
     assert (first.computed, first.skipped) == (total, 0) and first.records > 0
     assert (again.computed, again.skipped, again.records) == (0, total, 0)
+
+
+def test_findings_count_the_records_and_test_the_causal_share(tmp_path):
+    """The findings' cells count the stored records per (family, n), their shares carry count,
+    total and Wilson interval; the causal sizes test the campaign's count against the stored
+    prediction (exact binomial, Holm across sizes) and carry the check's stored outcome."""
+    from verification.dobrushin.findings import findings
+    from verification.findings import Share
+    from verification.stats import binomial_p, holm, wilson
+
+    with ResultStore(tmp_path / "r.db") as s:
+        job.run(PLAN, s)
+        found = findings(s, PLAN)
+        recs = list(s.records(PLAN.campaign))
+        check = {r["extra"]["n"]: r for r in s.records(PLAN.causal_campaign)}
+    order = sorted(((f, n) for f in PLAN.families for n in PLAN.sizes), key=lambda c: (DISTRIBUTIONS.index(c[0]), c[1]))
+    assert [(c.family, c.n) for c in found.cells] == order
+    for c in found.cells:
+        mine = [r for r in recs if (r["provenance"]["family"], r["provenance"]["n"]) == (c.family, c.n)]
+        d1 = [r for r in mine if r["theorem"] == "dobrushin.factor"]
+        d2 = [r for r in mine if r["theorem"] == "dobrushin.product"]
+        assert (c.d1.k, c.d1.n) == (sum(r["verdict"] == "tight" for r in d1), 12)
+        assert (c.d2.k, c.d2.n) == (sum(r["verdict"] == "tight" for r in d2), len(d2)) and len(d2) == 5
+        assert (c.d1.lo, c.d1.hi) == wilson(c.d1.k, c.d1.n) and c.violated == c.undecided == 0
+    assert found.pooled("d2", ("dirichlet", "hard", "causal"), lambda n: n == 2) == Share.wilson(15, 15)   # n = 2: always tight
+    assert [s.n for s in found.causal] == [2, 5]
+    p = [binomial_p(s.campaign.k, s.campaign.n, check[s.n]["extra"]["predicted"]) for s in found.causal]
+    assert [s.binomial.p for s in found.causal] == holm(p)
+    for s in found.causal:
+        e = check[s.n]["extra"]
+        assert s.campaign == found.cell("causal", s.n).d2 and s.predicted.value == e["predicted"]
+        assert (s.check.k, s.check.n, s.verdicts_predicted.k) == (e["tight"], e["pairs"], e["verdict_agrees"])
+        assert s.agreement.outcome == check[s.n]["verdict"] and s.agreement.p == e["p_equivalent"]

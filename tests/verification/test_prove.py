@@ -12,7 +12,8 @@ from verification.cli import main
 from verification.prove import checks
 from verification.prove.paper import paper_part
 from verification.prove.checks import ALL, QUICK, Plan, record, run_campaign, sensitivity_failures
-from verification.prove.report import reach, rows
+from verification.prove.findings import Answer, reach
+from verification.prove.report import rows
 from verification.report.part import MissingCampaign
 from verification.store import ResultStore
 
@@ -37,8 +38,8 @@ def test_campaign_stores_proofs_and_expected_counterexamples_and_resumes(store):
     assert wrong["verdict"] == "not-applicable" and wrong["extra"]["expected"] == "counterexample"
     assert wrong["extra"]["smt"] == "counterexample" and wrong["extra"]["confirmed"] is True
     assert wrong["extra"]["counterexample"]["A"] and not sensitivity_failures(recs)
-    assert reach(recs)["d1.iff"]["largest"] == "3x3"
-    assert [r[1] for r in rows(recs)] == ["d1.bound.split"] * 2 + ["d1.iff", "d1.iff", "d1.iff.one-sided"]
+    assert reach(recs)["d1.iff"].largest == "3x3"
+    assert [r[1] for r in rows(map(Answer.of, recs))] == ["d1.bound.split"] * 2 + ["d1.iff", "d1.iff", "d1.iff.one-sided"]
     n = store.count(plan.campaign)
     assert run_campaign(store, plan) and store.count(plan.campaign) == n      # resumed: nothing recomputed
 
@@ -66,7 +67,7 @@ def test_unconfirmed_or_algebraic_models_and_timeouts_are_undecided():
     assert sensitivity_failures([{"extra": wrong.extra}])                   # a variant that was not refuted
     only_z3 = SmtResult("d1.bound", (3,), "undecided", 1.0, cvc5="undecided", reason="z3 unsat, cvc5 unknown (x)")
     r = record(STATEMENTS["d1.bound"], only_z3, 3.0)
-    assert r.verdict is Verdict.UNDECIDED and rows([{"theorem": "t", "extra": r.extra}])[0][5:8] == ("proved", 1.0,
+    assert r.verdict is Verdict.UNDECIDED and rows([Answer.of({"theorem": "t", "extra": r.extra})])[0][5:8] == ("proved", 1.0,
                                                                                                    "undecided")
 
 
@@ -75,21 +76,23 @@ def test_an_iff_is_never_proved_where_its_bound_is_not(store, monkeypatch):
     stored "proved" whose premise is missing."""
     from numerics.smt import SPLIT
 
-    real = checks.decide_split
+    from verification.prove.checks import records as solving
+
+    real = solving.decide_split
 
     def fake(st, dims, timeout):
         if st.key == "d1.bound.split" and dims == (3,):
             return SmtResult(st.key, dims, "undecided", 0.1, reason="planted", digest=real(st, dims, timeout).digest)
         return real(st, dims, timeout)
 
-    monkeypatch.setattr(checks, "decide_split", fake)
+    monkeypatch.setattr(solving, "decide_split", fake)
     recs = run_campaign(store, Plan(statements=("d1.iff",), max_n=3, timeout=30))
     assert {r["instance"] for r in recs} == {"d1.bound.split@2x2", "d1.bound.split@3x3", "d1.iff@2x2"}
-    assert reach(recs)["d1.iff"]["largest"] == "2x2"
+    assert reach(recs)["d1.iff"].largest == "2x2"
     # a stored "proved" at 3x3 without the bound proved there is not reported proved
     stand_in = record(STATEMENTS["d1.iff"], SmtResult("d1.iff", (3,), "proved", 0.1), 30)
     fake_recs = [r for r in recs] + [{"theorem": stand_in.theorem, "extra": stand_in.extra}]
-    assert reach(fake_recs)["d1.iff"]["largest"] == "2x2"
+    assert reach(fake_recs)["d1.iff"].largest == "2x2"
     assert SPLIT["d1.iff.split"].needs == ("d1.bound",) and checks.select(("d2.iff",))[0] == "d2.bound.split"
 
 
@@ -152,14 +155,14 @@ def test_the_symmetry_reduction_is_checked_and_a_disagreement_is_loud():
     up to the largest size both solvers prove both; a size where one encoding is proved and the other
     refuted is a disagreement that the prove command reports (exit 1)."""
     from verification.prove.report import alarms as _loud
-    from verification.prove.report import symmetry_checked, symmetry_disagreements, symmetry_rows
+    from verification.prove.findings import symmetry, symmetry_checked
+    from verification.prove.report import symmetry_disagreements
 
     recs = [_stand_in("d1.bound.exhaustive", (2,), "proved", "proved"), _stand_in("d1.bound.split", (2,), "proved", "proved"),
             _stand_in("d1.bound.exhaustive", (3,), "proved", "proved"), _stand_in("d1.bound.split", (3,), "proved", "proved"),
             _stand_in("d1.bound.exhaustive", (4,), "undecided", "undecided"),
             _stand_in("d1.bound.split", (4,), "proved", "proved")]
-    rows = symmetry_rows(recs)
-    assert [r[6] for r in rows] == ["yes", "yes", "-"] and symmetry_checked(recs) == {"d1.bound": "3x3"}
+    assert [s.agree for s in symmetry(recs)] == [True, True, None] and symmetry_checked(recs) == {"d1.bound": "3x3"}
     assert not symmetry_disagreements(recs)
     planted = recs[:2] + [_stand_in("d1.bound.exhaustive", (3,), "counterexample", "counterexample"), recs[3]]
     assert symmetry_checked(planted) == {"d1.bound": "2x2"}
@@ -287,3 +290,21 @@ def test_run_returns_what_each_level_did(store):
     assert isinstance(first, RunResult) and first.family == "prove" and first.names() == (plan.campaign,)
     assert len(first.campaigns) == 2 and (first.computed, first.records) == (2, 2)     # one run per level
     assert (again.computed, again.skipped) == (0, 2)
+
+
+def test_findings_hold_the_answers_reach_and_variants_as_values():
+    """The findings of stored answers: each answer's solvers, the reach of a true statement with its
+    dims, the symmetry comparison, the wrong variants refuted as a share and the solvers' clashes."""
+    from verification.prove.findings import of_records
+
+    recs = [_stand_in("d1.bound.exhaustive", (2,), "proved", "proved"), _stand_in("d1.bound.split", (2,), "proved", "proved"),
+            _stand_in("d1.bound.split", (3,), "proved", "undecided"),
+            _stand_in("d1.iff.one-sided", (3,), "counterexample", "counterexample"),
+            _stand_in("d2.bound.strict", (2, 2, 2), "proved", "proved")]
+    recs[3]["extra"]["confirmed"] = True
+    found = of_records(recs + [recs[0]])                               # a repeated answer counts once
+    assert len(found.answers) == 5 and found.answers[2].z3 == "proved" and found.answers[2].cvc5 == "undecided"
+    split = {r.statement: r for r in found.reach}["d1.bound.split"]
+    assert (split.largest, split.largest_dims, split.undecided) == ("2x2", (2,), "3x3")
+    assert [(s.bound, s.agree) for s in found.symmetry] == [("d1.bound", True)] and found.checked("d1.bound") == "2x2"
+    assert (found.variants.k, found.variants.n) == (1, 2) and found.clashes == 0 and found.true_refuted == ()

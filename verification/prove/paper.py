@@ -12,10 +12,11 @@ encodings agree (``\\ProveSymmetryVerdict``).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Iterable, Optional
 
 from verification.prove.checks import Plan, plan_chunks
-from verification.prove.report import latest, reach_table, recheck_text, symmetry_checked, symmetry_table
+from verification.prove.findings import Reach, findings
+from verification.prove.report import SUMMARY_COLUMNS, recheck_text, symmetry_table
 from verification.report.part import MissingCampaign, Need, Part, Table
 
 
@@ -26,63 +27,59 @@ def needs(store: Any, plan: Plan) -> list[Need]:
     return [Need("prove", plan.campaign, frozenset(plan_chunks(store, plan)), plan.command())]
 
 
+def seconds(s: Optional[float]) -> str:
+    return "-" if s is None else f"{s:.1f}"
+
+
 def paper_part(store: Any, plan: Plan) -> Part:
-    """Tables and macros of ``plan``'s SMT campaign (nothing here is random)."""
+    """Tables and macros of ``plan``'s SMT campaign (nothing here is random), rendered from its
+    findings (:func:`verification.prove.findings.findings`)."""
     import pandas as pd
 
     cmd = plan.command()
-    records = latest(r for r in store.records(plan.campaign)
-                     if max(r["extra"]["dims"]) <= plan.largest(r["extra"]["statement"]))
-    if not records:
+    found = findings(store, plan)
+    if not found.answers:
         raise MissingCampaign(plan.campaign, cmd)
     part = Part("prove", commands=[cmd])
-    e0 = records[0]["extra"]
-    prov = (f"campaign {plan.campaign}; solvers {e0['solver']} and {e0.get('solver2', 'none')}; budget "
+    a0 = found.answers[0]
+    prov = (f"campaign {plan.campaign}; solvers {a0.solver} and {a0.solver2}; budget "
             f"{plan.timeout:g} s per size and solver")
     part.macro(f"{plan.timeout:g}", "prove budget seconds")
     part.macro(str(plan.max_n), "prove attempted n")      # the size tried, not the size proved (the reach)
-    seconds = lambda s: "-" if s is None else f"{s:.1f}"  # noqa: E731
-    reach = reach_table(records, plan.campaign, cmd).frame     # the report's table; columns read by name
-    for key, largest, s in zip(reach["statement"], reach["proved for all sizes up to"], reach["seconds there"]):
-        part.macro(largest or "none", "prove", key, "largest")
-        part.macro(seconds(s), "prove", key, "seconds")
-    shown = reach.assign(**{"proved for all sizes up to": [v or "-" for v in reach["proved for all sizes up to"]],
-                            "seconds there": [seconds(s) for s in reach["seconds there"]],
-                            "cvc5 seconds there": [seconds(s) for s in reach["cvc5 seconds there"]],
-                            "first undecided": [v or "-" for v in reach["first undecided"]]})
+    for r in found.reach:
+        part.macro(r.largest or "none", "prove", r.statement, "largest")
+        part.macro(seconds(r.seconds), "prove", r.statement, "seconds")
+    shown = pd.DataFrame([(r.theorem, r.statement, r.encoding, r.largest or "-", seconds(r.seconds),
+                           seconds(r.cvc5_seconds), r.undecided or "-", r.counterexamples) for r in found.reach],
+                         columns=list(SUMMARY_COLUMNS), dtype=object)
     shown = shown.rename(columns={"seconds there": "z3 seconds", "cvc5 seconds there": "cvc5 seconds"})
     part.tables.append(Table("prove-reach", shown.infer_objects(),
         "Dobrushin statements proved by both z3 and cvc5 for all row-stochastic matrices of every size "
         r"up to the one shown (D2: $n \times n \times n$), within the stated budget per size and solver.", prov,
         campaigns=(plan.campaign,), command=cmd))
-    symmetry = replace(symmetry_table(records, plan.campaign, cmd), caption=("The symmetry reduction of the split encodings checked: each bound without any symmetry "
-                        "(every pair of rows, set of columns and sign pattern) against its split, per solver; "
-                        "agree: both solvers' answers coincide wherever they decided both."))
+    symmetry = replace(symmetry_table(found, plan.campaign, cmd), caption=(
+        "The symmetry reduction of the split encodings checked: each bound without any symmetry "
+        "(every pair of rows, set of columns and sign pattern) against its split, per solver; "
+        "agree: both solvers' answers coincide wherever they decided both."))
     part.tables.append(symmetry)
-    checked = symmetry_checked(records)
-    agree = list(symmetry.frame["agree"])
-    part.macro("agree with" if agree and "NO" not in agree else "DISAGREE with" if "NO" in agree else
-               "could not be compared with", "prove symmetry verdict")
+    agree = [s.agree for s in found.symmetry]
+    part.macro("DISAGREE with" if False in agree else "agree with" if agree else "could not be compared with",
+               "prove symmetry verdict")
     for key in ("d1.bound", "d2.bound"):
-        part.macro(checked.get(key) or "none", "prove symmetry", key, "largest")
-    wrong = [r for r in records if r["extra"]["wrong"]]
-    answers = [{r["extra"]["smt"], r["extra"].get("cvc5") or ""} for r in records]
-    clash = sum({"proved", "counterexample"} <= a for a in answers)
-    part.guard(clash == 0, "prove solvers never disagree", detail=f"{clash} queries proved by one solver, refuted by the other")
-    true_refuted = [r["extra"]["statement"] for r in records if not r["extra"]["wrong"] and r["extra"]["smt"] == "counterexample"]
-    part.guard(not true_refuted, "prove no counterexample to a true statement",
-               detail="counterexamples to " + ", ".join(sorted(set(true_refuted))) if true_refuted else "")
-    refuted = [r for r in wrong if r["extra"]["smt"] == "counterexample" and r["extra"]["confirmed"]]
-    part.macro(str(len(refuted)), "prove variants refuted")
-    part.macro(str(len(wrong)), "prove variants")
-    vrows = [[r["extra"]["statement"], r["extra"]["text"], r["extra"]["shape"], r["extra"]["smt"],
-              recheck_text(r["extra"]), f"{r['extra']['seconds']:.2f}", r["extra"].get("cvc5") or "-",
-              f"{r['extra'].get('cvc5_seconds') or 0:.2f}"] for r in wrong]
+        part.macro(found.checked(key) or "none", "prove symmetry", key, "largest")
+    part.guard(found.clashes == 0, "prove solvers never disagree",
+               detail=f"{found.clashes} queries proved by one solver, refuted by the other")
+    part.guard(not found.true_refuted, "prove no counterexample to a true statement",
+               detail="counterexamples to " + ", ".join(sorted(set(found.true_refuted))) if found.true_refuted else "")
+    part.macro(str(found.variants.k), "prove variants refuted")
+    part.macro(str(found.variants.n), "prove variants")
+    vrows = [[a.statement, a.text, a.shape, a.smt, recheck_text(a), f"{a.seconds:.2f}", a.cvc5 or "-",
+              f"{a.cvc5_seconds or 0:.2f}"] for a in found.wrong]
     part.tables.append(Table("prove-variants", pd.DataFrame(vrows, columns=[
         "variant", "statement", "size", "z3", "exact re-check", "z3 seconds", "cvc5", "cvc5 seconds"]),
         "Deliberately wrong variants: each must come back with a counterexample, re-checked exactly.", prov,
         campaigns=(plan.campaign,), command=cmd))
-    part.tables.append(formal_table(cmd, reached_sizes(reach)))
+    part.tables.append(formal_table(cmd, reached_sizes(found.reach)))
     return part
 
 
@@ -95,33 +92,33 @@ def _role(key: str) -> str:
     return next((role for part, role in ROLES if part in key.split(".") or key == part), "bound")
 
 
-def _size_key(size: str) -> tuple:
-    import re
+def _order(dims: tuple) -> tuple:
+    """The order of two sizes of one part of a statement: the matrix dims (n x n for one n)."""
+    return tuple(dims * 2 if len(dims) == 1 else dims)
 
-    return tuple(int(v) for v in re.findall(r"\d+", size))
 
+def reached_sizes(reach: Iterable[Reach]) -> dict[str, str]:
+    """Per theorem, the sizes the stored SMT campaign proved it for (each statement's reach), one
+    phrase: the largest size per part of the statement (bound, condition, chain, lemma) over its
+    encodings, e.g. ``bound 3x3; condition 3x3``. Nothing here is read from the registry's declared
+    ``smt_checked`` sizes.
 
-def reached_sizes(reach: Any) -> dict[str, str]:
-    """Per theorem, the sizes the stored SMT campaign proved it for (the reach table's column
-    ``proved for all sizes up to``), one phrase: the largest size per part of the statement (bound,
-    condition, chain, lemma) over its encodings, e.g. ``bound 3x3; condition 3x3``. Nothing here
-    is read from the registry's declared ``smt_checked`` sizes.
-
-    >>> import pandas as pd
-    >>> reach = pd.DataFrame({"theorem": ["t", "t", "t"], "statement": ["d1.bound", "d1.bound.split", "d1.iff"],
-    ...                       "proved for all sizes up to": ["3x3", "4x4", None]})
+    >>> reach = [Reach("t", "d1.bound", "direct", "3x3", (3,), 1.0, 1.0, None, 0),
+    ...          Reach("t", "d1.bound.split", "split", "4x4", (4,), 1.0, 1.0, None, 0),
+    ...          Reach("t", "d1.iff", "direct", None, None, None, None, "2x2", 0)]
     >>> reached_sizes(reach)
     {'t': 'bound 4x4; condition none'}
     """
-    best: dict[str, dict[str, str]] = {}
-    for th, key, size in zip(reach["theorem"], reach["statement"], reach["proved for all sizes up to"]):
-        roles = best.setdefault(th, {})
-        role, size = _role(key), size if isinstance(size, str) and size else None
-        if size and (roles.get(role) in (None, "none") or _size_key(size) > _size_key(roles[role])):
-            roles[role] = size
-        roles.setdefault(role, "none")
+    best: dict[str, dict[str, tuple]] = {}
+    for r in reach:
+        roles = best.setdefault(r.theorem, {})
+        role = _role(r.statement)
+        if r.largest and (roles.get(role) is None or _order(r.largest_dims) > _order(roles[role][1])):
+            roles[role] = (r.largest, r.largest_dims)
+        roles.setdefault(role, None)
     order = ("bound", "equality", "condition", "chain", "lemma")
-    return {th: "; ".join(f"{r} {roles[r]}" for r in order if r in roles) for th, roles in best.items()}
+    return {th: "; ".join(f"{r} {roles[r][0] if roles[r] else 'none'}" for r in order if r in roles)
+            for th, roles in best.items()}
 
 
 def formal_table(command: str, reached: dict[str, str]) -> Table:

@@ -1,8 +1,9 @@
-"""Tables of the SMT campaign, from stored records only (never recomputes): ``prove-sizes`` (every
-statement and size) and ``prove-reach`` (:func:`reach_table`, defined once: the paper shows a view of
-it, :func:`verification.prove.paper.paper_part`). Each row shows z3's and cvc5's answers and times on
-the same query texts; a size counts as proved only where both proved it and every premise of the
-statement (``extra["needs"]``, either encoding) is proved at its size too.
+"""Tables of the SMT campaign, rendered from its findings (:mod:`verification.prove.findings`, stored
+records only, never recomputed): ``prove-sizes`` (every statement and size), ``prove-reach``
+(:func:`reach_table`) and ``prove-symmetry`` (:func:`symmetry_table`, which the paper shows too).
+Each row shows z3's and cvc5's answers and times on the same query texts; a size counts as proved
+only where both proved it and every premise of the statement (either encoding) is proved at its size
+too. :func:`alarms` prints every way the stored answers contradict the registry or each other.
 
 A plan of user theorems over theory.expr (``--theory FILE.py``) is reported per theorem and size
 instead (:func:`expr_report`, the table ``prove-expr``): proved (for what: ``extra["for_every"]``), a
@@ -14,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from verification.prove.findings import Answer, Findings, latest, of_records, premise_gaps, size_key, \
+    symmetry, z3_answer
 from verification.report.tables import Table, print_table, write_table
 
 COLUMNS = ("theorem", "statement", "encoding", "size", "result", "z3", "z3 seconds", "cvc5", "cvc5 seconds",
@@ -22,112 +25,54 @@ SUMMARY_COLUMNS = ("theorem", "statement", "encoding", "proved for all sizes up 
                    "cvc5 seconds there", "first undecided", "counterexamples")
 SYMMETRY_COLUMNS = ("statement", "size", "exhaustive z3", "split z3", "exhaustive cvc5", "split cvc5", "agree",
                     "exhaustive queries", "split queries")
-SYMMETRY_OF = {"d1.bound.exhaustive": "d1.bound.split", "d2.bound.exhaustive": "d2.bound.split"}
 
 
-def latest(records: Iterable[dict]) -> list[dict]:
-    """The last stored record of each (statement, size): an answer for an older encoding is replaced."""
-    by: dict = {}
-    for r in records:
-        by[(r["extra"]["statement"], tuple(r["extra"]["dims"]))] = r
-    return list(by.values())
-
-
-def z3_text(e: dict) -> str:
-    """z3's own answer: the combined answer is "undecided" where only cvc5 did not prove it."""
-    if e["smt"] == "undecided" and e.get("cvc5") == "undecided" and e["reason"].startswith("z3 unsat"):
-        return "proved"
-    return e["smt"]
-
-
-def premise_gaps(records: Iterable[dict]) -> set[tuple[str, tuple]]:
-    """(statement, dims) proved by both solvers whose premises are not all proved at their size."""
-    recs = list(records)
-    proved = {(r["extra"]["statement"], tuple(r["extra"]["dims"])) for r in recs if r["extra"]["smt"] == "proved"}
-    out = set()
-    for r in recs:
-        e = r["extra"]
-        pd = tuple(e.get("premise_dims") or e["dims"])
-        at = {b: tuple(d) for b, d in (e.get("premise_at") or {}).items()}
-        bases = {k.removesuffix(".split"): at.get(k.removesuffix(".split"), pd) for k in e.get("needs") or ()}
-        if e["smt"] == "proved" and any(not ({(b, d), (f"{b}.split", d)} & proved) for b, d in bases.items()):
-            out.add((e["statement"], tuple(e["dims"])))
-    return out
-
-
-def _size_key(r: dict) -> tuple:
-    return (max(r["extra"]["dims"]), tuple(r["extra"]["dims"]))
-
-
-def recheck_text(e: dict) -> str:
-    if e["smt"] != "counterexample":
+def recheck_text(a: Answer) -> str:
+    """The exact re-check of a model, in words ("-" without a model)."""
+    if a.smt != "counterexample":
         return "-"
-    if e["confirmed"] is None:
+    if a.confirmed is None:
         return "model not rational"
-    suite = {True: ", suite agrees", False: ", SUITE DISAGREES", None: ""}[e["suite_agrees"]]
-    return ("confirmed" if e["confirmed"] else "NOT confirmed") + suite
+    suite = {True: ", suite agrees", False: ", SUITE DISAGREES", None: ""}[a.suite_agrees]
+    return ("confirmed" if a.confirmed else "NOT confirmed") + suite
 
 
-def result_text(e: dict) -> str:
-    if e["wrong"]:
-        ok = e["smt"] == "counterexample" and e["confirmed"]
-        return f"{e['smt']} ({'expected' if ok else 'EXPECTED a counterexample'})"
-    return e["smt"]
+def result_text(a: Answer) -> str:
+    if a.wrong:
+        return f"{a.smt} ({'expected' if a.refuted else 'EXPECTED a counterexample'})"
+    return a.smt
 
 
-def rows(records: Iterable[dict]) -> list[tuple]:
+def rows(answers: Iterable[Answer]) -> list[tuple]:
     """One row per stored (statement, size), true statements first, sizes increasing."""
-    recs = sorted(records, key=lambda r: (r["extra"]["wrong"], r["extra"]["statement"], _size_key(r)))
-    return [(r["theorem"], r["extra"]["statement"], r["extra"]["encoding"], r["extra"]["shape"],
-             result_text(r["extra"]),
-             z3_text(r["extra"]), r["extra"]["seconds"], r["extra"].get("cvc5") or "-",
-             r["extra"].get("cvc5_seconds"), r["extra"]["queries"], r["extra"]["variables"],
-             r["extra"]["size_chars"], recheck_text(r["extra"])) for r in recs]
+    ans = sorted(answers, key=lambda a: (a.wrong, a.statement, size_key(a.dims)))
+    return [(a.theorem, a.statement, a.encoding, a.shape, result_text(a), a.z3, a.seconds, a.cvc5 or "-",
+             a.cvc5_seconds, a.queries, a.variables, a.size_chars, recheck_text(a)) for a in ans]
 
 
-def reach(records: Iterable[dict]) -> dict[str, dict[str, Any]]:
-    """Per true statement: the largest size up to which every size is proved, its time, the first
-    undecided size and the number of counterexamples (a true statement: must be 0). A size whose
-    premises are not proved is not counted (:func:`premise_gaps`)."""
-    records = list(records)
-    gaps = premise_gaps(records)
-    by: dict[str, list] = {}
-    for r in records:
-        if not r["extra"]["wrong"]:
-            by.setdefault(r["extra"]["statement"], []).append(r)
-    out = {}
-    for key, recs in sorted(by.items()):
-        recs.sort(key=_size_key)
-        best: Optional[dict] = None
-        undecided = None
-        for r in recs:
-            if r["extra"]["smt"] != "proved" or (key, tuple(r["extra"]["dims"])) in gaps:
-                undecided = undecided or (r if r["extra"]["smt"] == "undecided" else None)
-                break
-            best = r
-        out[key] = dict(theorem=recs[0]["theorem"], encoding=recs[0]["extra"]["encoding"],
-                        largest=best["extra"]["shape"] if best else None,
-                        largest_n=max(best["extra"]["dims"]) if best else None,
-                        seconds=best["extra"]["seconds"] if best else None,
-                        cvc5_seconds=best["extra"].get("cvc5_seconds") if best else None,
-                        undecided=undecided["extra"]["shape"] if undecided else None,
-                        counterexamples=sum(r["extra"]["smt"] == "counterexample" for r in recs))
-    return out
-
-
-def summary_rows(records: Iterable[dict]) -> list[tuple]:
-    return [(v["theorem"], k, v["encoding"], v["largest"], v["seconds"], v["cvc5_seconds"], v["undecided"],
-             v["counterexamples"])
-            for k, v in reach(records).items()]
-
-
-def reach_table(records: Iterable[dict], campaign: str, command: str) -> Table:
+def reach_table(found: Findings, campaign: str, command: str) -> Table:
     """``prove-reach``: per true statement, proved for all sizes up to (None: not even the first),
     the seconds there, the first undecided size and the counterexamples (a true statement: 0);
     ``command``: the plan's (:meth:`verification.prove.checks.Plan.command`)."""
-    return Table.from_rows("prove-reach", summary_rows(records), SUMMARY_COLUMNS,
-                           "Dobrushin statements: proved for all sizes up to", f"campaign {campaign}",
-                           campaigns=(campaign,), command=command)
+    rows = [(r.theorem, r.statement, r.encoding, r.largest, r.seconds, r.cvc5_seconds, r.undecided, r.counterexamples)
+            for r in found.reach]
+    return Table.from_rows("prove-reach", rows, SUMMARY_COLUMNS, "Dobrushin statements: proved for all sizes up to",
+                           f"campaign {campaign}", campaigns=(campaign,), command=command)
+
+
+def agree_text(agree: Optional[bool]) -> str:
+    return "-" if agree is None else "yes" if agree else "NO"
+
+
+def symmetry_table(found: Findings, campaign: str, command: str) -> Table:
+    """``prove-symmetry``: per bound and size, each solver's answer for its exhaustive and its split
+    encoding, whether they agree, and the queries of each."""
+    rows = [(s.bound, s.shape, s.exhaustive_z3, s.split_z3, s.exhaustive_cvc5 or "-", s.split_cvc5 or "-",
+             agree_text(s.agree), s.exhaustive_queries, s.split_queries) for s in found.symmetry]
+    return Table.from_rows("prove-symmetry", rows, SYMMETRY_COLUMNS,
+                           "The symmetry reduction checked: the bounds without symmetry (every pair, column set "
+                           "and sign pattern) against the symmetry-reduced split, per solver",
+                           f"campaign {campaign}", campaigns=(campaign,), command=command)
 
 
 def report(store: Any, plan: Any, out_dir: Path, console: Any) -> int:
@@ -138,7 +83,7 @@ def report(store: Any, plan: Any, out_dir: Path, console: Any) -> int:
     records = plan_records(store, plan)
     if getattr(plan, "expr", False):
         return expr_report(records, plan, Path(out_dir) / "tables", console)
-    report_records(records, plan, Path(out_dir) / "tables", console)
+    report_findings(of_records(records), plan, Path(out_dir) / "tables", console)
     return alarms(records, console)
 
 
@@ -165,14 +110,14 @@ def alarms(records: list[dict], console: Any) -> int:
     return 1 if bad or wrong or split else 0
 
 
-def report_records(records: list[dict], plan: Any, tables: Optional[Path], console: Any) -> None:
-    """Print (and write under ``tables``) the per-size table and the reach summary of ``plan``'s
-    ``records``."""
+def report_findings(found: Findings, plan: Any, tables: Optional[Path], console: Any) -> None:
+    """Print (and write under ``tables``) the per-size table, the reach summary and the symmetry
+    comparison of ``plan``'s findings."""
     campaign = plan.campaign
     prov = f"campaign {campaign}"
-    detail = rows(records)
+    detail = rows(found.answers)
     cmd = plan.command()
-    summary, symmetry = reach_table(records, campaign, cmd), symmetry_table(records, campaign, cmd)
+    summary, symmetry = reach_table(found, campaign, cmd), symmetry_table(found, campaign, cmd)
     if console is not None:
         print_table(console, detail, COLUMNS, f"SMT: every statement and size ({campaign})")
         print_table(console, summary.rows(), summary.columns(), "SMT: proved for all sizes up to")
@@ -183,54 +128,10 @@ def report_records(records: list[dict], plan: Any, tables: Optional[Path], conso
         symmetry.write(tables)
 
 
-def symmetry_rows(records: Iterable[dict]) -> list[tuple]:
-    """The symmetry reduction checked (``numerics.smt.exhaustive``): per bound and size where both its
-    exhaustive (no symmetry) and its split (symmetry-reduced) encoding are stored, each solver's answer
-    for each, and whether they agree: "yes" (both proved, or both refuted, by each solver that decided
-    both), "NO" (a solver proves one and refutes the other: an encoding bug), "-" (nothing to compare:
-    every solver left one of them undecided)."""
-    by = {(r["extra"]["statement"], tuple(r["extra"]["dims"])): r["extra"] for r in records}
-    out = []
-    for (key, dims), ex in sorted(by.items(), key=lambda kv: (kv[0][0], max(kv[0][1]), kv[0][1])):
-        sp = by.get((SYMMETRY_OF.get(key, ""), dims))
-        if sp is None:
-            continue
-        answers = {s: (a, b) for s, a, b in (("z3", z3_text(ex), z3_text(sp)),
-                                             ("cvc5", ex.get("cvc5") or "-", sp.get("cvc5") or "-"))}
-        decided = [a == b for a, b in answers.values() if "undecided" not in (a, b) and "-" not in (a, b)]
-        agree = "-" if not decided else "yes" if all(decided) else "NO"
-        out.append((key.removesuffix(".exhaustive"), ex["shape"], answers["z3"][0], answers["z3"][1],
-                    answers["cvc5"][0], answers["cvc5"][1], agree, ex["queries"], sp["queries"]))
-    return out
-
-
-def symmetry_checked(records: Iterable[dict]) -> dict[str, Optional[str]]:
-    """Per bound ("d1.bound", "d2.bound"): the largest size up to which, at every size, both
-    encodings are proved by both solvers (the reduction is machine-checked there); None: not even
-    the first. A disagreement (agree "NO") ends the climb as an undecided size does."""
-    out: dict[str, Optional[str]] = {}
-    stopped: set[str] = set()
-    for key, shape, ez, sz, ec, sc, agree, *_ in symmetry_rows(records):     # sizes increasing per key
-        out.setdefault(key, None)
-        if key in stopped:
-            continue
-        if agree == "yes" and {ez, sz, ec, sc} == {"proved"}:
-            out[key] = shape
-        else:
-            stopped.add(key)
-    return out
-
-
 def symmetry_disagreements(records: Iterable[dict]) -> list[str]:
-    return [f"{r[0]} at {r[1]}: the exhaustive encoding says z3 {r[2]} / cvc5 {r[4]}, the split z3 {r[3]} / "
-            f"cvc5 {r[5]}" for r in symmetry_rows(records) if r[6] == "NO"]
-
-
-def symmetry_table(records: Iterable[dict], campaign: str, command: str) -> Table:
-    return Table.from_rows("prove-symmetry", symmetry_rows(records), SYMMETRY_COLUMNS,
-                           "The symmetry reduction checked: the bounds without symmetry (every pair, column set "
-                           "and sign pattern) against the symmetry-reduced split, per solver",
-                           f"campaign {campaign}", campaigns=(campaign,), command=command)
+    return [f"{s.bound} at {s.shape}: the exhaustive encoding says z3 {s.exhaustive_z3} / cvc5 "
+            f"{s.exhaustive_cvc5 or '-'}, the split z3 {s.split_z3} / cvc5 {s.split_cvc5 or '-'}"
+            for s in symmetry(records) if s.agree is False]
 
 
 REGISTRY_BUDGET = 60.0     # seconds: the budget under which theory's ``smt_checked`` sizes were measured
@@ -306,7 +207,7 @@ def expr_lines(records: list[dict], plan: Any) -> list[str]:
                 out.append(f"  n = {n}: not run ({why})")
                 continue
             cvc5 = f"cvc5 {e['cvc5']} in {e.get('cvc5_seconds') or 0:.2f} s" if e.get("cvc5") else "cvc5 not run"
-            times = f"z3 {z3_text(e)} in {e['seconds']:.2f} s, {cvc5}"
+            times = f"z3 {z3_answer(e)} in {e['seconds']:.2f} s, {cvc5}"
             what = outcome(e)
             mats = ", ".join(e["matrices"])
             if what == "proved" and e.get("for_every"):
@@ -330,9 +231,9 @@ def expr_lines(records: list[dict], plan: Any) -> list[str]:
 
 
 def expr_rows(records: list[dict]) -> list[tuple]:
-    recs = sorted(latest(records), key=lambda r: (r["extra"]["statement"], _size_key(r)))
-    return [(r["theorem"], r["extra"]["shape"], outcome(r["extra"]), z3_text(r["extra"]), r["extra"]["seconds"],
-             r["extra"].get("cvc5") or "-", r["extra"].get("cvc5_seconds"), recheck_text(r["extra"]),
+    recs = sorted(latest(records), key=lambda r: (r["extra"]["statement"], size_key(r["extra"]["dims"])))
+    return [(r["theorem"], r["extra"]["shape"], outcome(r["extra"]), z3_answer(r["extra"]), r["extra"]["seconds"],
+             r["extra"].get("cvc5") or "-", r["extra"].get("cvc5_seconds"), recheck_text(Answer.of(r)),
              r["extra"].get("lhs"), r["extra"].get("rhs"),
              "; ".join(f"{k} = {_matrix_text(M)}" for k, M in r["extra"]["counterexample"].items()) or None)
             for r in recs]
@@ -364,7 +265,7 @@ def json_result(records: list[dict], plan: Any, asked: tuple) -> dict:
     proved there counts as undecided (as in the reach table)."""
     gaps = premise_gaps(records)
     order = {k: i for i, k in enumerate(plan.statements)}
-    recs = sorted(latest(records), key=lambda r: (order.get(r["extra"]["statement"], len(order)), _size_key(r)))
+    recs = sorted(latest(records), key=lambda r: (order.get(r["extra"]["statement"], len(order)), size_key(r["extra"]["dims"])))
     results = []
     for r in recs:
         e = r["extra"]
@@ -376,6 +277,6 @@ def json_result(records: list[dict], plan: Any, asked: tuple) -> dict:
                         "counterexample": e["counterexample"] if what == "counterexample" else None,
                         "theorem": r["theorem"], "statement": e["statement"], "dims": list(e["dims"]),
                         "wrong": e["wrong"], "confirmed": e["confirmed"], "lhs": e.get("lhs"), "rhs": e.get("rhs"),
-                        "reason": reason, "scope": e.get("for_every"), "z3": z3_text(e), "cvc5": e.get("cvc5") or None,
+                        "reason": reason, "scope": e.get("for_every"), "z3": z3_answer(e), "cvc5": e.get("cvc5") or None,
                         "seconds": e["seconds"], "cvc5_seconds": e.get("cvc5_seconds")})
     return {"theorem": asked[0] if len(asked) == 1 else list(asked), "results": results}
