@@ -165,11 +165,13 @@ class Plan:
     def campaigns(self) -> tuple[str, ...]:
         """The baseline campaign, then each model's measurement: its name ends in the weights'
         fingerprint, so the model is loaded (cached) to name it."""
-        out = (baseline_campaign(self.seed),) + tuple(measured(m)[0] for m in self.models)
-        for m in self.models if self.checks else ():
-            model, corpus = m.load()
-            out += tuple(campaign_of(model, corpus.name, c) for c in self.checks)
-        return out
+        runs = self.measured()
+        return (baseline_campaign(self.seed),) + tuple(r.campaign for r in runs) + \
+            tuple(c for r in runs for c in r.checks.values())
+
+    def measured(self) -> tuple["Measured", ...]:
+        """Each model run as measured (:func:`measured`), with the campaigns of the ``--check`` statements."""
+        return tuple(measured(m, self.checks) for m in self.models)
 
     def command(self) -> str:
         """The main job's plan: ``attnbounds verify --only trained --seed S [--full]``; any other:
@@ -245,10 +247,25 @@ def measure_input(model: Any, text_input: Any, comparison: bool = True, float_te
     return instance_records(inst, comparison, float_tests, controls)
 
 
-def measured(run: ModelRun) -> tuple[str, Any, set]:
-    """The campaign of ``run``, its loaded model, and the (id, sha) keys of its inputs."""
+@dataclass(frozen=True)
+class Measured:
+    """One model run as its campaigns name it: the campaign, the loaded model, the corpus's name,
+    the (id, sha) keys of its inputs, and the campaign of each ``--check`` statement ({theorem id: name})."""
+
+    campaign: str
+    model: Any
+    corpus: str
+    inputs: frozenset
+    checks: dict
+
+
+def measured(run: ModelRun, checks: tuple = ()) -> Measured:
+    """The :class:`Measured` of ``run`` (the model loaded, cached in-process: its fingerprint ends the
+    campaign's name) and of the statements ``checks`` on it."""
     model, corpus = run.load()
-    return campaign_name(model, corpus.name), model, {(t.id, t.sha) for t in corpus.inputs}
+    return Measured(campaign_name(model, corpus.name), model, corpus.name,
+                    frozenset((t.id, t.sha) for t in corpus.inputs),
+                    {c: campaign_of(model, corpus.name, c) for c in checks})
 
 
 def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
