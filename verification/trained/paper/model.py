@@ -175,7 +175,7 @@ def model_part(part: Part, m: Model, plan: Any, baselines: str) -> None:
     add("d1", Table(f"trained-d1-{s}", frame(rows, cols),
                     f"{title}: share of {n_in} inputs where Theorem D1 holds with equality (exact), per layer, "
                     f"head-averaged attention, with 95% Wilson intervals; median slack.{q}{c}", prov, **made))
-    rows, cols = source_table(f, FAMILIES)
+    rows, cols = source_table(f.sources, FAMILIES)
     add("sources", Table(f"trained-sources-{s}", frame(rows, cols),
                          f"{title}: share of inputs where D1 holds with equality (exact), per source and pooled, "
                          f"95% Wilson intervals, beside the share for random matrices of the same token counts "

@@ -112,7 +112,7 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
            f"softmax-logit bound per head; trivial (1) wherever A has zeros, e.g. causal masks).{q}")
     written["compare"] = write_table(rows, cols, f"trained-compare-{s}", cap, prov, tables)
     if baselines is not None:
-        rows, cols = source_table(f, FAMILIES)
+        rows, cols = source_table(f.sources, FAMILIES)
         cap = (f"{model.name}: share of inputs where D1 holds with equality, per source and pooled (95% Wilson), "
                f"beside random matrices of the same token counts (campaign {baselines}).{q}")
         written["sources"] = write_table(rows, cols, f"trained-sources-{s}", cap, prov, tables)

@@ -118,14 +118,14 @@ def heads_table(f: ModelFindings, variant: str) -> tuple[list, list]:
     return rows, ["layer"] + [f"h{h}" for h in range(sh.shape[1])]
 
 
-def source_table(f: ModelFindings, families: tuple) -> tuple[list, list]:
+def source_table(sources: tuple, families: tuple) -> tuple[list, list]:
     """Per source and pooled, per token set: inputs, median tokens, the D1 share (95% Wilson) in the
     layer where it is lowest, in the last layer, its range over the other layers, and beside them
-    the share for random matrices of the same sizes."""
+    the share for random matrices of the same sizes (``sources``: :attr:`ModelFindings.sources`)."""
     cols = ["source", "token set", "inputs", "median tokens", LOWEST_SHARE, "D1 tight, last layer",
             "D1 tight, layers before last (range)"] + [f"random {fam}, matched n" for fam in families]
     rows = []
-    for src in f.sources:
+    for src in sources:
         if not src.present:
             continue
         for v in VARIANTS:
