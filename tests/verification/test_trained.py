@@ -318,6 +318,37 @@ def test_source_table_counts_each_source_and_the_pool_with_matched_baselines():
             expected(row)
 
 
+def test_findings_hold_the_records_counts_as_typed_values():
+    """The findings of stored records (verification.trained.report.findings): each layer's D1 share
+    is the tight count of its records with their Wilson interval, the slack a median with its band,
+    every verdict counted once; the report's cells render these values (planted: a verdict flipped
+    changes the share of its layer only)."""
+    import math
+
+    from verification.findings import Share
+    from verification.trained.report.findings import model_findings
+    from verification.trained.report.records import collect_records
+    from verification.trained.report.tables import d1_table
+
+    spec = [("p0", "pydoc", 4, [1, 1, 0]), ("p1", "pydoc", 4, [1, 0, 0]), ("d0", "docstrings", 5, [0, 0, 1])]
+    records = _fake_layer_records(spec)
+    f = model_findings(collect_records(records, None))
+    assert (f.inputs, f.layers, f.verdicts, f.exact) == (3, 3, 9, 0)
+    for l in range(3):
+        k = sum(t[l] for *_, t in spec)
+        layer = f.sets["all"].layers[l]
+        assert layer.tight == Share.wilson(k, 3) and (layer.tight.lo, layer.tight.hi) == wilson(k, 3)
+        assert layer.slack.value == float(np.median([0.0 if t[l] else 0.1 for *_, t in spec]))
+    assert f.tight_all.k == sum(sum(t) for *_, t in spec) and f.tight_all.n == 9
+    assert not math.isnan(f.sets["all"].layers[0].tight.lo)
+    rows, _ = d1_table(f)
+    assert rows[0][1] == f"2/3 = 0.67 [{wilson(2, 3)[0]:.2f}, {wilson(2, 3)[1]:.2f}]"
+    records[-1]["verdict"] = "holds"                                       # planted: d0's last layer
+    g = model_findings(collect_records(records, None))
+    assert g.sets["all"].layers[2].tight.k == f.sets["all"].layers[2].tight.k - 1
+    assert [g.sets["all"].layers[l].tight for l in (0, 1)] == [f.sets["all"].layers[l].tight for l in (0, 1)]
+
+
 def test_a_missing_random_sample_is_an_error_not_a_gap():
     from verification.measure.baselines import baseline_share
 
