@@ -30,7 +30,7 @@ from typing import Any, Optional
 from theory.errors import InvalidInput
 from verification.measure.baselines import FAMILIES, read_baselines
 from verification.report.tables import print_table, write_table
-from verification.trained.report.figures import figures
+from verification.trained.report.figures import figures as draw_figures
 from verification.trained.report.findings import ModelFindings, model_findings
 from verification.trained.report.records import collect, slug
 from verification.trained.report.tables import (CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS, VARIANT_TITLES,
@@ -122,7 +122,7 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
         cap = f"{model.name}: " + FLOAT_CAPTION.format(of=f"on {n} inputs", cluster=CLUSTER_NOTE) + q
         written["float"] = write_table(rows, FLOAT_COLUMNS, f"trained-float-{s}", cap, prov, tables)
         print_table(console, rows, FLOAT_COLUMNS, cap)
-    written["figures"] = figures(f, model, out_dir / "figures", s, prov)
+    written["figures"] = draw_figures(f, model, out_dir / "figures", s, prov)
     return written
 
 
