@@ -1,6 +1,6 @@
 """The float tests of Theorem D1 at tolerance 0 (numerics.dobrushin.float_tests: as-stored,
 renormalised, condition), the records that carry them (verification.measure.attention) and the
-table ``trained-float`` (verification.trained.report.float_rows, verification.trained.paper)."""
+table ``trained-float`` (verification.trained.report.tables.float_rows, verification.trained.paper.across)."""
 import re
 from pathlib import Path
 
@@ -133,9 +133,11 @@ def stored(tmp_path_factory):
 
 def test_the_table_has_every_implementation_and_the_constant_baseline_for_every_model(stored):
     from verification.measure.attention import float_key
-    from verification.trained.report import ALWAYS_TIGHT, FLOAT_COLUMNS, FLOAT_TESTS, float_rows
+    from verification.trained.report.findings import ALWAYS_TIGHT, FLOAT_TESTS, model_findings
+    from verification.trained.report.records import collect_records
+    from verification.trained.report.tables import FLOAT_COLUMNS, float_rows
 
-    rows = float_rows({name: recs for name, (_, recs) in stored.items()})
+    rows = float_rows({name: model_findings(collect_records(recs, None)) for name, (_, recs) in stored.items()})
     col = {c: i for i, c in enumerate(FLOAT_COLUMNS)}
     assert [(r[0], r[1]) for r in rows] == [(m, t) for m in stored for t in FLOAT_TESTS + (ALWAYS_TIGHT,)]
     for row in rows:
@@ -161,10 +163,16 @@ def test_the_table_has_every_implementation_and_the_constant_baseline_for_every_
 
 def test_the_paper_part_names_the_implementations_and_makes_the_prose_macros(stored):
     from verification.report.part import Part, macro_name
-    from verification.trained.paper import MODELS, _float_part
+    from verification.trained.paper.across import float_part
+    from verification.trained.paper.names import MODELS
+    from verification.trained.report.findings import model_findings
+    from verification.trained.report.models import Findings, Model
+    from verification.trained.report.records import collect_records
 
     part = Part("trained", commands=["attnbounds verify --only trained --seed 0"])
-    _float_part(part, stored)
+    models = {name: Model(name, camp, model_findings(collect_records(recs, None)), None, {})
+              for name, (camp, recs) in stored.items()}
+    float_part(part, Findings(models, "", 0, 0.95))
     (table,) = part.tables
     assert "float" in table.name and table.name == "trained-float"
     assert "depends on how the test is implemented" in table.caption

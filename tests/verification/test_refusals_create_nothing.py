@@ -162,7 +162,7 @@ def test_no_content_tokens_is_said_in_one_line_and_draws_no_empty_panel(tmp_path
     """A vocabulary with one content token that no input uses: every word is [UNK] (special), so
     no input keeps two content tokens. The report says so on the console and in the D1 caption,
     writes no heads-content table, and the heatmap has one panel (all tokens), never an empty one."""
-    from verification.trained import report
+    from verification.trained.report import figures as report
 
     folder = tiny_bert(tmp_path / "unk")
     (folder / "tokenizer.json").unlink()
@@ -194,7 +194,7 @@ def test_no_content_tokens_is_said_in_one_line_and_draws_no_empty_panel(tmp_path
 @pytest.mark.models
 def test_content_tokens_present_keep_their_table_and_panel(tmp_path, monkeypatch, capsys):
     """The control: MiniLM's own vocabulary gives content tokens, a heads-content table and two panels."""
-    from verification.trained import report
+    from verification.trained.report import figures as report
 
     folder = tiny_bert(tmp_path / "ok")
     texts = tmp_path / "t.txt"

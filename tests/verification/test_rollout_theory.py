@@ -1,5 +1,5 @@
 """``attnbounds rollout --theory FILE.py --check ID``: a user's statement decided on every attention
-head of a model (verification.trained.checks.run_check), its symbols bound to what the model computes
+head of a model (verification.trained.checks.heads.run_check), its symbols bound to what the model computes
 (A: a head's attention, L: its pre-softmax scores, X: its layer's input; B: the next layer's attention),
 on a tiny random BERT (:func:`verification.testing.fakes.tiny_bert`, 2 layers x 2 heads), a tiny random
 Llama decoder (causal, 2 layers x 4 heads), a tiny pre-norm ONNX image model, MiniLM (one input) and
@@ -218,7 +218,7 @@ def test_what_a_model_cannot_bind_is_refused_in_one_line_and_creates_nothing(set
 
 
 def test_a_rerun_resumes_and_computes_nothing(setup, tmp_path, monkeypatch):
-    from verification.trained import checks
+    from verification.trained.checks import heads as checks
 
     db, out = tmp_path / "r.db", tmp_path / "out"
     assert rollout(setup, db, out, "rolltest.wrong") == 0
@@ -257,7 +257,7 @@ def test_the_campaign_changes_with_the_statement_and_the_plan_replans(setup):
     from theory.plugins import load_file
     from verification.cli import build_parser
     from verification.trained.checks import Plan
-    from verification.trained.checks import statement_digest
+    from verification.trained.checks.heads import statement_digest
 
     load_file(setup["theory"])          # as the command line does before it is read (another test may unload it)
     assert statement_digest("x.y", "delta(A) <= 1") != statement_digest("x.y", "delta(A) <= 1/2")
@@ -570,7 +570,7 @@ def test_minilm_every_head_of_every_layer(setup):
     from numerics.sources.corpus import TextInput
     from numerics.sources.models import load_model
     from theory.plugins import load_file
-    from verification.trained.checks import digest_of, head_checks
+    from verification.trained.checks.heads import digest_of, head_checks
 
     load_file(setup["theory"])
     model = load_model("minilm", max_tokens=12)

@@ -1,5 +1,5 @@
 """One table, one name (issue 34): a family's report (``verification/<family>/report*.py``, what a
-command and the main job write to ``paper/tables``) and its paper part (``verification/<family>/paper.py``,
+command and the main job write to ``paper/tables``) and its paper part (``verification/<family>/paper.py`` or ``paper/``,
 what ``attnbounds paper`` writes) never give the same result two spellings of one name.
 
 Read from the code, not from a run (a main-job-sized run is what would write them all): every table
@@ -32,12 +32,22 @@ BOUND = ("target", "theorem")        # free variables bound to every stress theo
 
 
 def families() -> list[str]:
-    return sorted(p.name for p in PACKAGE.iterdir() if (p / "paper.py").is_file())
+    return sorted(p.name for p in PACKAGE.iterdir() if (p / "paper.py").is_file() or (p / "paper").is_dir())
 
 
 def report_files(family: str) -> list[Path]:
     d = PACKAGE / family
     return sorted([*d.glob("report*.py"), *(d / "report").glob("*.py")])
+
+
+def paper_files(family: str) -> list[Path]:
+    """The paper role of ``family``: ``paper.py``, or the modules of its subpackage ``paper/``."""
+    d = PACKAGE / family
+    return [d / "paper.py"] if (d / "paper.py").is_file() else sorted((d / "paper").glob("*.py"))
+
+
+def paper_names(family: str) -> set[str]:
+    return set().union(*(names(p, family) for p in paper_files(family)))
 
 
 def _call(node: ast.Call) -> str | None:
@@ -78,7 +88,8 @@ def _values(expr: ast.expr, namespace: dict) -> set[str]:
 
 def names(path: Path, family: str) -> set[str]:
     """The table names ``path`` can write."""
-    module = importlib.import_module(".".join(path.relative_to(ROOT).with_suffix("").parts))
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    module = importlib.import_module(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     tree = ast.parse(path.read_text())
     namespace = vars(module)
     found, figures = set(), set()
@@ -125,10 +136,10 @@ def test_the_collector_sees_both_sides():
     """The collector finds the names of both sides (else the test below would pass vacuously)."""
     stress = set().union(*(names(p, "stress") for p in report_files("stress")))
     assert {"stress-factor", "stress-rollout", "stress-rollout-steps", "stress-product"} <= stress
-    assert "stress-rollout" in names(PACKAGE / "stress" / "paper.py", "stress")   # stress-factor: the report's
+    assert "stress-rollout" in paper_names("stress")   # stress-factor: the report's
     trained = set().union(*(names(p, "trained") for p in report_files("trained")))
     assert {"trained-d1-*", "trained-heads-*", "trained-sources-*"} <= trained
-    assert "trained-d1-*" in names(PACKAGE / "trained" / "paper.py", "trained")
+    assert "trained-d1-*" in paper_names("trained")
     rank = set().union(*(names(p, "rank") for p in report_files("rank")))
     assert {"rank-linear-risk", "rank-weights"} <= rank and "rank_linear" not in rank   # a figure's name
 
@@ -136,7 +147,7 @@ def test_the_collector_sees_both_sides():
 @pytest.mark.parametrize("family", families())
 def test_no_table_under_two_names(family):
     report = set().union(*(names(p, family) for p in report_files(family)))
-    paper = names(PACKAGE / family / "paper.py", family)
+    paper = paper_names(family)
     bad = clashes(report | paper)
     assert not bad, (f"{family}: the same table under two names (keep the paper's, which the sections "
                      f"\\input): {bad}")

@@ -289,14 +289,16 @@ def _fake_layer_records(spec):
 
 
 def test_source_table_counts_each_source_and_the_pool_with_matched_baselines():
-    from verification.trained.report import collect_records, source_table
+    from verification.trained.report.findings import sources
+    from verification.trained.report.records import collect_records
+    from verification.trained.report.tables import source_table
 
     spec = [("p0", "pydoc", 4, [1, 1]), ("p1", "pydoc", 4, [1, 0]), ("d0", "docstrings", 4, [0, 0]),
             ("l0", "licenses", 6, [1, 1])]
     data = collect_records(_fake_layer_records(spec), None)
     base = {("dirichlet", 4, 0): (3, 10), ("dirichlet", 4, 1): (1, 10), ("dirichlet", 4, 2): (2, 10),
             ("dirichlet", 6, 0): (0, 10)}
-    rows, cols = source_table(data, base, ("dirichlet",))
+    rows, cols = source_table(sources(data, base, ("dirichlet",)), ("dirichlet",))
     got = {r[0]: r for r in rows}      # slots of n = 4 in sorted key order: d0 -> c0, p0 -> c1, p1 -> c2
 
     def expected(row):
@@ -312,8 +314,39 @@ def test_source_table_counts_each_source_and_the_pool_with_matched_baselines():
     assert got["pooled"][4].startswith("layer 1: 2/4")
     data["source"] = {k: "pydoc" for k in data["source"]}              # planted: sources merged
     with pytest.raises(AssertionError):
-        for row in source_table(data, base, ("dirichlet",))[0]:
+        for row in source_table(sources(data, base, ("dirichlet",)), ("dirichlet",))[0]:
             expected(row)
+
+
+def test_findings_hold_the_records_counts_as_typed_values():
+    """The findings of stored records (verification.trained.report.findings): each layer's D1 share
+    is the tight count of its records with their Wilson interval, the slack a median with its band,
+    every verdict counted once; the report's cells render these values (planted: a verdict flipped
+    changes the share of its layer only)."""
+    import math
+
+    from verification.findings import Share
+    from verification.trained.report.findings import model_findings
+    from verification.trained.report.records import collect_records
+    from verification.trained.report.tables import d1_table
+
+    spec = [("p0", "pydoc", 4, [1, 1, 0]), ("p1", "pydoc", 4, [1, 0, 0]), ("d0", "docstrings", 5, [0, 0, 1])]
+    records = _fake_layer_records(spec)
+    f = model_findings(collect_records(records, None))
+    assert (f.inputs, f.layers, f.verdicts, f.exact) == (3, 3, 9, 0)
+    for l in range(3):
+        k = sum(t[l] for *_, t in spec)
+        layer = f.sets["all"].layers[l]
+        assert layer.tight == Share.wilson(k, 3) and (layer.tight.lo, layer.tight.hi) == wilson(k, 3)
+        assert layer.slack.value == float(np.median([0.0 if t[l] else 0.1 for *_, t in spec]))
+    assert f.tight_all.k == sum(sum(t) for *_, t in spec) and f.tight_all.n == 9
+    assert not math.isnan(f.sets["all"].layers[0].tight.lo)
+    rows, _ = d1_table(f)
+    assert rows[0][1] == f"2/3 = 0.67 [{wilson(2, 3)[0]:.2f}, {wilson(2, 3)[1]:.2f}]"
+    records[-1]["verdict"] = "holds"                                       # planted: d0's last layer
+    g = model_findings(collect_records(records, None))
+    assert g.sets["all"].layers[2].tight.k == f.sets["all"].layers[2].tight.k - 1
+    assert [g.sets["all"].layers[l].tight for l in (0, 1)] == [f.sets["all"].layers[l].tight for l in (0, 1)]
 
 
 def test_a_missing_random_sample_is_an_error_not_a_gap():
@@ -396,29 +429,30 @@ def _planted_controls(inputs: int, real: float, columns: float, seed: int = 0) -
                                                    control_offdiagonal="tight")))
     data = dict(layer=layer, head={}, roll={}, inputs={(f"in{i}", f"{i:04x}") for i in range(inputs)}, source={})
     base = {("dirichlet", 5, c): (int(rng.integers(0, 4)), 10) for c in range(inputs)}
-    return {"minilm": (data, 3, 1, False, base)}
+    return data, base
 
 
 @pytest.mark.parametrize("real, columns", [(0.9, 0.2), (0.5, 0.5), (0.2, 0.9)])
 def test_the_control_words_are_the_intervals_words(real, columns):
     """Planted shares: each comparison's word is "above" / "below" exactly where its simultaneous
-    interval excludes 0 on that side, "not separable from" where it holds 0; a clear planted gap is found."""
-    from verification.report.part import Part
-    from verification.trained.paper import _control_tests
+    interval excludes 0 on that side, "not separable from" where it holds 0, its decision "supported"
+    exactly there; a clear planted gap is found."""
+    from verification.trained.paper.controls import word_of
+    from verification.trained.report.models import comparisons
 
-    part = Part("trained", commands=["x"])
-    _control_tests(part, _planted_controls(40, real, columns))
-    m = part.macros
-    assert m["ControlComparisons"] == "3" and m["ControlLevel"] == f"{100 * (1 - 0.05 / 3):.1f}"
-    for ref in ("Columns", "Offdiagonal", "Random"):
-        lo, hi = (float(x) for x in m[f"MiniLMControl{ref}DiffInterval"].strip("[]").split(","))
-        assert lo <= float(m[f"MiniLMControl{ref}Diff"]) <= hi
-        assert m[f"MiniLMControl{ref}Word"] == ("above" if lo > 0 else "below" if hi < 0 else "not separable from")
+    level = 1 - 0.05 / 3
+    got = {c.reference: c for c in comparisons(*_planted_controls(40, real, columns), level)}
+    assert list(got) == ["columns", "offdiagonal", "random"]
+    for c in got.values():
+        lo, hi = c.decision.interval
+        assert lo <= c.difference <= hi and c.decision.level == level
+        assert word_of(c) == ("above" if lo > 0 else "below" if hi < 0 else "not separable from")
+        assert c.decision.outcome == ("inconclusive" if lo <= 0 <= hi else "supported")
     if real - columns > 0.5:
-        assert m["MiniLMControlColumnsWord"] == "above"
+        assert word_of(got["columns"]) == "above"
     if columns - real > 0.5:
-        assert m["MiniLMControlColumnsWord"] == "below"
-    assert m["MiniLMControlOffdiagonalWord"] != "above"          # the shuffled control is always tight
+        assert word_of(got["columns"]) == "below"
+    assert word_of(got["offdiagonal"]) != "above"          # the shuffled control is always tight
 
 
 def _float_by_hand(M, dtype):
@@ -600,7 +634,8 @@ def test_rollout_on_a_users_model_reads_its_corpus_once_and_reports_float_agains
     from verification.cli import main
     from verification.store import ResultStore
     from verification.testing.fakes import tiny_bert
-    from verification.trained.report import FLOAT_COLUMNS, FLOAT_TESTS, LOWEST_SHARE, float_counts
+    from verification.trained.report.findings import FLOAT_TESTS, float_counts
+    from verification.trained.report.tables import FLOAT_COLUMNS, LOWEST_SHARE
 
     folder = tiny_bert(tmp_path / "bert")
     reads = []

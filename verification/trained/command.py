@@ -41,8 +41,8 @@ def _cmd_rollout(args: argparse.Namespace) -> int:
 
 
 def theorem_arg(text: str) -> str:
-    """``--check THEOREM_ID``: :func:`verification.trained.checks.theorem_arg` (loaded when used)."""
-    from verification.trained.checks import theorem_arg as check
+    """``--check THEOREM_ID``: :func:`verification.trained.checks.heads.theorem_arg` (loaded when used)."""
+    from verification.trained.checks.heads import theorem_arg as check
 
     return check(text)
 

@@ -1,0 +1,212 @@
+"""The paper's tables and figures across the embedded models, rendered from the trained findings
+(:class:`verification.trained.report.models.Findings`): ``trained-float`` (what a float test of D1
+at tolerance 0 gets wrong), ``trained-models`` and ``trained-models-summary`` (each model's pooled
+shares beside random matrices), the figures ``trained-depth`` and ``trained-chain-ratio``, and
+their macros.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from verification.measure.attention import FUSION, RESIDUAL
+from verification.report.figures import HALF
+from verification.report.part import Figure, Part, Table, frame
+from verification.trained.paper.model import interval_pair
+from verification.trained.paper.names import ARCHITECTURES, LEGEND, MODELS, QUANTISATION, SHORT, TITLES, notes_of
+from verification.trained.report.findings import ALWAYS_TIGHT, PRECISIONS
+from verification.trained.report.models import Findings
+from verification.trained.report.tables import CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS, float_rows, interval_cell, ratio
+
+def float_cells(test: Any, dt: str) -> tuple:
+    """(wrong "k/n [lo, hi]", violated, tight missed) of one float test in one precision; "-" where not measured."""
+    c = test.precisions[dt]
+    return ("-",) * 3 if c is None else (f"{c.wrong.k}/{test.verdicts} {interval_cell(c.wrong)}", c.violated, c.missed)
+
+
+def float_part(part: Part, found: Findings) -> None:
+    """The table ``trained-float`` and its macros: what a float test of D1 at tolerance 0 gets wrong,
+    for each of its three implementations (:mod:`numerics.dobrushin.float_tests`) and the constant
+    answer "always tight". Macros per model word W (MiniLM, ...), precision P (float32, float64) and
+    test X (AsStored, Renormalised, Condition): ``\\WFloatPXWrong`` ("k/n [lo, hi]"), ``...Violated``,
+    ``...TightMissed``; ``\\WAlwaysTightWrong``; the renormalised test also under the names without X
+    (``\\MiniLMFloatThreeTwoWrong``: the suite's original test); totals over the models
+    ``\\FloatFloatPXViolatedTotal`` (and ``\\FloatFloatPViolatedTotal``, renormalised), ``\\FloatVerdictsTotal``."""
+    totals: dict = {}
+    for name, m in found.models.items():
+        word, f = MODELS.get(name, name), m.findings
+        constant = next(t for t in f.floats if t.test == ALWAYS_TIGHT)
+        b = constant.precisions["float32"].wrong.k
+        for dt in PRECISIONS:      # the two == tests against the constant answer, as one phrase
+            said = {}
+            for t in f.floats:
+                if t.test != ALWAYS_TIGHT and t.precisions["float32"] is not None and t.precisions[dt] is not None:
+                    a = t.precisions[dt].wrong.k
+                    said[t.test] = "more" if a > b else "fewer" if a < b else "as many"
+            w1, w2 = said.get("as-stored"), said.get("renormalised")
+            if w1 is None or w2 is None:
+                phrase = "-"
+            elif w1 == w2:
+                phrase = f"both {w1} errors than the constant answer" if w1 != "as many" else \
+                    "both as many errors as the constant answer"
+            else:
+                phrase = (f"as stored {w1}, renormalised {w2} errors than the constant answer"
+                          .replace("as many,", "as many as,").replace("as many errors than", "as many errors as"))
+            part.macro(phrase, word, dt, "versus constant")
+        for t in f.floats:
+            if t.test == ALWAYS_TIGHT:
+                part.macro(float_cells(t, "float32")[0], word, "always tight wrong")
+                continue
+            for dt in PRECISIONS:
+                wrong, violated, missed = float_cells(t, dt)
+                for base in [(word, dt, t.test)] + ([(word, dt)] if t.test == "renormalised" else []):
+                    part.macro(wrong, *base, "wrong")
+                    part.macro(str(violated), *base, "violated")
+                    part.macro(str(missed), *base, "tight missed")
+                totals[(dt, t.test)] = totals.get((dt, t.test), 0) + (violated if isinstance(violated, int) else 0)
+    for (dt, test), v in totals.items():
+        part.macro(str(v), "float", dt, test, "violated total")
+        if test == "renormalised":
+            part.macro(str(v), "float", dt, "violated total")
+    part.macro(str(sum(m.findings.floats[0].verdicts for m in found.models.values())), "float verdicts total")
+    camps = [m.campaign for m in found.models.values()]
+    part.tables.append(Table(
+        "trained-float", frame(float_rows({TITLES.get(n, n): m.findings for n, m in found.models.items()}), FLOAT_COLUMNS),
+        FLOAT_CAPTION.format(of="of the measured models", cluster=CLUSTER_NOTE),
+        "campaigns " + ", ".join(camps) + "; float verdicts by numerics.dobrushin.float_tests in each precision",
+        campaigns=tuple(camps), command=part.commands[0]))
+
+
+def _chain_curves(series: list):
+    """The figure ``trained-chain-ratio``: per model, the median over inputs of the D2 chain ratio
+    delta(R_l) / prod_k delta(Ahat_k) against depth l, with its 95% percentile-bootstrap band."""
+    def draw(ax: Any) -> None:
+        for label, causal, xs, med, lo, hi in series:
+            line, = ax.plot(xs, med, "--" if causal else "-", marker="o", ms=3, label=label)
+            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.set_yscale("log")
+        ax.set_xlabel("depth $l$ (layers multiplied)")
+        ax.set_ylabel(r"median $\delta(R_l) / \prod_{k \leq l} \delta(\hat A_k)$")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False,   # below: never over data
+                  fontsize="small")
+    return draw
+
+
+def chain_part(part: Part, found: Findings) -> None:
+    """The figure ``trained-chain-ratio`` (how loose rollout's product bound is, by depth, every model)
+    and its macros ``\\WChainRatioLastLayer`` (median [95% CI]) per model word W."""
+    series = []
+    for name, m in found.models.items():
+        f = m.findings
+        pts = [(l + 1, e) for l, r in f.rollout.items() if (e := r.ratio) is not None]
+        series.append((LEGEND.get(name, name), f.causal, [x for x, _ in pts], [e.value for _, e in pts],
+                       [e.value if np.isnan(e.lo) else e.lo for _, e in pts],
+                       [e.value if np.isnan(e.hi) else e.hi for _, e in pts]))
+        med, ci = interval_pair(f.rollout[f.layers - 1].ratio)
+        part.macro(f"{med} {ci}" if ci != "-" else med, MODELS.get(name, name), "chain ratio last layer")
+    camps = tuple(m.campaign for m in found.models.values())
+    prov = ("campaigns " + ", ".join(camps) + "; inputs " + ", ".join(f"{LEGEND.get(n, n)} {m.findings.inputs}"
+                                                         for n, m in found.models.items())
+            + "; all tokens, head-averaged attention, rollout residual "
+            f"{RESIDUAL}, {FUSION} head fusion; medians over inputs with 95% percentile-bootstrap bands (scipy.stats."
+            "bootstrap, 999 resamples, seed = layer index); ratios whose numerator is within rounding of 0 left out")
+    part.figures.append(Figure("trained-chain-ratio", _chain_curves(series),
+                               "How loose rollout's product bound is: the median over inputs of "
+                               "$\\delta(R_l)/\\prod_{k \\le l}\\delta(\\hat A_k)$ by depth, per model (1 at $l = 1$; "
+                               "below 1 wherever D2's chain is strict; causal models dashed), with 95% bootstrap "
+                               "bands.", prov, size=HALF))
+
+
+MODELS_COLUMNS = ["model", "architecture", "attention", "layers", "heads", "inputs", "tokens (median)",
+                  "weights", "D1 tight, head mean [95% CI]", "D1 tight, per head [95% CI]",
+                  "D1 tight, content, per head [95% CI]", "random Dirichlet, matched n [95% CI]", "forced"]
+SUMMARY_COLUMNS = ["model", "attention", "layers x heads", "inputs", "D1 tight, head mean [95% CI]",
+                   "D1 tight, per head [95% CI]", "random, matched n [95% CI]", "forced"]
+
+
+def random_cell(s: Any) -> str:
+    """``[lo, hi]`` (two decimals) of a random share pooled over inputs, "-" without inputs."""
+    return f"[{s.lo:.2f}, {s.hi:.2f}]" if s.n else "-"
+
+
+def models_cells(name: str, m: Any) -> dict:
+    """One model's row of ``trained-models`` by column: what it is, and its D1 equality shares pooled
+    over layers and inputs (head mean; every head; content tokens, every head), beside random
+    Dirichlet matrices of its token counts; "forced" when the causal corollary makes every verdict
+    tight (a check, not a measurement)."""
+    f, rnd = m.findings, m.controls.random
+    arch, kind = ARCHITECTURES.get(name, ("-", "causal" if f.causal else "bidirectional"))
+    pooled = [m.pooled[k] for k in ("mean", "heads", "content")]
+    return dict(zip(MODELS_COLUMNS, [TITLES.get(name, name), arch, kind, f.layers, f.heads, f.inputs, f"{f.tokens:g}",
+                                     QUANTISATION.get(name, "-")]
+                    + [f"{ratio(s)} {interval_cell(s)}" if s is not None else "-" for s in pooled]
+                    + [f"{ratio(rnd)} {random_cell(rnd)}", "yes (causal)" if f.causal else "no"]))
+
+
+def _depth_curves(found: Findings):
+    """The figure ``trained-depth``: the share of inputs with D1 equality (head mean, all tokens)
+    against relative depth l / (L - 1), one line per model (causal models dashed: forced)."""
+    lines = []
+    for name, m in found.models.items():
+        f = m.findings
+        layers = f.sets["all"].layers
+        lines.append((LEGEND.get(name, name), f.causal, [l / max(f.layers - 1, 1) for l in layers],
+                      [d.tight.k / max(d.tight.n, 1) for d in layers.values()]))
+
+    def draw(ax: Any) -> None:
+        for label, causal, xs, ys in lines:
+            ax.plot(xs, ys, "--" if causal else "-", marker="o", ms=3,
+                    label=label + (" (forced)" if causal else ""))
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("relative depth $l / (L - 1)$")
+        ax.set_ylabel("share of inputs with D1 equality")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False,   # below: never over data
+                  fontsize="small")
+    return draw
+
+
+def models_part(part: Part, found: Findings) -> None:
+    """The cross-model tables ``trained-models``, ``trained-models-summary`` and figure ``trained-depth``."""
+    cells = {name: models_cells(name, m) for name, m in found.models.items()}
+    camps = tuple(m.campaign for m in found.models.values())
+    prov = ("campaigns " + ", ".join(camps) + f"; random baselines: campaign {found.baselines}; D1 verdicts exact; "
+            + "; ".join(f"{TITLES.get(n, n)}: {note}" for n in found.models for note in notes_of(n)))
+    for name, c in cells.items():
+        word = MODELS.get(name, name)
+        for col, key in (("D1 tight, head mean [95% CI]", "mean"), ("D1 tight, per head [95% CI]", "heads"),
+                         ("D1 tight, content, per head [95% CI]", "content"),
+                         ("random Dirichlet, matched n [95% CI]", "random"), ("forced", "forced"),
+                         ("tokens (median)", "tokens"), ("attention", "attention")):
+            part.macro(str(c[col]), word, "models", key)
+    part.macro(str(len(cells)), "trained models count")
+    # the heading "D1 is tight far more often than for random matrices of the same size": every
+    # bidirectional model's pooled share (head mean) lies above its random baseline, intervals disjoint
+    above = []
+    for name, m in found.models.items():
+        if m.findings.causal:
+            continue
+        own, rnd = m.pooled["mean"], m.controls.random
+        above.append((name, bool(own is not None and own.n and rnd.n and own.lo > rnd.hi)))
+    part.guard(bool(above) and all(ok for _, ok in above), "trained D1 above random",
+               detail=", ".join(f"{n}: {'above' if ok else 'not above'}" for n, ok in above))
+    part.macro(str(sum(not m.findings.causal for m in found.models.values())), "trained models bidirectional")
+    made = dict(campaigns=camps + (found.baselines,), command=part.commands[0])
+    part.tables.append(Table("trained-models", frame([list(c.values()) for c in cells.values()], MODELS_COLUMNS),
+                             "Every pretrained model measured: what it is, and the share of D1 verdicts that are "
+                             "exact equalities, pooled over layers and inputs (head-averaged attention; every head; "
+                             "every head on content tokens), 95% intervals by a " + CLUSTER_NOTE + ", beside random "
+                             "Dirichlet(1) matrices of the same token counts. 'forced': causal attention makes every verdict "
+                             "tight (the causal corollary): a check, not a measurement.", prov, **made))
+    short = [[SHORT.get(name, name), "bidirectional" if c["forced"] == "no" else "causal",
+              f"{c['layers']} x {c['heads']}", c["inputs"], c["D1 tight, head mean [95% CI]"],
+              c["D1 tight, per head [95% CI]"], c["random Dirichlet, matched n [95% CI]"],
+              "no" if c["forced"] == "no" else "yes"] for name, c in cells.items()]
+    part.tables.append(Table("trained-models-summary", frame(short, SUMMARY_COLUMNS),
+        "The pretrained models side by side: the share of D1 verdicts that are exact equalities, pooled over "
+        "layers and inputs (head-averaged attention; every head), beside random Dirichlet(1) matrices of the "
+        "same token counts (95% intervals: " + CLUSTER_NOTE + "); forced: causal attention makes every verdict tight, a check "
+        "of the causal corollary, not a measurement (every column: the data table trained-models).", prov, **made))
+    part.figures.append(Figure("trained-depth", _depth_curves(found),
+                               "Share of inputs with D1 equality against relative depth, per model (head mean, "
+                               "all tokens; causal models dashed: forced).", prov, size=HALF))
