@@ -133,8 +133,8 @@ def stored(tmp_path_factory):
 
 def test_the_table_has_every_implementation_and_the_constant_baseline_for_every_model(stored):
     from verification.measure.attention import float_key
-    from verification.trained.report.findings import ALWAYS_TIGHT, FLOAT_TESTS, model_findings
-    from verification.trained.report.records import collect_records
+    from verification.trained.findings.model import ALWAYS_TIGHT, FLOAT_TESTS, model_findings
+    from verification.trained.findings.records import collect_records
     from verification.trained.report.tables import FLOAT_COLUMNS, float_rows
 
     rows = float_rows({name: model_findings(collect_records(recs, None)) for name, (_, recs) in stored.items()})
@@ -165,9 +165,9 @@ def test_the_paper_part_names_the_implementations_and_makes_the_prose_macros(sto
     from verification.report.part import Part, macro_name
     from verification.trained.paper.across import float_part
     from verification.trained.paper.names import MODELS
-    from verification.trained.report.findings import model_findings
-    from verification.trained.report.models import Findings, Model
-    from verification.trained.report.records import collect_records
+    from verification.trained.findings.model import model_findings
+    from verification.trained.findings import Findings, Model
+    from verification.trained.findings.records import collect_records
 
     part = Part("trained", commands=["attnbounds verify --only trained --seed 0"])
     models = {name: Model(name, camp, model_findings(collect_records(recs, None)), None, {})

@@ -289,8 +289,8 @@ def _fake_layer_records(spec):
 
 
 def test_source_table_counts_each_source_and_the_pool_with_matched_baselines():
-    from verification.trained.report.findings import sources
-    from verification.trained.report.records import collect_records
+    from verification.trained.findings.model import sources
+    from verification.trained.findings.records import collect_records
     from verification.trained.report.tables import source_table
 
     spec = [("p0", "pydoc", 4, [1, 1]), ("p1", "pydoc", 4, [1, 0]), ("d0", "docstrings", 4, [0, 0]),
@@ -319,15 +319,15 @@ def test_source_table_counts_each_source_and_the_pool_with_matched_baselines():
 
 
 def test_findings_hold_the_records_counts_as_typed_values():
-    """The findings of stored records (verification.trained.report.findings): each layer's D1 share
+    """The findings of stored records (verification.trained.findings.model): each layer's D1 share
     is the tight count of its records with their Wilson interval, the slack a median with its band,
     every verdict counted once; the report's cells render these values (planted: a verdict flipped
     changes the share of its layer only)."""
     import math
 
     from verification.findings import Share
-    from verification.trained.report.findings import model_findings
-    from verification.trained.report.records import collect_records
+    from verification.trained.findings.model import model_findings
+    from verification.trained.findings.records import collect_records
     from verification.trained.report.tables import d1_table
 
     spec = [("p0", "pydoc", 4, [1, 1, 0]), ("p1", "pydoc", 4, [1, 0, 0]), ("d0", "docstrings", 5, [0, 0, 1])]
@@ -438,7 +438,7 @@ def test_the_control_words_are_the_intervals_words(real, columns):
     interval excludes 0 on that side, "not separable from" where it holds 0, its decision "supported"
     exactly there; a clear planted gap is found."""
     from verification.trained.paper.controls import word_of
-    from verification.trained.report.models import comparisons
+    from verification.trained.findings import comparisons
 
     level = 1 - 0.05 / 3
     got = {c.reference: c for c in comparisons(*_planted_controls(40, real, columns), level)}
@@ -634,7 +634,7 @@ def test_rollout_on_a_users_model_reads_its_corpus_once_and_reports_float_agains
     from verification.cli import main
     from verification.store import ResultStore
     from verification.testing.fakes import tiny_bert
-    from verification.trained.report.findings import FLOAT_TESTS, float_counts
+    from verification.trained.findings.model import FLOAT_TESTS, float_counts
     from verification.trained.report.tables import FLOAT_COLUMNS, LOWEST_SHARE
 
     folder = tiny_bert(tmp_path / "bert")

@@ -305,7 +305,7 @@ def measure_baselines(store: Any, campaign: str, keys: Optional[set], seed: int 
 def stored_sizes(store: Any, campaign: str, inputs: Optional[set]) -> dict:
     """``{variant: {(input, text hash): kept tokens n}}`` of the inputs ``inputs`` (None: all) of
     ``campaign``, read from their layer-0 head-mean records (as
-    :func:`verification.trained.report.records.sizes_of` reads them for the tables)."""
+    :func:`verification.trained.findings.records.sizes_of` reads them for the tables)."""
     out: dict = {}
     for r in store.records(campaign=campaign):
         p = r["provenance"]

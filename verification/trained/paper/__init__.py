@@ -1,7 +1,7 @@
 """The trained-transformer part of the paper: per model (all-MiniLM-L6-v2, SmolLM2-135M, Gemma 3 270M,
 AntiBERTy, DINOv2-S), per layer and head, how often Theorem D1's equality holds (all tokens, content
 tokens, first position dropped), how tight rollout is and the D2 chain, rendered to macros, tables
-and figures from the findings of :mod:`verification.trained.report.models` (the same values the
+and figures from the findings of :mod:`verification.trained.findings` (the same values the
 report renders; nothing is recomputed, no model is loaded).
 
 The campaign of a model is found in the store by its settings (:func:`verification.measure.text.model_need`),
@@ -32,8 +32,8 @@ from verification.trained.paper.across import chain_part, float_part, models_par
 from verification.trained.paper.controls import controls_part
 from verification.trained.paper.model import model_part
 from verification.trained.paper.names import MODELS
-from verification.trained.report.models import findings
-from verification.trained.report.records import collect_records, sizes_of
+from verification.trained.findings import findings
+from verification.trained.findings.records import collect_records, sizes_of
 
 
 def check_plan(plan: Plan) -> None:
@@ -68,7 +68,7 @@ def needs(store: Any, plan: Plan) -> list[Need]:
 
 def paper_part(store: Any, plan: Plan) -> Part:
     """Tables, figures and macros of every embedded model of ``plan`` (the main job's: :func:`check_plan`;
-    see the module docstring), rendered from its findings (:func:`verification.trained.report.models.findings`)."""
+    see the module docstring), rendered from its findings (:func:`verification.trained.findings.findings`)."""
     check_plan(plan)
     part = Part("trained", commands=[plan.command()])
     found = findings(store, plan)

@@ -1,5 +1,5 @@
 """The paper's tables and figures across the embedded models, rendered from the trained findings
-(:class:`verification.trained.report.models.Findings`): ``trained-float`` (what a float test of D1
+(:class:`verification.trained.findings.Findings`): ``trained-float`` (what a float test of D1
 at tolerance 0 gets wrong), ``trained-models`` and ``trained-models-summary`` (each model's pooled
 shares beside random matrices), the figures ``trained-depth`` and ``trained-chain-ratio``, and
 their macros.
@@ -15,8 +15,8 @@ from verification.report.figures import HALF
 from verification.report.part import Figure, Part, Table, frame
 from verification.trained.paper.model import interval_pair
 from verification.trained.paper.names import ARCHITECTURES, LEGEND, MODELS, QUANTISATION, SHORT, TITLES, notes_of
-from verification.trained.report.findings import ALWAYS_TIGHT, PRECISIONS
-from verification.trained.report.models import Findings
+from verification.trained.findings.model import ALWAYS_TIGHT, PRECISIONS
+from verification.trained.findings import Findings
 from verification.trained.report.tables import CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS, float_rows, interval_cell, ratio
 
 def float_cells(test: Any, dt: str) -> tuple:

@@ -1,5 +1,5 @@
 """The controls of D1's equality share in the paper, rendered from each model's
-:class:`verification.trained.report.models.Controls`: the table ``trained-controls`` (the head means
+:class:`verification.trained.findings.Controls`: the table ``trained-controls`` (the head means
 beside their column-permuted and off-diagonal-shuffled copies and random matrices of the same token
 counts), the data table ``trained-pairs`` (which pair attains delta(A)), the comparisons' words and
 intervals, and their macros.
@@ -10,7 +10,7 @@ from verification.report.part import Part, Table, frame
 from verification.stats import BOOTSTRAP_RESAMPLES
 from verification.trained.paper.across import random_cell
 from verification.trained.paper.names import MODELS, SHORT
-from verification.trained.report.models import MIN_INPUTS, PAIR_KINDS, Comparison, Findings
+from verification.trained.findings import MIN_INPUTS, PAIR_KINDS, Comparison, Findings
 from verification.trained.report.tables import CLUSTER_NOTE, interval_cell, ratio
 
 CONTROLS = (("real", "D1 tight, trained [95% CI]"), ("columns", "columns permuted [95% CI]"),
@@ -33,7 +33,7 @@ def word_of(c: Comparison) -> str:
 def comparison_macros(part: Part, found: Findings) -> None:
     """The trained head mean's pooled D1 share against each reference (its two controls, random
     Dirichlet matrices of the same token counts), per bidirectional model with at least
-    :data:`~verification.trained.report.models.MIN_INPUTS` inputs: macros ``\\WControlXDiff``,
+    :data:`~verification.trained.findings.MIN_INPUTS` inputs: macros ``\\WControlXDiff``,
     ``...DiffInterval``, ``...Word`` (X: Columns, Offdiagonal, Random; "-" where not compared),
     ``\\WControlSentence`` (the comparisons of W as one clause, or why none) and
     ``\\ControlComparisons``, ``\\ControlLevel``, ``\\ControlMinInputs``; and the guard that the

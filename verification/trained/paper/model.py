@@ -1,5 +1,5 @@
 """One embedded model's part of the paper, rendered from its findings
-(:class:`verification.trained.report.findings.ModelFindings`): the macros of its D1 shares per token
+(:class:`verification.trained.findings.model.ModelFindings`): the macros of its D1 shares per token
 set and layer, heads, sources beside random matrices and rollout chain (with the guards of the
 prose's sentences about them), its tables ``trained-d1/-sources/-rollout/-heads/-compare-<model>``
 and figures ``trained-heads-<model>``, ``trained-rollout-<model>``.
@@ -17,9 +17,9 @@ from verification.report.figures import HALF
 from verification.report.part import Figure, Part, Table, frame
 from verification.report.tables import fmt, fmt_ci
 from verification.trained.paper.names import MODELS, NAMES, TITLES, notes_of
-from verification.trained.report.findings import ModelFindings
-from verification.trained.report.models import Model
-from verification.trained.report.records import slug
+from verification.trained.findings.model import ModelFindings
+from verification.trained.findings import Model
+from verification.trained.findings.records import slug
 from verification.trained.report.tables import (CLUSTER_NOTE, VARIANT_TITLES, compare_table, d1_table, interval_cell,
                                                  ratio, rollout_table, source_table)
 

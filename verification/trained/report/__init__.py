@@ -11,7 +11,7 @@ tight, layer with the lowest share" names that layer), ``trained-float-<model>``
 of D1 at tolerance 0 gets wrong against the exact verdicts, the paper's ``trained-float`` for this
 model alone); medians of ratios and slacks with 95% percentile-bootstrap intervals (fixed seed);
 figures ``trained_heatmap_<model>``, ``trained_slack_<model>``, ``trained_rollout_<model>`` (PNG +
-PDF). Every number is a finding (:mod:`verification.trained.report.findings`), rendered by
+PDF). Every number is a finding (:mod:`verification.trained.findings.model`), rendered by
 :mod:`verification.trained.report.tables`; a ``--check`` statement's table:
 :mod:`verification.trained.report.checked`.
 
@@ -31,8 +31,8 @@ from theory.errors import InvalidInput
 from verification.measure.baselines import FAMILIES, read_baselines
 from verification.report.tables import print_table, write_table
 from verification.trained.report.figures import figures as draw_figures
-from verification.trained.report.findings import ModelFindings, model_findings
-from verification.trained.report.records import collect, slug
+from verification.trained.findings.model import ModelFindings, model_findings
+from verification.trained.findings.records import collect, slug
 from verification.trained.report.tables import (CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS, VARIANT_TITLES,
                                                  compare_table, d1_table, float_rows, heads_table, rollout_table,
                                                  source_table)

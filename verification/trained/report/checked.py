@@ -13,7 +13,7 @@ from theory.errors import InvalidInput
 from verification.findings import Share, Tally
 from verification.report.tables import print_table, write_table
 from verification.trained.checks.heads import VERDICT_NAMES, binding_of, compiled_of
-from verification.trained.report.records import slug
+from verification.trained.findings.records import slug
 
 COLUMNS = ["layer", "heads checked", "holds", "tight", "tight share [95% Wilson]", "violated", "not-applicable",
            "undecided"]

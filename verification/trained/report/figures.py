@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from verification.report.figures import save_figure
-from verification.trained.report.findings import ModelFindings
-from verification.trained.report.records import VARIANTS
+from verification.trained.findings.model import ModelFindings
+from verification.trained.findings.records import VARIANTS
 from verification.trained.report.tables import VARIANT_TITLES
 
 CURVE_LABELS = {"value": ("delta(R_l)", "-"), "bound": ("prod delta(Ahat)", "-"),

@@ -1,5 +1,5 @@
 """The trained-model tables as rows of cells, rendered from the findings
-(:mod:`verification.trained.report.findings`): D1 per layer and token set, rollout, the comparison
+(:mod:`verification.trained.findings.model`): D1 per layer and token set, rollout, the comparison
 bounds, the sources beside random matrices, and the float tests against the exact verdicts; and
 the cell formats they share with the paper part (a share ``k/n = s [lo, hi]``, an interval, a
 median with its bootstrap band).
@@ -10,8 +10,8 @@ from typing import Any, Optional
 
 from verification.findings import Estimate, Share
 from verification.stats import BOOTSTRAP_RESAMPLES
-from verification.trained.report.findings import PRECISIONS, ModelFindings
-from verification.trained.report.records import BOOTSTRAP_SEED, VARIANTS
+from verification.trained.findings.model import PRECISIONS, ModelFindings
+from verification.trained.findings.records import BOOTSTRAP_SEED, VARIANTS
 
 VARIANT_TITLES = {"all": "all tokens", "content": "content tokens", "nofirst": "first position dropped"}
 CLUSTER_NOTE = (f"cluster bootstrap over inputs, the input being the unit: {BOOTSTRAP_RESAMPLES} resamples of the "

@@ -13,8 +13,8 @@ from theory.verdicts import ALPHA, Outcome
 from verification.findings import Decision, Share
 from verification.measure.baselines import FAMILIES, baseline_slots, read_baselines
 from verification.stats import cluster_bootstrap_difference
-from verification.trained.report.findings import ModelFindings, model_findings
-from verification.trained.report.records import (BOOTSTRAP_SEED, cluster_share, collect_records, count, random_share,
+from verification.trained.findings.model import ModelFindings, model_findings
+from verification.trained.findings.records import (BOOTSTRAP_SEED, cluster_share, collect_records, count, random_share,
                                                   sizes_of, tight)
 
 REFERENCES = ("columns", "offdiagonal", "random")

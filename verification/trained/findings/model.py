@@ -17,7 +17,7 @@ from verification.measure.attention import float_key
 from verification.measure.baselines import FAMILIES, baseline_share, baseline_slots
 from verification.report.aggregate import median
 from verification.stats import median_interval
-from verification.trained.report.records import (VARIANTS, cluster_share, count, sizes_of, source_order, tight,
+from verification.trained.findings.records import (VARIANTS, cluster_share, count, sizes_of, source_order, tight,
                                                   tight_share)
 
 FLOAT_TESTS = ("as-stored", "renormalised", "condition")    # numerics.dobrushin.float_tests.IMPLEMENTATIONS
@@ -296,7 +296,7 @@ def sources(data: dict, base: dict, families: tuple) -> tuple[Source, ...]:
 def model_findings(data: dict, base: Optional[dict] = None, causal: bool = False,
                    quantised: bool = False) -> ModelFindings:
     """The :class:`ModelFindings` of one model's grouped records ``data``
-    (:func:`verification.trained.report.records.collect_records`); ``base`` the random baselines (:func:`verification.measure.baselines.read_baselines`; None: no
+    (:func:`verification.trained.findings.records.collect_records`); ``base`` the random baselines (:func:`verification.measure.baselines.read_baselines`; None: no
     sources compared)."""
     sets = {v: token_set(v, cells, data["head"].get(v, {})) for v, cells in data["layer"].items()}
     L = len(data["layer"]["all"])
