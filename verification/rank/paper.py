@@ -207,7 +207,7 @@ def _attention(part: Part, found: Findings, plan: Any) -> None:
               f"Data-only recovery of the query-key kernel $W$ ($r^*={ap.r_star}$, $d={ap.d}$): a draw recovers $W$ when the "
               f"relative kernel error (up to scale and sign) is at most {att.KERNEL_TOL:g}; 'fit' is the nonlinear "
               "least-squares fit (softmax: of $W$ with the value map known, of $W$ and $W_V$ jointly with it unknown).",
-              ["kind", "value map", "B", "beta", "T", "noise", ar.RECOVERY_COLUMNS[6], "median kernel error",
+              ["kind", "value map", "B", "beta", "T", "noise", ar.RECOVERED, "median kernel error",
                "fit: median kernel error", "outcomes"]),
         _view(students, "rank-attention-students",
               f"Kernel-rank-$r$ students trained by GD ({ap.steps} steps): linear $r < r^*$ certified against the exact "

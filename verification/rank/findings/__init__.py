@@ -6,53 +6,20 @@ built once from the plan's stored campaigns (:func:`findings`), with no formatti
     softmax    softmax recovery by value map and the estimators on the recovered kernels
     weights    effective ranks of the trained heads
     claims     the paper's claims, each with its evidence and its :class:`Decision`
+    outcomes   the outcomes of a claim over draws (:class:`Outcomes`)
 
-Shares of draws of a claim are :class:`Outcomes` (the supported among the decided, with the
-inconclusive counted apart); counts of certified instances and recoveries are
+Shares of draws of a claim are :class:`~verification.rank.findings.outcomes.Outcomes` (the supported
+among the decided, with the inconclusive counted apart); counts of certified instances and recoveries are
 :class:`verification.findings.Share`; verdict counts of a cell are :class:`Tally`.
-
->>> o = Outcomes.of(["supported", "refuted", "inconclusive", "supported"])
->>> o.share.k, o.share.n, o.inconclusive, o.total
-(2, 3, 1, 4)
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
-from verification.findings import Decision, Estimate, Share, Tally
+from verification.rank.findings.outcomes import Outcomes
 
-__all__ = ["Decision", "Estimate", "Findings", "Outcomes", "Share", "Tally", "findings"]
-
-
-@dataclass(frozen=True)
-class Outcomes:
-    """The outcomes of one claim over draws: ``share`` the supported among the decided (supported or
-    refuted; Wilson 95%), ``inconclusive`` the draws that decided nothing."""
-
-    share: Share
-    inconclusive: int = 0
-
-    @classmethod
-    def of(cls, verdicts: Iterable[str]) -> "Outcomes":
-        vs = list(verdicts)
-        k = sum(v == "supported" for v in vs)
-        n = k + sum(v == "refuted" for v in vs)
-        return cls(Share.wilson(k, n), len(vs) - n)
-
-    @classmethod
-    def of_records(cls, recs: Iterable[dict]) -> "Outcomes":
-        """The outcomes of records by their ``verdict``."""
-        return cls.of(x["verdict"] for x in recs)
-
-    @classmethod
-    def of_hits(cls, hits: Iterable[Optional[bool]]) -> "Outcomes":
-        """Hits (True), misses (False) and undecided measurements (None)."""
-        return cls.of("inconclusive" if h is None else "supported" if h else "refuted" for h in hits)
-
-    @property
-    def total(self) -> int:
-        return self.share.n + self.inconclusive
+__all__ = ["Findings", "Outcomes", "findings"]
 
 
 @dataclass(frozen=True)

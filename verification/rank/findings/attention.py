@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from verification.findings import Share, Tally
 from verification.rank.checks.attention import KERNEL_TOL, campaigns, kernel_outcome
-from verification.rank.findings import Outcomes, Share, Tally
+from verification.rank.findings.outcomes import Outcomes
 from verification.report.aggregate import group
 from verification.report.aggregate import median_keep_nan as _med
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verification.rank.findings import Decision, Share, Tally
+from verification.findings import Decision, Share, Tally
 from verification.stats import interval_outcome, share_outcome
 
 CERTIFIED = "exact certification"

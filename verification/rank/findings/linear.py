@@ -15,8 +15,9 @@ from typing import Any, Optional
 import numpy as np
 
 from numerics.rank import linear as R
+from verification.findings import Decision, Estimate, Share, Tally
 from verification.rank.checks.linear import ESTIMATORS, SAME_INFORMATION
-from verification.rank.findings import Decision, Estimate, Outcomes, Share, Tally
+from verification.rank.findings.outcomes import Outcomes
 from verification.report.aggregate import group
 from verification.report.aggregate import median_keep_nan as _med
 from verification.stats import ALPHA, best_outcome, holm, pairwise, sign_test, unit_share

@@ -19,8 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from verification.findings import Decision, Share
 from verification.rank.checks.attention import KERNEL_TOL, fit_outcome, identifiability_failure, kernel_outcome
-from verification.rank.findings import Decision, Outcomes, Share
+from verification.rank.findings.outcomes import Outcomes
 from verification.report.aggregate import median_keep_nan as _med
 from verification.stats import ALPHA, best_outcome, pairwise
 

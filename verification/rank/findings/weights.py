@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from verification.findings import Share
 from verification.rank.checks.weights import CAMPAIGN, MODELS
-from verification.rank.findings import Share
 from verification.report.aggregate import group
 
 

@@ -23,7 +23,8 @@ from verification.report.aggregate import pyplot as _plt
 from verification.report.figures import save_figure
 from verification.report.tables import Table, print_table
 
-RECOVERY_COLUMNS = ["kind", "value map", "B", "beta", "T", "noise", f"kernel error <= {KERNEL_TOL} [95% CI]",
+RECOVERED = f"kernel error <= {KERNEL_TOL} [95% CI]"
+RECOVERY_COLUMNS = ["kind", "value map", "B", "beta", "T", "noise", RECOVERED,
                     "median kernel error", "energy_0.9", "energy_0.99", "entropy (p~sigma^2)", "entropy (p~sigma)",
                     "threshold", "fit: median kernel error", "fit: converged starts", "fit: spread", "outcomes"]
 
