@@ -18,8 +18,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
-import numpy as np
-
 from theory.errors import InvalidInput
 from verification.rank.checks import PARTS, Plan
 from verification.rank.checks import attention as att
@@ -31,7 +29,6 @@ from verification.rank.report import attention as ar
 from verification.rank.report import cells as C
 from verification.rank.report import linear as rr
 from verification.rank.report import weights as rwr
-from verification.report.aggregate import group
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 
 MODEL_WORDS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}
@@ -77,13 +74,9 @@ def _estimator_curve(curves: tuple):
     return draw
 
 
-def _weights_curve(recs: list[dict]):
-    lines = []
-    for (model, circuit), rs in group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["circuit"])).items():
-        dh = rs[0]["provenance"]["head_dim"]
-        cell = group(rs, lambda x: (x["provenance"]["layer"],))
-        lines.append((f"{MODEL_WORDS.get(model, model)} {circuit.upper()}", [k[0] for k in cell],
-                      [float(np.mean([x["value"] for x in v])) / dh for v in cell.values()]))
+def _weights_curve(curves: tuple):
+    lines = [(f"{MODEL_WORDS.get(model, model)} {circuit.upper()}", list(xs), list(ys))
+             for model, circuit, xs, ys in curves]
 
     def draw(ax: Any) -> None:
         for label, xs, ys in lines:
@@ -242,7 +235,7 @@ def _weights(part: Part, found: Findings, plan: Any) -> None:
     part.tables.append(_view(rwr.summary_table(f, prov, plan.part_command("weights")), "rank-weights",
                              "Effective ranks of per-head QK kernels and OV circuits of the embedded models "
                              "(smollm2: 4-bit GGUF dequantised, the quantised weights)."))
-    part.figures.append(Figure("rank-weights", _weights_curve(f.records),
+    part.figures.append(Figure("rank-weights", _weights_curve(f.curves),
                                "Mean energy effective rank ($\\tau = 0.99$) over heads, divided by the head "
                                "dimension, by layer.",
                                prov))

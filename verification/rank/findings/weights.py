@@ -57,10 +57,13 @@ class LayerCell:
 
 @dataclass(frozen=True)
 class WeightsFindings:
-    """The circuits and layers of the embedded models of :data:`MODELS`, and their records (figures)."""
+    """The circuits and layers of the embedded models of :data:`MODELS`, per (model, circuit) the mean
+    energy_0.99 rank over heads / head dim by layer (``curves``: (model, circuit, layers, ratios)),
+    and the records (the report's figure)."""
 
     circuits: tuple
     layers: tuple
+    curves: tuple
     records: list
 
 
@@ -79,7 +82,13 @@ def findings_of(recs: list[dict]) -> WeightsFindings:
         layers.append(LayerCell(model, rs[0]["provenance"]["quantised"], layer,
                                 *(float(np.mean([x["value"] for x in by[c]])) for c in ("qk", "ov")),
                                 *(float(np.mean([x["extra"]["entropy"] for x in by[c]])) for c in ("qk", "ov"))))
-    return WeightsFindings(tuple(circuits), tuple(layers), recs)
+    curves = []
+    for (model, circuit), rs in group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["circuit"])).items():
+        dh = rs[0]["provenance"]["head_dim"]
+        cell = group(rs, lambda x: (x["provenance"]["layer"],))
+        curves.append((model, circuit, tuple(k[0] for k in cell),
+                       tuple(float(np.mean([x["value"] for x in v])) / dh for v in cell.values())))
+    return WeightsFindings(tuple(circuits), tuple(layers), tuple(curves), recs)
 
 
 def weights_findings(store: Any, models: tuple[str, ...] = MODELS) -> WeightsFindings:
