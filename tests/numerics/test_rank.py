@@ -179,9 +179,10 @@ def test_energy_and_entropy_ranks_are_biased_without_noise():
     assert math.isclose(R.entropy_rank(s, 1), math.exp(-np.sum(p1 * np.log(p1))), rel_tol=1e-14)
     assert round(R.entropy_rank(s), 2) == 1.95 and round(R.entropy_rank(s, 1), 2) == 2.60
     assert round(R.entropy_rank(s)) == 2 and round(R.entropy_rank(s, 1)) == 3    # the convention decides
+    from verification.rank.findings.linear import bias
     from verification.rank.report.linear import estimator_bias_sentence
 
-    text = estimator_bias_sentence()
+    text = estimator_bias_sentence(bias())
     assert "r* = 3" in text and "energy_0.9 = 2" in text and "1.95" in text and "2.60" in text
     with pytest.raises(ValueError, match="power"):
         R.entropy_rank(s, 3)

@@ -144,6 +144,7 @@ def test_claims_are_outcomes_with_their_statistic_and_shares(tiny):
 def test_a_wrongly_labelled_recovery_is_shown_refuted(tmp_path):
     # five draws whose energy_0.99 rank equals r* but whose kernel is far off (median error 0.79),
     # stored with a wrong "supported" label: the table judges them by the kernel and says refuted
+    from verification.rank.findings import attention as FA
     from verification.rank.report import attention as JR
     from verification.store import outcome_record
 
@@ -159,7 +160,7 @@ def test_a_wrongly_labelled_recovery_is_shown_refuted(tmp_path):
     with ResultStore(tmp_path / "db.sqlite") as store:
         store.write_chunk("planted", "c", recs)
         stored = list(store.records(campaign="planted"))
-    (row,) = JR.recovery_rows(stored)
+    (row,) = JR.recovery_rows(FA.findings_of(stored, [], [], TINY_ATT, 0))
     cells = dict(zip(JR.RECOVERY_COLUMNS, row))
     lo, hi = wilson(0, 5)
     assert cells[f"kernel error <= {J.KERNEL_TOL} [95% CI]"] == f"0/5 [{lo:.2f}, {hi:.2f}]"
@@ -206,19 +207,21 @@ def test_tiny_campaign_writes_verdicts_tables_and_is_deterministic(tmp_path, tin
 def test_every_table_names_the_command_of_its_part(tiny):
     """The tables' commands come from the plan (``plan.part_command``): the part's own line, with
     the plan's seed and size; the paper part's, from ``plan.command()``."""
+    from verification.rank.findings import attention as FA
+    from verification.rank.findings import linear as FL
     from verification.rank.report import attention as JR
     from verification.rank.report import linear as RR
 
     *_, records = tiny
-    camp = RR.linear_campaigns(TINY)
-    lin = RR.linear_tables(*(_of(records, camp[k]) for k in ("optimum", "gd-pop", "gd-data", "estimators")), TINY_PLAN)
+    camp = FL.linear_campaigns(TINY)
+    found = FL.findings_of(*(_of(records, camp[k]) for k in ("optimum", "gd-pop", "gd-data", "estimators")), TINY)
+    lin = RR.linear_tables(found, TINY_PLAN)
     assert {t.command for t in lin} == {"attnbounds rank --part linear --seed 0 --n 5 --r-star 2"}
     rec_c, stu_c, lad_c = J.campaigns(TINY_ATT, 0)
-    att = JR.attention_tables(*(_of(records, c) for c in (rec_c, stu_c, lad_c)), TINY_PLAN)
+    att = JR.attention_tables(FA.findings_of(*(_of(records, c) for c in (rec_c, stu_c, lad_c)), TINY_ATT, 0), TINY_PLAN)
     assert {t.command for t in att} == {"attnbounds rank --part attention --seed 0"}
     seed3 = replace(TINY_PLAN, linear=replace(TINY, seed=3, full=True))
-    assert {t.command for t in RR.linear_tables(*(_of(records, camp[k]) for k in ("optimum", "gd-pop", "gd-data",
-                                                                                 "estimators")), seed3)} \
+    assert {t.command for t in RR.linear_tables(found, seed3)} \
         == {"attnbounds rank --part linear --seed 3 --full --n 5 --r-star 2"}
 
 
@@ -302,27 +305,30 @@ def _planted_kernels(ranks_by_draw, teachers=10):
 
 
 def test_estimator_outcomes_on_planted_kernels():
+    from verification.rank.findings import softmax as FS
     from verification.rank.report import softmax as SM
 
     # energy_0.9 gives r* = 2 on all 30 kernels, every other estimator misses on 20 of them
     good = {"energy_0.9": 2, "energy_0.99": 2, "entropy": 2.2, "entropy_sigma": 1.9}
     bad = {"energy_0.9": 2, "energy_0.99": 3, "entropy": 2.6, "entropy_sigma": 2.7}
     recs = _planted_kernels([good] * 10 + [bad] * 20)
-    out = {o["estimator"]: o for o in SM.estimator_outcomes(recs, 2)}
-    assert out["energy_0.9"]["outcome"] == "supported" and (out["energy_0.9"]["k"], out["energy_0.9"]["n"]) == (30, 30)
-    assert all(out[e]["outcome"] == "refuted" and out[e]["worse"] == ["energy_0.9"]
+    out = {o.estimator: o for o in FS.estimator_outcomes(recs, 2)}
+    assert out["energy_0.9"].decision.outcome == "supported" and (out["energy_0.9"].share.k, out["energy_0.9"].share.n) \
+        == (30, 30)
+    assert all(out[e].decision.outcome == "refuted" and out[e].worse == ("energy_0.9",)
                for e in ("energy_0.99", "entropy", "entropy_sigma"))
-    assert out["energy_0.99"]["interval"] == wilson(10, 30)
+    assert (out["energy_0.99"].share.lo, out["energy_0.99"].share.hi) == wilson(10, 30)
+    assert out["energy_0.99"].decision.interval == wilson(10, 30)
     # planted: all estimators agree on every kernel -> no estimator is better: inconclusive for all
-    same = SM.estimator_outcomes(_planted_kernels([good] * 10 + [bad | {"energy_0.9": 3}] * 20), 2)
-    assert {o["outcome"] for o in same} == {"inconclusive"}
+    same = FS.estimator_outcomes(_planted_kernels([good] * 10 + [bad | {"energy_0.9": 3}] * 20), 2)
+    assert {o.decision.outcome for o in same} == {"inconclusive"}
     # planted: the energy rank is the one that misses -> refuted
-    worse = SM.estimator_outcomes(_planted_kernels([good | {"energy_0.9": 1}] * 20 + [good] * 10), 2)
-    assert next(o for o in worse if o["estimator"] == "energy_0.9")["outcome"] == "refuted"
+    worse = FS.estimator_outcomes(_planted_kernels([good | {"energy_0.9": 1}] * 20 + [good] * 10), 2)
+    assert next(o for o in worse if o.estimator == "energy_0.9").decision.outcome == "refuted"
     # one teacher only: no degrees of freedom, so nothing is decided however many kernels it has
-    one = SM.estimator_outcomes(_planted_kernels([good] * 10 + [bad] * 20, teachers=1), 2)
-    assert {o["outcome"] for o in one} == {"inconclusive"} and one[0]["units"] == 1
-    rows = SM.estimator_rows(recs, 2)
+    one = FS.estimator_outcomes(_planted_kernels([good] * 10 + [bad] * 20, teachers=1), 2)
+    assert {o.decision.outcome for o in one} == {"inconclusive"} and one[0].units == 1
+    rows = SM.estimator_rows(FS.softmax_findings(recs, 2))
     assert rows == [["regression", "unknown", 30, f"30/30 [{wilson(30, 30)[0]:.2f}, {wilson(30, 30)[1]:.2f}]"]
                     + [f"10/30 [{wilson(10, 30)[0]:.2f}, {wilson(10, 30)[1]:.2f}]"] * 3]
 
@@ -349,17 +355,18 @@ def test_gd_data_outcome_is_judged_at_the_noise_level_and_fails_on_a_planted_thr
 
 
 def test_softmax_summary_counts_optimisation_and_identifiability_failures():
+    from verification.rank.findings import softmax as FS
     from verification.rank.report import softmax as SM
 
     def draw(i, fit):
         return {"theorem": "rank.attention.softmax.recovery", "instance": f"softmax/{i}", "verdict": "refuted",
-                "provenance": {"kind": "softmax", "value_map": "unknown"},
+                "provenance": {"kind": "softmax", "value_map": "unknown", "seed": i},
                 "extra": {"rel_error": 0.5, "tol": J.KERNEL_TOL, "fit": {"starts": 3, "converged": 2, **fit}}}
 
     recs = [draw(0, {"rel_error": 0.01, "best_converged": True, "spread": 0.0}),
             draw(1, {"rel_error": 0.6, "best_converged": False, "spread": float("nan")}),   # optimisation failure
             draw(2, {"rel_error": 0.4, "best_converged": True, "spread": 0.7})]            # not identified
-    (row,) = SM.recovery_summary_rows(recs)
+    (row,) = SM.recovery_summary_rows(FS.softmax_findings(recs, 2))
     cells = dict(zip(SM.SUMMARY_COLUMNS, row))
     lo, hi = wilson(1, 2)
     assert cells["value map"] == "unknown" and cells["fit"] == "W and W_V jointly"
@@ -372,10 +379,10 @@ def test_estimators_are_compared_over_independent_teachers_not_pooled_kernels():
     """A planted null with correlated units: two estimators equally good on average, each teacher
     favouring one of them (a teacher-level effect shared by all its kernels). McNemar on the pooled
     kernels, the design this replaces, declares a difference far more often than alpha; the paired
-    test over teachers (verification.rank.report.softmax.compare) stays near alpha."""
+    test over teachers (verification.rank.findings.softmax.compare) stays near alpha."""
     from scipy.stats import binomtest
 
-    from verification.rank.report.softmax import compare
+    from verification.rank.findings.softmax import compare
 
     rng = np.random.default_rng(0)
     runs, teachers, kernels_per, alpha = 400, 8, 48, 0.05
@@ -412,30 +419,32 @@ def _planted_linear(hits_by_unit, noises=(0.01, 0.1, 0.5), shape="flat", N=8):
 
 
 def test_linear_estimators_compared_paired_with_the_same_information():
-    from verification.rank.report import linear as RR
+    from verification.rank.findings import linear as FL
+    from verification.rank.report import cells as C
 
     assert "threshold" not in V.SAME_INFORMATION and "threshold_median" in V.SAME_INFORMATION
     # energy_0.9 recovers r* on every draw and noise level, every other on a third of the draws
     good = {e: True for e in V.ESTIMATORS}
     bad = {e: e == "energy_0.9" for e in V.ESTIMATORS}
     recs = _planted_linear([[good] * 3] * 10 + [[bad] * 3] * 20)
-    out = {o["estimator"]: o for o in RR.estimator_comparison(recs)}
-    assert out["energy_0.9"]["outcome"] == "supported" and out["energy_0.9"]["units"] == 30
-    assert out["energy_0.9"]["mean"] == 1.0
-    assert all(out[e]["outcome"] == "refuted" and out[e]["worse"] == ["energy_0.9"] for e in V.SAME_INFORMATION[1:])
-    assert math.isclose(out["energy_0.99"]["mean"], 10 / 30)
+    out = {o.estimator: o for o in FL.estimator_comparison(recs)}
+    assert out["energy_0.9"].decision.outcome == "supported" and out["energy_0.9"].share.n == 30
+    assert out["energy_0.9"].share.value == 1.0
+    assert all(out[e].decision.outcome == "refuted" and out[e].worse == ("energy_0.9",) for e in V.SAME_INFORMATION[1:])
+    assert math.isclose(out["energy_0.99"].share.value, 10 / 30)
     # the residual-noise threshold is shown, never ranked: it is not among the compared
     assert "threshold" not in out
     # per cell McNemar, Holm across the table: 20 discordant draws of 30 in each of the 3 cells
-    cells = RR.cell_comparisons(recs)
-    assert all("E0.9 > E0.99" in v for v in cells.values()) and len(cells) == 3
+    cells = FL.cell_comparisons(recs)
+    assert all(("energy_0.9", "energy_0.99") in v for v in cells.values()) and len(cells) == 3
     # planted: the estimators agree on every draw -> nothing decided, anywhere
-    same = RR.estimator_comparison(_planted_linear([[good] * 3] * 10 + [[{e: False for e in V.ESTIMATORS}] * 3] * 20))
-    assert {o["outcome"] for o in same} == {"inconclusive"}
-    assert all(v == [] for v in RR.cell_comparisons(_planted_linear([[good] * 3] * 30)).values())
+    same = FL.estimator_comparison(_planted_linear([[good] * 3] * 10 + [[{e: False for e in V.ESTIMATORS}] * 3] * 20))
+    assert {o.decision.outcome for o in same} == {"inconclusive"}
+    assert all(v == () for v in FL.cell_comparisons(_planted_linear([[good] * 3] * 30)).values())
     # the per-shape summary averages each draw over its noise levels first: 30 units, not 90 draws
-    (row, total) = RR.estimator_summary_rows(recs)
-    assert row[0] == "flat" and row[-1] == 30 and row[1] == f"1.00 [{wilson(30, 30)[0]:.2f}, 1.00]"
+    (row, total) = FL.estimator_summary(recs)
+    assert row.shape == "flat" and row.units == 30 and row.means["energy_0.9"].value == 1.0
+    assert C.estimate(row.means["energy_0.9"]) == f"1.00 [{wilson(30, 30)[0]:.2f}, 1.00]"
 
 
 def test_linear_estimators_keep_alpha_when_noise_levels_share_their_draws():
@@ -470,7 +479,7 @@ def test_holm_across_every_cell_keeps_the_family_wise_rate():
     """Planted null over a whole estimator table: 18 cells of 40 independent draws, five estimators
     with the same hit probability per cell. McNemar per pair and cell with Holm across all 180 tests
     declares any difference in at most about alpha of the tables."""
-    from verification.rank.report import linear as RR
+    from verification.rank.findings import linear as FL
 
     rng = np.random.default_rng(2)
     tables, false = 100, 0
@@ -484,5 +493,37 @@ def test_holm_across_every_cell_keeps_the_family_wise_rate():
                     recs.append({"verdict": "supported" if hit else "refuted",
                                  "provenance": {"shape": "flat", "N": c, "noise": 0.1, "estimator": e, "draw": i,
                                                 "seed": i}})
-        false += any(RR.cell_comparisons(recs).values())
+        false += any(FL.cell_comparisons(recs).values())
     assert false / tables <= 0.08
+
+
+@pytest.mark.slow
+def test_findings_are_typed_values_of_the_stored_records(tiny):
+    """The family's findings of the tiny plan: shares, tallies and decisions equal the counts made
+    here from the records; the claims are typed rows with their decisions."""
+    from verification.findings import Decision, Share
+    from verification.rank.findings import Outcomes, findings
+    from verification.stats import share_outcome
+
+    out, *_ , records = tiny
+    with ResultStore(out / "db.sqlite") as store:
+        f = findings(store, TINY_PLAN)
+    assert f.weights is None and f.linear is not None and f.attention is not None
+    pop = _of(records, f"rank.gd-pop-{TINY.tag}")
+    k = sum(r["verdict"] == "supported" for r in pop)
+    n = k + sum(r["verdict"] == "refuted" for r in pop)
+    assert isinstance(f.linear.gd_population, Outcomes) and isinstance(f.linear.gd_population.share, Share)
+    assert (f.linear.gd_population.share.k, f.linear.gd_population.share.n) == (k, n)
+    assert f.linear.gd_population.inconclusive == len(pop) - n
+    assert (f.linear.gd_population.share.lo, f.linear.gd_population.share.hi) == wilson(k, n)
+    assert f.linear.identity.total == 6 and f.linear.identity.count("tight") == 6
+    data = _of(records, f"rank.gd-data-{TINY.tag}")
+    ends = f.linear.data_ends.share
+    assert ends.k == sum(r["verdict"] == "supported" for r in data)
+    claims = {c.key: c for c in f.claims}
+    assert len(f.claims) == 10 and all(isinstance(c.decision, Decision) for c in f.claims)
+    assert claims["gd recovery"].decision.outcome == share_outcome(ends.k, ends.n)
+    assert claims["deficiency"].decision.outcome == "holds"      # every applicable instance certified
+    assert claims["softmax partial recovery"].decision.outcome == "not-testable"
+    assert claims["robust estimator"].decision is next(d for d in f.attention.softmax.decisions
+                                                       if d.estimator == "energy_0.9").decision

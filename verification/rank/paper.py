@@ -1,9 +1,11 @@
 """The rank family's part of the paper: deficiency, achievability and recovery for the linear
 surrogate, rank estimators, attention-native kernel recovery, GD students, the interpolation
-ladder and the head ranks of the embedded models, read from the stored campaigns only (the tables
-are those of :mod:`verification.rank.report.linear`, :mod:`~verification.rank.report.attention` and
+ladder and the head ranks of the embedded models, rendered from the family's findings
+(:mod:`verification.rank.findings`, the same values the report renders): the tables are those of
+:mod:`verification.rank.report.linear`, :mod:`~verification.rank.report.attention` and
 :mod:`~verification.rank.report.weights`, built once there; here they get the paper's names and
-captions and, where the paper shows fewer columns, columns selected by name; nothing is recomputed).
+captions and, where the paper shows fewer columns, columns selected by name; the macros and the
+claims table are written from the typed findings (:mod:`verification.rank.report.cells`).
 
 Tables ``rank-linear-risk``, ``rank-gd-population``, ``rank-gd-data``, ``rank-estimators``,
 ``rank-estimators-summary``, ``rank-estimator-comparison``, ``rank-attention-recovery``, ``rank-attention-students``,
@@ -16,19 +18,17 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
-import numpy as np
-
-from numerics.rank import linear as R
 from theory.errors import InvalidInput
 from verification.rank.checks import PARTS, Plan
 from verification.rank.checks import attention as att
 from verification.rank.checks import weights as rw
-from verification.rank.checks.linear import ESTIMATORS, linear_chunks
+from verification.rank.checks.linear import linear_chunks
+from verification.rank.findings import Findings, findings
+from verification.rank.findings.linear import linear_campaigns
 from verification.rank.report import attention as ar
+from verification.rank.report import cells as C
 from verification.rank.report import linear as rr
-from verification.rank.report import softmax as sm
 from verification.rank.report import weights as rwr
-from verification.report.aggregate import group
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 
 MODEL_WORDS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}
@@ -51,33 +51,16 @@ def _view(table: Table, name: str, caption: str, columns: Optional[Sequence[str]
                    provenance=table.provenance if provenance is None else provenance)
 
 
-def _share(k: int, n: int) -> str:
-    return f"{k / n:.2f}" if n else "-"
+def _rate(s: Any) -> str:
+    return f"{s.value:.2f}" if s.n else "-"
 
 
-def _count(recs: list[dict], verdicts: tuple[str, ...]) -> tuple[int, int]:
-    return sum(r["verdict"] in verdicts for r in recs), len(recs)
-
-
-def _read(store: Any, campaign: str, cmd: str) -> list[dict]:
-    recs = list(store.records(campaign=campaign))
-    if not recs:
-        raise MissingCampaign(campaign, cmd)
-    return recs
-
-
-def _estimator_curve(est: list[dict]):
-    curves = []
-    for e in ESTIMATORS:
-        cell = group([x for x in est if x["provenance"]["estimator"] == e], lambda x: (x["provenance"]["N"],))
-        curves.append((e, [k[0] for k in cell], [float(np.mean([x["verdict"] == "supported" for x in v]))
-                                                 for v in cell.values()]))
-
+def _estimator_curve(curves: tuple):
     def draw(ax: Any) -> None:
         from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 
         for e, xs, ys in curves:
-            ax.plot(xs, ys, "o-", ms=3, label=FIGURE_NAMES.get(e, rr.ESTIMATOR_NAMES[e]))
+            ax.plot(list(xs), list(ys), "o-", ms=3, label=FIGURE_NAMES.get(e, rr.ESTIMATOR_NAMES[e]))
         ax.set_xscale("log")
         ticks = sorted({x for _, xs, _ in curves for x in xs})
         ax.xaxis.set_major_locator(FixedLocator(ticks))         # the N that were run, written plainly
@@ -91,13 +74,9 @@ def _estimator_curve(est: list[dict]):
     return draw
 
 
-def _weights_curve(recs: list[dict]):
-    lines = []
-    for (model, circuit), rs in group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["circuit"])).items():
-        dh = rs[0]["provenance"]["head_dim"]
-        cell = group(rs, lambda x: (x["provenance"]["layer"],))
-        lines.append((f"{MODEL_WORDS.get(model, model)} {circuit.upper()}", [k[0] for k in cell],
-                      [float(np.mean([x["value"] for x in v])) / dh for v in cell.values()]))
+def _weights_curve(curves: tuple):
+    lines = [(f"{MODEL_WORDS.get(model, model)} {circuit.upper()}", list(xs), list(ys))
+             for model, circuit, xs, ys in curves]
 
     def draw(ax: Any) -> None:
         for label, xs, ys in lines:
@@ -109,63 +88,50 @@ def _weights_curve(recs: list[dict]):
     return draw
 
 
-def _linear(part: Part, store: Any, family_plan: Any, cmd: str) -> None:
+def _require(store: Any, campaigns: Any, cmd: str) -> None:
+    """Every one of ``campaigns`` has records in ``store``, else :class:`MissingCampaign` naming ``cmd``."""
+    for campaign in campaigns:
+        if not store.count(campaign):
+            raise MissingCampaign(campaign, cmd)
+
+
+def _linear(part: Part, found: Findings, family_plan: Any) -> None:
+    f = found.linear
     plan = family_plan.linear
-    tag, r_star = plan.tag, plan.r_star
+    r_star = plan.r_star
     prov = rr.linear_provenance(plan)
-    opt = _read(store, f"rank.optimum-{tag}", cmd)
-    pop = _read(store, f"rank.gd-pop-{tag}", cmd)
-    data = _read(store, f"rank.gd-data-{tag}", cmd)
-    est = _read(store, f"rank.estimators-{tag}", cmd)
     part.macro(str(plan.n), "rank n")
     part.macro(str(r_star), "rank r star")
-    for name in ("deficiency", "achievability"):
-        rs = [x for x in opt if x["theorem"] == f"rank.linear.{name}" and x["verdict"] != "not-applicable"]
-        part.macro("%d/%d" % _count(rs, ("holds", "tight")), "rank", name, "certified")
-    eym = [x for x in opt if x["theorem"] == "rank.linear.eckart_young"]
-    part.macro("%d/%d" % (sum(bool(x["extra"].get("enclosures_overlap")) for x in eym), len(eym)), "rank EYM agrees")
-    ident = [x for x in opt if x["theorem"] == "rank.linear.excess_risk_identity"]
-    part.macro("%d/%d" % _count(ident, ("tight",)), "rank identity exact")
-    k, n = rr.supported(pop)
-    part.macro(f"{k}/{n}", "rank GD population recovered")
-    for rel, rs in (("below", [x for x in pop if x["provenance"]["r"] < r_star]),
-                    ("at", [x for x in pop if x["provenance"]["r"] == r_star]),
-                    ("above", [x for x in pop if x["provenance"]["r"] > r_star])):
-        part.macro("%d/%d" % rr.supported(rs), "rank GD population recovered", rel)
-    passes = sum(bool(x["extra"]["passes_r_star"]) for x in data)
-    part.macro(f"{passes}/{len(data)}", "rank GD data passes")
-    part.macro(rr.outcome_share(data), "rank GD data ends")
+    part.macro(C.tally_share(f.deficiency, "holds", "tight"), "rank deficiency certified")
+    part.macro(C.tally_share(f.achievability, "holds", "tight"), "rank achievability certified")
+    part.macro(C.count(f.eym_agrees), "rank EYM agrees")
+    part.macro(C.tally_share(f.identity, "tight"), "rank identity exact")
+    part.macro(C.count(f.gd_population.share), "rank GD population recovered")
+    for rel in ("below", "at", "above"):
+        part.macro(C.count(f.gd_population_by[rel].share), "rank GD population recovered", rel)
+    part.macro(C.count(f.data_passes), "rank GD data passes")
+    part.macro(C.outcomes(f.data_ends), "rank GD data ends")
     part.macro(", ".join(f"{x:g}" for x in plan.data_inits), "rank GD data inits")
-    spans = [x["extra"]["span_decades"] for x in data if x["extra"]["passes_r_star"]]
-    part.macro(f"{np.median(spans):.2f}" if spans else "-", "rank GD data span decades")
-    stays = sum(x["extra"]["last_step_at_r_star"] == plan.gd_steps for x in data)
-    part.macro(f"{stays}/{passes}", "rank GD data stays")
-    part.macro(f"{np.median([x['extra']['escape_final_rank'] for x in data]):g}", "rank GD data escape median")
-    rates = {}
-    for e in ESTIMATORS:
-        mine = [x for x in est if x["provenance"]["estimator"] == e]
-        k, n = rr.supported(mine)
-        rates[e] = k / n if n else -1.0
-        part.macro(_share(k, n), "rank estimator", ESTIMATOR_WORDS[e], "share")
-        part.macro(f"{k}/{n}", "rank estimator", ESTIMATOR_WORDS[e], "count")
-    compared = rr.estimator_comparison(est)
-    for o in compared:
-        lo, hi = o["interval"]
-        part.macro(f"{o['mean']:.2f} [{lo:.2f}, {hi:.2f}]", "rank estimator", ESTIMATOR_WORDS[o["estimator"]], "mean")
-        part.macro(o["outcome"], "rank estimator", ESTIMATOR_WORDS[o["estimator"]], "outcome")
-    part.macro(str(compared[0]["units"] if compared else 0), "rank estimator units")
-    best = max(rates[e] for e in rr.SAME_INFORMATION)
-    part.macro(", ".join(rr.ESTIMATOR_NAMES[e] for e in rr.SAME_INFORMATION if rates[e] == best), "rank best estimator")
-    won = [o["estimator"] for o in compared if o["outcome"] == "supported"]
-    part.macro(rr.ESTIMATOR_NAMES[won[0]] if won else "none", "rank estimator winner")
+    part.macro(f"{f.data_span:.2f}" if f.data_span is not None else "-", "rank GD data span decades")
+    part.macro(C.count(f.data_stays), "rank GD data stays")
+    part.macro(f"{f.data_escape:g}", "rank GD data escape median")
+    for e, o in f.estimator_outcomes.items():
+        part.macro(_rate(o.share), "rank estimator", ESTIMATOR_WORDS[e], "share")
+        part.macro(C.count(o.share), "rank estimator", ESTIMATOR_WORDS[e], "count")
+    for o in f.comparison:
+        part.macro(C.estimate(o.share), "rank estimator", ESTIMATOR_WORDS[o.estimator], "mean")
+        part.macro(o.decision.outcome, "rank estimator", ESTIMATOR_WORDS[o.estimator], "outcome")
+    part.macro(str(f.comparison[0].share.n if f.comparison else 0), "rank estimator units")
+    part.macro(", ".join(rr.ESTIMATOR_NAMES[e] for e in f.best), "rank best estimator")
+    part.macro(rr.ESTIMATOR_NAMES[f.winner] if f.winner else "none", "rank estimator winner")
     # the estimators' bias on a fixed noiseless spectrum: the definitions evaluated, not a measurement
-    s = R.spectrum(3, "geometric")
-    part.macro(", ".join(f"{x:g}" for x in s), "rank bias spectrum")
-    part.macro(str(len(s)), "rank bias r star")
-    part.macro(str(int(R.energy_rank(s, 0.9))), "rank bias energy ninety")
-    part.macro(f"{float(R.entropy_rank(s)):.2f}", "rank bias entropy")
-    part.macro(f"{float(R.entropy_rank(s, 1)):.2f}", "rank bias entropy sigma")
-    risk, gd_pop, gd_data, estimators, summary, comparison = rr.linear_tables(opt, pop, data, est, family_plan)
+    b = f.bias
+    part.macro(", ".join(f"{x:g}" for x in b.spectrum), "rank bias spectrum")
+    part.macro(str(len(b.spectrum)), "rank bias r star")
+    part.macro(str(int(b.energy_90)), "rank bias energy ninety")
+    part.macro(f"{float(b.entropy):.2f}", "rank bias entropy")
+    part.macro(f"{float(b.entropy_sigma):.2f}", "rank bias entropy sigma")
+    risk, gd_pop, gd_data, estimators, summary, comparison = rr.linear_tables(f, family_plan)
     part.tables += [
         _view(risk, "rank-linear-risk",
               f"Optimal rank-$r$ excess risk $R(r)$ per unit $d$ ($n={plan.n}$, $r^*={r_star}$): tail sum certified in "
@@ -193,68 +159,48 @@ def _linear(part: Part, store: Any, family_plan: Any, cmd: str) -> None:
               "independent data draws: exact sign tests on the draws' differences, Holm across every pair; "
               "supported = significantly better than every other. The residual-noise threshold reads more "
               "than the spectrum and is not compared.")]
-    part.figures.append(Figure("rank-estimators", _estimator_curve(est),
+    part.figures.append(Figure("rank-estimators", _estimator_curve(f.curves),
                                "Share of draws whose estimated rank equals $r^*$, against the number of inputs $N$ "
                                "(all shapes and noise levels).", prov))
 
 
-def _attention(part: Part, store: Any, plan: Any, cmd: str) -> None:
+def _attention(part: Part, found: Findings, plan: Any) -> None:
+    f = found.attention
     ap = plan.attention
-    rec_c, stu_c, lad_c = att.campaigns(ap, plan.seed)
-    allrec = _read(store, rec_c, cmd)
-    stu = _read(store, stu_c, cmd)
-    lad = _read(store, lad_c, cmd)
-    recs, exact = ar.split_exact(allrec)
-    soft, fits = ar.softmax_fits(recs)
-    k = sum(x["recovered"] == "supported" for x in soft)
-    n = sum(x["recovered"] in ("supported", "refuted") for x in soft)
-    part.macro(f"{k}/{n}", "rank softmax regression recovered")
-    part.macro(f"{sum(f['rel_error'] <= att.KERNEL_TOL for f in fits)}/{len(fits)}", "rank softmax fit recovered")
+    part.macro(C.count(f.softmax_recovered.share), "rank softmax regression recovered")
+    part.macro(C.count(f.fit_recovered), "rank softmax fit recovered")
     part.macro(f"{att.KERNEL_TOL:g}", "rank kernel tolerance")
-    part.macro(exact["exact/d3"]["verdict"] if "exact/d3" in exact else "-", "rank linear exact verdict")
-    part.macro(f"{exact['exact/inversion']['value']:.1e}" if "exact/inversion" in exact else "-",
+    exact = f.exact
+    part.macro(exact["exact/d3"].verdict if "exact/d3" in exact else "-", "rank linear exact verdict")
+    part.macro(f"{exact['exact/inversion'].value:.1e}" if "exact/inversion" in exact else "-",
                "rank softmax inversion error")
-    lin = [x for x in recs if x["provenance"]["kind"] == "linear" and x["verdict"] == "undecided"]
-    part.macro(f"{sum(bool(x['extra'].get('float_rank_matches')) for x in lin)}/{len(lin)}",
-               "rank linear float rank matches")
-    dfc = [x for x in stu if x["theorem"] == "rank.attention.linear.deficiency"]
-    part.macro("%d/%d" % _count(dfc, ("holds", "tight")), "rank students deficiency certified")
+    part.macro(C.count(f.linear_float_matches), "rank linear float rank matches")
+    part.macro(C.tally_share(f.students_deficiency, "holds", "tight"), "rank students deficiency certified")
     for kind in ("linear", "softmax"):
-        rs = [x for x in stu if x["theorem"] == "rank.attention.native" and x["provenance"]["kind"] == kind
-              and x["provenance"]["r"] >= ap.r_star]
-        part.macro("%d/%d" % rr.supported(rs), "rank students", kind, "reach zero")
-    part.macro("%d/%d" % rr.supported(lad), "rank ladder static equals r star")
-    mixed = [x for x in lad if float(x["provenance"]["lam"]) > 0]       # attention contributes: lambda > 0
-    part.macro("%d/%d" % (sum(x["verdict"] == "refuted" for x in mixed), len(mixed)), "rank ladder static misses")
-    static = [x for x in lad if float(x["provenance"]["lam"]) == 0]     # the static end of the ladder
-    part.macro("%d/%d" % rr.supported(static), "rank ladder static equals r star at zero")
-    part.macro("%d/%d" % rr.supported(mixed), "rank ladder static equals r star mixed")
-    for vm, word in (("known", "known"), ("unknown", "unknown")):
-        mine = [x for x in soft if x["provenance"].get("value_map", "known") == vm]
-        part.macro(rr.outcome_share([{"verdict": x["recovered"]} for x in mine]), "rank softmax regression", word)
-        vfits = [x["extra"]["fit"] for x in mine if x["extra"].get("fit")]
-        part.macro(rr.outcome_share([{"verdict": att.fit_outcome(f).value} for f in vfits]), "rank softmax fit", word)
-        part.macro(f"{sum(att.identifiability_failure(f) for f in vfits)}/{len(vfits)}",
-                   "rank softmax identifiability failures", word)
-        part.macro(f"{sum(f['converged'] for f in vfits)}/{sum(f['starts'] for f in vfits)}",
-                   "rank softmax fit converged starts", word)
-    def teachers(rs):
-        return len(sm.teacher_hits(rs, ap.r_star))
-
-    for o in sm.estimator_outcomes(recs, ap.r_star):
+        part.macro(C.count(f.reach_zero[kind].share), "rank students", kind, "reach zero")
+    part.macro(C.count(f.ladder_equals.share), "rank ladder static equals r star")
+    part.macro(C.count(f.ladder_misses), "rank ladder static misses")
+    part.macro(C.count(f.ladder_static.share), "rank ladder static equals r star at zero")
+    part.macro(C.count(f.ladder_mixed.share), "rank ladder static equals r star mixed")
+    for vm, v in f.softmax.value_maps.items():
+        part.macro(C.outcomes(v.regression), "rank softmax regression", vm)
+        part.macro(C.outcomes(v.fit), "rank softmax fit", vm)
+        part.macro(C.count(v.identifiability_failures), "rank softmax identifiability failures", vm)
+        part.macro(C.count(v.converged), "rank softmax fit converged starts", vm)
+    for o in f.softmax.decisions:
         word = ESTIMATOR_WORDS[{"entropy": "entropy_round", "entropy_sigma": "entropy_sigma_round"}.get(
-            o["estimator"], o["estimator"])]
-        lo, hi = o["interval"]
-        part.macro(f"{o['k']}/{o['n']} [{lo:.2f}, {hi:.2f}]", "rank softmax estimator", word, "share")
-        part.macro(o["outcome"], "rank softmax estimator", word, "outcome")
-    part.macro(str(teachers(recs)), "rank softmax estimator teachers")
-    recovery, students, ladder, sm_recovery, sm_estimators, sm_outcomes = ar.attention_tables(allrec, stu, lad, plan)
+            o.estimator, o.estimator)]
+        part.macro(f"{o.share.k}/{o.share.n} [{o.share.lo:.2f}, {o.share.hi:.2f}]", "rank softmax estimator", word,
+                   "share")
+        part.macro(o.decision.outcome, "rank softmax estimator", word, "outcome")
+    part.macro(str(f.softmax.teachers), "rank softmax estimator teachers")
+    recovery, students, ladder, sm_recovery, sm_estimators, sm_outcomes = ar.attention_tables(f, plan)
     part.tables += [
         _view(recovery, "rank-attention-recovery",
               f"Data-only recovery of the query-key kernel $W$ ($r^*={ap.r_star}$, $d={ap.d}$): a draw recovers $W$ when the "
               f"relative kernel error (up to scale and sign) is at most {att.KERNEL_TOL:g}; 'fit' is the nonlinear "
               "least-squares fit (softmax: of $W$ with the value map known, of $W$ and $W_V$ jointly with it unknown).",
-              ["kind", "value map", "B", "beta", "T", "noise", ar.RECOVERY_COLUMNS[6], "median kernel error",
+              ["kind", "value map", "B", "beta", "T", "noise", ar.RECOVERED, "median kernel error",
                "fit: median kernel error", "outcomes"]),
         _view(students, "rank-attention-students",
               f"Kernel-rank-$r$ students trained by GD ({ap.steps} steps): linear $r < r^*$ certified against the exact "
@@ -278,20 +224,18 @@ def _attention(part: Part, store: Any, plan: Any, cmd: str) -> None:
               "df = teachers $-$ 1, Holm across every pair at 0.05.")]
 
 
-def _weights(part: Part, store: Any, plan: Any, cmd: str) -> None:
-    recs = _read(store, rw.CAMPAIGN, cmd)
+def _weights(part: Part, found: Findings, plan: Any) -> None:
+    f = found.weights
     prov = f"campaign {rw.CAMPAIGN}; {rwr.SPECTRA}"
-    for (model, circuit), rs in group(recs, lambda x: (x["provenance"]["model"],
-                                                       x["provenance"]["circuit"])).items():
-        word = MODEL_WORDS.get(model, model)
-        dh = rs[0]["provenance"]["head_dim"]
-        part.macro(f"{np.mean([x['value'] for x in rs]) / dh:.2f}", "rank", word, circuit, "energy per dim")
-        part.macro("%d/%d" % _count(rs, ("tight",)), "rank", word, circuit, "full rank certified")
-        part.macro(str(dh), "rank", word, "head dim")
-    part.tables.append(_view(rwr.summary_table(recs, prov, plan.part_command("weights")), "rank-weights",
+    for c in f.circuits:
+        word = MODEL_WORDS.get(c.model, c.model)
+        part.macro(f"{c.energy_99.mean / c.head_dim:.2f}", "rank", word, c.circuit, "energy per dim")
+        part.macro(C.count(c.certified), "rank", word, c.circuit, "full rank certified")
+        part.macro(str(c.head_dim), "rank", word, "head dim")
+    part.tables.append(_view(rwr.summary_table(f, prov, plan.part_command("weights")), "rank-weights",
                              "Effective ranks of per-head QK kernels and OV circuits of the embedded models "
                              "(smollm2: 4-bit GGUF dequantised, the quantised weights)."))
-    part.figures.append(Figure("rank-weights", _weights_curve(recs),
+    part.figures.append(Figure("rank-weights", _weights_curve(f.curves),
                                "Mean energy effective rank ($\\tau = 0.99$) over heads, divided by the head "
                                "dimension, by layer.",
                                prov))
@@ -317,84 +261,82 @@ def needs(store: Any, plan: Plan) -> list[Need]:
 def paper_part(store: Any, plan: Plan) -> Part:
     """Tables, figures and macros of the rank campaigns of ``plan`` (see the module docstring)."""
     cmd = plan.command()
+    _require(store, [*linear_campaigns(plan.linear).values(), *att.campaigns(plan.attention, plan.seed),
+                     rw.CAMPAIGN], cmd)
+    found = findings(store, plan)
     part = Part("rank", commands=[cmd])
-    _linear(part, store, plan, cmd)
-    _attention(part, store, plan, cmd)
-    _weights(part, store, plan, cmd)
-    part.tables.insert(0, claims(part, cmd))
+    _linear(part, found, plan)
+    _attention(part, found, plan)
+    _weights(part, found, plan)
+    part.tables.insert(0, claims(found, cmd))
     return part
 
 
-def _interval_outcome(text: str, level: float = 0.5) -> str:
-    """A macro's share ``x [lo, hi]`` (a 95% interval) against ``level``
-    (:func:`verification.stats.interval_outcome`); inconclusive where it has no interval."""
-    import re
-
-    from verification.stats import interval_outcome
-
-    m = re.search(r"\[\s*([-0-9.]+),\s*([-0-9.]+)\]", text)
-    return interval_outcome(float(m.group(1)), float(m.group(2)), level) if m else "inconclusive"
+def _outcome(d: Any) -> str:
+    """A claim's decision as the claims table writes it: a proved statement certified here is "holds
+    (certified)"."""
+    return "holds (certified)" if d.outcome == "holds" else d.outcome
 
 
-def claims(part: Part, cmd: str) -> Table:
+def _result(c: Any) -> str:
+    """What this suite found for claim ``c``, from its evidence."""
+    e = c.evidence
+    return {
+        "deficiency": lambda: f"positive on {C.count(e[0])} instances",
+        "achievability": lambda: f"zero on {C.count(e[0])} instances",
+        "gd recovery": lambda: f"ends at $r^*$ in {C.outcomes(e[0])} runs",
+        "pre-training recovery": lambda: f"best: {rr.ESTIMATOR_NAMES[e[0]] if e[0] else 'none'}, "
+                                         f"{C.estimate(e[1])} of draws",
+        "naive transfer fails": lambda: f"static rank differs from $r^*$ in {C.count(e[0])} draws",
+        "attention deficiency": lambda: f"certified on {C.count(e[0])}",
+        "attention achievability": lambda: f"linear {C.count(e[0].share)}, softmax {C.count(e[1].share)}",
+        "robust estimator": lambda: f"energy 0.9 recovers $r^*$ on {e[0].k}/{e[0].n} [{e[0].lo:.2f}, {e[0].hi:.2f}] "
+                                    "of kernels",
+        "linear exact recovery": lambda: f"verdict {e[0]}",
+        "softmax partial recovery": lambda: f"regression {C.outcomes(e[0])}; fit (training) {C.outcomes(e[1])}; "
+                                            f"identifiability failures {C.count(e[2])}",
+    }[c.key]()
+
+
+CLAIMS = {
+    "deficiency": ("in a linear attention surrogate, the intrinsic rank $r^*$ of the token-mixing operator is a tight "
+                   "lower bound: any rank-deficient model incurs unavoidable excess risk", "proved",
+                   "the optimal excess risk of every rank $r < r^*$, certified in 60-digit intervals"),
+    "achievability": ("the bound is achievable at $r^*$", "proved", "the excess risk at $r = r^*$, decided exactly"),
+    "gd recovery": ("gradient descent recovers this rank under standard low-rank implicit-bias assumptions", "-",
+                    "finite noisy data, small initialisation, the rank counted above the noise level at the last step"),
+    "pre-training recovery": ("$r^*$ is recoverable from data before training", "-",
+                              "estimators given the fit's singular values, paired over independent draws (sign tests, "
+                              "Holm)"),
+    "naive transfer fails": ("a naive transfer fails ... a static weight kernel cannot summarize the input-conditioned "
+                             "mixing", "-",
+                             "interpolation ladder from a static mixer to attention: the best static mixer's rank "
+                             "against $r^*$ once attention contributes ($\\lambda > 0$)"),
+    "attention deficiency": ("under the attention-native rank the structure is restored (deficiency)", "-",
+                             "kernel-rank-$r$ linear students below $r^*$ against the exact lower bound"),
+    "attention achievability": ("... (achievability and recovery), for linear and softmax attention", "-",
+                                "students of kernel rank $r \\ge r^*$ trained by gradient descent reach zero risk at "
+                                "rank $r^*$"),
+    "robust estimator": ("the energy effective rank is the estimator robust to softmax distortion", "-",
+                         "teachers as units, paired t over teachers, Holm across every pair of estimators"),
+    "linear exact recovery": ("$r^*$ is exactly recoverable for linear QK attention", "-",
+                              "the rank of the linearised regression, decided in rational arithmetic"),
+    "softmax partial recovery": ("softmax attention admits only partial pre-training recovery due to nonlinear "
+                                 "inversion and kernel-value identifiability effects", "-",
+                                 "value map unknown: the linearised regression (the one pre-training estimator here) "
+                                 "beside the joint nonlinear fit of $W$ and $W_V$, which is training a one-layer "
+                                 "student"),
+}
+"""Per claim key (:mod:`verification.rank.findings.claims`): the claim in the paper's words, what the
+paper states, this suite's design."""
+
+
+def claims(found: Findings, cmd: str) -> Table:
     """The reproduction report's first table: the claims of Yoon's Entropic Bound in its words, this
-    suite's design, its number and the outcome, read from the macros the part computed (a claim that
-    something happens in most draws: :func:`verification.stats.share_outcome`)."""
-    from verification.report.part import claims_table, counts_of as _k_n
-    from verification.stats import share_outcome
+    suite's design, its number and the outcome, from the typed claims of the findings."""
+    from verification.report.part import claims_table
 
-    m = part.macros
-    share = lambda key: share_outcome(*_k_n(m[key]))       # noqa: E731
-    # a proved statement: holds where every instance is certified, else undecided (a violation stops the run)
-    certified = lambda key: "holds (certified)" if _k_n(m[key])[0] == _k_n(m[key])[1] > 0 else "undecided"  # noqa: E731
-    k_fit, n_fit = _k_n(m["RankSoftmaxFitUnknown"])
-    fails = _k_n(m["RankSoftmaxIdentifiabilityFailuresUnknown"])[0]
-    rows = [
-        ["in a linear attention surrogate, the intrinsic rank $r^*$ of the token-mixing operator is a tight lower "
-         "bound: any rank-deficient model incurs unavoidable excess risk", "proved",
-         "the optimal excess risk of every rank $r < r^*$, certified in 60-digit intervals",
-         f"positive on {m['RankDeficiencyCertified']} instances", certified("RankDeficiencyCertified")],
-        ["the bound is achievable at $r^*$", "proved", "the excess risk at $r = r^*$, decided exactly",
-         f"zero on {m['RankAchievabilityCertified']} instances", certified("RankAchievabilityCertified")],
-        ["gradient descent recovers this rank under standard low-rank implicit-bias assumptions", "-",
-         "finite noisy data, small initialisation, the rank counted above the noise level at the last step",
-         f"ends at $r^*$ in {m['RankGDDataEnds']} runs", share("RankGDDataEnds")],
-        ["$r^*$ is recoverable from data before training", "-",
-         "estimators given the fit's singular values, paired over independent draws (sign tests, Holm)",
-         f"best: {m['RankEstimatorWinner']}, {m['RankEstimatorThresholdMedianMean']} of draws",
-         _interval_outcome(m["RankEstimatorThresholdMedianMean"])],
-        ["a naive transfer fails ... a static weight kernel cannot summarize the input-conditioned mixing", "-",
-         "interpolation ladder from a static mixer to attention: the best static mixer's rank against $r^*$ "
-         "once attention contributes ($\\lambda > 0$)",
-         f"static rank differs from $r^*$ in {m['RankLadderStaticMisses']} draws", share("RankLadderStaticMisses")],
-        ["under the attention-native rank the structure is restored (deficiency)", "-",
-         "kernel-rank-$r$ linear students below $r^*$ against the exact lower bound",
-         f"certified on {m['RankStudentsDeficiencyCertified']}", certified("RankStudentsDeficiencyCertified")],
-        ["... (achievability and recovery), for linear and softmax attention", "-",
-         "students of kernel rank $r \\ge r^*$ trained by gradient descent reach zero risk at rank $r^*$",
-         f"linear {m['RankStudentsLinearReachZero']}, softmax {m['RankStudentsSoftmaxReachZero']}",
-         share_outcome(*[a + b for a, b in zip(_k_n(m["RankStudentsLinearReachZero"]),
-                                              _k_n(m["RankStudentsSoftmaxReachZero"]))])],
-        ["the energy effective rank is the estimator robust to softmax distortion", "-",
-         "teachers as units, paired t over teachers, Holm across every pair of estimators",
-         f"energy 0.9 recovers $r^*$ on {m['RankSoftmaxEstimatorEnergyNinetyShare']} of kernels",
-         m["RankSoftmaxEstimatorEnergyNinetyOutcome"]],
-        ["$r^*$ is exactly recoverable for linear QK attention", "-",
-         "the rank of the linearised regression, decided in rational arithmetic",
-         f"verdict {m['RankLinearExactVerdict']}", "holds (certified)" if m["RankLinearExactVerdict"] == "tight"
-         else "inconclusive"],
-        # the only pre-training estimator here is the linearised regression; the joint nonlinear fit that
-        # recovers the kernel is training a one-layer student, so it cannot refute a claim about recovery
-        # before training, and the regression's partial recovery cannot separate the claimed causes from
-        # its own linearisation bias: not testable by this design (the numbers are reported, not decided)
-        ["softmax attention admits only partial pre-training recovery due to nonlinear inversion and "
-         "kernel-value identifiability effects", "-",
-         "value map unknown: the linearised regression (the one pre-training estimator here) beside the joint "
-         "nonlinear fit of $W$ and $W_V$, which is training a one-layer student",
-         f"regression {m['RankSoftmaxRegressionUnknown']}; fit (training) {m['RankSoftmaxFitUnknown']}; "
-         f"identifiability failures {m['RankSoftmaxIdentifiabilityFailuresUnknown']}",
-         "not-testable"],
-    ]
+    rows = [[*CLAIMS[c.key], _result(c), _outcome(c.decision)] for c in found.claims]
     return claims_table("rank-claims", rows,
                         "The claims of Yoon's Entropic Bound (arXiv:2607.23050) tested here: each in the paper's "
                         "words, what the paper states (its abstract quotes no numbers), this suite's design, its "

@@ -1,6 +1,6 @@
 """Tables and the figure of the attention rank campaigns (:mod:`verification.rank.checks.attention`),
-aggregated from stored records only; each table built once (:func:`attention_tables`) for Markdown/CSV
-here and LaTeX in :mod:`verification.rank.paper`.
+rendered from their findings (:mod:`verification.rank.findings.attention`); each table built once
+(:func:`attention_tables`) for Markdown/CSV here and LaTeX in :mod:`verification.rank.paper`.
 
 Kernel recovery is judged by the recovered kernel (relative error of W_Q W_K^T up to scale and
 sign, at most KERNEL_TOL), never by a rank estimate alone; every estimator's rank of the recovered
@@ -13,73 +13,46 @@ from typing import Any
 
 import numpy as np
 
-from verification.rank.checks.attention import KERNEL_TOL, campaigns, kernel_outcome
+from verification.rank.checks.attention import KERNEL_TOL, campaigns
+from verification.rank.findings.attention import AttentionFindings, attention_findings
+from verification.rank.report import cells as C
 from verification.rank.report import softmax as SM
-from verification.rank.report.linear import outcome_share
 from verification.report.aggregate import group as _group
 from verification.report.aggregate import median_keep_nan as _med
 from verification.report.aggregate import pyplot as _plt
-from verification.report.aggregate import verdict_counts as _verdicts
 from verification.report.figures import save_figure
 from verification.report.tables import Table, print_table
 
-RECOVERY_COLUMNS = ["kind", "value map", "B", "beta", "T", "noise", f"kernel error <= {KERNEL_TOL} [95% CI]",
+RECOVERED = f"kernel error <= {KERNEL_TOL} [95% CI]"
+RECOVERY_COLUMNS = ["kind", "value map", "B", "beta", "T", "noise", RECOVERED,
                     "median kernel error", "energy_0.9", "energy_0.99", "entropy (p~sigma^2)", "entropy (p~sigma)",
                     "threshold", "fit: median kernel error", "fit: converged starts", "fit: spread", "outcomes"]
 
 
-def _ranks(rs: list[dict], key: str) -> str:
-    vals = [x["extra"].get(key) for x in rs]
+def _ranks(vals: tuple) -> str:
     if all(v is None for v in vals):
         return "-"
     return " ".join("-" if v is None else (f"{v:.2f}" if isinstance(v, float) and v != int(v) else str(int(v)))
                     for v in vals)
 
 
-def rejudged(rec: dict) -> dict:
-    """A recovery record judged from its stored kernel error (so the table never trusts a stored
-    label): a draw is recovered iff rel_error <= its tolerance."""
-    ex = rec["extra"]
-    out = kernel_outcome(ex["rel_error"], ex.get("tol", KERNEL_TOL)).value
-    return {**rec, "verdict": out if rec["verdict"] in ("supported", "refuted", "inconclusive") else rec["verdict"],
-            "recovered": out}
-
-
-def recovery_rows(recs: list[dict]) -> list[list]:
+def recovery_rows(f: AttentionFindings) -> list[list]:
     """One row per setting: the share of draws whose kernel is recovered (Wilson 95%), the median
-    kernel error, each estimator's ranks, the nonlinear fit (where run) and the stored outcomes."""
-    rows = []
-    keyf = lambda x: (x["provenance"]["kind"],) + tuple(  # noqa: E731
-        x["provenance"].get(k, "-") for k in ("value_map", "B", "beta", "T", "noise"))
-    for key, rs in _group(recs, keyf).items():
-        judged = [rejudged(x) for x in rs]
-        share = outcome_share([{**x, "verdict": x["recovered"]} for x in judged])
-        fits = [x["extra"]["fit"] for x in rs if x["extra"].get("fit")]
-        rows.append(list(key) + [share, _med([x["extra"]["rel_error"] for x in rs])]
-                    + [_ranks(rs, k) for k in ("energy_0.9", "energy_0.99", "entropy", "entropy_sigma", "threshold")]
-                    + ([_med([f["rel_error"] for f in fits]), f"{sum(f['converged'] for f in fits)}/"
-                        f"{sum(f['starts'] for f in fits)}", max(f["spread"] for f in fits)] if fits else ["-"] * 3)
-                    + [_verdicts(judged)])
-    return rows
+    kernel error, each estimator's ranks, the nonlinear fit (where run) and the outcomes as judged."""
+    return [list(c.setting) + [C.outcomes(c.recovered), c.median_error] + [_ranks(v) for v in c.ranks.values()]
+            + ([c.fit.median_error, f"{c.fit.converged}/{c.fit.starts}", c.fit.spread] if c.fit else ["-"] * 3)
+            + [C.tally(c.verdicts)] for c in f.recovery]
 
 
 EXACT_KINDS = {"exact/d3": "linear, exact rational regression", "exact/inversion": "softmax, 50-digit inversion"}
 
 
-def exact_rows(exact: dict[str, dict]) -> list[list]:
+def exact_rows(f: AttentionFindings) -> list[list]:
     """The certified checks of the recovery campaign as rows of the same table, with their verdicts:
     the float draws of the linear rows are estimates (stored undecided, or not-applicable outside the
     claim's hypotheses); what certifies linear recovery is the exact rational regression's row."""
-    rows = []
-    for inst, label in EXACT_KINDS.items():
-        x = exact.get(inst)
-        if x is None:
-            continue
-        p = x["provenance"]
-        err = 0.0 if x["theorem"] == "rank.attention.linear.recovery" else x["value"]
-        rows.append([label, "known", p.get("B", "-"), p.get("beta", "-"), p.get("T", "-"), p.get("noise", 0.0),
-                     "-", err] + ["-"] * 5 + ["-"] * 3 + [_verdicts([x])])
-    return rows
+    return [[label, "known", *x.setting, "-", x.error] + ["-"] * 5 + ["-"] * 3 + [f"{x.verdict} 1"]
+            for inst, label in EXACT_KINDS.items() if (x := f.exact.get(inst)) is not None]
 
 
 STUDENTS_COLUMNS = ["kind", "r", "median train risk", "median test risk", "certified lower bound (rounded down)",
@@ -89,26 +62,16 @@ LADDER_COLUMNS = ["kind", "lambda", "static energy_0.99 ranks", "median static e
                   "static rank = r* [95% CI]"]
 
 
-def students_rows(stu: list[dict]) -> list[list]:
+def students_rows(f: AttentionFindings) -> list[list]:
     """One row per (kind, r) of the GD students: risks, the certified bound, verdicts / outcomes."""
-    rows = []
-    for (kind, r), rs in _group(stu, lambda x: (x["provenance"]["kind"], x["provenance"]["r"])).items():
-        ex = [x["extra"] for x in rs]
-        rows.append([kind, r, _med([x["value"] for x in rs]), _med([e["test_risk"] for e in ex]),
-                     rs[0]["bound"] if rs[0]["theorem"] == "rank.attention.linear.deficiency" else None,
-                     min((e["exact_slack"] for e in ex if "exact_slack" in e), default=None),
-                     max(e["rel_change_last_tenth"] for e in ex), _med([e["grad_norm"] for e in ex]),
-                     " ".join(str(e["learned"]) for e in ex), _verdicts(rs)])
-    return rows
+    return [[c.kind, c.r, c.median_train, c.median_test, c.bound, c.min_slack, c.max_rel_change,
+             c.median_grad_norm, " ".join(str(x) for x in c.learned), C.tally(c.verdicts)] for c in f.students]
 
 
-def ladder_rows(lad: list[dict]) -> list[list]:
+def ladder_rows(f: AttentionFindings) -> list[list]:
     """One row per (kind, lambda) of the interpolation ladder."""
-    rows = []
-    for (kind, lam), rs in _group(lad, lambda x: (x["provenance"]["kind"], x["provenance"]["lam"])).items():
-        rows.append([kind, lam, " ".join(str(int(x["value"])) for x in rs), _med([x["extra"]["entropy"] for x in rs]),
-                     _med([x["extra"]["unexplained"] for x in rs]), outcome_share(rs)])
-    return rows
+    return [[c.kind, c.lam, " ".join(str(x) for x in c.ranks), c.median_entropy, c.median_unexplained,
+             C.outcomes(c.equals)] for c in f.ladder]
 
 
 def attention_provenance(plan: Any) -> str:
@@ -118,61 +81,47 @@ def attention_provenance(plan: Any) -> str:
     return f"campaigns {rec_c}, {stu_c}, {lad_c}; d={p.d}, r*={p.r_star}, T={p.T}"
 
 
-def split_exact(allrec: list[dict]) -> tuple[list[dict], dict[str, dict]]:
-    """The recovery campaign's float draws, and its exact checks by instance (``exact/...``)."""
-    return ([x for x in allrec if not x["instance"].startswith("exact")],
-            {x["instance"]: x for x in allrec if x["instance"].startswith("exact")})
-
-
-def softmax_fits(recs: list[dict]) -> tuple[list[dict], list[dict]]:
-    """The softmax draws judged from their kernel error (:func:`rejudged`), and their nonlinear fits."""
-    soft = [rejudged(x) for x in recs if x["provenance"]["kind"] == "softmax"]
-    return soft, [x["extra"]["fit"] for x in soft if x["extra"].get("fit")]
-
-
-def attention_tables(allrec: list[dict], stu: list[dict], lad: list[dict], plan: Any) -> list[Table]:
-    """The tables of the attention part of ``plan`` (a :class:`verification.rank.checks.Plan`: its
+def attention_tables(f: AttentionFindings, plan: Any) -> list[Table]:
+    """The tables of the findings ``f`` of the attention part of ``plan`` (a :class:`verification.rank.checks.Plan`: its
     attention plan and seed), in order: ``rank-attention-recovery``, ``rank-attention-students``,
     ``rank-ladder``, ``rank-softmax-recovery``, ``rank-softmax-estimators``,
     ``rank-softmax-estimator-outcomes`` (Markdown captions)."""
     p = plan.attention
     rec_c, stu_c, lad_c = campaigns(p, plan.seed)
     prov, cmd = attention_provenance(plan), plan.part_command("attention")
-    recs, exact = split_exact(allrec)
-    soft, fits = softmax_fits(recs)
-    fit_ok = sum(f["rel_error"] <= KERNEL_TOL for f in fits)
+    exact = f.exact
     specs = [
-        ("rank-attention-recovery", recovery_rows(recs) + exact_rows(exact), RECOVERY_COLUMNS, rec_c,
+        ("rank-attention-recovery", recovery_rows(f) + exact_rows(f), RECOVERY_COLUMNS, rec_c,
          f"Data-only recovery of the query-key kernel W (r*={p.r_star}, d={p.d}). A draw recovers W when the "
          f"relative error of the recovered kernel, up to scale and sign, is <= {KERNEL_TOL}; the ranks of the "
          f"recovered kernel by every estimator are listed per draw (energy_tau; entropy rank exp H(p) with "
          f"p ~ sigma^2 and p ~ sigma; Gavish-Donoho threshold where the noise is known). Softmax, measured: "
-         f"the regression recovers W in {outcome_share([{**x, 'verdict': x['recovered']} for x in soft])} "
+         f"the regression recovers W in {C.outcomes(f.softmax_recovered)} "
          f"draws; the nonlinear least-squares fit ({p.fit_starts} starts: the regression's estimate + random) "
-         f"in {fit_ok}/{len(fits)} (both value maps; per value map: rank-softmax-recovery). "
+         f"in {C.count(f.fit_recovered)} (both value maps; per value map: rank-softmax-recovery). "
          f"'spread' = largest kernel error between converged starts of equal cost (large = not identified); "
          f"the W_V-unknown rows' fit is the joint fit of W and W_V. "
          f"The proved linear claim applies to noiseless data with an identifiable design (W_V known: full-rank "
          f"design; W_V unknown: B T >= d^3); elsewhere not-applicable. Its float draws are estimates, stored "
          f"undecided (the kernel error and ranks are shown); it is certified by the exact rational regression (linear, "
-         f"d=3, its own row): {exact['exact/d3']['verdict']}; 50-digit softmax inversion, noiseless, beta 16/64: rel. error "
-         f"{exact['exact/inversion']['value']:.1e} ({exact['exact/inversion']['verdict']}; float64 failures "
+         f"d=3, its own row): {exact['exact/d3'].verdict}; 50-digit softmax inversion, noiseless, beta 16/64: rel. error "
+         f"{exact['exact/inversion'].value:.1e} ({exact['exact/inversion'].verdict}; float64 failures "
          f"there are precision, not identifiability)."),
-        ("rank-attention-students", students_rows(stu), STUDENTS_COLUMNS, stu_c,
+        ("rank-attention-students", students_rows(f), STUDENTS_COLUMNS, stu_c,
          f"Kernel-rank-r students trained by plain GD ({p.steps} steps, W_V fixed to the teacher's, beta=1), "
          f"r*={p.r_star}. Linear r<r* (proved): certified lower bound mu_lo tail_lo (H - mu_lo I positive "
          f"definite in exact rationals, tail_lo the lower end of a 60-digit interval enclosure, product exact, "
          f"shown rounded down), compared with the exact rational risk of the exact rank-r product U V^T. "
          f"Softmax r<r*: a GD risk bounds the minimum from above only: inconclusive. r>=r* (claim): supported "
          f"when train/initial risk < 1e-6 with learned rank r*. Learned rank: sigma_i > 1e-3 sigma_1 of U V^T."),
-        ("rank-ladder", ladder_rows(lad), LADDER_COLUMNS, lad_c,
+        ("rank-ladder", ladder_rows(f), LADDER_COLUMNS, lad_c,
          f"Interpolation ladder: Y = ((1-lambda) M_static + lambda A(X)) X W_V, rank(M_static) = kernel rank "
          f"= r* = {p.r_star}, T={p.T}; the best static token mixer's rank against r* (claim: equal).")]
     caps = SM.softmax_captions(p.r_star, p.fit_starts, p.fit_nfev)
     specs += [(name, rows, cols, rec_c, caps[name]) for name, rows, cols in (
-        ("rank-softmax-recovery", SM.recovery_summary_rows(recs), SM.SUMMARY_COLUMNS),
-        ("rank-softmax-estimators", SM.estimator_rows(recs, p.r_star), SM.ESTIMATOR_COLUMNS),
-        ("rank-softmax-estimator-outcomes", SM.outcome_rows(recs, p.r_star), SM.OUTCOME_COLUMNS))]
+        ("rank-softmax-recovery", SM.recovery_summary_rows(f.softmax), SM.SUMMARY_COLUMNS),
+        ("rank-softmax-estimators", SM.estimator_rows(f.softmax), SM.ESTIMATOR_COLUMNS),
+        ("rank-softmax-estimator-outcomes", SM.outcome_rows(f.softmax), SM.OUTCOME_COLUMNS))]
     return [Table.from_rows(name, rows, cols, caption, prov, campaigns=(c,), command=cmd)
             for name, rows, cols, c, caption in specs]
 
@@ -184,20 +133,17 @@ TITLES = {"rank-attention-recovery": "rank: attention kernel recovery",
           "rank-softmax-estimator-outcomes": "rank: the robust-estimator claim"}
 
 
-def report_attention(store: Any, plan: Any, tables: Path, figures: Path, console: Any) -> dict:
+def report_attention(store: Any, plan: Any, tables: Path, figures: Path, console: Any,
+                     f: AttentionFindings = None) -> dict:
     """Tables and the figure of the attention campaigns of ``plan`` (a
-    :class:`verification.rank.checks.Plan`), from stored records only."""
-    rec_c, stu_c, lad_c = campaigns(plan.attention, plan.seed)
-    allrec, stu, lad = (list(store.records(campaign=c)) for c in (rec_c, stu_c, lad_c))
-    for table in attention_tables(allrec, stu, lad, plan):
+    :class:`verification.rank.checks.Plan`) from their findings ``f`` (default: read from the store)."""
+    f = attention_findings(store, plan.attention, plan.seed) if f is None else f
+    for table in attention_tables(f, plan):
         table.write(tables)
         print_table(console, table.rows(), table.columns(), TITLES[table.name])
-    recs, _ = split_exact(allrec)
-    soft, fits = softmax_fits(recs)
-    _figure(recs, lad, figures, attention_provenance(plan))
-    return {"att_recovery": outcome_share([{**x, "verdict": x["recovered"]} for x in soft]),
-            "att_fit_recovery": f"{sum(f['rel_error'] <= KERNEL_TOL for f in fits)}/{len(fits)}",
-            "att_students": _verdicts(stu), "ladder": outcome_share(lad)}
+    _figure(f.records["recovery"], f.records["ladder"], figures, attention_provenance(plan))
+    return {"att_recovery": C.outcomes(f.softmax_recovered), "att_fit_recovery": C.count(f.fit_recovered),
+            "att_students": C.tally(f.student_verdicts), "ladder": C.outcomes(f.ladder_equals)}
 
 
 def _figure(recs: list, lad: list, figures: Path, prov: str) -> None:

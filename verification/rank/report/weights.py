@@ -1,5 +1,5 @@
 """Tables and the figure of the trained-head ranks (:mod:`verification.rank.checks.weights`),
-aggregated from stored records only.
+rendered from their findings (:mod:`verification.rank.findings.weights`).
 
 Per (model, circuit): energy (0.9, 0.99) and entropy effective ranks of the QK kernels and OV
 circuits against the head dimension, and the share of heads whose rank = dh is certified; per
@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from verification.rank.checks.weights import CAMPAIGN, MODELS
+from verification.rank.findings.weights import WeightsFindings, weights_findings
+from verification.rank.report import cells as C
 from verification.report.aggregate import group as _group
 from verification.report.aggregate import pyplot as _plt
-from verification.report.aggregate import share as _share
 from verification.report.figures import save_figure
 from verification.report.tables import Table, print_table
 
@@ -30,61 +31,51 @@ SUMMARY_COLUMNS = ["model", "circuit", "heads (all layers)", "head dim", "energy
                    "rank = dh certified"]
 
 
-def summary_rows(recs: list[dict]) -> list[list]:
+def summary_rows(f: WeightsFindings) -> list[list]:
     """One row per (model, circuit): effective ranks over all heads, the certified head-rank share."""
-    rows = []
-    for (model, circuit), rs in _group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["circuit"])).items():
-        p = rs[0]["provenance"]
-        e9 = [x["extra"]["energy_0.9"] for x in rs]
-        e99 = [x["value"] for x in rs]
-        ent = [x["extra"]["entropy"] for x in rs]
-        rows.append([_label(model, p["quantised"]), circuit.upper(), len(rs), p["head_dim"],
-                     f"{np.mean(e9):.1f} ({min(e9)}-{max(e9)})", f"{np.mean(e99):.1f} ({min(e99):.0f}-{max(e99):.0f})",
-                     f"{np.mean(ent):.1f} ({min(ent):.1f}-{max(ent):.1f})", f"{np.mean(e99) / p['head_dim']:.2f}",
-                     _share(rs, ("tight",))])
-    return rows
+    return [[_label(c.model, c.quantised), c.circuit.upper(), c.heads, c.head_dim,
+             f"{c.energy_90.mean:.1f} ({c.energy_90.lo}-{c.energy_90.hi})",
+             f"{c.energy_99.mean:.1f} ({c.energy_99.lo:.0f}-{c.energy_99.hi:.0f})",
+             f"{c.entropy.mean:.1f} ({c.entropy.lo:.1f}-{c.entropy.hi:.1f})", f"{c.energy_99.mean / c.head_dim:.2f}",
+             C.count(c.certified)] for c in f.circuits]
 
 
 SPECTRA = "spectra via QR of each factor + SVD of the dh x dh core"
 LAYER_COLUMNS = ["model", "layer", "QK energy_0.99", "OV energy_0.99", "QK entropy rank", "OV entropy rank"]
 
 
-def summary_table(recs: list[dict], prov: str, command: str) -> Table:
+def summary_table(f: WeightsFindings, prov: str, command: str) -> Table:
     """``rank-weights``: :func:`summary_rows` with its caption; ``command`` fills its campaign."""
     return Table.from_rows(
-        "rank-weights", summary_rows(recs), SUMMARY_COLUMNS,
+        "rank-weights", summary_rows(f), SUMMARY_COLUMNS,
         "Effective ranks of per-head QK kernels W_Q W_K^T and OV circuits W_V W_O of the embedded models "
         "(biases ignored; for smollm2 the static QK kernel is the RoPE kernel at relative offset 0; "
         "smollm2 weights are 4-bit GGUF dequantised: quantised weights).", prov,
         campaigns=(CAMPAIGN,), command=command)
 
 
-def layer_rows(recs: list[dict]) -> list[list]:
+def layer_rows(f: WeightsFindings) -> list[list]:
     """One row per (model, layer): mean (over heads) energy_0.99 and entropy ranks of QK and OV."""
-    rows = []
-    for (model, layer), rs in _group(recs, lambda x: (x["provenance"]["model"], x["provenance"]["layer"])).items():
-        by = {c: [x for x in rs if x["provenance"]["circuit"] == c] for c in ("qk", "ov")}
-        rows.append([_label(model, rs[0]["provenance"]["quantised"]), layer]
-                    + [float(np.mean([x["value"] for x in by[c]])) for c in ("qk", "ov")]
-                    + [float(np.mean([x["extra"]["entropy"] for x in by[c]])) for c in ("qk", "ov")])
-    return rows
+    return [[_label(c.model, c.quantised), c.layer, c.qk_energy, c.ov_energy, c.qk_entropy, c.ov_entropy]
+            for c in f.layers]
 
 
 def report_weights(store: Any, plan: Any, tables: Path, figures: Path, console: Any,
-                   models: tuple[str, ...] = MODELS) -> dict:
+                   models: tuple[str, ...] = MODELS, f: WeightsFindings = None) -> dict:
     """Tables and the figure of the trained-head ranks of ``plan`` (a
-    :class:`verification.rank.checks.Plan`: the command that fills them), from stored records only."""
-    recs = [x for x in store.records(campaign=CAMPAIGN) if x["provenance"]["model"] in models]
+    :class:`verification.rank.checks.Plan`: the command that fills them) from their findings ``f``
+    (default: read from the store, for ``models``)."""
+    f = weights_findings(store, models) if f is None else f
     prov = f"campaign {CAMPAIGN}; models {', '.join(models)}; {SPECTRA}"
     command = plan.part_command("weights")
-    table = summary_table(recs, prov, command)
+    table = summary_table(f, prov, command)
     table.write(tables)
     print_table(console, table.rows(), table.columns(), "rank: trained heads")
-    Table.from_rows("rank_weights_layers", layer_rows(recs), LAYER_COLUMNS,
+    Table.from_rows("rank_weights_layers", layer_rows(f), LAYER_COLUMNS,
                     "Per-layer mean (over heads) effective ranks of the head circuits.", prov,
                     campaigns=(CAMPAIGN,), command=command).write(tables)
-    _figure(recs, figures, prov)
-    return {"weights_records": len(recs)}
+    _figure(f.records, figures, prov)
+    return {"weights_records": len(f.records)}
 
 
 def _figure(recs: list, figures: Path, prov: str) -> None:
