@@ -25,7 +25,8 @@ custom-op domain (anything but ``""`` / ``"ai.onnx"``: it would need a custom-op
 is named), an input that is not one image tensor ``(batch, 3, H, W)`` float32 with fixed ``H, W``, a
 graph with no Softmax node, or none whose output is a square ``(1, H, n, n)`` over its last axis, a
 node onnxruntime evaluates otherwise beyond rounding, a BatchNormalization in training mode, NaN
-attention on the probe image.
+attention on the probe image. The file is read and its graph validated and searched as data by
+:mod:`numerics.sources.onnx_graph`; this module runs it and turns its values into instances.
 
 What ``rollout --check`` binds besides the attention (:meth:`OnnxAttentionModel.states`,
 :mod:`numerics.sources.states`): a ``logits`` symbol to each attention Softmax node's input (the
@@ -70,11 +71,6 @@ through onnxruntime), 1.3-2 s per image for the exact measurement of
 rollout, comparison bounds) and about 3.5 s with its float tests.
 On the bundled photographs no patch token exceeds twice the median norm (largest ratios 1.2-1.9):
 this ViT-S shows no high-norm artifacts (Darcet et al. found them in the larger models).
-
->>> last_axis(-1, 4), last_axis(3, 4), last_axis(1, 4)
-(True, True, False)
->>> allowed_domain(""), allowed_domain("ai.onnx"), allowed_domain("com.microsoft")
-(True, True, False)
 """
 from __future__ import annotations
 
@@ -88,12 +84,13 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from numerics.sources import AttentionInstance
+from numerics.sources.onnx_graph import (check_domains, image_input_of, last_axis, layer_inputs_of, opset_of,
+                                         read_model, residual_stream, softmaxes, walk)
 from theory.errors import InvalidInput
 
 HIGH_NORM_MULTIPLE = 2.0       # a patch token is high-norm above this multiple of the median norm
 IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 EMBEDDED_NORMALISATION = "ImageNet mean/std (the DINOv2 image processor's)"
-STANDARD_DOMAINS = ("", "ai.onnx")
 READ = ("the onnx {version} reference evaluator (numpy, pinned kernels), the graph cut to its Softmax outputs "
         "and the residual stream")
 CROSS_CHECKED = ("every node cross-checked against onnxruntime on a probe image, within float rounding "
@@ -101,16 +98,6 @@ CROSS_CHECKED = ("every node cross-checked against onnxruntime on a probe image,
 HIGH_NORM_RULE = (f"patch tokens whose norm in the residual stream entering the final normalisation exceeds "
                   f"{HIGH_NORM_MULTIPLE:g} x the median patch norm")
 _CACHE: dict[tuple, "OnnxAttentionModel"] = {}
-
-
-def last_axis(axis: int, rank: int) -> bool:
-    """Whether a Softmax ``axis`` is the last axis of a tensor of ``rank``."""
-    return axis == -1 or axis == rank - 1
-
-
-def allowed_domain(domain: str) -> bool:
-    """The standard ONNX operator set (no custom-op library needed)."""
-    return domain in STANDARD_DOMAINS
 
 
 @dataclass
@@ -246,135 +233,6 @@ def high_norm(residual: Optional[np.ndarray]) -> tuple[Optional[list[int]], Opti
     return flagged, round(float(patches.max() / med), 4)
 
 
-def _walk(graph: Any):
-    """Every node of ``graph`` and of its subgraphs (If / Loop / Scan bodies)."""
-    import onnx
-
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from _walk(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for g in attr.graphs:
-                    yield from _walk(g)
-
-
-def _read_model(path: Path) -> tuple[Any, str]:
-    """(the ModelProto, sha256 of the file) or InvalidInput naming the file."""
-    import onnx
-
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise InvalidInput(f"model {str(path)!r} is a folder, not an .onnx file") from None
-    except OSError as exc:
-        raise InvalidInput(f"model {str(path)!r} cannot be read ({exc.strerror})") from None
-    sha = hashlib.sha256(data).hexdigest()
-    try:
-        model = onnx.load_model_from_string(data)
-    except Exception as exc:       # protobuf DecodeError and kin: not an ONNX file
-        raise InvalidInput(f"model {str(path)!r}: not a readable ONNX model ({type(exc).__name__}: "
-                           f"{' '.join(str(exc).split())[:200]})") from None
-    if not model.HasField("graph") or not len(model.graph.node):
-        raise InvalidInput(f"model {str(path)!r}: not an ONNX model (no graph nodes)")
-    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
-        raise InvalidInput(f"model {str(path)!r}: its weights lie in external data files; save it as one "
-                           ".onnx file (onnx.save_model(..., save_as_external_data=False))")
-    return model, sha
-
-
-def _check_domains(model: Any, path: Path) -> None:
-    for node in _walk(model.graph):
-        if not allowed_domain(node.domain):
-            raise InvalidInput(f"model {str(path)!r}: node {node.name or node.op_type!r} is in the custom-op "
-                               f"domain {node.domain!r}, which needs a custom-op library: refused")
-
-
-def _image_input(model: Any, path: Path) -> tuple[str, tuple[int, int]]:
-    """The graph's one image input: its name and (H, W)."""
-    import onnx
-
-    inits = {t.name for t in model.graph.initializer}
-    inputs = [i for i in model.graph.input if i.name not in inits]
-
-    def refuse(why: str) -> InvalidInput:
-        return InvalidInput(f"model {str(path)!r}: {why}; an image model takes one tensor (batch, 3, H, W) float32 "
-                            "with fixed H and W")
-    if len(inputs) != 1:
-        raise refuse(f"{len(inputs)} graph inputs ({', '.join(i.name for i in inputs) or 'none'})")
-    inp = inputs[0]
-    t = inp.type.tensor_type if inp.type.HasField("tensor_type") else None
-    if t is None or t.elem_type != onnx.TensorProto.FLOAT or not t.HasField("shape"):
-        raise refuse(f"input {inp.name!r} is not a float32 tensor of known rank")
-    dims = [(d.dim_value if d.HasField("dim_value") else None) for d in t.shape.dim]
-    if len(dims) != 4 or dims[1] != 3 or not (dims[2] and dims[3]) or dims[0] not in (None, 1):
-        shown = "x".join("?" if d is None else str(d) for d in dims)
-        raise refuse(f"input {inp.name!r} has shape {shown}")
-    return inp.name, (int(dims[2]), int(dims[3]))
-
-
-def opset_of(model: Any) -> int:
-    """The model's version of the standard operator set."""
-    return next((o.version for o in model.opset_import if o.domain in STANDARD_DOMAINS), 13)
-
-
-def _softmaxes(model: Any, path: Path) -> list[tuple[str, int]]:
-    """(output name, axis) of every top-level Softmax node, in graph order; none: InvalidInput."""
-    opset = opset_of(model)
-    out = []
-    for node in model.graph.node:
-        if node.op_type == "Softmax" and allowed_domain(node.domain):
-            axis = next((a.i for a in node.attribute if a.name == "axis"), -1 if opset >= 13 else 1)
-            out.append((node.output[0], int(axis)))
-    if not out:
-        raise InvalidInput(f"model {str(path)!r}: no Softmax node, so no attention probabilities to read")
-    return out
-
-
-def _residual(model: Any, after: str) -> Optional[str]:
-    """The last Add output (graph order) feeding a ReduceMean / LayerNormalization, after the
-    Softmax output ``after`` (module docstring); None if there is none."""
-    nodes = list(model.graph.node)
-    start = next(i for i, n in enumerate(nodes) if after in n.output)
-    norms = {x for n in nodes[start:] if n.op_type in ("ReduceMean", "LayerNormalization") for x in n.input[:1]}
-    adds = [n.output[0] for n in nodes[start:] if n.op_type == "Add" and n.output[0] in norms]
-    return adds[-1] if adds else None
-
-
-def _layer_inputs(model: Any, softmax_outputs: Sequence[str]) -> list[Optional[str]]:
-    """Each Softmax's layer input hidden states, by value name (None where there is none): for the
-    Softmax producing ``softmax_outputs[k]``, the value, among the ancestors of that Softmax and
-    produced after the previous Softmax, that is read both by a normalisation (a
-    LayerNormalization node, or a ReduceMean with a Sub reading the same value: a decomposed one)
-    and by an Add after the Softmax (the residual connection): a pre-norm residual layer's input;
-    the last such value in graph order (module docstring)."""
-    nodes = list(model.graph.node)
-    producer = {out: i for i, node in enumerate(nodes) for out in node.output}
-    readers: dict = {}
-    for i, node in enumerate(nodes):
-        for x in node.input:
-            readers.setdefault(x, []).append(i)
-
-    def normalised(x: str) -> bool:
-        ops = [nodes[i].op_type for i in readers.get(x, [])]
-        return "LayerNormalization" in ops or ("ReduceMean" in ops and "Sub" in ops)
-
-    out, previous = [], -1
-    for name in softmax_outputs:
-        at = producer[name]
-        seen, stack = set(), [x for x in nodes[at].input if x]
-        while stack:                                   # the ancestors of this Softmax after the previous one
-            x = stack.pop()
-            if x in seen or x not in producer or producer[x] <= previous:
-                continue
-            seen.add(x)
-            stack.extend(v for v in nodes[producer[x]].input if v)
-        found = [x for x in seen if normalised(x)
-                 and any(nodes[i].op_type == "Add" and i > at for i in readers.get(x, []))]
-        out.append(max(found, key=lambda x: producer[x]) if found else None)
-        previous = at
-    return out
 
 
 def preprocessor(path: Path, size: tuple[int, int], default: Optional[str] = None) -> Normalisation:
@@ -479,17 +337,17 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
     key = (name, str(path.resolve()), st.st_size, st.st_mtime_ns, normalisation, tuple(notes))
     if cache and key in _CACHE:
         return _CACHE[key]
-    model, sha = _read_model(path)
-    _check_domains(model, path)
-    input_name, size = _image_input(model, path)
-    soft = _softmaxes(model, path)
-    residual = _residual(model, soft[-1][0])
+    model, sha = read_model(path)
+    check_domains(model, path)
+    input_name, size = image_input_of(model, path)
+    soft = softmaxes(model, path)
+    residual = residual_stream(model, soft[-1][0])
     have = {o.name for o in model.graph.output}
     for out in [s for s, _ in soft] + ([residual] if residual else []):
         if out not in have:
             model.graph.output.append(onnx.helper.make_tensor_value_info(out, onnx.TensorProto.FLOAT, None))
     score_of = {n.output[0]: n.input[0] for n in model.graph.node if n.op_type == "Softmax" and n.input}
-    layer_inputs = _layer_inputs(model, [s for s, _ in soft])
+    layer_inputs = layer_inputs_of(model, [s for s, _ in soft])
     states = [score_of[s] for s, _ in soft] + [x for x in layer_inputs if x]
     for out in states:
         if out not in have:
@@ -527,7 +385,7 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
     settings = dict(size=list(size), mean=list(nz.mean), std=list(nz.std), resize="skimage order=1 anti_aliasing",
                     run="onnx reference evaluator, cut to the attention", attention=[s for s, _ in attn],
                     residual=residual, high_norm=HIGH_NORM_MULTIPLE)
-    if opset_of(model) < 14 and any(n.op_type == "BatchNormalization" for n in _walk(model.graph)):
+    if opset_of(model) < 14 and any(n.op_type == "BatchNormalization" for n in walk(model.graph)):
         settings["batchnorm"] = "inference mode (numerics.sources.onnx_check)"   # onnx's own kernel was wrong here
     fp = fingerprint(sha, settings)     # the scores and layer inputs read besides change no attention: not in it
     kinds, unbound = _symbol_kinds([score_of[s] for s, _ in attn], [layer_inputs[i] for _, i in attn], state_values,
@@ -553,7 +411,7 @@ def load_onnx(path: str | os.PathLike, name: Optional[str] = None, notes: Sequen
 def _symbol_kinds(scores: list, layer_inputs: list, values: dict, heads_tokens: tuple) -> tuple[tuple, dict]:
     """The symbol kinds a file binds (numerics.sources.states) and why not the others, from the probe's
     values: the scores must be (1, H, n, n) like the attention, every layer's input found
-    (:func:`_layer_inputs`) and (1, n, d) of one d."""
+    (:func:`numerics.sources.onnx_graph.layer_inputs_of`) and (1, n, d) of one d."""
     H, n = heads_tokens
     kinds, unbound = ["stochastic"], {}
     if all(np.shape(values[s]) == (1, H, n, n) for s in scores):
