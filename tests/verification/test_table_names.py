@@ -16,6 +16,7 @@ family's name inside them is dropped (``stress-dobrushin-factor`` vs ``stress-fa
 from __future__ import annotations
 
 import ast
+import copy
 import importlib
 import itertools
 import re
@@ -72,6 +73,12 @@ def _values(expr: ast.expr, namespace: dict) -> set[str]:
         return _values(expr.body, namespace) | _values(expr.orelse, namespace)
     import builtins
 
+    class Bound(ast.NodeTransformer):          # sweep.theorem: a theorem id, as the name theorem is
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            return ast.copy_location(ast.Name(node.attr, ast.Load()), node) if node.attr in BOUND else \
+                self.generic_visit(node)
+
+    expr = ast.fix_missing_locations(Bound().visit(copy.deepcopy(expr)))
     free = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and n.id not in namespace
                    and not hasattr(builtins, n.id)})
     code = compile(ast.Expression(expr), "<name>", "eval")
