@@ -18,9 +18,10 @@ from verification.modalities.paper import paper_part
 from verification.modalities.checks import Plan, campaign_name
 from verification.modalities.command import measure_and_report
 from verification.modalities.paper import plan_part
-from verification.modalities.report.stages import modality_stages, pair_kind
+from verification.modalities.findings.stages import modality_stages, pair_kind, stages_from, verified_records
 from verification.report.part import MissingCampaign
 from verification.measure.attention import instance_records
+from verification.stats import wilson
 
 SECTIONS = Path(__file__).resolve().parents[2] / "paper" / "sections"
 # Planted attention, T = 4 tokens, token 0 = CLS. Known verdicts of Theorem D1 (head mean = the
@@ -79,12 +80,12 @@ def test_planted_attention_gets_its_known_verdicts_through_the_pipeline(store):
                        for h in range(2))
     r = recs[f"planted@e1|{items[0].id}#{items[0].sha}|all|L2|mean"]
     assert r["slack"] > 0 and r["provenance"]["test_accuracy"] == 0.5 and r["provenance"]["n_special"] == 1
-    (st,) = modality_stages(store, Plan("tiny", 0))
+    (st,) = stages_from(verified_records(store, name)).values()
     assert (st.model, st.epoch, st.accuracy, len(st.inputs)) == ("planted", 1, 0.5, 3)
     for (v, l), eq in KNOWN.items():
         assert st.share(v, l) == (1.0 if eq else 0.0)
-        assert st.heads[(v, l)] == [6 if eq else 0, 6]
-    assert sum(st.fail_pairs[2].values()) == 3 and not st.fail_pairs[0]
+        assert (st.heads[(v, l)].k, st.heads[(v, l)].n) == (6 if eq else 0, 6)
+    assert sum(st.fail_pairs[2].values()) == 3 and not st.fail_pairs.get(0)
     assert set(st.fail_pairs[2]) <= {"CLS-feature", "feature-feature"}
 
 
@@ -218,15 +219,13 @@ def test_bad_arguments_are_one_line_errors(capsys, tmp_path):
 
 def seed_stage(model, seed, epoch, shares, n=(5, 4)):
     """A stage with the given per-layer content shares (all tokens: the same), on 4 inputs."""
-    from verification.modalities.report.stages import Stage
+    from verification.findings import Share
+    from verification.modalities.findings.stages import Stage
 
-    st = Stage(model=model, family=model, campaign=f"c-{model}-{seed}-{epoch}", epoch=epoch, step=epoch,
-               fraction=1.0, accuracy=0.5 + 0.1 * seed, seed=seed, sizes={"all": n[0], "content": n[1]})
-    for l, x in enumerate(shares):
-        k = round(4 * x)
-        for v in ("all", "content"):
-            st.tight[(v, l)] = [k, 4]
-    return st
+    tight = {(v, l): Share.wilson(round(4 * x), 4) for l, x in enumerate(shares) for v in ("all", "content")}
+    return Stage(model=model, family=model, campaign=f"c-{model}-{seed}-{epoch}", epoch=epoch, step=epoch,
+                 fraction=1.0, accuracy=0.5 + 0.1 * seed, seed=seed, sizes={"all": n[0], "content": n[1]},
+                 tight=tight)
 
 
 def synthetic(trained, init, n=(5, 4)):
@@ -254,16 +253,16 @@ def check_spread(summary, values):
 
 
 def test_seed_spread_is_the_t_interval_over_seeds_and_a_planted_bug_fails(monkeypatch):
-    from verification.modalities.report import seeds as S
+    from verification.modalities.findings import seeds as S
 
     stages = synthetic([[0.25, 0.75], [0.5, 0.5], [1.0, 0.5]], [[0, 0], [0, 0.25], [0.25, 0]])
     (content,) = [s for s in S.summarise(stages, {}, {}) if s.variant == "content"]
-    assert content.seeds == [0, 1, 2] and content.n == 4
+    assert content.seeds == (0, 1, 2) and content.n == 4
     check_spread(content, [0.5, 0.5, 0.75])                     # per seed: the layer mean at the last epoch
     assert content.change.values == pytest.approx((0.5, 0.375, 0.625))   # paired: trained - init, per seed
     assert content.depth.values == pytest.approx((0.5, 0.0, -0.5))       # last layer - first layer
     # planted bugs: a z quantile instead of t (df ignored); a population sd; one seed's stages only
-    from verification.modalities.report import comparisons as C
+    from verification.modalities.findings import comparisons as C
 
     real = S.t_spread
     for bug in (lambda v, a=0.05: normal_spread(v),
@@ -283,7 +282,7 @@ def test_seed_spread_is_the_t_interval_over_seeds_and_a_planted_bug_fails(monkey
 def normal_spread(v):
     import statistics
 
-    from verification.modalities.report.seeds import Spread
+    from verification.stats import Spread
 
     m, sd = statistics.mean(v), statistics.stdev(v)
     h = 1.96 * sd / len(v) ** 0.5
@@ -298,8 +297,8 @@ def population_spread(real, v):
 
 
 def test_each_model_meets_the_baselines_at_its_own_n_and_the_words_follow_the_tests():
-    from verification.modalities.report import comparisons as C
-    from verification.modalities.report import seeds as S
+    from verification.modalities.findings import comparisons as C
+    from verification.modalities.findings import seeds as S
 
     trained = [[0.75, 0.75], [1.0, 0.75], [0.75, 1.0], [1.0, 1.0]] * 2        # eight seeds
     stages = synthetic(trained, trained)
@@ -309,24 +308,27 @@ def test_each_model_meets_the_baselines_at_its_own_n_and_the_words_follow_the_te
     texts = {("content", 4): [0.9, 1.0, 0.8, 0.95, 0.85, 0.9, 1.0, 0.9], ("all", 5): [0.8] * 4 + [0.85] * 4}
     summaries = {s.variant: s for s in S.summarise(stages, base, texts)}
     c, a = summaries["content"], summaries["all"]
-    assert c.random == {"dirichlet": (10, 100), "softmax-T1": (20, 100)} and c.random_range == (0.1, 0.2)
-    assert a.random == {"dirichlet": (90, 100), "softmax-T1": (100, 100)}
+    assert {f: (x.k, x.n) for f, x in c.random.items()} == {"dirichlet": (10, 100), "softmax-T1": (20, 100)}
+    assert c.random_range == (0.1, 0.2)
+    assert {f: (x.k, x.n) for f, x in a.random.items()} == {"dirichlet": (90, 100), "softmax-T1": (100, 100)}
     assert c.words["random"] == "above" and a.words["random"] == "not separable from"
     assert c.text.mean == pytest.approx(0.9125) and c.text_inputs == 8 and a.text_inputs == 8
     # trained and init stages identical: the paired changes are all 0, no variation, not tested (never p = 0)
-    assert c.words["init"].startswith("not testable") and c.change.mean == 0 and c.tests["init"][0] == 1.0
+    assert c.words["init"].startswith("not testable") and c.change.mean == 0 and c.compared["init"].decision.p == 1.0
+    assert c.compared["init"].decision.outcome == "not-testable"
     # Bonferroni over every comparison of the run: each adjusted p is at least its raw p
     raw = {}
     for s in summaries.values():
-        for name, (p, df, half, d, adj) in s.tests.items():
-            assert adj >= p
-            raw[(s.variant, name)] = p
+        for name, comp in s.compared.items():
+            assert comp.adjusted >= comp.decision.p
+            raw[(s.variant, name)] = comp.decision.p
     assert len(raw) == 2 * len(C.COMPARISONS)
     # the random comparison is against the reference's interval (Wilson ends), at the seed level (df 7)
-    assert c.refs["random"][1] == pytest.approx(C.wilson(20, 100)[1]) and c.tests["random"][1] == 7
+    assert c.compared["random"].reference[1] == pytest.approx(wilson(20, 100)[1]) and c.compared["random"].df == 7
+    assert c.compared["random"].decision.outcome == "supported" and c.compared["random"].decision.interval[0] > 0
     # every "not separable" has its minimum detectable effect and the seeds a 0.10 effect would need
-    assert a.mdes["random"] > 0 and a.needed["random"] >= 2
-    assert math.isnan(c.mdes["init"]) and c.needed["init"] is None       # no variation: no power to quote
+    assert a.mdes["random"] > 0 and a.compared["random"].needed >= 2
+    assert math.isnan(c.mdes["init"]) and c.compared["init"].needed is None       # no variation: no power to quote
     # the inside word only through TOST: a trained share well within the range, with a small spread
     inside = {s.variant: s for s in S.summarise(
         synthetic([[0.25, 0.25], [0.25, 0.25], [0.25, 0.5], [0.25, 0.25]] * 3, [[0, 0]] * 12),
@@ -343,15 +345,17 @@ def test_equivalence_to_the_random_range_is_tost_at_the_margin_and_holds_alpha_o
     """A planted null at the edge of the equivalence region (true mean = L, the range's upper Wilson
     end of its lowest family minus the margin) is called "inside" at most alpha of the time; a true
     mean in the middle of a wide range is called inside most of the time with 8 seeds."""
-    from verification.modalities.report import comparisons as C
-    from verification.modalities.report import seeds as S
+    from verification.modalities.findings import comparisons as C
+    from verification.modalities.findings import seeds as S
+
+    from verification.findings import Share
 
     rng = np.random.default_rng(0)
-    random = {"dirichlet": (100, 1000), "softmax": (400, 1000)}
-    s = S.Summary("m", "all", 10, [], *(S.t_spread([0.0]),) * 4, random)
+    random = {"dirichlet": Share.wilson(100, 1000), "softmax": Share.wilson(400, 1000)}
+    s = S.Summary("m", "all", 10, (), *(S.t_spread([0.0]),) * 4, random)
     low, high = C.equivalence_to_range([0.1, 0.2], s)["bounds"]
-    assert low == pytest.approx(C.wilson(100, 1000)[1] - C.MARGIN)
-    assert high == pytest.approx(C.wilson(400, 1000)[0] + C.MARGIN)
+    assert low == pytest.approx(wilson(100, 1000)[1] - C.MARGIN)
+    assert high == pytest.approx(wilson(400, 1000)[0] + C.MARGIN)
     at_edge = sum(C.equivalence_to_range(rng.normal(low, 0.05, 8), s)["p"] < C.ALPHA for _ in range(2000))
     assert at_edge / 2000 <= 0.065
     middle = sum(C.equivalence_to_range(rng.normal((low + high) / 2, 0.05, 8), s)["p"] < C.ALPHA
@@ -365,7 +369,7 @@ def test_the_power_calculation_gives_the_seeds_a_t_test_needs():
     """Known answers of the noncentral t (scipy): the seeds for power 0.8 at a 0.10 effect grow with
     the sd and with a stricter level; the MDE at that number of seeds is at most the effect, one
     seed fewer above it."""
-    from verification.modalities.report import comparisons as C
+    from verification.modalities.findings import comparisons as C
     from verification.stats import mde
 
     for sd, alpha in ((0.05, 0.05), (0.1, 0.05), (0.1, 0.05 / 24)):
@@ -445,20 +449,22 @@ def test_identical_seed_shares_decide_nothing_and_the_family_is_the_plans():
     """A planted tie: eight seeds with the same share (and the same change from initialisation) give
     no decided comparison (never p = 0 from a zero sd); the family is six comparisons per
     summary whatever the store holds (no MiniLM rows here: those count as not measured, p = 1)."""
-    from verification.modalities.report.comparisons import COMPARISONS, decide
-    from verification.modalities.report.seeds import Summary, t_spread
+    from verification.findings import Share
+    from verification.modalities.findings.comparisons import COMPARISONS, decide
+    from verification.modalities.findings.seeds import Summary, t_spread
 
     def summary(trained, init):
-        return Summary("vit", "all", 10, list(range(len(trained))), t_spread(trained), t_spread(init),
+        return Summary("vit", "all", 10, tuple(range(len(trained))), t_spread(trained), t_spread(init),
                        t_spread([a - b for a, b in zip(trained, init)]), t_spread([0.9] * len(trained)),
-                       {"dirichlet": (30, 1000), "softmax": (40, 1000)},
+                       {"dirichlet": Share.wilson(30, 1000), "softmax": Share.wilson(40, 1000)},
                        depth=t_spread([0.0] * len(trained)))
 
     tie = summary([0.6] * 8, [0.1] * 8)
     real = summary([0.6, 0.62, 0.58, 0.61, 0.6, 0.59, 0.63, 0.6], [0.1, 0.12, 0.08, 0.1, 0.11, 0.09, 0.1, 0.1])
-    decide([tie, real])
-    assert set(tie.tests) == set(real.tests) == set(COMPARISONS)
-    assert all(tie.tests[c][-1] == 1.0 for c in COMPARISONS), tie.tests       # nothing decided
+    tie, real = decide([tie, real])
+    assert set(tie.compared) == set(real.compared) == set(COMPARISONS)
+    assert all(tie.compared[c].adjusted == 1.0 for c in COMPARISONS), tie.compared       # nothing decided
+    assert {tie.compared[c].decision.outcome for c in COMPARISONS} == {"not-testable"}
     assert tie.words["init"].startswith("not testable") and tie.words["text"] == "not measured"
     assert real.words["init"] == "higher than" and real.words["random"] == "above"
 
@@ -529,15 +535,18 @@ def test_each_word_and_the_interval_printed_beside_it_agree_at_the_bonferroni_le
     from scipy import stats
 
     from verification.modalities.paper import LABELS, seed_macros
-    from verification.modalities.report import comparisons as C
-    from verification.modalities.report.seeds import Summary, difference, summary_table, t_spread
+    from verification.modalities.findings import comparisons as C
+    from verification.findings import Share
+    from verification.modalities.findings.seeds import Summary, t_spread
+    from verification.modalities.report.seeds import difference, summary_table
     from verification.report.part import Part
 
     def summary(model, trained, change):
         init = [t - c for t, c in zip(trained, change)]
         k = len(trained)
-        return Summary(model, "content", 16, list(range(k)), t_spread(trained), t_spread(init),
-                       t_spread(change), t_spread([0.9] * k), {"dirichlet": (60, 400), "softmax-T1": (110, 400)},
+        return Summary(model, "content", 16, tuple(range(k)), t_spread(trained), t_spread(init),
+                       t_spread(change), t_spread([0.9] * k),
+                       {"dirichlet": Share.wilson(60, 400), "softmax-T1": Share.wilson(110, 400)},
                        text=t_spread([0.95, 0.97, 0.93, 0.96, 0.94]), text_inputs=5,
                        depth=t_spread([0.01, -0.02, 0.03, 0.0]), init_accuracy=t_spread([0.1] * k))
 
@@ -547,15 +556,15 @@ def test_each_word_and_the_interval_printed_beside_it_agree_at_the_bonferroni_le
     lo95, hi95 = stats.t.interval(0.95, 3, loc=statistics.mean(near), scale=statistics.stdev(near) / 2)
     assert hi95 < 0                                 # unadjusted: the interval excludes 0 ...
     a, b = summary("ft-cancer", trained, near), summary("vit", trained, far)
-    C.decide([a, b])
+    a, b = C.decide([a, b])
     m = 2 * len(C.COMPARISONS)
     assert a.comparisons == b.comparisons == m and a.level == pytest.approx(1 - C.ALPHA / m)
-    lo, hi = a.intervals["init"]                    # ... the simultaneous one holds it: not separable
+    lo, hi = a.compared["init"].interval            # ... the simultaneous one holds it: not separable
     assert lo < lo95 and hi > 0 and a.words["init"] == "not separable from"
     assert (lo, hi) == pytest.approx(stats.t.interval(1 - C.ALPHA / m, 3, loc=statistics.mean(near),
                                                       scale=statistics.stdev(near) / 2))
-    assert b.intervals["init"][1] < 0 and b.words["init"] == "lower than"
-    assert a.tests["init"][4] >= C.ALPHA > b.tests["init"][4]          # the Bonferroni p agrees
+    assert b.compared["init"].interval[1] < 0 and b.words["init"] == "lower than"
+    assert a.compared["init"].adjusted >= C.ALPHA > b.compared["init"].adjusted          # the Bonferroni p agrees
     # what is printed: the paper's sentences and the typeset table carry these very intervals
     part = Part("modalities")
     seed_macros(part, [a, b])
@@ -571,7 +580,7 @@ def test_each_word_and_the_interval_printed_beside_it_agree_at_the_bonferroni_le
     # every word of the run against its own printed interval
     for s in (a, b):
         for name in ("random", "text", "init", "depth"):
-            lo, hi = s.intervals[name]
+            lo, hi = s.compared[name].interval
             assert (s.words[name] in DIFFERENCE_WORDS) == (lo > 0 or hi < 0), (s.model, name, s.words[name])
-            assert (s.tests[name][4] < C.ALPHA) == (lo > 0 or hi < 0), (s.model, name)
+            assert (s.compared[name].adjusted < C.ALPHA) == (lo > 0 or hi < 0), (s.model, name)
         assert s.words["text"] == "lower than" and difference(s, "text") in part.macros["ModMatchedSentence"]

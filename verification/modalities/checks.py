@@ -105,9 +105,19 @@ def measured_epochs(preset: Any, kind: str, s: int, seed: int) -> tuple[int, ...
     return epochs if s == seed else tuple(e for e in epochs if e in (0, epochs[-1]))
 
 
-def planned(preset_name: str, seed: int, models: Optional[Sequence[str]] = None) -> list[tuple]:
-    """Every checkpoint campaign :func:`run_plan` measures, known without training: ``(campaign
-    name up to the weights' fingerprint, its chunk keys, tokens, content tokens)``."""
+@dataclass(frozen=True)
+class Planned:
+    """A checkpoint campaign :func:`run_plan` measures, known without training: its name up to the
+    weights' fingerprint, its chunk keys, and the network's token counts (all, content)."""
+
+    campaign: str
+    chunks: frozenset
+    tokens: int
+    content: int
+
+
+def planned(preset_name: str, seed: int, models: Optional[Sequence[str]] = None) -> list[Planned]:
+    """Every checkpoint campaign :func:`run_plan` measures (:class:`Planned`), known without training."""
     from numerics.modalities import MODELS, PRESETS, load_dataset, spec_config
 
     preset = PRESETS[preset_name]
@@ -118,7 +128,7 @@ def planned(preset_name: str, seed: int, models: Optional[Sequence[str]] = None)
             data = load_dataset(spec.dataset, s)
             cfg = spec_config(spec, preset, data.n_classes, data.x_train.shape[1])     # as train() builds it
             keys = frozenset(k for k, _ in example_blocks(data.items(preset.test_limit), preset.chunk))
-            out += [(campaign_name(preset.name, s, spec.name, e, ""), keys, cfg.tokens, cfg.tokens - cfg.n_special)
+            out += [Planned(campaign_name(preset.name, s, spec.name, e, ""), keys, cfg.tokens, cfg.tokens - cfg.n_special)
                     for e in measured_epochs(preset, spec.kind, s, seed)]
     return out
 
@@ -178,6 +188,16 @@ def text_campaign(model: str, fingerprint: str, T: int, limit: int) -> str:
 
 def text_prefix(model: str) -> str:
     return f"{PREFIX}-text:{model}:"
+
+
+def text_campaign_of(name: str) -> tuple[int, int]:
+    """(T, number of inputs) of a :func:`text_campaign` name.
+
+    >>> text_campaign_of(text_campaign("minilm", "ab12", 17, 4))
+    (17, 4)
+    """
+    _, _, T, k = name.split(":")[:4]
+    return int(T[1:]), int(k[1:])
 
 
 def text_lengths(measured: Sequence[Measured]) -> list[int]:
@@ -342,7 +362,7 @@ class Plan:
         """The checkpoint campaigns (up to the weights' fingerprint) and the baseline campaign."""
         from numerics.modalities.presets import PRESETS
 
-        return tuple(dict.fromkeys(name for name, _, _, _ in planned(self.preset, self.seed, self.models))) + (
+        return tuple(dict.fromkeys(c.campaign for c in planned(self.preset, self.seed, self.models))) + (
             baseline_campaign(self.seed, PRESETS[self.preset].baseline_count),)
 
 
@@ -350,8 +370,8 @@ def measured_campaigns(store: Any, plan: Plan) -> list[str]:
     """The stored checkpoint campaigns of ``plan``: per planned name, the one of its weights'
     fingerprints written last (as the paper's stages read them)."""
     out = []
-    for prefix, _, _, _ in planned(plan.preset, plan.seed, plan.models):
-        found = store.campaigns(prefix)
+    for c in planned(plan.preset, plan.seed, plan.models):
+        found = store.campaigns(c.campaign)
         if found:
             out.append(max(found, key=lambda c: found[c]))
     return out

@@ -2,8 +2,9 @@
 :func:`verification.modalities.report.tables.parts`, the same for every output), figures and
 macros, read from the store only. The sentences that compare (a model's share against the random
 range at its n, against its initialisation, against MiniLM at matched n and as-is, and with depth)
-are written here from the stored numbers and their seed-level tests
-(:mod:`verification.modalities.report.comparisons`), never typed in the prose: each word beside the
+are written here from the findings (:func:`verification.modalities.findings.findings`: the stored
+numbers and their seed-level tests, :mod:`verification.modalities.findings.comparisons`), never
+typed in the prose: each word beside the
 interval that decides it, simultaneous at the level ``\\ModLevel`` (percent) over the
 ``\\ModComparisons`` comparisons of the run (Bonferroni). The part is built
 from the modalities plan (``paper_part(store, plan)``, ``needs(store, plan)``: its preset, seed and
@@ -11,14 +12,14 @@ models; every command it names is ``plan.command()``).
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 from typing import Any
 
 from theory.errors import InvalidInput
 from verification.modalities.checks import Plan, campaign_prefix
-from verification.modalities.report.stages import final, initial
-from verification.modalities.report.tables import load, parts
+from verification.modalities.findings import findings
+from verification.modalities.findings.stages import final, initial
+from verification.modalities.report.tables import parts
 from verification.report.part import Figure, MissingCampaign, Need, Part, complete
 
 
@@ -48,15 +49,15 @@ def needs(store: Any, plan: Plan) -> list[Need]:
     from numerics.modalities.presets import PRESETS
     from verification.modalities.checks import (TEXT_MODEL, baseline_campaign, baseline_chunks, chosen_texts,
                                                 planned, text_campaign, text_lengths)
-    from verification.modalities.report.stages import TEXT_MODELS
+    from verification.modalities.findings.stages import TEXT_MODELS
     from verification.measure.attention import chunk_key
     from verification.measure.text import main_inputs, model_need, trained_command
 
     p, cmd, full, seed = PRESETS[plan.preset], plan.command(), plan.full, plan.seed
     trained = trained_command(seed, full)          # the text rows: the trained main job's campaigns
     checkpoints = planned(plan.preset, seed, plan.models)
-    out = [Need("modalities", name, keys, cmd, prefix=True, pick="newest") for name, keys, _, _ in checkpoints]
-    sizes = {t for _, _, t, _ in checkpoints} | {c for _, _, _, c in checkpoints}
+    out = [Need("modalities", c.campaign, c.chunks, cmd, prefix=True, pick="newest") for c in checkpoints]
+    sizes = {c.tokens for c in checkpoints} | {c.content for c in checkpoints}
     out.append(Need("modalities", baseline_campaign(seed, p.baseline_count),
                     frozenset(c.key for c in baseline_chunks(sorted(sizes), p.baseline_count, seed)), cmd))
     out += [replace(model_need(m, full, trained), family="modalities") for m in TEXT_MODELS]
@@ -67,7 +68,7 @@ def needs(store: Any, plan: Plan) -> list[Need]:
     tokens = {r["chunk"]: int(r["provenance"]["T"]) for r in store.records(camp, theorem="dobrushin.product")
               if r["chunk"] in text.chunks}
     fits = SimpleNamespace(fits=lambda t, T: tokens.get(chunk_key(t), 0) >= T)    # MatchedText.fits, as stored
-    for T in text_lengths([SimpleNamespace(tokens=t, content=c) for _, _, t, c in checkpoints]):
+    for T in text_lengths(checkpoints):
         chosen = chosen_texts(fits, main_inputs(TEXT_MODEL, full), T, p.text_inputs)
         out.append(Need("modalities", text_campaign(TEXT_MODEL, "", T, p.text_inputs),
                         frozenset(chunk_key(t) for t in chosen), cmd, prefix=True))
@@ -88,13 +89,13 @@ def plan_part(store: Any, plan: Plan, require_text: bool = True) -> Part:
     from numerics.modalities.presets import PRESETS
     from verification.modalities.checks import TEXT_MODEL
     from verification.modalities.checks import text_prefix as mod_text_prefix
-    from verification.modalities.report.stages import TEXT_MODELS
+    from verification.modalities.findings.stages import TEXT_MODELS
     from verification.measure.text import campaign_prefix as text_prefix
     from verification.measure.text import rollout_command
 
     full, preset = plan.full, plan.preset    # the text rows: the trained main job at the same settings
     try:
-        data = load(store, plan)
+        data = findings(store, plan)
     except MissingCampaign:
         data = None
     errors = [] if data else [MissingCampaign(f"{campaign_prefix(preset, plan.seed)}*", plan.command())]
@@ -108,7 +109,7 @@ def plan_part(store: Any, plan: Plan, require_text: bool = True) -> Part:
     if errors:
         raise MissingCampaign.combine(errors)
     stages, texts = data.stages, data.texts
-    tables, figures, prov = parts(data, plan)
+    tables, figures, prov = parts(data)
     part = Part(family="modalities", commands=[plan.command()])
     for t in tables:                       # the LaTeX view: pandas' dtypes, as inferred from the cells
         part.tables.append(replace(t, frame=pd.DataFrame(t.rows(), columns=t.columns())))
@@ -132,9 +133,7 @@ def plan_part(store: Any, plan: Plan, require_text: bool = True) -> Part:
         top = max(shares, key=lambda x: (x[0], -x[1]))
         part.macro(r2(top[0]), "Mod", m, "Trained content max layer share")
         part.macro(top[1] + 1, "Mod", m, "Trained content max layer depth")
-        fails = Counter()
-        for c in last.fail_pairs.values():
-            fails.update(c)
+        fails = last.fails()
         if fails:
             kind, k = max(fails.items(), key=lambda kv: (kv[1], kv[0]))
             part.macro(kind, "Mod", m, "Trained fail pair")
@@ -149,9 +148,10 @@ def plan_part(store: Any, plan: Plan, require_text: bool = True) -> Part:
             part.macro(r2(s.mean_share(v)), "Mod", s.model, v, "mean share")
             part.macro(r2(s.share(v, s.layers[0])), "Mod", s.model, v, "first layer")
             part.macro(r2(s.share(v, s.layers[-1])), "Mod", s.model, v, "last layer")
-    later = [s.chain.get((v, l), [0, 0]) for s in stages for v in ("all", "content") for l in s.layers if l > 0]
-    part.macro(sum(k for k, _ in later), "Mod", "chain tight after first layer")
-    part.macro(sum(n for _, n in later), "Mod", "chain checks after first layer")
+    later = [s.chain[(v, l)] for s in stages for v in ("all", "content") for l in s.layers if l > 0
+             if (v, l) in s.chain]
+    part.macro(sum(c.k for c in later), "Mod", "chain tight after first layer")
+    part.macro(sum(c.n for c in later), "Mod", "chain checks after first layer")
     part.macro(preset, "Mod", "preset")
     part.macro(plan.seed, "Mod", "first seed")
     learned = {s.model: (s.init_accuracy.mean, s.accuracy.mean) for s in data.summaries}
@@ -286,7 +286,7 @@ REFERENCES = (("random", "the random range at their own n"), ("init", "their own
 
 def summary_sentence(summaries: list) -> str:
     """One sentence, written from the words of every model on content tokens (each decided by its
-    interval at the run's simultaneous level, :func:`verification.modalities.report.comparisons.decide`): whether the
+    interval at the run's simultaneous level, :func:`verification.modalities.findings.comparisons.decide`): whether the
     models can be told apart from random matrices of their size and from their own initialisation,
     then how many models each word applies to per comparison, and the largest minimum detectable
     effect of a comparison that separated nothing (what these seeds could have seen).

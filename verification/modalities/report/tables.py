@@ -1,22 +1,20 @@
 """The modalities family's tables (:func:`parts`: each defined once as a
-:class:`verification.report.tables.Table`, for the files and the paper alike) and the files of the
-command line and the main job (:func:`write_report`: Markdown, CSV, PNG, PDF). Reads only the store.
+:class:`verification.report.tables.Table`, for the files and the paper alike) and figures, rendered
+from the family's findings (:func:`verification.modalities.findings.findings`), and the files of the
+command line and the main job (:func:`write_report`: Markdown, CSV, PNG, PDF).
 """
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from verification.modalities.checks import campaign_prefix
-from verification.measure.baselines import FAMILIES, pool_by_size, read_baselines
-from verification.modalities.report.seeds import (matched_table, power_table, seeds_table, summarise, summary_table,
-                                                  text_shares)
-from verification.modalities.report.stages import (VARIANTS, Stage, final, initial, modality_stages,
-                                                   text_stages)
+from verification.measure.baselines import FAMILIES
+from verification.modalities.findings import Findings
+from verification.modalities.findings.stages import VARIANTS, Stage, final, initial
+from verification.modalities.report.seeds import (matched_table, power_table, seeds_table, share_cell,
+                                                  summary_table)
 from verification.report.aggregate import median
-from verification.report.part import MissingCampaign
 from verification.report.tables import Table, print_table
 
 
@@ -80,6 +78,13 @@ def beside(ax: Any) -> None:
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=3, frameon=False)
 
 
+def label(s: Stage) -> str:
+    """A stage's column header: the text model's family, or the model at "init" / "epoch E"."""
+    if s.epoch is None:
+        return s.family
+    return f"{s.model} {'init' if s.epoch == 0 else f'epoch {s.epoch}'}"
+
+
 def side_by_side(stages: list[Stage], texts: list[Stage]) -> tuple[list, list]:
     """Rows = layers; one column per (model, init / trained) and per text model; each cell the
     share of inputs with D1 equality, all tokens / content tokens."""
@@ -90,7 +95,7 @@ def side_by_side(stages: list[Stage], texts: list[Stage]) -> tuple[list, list]:
     cols = ["layer"]
     for s in cols_st:
         acc = "" if s.accuracy is None else f", acc {s.accuracy:.3f}"
-        cols.append(f"{s.label} (n={len(s.inputs)}{acc})")
+        cols.append(f"{label(s)} (n={len(s.inputs)}{acc})")
     depth = max((len(s.layers) for s in cols_st), default=0)
     rows = []
     for l in range(depth):
@@ -112,14 +117,15 @@ def detail(stages: list[Stage]) -> tuple[list, list]:
     rows = []
     for s in stages:
         for l in s.layers:
-            hk = {v: s.heads.get((v, l), [0, 0]) for v in VARIANTS}
-            ch = s.chain.get(("all", l), [0, 0])
-            fails = ", ".join(f"{k} {n}" for k, n in sorted(s.fail_pairs.get(l, Counter()).items(),
+            hk = [s.heads.get((v, l)) for v in VARIANTS]
+            ch = s.chain.get(("all", l))
+            fails = ", ".join(f"{k} {n}" for k, n in sorted(s.fail_pairs.get(l, {}).items(),
                                                              key=lambda kv: (-kv[1], kv[0]))) or "-"
-            rows.append([s.model, s.epoch, s.step, s.accuracy, l, s.cell("all", l), s.cell("content", l),
-                         *(round(hk[v][0] / hk[v][1], 4) if hk[v][1] else None for v in VARIANTS),
-                         median(s.slack.get(("content", l), [])),
-                         f"{ch[0]}/{ch[1]}" if ch[1] else "-", fails])
+            cell = lambda v: share_cell(s.tight[(v, l)]) if (v, l) in s.tight and s.tight[(v, l)].n else "-"  # noqa: E731
+            rows.append([s.model, s.epoch, s.step, s.accuracy, l, cell("all"), cell("content"),
+                         *(round(h.value, 4) if h is not None and h.n else None for h in hk),
+                         median(s.slack.get(("content", l), ())),
+                         f"{ch.k}/{ch.n}" if ch is not None and ch.n else "-", fails])
     return rows, cols
 
 
@@ -136,16 +142,30 @@ def training(stages: list[Stage]) -> tuple[list, list]:
     return rows, cols
 
 
-def provenance(plan: Any, stages: list[Stage], note: str = "") -> str:
-    """The provenance line of ``plan``'s tables: campaigns, preset, seed, data, weights, text rows."""
-    preset, seed = plan.preset, plan.seed
+def text_note(f: Findings) -> str:
+    """What the text rows as-is are: per text model its campaign and inputs, or what is missing."""
+    return "; ".join(f"{t.family}: campaign {t.campaign}, {t.inputs} inputs" if t.campaign is not None else
+                     f"{t.family}: no stored campaign {t.missing} (run `{t.command}`), omitted"
+                     for t in f.text_sources)
+
+
+def matched_note(f: Findings) -> str:
+    """What the text at matched n is (or which campaigns were looked for)."""
+    m = f.matched
+    if not m.campaigns:
+        return f"{m.model} at matched n: no stored campaign {m.prefix}T<n>:k{m.limit}:*"
+    return (f"{m.model} cut to T tokens ({', '.join(f'T{T}' for T in m.lengths)}), first {m.limit} inputs "
+            "of the trained main job's corpus with at least T tokens")
+
+
+def provenance(f: Findings, note: str = "") -> str:
+    """The provenance line of the tables: campaigns, preset, seed, data, weights, text rows."""
+    preset, seed, stages = f.preset, f.seed, f.stages
     fps = ", ".join(f"{s.model}@e{s.epoch}={s.weights}" for s in stages if s.epoch is not None)
     return (f"campaigns {campaign_prefix(preset, seed)}*; preset {preset}; seed {seed}; data: scikit-learn "
             f"bundled sets, stratified 75/25 split (seed {seed}); weights sha256 {fps}; D1 verdicts exact "
             f"(rational), head mean, content = CLS and registers dropped with exact row renormalisation"
             + (f"; text rows: {note}" if note else ""))
-
-
 
 
 CAPTIONS = {
@@ -190,71 +210,15 @@ CAPTIONS = {
 
 
 
-@dataclass
-class Loaded:
-    """Everything the tables read from the store for one preset and base seed."""
-
-    stages: list                 # the base seed's stages (per-layer tables and figures)
-    every: list                  # the stages of every seed of the preset
-    texts: list                  # the text models as-is (the trained main job's campaigns)
-    note: str                    # what the text rows as-is are
-    summaries: list              # across seeds, beside the baselines at matched n
-    campaigns: tuple             # every campaign read
-    matched_note: str = ""       # what the text at matched n is (or why it is missing)
-
-
-def text_matched(store: Any, limit: int) -> tuple[dict, tuple, str]:
-    """MiniLM at matched n: ``({(variant, n): per-input shares}, campaigns, note)``; per T the stored
-    campaign of ``limit`` inputs with the most inputs (ties: the first name)."""
-    from verification.modalities.checks import TEXT_MODEL, text_prefix
-
-    by: dict = {}
-    for r in store.records(campaign=text_prefix(TEXT_MODEL), prefix=True):
-        if f":k{limit}:" in r["campaign"]:
-            by.setdefault(r["campaign"], []).append(r)
-    best: dict = {}
-    for c in sorted(by):
-        T = c[len(text_prefix(TEXT_MODEL)):].split(":")[0]
-        if T not in best or len(by[c]) > len(by[best[T]]):
-            best[T] = c
-    chosen = tuple(best[T] for T in sorted(best, key=lambda t: int(t[1:])))
-    shares = text_shares(r for c in chosen for r in by[c])
-    note = (f"{TEXT_MODEL} cut to T tokens ({', '.join(c.split(':')[2] for c in chosen)}), first {limit} inputs "
-            "of the trained main job's corpus with at least T tokens") if chosen else \
-        f"{TEXT_MODEL} at matched n: no stored campaign {text_prefix(TEXT_MODEL)}T<n>:k{limit}:*"
-    return shares, chosen, note
-
-
-def load(store: Any, plan: Any, campaigns: Optional[list[str]] = None) -> Loaded:
-    """What the tables of ``plan`` (:class:`verification.modalities.checks.Plan`) read: its
-    stages at every seed of the preset (``campaigns``: exactly these), the text rows, the random
-    baselines and MiniLM at matched n; a :class:`MissingCampaign` without the base seed's stages."""
-    from numerics.modalities.presets import PRESETS
-    from verification.modalities.checks import TEXT_MODEL, baseline_campaign
-
-    p = PRESETS[plan.preset]
-    every = modality_stages(store, plan, campaigns, every_seed=True)
-    stages = [s for s in every if s.seed == plan.seed]
-    if not stages:
-        raise MissingCampaign(f"{campaign_prefix(plan.preset, plan.seed)}*", plan.command())
-    texts, note = text_stages(store, plan)
-    base = baseline_campaign(plan.seed, p.baseline_count)
-    shares, matched, mnote = text_matched(store, p.text_inputs)
-    asis = {v: t.input_shares(v) for t in texts if t.model == TEXT_MODEL for v in VARIANTS}
-    summaries = summarise(every, pool_by_size(read_baselines(store.records(campaign=base))), shares, asis)
-    return Loaded(stages, every, texts, note, summaries,
-                  tuple(dict.fromkeys(s.campaign for s in every + texts)) + (base,) + matched, mnote)
-
-
-def parts(data: Loaded, plan: Any) -> tuple[list, list, str]:
+def parts(data: Findings) -> tuple[list, list, str]:
     """(tables, each defined once as a :class:`verification.report.tables.Table` for every output,
-    figures as (name, draw, caption), provenance) of ``plan``'s loaded ``data``."""
-    stages, texts, note, seed = data.stages, data.texts, data.note, plan.seed
-    seeds = sorted({s.seed for s in data.every})
-    prov = provenance(plan, stages, note) + f"; seeds {seeds}; text at matched n: {data.matched_note}"
+    figures as (name, draw, caption), provenance) of the findings ``data``."""
+    stages, texts, note, seed = list(data.stages), list(data.texts), text_note(data), data.seed
+    seeds, mnote = data.seeds, matched_note(data)
+    prov = provenance(data, note) + f"; seeds {seeds}; text at matched n: {mnote}"
     one = f" Seed {seed} (of the seeds {', '.join(map(str, seeds))}; every seed: the seeds table)."
     sbs = CAPTIONS["modalities_share"] + one + ("" if len(texts) == 2 else f" Text rows: {note}.")
-    made = dict(campaigns=data.campaigns, command=plan.command())
+    made = dict(campaigns=data.campaigns, command=data.command)
     tables = [Table.from_rows(name, *rows_cols, cap, prov, **made)
               for name, rows_cols, cap in (
                   ("modalities_share", side_by_side(stages, texts), sbs),
@@ -262,7 +226,7 @@ def parts(data: Loaded, plan: Any) -> tuple[list, list, str]:
                   ("modalities_training", training(stages), CAPTIONS["modalities_training"] + one),
                   ("modalities_seeds", seeds_table(data.summaries), CAPTIONS["modalities_seeds"]),
                   ("modalities_matched", matched_table(data.summaries, FAMILIES),
-                   CAPTIONS["modalities_matched"] + f" Text: {data.matched_note}."),
+                   CAPTIONS["modalities_matched"] + f" Text: {mnote}."),
                   ("modalities_power", power_table(data.summaries), CAPTIONS["modalities_power"]),
                   ("modalities_summary", summary_table(data.summaries, SHORT), CAPTIONS["modalities_summary"]))]
     figures = [(f"modalities_share_vs_depth_{v}", depth_figure(stages, texts, v),
@@ -273,14 +237,13 @@ def parts(data: Loaded, plan: Any) -> tuple[list, list, str]:
     return tables, figures, prov
 
 
-def write_report(store: Any, plan: Any, out_dir: Path, console: Any,
-                 campaigns: Optional[list[str]] = None) -> dict:
-    """Write the tables and figures of ``plan`` under ``out_dir`` and print the side-by-side table."""
+def write_report(data: Findings, out_dir: Path, console: Any) -> dict:
+    """Write the tables and figures of the findings ``data`` under ``out_dir`` and print the
+    side-by-side table."""
     from verification.report.aggregate import pyplot
     from verification.report.figures import save_figure
 
-    data = load(store, plan, campaigns)
-    tables, figures, prov = parts(data, plan)
+    tables, figures, prov = parts(data)
     written: dict = {}
     for t in tables:
         written[t.name] = t.write(Path(out_dir) / "tables")
@@ -295,5 +258,5 @@ def write_report(store: Any, plan: Any, out_dir: Path, console: Any,
         written[name] = save_figure(fig, Path(out_dir) / "figures", name, prov)
         plt.close(fig)
     if len(data.texts) < 2:
-        console.print(f"[dim]text rows: {data.note}[/dim]")
+        console.print(f"[dim]text rows: {text_note(data)}[/dim]")
     return written

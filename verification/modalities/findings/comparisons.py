@@ -1,5 +1,5 @@
 """The seed-level tests of the modalities family and the words they allow: each model's trained
-share (a :class:`verification.modalities.report.seeds.Summary`, the seed its unit) against the
+share (a :class:`verification.modalities.findings.seeds.Summary`, the seed its unit) against the
 fixed references measured with error (the random range, MiniLM at n or as-is), its initialisation
 and its own depth.
 
@@ -19,10 +19,11 @@ seeds a 0.10 effect would need (the power calculation behind the preset's number
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from verification.stats import t_spread
-from verification.stats import ALPHA, SD_FLOOR, mde, paired_t, pairs_needed, wilson
+from verification.findings import Decision
+from verification.stats import ALPHA, SD_FLOOR, mde, paired_t, pairs_needed, t_spread
 
 
 COMPARISONS = ("random", "random-equivalence", "init", "text", "asis", "depth")
@@ -48,7 +49,7 @@ def reference_interval(s: Any, name: str) -> Optional[tuple[float, float]]:
     if name == "random":
         if not s.random_range:
             return None
-        ends = [wilson(k, m) for k, m in s.random.values() if m]
+        ends = [(sh.lo, sh.hi) for sh in s.random.values() if sh.n]
         return min(lo for lo, _ in ends), max(hi for _, hi in ends)
     x = s.text if name == "text" else s.asis
     if x is None or not x.values:
@@ -77,7 +78,7 @@ def equivalence_to_range(values: Sequence[float], s: Any) -> dict:
     Wilson bound minus :data:`MARGIN` and U the highest family's lower Wilson bound plus MARGIN (the
     range the reference surely spans, widened by the margin); p = the larger one-sided p (df = seeds
     - 1). An empty region (L >= U) or no variation across seeds: p = 1."""
-    ends = [(k / m, wilson(k, m)) for k, m in s.random.values() if m]
+    ends = [(sh.value, (sh.lo, sh.hi)) for sh in s.random.values() if sh.n]
     low = min(ends)[1][1] - MARGIN
     high = max(ends)[1][0] + MARGIN
     a, b = paired_t(values, 2 * ALPHA, low), paired_t(values, 2 * ALPHA, high)
@@ -126,70 +127,130 @@ def _word(name: str, lo: float, hi: float) -> Optional[str]:
     return up if lo > 0 else down if hi < 0 else None
 
 
-def decide(summaries: Sequence[Any], spread: Any = None) -> None:
-    """Test every comparison at the seed level (df = seeds - 1) on one footing: the family is every
-    comparison of the run (:data:`COMPARISONS` per summary, fixed by the plan, m of them), and each
-    decision and the interval printed beside it are the same t interval over seeds, simultaneous at
+@dataclass(frozen=True)
+class Comparison:
+    """One comparison of a summary at the run's simultaneous level: its :class:`Decision` (the
+    outcome of the claim "the trained share differs from the reference": supported where the
+    interval of the difference excludes 0, refuted where "inside the random range" is shown by TOST,
+    inconclusive where neither, not-testable where nothing was measured or the seeds do not vary;
+    ``statistic`` the difference, ``interval`` its interval at ``level``, ``p`` the raw p-value),
+    the Bonferroni ``adjusted`` p, the seed-level ``df`` (nan: no variation across seeds), the
+    reference's interval (TOST: the equivalence region), the minimum detectable effect and the seeds
+    an :data:`EFFECT` would need (None: beyond 200 or no variation)."""
+
+    name: str
+    decision: Decision
+    adjusted: float = 1.0
+    df: float = 0.0
+    reference: Optional[tuple[float, float]] = None
+    mde: float = math.nan
+    needed: Optional[int] = None
+
+    @property
+    def difference(self) -> float:
+        d = self.decision.statistic
+        return math.nan if d is None else d
+
+    @property
+    def interval(self) -> Optional[tuple[float, float]]:
+        return self.decision.interval
+
+    @property
+    def word(self) -> str:
+        """What the decision allows the prose to say: a difference word (:func:`_word`), "inside",
+        "not separable from" / "shows no detectable trend", or why nothing was tested."""
+        d, depth = self.decision, self.name == "depth"
+        if d.reason == NOT_MEASURED:
+            return NOT_MEASURED
+        if d.reason == NO_VARIATION:
+            return "shows no variation to test" if depth else "not testable (no variation across seeds) against"
+        if d.outcome == "supported":
+            return _word(self.name, *d.interval)
+        if d.outcome == "refuted":
+            return "inside"
+        return "shows no detectable trend" if depth else "not separable from"
+
+
+NOT_MEASURED = "not measured"
+NO_VARIATION = "no variation across seeds"
+METHODS = {"random": "one-sided t over seeds against the reference's 95% interval, doubled (Bonferroni)",
+           "text": "one-sided t over seeds against the reference's 95% interval, doubled (Bonferroni)",
+           "asis": "one-sided t over seeds against the reference's 95% interval, doubled (Bonferroni)",
+           "random-equivalence": "TOST over seeds at the margin (Bonferroni)",
+           "init": "paired t over seeds (Bonferroni)", "depth": "paired t over seeds (Bonferroni)"}
+
+
+def decide(summaries: Sequence[Any], spread: Any = None) -> list:
+    """The summaries with every comparison tested at the seed level (df = seeds - 1) on one footing:
+    the family is every comparison of the run (:data:`COMPARISONS` per summary, fixed by the plan, m
+    of them), and each decision and its interval are the same t interval over seeds, simultaneous at
     1 - alpha/m (Bonferroni, :func:`level`). The seed-level spreads (trained, init, change, depth) are
-    re-made at that level by ``spread`` (default :func:`verification.stats.t_spread`);
-    ``intervals`` holds each comparison's difference with its interval: against a fixed reference the
-    signed distance (:func:`distance`) of the trained interval from the reference's 95% interval,
-    against initialisation and with depth the paired mean's interval. A difference word ("above",
-    "higher than", "rises", ...) exactly where that interval excludes 0; "inside" the random range only
-    where no difference is shown and the same interval lies within the range widened by :data:`MARGIN`
-    (TOST, each one-sided test at alpha/(2m)); otherwise "not separable from" / "shows no detectable
-    trend", with the minimum detectable effect (power :data:`POWER`, two-sided at alpha/m) beside it
-    (``mdes``). ``tests`` keeps each raw p and its Bonferroni p (m p, capped at 1; TOST: 2 m p), which
-    is below alpha exactly when the interval decides."""
+    re-made at that level by ``spread`` (default :func:`verification.stats.t_spread`). Each
+    :class:`Comparison` holds the difference with its interval: against a fixed reference the signed
+    distance (:func:`distance`) of the trained interval from the reference's 95% interval, against
+    initialisation and with depth the paired mean's interval; supported (a difference word) exactly
+    where that interval excludes 0; "inside" the random range only where no difference is shown and
+    the same interval lies within the range widened by :data:`MARGIN` (TOST, each one-sided test at
+    alpha/(2m)); otherwise inconclusive, with the minimum detectable effect (power :data:`POWER`,
+    two-sided at alpha/m). The Bonferroni p (m p, capped at 1; TOST: 2 m p) is below alpha exactly
+    when the interval decides."""
     if spread is None:
         spread = t_spread
     m = len(COMPARISONS) * len(summaries)
     a = ALPHA / max(m, 1)
+    lv = level(m)
+    out = []
     for s in summaries:
-        s.level, s.comparisons = level(m), m
-        s.trained, s.init, s.change = (spread(x.values, a) for x in (s.trained, s.init, s.change))
-        if s.depth is not None:
-            s.depth = spread(s.depth.values, a)
-        tr = s.trained
+        tr, it, ch = (spread(x.values, a) for x in (s.trained, s.init, s.change))
+        dp = spread(s.depth.values, a) if s.depth is not None else None
+        s = replace(s, trained=tr, init=it, change=ch, depth=dp, level=lv, comparisons=m)
+        raw: dict = {}          # name -> (p, df, difference, interval, adjusted, reference)
         for name in ("random", "text", "asis"):
             ref = reference_interval(s, name)
             if ref is not None:
                 r = against_reference(tr.values, ref)
-                d = distance(tr.mean, ref)
-                s.tests[name] = (r["p"], r["df"], math.nan, d, min(1.0, m * r["p"]))
-                s.refs[name] = ref
-                s.intervals[name] = (distance(tr.lo, ref), distance(tr.hi, ref))
+                raw[name] = (r["p"], r["df"], distance(tr.mean, ref), (distance(tr.lo, ref), distance(tr.hi, ref)),
+                             min(1.0, m * r["p"]), ref)
         if s.random_range:
             r = equivalence_to_range(tr.values, s)
-            s.tests["random-equivalence"] = (r["p"], r["df"], math.nan, r["d"], min(1.0, 2 * m * r["p"]))
-            s.refs["random-equivalence"] = r["bounds"]
-            s.intervals["random-equivalence"] = (tr.lo, tr.hi)
+            raw["random-equivalence"] = (r["p"], r["df"], r["d"], (tr.lo, tr.hi), min(1.0, 2 * m * r["p"]),
+                                         r["bounds"])
         for name, sp in (("init", s.change), ("depth", s.depth)):
             if sp is not None and sp.values:
                 r = paired_t(sp.values, a)
-                s.tests[name] = (r["p_two"], r["df"] if r["applicable"] else math.nan, math.nan, r["mean"],
-                                 min(1.0, m * r["p_two"]))
-                s.intervals[name] = (sp.lo, sp.hi)
+                raw[name] = (r["p_two"], r["df"] if r["applicable"] else math.nan, r["mean"], (sp.lo, sp.hi),
+                             min(1.0, m * r["p_two"]), None)
+        k = len(tr.values)
+        compared = {}
         for name in COMPARISONS:         # the family is the plan's: a comparison without data counts, p = 1
-            s.tests.setdefault(name, (1.0, 0.0, math.inf, math.nan, 1.0))
-        k = len(s.trained.values)
-        for name in ("random", "text", "asis", "init", "depth"):
-            sd = (s.change.sd if name == "init" else s.depth.sd if name == "depth" and s.depth else s.trained.sd)
-            ok = k >= 2 and math.isfinite(sd) and sd > SD_FLOOR     # no variation: no power to speak of
-            s.mdes[name] = mde(sd, k, a, POWER) if ok else math.nan
-            s.needed[name] = seeds_needed(sd, EFFECT, a, POWER) if ok else None
-        for name in COMPARISONS:
-            if name == "random-equivalence":
-                continue
-            p, df, _, d, adj = s.tests[name]
-            if not math.isfinite(d):
-                s.words[name] = "not measured"
-            elif isinstance(df, float) and math.isnan(df):     # no variation across seeds: never decided
-                s.words[name] = "shows no variation to test" if name == "depth" else \
-                    "not testable (no variation across seeds) against"
-            else:
-                said = _word(name, *s.intervals[name])
-                if said is None and name == "random":
-                    low, high = s.refs["random-equivalence"]
-                    said = "inside" if low < tr.lo and tr.hi < high else None
-                s.words[name] = said or ("shows no detectable trend" if name == "depth" else "not separable from")
+            p, df, d, iv, adj, ref = raw.get(name, (1.0, 0.0, math.nan, None, 1.0, None))
+            power: dict = {}
+            if name != "random-equivalence":
+                sd = (s.change.sd if name == "init" else s.depth.sd if name == "depth" and s.depth else tr.sd)
+                ok = k >= 2 and math.isfinite(sd) and sd > SD_FLOOR     # no variation: no power to speak of
+                power = dict(mde=mde(sd, k, a, POWER) if ok else math.nan,
+                             needed=seeds_needed(sd, EFFECT, a, POWER) if ok else None)
+            said, reason = outcome(name, d, df, iv, raw, tr)
+            compared[name] = Comparison(name, Decision(said, d, iv, lv, METHODS[name], reason, p), adj, df, ref, **power)
+        out.append(replace(s, compared=compared))
+    return out
+
+
+def outcome(name: str, d: float, df: float, iv: Optional[tuple[float, float]], raw: dict, tr: Any) -> tuple:
+    """(outcome, reason) of comparison ``name`` (see :class:`Comparison`); ``raw`` holds the
+    random-equivalence region, ``tr`` the trained spread at the run's level."""
+    if not math.isfinite(d):
+        return "not-testable", NOT_MEASURED
+    if isinstance(df, float) and math.isnan(df):     # no variation across seeds: never decided
+        return "not-testable", NO_VARIATION
+    if name == "random-equivalence":
+        low, high = raw[name][5]
+        return ("supported", "") if low < tr.lo and tr.hi < high else ("inconclusive", "not shown")
+    lo, hi = iv
+    if lo > 0 or hi < 0:
+        return "supported", ""
+    if name == "random":
+        low, high = raw["random-equivalence"][5]
+        if low < tr.lo and tr.hi < high:
+            return "refuted", ""
+    return "inconclusive", "no detectable trend" if name == "depth" else "not separable"
