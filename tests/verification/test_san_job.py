@@ -60,6 +60,7 @@ def test_micro_campaign_claims_and_report(store, tmp_path):
     # four training steps learn nothing: every claim fails the training gate, named with its role
     assert all(r["verdict"] == "not-testable" and "training gate" in r["extra"]["gate"] for r in out)
     _gate_decides_which_claims_are_testable(store, camp)
+    _findings_are_the_stored_records(store, claims)
     tost_row = next(r for r in out if r["instance"] == "params")
     assert tost_row["extra"]["direction"] == "equivalence" and tost_row["extra"]["margin"] > 0
 
@@ -419,3 +420,44 @@ def test_the_gate_is_the_bigram_model_on_the_models_own_validation_windows():
             for k in BIGRAM_SMOOTHING}
     assert got["loss"] == min(by_k.values()) and by_k[got["k"]] == got["loss"]
     assert bigram_validation(data, 8)["loss"] != got["loss"]
+
+
+def _findings_are_the_stored_records(store, claims_campaign):
+    """``findings(store, plan)``: one typed claim per stored claim record, its outcome, statistic,
+    interval and gate text those of the record; its gates typed (four steps learn nothing: every
+    claim is gated by the training gate, the probes by their positive control too)."""
+    from verification.san.checks.gates import GateKind, kinds
+    from verification.san.findings import findings
+
+    f = findings(store, Plan("micro", 0))
+    recs = {(r["theorem"], r["instance"]): r for r in store.records(claims_campaign)}
+    assert len(f.claims) == len(recs) and f.paths == ("sdpa", "explicit") and len(f.runs) == len(K.plan(MICRO))
+    for c in f.claims:
+        r = recs[(c.claim.theorem, c.claim.instance)]
+        assert c.outcome == r["verdict"] == "not-testable" and c.statistic == r["extra"]["statistic"]
+        assert c.decision.interval == (tuple(r["extra"]["interval"]) if r["extra"]["interval"] else None)
+        assert c.gate == r["extra"]["gate"] and GateKind.TRAINING in kinds(c.gates), c.claim.key
+        assert (GateKind.CONTROL in kinds(c.gates)) == (c.claim.kind == "probes")
+        assert c.pairs_needed is None                       # gated: nothing to size
+    assert [g.passed for g in f.role_gates] == [0] * len(f.role_gates)
+    assert {c.probe for c in f.controls} == {"retrieval", "recall"}
+    assert f.rollout and all(b.verdict == "tight" for b in f.bottleneck) and len(f.bottleneck) == 8
+
+
+def test_the_claims_are_objects_and_a_gate_is_typed():
+    """Every claim the checks decide is in the catalogue (its test, its roles, its words); a gate
+    says its kind, never left to be found in its text."""
+    from verification.san.checks.claims import catalogue
+    from verification.san.checks.gates import Gate, GateKind, claim_gates, gate_text, kinds
+
+    by = {c.key: c for c in catalogue((2, 8))}
+    assert by[("gap", "params")].direction == "equivalence" and by[("qk_norm", "L8")].depth == 8
+    assert by[("gap", "depth")].reading("supported").startswith("the standard model is ahead")
+    assert by[("gap", "flops-between")].reading("refuted") == "refuted"
+    gates = {"std": dict(passed=3, runs=3), "san-depth": dict(passed=2, runs=3, worst=2.5, bigram_val=2.2)}
+    got = claim_gates(by[("gap", "reduction")], gates, {}, [])
+    assert [g.kind for g in got] == [GateKind.TRAINING, GateKind.UNTRAINED]      # san-depth failed, san-params untrained
+    assert kinds(got) == [GateKind.UNTRAINED, GateKind.TRAINING]
+    assert gate_text(got).startswith("san-depth: 1 of 3 runs failed the training gate")
+    assert claim_gates(by[("spectra", "routing-settles")], {"std": dict(passed=3, runs=3)}, {}, []) == ()
+    assert gate_text((Gate(GateKind.CONTROL, "why", "explicit"),)) == "explicit path: why" and gate_text(()) is None

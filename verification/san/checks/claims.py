@@ -45,7 +45,8 @@ class Claim:
     compared); this suite's ``design``; the test: ``direction`` ('>' or '<' than 0, or
     'equivalence': |mean| < ``margin``, TOST); the runs it compares (``roles``; ``over_trained``: a
     mean over the roles a preset trained, so a role not trained does not gate it); the words for
-    each outcome (``readings``: supported, refuted, inconclusive); ``depth``: the QK-norm sweep's."""
+    each outcome (``readings``: supported, refuted, inconclusive); ``depth``: the QK-norm sweep's;
+    ``probe``: a probe claim's probe (retrieval, recall)."""
 
     theorem: str
     instance: str
@@ -59,6 +60,7 @@ class Claim:
     readings: tuple = OUTCOMES
     over_trained: bool = False
     depth: Optional[int] = None
+    probe: Optional[str] = None
 
     @property
     def kind(self) -> str:
@@ -94,9 +96,11 @@ def _pair_claims(pair: str) -> list[Claim]:
     """The probes and the low-context claim of the matched pair ``pair`` (params, depth)."""
     roles, same = ("std", f"san-{pair}"), pair == "depth"
     return [_claim(PROBES, f"retrieval-{pair}", "(the same probes at matched depth)" if same else
-                   "attention-only models are better on context-grounded answers", roles, readings=_RETRIEVES),
+                   "attention-only models are better on context-grounded answers", roles, readings=_RETRIEVES,
+                   probe="retrieval"),
             _claim(PROBES, f"recall-{pair}", "(the same probes at matched depth)" if same else
-                   "... and worse where knowledge must come from weights", roles, direction="<", readings=_RECALLS),
+                   "... and worse where knowledge must come from weights", roles, direction="<", readings=_RECALLS,
+                   probe="recall"),
             _claim(LOW, pair, "(the same at matched depth)" if same else
                    "the deficit concentrates on low-context query prediction", roles)]
 

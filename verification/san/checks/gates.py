@@ -137,8 +137,8 @@ def claim_gates(claim: Claim, gates: dict, by: dict, seeds: list) -> tuple[Gate,
                                                f"training gate (worst validation loss {g['worst']:.3f} nats/byte, "
                                                f"gate: below the bigram model's validation loss "
                                                f"{g['bigram_val']:.3f})"))
-    if claim.kind == "probes":
-        why = probe_control(claim.instance.split("-", 1)[0], by, seeds)
+    if claim.probe is not None:
+        why = probe_control(claim.probe, by, seeds)
         if why:
             out.append(why)
     return tuple(out)
