@@ -159,11 +159,6 @@ class Findings:
     d1_verdicts: tuple[str, ...]        # the rollout's D1 (dobrushin.factor) verdicts
 
     @property
-    def pair_runs(self) -> tuple[Mapping[str, Any], ...]:
-        """The matched pairs' runs (the depth sweep left out)."""
-        return tuple(r for r in self.runs if r["role"] != "sweep")
-
-    @property
     def seeds(self) -> list[int]:
         return sorted({r["seed"] for r in self.runs})
 
