@@ -9,7 +9,7 @@ from theory.verdicts import Outcome, judge
 from verification.report.part import MissingCampaign
 from verification.san.checks import Plan
 from verification.san.checks import runs as K
-from verification.san.checks.claims import run_claims
+from verification.san.checks.decide import run_claims
 from verification.san.checks.presets import PRESETS, Preset
 from verification.san.paper import paper_part
 from verification.san.report.tables import write_part
@@ -60,6 +60,7 @@ def test_micro_campaign_claims_and_report(store, tmp_path):
     # four training steps learn nothing: every claim fails the training gate, named with its role
     assert all(r["verdict"] == "not-testable" and "training gate" in r["extra"]["gate"] for r in out)
     _gate_decides_which_claims_are_testable(store, camp)
+    _findings_are_the_stored_records(store, claims)
     tost_row = next(r for r in out if r["instance"] == "params")
     assert tost_row["extra"]["direction"] == "equivalence" and tost_row["extra"]["margin"] > 0
 
@@ -157,7 +158,7 @@ def test_workers_store_the_same_records_as_a_serial_run(tmp_path):
 
 
 def _tests(values_by_claim, margin_claims=()):
-    from verification.san.checks.claims import test
+    from verification.san.checks.decide import test
 
     return [test("san.claim.gap", name, vals, margin=0.02 if name in margin_claims else None)
             for name, vals in values_by_claim.items()]
@@ -165,7 +166,7 @@ def _tests(values_by_claim, margin_claims=()):
 
 def test_holm_decides_the_family_and_can_fail(monkeypatch):
     from verification import stats
-    from verification.san.checks.claims import decide_family
+    from verification.san.checks.decide import decide_family
 
     family = {f"null{i}": [0.01 * (i + 1), -0.01 * (i + 1), 0.005, -0.005] for i in range(9)}   # mean 0: p = 1
     family["weak"] = [0.03, 0.01, 0.025, 0.015]              # raw p ~ 0.02: passes alone, not after Holm over 10
@@ -177,7 +178,7 @@ def test_holm_decides_the_family_and_can_fail(monkeypatch):
 
 
 def test_equivalence_claims_use_tost_and_report_a_margin():
-    from verification.san.checks.claims import decide_family
+    from verification.san.checks.decide import decide_family
 
     out = {d["instance"]: d for d in decide_family(_tests(
         {"params": [0.001, -0.002, 0.0015, 0.0005], "big": [0.3, 0.32, 0.29, 0.31],
@@ -188,7 +189,7 @@ def test_equivalence_claims_use_tost_and_report_a_margin():
 
 
 def test_an_outcome_that_flips_between_paths_is_inconclusive(monkeypatch):
-    from verification.san.checks import claims as CL
+    from verification.san.checks import decide as CL
 
     def fake(runs):              # the "runs" of a path are the values themselves here
         return _tests({"depth": runs, "flops": [0.2, 0.21, 0.19, 0.2]}), dict(seeds=[0, 1, 2, 3], noise=0.01)
@@ -253,7 +254,7 @@ def test_run_summaries_come_in_plan_order_whatever_the_store_order():
     them in plan order, so the same runs give the same bytes on every machine."""
     import random
 
-    from verification.san.checks.claims import summaries
+    from verification.san.checks.measures import summaries
 
     def rec(key, role, seed, layers, qk):
         return {"extra": dict(key=key, role=role, n_layer=layers, qk_norm=qk), "provenance": {"seed": seed},
@@ -281,7 +282,7 @@ def test_run_summaries_come_in_plan_order_whatever_the_store_order():
 def test_a_planted_all_identical_seeds_input_gives_no_decided_outcome():
     """Every claim's per-seed values identical (a tie, not evidence): nothing is decided, each test
     says it is not applicable, and its p stays 1 inside the planned family (which keeps its size)."""
-    from verification.san.checks.claims import decide_family
+    from verification.san.checks.decide import decide_family
 
     family = {"depth": [0.3] * 5, "flops": [0.1 + 0.2] * 5, "params": [0.0] * 5, "real": [0.2, 0.21, 0.19, 0.2, 0.22]}
     out = {d["instance"]: d for d in decide_family(_tests(family, margin_claims=("params",)))}
@@ -296,7 +297,7 @@ def test_a_planted_all_identical_seeds_input_gives_no_decided_outcome():
 def test_leave_one_pair_out_reports_a_fragile_outcome():
     """One seed pair carries the effect: the claim is decided on all pairs, and most drops lose it
     (fragile); a claim every pair supports keeps its outcome in every drop."""
-    from verification.san.checks import claims as CL
+    from verification.san.checks import decide as CL
 
     tests = _tests({"carried": [0.02, 0.3, 0.2, 0.25, 0.04], "steady": [0.2, 0.21, 0.19, 0.2, 0.22]})
     out = CL.decide_family(tests)
@@ -314,7 +315,9 @@ def _gate_decides_which_claims_are_testable(store, camp):
     positive control fails); a run stored without the bigram model's loss has not shown that it
     learned; a preset that trains only std and san-depth leaves the claims about the other roles not
     testable, each naming the role, and decides the spectra over the roles it trained."""
-    from verification.san.checks.claims import claim_tests, decide_family, learned, summaries
+    from verification.san.checks.decide import claim_tests, decide_family
+    from verification.san.checks.gates import learned
+    from verification.san.checks.measures import summaries
 
     runs = summaries(store, camp)
     assert all(r["bigram_val"] < r["unigram"] for r in runs)
@@ -356,7 +359,7 @@ def test_routing_before_content_is_a_timing_difference_that_can_fail():
     """Routing reaches half its final rank at a quarter of training, content at three quarters: the
     half-growth times differ by +0.5; swapped, by -0.5 (the claim's direction fails); both ranks
     rising is no evidence either way (equal timing: 0)."""
-    from verification.san.checks.claims import growth_time
+    from verification.san.checks.measures import growth_time
 
     early, late = [0, 4, 6, 7, 8], [0, 1, 2, 4, 8]
     run = _spectral_run(early, late)
@@ -417,3 +420,44 @@ def test_the_gate_is_the_bigram_model_on_the_models_own_validation_windows():
             for k in BIGRAM_SMOOTHING}
     assert got["loss"] == min(by_k.values()) and by_k[got["k"]] == got["loss"]
     assert bigram_validation(data, 8)["loss"] != got["loss"]
+
+
+def _findings_are_the_stored_records(store, claims_campaign):
+    """``findings(store, plan)``: one typed claim per stored claim record, its outcome, statistic,
+    interval and gate text those of the record; its gates typed (four steps learn nothing: every
+    claim is gated by the training gate, the probes by their positive control too)."""
+    from verification.san.checks.gates import GateKind, kinds
+    from verification.san.findings import findings
+
+    f = findings(store, Plan("micro", 0))
+    recs = {(r["theorem"], r["instance"]): r for r in store.records(claims_campaign)}
+    assert len(f.claims) == len(recs) and f.paths == ("sdpa", "explicit") and len(f.runs) == len(K.plan(MICRO))
+    for c in f.claims:
+        r = recs[(c.claim.theorem, c.claim.instance)]
+        assert c.outcome == r["verdict"] == "not-testable" and c.statistic == r["extra"]["statistic"]
+        assert c.decision.interval == (tuple(r["extra"]["interval"]) if r["extra"]["interval"] else None)
+        assert c.gate == r["extra"]["gate"] and GateKind.TRAINING in kinds(c.gates), c.claim.key
+        assert (GateKind.CONTROL in kinds(c.gates)) == (c.claim.kind == "probes")
+        assert c.pairs_needed is None                       # gated: nothing to size
+    assert [g.passed for g in f.role_gates] == [0] * len(f.role_gates)
+    assert {c.probe for c in f.controls} == {"retrieval", "recall"}
+    assert f.rollout and all(b.verdict == "tight" for b in f.bottleneck) and len(f.bottleneck) == 8
+
+
+def test_the_claims_are_objects_and_a_gate_is_typed():
+    """Every claim the checks decide is in the catalogue (its test, its roles, its words); a gate
+    says its kind, never left to be found in its text."""
+    from verification.san.checks.claims import catalogue
+    from verification.san.checks.gates import Gate, GateKind, claim_gates, gate_text, kinds
+
+    by = {c.key: c for c in catalogue((2, 8))}
+    assert by[("gap", "params")].direction == "equivalence" and by[("qk_norm", "L8")].depth == 8
+    assert by[("gap", "depth")].reading("supported").startswith("the standard model is ahead")
+    assert by[("gap", "flops-between")].reading("refuted") == "refuted"
+    gates = {"std": dict(passed=3, runs=3), "san-depth": dict(passed=2, runs=3, worst=2.5, bigram_val=2.2)}
+    got = claim_gates(by[("gap", "reduction")], gates, {}, [])
+    assert [g.kind for g in got] == [GateKind.TRAINING, GateKind.UNTRAINED]      # san-depth failed, san-params untrained
+    assert kinds(got) == [GateKind.UNTRAINED, GateKind.TRAINING]
+    assert gate_text(got).startswith("san-depth: 1 of 3 runs failed the training gate")
+    assert claim_gates(by[("spectra", "routing-settles")], {"std": dict(passed=3, runs=3)}, {}, []) == ()
+    assert gate_text((Gate(GateKind.CONTROL, "why", "explicit"),)) == "explicit path: why" and gate_text(()) is None

@@ -13,25 +13,9 @@ minute (for tests); quick: about two CPU minutes (the main job); paper: hours on
 from __future__ import annotations
 
 import argparse
-import time
-from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from theory.errors import InvalidInput
-
-
-def measure_and_report(store: Any, preset: str, seed: int, out_dir: Path, console: Any, executor: Any = None,
-                       device: str = "cpu", kernels: Optional[Sequence[str]] = None) -> dict:
-    """Train, decide and write one preset (the family's ``run`` and ``report``)."""
-    from verification.san import checks, report
-
-    t0 = time.perf_counter()
-    plan = checks.Plan(preset, seed, tuple(kernels) if kernels else None, device, Path(out_dir))
-    checks.run(plan, store, executor, console)
-    part = report.report(store, plan, out_dir, console)
-    console.print(f"[dim]SAN {preset}: {len(part.tables)} tables and {len(part.figures)} figures in "
-                  f"{time.perf_counter() - t0:.1f} s (tiny scale: conclusions are about directions only)[/dim]")
-    return dict(campaigns=plan.runs_campaigns(), part=part)
 
 
 def verify_section(ctx: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from verification.report.part import Need
-from verification.san.checks.claims import claims_campaign, claims_chunk, path_runs
+from verification.san.checks.decide import claims_campaign, claims_chunk, path_runs
 from verification.san.checks.presets import PRESETS
 from verification.san.report.part import paper_part, prose_guards  # noqa: F401  (the paper's part)
 
@@ -14,7 +14,7 @@ def needs(store: Any, plan: Any) -> list[Need]:
     """The runs campaign of every numerical path of ``plan`` (a :class:`verification.san.checks.Plan`;
     one chunk per trained model, :func:`verification.san.checks.runs.plan`) and, once they are
     complete, the claims decided from exactly those runs
-    (:func:`verification.san.checks.claims.claims_chunk`), each filled by ``plan.command()``."""
+    (:func:`verification.san.checks.decide.claims_chunk`), each filled by ``plan.command()``."""
     from verification.san.checks.runs import plan as runs_of
 
     preset, cmd = PRESETS[plan.preset], plan.command()

@@ -104,7 +104,7 @@ class Plan:
         return {k: campaign_name(PRESETS[self.preset], self.seed, k, self.device) for k in self.paths()}
 
     def campaigns(self) -> tuple[str, ...]:
-        from verification.san.checks.claims import claims_campaign
+        from verification.san.checks.decide import claims_campaign
 
         runs = tuple(self.runs_campaigns().values())
         return runs + (claims_campaign(runs[0]),)
@@ -128,7 +128,7 @@ def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> Ru
     ``executor``: the runs are independent), then decide the claims (the campaigns:
     :meth:`Plan.runs_campaigns`)."""
     from verification.plan import recording
-    from verification.san.checks.claims import run_claims
+    from verification.san.checks.decide import run_claims
     from verification.san.checks.presets import PRESETS
     from verification.san.checks.runs import run_campaign
 

@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass
 
 from theory.errors import InvalidInput
 
-VERSION = "v5"     # v5: the retrieval probe's pairs as single bytes, half the rows probes (Preset.probe_share, n_pairs); v4: the gate against the bigram model on validation (bigram_val); v3: validation loss and probes at every checkpoint, spectra at initialisation; bump when a run's settings or records change: a new campaign, not a resume
+VERSION = "v5"     # bump when a run's settings or records change: a new campaign, not a resume
 KERNELS = ("sdpa", "explicit")     # the numerical paths: the first is the primary one
 
 

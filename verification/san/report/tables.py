@@ -16,18 +16,15 @@ import numpy as np
 import pandas as pd
 
 from verification.report.part import Figure, Part
-from verification.san.checks.claims import GATE_PHRASES, loss
+from verification.san.checks.gates import GateKind, kinds
+from verification.san.checks.measures import loss
+from verification.san.findings import BottleneckRun, ClaimFinding, Findings, RolloutCell, mean as _mean
 
 ROLE_ORDER = ("std", "san-depth", "san-flops", "san-params")
 # a figure's legend names the roles; the tables (data) keep the keys
 # (short: the legend sits beside the plot within the text width; the captions say "matched")
 ROLE_LEGEND = {"std": "standard", "san-depth": "SAN, depth", "san-flops": "SAN, FLOPs", "san-params": "SAN, params"}
 MATRICES = ("W_Q", "W_K", "QK", "W_V", "W_O", "OV")
-
-
-def _mean(xs: list) -> float:
-    xs = [x for x in xs if x is not None and math.isfinite(x)]
-    return float(np.mean(xs)) if xs else math.nan
 
 
 def runs_table(runs: list[dict]) -> pd.DataFrame:
@@ -40,34 +37,18 @@ def runs_table(runs: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def gate_table(runs: list[dict], ctx: int, n_facts: int) -> pd.DataFrame:
-    """The training gate per role (:func:`verification.san.checks.claims.learned`): runs that passed
+def gate_table(f: Findings) -> pd.DataFrame:
+    """The training gate per role (:func:`verification.san.checks.gates.learned`): runs that passed
     of all, mean and worst validation loss (nats per byte) against the gate (the bigram model's loss on
     the validation windows) and, beside it, the unigram and bigram (conditional) entropies of the
-    training bytes; and the reference's positive
-    control per probe (:func:`verification.san.checks.claims.probe_control`)."""
-    from numerics.san import Data
-    from verification.san.checks.claims import learned, probe_control
-    from verification.san.checks.runs import bigram_entropy
-
-    data = Data(ctx=ctx, n_facts=n_facts)
-    H2 = bigram_entropy(data)
-    by = {(r["role"], r["seed"]): r for r in runs if r["role"] != "sweep"}
-    seeds = sorted({s for (role, s) in by if role == "std"})
-    rows = []
-    for role in ROLE_ORDER + ("sweep",):
-        rs = [r for r in runs if r["role"] == role]
-        if not rs:
-            continue
-        ls = [loss(r) for r in rs]
-        rows.append(dict(role=role, runs=len(rs), passed=sum(learned(r) for r in rs), mean_val_loss=_mean(ls),
-                         worst_val_loss=max(ls), unigram=rs[0]["unigram"], gate=rs[0].get("bigram_val", math.nan),
-                         bigram=H2, control=""))
-    for kind in ("retrieval", "recall"):
-        why = probe_control(kind, by, seeds)
-        rows.append(dict(role="std", runs=len(seeds), passed=None, mean_val_loss=None, worst_val_loss=None,
+    training bytes; and the reference's positive control per probe
+    (:func:`verification.san.checks.gates.probe_control`)."""
+    rows = [dict(role=g.role, runs=g.runs, passed=g.passed, mean_val_loss=g.mean_loss, worst_val_loss=g.worst_loss,
+                 unigram=g.unigram, gate=g.gate, bigram=g.bigram, control="") for g in f.role_gates]
+    for c in f.controls:
+        rows.append(dict(role="std", runs=c.seeds, passed=None, mean_val_loss=None, worst_val_loss=None,
                          unigram=None, gate=None, bigram=None,
-                         control=f"{kind}: " + ("above chance" if why is None else "not above chance")))
+                         control=f"{c.probe}: " + ("above chance" if c.failed is None else "not above chance")))
     return pd.DataFrame(rows)
 
 
@@ -140,7 +121,7 @@ def probes_table(runs: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def claims_table(claims: list[dict]) -> pd.DataFrame:
+def claims_table(claims: tuple[ClaimFinding, ...]) -> pd.DataFrame:
     """One row per claim: outcome (Holm-adjusted, robust across numerical paths), the test, the mean of
     the paired differences with its unadjusted t interval (``low``, ``high``) and the Bonferroni-adjusted
     one (``low_adjusted``, ``high_adjusted``, level 1 - alpha / m), df, raw and Holm p, minimum
@@ -148,29 +129,16 @@ def claims_table(claims: list[dict]) -> pd.DataFrame:
     decided claim how many leave-one-seed-pair-out drops keep its outcome (``fragile``: half or fewer)."""
     rows = []
     for c in claims:
-        e = c["extra"]
-        iv = e.get("interval") or [math.nan, math.nan]
-        adj = e.get("interval_adjusted") or [math.nan, math.nan]
-        drops = f"{e['drops_kept']}/{e['drops']}" if e.get("drops") else ""
-        rows.append(dict(claim=c["theorem"].removeprefix("san.claim."), instance=c["instance"], outcome=c["verdict"],
-                         statistic=e["statistic"], low=iv[0], high=iv[1], low_adjusted=adj[0], high_adjusted=adj[1],
-                         unit=e.get("unit", ""), n=e.get("n"),
-                         df=e.get("df"), p=e.get("p"), p_holm=e.get("p_holm"), mde=e.get("mde"),
-                         direction=e.get("direction"), margin=e.get("margin"), noise_floor=e.get("noise"),
-                         applicable=e.get("applicable", True), drops_kept=drops,
-                         fragile=bool(e.get("fragile", False)), robust=e.get("robust"), gate=e.get("gate") or "",
-                         paper=e.get("paper", ""), sd=e.get("sd"), family=e.get("family"), alpha=e.get("alpha"),
-                         outcomes_by_path=e.get("outcomes_by_path") or {}))
+        iv = c.decision.interval or (math.nan, math.nan)
+        adj = c.interval_adjusted or (math.nan, math.nan)
+        rows.append(dict(claim=c.claim.kind, instance=c.claim.instance, outcome=c.outcome, statistic=c.statistic,
+                         low=iv[0], high=iv[1], low_adjusted=adj[0], high_adjusted=adj[1], unit=c.unit, n=c.n,
+                         df=c.df, p=c.p, p_holm=c.decision.p, mde=c.mde, direction=c.direction, margin=c.margin,
+                         noise_floor=c.noise, applicable=c.applicable,
+                         drops_kept=f"{c.drops_kept}/{c.drops}" if c.drops else "", fragile=c.fragile,
+                         robust=c.robust, gate=c.gate, paper=c.paper, sd=c.sd, family=c.family, alpha=c.alpha,
+                         outcomes_by_path=dict(c.outcomes_by_path)))
     return pd.DataFrame(rows)
-
-
-def gate_kinds(gate: str) -> list[str]:
-    """Which gates a not-testable claim's ``gate`` text names, in the order of :data:`GATE_PHRASES`.
-
-    >>> gate_kinds("san-flops not trained by this preset; positive control failed: ...")
-    ['untrained', 'control']
-    """
-    return [kind for kind, phrase in GATE_PHRASES.items() if phrase in (gate or "")]
 
 
 def paths_found(paths: dict) -> str:
@@ -188,54 +156,31 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def power_table(claims_df: pd.DataFrame) -> pd.DataFrame:
-    """What a test of each claim needs: per claim, the mean of its paired differences and their
-    standard deviation over this run's seed pairs, the minimum detectable effect now, and the seed
-    pairs a test would need to detect the observed mean (power 0.8, two-sided paired t at the
-    strictest Holm level alpha / m of this run's family; for the equivalence claim, TOST at its margin
-    when the true difference is 0), :func:`verification.stats.pairs_needed`. A claim with no
-    spread, or not testable here, says why instead (``needs``)."""
-    from verification.stats import pairs_needed
-
-    rows = []
-    for _, c in claims_df.iterrows():
-        n, sd, mean = c.get("n"), c.get("sd"), c.get("statistic")
-        m, alpha = c.get("family") or 1, c.get("alpha") or 0.05
-        pairs, needs = None, ""
-        if c.get("gate"):
-            needs = ("the roles it compares (the paper preset trains them)" if "untrained" in gate_kinds(c["gate"])
-                     else "models that pass the training gate and the probe's positive control")
-        elif not _finite(n) or n < 2:
-            needs = "seed pairs (one seed: no spread to size a test)"
-        elif not c.get("applicable", True):
-            needs = ("a harder probe or another measure: every seed pair gives the same value (no spread), "
-                     "so more seed pairs cannot separate the models")
-        elif c.get("direction") == "equivalence" and _finite(c.get("margin")):
-            pairs = pairs_needed(float(c["margin"]), float(sd), alpha / (2 * m), equivalence=True)
-        elif _finite(mean) and _finite(sd):
-            pairs = pairs_needed(float(mean), float(sd), alpha / m)
-        if not needs:
-            needs = (f"{pairs} seed pairs" if pairs is not None else
-                     "more than 100000 seed pairs: the observed mean is indistinguishable from 0")
-        rows.append(dict(claim=c["claim"], instance=c["instance"], outcome=c["outcome"], unit=c.get("unit", ""),
-                         mean=float(mean) if _finite(mean) else math.nan, sd=float(sd) if _finite(sd) else math.nan,
-                         seed_pairs=int(n) if _finite(n) else 0,
-                         mde=float(c["mde"]) if _finite(c.get("mde")) else math.nan,
-                         pairs_needed=pairs if pairs is not None else math.nan, needs=needs))
-    return pd.DataFrame(rows)
+def needs(c: ClaimFinding) -> str:
+    """What a test of claim ``c`` needs: the seed pairs a test would need to detect its observed mean
+    (:attr:`~verification.san.findings.ClaimFinding.pairs_needed`), or why it cannot be sized."""
+    if c.gates:
+        return ("the roles it compares (the paper preset trains them)" if GateKind.UNTRAINED in kinds(c.gates)
+                else "models that pass the training gate and the probe's positive control")
+    if not _finite(c.n) or c.n < 2:
+        return "seed pairs (one seed: no spread to size a test)"
+    if not c.applicable:
+        return ("a harder probe or another measure: every seed pair gives the same value (no spread), "
+                "so more seed pairs cannot separate the models")
+    return (f"{c.pairs_needed} seed pairs" if c.pairs_needed is not None else
+            "more than 100000 seed pairs: the observed mean is indistinguishable from 0")
 
 
-def robustness_table(claims: list[dict]) -> pd.DataFrame:
+def robustness_table(claims: tuple[ClaimFinding, ...]) -> pd.DataFrame:
     """Machine robustness: per claim, the outcome and statistic along each numerical path, whether
     they agree, and the outcome reported (inconclusive where they differ)."""
     rows = []
     for c in claims:
-        e = c["extra"]
-        row = dict(claim=c["theorem"].removeprefix("san.claim."), instance=c["instance"])
-        for k, o in (e.get("outcomes_by_path") or {}).items():
+        row = dict(claim=c.claim.kind, instance=c.claim.instance)
+        for k, o in c.outcomes_by_path.items():
             row[f"outcome_{k}"] = o
-            row[f"statistic_{k}"] = (e.get("statistic_by_path") or {}).get(k)
-        row.update(same=bool(e.get("robust")), reported=c["verdict"])
+            row[f"statistic_{k}"] = c.statistic_by_path.get(k)
+        row.update(same=bool(c.robust), reported=c.outcome)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -273,25 +218,15 @@ def trainability_table(runs: list[dict]) -> pd.DataFrame:
     return df.sort_values(["layers", "qk_norm"]).reset_index(drop=True) if len(df) else df
 
 
-def rollout_table(store: Any, campaign: str) -> pd.DataFrame:
+def rollout_table(cells: tuple[RolloutCell, ...]) -> pd.DataFrame:
     """Median delta(R_l) and median chain ratio delta(R_l) / prod delta(Ahat) per role and layer."""
-    acc: dict = {}
-    for r in store.records(campaign, theorem="dobrushin.product"):
-        p = r["provenance"]
-        key = (p["role"], p["variant"], p["layer"])
-        acc.setdefault(key, []).append((r["value"], r["extra"].get("ratio_R"), r["verdict"] == "tight"))
-    rows = [dict(role=k[0], variant=k[1], layer=k[2], delta_R=float(np.median([v[0] for v in vs])),
-                 chain_ratio=_mean([v[1] for v in vs]), chain_tight=float(np.mean([v[2] for v in vs])), n=len(vs))
-            for k, vs in sorted(acc.items())]
-    return pd.DataFrame(rows)
+    return pd.DataFrame([dict(role=c.role, variant=c.variant, layer=c.layer, delta_R=c.delta_R,
+                              chain_ratio=c.chain_ratio, chain_tight=c.chain_tight, n=c.n) for c in cells])
 
 
-def bottleneck_table(store: Any, campaign: str) -> pd.DataFrame:
-    rows = [dict(run=r["provenance"]["run"], verdict=r["verdict"], float_residual=r["extra"]["residual"],
-                 exact=r["extra"]["exact"], monomials=r["extra"]["monomials"],
-                 c_min=min(r["extra"]["c_min"]), c_max=max(r["extra"]["c_max"]))
-            for r in store.records(campaign, theorem="san.bottleneck")]
-    return pd.DataFrame(rows)
+def bottleneck_table(runs: tuple[BottleneckRun, ...]) -> pd.DataFrame:
+    return pd.DataFrame([dict(run=b.run, verdict=b.verdict, float_residual=b.float_residual, exact=b.exact,
+                              monomials=b.monomials, c_min=b.c_min, c_max=b.c_max) for b in runs])
 
 
 def _pairs(runs: list[dict]) -> list[dict]:
