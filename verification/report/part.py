@@ -31,8 +31,8 @@ text is computed (:meth:`Part.macro` with a string).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any, Callable, Optional
 
 from theory.errors import InvalidInput
@@ -258,25 +258,15 @@ def macro_name(*parts: Any) -> str:
     """A LaTeX macro name (letters only) from words and numbers: digits become words, each word
     is capitalised, anything else separates words."""
     words = []
-    for part in parts:
-        for word in re.split(r"[^A-Za-z0-9]+", str(part)):
-            for piece in re.findall(r"[A-Za-z]+|[0-9]", word):
-                piece = _DIGITS[int(piece)] if piece.isdigit() else piece
-                words.append(piece[0].upper() + piece[1:])
+    for part in parts:               # runs of ASCII letters are words, each ASCII digit a word of its own
+        kinds = ("a" if c.isascii() and c.isalpha() else "0" if c.isascii() and c.isdigit() else " " for c in str(part))
+        for kind, run in groupby(zip(kinds, str(part)), key=lambda kc: kc[0]):
+            text = "".join(c for _, c in run)
+            pieces = [text] if kind == "a" else [_DIGITS[int(d)] for d in text] if kind == "0" else []
+            words += [p[0].upper() + p[1:] for p in pieces]
     if not words:
         raise ValueError(f"no letters or digits in macro parts {parts!r}")
     return "".join(words)
-
-
-def counts_of(text: str) -> tuple[int, int]:
-    """``k/n`` at the start of a macro's text (``111/128 [0.80, 0.92]``) as integers, for the claims
-    tables that read their outcomes from the macros a part computed; (0, 0) where it has none ('-').
-
-    >>> counts_of("111/128 [0.80, 0.92]"), counts_of("-")
-    ((111, 128), (0, 0))
-    """
-    m = re.match(r"\s*(\d+)/(\d+)", str(text))
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 CLAIM_COLUMNS = ("claim, in the paper's words", "the paper", "design here", "here", "outcome")
