@@ -125,3 +125,37 @@ def test_every_family_has_findings():
     for package in FAMILIES.values():
         fn = getattr(import_module(f"{package}.findings"), "findings")
         assert list(inspect.signature(fn).parameters)[:2] == ["store", "plan"], package
+
+
+LAYOUT_ROW = re.compile(r"^\| `verification/(\w+)/` \| (.*) \|$", re.M)
+SUBPACKAGE = re.compile(r"`(\w+)/` \{([^}]*)\}")
+
+
+def documented_layout(text: str) -> dict[str, dict[str, set[str]]]:
+    """family -> role -> the modules of its subpackage, from docs/architecture.md's layout table."""
+    out = {}
+    for family, cell in LAYOUT_ROW.findall(text):
+        out[family] = {role: {m.strip() for m in mods.split(";")[0].split(",") if m.strip()}
+                       for role, mods in SUBPACKAGE.findall(cell)}
+    return out
+
+
+def actual_layout() -> dict[str, dict[str, set[str]]]:
+    from verification.commands import FAMILIES
+
+    out = {}
+    for package in FAMILIES.values():
+        folder = ROOT.joinpath(*package.split("."))
+        out[folder.name] = {d.name: {p.stem for p in d.glob("*.py") if p.stem != "__init__"}
+                            for d in sorted(folder.iterdir()) if d.is_dir() and (d / "__init__.py").is_file()}
+    return out
+
+
+def test_the_documented_layout_is_the_layout():
+    """docs/architecture.md's table of subpackages names every family and, per subpackage, its modules."""
+    assert documented_layout((ROOT / "docs" / "architecture.md").read_text()) == actual_layout()
+
+
+def test_the_layout_check_can_fail():
+    doc = documented_layout("| `verification/rank/` | `checks/` {linear, attention; the plan in `__init__`} |")
+    assert doc == {"rank": {"checks": {"linear", "attention"}}} != {"rank": actual_layout()["rank"]}
