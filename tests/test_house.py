@@ -159,3 +159,31 @@ def test_the_documented_layout_is_the_layout():
 def test_the_layout_check_can_fail():
     doc = documented_layout("| `verification/rank/` | `checks/` {linear, attention; the plan in `__init__`} |")
     assert doc == {"rank": {"checks": {"linear", "attention"}}} != {"rank": actual_layout()["rank"]}
+
+
+LATEX = re.compile(r"\\[A-Za-z]{2,}|\$[^$\n]*[\\^_{][^$\n]*\$")
+LATEX_ALLOWED = ("verification/paper/",)
+
+
+def latex_strings(paths: dict[str, Path]) -> list[str]:
+    """String literals (docstrings aside) of ``paths`` that hold LaTeX: a command (two letters or
+    more after a backslash) or inline math with a backslash, a sub- or superscript or a brace."""
+    bad = []
+    for name, path in paths.items():
+        tree = ast.parse(path.read_text())
+        docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+        bad += [f"{name}:{n.lineno}: {n.value[:60]!r}" for n in ast.walk(tree)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs and LATEX.search(n.value)]
+    return bad
+
+
+def test_only_the_paper_holds_latex():
+    """Under verification/, LaTeX (captions' math, symbols, TeX documents) only in verification/paper/."""
+    paths = {k: v for k, v in sources("verification").items() if not k.startswith(LATEX_ALLOWED)}
+    assert latex_strings(paths) == []
+
+
+def test_the_latex_check_can_fail(tmp_path):
+    (tmp_path / "m.py").write_text('"""A docstring may say $\\\\delta(A)$."""\nCAPTION = "median $\\\\delta(R_l)$"\n'
+                                   'PATTERN = r"^n(?P<n>\\\\d+)$"\n')
+    assert [b.split(":")[1] for b in latex_strings({"m.py": tmp_path / "m.py"})] == ["2"]
