@@ -48,11 +48,6 @@ def exited(exc: SystemExit) -> str:
     return f"calls sys.exit({exc.code!r})" if exc.code is not None else "calls sys.exit()"
 
 
-def loaded_files() -> list[str]:
-    """The resolved paths of the theory files this process has loaded."""
-    return list(_FILES)
-
-
 def user_exit(exc: SystemExit) -> str | None:
     """Where a :class:`SystemExit` raised while a command runs comes from, when a loaded theory file
     raised it (an ``equality_condition`` that calls ``sys.exit``): ``--theory FILE: line N: calls

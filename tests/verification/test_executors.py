@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from theory.errors import InvalidInput
 from theory.verdicts import ViolationError
 from verification import campaign
 from verification.campaign import Chunk
@@ -270,3 +271,27 @@ def test_the_main_jobs_local_pool_is_serial_on_one_core_and_two_spawned_processe
     with local_pool(8) as pool:
         assert isinstance(pool, cf.ProcessPoolExecutor) and pool._max_workers == 2
         assert pool.submit(sum, [1, 2, 3]).result(timeout=120) == 6
+
+
+@pytest.mark.parametrize("section", ["rank", "poincare"])
+def test_a_familys_run_hands_its_executor_to_every_campaign(section, tmp_path, monkeypatch):
+    """``run(plan, store, executor)`` runs every campaign of the plan on that executor (a family
+    that took an executor and ignored it would run its chunks serially behind the caller's back)."""
+    from importlib import import_module
+
+    from verification.commands import FAMILIES
+
+    seen = []
+    monkeypatch.setattr(campaign, "run", lambda store, name, chunks, **kw: seen.append((name, kw.get("executor"))))
+    checks = import_module(f"{FAMILIES[section]}.checks")
+    pool = SerialExecutor()
+    with ResultStore(tmp_path / "s.db") as s:
+        checks.run(checks.Plan.for_verify(0, False), s, executor=pool)
+    assert seen and all(ex is pool for _, ex in seen), seen
+
+
+def test_trained_refuses_an_executor_it_cannot_use(tmp_path):
+    from verification.trained import checks
+
+    with ResultStore(tmp_path / "s.db") as s, pytest.raises(InvalidInput, match="take no executor"):
+        checks.run(checks.Plan.for_verify(0, False), s, executor=SerialExecutor())

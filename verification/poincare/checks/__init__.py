@@ -146,18 +146,19 @@ class Plan:
 
 def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
     """The bounds campaign of ``plan``, the Villani map of its 2-D and LoRA families, and (unless
-    ``plan.sde`` is off) the Langevin runs; each resumed, serially (``executor`` is not used: the
-    chunks are few and numerically heavy)."""
+    ``plan.sde`` is off) the Langevin runs; each resumed, its chunks on ``executor`` (default:
+    serially, in this process; every chunk carries its own seed, so the store is the same on any
+    executor)."""
     from verification.plan import recording
     from verification.poincare.checks.bounds import run_campaign
     from verification.poincare.checks.sde import run_sde
     from verification.poincare.checks.villani import MAP_LOSSES, run_villani_map
 
     with recording("poincare") as result:
-        run_campaign(store, plan, console)
+        run_campaign(store, plan, console, executor)
         fams = tuple(f for f in MAP_LOSSES if f in plan.families)
         if fams:
-            run_villani_map(store, plan, fams, console)
+            run_villani_map(store, plan, fams, console, executor)
         if plan.sde:
-            run_sde(store, plan, console)
+            run_sde(store, plan, console, executor)
     return result

@@ -219,6 +219,7 @@ def plan_chunks(plan: Any) -> list[campaign.Chunk]:
             for name in plan.families for beta, lam in plan.grid(name)]
 
 
-def run_campaign(store, plan: Any, console=None) -> None:
+def run_campaign(store, plan: Any, console=None, executor: Any = None) -> None:
     """Every (family, beta, lambda) chunk not yet stored; a violated proved bound stops loudly."""
-    campaign.run(store, plan.campaign, plan_chunks(plan), console=console, description="Poincare constants")
+    campaign.run(store, plan.campaign, plan_chunks(plan), console=console, description="Poincare constants",
+                 executor=executor)

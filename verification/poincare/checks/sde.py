@@ -206,9 +206,10 @@ def expected_loss_records(name: str, lam: float, betas, seed: int, chains: int, 
     return recs
 
 
-def run_sde(store, plan: Any, console=None) -> None:
+def run_sde(store, plan: Any, console=None, executor: Any = None) -> None:
     """The Langevin runs of ``plan``, resumed."""
-    campaign.run(store, sde_campaign(plan), sde_chunks(plan), console=console, description="Langevin SDE")
+    campaign.run(store, sde_campaign(plan), sde_chunks(plan), console=console, description="Langevin SDE",
+                 executor=executor)
 
 
 def sde_chunks(plan: Any) -> list:

@@ -75,7 +75,7 @@ def map_chunks(plan: Any, families=MAP_LOSSES) -> list:
             for s in map_seeds(plan)]
 
 
-def run_villani_map(store, plan: Any, families=MAP_LOSSES, console=None) -> None:
+def run_villani_map(store, plan: Any, families=MAP_LOSSES, console=None, executor: Any = None) -> None:
     """The map of ``families`` at ``plan``'s seed and size, resumed."""
     campaign.run(store, map_campaign(plan), map_chunks(plan, families), console=console,
-                 description="Villani map")
+                 description="Villani map", executor=executor)

@@ -183,9 +183,9 @@ FULL_SCALES = ("sizes up to n = 12 (quick: 3; the unsplit D2 encodings and the c
 
 def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
     """:func:`run_campaign` (level by level: each level is planned from the answers before it, so
-    the levels run one after another, each on the default executor); what each level's campaign run
+    the levels run one after another, each level's chunks on ``executor``, default serially); what each level's campaign run
     did (:class:`verification.plan.RunResult`; the records: :func:`plan_records`)."""
     with recording("prove") as result:
-        run_campaign(store, plan, console)
+        run_campaign(store, plan, console, executor)
     return result
 

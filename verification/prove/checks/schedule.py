@@ -65,12 +65,12 @@ def plan_chunks(store: Any, plan: Any) -> list[str]:
     return keys
 
 
-def run_campaign(store: Any, plan: Any, console: Any = None) -> list[dict]:
+def run_campaign(store: Any, plan: Any, console: Any = None, executor: Any = None) -> list[dict]:
     """Run the plan level by level (resumable); returns the stored records of its statements."""
     current: set[str] = set()                      # the hashes of this plan's query texts
     for n, chunks in schedule(plan, store, current, console):
         campaign.run(store, plan.campaign, chunks, console=console, description=f"SMT proofs, level n = {n}",
-                     progress=console is not None)
+                     progress=console is not None, executor=executor)
     keys = set(plan.statements)
     return [r for r in store.records(plan.campaign) if r["extra"]["statement"] in keys
             and max(r["extra"]["dims"]) <= plan.max_n and r["extra"].get("digest") in current]

@@ -133,20 +133,21 @@ class Plan:
 
 
 def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
-    """The campaigns of ``plan.parts`` (resumed), serially (``executor`` is not used)."""
+    """The campaigns of ``plan.parts`` (resumed), their chunks on ``executor`` (default: serially, in
+    this process; every chunk carries its own seed, so the store is the same on any executor)."""
     from verification.plan import recording
 
     with recording("rank") as result:
         if "linear" in plan.parts:
             from verification.rank.checks.linear import run_linear
 
-            run_linear(store, plan.linear, console)
+            run_linear(store, plan.linear, console, executor)
         if "attention" in plan.parts:
             from verification.rank.checks.attention import run_attention
 
-            run_attention(store, plan.attention, plan.seed, console)
+            run_attention(store, plan.attention, plan.seed, console, executor)
         if "weights" in plan.parts:
             from verification.rank.checks.weights import run_weights
 
-            run_weights(store, console=console)
+            run_weights(store, console=console, executor=executor)
     return result

@@ -283,6 +283,6 @@ def attention_chunks(p: AttPlan, seed: int = 0) -> dict[str, list]:
             lad_c: [C(f"{k}/{lam}", ladder_chunk, (p, k, lam, seed)) for k in ("linear", "softmax") for lam in p.lams]}
 
 
-def run_attention(store: Any, p: AttPlan, seed: int = 0, console: Any = None) -> None:
+def run_attention(store: Any, p: AttPlan, seed: int = 0, console: Any = None, executor: Any = None) -> None:
     for name, chunks in attention_chunks(p, seed).items():
-        campaign.run(store, name, chunks, console=console)
+        campaign.run(store, name, chunks, console=console, executor=executor)

@@ -333,6 +333,6 @@ def linear_chunks(plan: Plan) -> dict[str, list]:
                                    for sh in R.SPECTRUM_SHAPES for N in plan.samples for nz in plan.noises]}
 
 
-def run_linear(store: Any, plan: Plan, console: Any = None) -> None:
+def run_linear(store: Any, plan: Plan, console: Any = None, executor: Any = None) -> None:
     for name, chunks in linear_chunks(plan).items():
-        campaign.run(store, name, chunks, console=console)
+        campaign.run(store, name, chunks, console=console, executor=executor)

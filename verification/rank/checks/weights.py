@@ -57,5 +57,5 @@ def weights_chunks(models: tuple[str, ...] = MODELS) -> list[campaign.Chunk]:
     return [campaign.Chunk(name, model_chunk, (name,)) for name in models]
 
 
-def run_weights(store: Any, models: tuple[str, ...] = MODELS, console: Any = None) -> None:
-    campaign.run(store, CAMPAIGN, weights_chunks(models), console=console)
+def run_weights(store: Any, models: tuple[str, ...] = MODELS, console: Any = None, executor: Any = None) -> None:
+    campaign.run(store, CAMPAIGN, weights_chunks(models), console=console, executor=executor)

@@ -270,9 +270,14 @@ def measured(run: ModelRun, checks: tuple = ()) -> Measured:
 
 def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> RunResult:
     """Every model of ``plan`` on its inputs (resumed, one chunk per input), then the random
-    baselines at the token counts measured (resumed), model by model; serially. What ran: a
-    :class:`verification.plan.RunResult`."""
+    baselines at the token counts measured (resumed), model by model, in this process: a model is
+    loaded once and its inputs run against it, so an ``executor`` (which would ship the model to
+    every chunk) is refused. What ran: a :class:`verification.plan.RunResult`."""
     import time
+
+    if executor is not None:
+        raise InvalidInput("trained transformers run in this process (each model loaded once); "
+                           "they take no executor (--workers, --scheduler)")
 
     with recording("trained") as result:
         for m in plan.models:
