@@ -1,5 +1,5 @@
 """A user's statement (:mod:`theory.expr`) computed: compiled once, evaluated in batches, decided
-with certified verdicts (issue 50; docs/theory.md §6).
+with certified verdicts (docs/theory.md §6).
 
 Public API:
 

@@ -263,7 +263,7 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
 
 PROSE_CHECKED = ("main", "report-rank", "report-poincare", "report-san")
 """The documents whose hand-written main text the prose checks read (code in the prose, the abstract's
-intervals); the SAN report joins when its rewrite (issue 53, its own part) lands."""
+intervals): every document the paper builds."""
 
 
 def main_text(out: Path, main: str) -> str:
