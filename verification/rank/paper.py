@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any, Optional, Sequence
 
 from theory.errors import InvalidInput
+from verification.paper.notation import rank as N
 from verification.rank.checks import PARTS, Plan
 from verification.rank.checks import attention as att
 from verification.rank.checks import weights as rw
@@ -33,9 +34,9 @@ from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 
 MODEL_WORDS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}
 # the estimators as a figure names them (mathematics set as such; the terminal tables keep rr.ESTIMATOR_NAMES)
-FIGURE_NAMES = {"energy_0.9": r"energy rank, $\tau = 0.9$", "energy_0.99": r"energy rank, $\tau = 0.99$",
-                "entropy_round": r"entropy rank, $p \propto \sigma^2$",
-                "entropy_sigma_round": r"entropy rank, $p \propto \sigma$",
+FIGURE_NAMES = {"energy_0.9": f"energy rank, {N.TAU_90}", "energy_0.99": f"energy rank, {N.TAU_99}",
+                "entropy_round": f"entropy rank, {N.P_SIGMA_SQUARED}",
+                "entropy_sigma_round": f"entropy rank, {N.P_SIGMA}",
                 "threshold_median": "threshold, noise from the median", "threshold": "threshold, residual noise"}
 ESTIMATOR_WORDS = {"energy_0.9": "energy ninety", "energy_0.99": "energy ninety nine", "entropy_round": "entropy",
                    "entropy_sigma_round": "entropy sigma", "threshold_median": "threshold median",
@@ -68,7 +69,7 @@ def _estimator_curve(curves: tuple):
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_ylim(-0.05, 1.05)
         ax.set_xlabel("$N$ inputs")
-        ax.set_ylabel("share of draws\nrecovering $r^*$")
+        ax.set_ylabel(f"share of draws\nrecovering {N.R_STAR}")
         # below the plot, never over the curves
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2, frameon=False)
     return draw
@@ -83,7 +84,7 @@ def _weights_curve(curves: tuple):
             ax.plot(xs, ys, "o-" if "QK" in label else "s--", ms=3, label=label)
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("layer")
-        ax.set_ylabel(r"mean $r^{\mathrm{energy}}_{0.99} / d_h$")
+        ax.set_ylabel(f"mean {N.ENERGY_PER_DIM}")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, frameon=False)   # below, never over data
     return draw
 
@@ -134,34 +135,35 @@ def _linear(part: Part, found: Findings, family_plan: Any) -> None:
     risk, gd_pop, gd_data, estimators, summary, comparison = rr.linear_tables(f, family_plan)
     part.tables += [
         _view(risk, "rank-linear-risk",
-              f"Optimal rank-$r$ excess risk $R(r)$ per unit $d$ ($n={plan.n}$, $r^*={r_star}$): tail sum certified in "
-              r"60-digit intervals; deficiency ($r < r^*$) and achievability ($r \ge r^*$) verdicts decided exactly."),
+              f"Optimal rank-$r$ excess risk $R(r)$ per unit $d$ ($n={plan.n}$, {N.r_star_is(r_star)}): tail sum "
+              f"certified in 60-digit intervals; deficiency ({N.R_BELOW}) and achievability ({N.R_ABOVE}) verdicts "
+              "decided exactly."),
         _view(gd_pop, "rank-gd-population",
-              f"Gradient descent on $U V^\\top$, population loss, {plan.gd_seeds} seeds per row: learned rank against "
-              "$\\min(r, r^*)$ (95% Wilson), risks per unit $d$."),
+              f"Gradient descent on {N.UV_T}, population loss, {plan.gd_seeds} seeds per row: learned rank against "
+              f"{N.MIN_R} (95% Wilson), risks per unit $d$."),
         _view(gd_data, "rank-gd-data",
               f"Gradient descent (full width) on finite noisy data from small initialisation: the rank along the "
               f"trajectory counted above the noise level (Gavish-Donoho threshold of the least-squares fit's entry "
-              f"noise), whether and where it passes $r^*$ and for how many decades of steps, and the rank it ends at "
-              f"after {plan.gd_steps} steps (95% Wilson).",
+              f"noise), whether and where it passes {N.R_STAR} and for how many decades of steps, and the rank it "
+              f"ends at after {plan.gd_steps} steps (95% Wilson).",
               ["shape", "N", "noise", "init", "passes r* [95% CI]", "first step at r* (median)",
                "decades at r* (median)", "ends at r* [95% CI]", "final rank, 10x-init threshold (median)"]),
         _view(estimators, "rank-estimators",
-              f"Pre-training recovery of $r^*={r_star}$ from least-squares fits, {plan.est_seeds} draws per cell; "
-              "BELOW: the teacher's smallest signal singular value lies under the noise edge (the true noise: a "
+              f"Pre-training recovery of {N.r_star_is(r_star)} from least-squares fits, {plan.est_seeds} draws per "
+              "cell; BELOW: the teacher's smallest signal singular value lies under the noise edge (the true noise: a "
               "description of the design, given to no estimator); the last column lists the pairs that differ "
               "(McNemar's exact test, Holm across every pair of every cell)."),
         _view(summary, "rank-estimators-summary",
-              "Mean share of draws recovering $r^*$ per estimator and spectrum shape: one unit per independent data "
-              "draw (its noise levels averaged first), Wilson 95% interval at $n$ = draws."),
+              f"Mean share of draws recovering {N.R_STAR} per estimator and spectrum shape: one unit per independent "
+              "data draw (its noise levels averaged first), Wilson 95% interval at $n$ = draws."),
         _view(comparison, "rank-estimator-comparison",
               "The estimators given the same information (the fit's singular values), compared paired over the "
               "independent data draws: exact sign tests on the draws' differences, Holm across every pair; "
               "supported = significantly better than every other. The residual-noise threshold reads more "
               "than the spectrum and is not compared.")]
     part.figures.append(Figure("rank-estimators", _estimator_curve(f.curves),
-                               "Share of draws whose estimated rank equals $r^*$, against the number of inputs $N$ "
-                               "(all shapes and noise levels).", prov))
+                               f"Share of draws whose estimated rank equals {N.R_STAR}, against the number of "
+                               "inputs $N$ (all shapes and noise levels).", prov))
 
 
 def _attention(part: Part, found: Findings, plan: Any) -> None:
@@ -197,26 +199,28 @@ def _attention(part: Part, found: Findings, plan: Any) -> None:
     recovery, students, ladder, sm_recovery, sm_estimators, sm_outcomes = ar.attention_tables(f, plan)
     part.tables += [
         _view(recovery, "rank-attention-recovery",
-              f"Data-only recovery of the query-key kernel $W$ ($r^*={ap.r_star}$, $d={ap.d}$): a draw recovers $W$ when the "
-              f"relative kernel error (up to scale and sign) is at most {att.KERNEL_TOL:g}; 'fit' is the nonlinear "
-              "least-squares fit (softmax: of $W$ with the value map known, of $W$ and $W_V$ jointly with it unknown).",
+              f"Data-only recovery of the query-key kernel $W$ ({N.r_star_is(ap.r_star)}, $d={ap.d}$): a draw "
+              f"recovers $W$ when the relative kernel error (up to scale and sign) is at most {att.KERNEL_TOL:g}; "
+              f"'fit' is the nonlinear least-squares fit (softmax: of $W$ with the value map known, of $W$ and "
+              f"{N.W_V} jointly with it unknown).",
               ["kind", "value map", "B", "beta", "T", "noise", ar.RECOVERED, "median kernel error",
                "fit: median kernel error", "outcomes"]),
         _view(students, "rank-attention-students",
-              f"Kernel-rank-$r$ students trained by GD ({ap.steps} steps): linear $r < r^*$ certified against the exact "
-              r"lower bound; $r \ge r^*$ a claim (risk to zero with learned rank $r^*$)."),
+              f"Kernel-rank-$r$ students trained by GD ({ap.steps} steps): linear {N.R_BELOW} certified against "
+              f"the exact lower bound; {N.R_ABOVE} a claim (risk to zero with learned rank {N.R_STAR})."),
         _view(ladder, "rank-ladder",
-              "Interpolation ladder between a static mixer ($\\lambda = 0$) and attention ($\\lambda = 1$): the best "
-              "static mixer's rank against $r^*$."),
+              f"Interpolation ladder between a static mixer ({N.LAMBDA_STATIC}) and attention "
+              f"({N.LAMBDA_ATTENTION}): the best static mixer's rank against {N.R_STAR}."),
         _view(sm_recovery, "rank-softmax-recovery",
               "Softmax kernel recovery by value map: the linearised regression against the nonlinear least-squares "
-              "fit ($W$ alone with $W_V$ known; $W$ and $W_V$ jointly with $W_V$ unknown), converged starts by first-order "
-              "optimality, identifiability failures (converged starts of equal cost, different kernels).",
+              f"fit ($W$ alone with {N.W_V} known; $W$ and {N.W_V} jointly with {N.W_V} unknown), converged starts "
+              "by first-order optimality, identifiability failures (converged starts of equal cost, different "
+              "kernels).",
               ["value map", "draws", "regression recovers W [95% CI]", "fit recovers W [95% CI]",
                "fit: converged starts", "identifiability failures", "fit outcomes"]),
         _view(sm_estimators, "rank-softmax-estimators",
-              f"Each estimator's rank of the recovered softmax kernels: share equal to $r^* = {ap.r_star}$ (95% Wilson), "
-              "per kernel source and value map."),
+              "Each estimator's rank of the recovered softmax kernels: share equal to "
+              f"{N.r_star_is(ap.r_star, spaced=True)} (95% Wilson), per kernel source and value map."),
         _view(sm_outcomes, "rank-softmax-estimator-outcomes",
               "The claim that the energy effective rank is the robust estimator under softmax distortion, for every "
               "estimator: the teachers are the independent units (every setting and kernel source of a teacher a "
@@ -236,7 +240,7 @@ def _weights(part: Part, found: Findings, plan: Any) -> None:
                              "Effective ranks of per-head QK kernels and OV circuits of the embedded models "
                              "(smollm2: 4-bit GGUF dequantised, the quantised weights)."))
     part.figures.append(Figure("rank-weights", _weights_curve(f.curves),
-                               "Mean energy effective rank ($\\tau = 0.99$) over heads, divided by the head "
+                               f"Mean energy effective rank ({N.TAU_99}) over heads, divided by the head "
                                "dimension, by layer.",
                                prov))
 
@@ -284,14 +288,14 @@ def _result(c: Any) -> str:
     return {
         "deficiency": lambda: f"positive on {C.count(e[0])} instances",
         "achievability": lambda: f"zero on {C.count(e[0])} instances",
-        "gd recovery": lambda: f"ends at $r^*$ in {C.outcomes(e[0])} runs",
+        "gd recovery": lambda: f"ends at {N.R_STAR} in {C.outcomes(e[0])} runs",
         "pre-training recovery": lambda: f"best: {rr.ESTIMATOR_NAMES[e[0]] if e[0] else 'none'}, "
                                          f"{C.estimate(e[1])} of draws",
-        "naive transfer fails": lambda: f"static rank differs from $r^*$ in {C.count(e[0])} draws",
+        "naive transfer fails": lambda: f"static rank differs from {N.R_STAR} in {C.count(e[0])} draws",
         "attention deficiency": lambda: f"certified on {C.count(e[0])}",
         "attention achievability": lambda: f"linear {C.count(e[0].share)}, softmax {C.count(e[1].share)}",
-        "robust estimator": lambda: f"energy 0.9 recovers $r^*$ on {e[0].k}/{e[0].n} [{e[0].lo:.2f}, {e[0].hi:.2f}] "
-                                    "of kernels",
+        "robust estimator": lambda: f"energy 0.9 recovers {N.R_STAR} on {e[0].k}/{e[0].n} "
+                                    f"[{e[0].lo:.2f}, {e[0].hi:.2f}] of kernels",
         "linear exact recovery": lambda: f"verdict {e[0]}",
         "softmax partial recovery": lambda: f"regression {C.outcomes(e[0])}; fit (training) {C.outcomes(e[1])}; "
                                             f"identifiability failures {C.count(e[2])}",
@@ -299,32 +303,33 @@ def _result(c: Any) -> str:
 
 
 CLAIMS = {
-    "deficiency": ("in a linear attention surrogate, the intrinsic rank $r^*$ of the token-mixing operator is a tight "
-                   "lower bound: any rank-deficient model incurs unavoidable excess risk", "proved",
-                   "the optimal excess risk of every rank $r < r^*$, certified in 60-digit intervals"),
-    "achievability": ("the bound is achievable at $r^*$", "proved", "the excess risk at $r = r^*$, decided exactly"),
+    "deficiency": (f"in a linear attention surrogate, the intrinsic rank {N.R_STAR} of the token-mixing operator is "
+                   "a tight lower bound: any rank-deficient model incurs unavoidable excess risk", "proved",
+                   f"the optimal excess risk of every rank {N.R_BELOW}, certified in 60-digit intervals"),
+    "achievability": (f"the bound is achievable at {N.R_STAR}", "proved",
+                      f"the excess risk at {N.R_AT}, decided exactly"),
     "gd recovery": ("gradient descent recovers this rank under standard low-rank implicit-bias assumptions", "-",
                     "finite noisy data, small initialisation, the rank counted above the noise level at the last step"),
-    "pre-training recovery": ("$r^*$ is recoverable from data before training", "-",
+    "pre-training recovery": (f"{N.R_STAR} is recoverable from data before training", "-",
                               "estimators given the fit's singular values, paired over independent draws (sign tests, "
                               "Holm)"),
     "naive transfer fails": ("a naive transfer fails ... a static weight kernel cannot summarize the input-conditioned "
                              "mixing", "-",
                              "interpolation ladder from a static mixer to attention: the best static mixer's rank "
-                             "against $r^*$ once attention contributes ($\\lambda > 0$)"),
+                             f"against {N.R_STAR} once attention contributes ({N.LAMBDA_POSITIVE})"),
     "attention deficiency": ("under the attention-native rank the structure is restored (deficiency)", "-",
-                             "kernel-rank-$r$ linear students below $r^*$ against the exact lower bound"),
+                             f"kernel-rank-$r$ linear students below {N.R_STAR} against the exact lower bound"),
     "attention achievability": ("... (achievability and recovery), for linear and softmax attention", "-",
-                                "students of kernel rank $r \\ge r^*$ trained by gradient descent reach zero risk at "
-                                "rank $r^*$"),
+                                f"students of kernel rank {N.R_ABOVE} trained by gradient descent reach zero risk at "
+                                f"rank {N.R_STAR}"),
     "robust estimator": ("the energy effective rank is the estimator robust to softmax distortion", "-",
                          "teachers as units, paired t over teachers, Holm across every pair of estimators"),
-    "linear exact recovery": ("$r^*$ is exactly recoverable for linear QK attention", "-",
+    "linear exact recovery": (f"{N.R_STAR} is exactly recoverable for linear QK attention", "-",
                               "the rank of the linearised regression, decided in rational arithmetic"),
     "softmax partial recovery": ("softmax attention admits only partial pre-training recovery due to nonlinear "
                                  "inversion and kernel-value identifiability effects", "-",
                                  "value map unknown: the linearised regression (the one pre-training estimator here) "
-                                 "beside the joint nonlinear fit of $W$ and $W_V$, which is training a one-layer "
+                                 f"beside the joint nonlinear fit of $W$ and {N.W_V}, which is training a one-layer "
                                  "student"),
 }
 """Per claim key (:mod:`verification.rank.findings.claims`): the claim in the paper's words, what the

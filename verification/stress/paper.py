@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from verification.paper.notation import stress as N
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 from verification.report.tables import fmt
 from verification.stress import checks
@@ -114,9 +115,9 @@ def rollout_part(part: Part, sweep: Sweep) -> None:
     frame = pd.DataFrame(table, columns=["family", "n", "layers", "stacks", "steps checked", "strict", "tight",
                                          "violated", "undecided", "smallest strict slack"])
     part.tables.append(Table("stress-rollout", frame,
-                             r"Theorem D2 at every step $l \ge 2$ of attention rollout, $\delta(R_l) \le "
-                             r"\delta(\hat A_l)\,\delta(R_{l-1})$ with $\hat A_l = (I + A_l)/2$, on random stacks of "
-                             "$L$ layers: verdict counts over all steps and the smallest certified strict slack.",
+                             f"Theorem D2 at every step {N.LATER_STEPS} of attention rollout, {N.D2_STEP} with "
+                             f"{N.A_HAT}, on random stacks of $L$ layers: verdict counts over all steps and the "
+                             "smallest certified strict slack.",
                              f"campaign {sweep.campaign}; {sampler_text(sweep.campaign, rollout=True)}; per-chunk summaries; "
                              "verdicts exact",
                              campaigns=(sweep.campaign,), command=sweep.command))
@@ -178,7 +179,7 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
         xs = [EDGES[0] - 0.5] + [float(e) for e in EDGES]
         ax.bar(xs, hist, width=0.45, align="edge", color="C0")
         ax.set_yscale("symlog", linthresh=1)
-        ax.set_xlabel(r"$\log_{10}$ of the strict slack (leftmost bin: below $10^{-18}$)")
+        ax.set_xlabel(f"{N.LOG10} of the strict slack (leftmost bin: below {N.SLACK_FLOOR})")
         ax.set_ylabel("instances")
     part.figures.append(Figure("stress-factor-slack", draw,
                                "Distribution of the certified strict slack of Theorem D1 over the sweep "
