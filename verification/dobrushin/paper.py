@@ -19,6 +19,7 @@ from verification.dobrushin.checks import CAUSAL_MARGIN, Plan
 from verification.dobrushin.findings import Findings, findings
 from verification.dobrushin.report import causal_provenance, provenance, share_cell
 from verification.findings import Share
+from verification.paper.notation import dobrushin as notation
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 from verification.report.tables import fmt
 
@@ -146,13 +147,8 @@ def paper_part(store: Any, plan: Plan) -> Part:
     if plan.causal_sizes():
         _causal(part, found, plan)
     part.tables.append(Table("dobrushin-d1-share", _pivot(found, "d1"),
-                             r"Theorem D1, $\delta((I+A)/2) \le (1+\delta(A))/2$: share of random row-stochastic $A$ "
-                             "with exact equality, per family and size $n$ (instances per cell: "
-                             f"{min(c.d1.n for c in cells)} to {max(c.d1.n for c in cells)}).",
-                             prov))
-    part.tables.append(Table("dobrushin-d2-share", _pivot(found, "d2"),
-                             r"Theorem D2, $\delta(PQ) \le \delta(P)\,\delta(Q)$: share of random pairs $(P, Q)$ of the "
-                             "same family with exact equality, per family and size $n$.", prov))
+                             notation.d1_share_caption(min(c.d1.n for c in cells), max(c.d1.n for c in cells)), prov))
+    part.tables.append(Table("dobrushin-d2-share", _pivot(found, "d2"), notation.D2_SHARE_CAPTION, prov))
     rows = []
     for f in found.families:
         mine = found.select((f,))
@@ -176,7 +172,7 @@ def paper_part(store: Any, plan: Plan) -> Part:
     return part
 
 
-CAUSAL_PAPER_COLUMNS = ["$n$", "tight (campaign)", r"predicted $\pi_n^2$", "binomial $p$ (Holm)",
+CAUSAL_PAPER_COLUMNS = ["$n$", "tight (campaign)", notation.PREDICTED_PI_N_SQUARED, "binomial $p$ (Holm)",
                         "tight (check)", "verdicts predicted", "agreement"]
 
 
@@ -191,12 +187,7 @@ def _causal(part: Part, found: Findings, plan: Plan) -> None:
     check_pairs = ", ".join(sorted({str(s.check.n) for s in found.causal}))
     part.tables.append(Table.from_rows(
         "dobrushin-causal-share", rows, CAUSAL_PAPER_COLUMNS,
-        r"Causal D2: the share of tight pairs against the share the exact condition "
-        r"predicts, $\pi_n^2$ with $\pi_n$ the probability that row 1 minimises $A_{l0}$ over $l \ge 1$ ($\pi_n$ "
-        r"estimated on fresh draws; Wilson 95% interval, squared). The campaign's " + pairs + r" pairs per size "
-        r"are tested against $\pi_n^2$ (exact binomial test, Holm across sizes); on " + check_pairs + r" independent "
-        r"pairs per size, how many exact verdicts the condition predicts, and whether the two shares agree within "
-        rf"{CAUSAL_MARGIN:g} (two one-sided tests).", causal_provenance(plan),
+        notation.causal_caption(pairs, check_pairs, CAUSAL_MARGIN), causal_provenance(plan),
         campaigns=(plan.campaign, plan.causal_campaign)))
     by_n = {s.n: s for s in found.causal}
     for n in (3, 4, 5):              # the sizes the prose quotes ("-" where the plan has no such size)

@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any, Optional, Sequence
 
 from theory.errors import InvalidInput
+from verification.paper.notation import poincare as notation
 from verification.poincare.checks import LOSSES, Plan
 from verification.poincare.checks.sde import sde_campaign, sde_chunks
 from verification.poincare.checks.villani import map_campaign, map_chunks
@@ -61,11 +62,11 @@ def _villani_figure(points: Sequence[MapPoint], fam: str):
         for seed, curve in sorted(lv.items()):
             bs = sorted(curve)
             ax.plot(bs, [max(curve[b], 1e-4) for b in bs], "-", lw=0.8, color="0.3",
-                    label=r"$\lambda_V(\beta)$, per data seed" if seed == min(lv) else None)
+                    label=notation.LAMBDA_V_PER_SEED if seed == min(lv) else None)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(r"$\beta$")
-        ax.set_ylabel(r"$\lambda$")
+        ax.set_xlabel(notation.BETA)
+        ax.set_ylabel(notation.LAMBDA)
         ax.set_title(f"{FAMILY_TITLES.get(fam, fam)}: Villani's condition")
         ax.figure.set_size_inches(4.2, 3.4)        # the legend below the plot, never over the points
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False, handlelength=1.5)
@@ -77,11 +78,11 @@ def _constant_figure(instances: Sequence[Instance], fam: str):
     beta = betas[len(betas) // 2]
     sel = sorted((i for i in instances if i.beta == beta), key=lambda i: i.lam)
     x = [i.lam for i in sel]
-    series = [(r"$C_P$ (estimate)", "ko-", [i.C_P for i in sel]),
-              (r"$1/(\beta\lambda)$", "k:", [i.gaussian_C for i in sel]),
+    series = [(notation.C_P_ESTIMATE, "ko-", [i.C_P for i in sel]),
+              (notation.GAUSSIAN_C, "k:", [i.gaussian_C for i in sel]),
               ("Bakry-Emery", "b^--", [i.be and i.be.bound for i in sel]),
               ("Holley-Stroock", "rs--", [i.hs and i.hs.bound for i in sel]),
-              (r"Var $\theta$ (lower)", "gv-.", [None if i.var_ratio is None else i.var_ratio * i.C_P for i in sel])]
+              (notation.VAR_THETA_LOWER, "gv-.", [None if i.var_ratio is None else i.var_ratio * i.C_P for i in sel])]
     cap = 1e6 * max(i.C_P for i in sel)
 
     def draw(ax: Any) -> None:
@@ -91,9 +92,9 @@ def _constant_figure(instances: Sequence[Instance], fam: str):
                 ax.plot(*zip(*pts), style, ms=3, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(r"$\lambda$")
+        ax.set_xlabel(notation.LAMBDA)
         ax.set_ylabel("Poincaré constant")
-        ax.set_title(rf"{FAMILY_TITLES.get(fam, fam)}, $\beta = {beta:g}$ (bounds above $10^6 C_P$ omitted)")
+        ax.set_title(notation.constant_title(FAMILY_TITLES.get(fam, fam), beta))
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)   # beside
     return draw
 
@@ -149,26 +150,15 @@ def _bounds(part: Part, f: Findings, plan: Plan, cmd: str, prov: str) -> None:
     part.macro(fmt(min((b.ratio for b in brackets), default=None)), "Poincare Muckenhoupt ratio min")
     part.macro(fmt(max((b.ratio for b in brackets), default=None)), "Poincare Muckenhoupt ratio max")
     part.tables += [
-        latex(bounds_table(f, plan), "poincare-bounds",
-              r"Poincar\'e constant $C_P$ of $\exp(-\beta F)$, estimated by the discretised generator (error estimate = "
-              "discretisation + window truncation) against the Bakry-Emery (BE) and Holley-Stroock (HS) upper bounds and the test-function "
-              "lower bounds (ratios to $C_P$). Tight is the theorem's equality (Gaussian, exact arithmetic).",
-              BOUND_COLS),
-        latex(thresholds_table(f, plan), "poincare-thresholds",
-              r"Smallest $\lambda$ each derivation needs, per family and $\beta$."),
-        latex(muckenhoupt_table(f, plan), "poincare-muckenhoupt",
-              "Certified brackets of the one-dimensional $C_P$ on the window (Muckenhoupt's criterion, arb ball "
-              "integrals) against the discretised estimate with its error, and the change of the estimate when the "
-              "window is enlarged 1.25 times."),
-        latex(metastable_table(f, plan), "poincare-metastable",
-              "Test-function lower bounds over $C_P$, worst first; 'collapsed': the best polynomial test function "
-              r"(degree $\le 2$) gives less than half of $C_P$.")]
+        latex(bounds_table(f, plan), "poincare-bounds", notation.BOUNDS_CAPTION, BOUND_COLS),
+        latex(thresholds_table(f, plan), "poincare-thresholds", notation.THRESHOLDS_CAPTION),
+        latex(muckenhoupt_table(f, plan), "poincare-muckenhoupt", notation.MUCKENHOUPT_CAPTION),
+        latex(metastable_table(f, plan), "poincare-metastable", notation.METASTABLE_CAPTION)]
     for fam in dict.fromkeys(i.family for i in rows):
         mine = [i for i in rows if i.family == fam]
         if len({i.lam for i in mine}) >= 2:
             part.figures.append(Figure(f"poincare-constant-{fam}", _constant_figure(mine, fam),
-                                       f"{fam}: the estimated $C_P$ and its bounds against $\\lambda$ at the middle "
-                                       r"$\beta$.", prov))
+                                       notation.constant_caption(fam), prov))
 
 
 def _villani_boundary(part: Part, f: Findings, plan: Plan, cmd: str, prov: str) -> None:
@@ -198,16 +188,13 @@ def _villani_boundary(part: Part, f: Findings, plan: Plan, cmd: str, prov: str) 
     part.macro(fmt(betas[0]), "Villani beta min")
     part.macro(fmt(betas[-1]), "Villani beta max")
     part.tables.append(latex(villani_boundary_table(f, plan), "poincare-villani-boundary",
-                             r"Villani's threshold $\lambda_V(\beta)$ per family, data seed and $\beta$ (lora2: certified "
-                             "bracket in arb ball arithmetic; attn2: grid estimate; attn1: 0 by proof) against the "
-                             r"seed paper's hypothesis, every $\lambda > 0$: the route fails for every $\lambda$ below it.",
+                             notation.VILLANI_BOUNDARY_CAPTION,
                              ("family", "data seed", "beta", "lambda_V estimate", "certified lo", "certified hi",
                               "lambda_V is", "route fails for some lambda > 0")))
     for fam in dict.fromkeys(p.family for p in f.map_points):
         part.figures.append(Figure(f"poincare-villani-{fam}",
                                    _villani_figure([p for p in f.map_points if p.family == fam], fam),
-                                   f"{fam}: $\\lambda_V(\\beta)$ per data seed, with the outcomes of Villani's condition "
-                                   r"at the values of $\lambda$ placed around it.", prov + f", {f.map_campaign}"))
+                                   notation.villani_caption(fam), prov + f", {f.map_campaign}"))
 
 
 def _sde(part: Part, f: Findings, plan: Plan, cmd: str) -> None:
@@ -327,27 +314,24 @@ def claims(f: Findings, prov: str, cmd: str) -> Table:
     xs = f.loss_excess
     rows = [
         ["the empirical regression loss on an attention layer induces a Poincaré inequality for the Gibbs "
-         "measure, for any mild regularization (through Villani's condition)", "every $\\lambda > 0$",
-         "Villani's threshold $\\lambda_V(\\beta)$: 0 by proof for a scalar parameter; a grid estimate for two",
-         f"one parameter: $\\lambda_V = 0$; two: $\\lambda_V > 0$ at "
-         f"{_share(sum(b.fails for b in attn2), len(attn2)) if attn2 else '-'} (data, $\\beta$) pairs, up to "
-         f"{fmt(max(b.estimate for b in attn2)) if attn2 else '-'} (estimate)",
+         "measure, for any mild regularization (through Villani's condition)", notation.EVERY_LAMBDA,
+         notation.ATTENTION_VILLANI_DESIGN,
+         notation.attention_villani_result(_share(sum(b.fails for b in attn2), len(attn2)) if attn2 else '-',
+                                           fmt(max(b.estimate for b in attn2)) if attn2 else '-'),
          outcome["attention-villani"]],     # a failure found by a grid estimate is not certified
         ["LoRA on a shallow neural net induces a Poincaré inequality, for any mild regularization",
-         "every $\\lambda > 0$", "the loss is bounded: the Holley--Stroock bound applies at every $\\lambda$",
-         f"holds at every $\\lambda > 0$ (Holley--Stroock: {', '.join(f.hs_every_lambda()) or 'none'})",
+         notation.EVERY_LAMBDA, notation.LORA_POINCARE_DESIGN,
+         notation.lora_poincare_result(', '.join(f.hs_every_lambda()) or 'none'),
          outcome["lora-poincare"]],
-        ["... through Villani's condition, for every $\\lambda > 0$ (the proof's route, LoRA)", "every $\\lambda > 0$",
-         "$\\lambda_V(\\beta)$ enclosed in ball arithmetic over data sets and $\\beta$",
-         f"certified $\\lambda_V > 0$ at "
-         f"{_share(sum(b.certified_positive for b in lora), len(lora)) if lora else '-'} pairs, lower ends "
-         f"{fmt(min(lora_lo, default=None))}-{fmt(max(lora_lo, default=None))}", outcome["lora-villani"]],
+        [notation.LORA_VILLANI_CLAIM, notation.EVERY_LAMBDA, notation.LORA_VILLANI_DESIGN,
+         notation.lora_villani_result(_share(sum(b.certified_positive for b in lora), len(lora)) if lora else '-',
+                                      fmt(min(lora_lo, default=None)), fmt(max(lora_lo, default=None))),
+         outcome["lora-villani"]],
         ["a certain SDE, which mimics the SGD, minimizes the corresponding losses", "-",
-         "$E_\\beta[L] - \\inf L$ at most $d/(2\\beta)$ plus 10%, one-sided t over chains, at "
-         f"$\\beta$ = {', '.join(fmt(x.beta) for x in xs) or '-'}",
+         notation.sde_minimises_design(', '.join(fmt(x.beta) for x in xs) or '-'),
          ", ".join(excess_outcome_text(x) for x in xs) or "-", outcome["sde-minimises"]],
-        ["(the Langevin diffusion converges at the rate of the Poincaré constant)", "rate $1/(\\beta C_P)$",
-         "decay rate of MALA chains against $1/(\\beta C_P)$, TOST at 10%",
+        ["(the Langevin diffusion converges at the rate of the Poincaré constant)", notation.RATE_STATES,
+         notation.RATE_DESIGN,
          f"supported {_share(rate.count('supported'), rate.total)}, refuted "
          f"{_share(rate.count('refuted'), rate.total)}, inconclusive {_share(rate.count('inconclusive'), rate.total)}",
          outcome["langevin-rate"]],

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable, Optional
 
+from verification.paper.notation import prove as notation
 from verification.prove.checks import Plan, plan_chunks
 from verification.prove.findings import Reach, findings
 from verification.prove.report import SUMMARY_COLUMNS, recheck_text, symmetry_table
@@ -53,10 +54,8 @@ def paper_part(store: Any, plan: Plan) -> Part:
                            seconds(r.cvc5_seconds), r.undecided or "-", r.counterexamples) for r in found.reach],
                          columns=list(SUMMARY_COLUMNS), dtype=object)
     shown = shown.rename(columns={"seconds there": "z3 seconds", "cvc5 seconds there": "cvc5 seconds"})
-    part.tables.append(Table("prove-reach", shown.infer_objects(),
-        "Dobrushin statements proved by both z3 and cvc5 for all row-stochastic matrices of every size "
-        r"up to the one shown (D2: $n \times n \times n$), within the stated budget per size and solver.", prov,
-        campaigns=(plan.campaign,), command=cmd))
+    part.tables.append(Table("prove-reach", shown.infer_objects(), notation.REACH_CAPTION, prov,
+                             campaigns=(plan.campaign,), command=cmd))
     symmetry = replace(symmetry_table(found, plan.campaign, cmd), caption=(
         "The symmetry reduction of the split encodings checked: each bound without any symmetry "
         "(every pair of rows, set of columns and sign pattern) against its split, per solver; "
