@@ -8,16 +8,13 @@ from pathlib import Path
 from typing import Sequence
 
 from verification.poincare.findings import Instance
+from verification.report.aggregate import pyplot
 from verification.report.figures import save_figure
 
 
 def constant_figures(instances: Sequence[Instance], fig_dir: Path, prov: str) -> list[Path]:
     """``poincare_<family>.png`` / ``.pdf``: C_P and its bounds against lambda and against beta."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for fam in sorted({i.family for i in instances}):
