@@ -13,40 +13,7 @@ from typing import Any
 
 import numpy as np
 
-# main.tex of a toy paper: the generated macros and theorems, one section `sections/toy.tex`
-TOY_MAIN = r"""\documentclass{article}
-\usepackage{amsmath,amssymb,amsthm,booktabs,graphicx,adjustbox}
-\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}\newtheorem{corollary}{Corollary}
-\input{generated/macros}
-\begin{document}
-\input{generated/theorems}
-\input{sections/toy}
-\label{attn:main-end}
-\appendix\label{attn:appendix-start}
-\input{generated/appendix}
-\label{attn:end}
-\end{document}
-"""
-
-
-TOY_PAPER = r"""\documentclass[11pt]{article}
-\usepackage[margin=2.5cm]{geometry}
-\usepackage{amsmath,amssymb,amsthm,booktabs,graphicx}
-\usepackage[hidelinks]{hyperref}
-\newtheorem{theorem}{Theorem}\newtheorem{proposition}{Proposition}\newtheorem{conjecture}{Conjecture}\newtheorem{corollary}{Corollary}
-\input{generated/macros}
-\begin{document}
-A \BuildKind{} build. \input{generated/theorems}
-\input{sections/toy}
-\label{attn:main-end}
-BIBLIOGRAPHY
-\appendix\label{attn:appendix-start}
-\input{generated/appendix}
-\label{attn:end}
-\end{document}
-"""
-"""A toy paper at the real one's page geometry, with hyperref and the labels the page checks read
-(``BIBLIOGRAPHY``: where a test puts its citations and bibliography, or nothing)."""
+from verification.paper.toy import TOY_MAIN, TOY_PAPER  # noqa: F401  (the tests import them from here)
 
 
 def toy_part(store: Any, plan: Any = None, n: int = 1) -> Any:

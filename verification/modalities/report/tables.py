@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from verification.modalities.checks import campaign_prefix
 from verification.measure.baselines import FAMILIES
+from verification.paper.notation.modalities import DELTA_A_L
 from verification.modalities.findings import Findings
 from verification.modalities.findings.stages import VARIANTS, Stage, final, initial
 from verification.modalities.report.seeds import (matched_table, power_table, seeds_table, share_cell,
@@ -175,7 +176,7 @@ CAPTIONS = {
                         "in the header), text models beside them.",
     "modalities_detail": "Per model, checkpoint and layer: D1 equality shares with 95% Wilson intervals, per-head "
                          "shares, median slack, rollout chain (D2) tightness, and which tokens carry the pair "
-                         r"attaining $\delta(A_l)$ where equality fails.",
+                         f"attaining {DELTA_A_L} where equality fails.",
     "modalities_training": "How the share moves during training: layer-averaged D1 equality shares and test "
                            "accuracy at each kept checkpoint (epoch 0: initialisation).",
     "modalities_seeds": "Across training seeds (each seed its own split, initial weights and batch order): per "

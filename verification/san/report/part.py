@@ -12,6 +12,7 @@ import math
 from typing import Any, Optional
 
 from theory.verdicts import ALPHA
+from verification.paper.notation.san import C_L, CHAIN_RATIO, DELTA_R
 from verification.report.part import Part, Table
 from verification.san.checks.claims import MARGIN
 from verification.san.checks.gates import GateKind, kinds
@@ -105,12 +106,12 @@ def render(f: Findings) -> Part:
         Table("san-trainability", trainability_table(runs), "Trainability by depth, with and without QK-norm "
               "(a diverged run counts at the unigram entropy)", prov, **made),
         Table("san-rollout", rollout_table(f.rollout).rename(columns=ROLLOUT_COLUMNS),
-              r"Rollout on the trained decoders: median $\delta(R_l)$ over inputs and the mean D2 chain ratio "
-              r"$\delta(R_l)/\prod_{k \le l} \delta(\hat A_k)$ (D1 is structurally tight for causal attention)",
+              f"Rollout on the trained decoders: median {DELTA_R} over inputs and the mean D2 chain ratio "
+              f"{CHAIN_RATIO} (D1 is structurally tight for causal attention)",
               prov, **made),
         Table("san-bottleneck", bottleneck_table(f.bottleneck).rename(columns=BOTTLENECK_COLUMNS),
               "Scalar-bottleneck lemma on the trained attention-only weights at sequence length one: the residual of the float computation, the exact "
-              r"verdict, and the range of the scalars $c_l$", prov, **made)]
+              f"verdict, and the range of the scalars {C_L}", prov, **made)]
     part.figures += figures(runs, claims_df, spectra_table(runs), prov)
     part.tables.insert(0, report_claims(f.claims, per_tok, bpt_factor, prov, **made))
     for c in f.claims:
@@ -214,7 +215,7 @@ def report_claims(claims: tuple[ClaimFinding, ...], per_tok: dict, bytes_per_tok
 
 # the smallest model of the paper (6M parameters) and its deepest stack (48 layers)
 PAPER_SMALLEST_PARAMS, PAPER_DEEPEST_LAYERS = 6_000_000, 48
-BOTTLENECK_COLUMNS = {"float_residual": "float residual", "c_min": "min $c_l$", "c_max": "max $c_l$"}
+BOTTLENECK_COLUMNS = {"float_residual": "float residual", "c_min": f"min {C_L}", "c_max": f"max {C_L}"}
 ROLLOUT_COLUMNS = {"delta_R": "median delta(R_l)", "chain_ratio": "mean chain ratio",
                    "chain_tight": "share chain tight"}
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from verification.measure.attention import FUSION, RESIDUAL
+from verification.paper.notation.trained import CHAIN_RATIO_AXIS, CHAIN_RATIO_BY_DEPTH
 from verification.report.figures import HALF
 from verification.report.part import Figure, Part, Table, frame
 from verification.trained.paper.model import interval_pair
@@ -87,7 +88,7 @@ def _chain_curves(series: list):
             ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
         ax.set_yscale("log")
         ax.set_xlabel("depth $l$ (layers multiplied)")
-        ax.set_ylabel(r"median $\delta(R_l) / \prod_{k \leq l} \delta(\hat A_k)$")
+        ax.set_ylabel(CHAIN_RATIO_AXIS)
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False,   # below: never over data
                   fontsize="small")
     return draw
@@ -113,7 +114,7 @@ def chain_part(part: Part, found: Findings) -> None:
             "bootstrap, 999 resamples, seed = layer index); ratios whose numerator is within rounding of 0 left out")
     part.figures.append(Figure("trained-chain-ratio", _chain_curves(series),
                                "How loose rollout's product bound is: the median over inputs of "
-                               "$\\delta(R_l)/\\prod_{k \\le l}\\delta(\\hat A_k)$ by depth, per model (1 at $l = 1$; "
+                               f"{CHAIN_RATIO_BY_DEPTH} by depth, per model (1 at $l = 1$; "
                                "below 1 wherever D2's chain is strict; causal models dashed), with 95% bootstrap "
                                "bands.", prov, size=HALF))
 

@@ -6,6 +6,7 @@ intervals, and their macros.
 """
 from __future__ import annotations
 
+from verification.paper.notation.trained import DELTA_A
 from verification.report.part import Part, Table, frame
 from verification.stats import BOOTSTRAP_RESAMPLES
 from verification.trained.paper.across import random_cell
@@ -117,7 +118,7 @@ def controls_part(part: Part, found: Findings) -> None:
         "95% intervals: " + CLUSTER_NOTE + "; for causal models every real verdict is tight by the causal corollary.",
         prov, campaigns=camps + (found.baselines,), command=part.commands[0]))
     part.data_tables.append(Table("trained-pairs", frame(prows, PAIRS_COLUMNS),
-        "Which pair attains $\\delta(A)$ (the maximising pair the exact check reports) on the head-averaged attention, all "
+        f"Which pair attains {DELTA_A} (the maximising pair the exact check reports) on the head-averaged attention, all "
         "tokens: a pair with a special token (CLS, SEP, BOS, ...), two adjacent tokens, or another pair; over every "
         "head mean and over the tight ones; and the head means on which every pair is mutually self-dominant, with "
         "the inputs on which that holds in every layer and in some layer.", prov, campaigns=camps,

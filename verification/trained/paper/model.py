@@ -13,6 +13,8 @@ import numpy as np
 from verification.measure.attention import FUSION, RESIDUAL
 from verification.measure.baselines import FAMILIES
 from verification.measure.text import corpus_of
+from verification.paper.notation.trained import (CHAIN_RATIO, DELTA_A, DELTA_R, PROD_DELTA_HAT, PROD_DELTA_HAT_K,
+                                                PROD_FACTORS, PROD_FACTORS_K, TAU_B)
 from verification.report.figures import HALF
 from verification.report.part import Figure, Part, Table, frame
 from verification.report.tables import fmt, fmt_ci
@@ -42,8 +44,7 @@ def _heatmap(shares: np.ndarray, heading: str):
     return draw
 
 
-CURVE_LABELS = {"value": (r"$\delta(R_l)$", "-"), "bound": (r"$\prod_k \delta(\hat A_k)$", "-"),
-                "prod_factor_bound": (r"$\prod_k (1+\delta(A_k))/2$", "--")}
+CURVE_LABELS = {"value": (DELTA_R, "-"), "bound": (PROD_DELTA_HAT_K, "-"), "prod_factor_bound": (PROD_FACTORS_K, "--")}
 
 
 def _rollout_curves(f: ModelFindings, heading: str):
@@ -185,9 +186,9 @@ def model_part(part: Part, m: Model, plan: Any, baselines: str) -> None:
                          campaigns=(campaign, baselines), command=part.commands[0]))
     rows, cols = rollout_table(f)
     add("rollout", Table(f"trained-rollout-{s}", frame(rows, cols),
-                         f"{title}: rollout per layer, all tokens, medians over {n_in} inputs: $\\delta(R_l)$ against "
-                         f"$\\prod \\delta(\\hat A)$ (D2 chain) and $\\prod (1+\\delta(A))/2$ (D1 factors); the ratio "
-                         f"$\\delta(R_l)/\\prod \\delta(\\hat A)$ with a 95% percentile-bootstrap interval of its median. "
+                         f"{title}: rollout per layer, all tokens, medians over {n_in} inputs: {DELTA_R} against "
+                         f"{PROD_DELTA_HAT} (D2 chain) and {PROD_FACTORS} (D1 factors); the ratio "
+                         f"{CHAIN_RATIO} with a 95% percentile-bootstrap interval of its median. "
                          f"By Theorem D2 that ratio cannot increase with $l$ (a check); whether the chain is tight "
                          f"is decided on each input by D2's exact condition at every step (a measurement).{q}",
                          prov, **made))
@@ -202,12 +203,12 @@ def model_part(part: Part, m: Model, plan: Any, baselines: str) -> None:
     part.macro(f"{min(classical):.2f}" if classical else "-", word, "classical bound min")   # "close to 1" as a number
     part.macro(f"{min(deltas):.2f}" if deltas else "-", word, "median delta min")
     add("compare", Table(f"trained-compare-{s}", frame(rows, cols),
-                         f"{title}: comparison bounds on $\\delta(A)$ of head-averaged attention (Birkhoff's "
-                         f"$\\tau_B$ and the mean-head softmax-logit bound; trivial wherever $A$ has zeros).{q}", prov,
+                         f"{title}: comparison bounds on {DELTA_A} of head-averaged attention (Birkhoff's "
+                         f"{TAU_B} and the mean-head softmax-logit bound; trivial wherever $A$ has zeros).{q}", prov,
                          **made))
     part.figures.append(Figure(f"trained-heads-{s}", _heatmap(hs, heading),
                                f"{title}: share of inputs with D1 equality per layer and head (all tokens).{q}", prov,
                                size=HALF))
     part.figures.append(Figure(f"trained-rollout-{s}", _rollout_curves(f, heading),
-                               f"{title}: medians of $\\delta(R_l)$, $\\prod \\delta(\\hat A)$ and $\\prod (1+\\delta(A))/2$ by depth.{q}",
+                               f"{title}: medians of {DELTA_R}, {PROD_DELTA_HAT} and {PROD_FACTORS} by depth.{q}",
                                prov))
