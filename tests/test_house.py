@@ -187,3 +187,11 @@ def test_the_latex_check_can_fail(tmp_path):
     (tmp_path / "m.py").write_text('"""A docstring may say $\\\\delta(A)$."""\nCAPTION = "median $\\\\delta(R_l)$"\n'
                                    'PATTERN = r"^n(?P<n>\\\\d+)$"\n')
     assert [b.split(":")[1] for b in latex_strings({"m.py": tmp_path / "m.py"})] == ["2"]
+
+
+def test_one_matplotlib_entry_point():
+    """Figures get pyplot from :func:`verification.report.aggregate.pyplot` (the headless backend,
+    chosen once); no other module selects a backend or imports matplotlib.pyplot."""
+    bad = [name for name, path in sources(*PACKAGES).items() if name != "verification/report/aggregate.py"
+           and ("matplotlib.pyplot" in imports_of(path) or "matplotlib.use(" in path.read_text())]
+    assert bad == []

@@ -341,12 +341,10 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
 def write_part(part: Part, out_dir: Path, console: Any = None) -> list[Path]:
     """Tables (write_table: md and csv) and figures (save_figure: png and pdf), each with provenance."""
     from verification.report.figures import save_figure    # first: it quiets matplotlib's log
+    from verification.report.aggregate import pyplot
     from verification.report.tables import print_table, write_table
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     paths = []
     for t in part.tables:
