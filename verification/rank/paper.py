@@ -15,6 +15,7 @@ Tables ``rank-linear-risk``, ``rank-gd-population``, ``rank-gd-data``, ``rank-es
 """
 from __future__ import annotations
 
+from numerics.sources.embedded import EMBEDDED
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
@@ -32,7 +33,7 @@ from verification.rank.report import linear as rr
 from verification.rank.report import weights as rwr
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 
-MODEL_WORDS = {"minilm": "MiniLM", "smollm2": "SmolLM2"}
+MODEL_WORDS = {k: s.display.legend for k, s in EMBEDDED.items() if s.display is not None}   # legends
 # the estimators as a figure names them (mathematics set as such; the terminal tables keep rr.ESTIMATOR_NAMES)
 FIGURE_NAMES = {"energy_0.9": f"energy rank, {N.TAU_90}", "energy_0.99": f"energy rank, {N.TAU_99}",
                 "entropy_round": f"entropy rank, {N.P_SIGMA_SQUARED}",
