@@ -15,6 +15,6 @@ from verification.stats.paired import (POWER, SD_FLOOR, agreement, agreement_nor
                                        exact_sd, holm, mde, no_variation, paired_t, pairs_needed, pairwise,
                                        sign_test, tost, tost_mde, unit_share)
 from verification.stats.shares import (BOOTSTRAP_RESAMPLES, Z95, binomial_p, cluster_bootstrap,  # noqa: F401
-                                       cluster_bootstrap_difference, interval_outcome, share_outcome, share_text,
+                                       cluster_bootstrap_difference, interval_outcome, share_outcome,
                                        wilson)
 from verification.stats.spread import Spread, median_interval, t_spread  # noqa: F401

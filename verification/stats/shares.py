@@ -92,11 +92,6 @@ def cluster_bootstrap_difference(k1: Sequence[int], n1: Sequence[int], k2: Seque
     return (float(np.quantile(d, q)), float(np.quantile(d, 1 - q)))
 
 
-def share_text(k: int, n: int) -> str:
-    lo, hi = wilson(k, n)
-    return f"{k / n:.3f} [{lo:.3f}, {hi:.3f}]" if n else "-"
-
-
 def share_outcome(k: int, n: int, level: float = 0.5) -> str:
     """The outcome of a claim that something happens in most draws ("gradient descent recovers r*"):
     supported when the 95% Wilson interval of k/n lies above ``level``, refuted when it lies
