@@ -274,13 +274,13 @@ class DaskExecutor(cf.Executor):
             workers = check_workers(workers)
         self.timeout = check_timeout(timeout)
         self._shut = False
+        self._pending: set = set()
         self.cluster = None
         self.security = None
         if workers is not None:
             self._start_local(int(workers), processes)
         else:
             self._join(scheduler)
-        self.futures = self.client.get_executor(pure=False)     # concurrent.futures bridge (distributed.cfexecutor)
         threads = sum(self.client.nthreads().values()) or 1
         self.window = int(window) if window else 4 * threads
 
@@ -348,10 +348,37 @@ class DaskExecutor(cf.Executor):
 
     def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> cf.Future:
         """``fn(*args, **kwargs)`` on the cluster (``pure=False``: each call runs), as a
-        :class:`concurrent.futures.Future` (distributed's own bridge, ``Client.get_executor``);
-        cancelling it cancels the task."""
+        :class:`concurrent.futures.Future`; cancelling it cancels the task."""
         _refuse_after_shutdown(self)
-        return self.futures.submit(fn, *args, **kwargs)
+        task = self.client.submit(fn, *args, pure=False, **kwargs)
+        out: cf.Future = cf.Future()
+        out.dask_future = task              # holds the task: a released future is forgotten
+        self._pending.add(task)
+
+        def settle(done: Any) -> None:
+            self._pending.discard(done)
+            if out.done():
+                return
+            with suppress(cf.InvalidStateError):
+                if done.cancelled():
+                    out.cancel()
+                    out.set_running_or_notify_cancel()
+                    return
+                try:
+                    value = done.result()
+                except Exception as exc:     # the task's error (or a lost task), as raised here
+                    out.set_exception(exc)
+                else:
+                    out.set_result(value)
+
+        def forward_cancel(f: cf.Future) -> None:
+            if f.cancelled() and not task.done():
+                with suppress(Exception):
+                    task.cancel()
+
+        out.add_done_callback(forward_cancel)
+        task.add_done_callback(settle)
+        return out
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Close the client and the local cluster this started (idempotent). A scheduler that
@@ -359,9 +386,9 @@ class DaskExecutor(cf.Executor):
         if self._shut:
             return
         self._shut = True
-        if cancel_futures:
+        if cancel_futures and self._pending:
             with suppress(Exception):
-                self.futures.shutdown(wait=False)      # cancels what is still pending
+                self.client.cancel(list(self._pending))
         with suppress(OSError, TimeoutError, RuntimeError):
             self.client.close(timeout=self.timeout)
         if self.cluster is not None:
