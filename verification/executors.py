@@ -348,7 +348,10 @@ class DaskExecutor(cf.Executor):
 
     def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> cf.Future:
         """``fn(*args, **kwargs)`` on the cluster (``pure=False``: each call runs), as a
-        :class:`concurrent.futures.Future`; cancelling it cancels the task."""
+        :class:`concurrent.futures.Future`; cancelling it cancels the task. (Not distributed's own
+        ``Client.get_executor()``: its bridge settles a future that was cancelled meanwhile without
+        a guard, and the ``InvalidStateError`` it then logs breaks the one-line Ctrl-C of a run
+        with workers, ``tests/verification/test_local_cluster.py``.)"""
         _refuse_after_shutdown(self)
         task = self.client.submit(fn, *args, pure=False, **kwargs)
         out: cf.Future = cf.Future()
