@@ -89,9 +89,9 @@ PRESETS = {
     "quick": Preset("quick", d_model=32, n_head=4, ctx=32, batch=32, steps=1000, lr=2e-2, ref_layers=2, seeds=3,
                     depths=(), sweep_steps=60, sweep_lr=1e-2, n_facts=8, n_val=256, n_probe=48,
                     rollout_texts=1, warmup=0.1, roles=("std", "san-depth")),
-    "paper": Preset("paper", d_model=48, n_head=4, ctx=64, batch=32, steps=1000, lr=6e-3, ref_layers=2, seeds=6,
-                    depths=(2, 8), sweep_steps=300, sweep_lr=1e-2, n_facts=16, n_val=256, n_probe=64,
-                    rollout_texts=2),
+    "paper": Preset("paper", d_model=32, n_head=4, ctx=32, batch=32, steps=1000, lr=2e-2, ref_layers=2, seeds=8,
+                    depths=(2, 8), sweep_steps=300, sweep_lr=1e-2, n_facts=32, n_val=256, n_probe=48,
+                    rollout_texts=1, warmup=0.1),
 }
 
 
