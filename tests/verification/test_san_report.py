@@ -117,7 +117,11 @@ def test_each_path_its_statistic_which_path_decided_and_how_far_apart(micro, mon
     assert rows["gap (flops)"][3] == "fused path only" and rows["gap (flops)"][5] == "inconclusive"
     assert rows["gap (flops)"][1].endswith("supported") and rows["gap (flops)"][2].endswith("inconclusive")
     assert rows["gap (depth)"][3] == "both paths" and rows["probes (recall-depth)"][3] == "not testable"
-    assert "one path alone decides" in part.macros["SanPathsText"]
+    both = sum(len(c.decided_by) == 2 for c in f.claims if not c.gates)
+    assert both >= 1 and part.macros["SanPathsText"].startswith(f"{both} claim"), part.macros["SanPathsText"]
+    assert "largest difference between the paths' means of a tested claim is 0.1 nats/byte (gap, flops)" in \
+        part.macros["SanPathsText"]
+    assert "1 claim by one path alone (reported inconclusive by the rule)" in part.macros["SanPathsText"]
     data = table(part, "san-robustness").frame.set_index("instance")
     assert data.loc["flops", "decided_by"] == "sdpa" and data.loc["flops", "path_difference"] > 0.05
     assert {"p_holm_sdpa", "p_holm_explicit", "low_adjusted_explicit"} <= set(data.columns)
@@ -198,7 +202,7 @@ def test_the_scalar_bottleneck_is_an_identity_check_not_a_claim(micro, monkeypat
     assert "san.bottleneck" not in {c.claim.theorem for c in f.claims}
     rows = {r[1]: r for r in table(part, "san-checks").rows()}
     assert set(rows) == {"san.bottleneck", "dobrushin.factor"}
-    assert rows["san.bottleneck"][3].startswith("holds exactly on 8 of 8")
+    assert rows["san.bottleneck"][2].startswith("holds exactly on 8 of 8")
     assert "identity check" in table(part, "san-checks").caption.lower()
     assert part.macros["SanBottleneckCheckWords"] == "holds exactly on"
     runs = (BottleneckRun("a", "tight", 1e-16, True, 4, 0.1, 1.0), BottleneckRun("b", "undecided", 1e-16, None, 0, 0.1, 1.0))

@@ -188,10 +188,11 @@ class PresetSettings:
 @dataclass(frozen=True)
 class IdentityCheck:
     """A result that a proved theorem forces, checked on the trained models: a check of the
-    implementation, never a finding or a claim. ``theorem`` (registry id), what is checked
+    implementation, never a finding or a claim. Its short ``name``, ``theorem`` (registry id), what is checked
     (``what``), how (``method``), ``passed`` of ``checked`` instances and the largest float residual
     beside the exact check where there is one."""
 
+    name: str
     theorem: str
     what: str
     method: str
@@ -425,11 +426,12 @@ def identity_checks(bottleneck: tuple[BottleneckRun, ...], d1: tuple[str, ...]) 
     (Theorem san.bottleneck, proved for every depth: each attention-only model's weights, exact) and
     D1 with equality on causal attention (every causal layer's rollout step, exact)."""
     residuals = [b.float_residual for b in bottleneck if _finite(b.float_residual)]
-    return (IdentityCheck("san.bottleneck", "at sequence length one an attention-only stack is "
-                          "h_0 prod_l (I + c_l M_l): the model's own recursion against the product, per trained "
-                          "attention-only model", "exact dyadic arithmetic, coefficient by coefficient over the "
-                          "2^L monomials, each c_l a formal variable (float64 residual beside it)",
+    return (IdentityCheck("scalar bottleneck, per attention-only model", "san.bottleneck", "at sequence length one "
+                          "the model's own recursion equals the fixed linear map modulated by one scalar per layer",
+                          "exact dyadic arithmetic, coefficient by coefficient over every monomial of the per-layer "
+                          "scalars, each a formal variable (a float64 residual beside it)",
                           sum(b.verdict == "tight" for b in bottleneck), len(bottleneck),
                           max(residuals) if residuals else None),
-            IdentityCheck("dobrushin.factor", "D1 holds with equality on causal attention, per layer and input",
+            IdentityCheck("D1 equality on causal layers, per layer and input", "dobrushin.factor",
+                          "D1 holds with equality on causal attention, per layer and input",
                           "the exact D1 check of the rollout records", sum(v == "tight" for v in d1), len(d1)))

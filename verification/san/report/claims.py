@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from verification.paper.notation.san import BONFERRONI_LEVEL
 from verification.report.part import Table
 from verification.san.checks.gates import GateKind, kinds
 from verification.san.findings import ClaimFinding, Findings, IdentityCheck
@@ -77,7 +78,8 @@ def report_claims(claims: tuple[ClaimFinding, ...], per_tok: dict, bytes_per_tok
         rows.append([c.claim.words, c.claim.number, c.claim.design, here, outcome_words(c)])
     level = adjusted_level(claims)
     family = next((c.family for c in claims if isinstance(c.family, int) and c.family > 0), 0)
-    at = (f"its Bonferroni-adjusted {level:.2%} interval (level 1 - alpha/m over the {family} claims of the family)"
+    at = (f"its Bonferroni-adjusted {level:.2%} interval (level {BONFERRONI_LEVEL} over the family of m = {family} "
+          "claims)"
           if math.isfinite(level) else "its interval")
     return claims_table("san-report-claims", rows,
                         "The claims of Ndubuaku et al. (arXiv:2607.18363) tested at tiny scale: each in the "
@@ -159,8 +161,9 @@ def check_result(k: IdentityCheck) -> str:
 def checks_report(f: Findings, prov: str, **made: Any) -> Table:
     """The identity checks (:attr:`~verification.san.findings.Findings.checks`): results a proved
     theorem forces, checked exactly on the trained models; checks of the implementation, not claims."""
-    rows = [[k.what, k.theorem, k.method, check_result(k)] for k in f.checks]
-    return Table.from_rows("san-checks", rows, ["identity check", "theorem", "how", "result"],
+    rows = [[k.name, k.theorem, check_result(k)] for k in f.checks]
+    return Table.from_rows("san-checks", rows, ["identity check", "theorem", "result"],
                            "Identity checks, not findings: statements proved for every model (the registered "
-                           "theorems), checked exactly on the trained decoders as checks of the implementation; "
-                           "a failure would be a bug, never evidence about the paper's claims", prov, wrap=5, **made)
+                           "theorems), checked exactly on the trained decoders as checks of the implementation (a "
+                           "failure would be a bug, never evidence about the paper's claims): "
+                           + "; ".join(f"{k.name}: {k.what}, by {k.method}" for k in f.checks), prov, wrap=3, **made)

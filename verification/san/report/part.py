@@ -328,11 +328,11 @@ def _report_macros(part: Part, f: Findings, runs_df: Any) -> None:
     one = sum(bool(c.decided_by) and len(c.decided_by) < len(c.by_path) and not c.gates for c in f.claims)
     diffs = [(c.path_difference, c) for c in f.claims if c.path_difference is not None and not c.gates]
     big = max(diffs, key=lambda d: d[0], default=None)
-    part.macro(f"Every path decides {count(both, 'claim')}; one path alone decides {count(one, 'claim')}, "
-               "reported inconclusive by the rule"
+    part.macro(f"{count(both, 'claim')} decided by every path, {count(one, 'claim')} by one path alone "
+               "(reported inconclusive by the rule)"
                + (f"; the largest difference between the paths' means of a tested claim is {big[0]:.2g} "
                   f"{big[1].unit} ({big[1].claim.kind.replace('_', ' ')}, {big[1].claim.instance})" if big else "")
-               if len(f.paths) > 1 else f"Only the {PATH_NAMES.get(f.paths[0], f.paths[0])} path was run, so no "
+               if len(f.paths) > 1 else f"only the {PATH_NAMES.get(f.paths[0], f.paths[0])} path was run, so no "
                "claim is checked against another path", "San", "paths text")
     if f.leave_one_out:
         part.macro(f"{count(part.macros['SanFragileClaims'], 'decided claim')} of them "
