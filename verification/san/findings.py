@@ -6,7 +6,11 @@ claim's stored outcome as a :class:`ClaimFinding` (its :class:`~verification.san
 its :class:`~verification.findings.Decision` and the gates that kept it from being tested,
 :class:`~verification.san.checks.gates.Gate`, carried from the checks that decide them), the
 training gate per role (:class:`RoleGate`), the reference's positive control per probe
-(:class:`ProbeControl`), the rollout and the scalar-bottleneck records of the trained decoders.
+(:class:`ProbeControl`) and whether each probe is at ceiling for the roles it compares
+(:class:`ProbeCeiling`), the preset's settings (:class:`PresetSettings`, with the wall time measured
+for it where :mod:`verification.san.checks.presets` states one), the rollout and the
+scalar-bottleneck records of the trained decoders, and the identity checks: results a proved
+theorem forces (:class:`IdentityCheck`), checks of the implementation, never findings.
 """
 from __future__ import annotations
 
@@ -29,6 +33,25 @@ def mean(xs: Any) -> float:
     """The mean of the finite values of ``xs`` (None and nan left out; nan when none is left)."""
     xs = [x for x in xs if x is not None and math.isfinite(x)]
     return float(np.mean(xs)) if xs else math.nan
+
+
+@dataclass(frozen=True)
+class PathStatistic:
+    """What one numerical path found for a claim: the mean paired difference, the raw and the
+    Holm-adjusted p, the unadjusted and the Bonferroni-adjusted interval (None: unbounded) and the
+    outcome this path alone would report."""
+
+    path: str
+    statistic: float
+    p: float
+    p_holm: float
+    interval: Optional[tuple[float, float]]
+    interval_adjusted: Optional[tuple[float, float]]
+    outcome: str
+
+    @property
+    def decided(self) -> bool:
+        return self.outcome in ("supported", "refuted")
 
 
 @dataclass(frozen=True)
@@ -67,6 +90,11 @@ class ClaimFinding:
     gates: tuple[Gate, ...]
     paper: str
     pairs_needed: Optional[int] = None
+    by_path: tuple[PathStatistic, ...] = ()     # every numerical path's own statistic, the primary first
+    decided_by: tuple[str, ...] = ()            # the paths whose own outcome is supported or refuted
+    path_difference: Optional[float] = None     # largest minus smallest mean over the paths
+    no_variation: bool = False                  # the per-seed values show no spread (the t test does not apply)
+    leave_one_out: bool = False                 # leave-one-seed-pair-out was run (more than three seed pairs)
 
     @property
     def outcome(self) -> str:
@@ -84,6 +112,12 @@ class ClaimFinding:
     @property
     def decided(self) -> bool:
         return self.outcome in ("supported", "refuted")
+
+    @property
+    def no_spread(self) -> bool:
+        """Tested (no gate) on two or more seed pairs whose values show no spread: never decided,
+        and more seed pairs cannot change that (a gated claim is counted by its gate instead)."""
+        return not self.gates and self.no_variation and _finite(self.n) and self.n >= 2
 
 
 @dataclass(frozen=True)
@@ -110,6 +144,65 @@ class ProbeControl:
     probe: str
     seeds: int
     failed: Optional[Gate]
+
+
+@dataclass(frozen=True)
+class ProbeCeiling:
+    """Whether probe ``probe`` is at ceiling for the ``roles`` it compares over ``seeds`` seeds (every
+    run answers every probe correctly: :func:`verification.san.checks.gates.probe_ceiling`): ``gate``
+    (None: not at ceiling, or a role not trained, ``trained`` False)."""
+
+    probe: str
+    roles: tuple[str, ...]
+    seeds: int
+    trained: bool
+    gate: Optional[Gate]
+
+    @property
+    def at_ceiling(self) -> bool:
+        return self.gate is not None
+
+
+@dataclass(frozen=True)
+class PresetSettings:
+    """The preset's settings as :mod:`verification.san.checks.presets` states them (the campaign's
+    name carries their digest, so the stored runs are these settings' runs) and ``measured``: the
+    wall time measured for the whole preset, the preset's ``measured`` text where it states one
+    (None: not measured)."""
+
+    name: str
+    d_model: int
+    n_head: int
+    ctx: int
+    batch: int
+    steps: int
+    lr: float
+    ref_layers: int
+    seeds: int
+    roles: tuple[str, ...]
+    depths: tuple[int, ...]
+    sweep_steps: int
+    measured: Optional[str]
+
+
+@dataclass(frozen=True)
+class IdentityCheck:
+    """A result that a proved theorem forces, checked on the trained models: a check of the
+    implementation, never a finding or a claim. Its short ``name``, ``theorem`` (registry id), what is checked
+    (``what``), how (``method``), ``passed`` of ``checked`` instances and the largest float residual
+    beside the exact check where there is one."""
+
+    name: str
+    theorem: str
+    what: str
+    method: str
+    passed: int
+    checked: int
+    float_residual: Optional[float] = None
+
+    @property
+    def holds(self) -> bool:
+        return self.checked > 0 and self.passed == self.checked
 
 
 @dataclass(frozen=True)
@@ -157,6 +250,14 @@ class Findings:
     rollout: tuple[RolloutCell, ...]
     bottleneck: tuple[BottleneckRun, ...]
     d1_verdicts: tuple[str, ...]        # the rollout's D1 (dobrushin.factor) verdicts
+    settings: PresetSettings
+    ceilings: tuple[ProbeCeiling, ...]  # per probe and matched pair
+    checks: tuple[IdentityCheck, ...]   # what proved theorems force, checked (never findings)
+
+    @property
+    def leave_one_out(self) -> bool:
+        """Whether leave-one-seed-pair-out robustness was run (more than three seed pairs)."""
+        return any(c.leave_one_out for c in self.claims)
 
     @property
     def seeds(self) -> list[int]:
@@ -200,9 +301,18 @@ def pairs_needed(e: Mapping[str, Any], gates: tuple[Gate, ...]) -> Optional[int]
     return None
 
 
+def _order(record: Mapping[str, Any], path: str) -> int:
+    """A path's place in the record's paths (the primary first; the store keeps a mapping's keys sorted)."""
+    paths = list((record.get("provenance") or {}).get("paths") or [])
+    return paths.index(path) if path in paths else len(paths)
+
+
 def claim_finding(record: Mapping[str, Any], claim: Claim, gates: tuple[Gate, ...]) -> ClaimFinding:
     """One stored claim record as a :class:`ClaimFinding` of ``claim`` with its ``gates``."""
     e = record["extra"]
+    by_path = tuple(PathStatistic(k, v["statistic"], v["p"], v["p_holm"], _pair(v.get("interval")),
+                                  _pair(v.get("interval_adjusted")), v["outcome"])
+                    for k, v in sorted((e.get("by_path") or {}).items(), key=lambda kv: _order(record, kv[0])))
     decision = Decision(record["verdict"], e["statistic"], _pair(e.get("interval")), e.get("level", math.nan),
                         e.get("method", ""), gate_text(gates) or "", e.get("p_holm"))
     return ClaimFinding(claim, decision, _pair(e.get("interval_adjusted")), e.get("unit", ""), e.get("n"), e.get("df"),
@@ -210,7 +320,9 @@ def claim_finding(record: Mapping[str, Any], claim: Claim, gates: tuple[Gate, ..
                         e.get("applicable", True), e.get("direction"), e.get("margin"),
                         e.get("drops_kept") if e.get("drops") else None, e.get("drops") or None,
                         bool(e.get("fragile", False)), e.get("robust"), e.get("outcomes_by_path") or {},
-                        e.get("statistic_by_path") or {}, gates, e.get("paper", ""), pairs_needed(e, gates))
+                        e.get("statistic_by_path") or {}, gates, e.get("paper", ""), pairs_needed(e, gates),
+                        by_path, tuple(e.get("decided_by") or ()), e.get("path_difference"),
+                        bool(e.get("no_variation", False)), bool(e.get("leave_one_out", False)))
 
 
 def _role_gates(runs: tuple) -> tuple[RoleGate, ...]:
@@ -269,6 +381,57 @@ def findings(store: Any, plan: Any) -> Findings:
     seeds = sorted({s for (role, s) in by if role == "std"})
     controls = tuple(ProbeControl(kind, len(seeds), probe_control(kind, by, seeds)) for kind in PROBES)
     camp = camps[primary]
+    bottleneck = _bottleneck(store, camp)
+    d1 = tuple(r["verdict"] for r in store.records(camp, theorem="dobrushin.factor"))
     return Findings(plan.preset, plan.device, command, tuple(paths), tuple(camps[k] for k in paths), claims_camp, runs,
-                    claims, _role_gates(runs), controls, _rollout(store, camp), _bottleneck(store, camp),
-                    tuple(r["verdict"] for r in store.records(camp, theorem="dobrushin.factor")))
+                    claims, _role_gates(runs), controls, _rollout(store, camp), bottleneck, d1,
+                    preset_settings(plan.preset), _ceilings(by), identity_checks(bottleneck, d1))
+
+
+# the hook for the measured wall time: ``Preset.measured`` in verification.san.checks.presets, a text
+# such as "1 h 52 min with --workers 2 on the 2-core machine at <commit>"; a preset without it reads
+# as not measured
+MEASURED_FIELD = "measured"
+
+
+def preset_settings(name: str) -> PresetSettings:
+    """The settings of preset ``name`` (:data:`verification.san.checks.presets.PRESETS`) and its
+    measured wall time (the preset's :data:`MEASURED_FIELD`, None where it states none)."""
+    from verification.san.checks.presets import PRESETS
+
+    p = PRESETS[name]
+    measured = getattr(p, MEASURED_FIELD, None)
+    return PresetSettings(p.name, p.d_model, p.n_head, p.ctx, p.batch, p.steps, p.lr, p.ref_layers, p.seeds,
+                          tuple(p.roles), tuple(p.depths), p.sweep_steps, str(measured) if measured else None)
+
+
+def _ceilings(by: dict) -> tuple[ProbeCeiling, ...]:
+    """Per probe and matched pair (parameters, depth): whether both roles are at ceiling on every
+    seed both trained."""
+    from verification.san.checks.decide import PAIRS
+    from verification.san.checks.gates import probe_ceiling
+
+    out = []
+    for pair in PAIRS:
+        roles = ("std", f"san-{pair}")
+        seeds = sorted({s for (_, s) in by if all((r, s) in by for r in roles)})
+        for kind in PROBES:
+            out.append(ProbeCeiling(kind, roles, len(seeds), bool(seeds),
+                                    probe_ceiling(kind, roles, by, seeds) if seeds else None))
+    return tuple(out)
+
+
+def identity_checks(bottleneck: tuple[BottleneckRun, ...], d1: tuple[str, ...]) -> tuple[IdentityCheck, ...]:
+    """What proved theorems force on the trained decoders, as checks: the scalar-bottleneck identity
+    (Theorem san.bottleneck, proved for every depth: each attention-only model's weights, exact) and
+    D1 with equality on causal attention (every causal layer's rollout step, exact)."""
+    residuals = [b.float_residual for b in bottleneck if _finite(b.float_residual)]
+    return (IdentityCheck("scalar bottleneck, per attention-only model", "san.bottleneck", "at sequence length one "
+                          "the model's own recursion equals the fixed linear map modulated by one scalar per layer",
+                          "exact dyadic arithmetic, coefficient by coefficient over every monomial of the per-layer "
+                          "scalars, each a formal variable (a float64 residual beside it)",
+                          sum(b.verdict == "tight" for b in bottleneck), len(bottleneck),
+                          max(residuals) if residuals else None),
+            IdentityCheck("D1 equality on causal layers, per layer and input", "dobrushin.factor",
+                          "D1 holds with equality on causal attention, per layer and input",
+                          "the exact D1 check of the rollout records", sum(v == "tight" for v in d1), len(d1)))

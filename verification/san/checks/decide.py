@@ -9,7 +9,11 @@ supported or refuted only below that level, else inconclusive, and each claim ca
 detectable effect at the run's noise floor (power 0.8, at alpha / m, Holm's strictest step), so an
 inconclusive outcome says how large an effect could hide. The claims are decided along every
 numerical path of the run (the attention kernels of :data:`verification.san.checks.presets.KERNELS`);
-an outcome that differs between the paths is reported inconclusive (machine robustness). A diverged
+an outcome that differs between the paths is reported inconclusive (machine robustness), and each
+claim's record keeps every path's own statistic, p-values, intervals and outcome, the paths that
+decided it and how far their statistics lie apart. Leave-one-seed-pair-out robustness is run only
+with more than three seed pairs (:data:`LOO_MIN_PAIRS`; with three, a drop leaves one degree of
+freedom and its outcomes say nothing). A diverged
 run counts as having learnt nothing: its loss is the unigram entropy. A claim whose compared models
 did not pass their gates (:mod:`verification.san.checks.gates`) is not testable.
 """
@@ -27,8 +31,9 @@ from verification.san.checks.measures import (CONTENT, ROUTING, digest, growth_t
                                               rank_at, summaries)
 from verification.store import Record, outcome_record
 
-CLAIMS_VERSION = "v7"     # bump when the claims' tests change: a new claims chunk, never a resume
+CLAIMS_VERSION = "v8"     # bump when the claims' tests change: a new claims chunk, never a resume
 PAIRS = ("params", "depth")
+LOO_MIN_PAIRS = 4          # leave-one-seed-pair-out robustness: only with more than three seed pairs
 
 
 def test(theorem: str, instance: str, values: list, direction: str = ">", margin: float | None = None,
@@ -57,7 +62,7 @@ def decide_family(tests: list[dict], alpha: float = ALPHA) -> list[dict]:
     for t in tests:
         r = paired_t(t["values"], alpha)
         d = dict(t, mean=r["mean"], sd=r["sd"], df=r["df"], n=r["n"], interval=r["interval"],
-                 applicable=not r["no_variation"] and not t.get("gate"))
+                 no_variation=bool(r["no_variation"]), applicable=not r["no_variation"] and not t.get("gate"))
         if t["margin"] is not None:
             e = tost(t["values"], t["margin"], alpha)
             d.update(p_support=e["p"], p_refute=e["p_outside"], test="TOST (two one-sided t tests), margin "
@@ -192,7 +197,8 @@ def claim_records(paths: dict, preset: str, seed: int, alpha: float = ALPHA) -> 
         planned[kernel], info[kernel] = claim_tests(runs)
         decided[kernel] = decide_family(planned[kernel], alpha)
     primary = next(iter(paths))
-    drops = leave_one_out(planned[primary], len(info[primary]["seeds"]), alpha)
+    pairs = len(info[primary]["seeds"])
+    drops = leave_one_out(planned[primary], pairs, alpha)
     recs = []
     for i, (d, gates) in enumerate(zip(decided[primary], path_gates(planned))):
         per_path = {k: decided[k][i]["outcome"] for k in decided}
@@ -212,7 +218,8 @@ def claim_records(paths: dict, preset: str, seed: int, alpha: float = ALPHA) -> 
                      direction=d["direction"] if d["margin"] is None else "equivalence", margin=d["margin"],
                      noise=info[primary]["noise"], outcome_primary=d["outcome"], outcomes_by_path=per_path,
                      robust=same, statistic_by_path={k: decided[k][i]["mean"] for k in decided},
-                     gate=d.get("gate"))
+                     gate=d.get("gate"), no_variation=d["no_variation"], leave_one_out=pairs >= LOO_MIN_PAIRS,
+                     **path_statistics({k: decided[k][i] for k in decided}))
         if d["outcome"] in ("supported", "refuted") and drops:
             kept = sum(o[i] == d["outcome"] for o in drops)
             extra.update(drops_kept=kept, drops=len(drops), fragile=2 * kept <= len(drops))
@@ -231,13 +238,38 @@ def claim_records(paths: dict, preset: str, seed: int, alpha: float = ALPHA) -> 
     return recs
 
 
+def _bounded(iv: Any) -> list | None:
+    return [float(iv[0]), float(iv[1])] if iv is not None and all(map(math.isfinite, iv)) else None
+
+
+def path_statistics(by_path: dict) -> dict:
+    """What each numerical path found for one claim (``by_path``: kernel -> its decided test, the
+    primary path first): ``by_path`` (per path: mean paired difference, raw and Holm-adjusted p, the
+    unadjusted and the Bonferroni-adjusted interval, its own outcome), ``decided_by`` (the paths
+    whose own outcome is supported or refuted, in path order) and ``path_difference`` (the largest
+    minus the smallest mean over the paths; None where a mean is not finite or there is one path).
+
+    >>> d = dict(mean=0.25, p=0.004, p_holm=0.05, interval=(0.1, 0.4), interval_adjusted=(0.0, 0.5), outcome="inconclusive")
+    >>> got = path_statistics({"sdpa": dict(d, outcome="supported"), "explicit": dict(d, mean=0.2)})
+    >>> got["decided_by"], round(got["path_difference"], 3), got["by_path"]["explicit"]["outcome"]
+    (['sdpa'], 0.05, 'inconclusive')
+    """
+    means = [float(d["mean"]) for d in by_path.values()]
+    return dict(by_path={k: dict(statistic=float(d["mean"]), p=float(d["p"]), p_holm=float(d["p_holm"]),
+                                 interval=_bounded(d["interval"]), interval_adjusted=_bounded(d["interval_adjusted"]),
+                                 outcome=d["outcome"]) for k, d in by_path.items()},
+                decided_by=[k for k, d in by_path.items() if d["outcome"] in ("supported", "refuted")],
+                path_difference=max(means) - min(means) if len(means) > 1 and all(map(math.isfinite, means)) else None)
+
+
 def leave_one_out(tests: list[dict], pairs: int, alpha: float = ALPHA) -> list[list[str]]:
     """Robustness of the outcomes: for each of the ``pairs`` seed pairs, the outcomes of every test of
     ``tests`` (:func:`claim_tests`: a test with one value per seed pair holds them in seed order)
     decided again without that pair's value, in their own Holm family; a test with another number of
     values (the one-seed QK-norm sweep) is kept whole. An outcome kept by at most half of the drops is
-    *fragile*. Empty with fewer than three seed pairs (a drop would leave no degrees of freedom)."""
-    if pairs < 3:
+    *fragile*. Empty with :data:`LOO_MIN_PAIRS` - 1 = 3 seed pairs or fewer (a drop would leave one
+    degree of freedom or none: its outcomes say nothing about robustness)."""
+    if pairs < LOO_MIN_PAIRS:
         return []
     out = []
     for i in range(pairs):

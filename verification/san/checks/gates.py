@@ -1,7 +1,7 @@
 """The gates before a claim is tested, as typed values: a :class:`Gate` says why a claim cannot be
 tested (its :class:`GateKind`: a compared role this preset does not train, a compared run that
-failed the training gate, or a probe whose reference fails its positive control) with the reason in
-words; a claim's record carries the reasons' text (:func:`gate_text`), the findings the gates.
+failed the training gate, a probe whose reference fails its positive control, or a probe at ceiling
+for both roles it compares, :func:`probe_ceiling`) with the reason in words; a claim's record carries the reasons' text (:func:`gate_text`), the findings the gates.
 
 The training gate of a run (:func:`learned`): finite, not diverged, and a validation loss below the
 bigram model's loss on the same validation windows (:func:`verification.san.checks.runs.bigram_validation`):
@@ -33,6 +33,7 @@ class GateKind(str, Enum):
     UNTRAINED = "untrained"       # a compared role is not trained by this preset
     TRAINING = "gate"             # a compared run failed the training gate
     CONTROL = "control"           # the probe's reference fails its positive control
+    CEILING = "ceiling"           # both roles compared answer every probe correctly: nothing to separate
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,9 @@ def probe_control(kind: str, by: dict, seeds: list, alpha: float = ALPHA) -> Opt
         if n < 1 or not (math.isfinite(chance) and math.isfinite(acc)):
             return Gate(GateKind.CONTROL, f"positive control: the standard model's {kind} answers or chance level "
                                           "are missing")
-        hits = int(round(acc * n))
-        p = (1.0 if chance >= 1 else float(hits == 0) if chance <= 0
-             else binomial_p(hits, n, chance, "greater"))
+        k = int(round(acc * n))
+        p = (1.0 if chance >= 1 else float(k == 0) if chance <= 0
+             else binomial_p(k, n, chance, "greater"))
         if worst is None or p > worst[0]:
             worst = (p, acc, chance, n)
     p, acc, chance, n = worst
@@ -121,10 +122,42 @@ def probe_control(kind: str, by: dict, seeds: list, alpha: float = ALPHA) -> Opt
                                   f"{p:.2g}, Bonferroni over {len(rs)} seeds at {alpha:g})")
 
 
+def hits(run: dict, kind: str) -> tuple[int, int]:
+    """A run's correct answers on probe ``kind`` and the probe's answers (``<kind>_acc`` x ``<kind>_n``;
+    the accuracy is stored as hits / answers, so the count is recovered exactly by rounding)."""
+    n = int(run.get(f"{kind}_n", 0) or 0)
+    acc = run.get(f"{kind}_acc", math.nan)
+    return (int(round(acc * n)) if math.isfinite(acc) else -1), n
+
+
+def probe_ceiling(kind: str, roles: Sequence[str], by: dict, seeds: list) -> Optional[Gate]:
+    """The ceiling of a probe for the ``roles`` it compares: every seed's run of every role answers
+    every one of the probe's answers correctly (counted exactly, :func:`hits`), so the paired
+    differences are all 0 and no number of seed pairs can separate the models. None where some run
+    misses an answer (or a role has no run: the untrained gate says so), else the gate.
+
+    >>> run = {"recall_acc": 1.0, "recall_n": 96}
+    >>> probe_ceiling("recall", ("std", "san-depth"), {(r, s): run for r in ("std", "san-depth") for s in (0, 1)}, [0, 1]).kind.value
+    'ceiling'
+    >>> probe_ceiling("recall", ("std",), {("std", 0): run, ("std", 1): dict(run, recall_acc=95 / 96)}, [0, 1]) is None
+    True
+    """
+    rs = [by.get((role, s)) for role in roles for s in seeds]
+    if not rs or any(r is None for r in rs):
+        return None
+    counted = [hits(r, kind) for r in rs]
+    if all(n > 0 and h == n for h, n in counted):
+        return Gate(GateKind.CEILING, f"ceiling: every run of {' and '.join(roles)} answers all {counted[0][1]} "
+                                      f"{kind} answers correctly on each of {len(seeds)} seeds (the {kind} probe is "
+                                      "at ceiling for both roles: no number of seed pairs can separate them)")
+    return None
+
+
 def claim_gates(claim: Claim, gates: dict, by: dict, seeds: list) -> tuple[Gate, ...]:
     """Why ``claim`` cannot be tested (empty: it can): a compared role with a run that failed the
     training gate (which role, how many runs, the worst loss against the bigram model's) or that
-    this preset does not train, or, for a probe claim, the reference's failed positive control."""
+    this preset does not train, or, for a probe claim, the reference's failed positive control or the
+    probe at ceiling for both roles compared (:func:`probe_ceiling`)."""
     out = []
     for role in claim.roles:
         g = gates.get(role)
@@ -141,6 +174,9 @@ def claim_gates(claim: Claim, gates: dict, by: dict, seeds: list) -> tuple[Gate,
         why = probe_control(claim.probe, by, seeds)
         if why:
             out.append(why)
+        top = probe_ceiling(claim.probe, claim.roles, by, seeds)
+        if top:
+            out.append(top)
     return tuple(out)
 
 

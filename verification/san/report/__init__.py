@@ -2,6 +2,8 @@
 
     tables    the table builders and figures (runs, probes, claims, robustness, spectra,
               trainability, rollout, bottleneck) and :func:`~verification.san.report.tables.write_part`
+    claims    the reproduction report's typeset tables: the claims, what each numerical path found,
+              the power analysis, the identity checks
     part      one preset's results as a Part (tables, figures, macros): what the paper selects from
 """
 from __future__ import annotations

@@ -18,16 +18,17 @@ from verification.san.checks.claims import MARGIN
 from verification.san.checks.gates import GateKind, kinds
 from verification.san.checks.presets import PRESETS
 from verification.san.findings import ClaimFinding, Findings, findings
-from verification.san.report.tables import (ROLE_ORDER, bottleneck_table, claims_table, curves_table, figures,
-                                            gate_table, matched_loss_table, needs, paths_found,
-                                            probes_table, robustness_table, rollout_table, runs_table,
+from verification.san.report.claims import (adjusted_level, checks_report, paths_report, per_token, power_report,
+                                            report_claims)
+from verification.san.report.tables import (PATH_NAMES, ROLE_LEGEND, ROLE_ORDER, bottleneck_table, claims_table,
+                                            curves_table, figures, gate_table, matched_loss_table, needs,
+                                            paths_found, probes_table, robustness_table, rollout_table, runs_table,
                                             spectra_table, trainability_table)
 
 GATE_READING = {GateKind.UNTRAINED: "this preset does not train the models it compares (the paper preset does)",
                 GateKind.TRAINING: "a model compared did not beat the bigram model on validation",
-                GateKind.CONTROL: "the probe's reference is not above chance (its positive control fails)"}
-GATE_SHORT = {GateKind.UNTRAINED: "roles not trained here", GateKind.TRAINING: "training gate failed",
-              GateKind.CONTROL: "positive control failed"}
+                GateKind.CONTROL: "the probe's reference is not above chance (its positive control fails)",
+                GateKind.CEILING: "both models answer every probe correctly on every seed (the probe is at ceiling)"}
 
 
 def reading(c: ClaimFinding, paths: bool = True) -> str:
@@ -95,12 +96,17 @@ def render(f: Findings) -> Part:
               f"the Bonferroni-adjusted interval beside it (level 1 - alpha/m), Holm-adjusted p over the "
               f"claims of the run at family-wise level {ALPHA:g}, minimum detectable effect (power 0.8) at the "
               "run's noise floor; a claim with no variation over seed pairs is not applicable (never decided); "
-              "drops kept: how many leave-one-seed-pair-out runs keep a decided outcome (fragile: half or fewer); "
-              "an outcome that differs between numerical paths is inconclusive", prov, **made),
-        power_report(f.claims, prov, **made),
-        Table("san-robustness", robustness_table(f.claims), "Machine robustness: each claim's outcome along each "
-              "numerical path (fused and explicit attention kernels: the same mathematics, other rounding, as "
-              "on another machine); the reported outcome is inconclusive where they differ", prov, **made),
+              + ("drops kept: how many leave-one-seed-pair-out runs keep a decided outcome (fragile: half or fewer); "
+                 if f.leave_one_out else f"leave-one-seed-pair-out not run ({loo_skipped(f)}); ")
+              + "an outcome that differs between numerical paths is inconclusive", prov, **made),
+        power_report(f, prov, **made),
+        paths_report(f, prov, **made),
+        checks_report(f, prov, **made),
+        Table("san-robustness", robustness_table(f.claims), "Machine robustness: each claim's mean paired "
+              "difference, raw and Holm-adjusted p, Bonferroni-adjusted interval and outcome along each numerical "
+              "path (fused and explicit attention kernels: the same mathematics, other rounding, as on another "
+              "machine), the paths that decide it and the difference between their means; the reported outcome is "
+              "inconclusive where they differ", prov, **made),
         Table("san-spectra", spectra_table(runs), "Effective ranks over training (mean over seeds and layers)", prov,
               **made),
         Table("san-trainability", trainability_table(runs), "Trainability by depth, with and without QK-norm "
@@ -110,8 +116,9 @@ def render(f: Findings) -> Part:
               f"{CHAIN_RATIO} (D1 is structurally tight for causal attention)",
               prov, **made),
         Table("san-bottleneck", bottleneck_table(f.bottleneck).rename(columns=BOTTLENECK_COLUMNS),
-              "Scalar-bottleneck lemma on the trained attention-only weights at sequence length one: the residual of the float computation, the exact "
-              f"verdict, and the range of the scalars {C_L}", prov, **made)]
+              "Scalar-bottleneck identity check (the lemma is proved: an identity check of the implementation, not "
+              "a finding) on the trained attention-only weights at sequence length one: the residual of the float "
+              f"computation, the exact verdict, and the range of the scalars {C_L}", prov, **made)]
     part.figures += figures(runs, claims_df, spectra_table(runs), prov)
     part.tables.insert(0, report_claims(f.claims, per_tok, bpt_factor, prov, **made))
     for c in f.claims:
@@ -133,6 +140,7 @@ def render(f: Findings) -> Part:
             part.macro(per_token(per_tok[c.claim.key]), "San", c.claim.kind, c.claim.instance, "per token")
     _summary_macros(part, f, runs_df, rollout_table(f.rollout), probes_table(runs))
     _prose_macros(part, f, runs_df, name)
+    _report_macros(part, f, runs_df)
     diverged = sum(bool(r.get("diverged")) for r in runs)
     part.macro("no run diverged" if diverged == 0 else f"{diverged} of {len(runs)} runs diverged", "San",
                "diverged text")
@@ -144,73 +152,6 @@ def render(f: Findings) -> Part:
                  deepest=int(runs_df["layers"].max()) if len(runs_df) else None,
                  d1_tight=sum(v == "tight" for v in factor), d1_layers=len(factor))
     return part
-
-
-def power_report(claims: tuple[ClaimFinding, ...], prov: str, **made: Any) -> Table:
-    """The power analysis, typeset: per claim, the mean and standard deviation of its paired
-    differences over this run's seed pairs, the minimum detectable effect now, and what a test of it
-    needs (:func:`verification.san.report.tables.needs`)."""
-    def num(x: Any, spec: str) -> str:
-        return f"{float(x):{spec}}" if isinstance(x, (int, float)) and math.isfinite(x) else "-"
-
-    rows = [[f"{c.claim.kind.replace('_', ' ')} ({c.claim.instance})", num(c.statistic, ".3g"), num(c.sd, ".2g"),
-             int(c.n) if isinstance(c.n, int) else 0, num(c.mde, ".3g"), needs(c)] for c in claims]
-    return Table.from_rows("san-power", rows, ["claim", "mean", "sd", "seed pairs", "MDE now", "a test needs"],
-                           "What a test of each claim needs: the mean and standard deviation of its paired "
-                           "differences over this run's seed pairs (units as in Table 1), the minimum detectable "
-                           "effect now (power 0.8 at Holm's strictest level), and the seed pairs a paired t test "
-                           "at that level would need to detect the observed mean with power 0.8 (for the "
-                           "equivalence claim, TOST at its margin), or what else it needs", prov, wrap=6, **made)
-
-
-def per_token(x: float) -> str:
-    """An approximate nats-per-token figure as prose prints it: two decimals, or one significant digit
-    where two decimals would print 0.00 (never "-0.00")."""
-    x = float(x)
-    return f"{x:.2f}" if abs(x) >= 0.005 else f"{x:.1g}"
-
-
-def outcome_words(c: ClaimFinding) -> str:
-    """A claim's outcome with the reason where the outcome alone would mislead: the numerical paths
-    disagree (an interval may exclude 0 on one path and the outcome still be inconclusive), every seed
-    pair gives the same value (not applicable), or the claim is not testable (which gate)."""
-    if c.gates:
-        return f"{c.outcome} ({GATE_SHORT[kinds(c.gates)[0]]})"
-    if not c.applicable:
-        return f"{c.outcome} (no spread: the t test does not apply)"
-    found = paths_found(dict(c.outcomes_by_path))
-    return f"{c.outcome} (the numerical paths differ: {found})" if found else c.outcome
-
-
-def report_claims(claims: tuple[ClaimFinding, ...], per_tok: dict, bytes_per_token: float, prov: str,
-                  **made: Any) -> Table:
-    """The reproduction report's first table: each claim of the SAN abstract in its words, its number,
-    this suite's design, the statistic with its Holm-adjusted (Bonferroni) interval (nats per byte,
-    and nats per token at the measured bytes per token of a stated tokenizer, ``per_tok`` by claim),
-    and the outcome."""
-    from verification.report.part import claims_table
-    from verification.report.tables import fmt_ci
-
-    rows = []
-    for c in claims:
-        stat = float(c.statistic)
-        here = f"{stat:.3g}"
-        if c.interval_adjusted is not None and all(math.isfinite(x) for x in c.interval_adjusted):
-            here = " ".join(fmt_ci(stat, float(c.interval_adjusted[0]), float(c.interval_adjusted[1])))
-        here = f"{here} {c.unit}" if math.isfinite(stat) else "not measured"
-        if math.isfinite(per_tok[c.claim.key]):     # nats/byte times the measured bytes per token
-            here += f" (about {per_token(per_tok[c.claim.key])} nats/token)"
-        if not c.gates and not c.applicable and math.isfinite(stat):
-            here = f"{stat:.3g} {c.unit} on every seed pair (no spread)"
-        rows.append([c.claim.words, c.claim.number, c.claim.design, here, outcome_words(c)])
-    return claims_table("san-report-claims", rows,
-                        "The claims of Ndubuaku et al. (arXiv:2607.18363) tested at tiny scale: each in the "
-                        "abstract's words, its number, this suite's design, the mean paired difference with its "
-                        "Holm-adjusted (Bonferroni) 95% interval, and the outcome after Holm; nats per token are the "
-                        "suite's nats per byte times the measured bytes per token ("
-                        + (f"{bytes_per_token:.2f}" if math.isfinite(bytes_per_token) else "not measured") + ") of the "
-                        "MiniLM WordPiece tokenizer, a stated conversion, not the paper's tokenizer; a claim whose "
-                        "models failed the training gate is not testable.", prov, **made)
 
 
 # the smallest model of the paper (6M parameters) and its deepest stack (48 layers)
@@ -302,7 +243,8 @@ def _summary_macros(part: Part, f: Findings, runs_df: Any, roll: Any, probes: An
     part.macro(float(f.bigram_val) if runs else math.nan, "San", "bigram val loss")
     part.macro(sum(bool(c.robust) for c in claims), "San", "robust claims")
     part.macro(sum(c.fragile for c in claims if c.decided), "San", "fragile claims")
-    part.macro(sum(not c.applicable for c in claims), "San", "not applicable claims")
+    part.macro(sum(c.no_spread for c in claims), "San", "not applicable claims")   # no spread; a gated claim is
+    part.macro(count(sum(c.no_spread for c in claims), "claim"), "San", "no spread text")    # counted by its gate
     part.macro(len(claims), "San", "claims")
     part.macro(sum(c.decided for c in claims), "San", "decided claims")
     part.macro(sum(c.outcome == "not-testable" for c in claims), "San", "not testable claims")
@@ -327,6 +269,7 @@ def _summary_macros(part: Part, f: Findings, runs_df: Any, roll: Any, probes: An
             part.macro(float(sub["chance_majority"].mean()), "San", kind, "chance majority")
     part.macro(sum(b.verdict == "tight" for b in f.bottleneck), "San", "bottleneck tight")
     part.macro(len(f.bottleneck), "San", "bottleneck runs")
+    part.macro("holds exactly on" if f.checks[0].holds else "is decided exactly on", "San", "bottleneck check words")
     if len(roll):
         last = roll[(roll["variant"] == "all")]
         pair = "san-params" if (last["role"] == "san-params").any() else "san-depth"
@@ -336,3 +279,78 @@ def _summary_macros(part: Part, f: Findings, runs_df: Any, roll: Any, probes: An
                 top = sub[sub["layer"] == sub["layer"].max()].iloc[0]
                 part.macro(float(top["chain_ratio"]), "San", "chain ratio last", label)
                 part.macro(float(top["delta_R"]), "San", "delta R last", role)
+
+
+def count(n: int, noun: str) -> str:
+    """``n`` ``noun``s in words as prose writes a count: "no claim", "1 claim", "8 claims"."""
+    return f"no {noun}" if n == 0 else f"1 {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def words_list(items: list) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def loo_skipped(f: Findings) -> str:
+    """Why leave-one-seed-pair-out was not run: the seed pairs of this preset, and what it needs."""
+    from verification.san.checks.decide import LOO_MIN_PAIRS
+
+    return (f"{count(f.settings.seeds, 'seed pair')} here; it is run only with more than {LOO_MIN_PAIRS - 1}, "
+            "since a drop would leave too few degrees of freedom for its outcome to mean anything")
+
+
+def _report_macros(part: Part, f: Findings, runs_df: Any) -> None:
+    """The report's sentences that depend on the preset and the data (plain text): the preset's
+    settings and measured wall time, the roles each figure plots, the numerical paths (which decide,
+    how far apart), leave-one-seed-pair-out (run, or why not), the probes at ceiling, the power
+    analysis against the preset's seed pairs, and the Bonferroni level of the claims table."""
+    st = f.settings
+    trained = [r for r in ROLE_ORDER if r in set(runs_df["role"])]
+    part.macro(f"The {st.name} preset: width {st.d_model} ({st.n_head} heads), context {st.ctx} bytes, batch "
+               f"{st.batch}, {st.steps} steps at learning rate {st.lr:g}, a standard reference of {st.ref_layers} "
+               f"layers, {count(st.seeds, 'seed pair')}, the roles "
+               f"{words_list([ROLE_LEGEND[r] for r in st.roles if r in ROLE_LEGEND])}, "
+               + (f"the depth sweep at {words_list([str(d) for d in st.depths])} layers ({st.sweep_steps} steps)"
+                  if st.depths else "no depth sweep")
+               + "; " + (f"measured wall time: {st.measured}." if st.measured else
+                         "its wall time is not measured (the preset states none)."), "San", "preset text")
+    part.macro(st.measured or "not measured", "San", "wall time")
+    sans = [ROLE_LEGEND[r].removeprefix("SAN, ").replace("params", "parameters") for r in trained if r != "std"]
+    part.macro(f"standard, and the attention-only model{'s' if len(sans) > 1 else ''} matched for {words_list(sans)}"
+               if sans else "standard only", "San", "plotted roles")
+    gaps = [c.claim.instance for c in f.claims if c.claim.kind == "gap" and c.claim.instance in
+            ("depth", "flops", "params") and math.isfinite(float(c.statistic))]
+    part.macro(words_list([{"flops": "FLOPs", "params": "parameters"}.get(g, g) for g in gaps]) or "none",
+               "San", "gaps plotted")
+    level = adjusted_level(f.claims)
+    part.macro(f"{100 * level:.2f}" if math.isfinite(level) else "not measured", "San", "adjusted level")
+    both = sum(bool(c.by_path) and len(c.decided_by) == len(c.by_path) and not c.gates for c in f.claims)
+    one = sum(bool(c.decided_by) and len(c.decided_by) < len(c.by_path) and not c.gates for c in f.claims)
+    diffs = [(c.path_difference, c) for c in f.claims if c.path_difference is not None and not c.gates]
+    big = max(diffs, key=lambda d: d[0], default=None)
+    part.macro(f"{count(both, 'claim')} decided by every path, {count(one, 'claim')} by one path alone "
+               "(reported inconclusive by the rule)"
+               + (f"; the largest difference between the paths' means of a tested claim is {big[0]:.2g} "
+                  f"{big[1].unit} ({big[1].claim.kind.replace('_', ' ')}, {big[1].claim.instance})" if big else "")
+               if len(f.paths) > 1 else f"only the {PATH_NAMES.get(f.paths[0], f.paths[0])} path was run, so no "
+               "claim is checked against another path", "San", "paths text")
+    if f.leave_one_out:
+        part.macro(f"{count(part.macros['SanFragileClaims'], 'decided claim')} of them "
+                   f"{'is' if part.macros['SanFragileClaims'] == 1 else 'are'} fragile: "
+                   "kept in at most half of the leave-one-seed-pair-out runs (the column drops kept)",
+                   "San", "leave one out text")
+    else:
+        part.macro(f"leave-one-seed-pair-out robustness is not run: {loo_skipped(f)}", "San", "leave one out text")
+    top = [c for c in f.ceilings if c.at_ceiling]
+    part.macro("No probe is at ceiling for both roles it compares" if not top else
+               "At ceiling for both roles (so its claim is not testable): "
+               + words_list([f"{c.probe} ({ROLE_LEGEND[c.roles[0]]} vs {ROLE_LEGEND[c.roles[1]]})" for c in top]),
+               "San", "ceiling text")
+    sized = [c for c in f.claims if c.pairs_needed is not None]
+    met = [c for c in sized if c.pairs_needed <= st.seeds]
+    most = max(sized, key=lambda c: c.pairs_needed, default=None)
+    part.macro(f"Of the {count(len(sized), 'claim')} a power analysis can size here, {len(met)} need no more than "
+               f"the {st.seeds} seed pairs this preset has"
+               + (f" (the most, {most.pairs_needed}, for {most.claim.kind.replace('_', ' ')} "
+                  f"({most.claim.instance}))" if most else "") if sized else
+               "No claim can be sized here (each is gated, shows no spread, or has one seed)", "San", "power text")

@@ -25,6 +25,7 @@ ROLE_ORDER = ("std", "san-depth", "san-flops", "san-params")
 # (short: the legend sits beside the plot within the text width; the captions say "matched")
 ROLE_LEGEND = {"std": "standard", "san-depth": "SAN, depth", "san-flops": "SAN, FLOPs", "san-params": "SAN, params"}
 MATRICES = ("W_Q", "W_K", "QK", "W_V", "W_O", "OV")
+PATH_NAMES = {"sdpa": "fused", "explicit": "explicit"}     # the numerical paths as the report names them
 
 
 def runs_table(runs: list[dict]) -> pd.DataFrame:
@@ -42,13 +43,21 @@ def gate_table(f: Findings) -> pd.DataFrame:
     of all, mean and worst validation loss (nats per byte) against the gate (the bigram model's loss on
     the validation windows) and, beside it, the unigram and bigram (conditional) entropies of the
     training bytes; and the reference's positive control per probe
-    (:func:`verification.san.checks.gates.probe_control`)."""
+    (:func:`verification.san.checks.gates.probe_control`), and per probe and matched pair whether both
+    roles are at ceiling (:func:`verification.san.checks.gates.probe_ceiling`: then its claim is not
+    testable)."""
     rows = [dict(role=g.role, runs=g.runs, passed=g.passed, mean_val_loss=g.mean_loss, worst_val_loss=g.worst_loss,
                  unigram=g.unigram, gate=g.gate, bigram=g.bigram, control="") for g in f.role_gates]
     for c in f.controls:
         rows.append(dict(role="std", runs=c.seeds, passed=None, mean_val_loss=None, worst_val_loss=None,
                          unigram=None, gate=None, bigram=None,
                          control=f"{c.probe}: " + ("above chance" if c.failed is None else "not above chance")))
+    for c in f.ceilings:
+        if c.trained:
+            rows.append(dict(role=" vs ".join(c.roles), runs=c.seeds * len(c.roles), passed=None, mean_val_loss=None,
+                             worst_val_loss=None, unigram=None, gate=None, bigram=None,
+                             control=f"{c.probe}: " + ("at ceiling for both roles (not testable)" if c.at_ceiling
+                                                       else "not at ceiling")))
     return pd.DataFrame(rows)
 
 
@@ -126,7 +135,8 @@ def claims_table(claims: tuple[ClaimFinding, ...]) -> pd.DataFrame:
     the paired differences with its unadjusted t interval (``low``, ``high``) and the Bonferroni-adjusted
     one (``low_adjusted``, ``high_adjusted``, level 1 - alpha / m), df, raw and Holm p, minimum
     detectable effect, units, whether the test applies (no variation: not applicable), and for a
-    decided claim how many leave-one-seed-pair-out drops keep its outcome (``fragile``: half or fewer)."""
+    decided claim how many leave-one-seed-pair-out drops keep its outcome (``fragile``: half or fewer;
+    empty where leave-one-out was not run: three seed pairs or fewer)."""
     rows = []
     for c in claims:
         iv = c.decision.interval or (math.nan, math.nan)
@@ -134,7 +144,7 @@ def claims_table(claims: tuple[ClaimFinding, ...]) -> pd.DataFrame:
         rows.append(dict(claim=c.claim.kind, instance=c.claim.instance, outcome=c.outcome, statistic=c.statistic,
                          low=iv[0], high=iv[1], low_adjusted=adj[0], high_adjusted=adj[1], unit=c.unit, n=c.n,
                          df=c.df, p=c.p, p_holm=c.decision.p, mde=c.mde, direction=c.direction, margin=c.margin,
-                         noise_floor=c.noise, applicable=c.applicable,
+                         noise_floor=c.noise, applicable=c.applicable, no_spread=c.no_spread,
                          drops_kept=f"{c.drops_kept}/{c.drops}" if c.drops else "", fragile=c.fragile,
                          robust=c.robust, gate=c.gate, paper=c.paper, sd=c.sd, family=c.family, alpha=c.alpha,
                          outcomes_by_path=dict(c.outcomes_by_path)))
@@ -149,7 +159,7 @@ def paths_found(paths: dict) -> str:
     """
     if len(set((paths or {}).values())) < 2:
         return ""
-    return ", ".join(f"{o} on the {'fused' if k == 'sdpa' else 'explicit'} path" for k, o in sorted(paths.items(), reverse=True))
+    return ", ".join(f"{o} on the {PATH_NAMES.get(k, k)} path" for k, o in sorted(paths.items(), reverse=True))
 
 
 def _finite(x: Any) -> bool:
@@ -160,11 +170,14 @@ def needs(c: ClaimFinding) -> str:
     """What a test of claim ``c`` needs: the seed pairs a test would need to detect its observed mean
     (:attr:`~verification.san.findings.ClaimFinding.pairs_needed`), or why it cannot be sized."""
     if c.gates:
-        return ("the roles it compares (the paper preset trains them)" if GateKind.UNTRAINED in kinds(c.gates)
+        found = kinds(c.gates)
+        return ("the roles it compares (the paper preset trains them)" if GateKind.UNTRAINED in found
+                else "a harder probe: both roles answer every probe correctly, so more seed pairs cannot separate "
+                     "them" if found == [GateKind.CEILING]
                 else "models that pass the training gate and the probe's positive control")
     if not _finite(c.n) or c.n < 2:
         return "seed pairs (one seed: no spread to size a test)"
-    if not c.applicable:
+    if c.no_spread:
         return ("a harder probe or another measure: every seed pair gives the same value (no spread), "
                 "so more seed pairs cannot separate the models")
     return (f"{c.pairs_needed} seed pairs" if c.pairs_needed is not None else
@@ -172,15 +185,20 @@ def needs(c: ClaimFinding) -> str:
 
 
 def robustness_table(claims: tuple[ClaimFinding, ...]) -> pd.DataFrame:
-    """Machine robustness: per claim, the outcome and statistic along each numerical path, whether
-    they agree, and the outcome reported (inconclusive where they differ)."""
+    """Machine robustness: per claim and numerical path, the mean paired difference, the raw and the
+    Holm-adjusted p, the Bonferroni-adjusted interval and the outcome that path alone gives; the
+    paths that decide it, the difference between the paths' means (largest minus smallest), whether
+    the outcomes agree, and the outcome reported (inconclusive where they differ)."""
     rows = []
     for c in claims:
         row = dict(claim=c.claim.kind, instance=c.claim.instance)
-        for k, o in c.outcomes_by_path.items():
-            row[f"outcome_{k}"] = o
-            row[f"statistic_{k}"] = c.statistic_by_path.get(k)
-        row.update(same=bool(c.robust), reported=c.outcome)
+        for s in c.by_path:
+            adj = s.interval_adjusted or (math.nan, math.nan)
+            row.update({f"statistic_{s.path}": s.statistic, f"p_{s.path}": s.p, f"p_holm_{s.path}": s.p_holm,
+                        f"low_adjusted_{s.path}": adj[0], f"high_adjusted_{s.path}": adj[1],
+                        f"outcome_{s.path}": s.outcome})
+        row.update(decided_by=",".join(c.decided_by), path_difference=c.path_difference, same=bool(c.robust),
+                   reported=c.outcome)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -245,6 +263,7 @@ def figures(runs: list[dict], claims: Any, spectra: Any, prov: str) -> list[Figu
 
     def gaps(ax: Any) -> None:
         g = claims[(claims["claim"] == "gap") & claims["instance"].isin(["depth", "flops", "params"])]
+        g = g[np.isfinite(g["statistic"].astype(float))]       # a pair this preset does not train: no bar, no tick
         x = np.arange(len(g))
         ax.bar(x, g["statistic"], color="0.6")
         ax.errorbar(x, g["statistic"], yerr=[g["statistic"] - g["low"], g["high"] - g["statistic"]], fmt="none",
@@ -351,7 +370,7 @@ def write_part(part: Part, out_dir: Path, console: Any = None) -> list[Path]:
         rows = t.frame.astype(object).where(t.frame.notna(), None).values.tolist()
         paths += list(write_table(rows, list(t.frame.columns), t.name, t.caption, t.provenance,
                                   Path(out_dir) / "tables").values())
-        if console is not None and t.name in ("san-claims", "san-robustness", "san-probes", "san-trainability"):
+        if console is not None and t.name in ("san-claims", "san-report-paths", "san-probes", "san-trainability"):
             print_table(console, rows, list(t.frame.columns), t.caption)
     for f in part.figures:
         fig, ax = plt.subplots(figsize=(5.5, 3.4))
