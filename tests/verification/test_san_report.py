@@ -256,9 +256,11 @@ def test_the_presets_settings_and_measured_wall_time_are_stated(micro, monkeypat
                  "standard, SAN, depth, SAN, FLOPs and SAN, params", "depth sweep at 2 layers"):
         assert want in text, want
     assert "not measured" in text and part.macros["SanWallTime"] == "not measured"
-    timed = dataclasses.replace(MICRO)
-    object.__setattr__(timed, "measured", "97 min with --workers 2 on 2 cores")
-    f, part = build(micro, monkeypatch, settings=timed)
-    assert f.settings.measured == "97 min with --workers 2 on 2 cores"
-    assert part.macros["SanPresetText"].endswith("measured wall time: 97 min with --workers 2 on 2 cores.")
+    from verification.san.checks import presets as P
+
+    monkeypatch.setitem(P.MEASURED, "micro", P.Measured(97, 180, "2 cores", "attnbounds san --preset micro", "abc1234",
+                                                        "2026-12-07"))
+    f, part = build(micro, monkeypatch)
+    assert f.settings.measured.startswith("97 minutes of wall time (180 CPU minutes) on 2 cores")
+    assert part.macros["SanPresetText"].endswith(f"measured wall time: {f.settings.measured}.")
     assert "\\SanPresetText{}" in (ROOT / "paper" / "sections" / "san.tex").read_text()

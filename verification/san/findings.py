@@ -388,21 +388,15 @@ def findings(store: Any, plan: Any) -> Findings:
                     preset_settings(plan.preset), _ceilings(by), identity_checks(bottleneck, d1))
 
 
-# the hook for the measured wall time: ``Preset.measured`` in verification.san.checks.presets, a text
-# such as "1 h 52 min with --workers 2 on the 2-core machine at <commit>"; a preset without it reads
-# as not measured
-MEASURED_FIELD = "measured"
-
-
 def preset_settings(name: str) -> PresetSettings:
     """The settings of preset ``name`` (:data:`verification.san.checks.presets.PRESETS`) and its
-    measured wall time (the preset's :data:`MEASURED_FIELD`, None where it states none)."""
-    from verification.san.checks.presets import PRESETS
+    measured wall time (:data:`verification.san.checks.presets.MEASURED`, None where none is measured)."""
+    from verification.san.checks.presets import MEASURED, PRESETS
 
     p = PRESETS[name]
-    measured = getattr(p, MEASURED_FIELD, None)
+    measured = MEASURED.get(name)
     return PresetSettings(p.name, p.d_model, p.n_head, p.ctx, p.batch, p.steps, p.lr, p.ref_layers, p.seeds,
-                          tuple(p.roles), tuple(p.depths), p.sweep_steps, str(measured) if measured else None)
+                          tuple(p.roles), tuple(p.depths), p.sweep_steps, measured.text() if measured else None)
 
 
 def _ceilings(by: dict) -> tuple[ProbeCeiling, ...]:

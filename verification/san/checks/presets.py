@@ -32,8 +32,18 @@ after 800 steps: hence 1000. The quick preset has no depth sweep (``depths=()``:
 run beat the bigram model, so its QK-norm claims were never testable, and its minute is what the
 longer training needs); the paper preset keeps it. The depth sweep (trainability with and without QK-norm, one seed, 60 steps) is kept for its
 table; its claims have no degrees of freedom and are never decided. ``paper`` is the preset that
-decides: 48 wide, 64 bytes of context, 1000 steps, six seed pairs, all four roles; measured on this
-2-core machine with ``--workers 2`` (docs/experiments.md); minutes on a GPU (``--device cuda``)."""
+decides (``attnbounds san --preset paper``, ``attnbounds verify --full``): the quick preset's width,
+context, batch, steps and learning rate (validated above: every run beats the bigram model), all four
+roles, eight seed pairs (the report's power analysis at the quick preset's spread asked for 4 for the
+depth gap; never fewer than 6), the depth sweep at 2 and 8 layers (300 steps), and a table of 32 facts
+instead of 8, so that the recall probe is off its ceiling. Measured with the pinned kernels, seed 0/1,
+fused path, 1000 steps (another session's work beside it): 12 facts, recall 0.96-1.00 for every role
+(ceiling); 16 facts, the reference 0.98; 32 facts, reference 0.86 / 0.95 and depth-matched SAN 0.83,
+retrieval 0.99-1.00; 64 facts, reference recall 0.35 and retrieval 0.53 (its positive control at
+risk). Before, the paper preset was 48 wide with 64 bytes of context at learning rate 6e-3 (102
+minutes before the pinned kernels, which double the cost, so about 3.5 hours). Its wall time on this
+2-core machine is :data:`MEASURED` (``--workers 2``, both numerical paths); minutes on a GPU
+(``--device cuda``)."""
 from __future__ import annotations
 
 import hashlib
@@ -44,6 +54,25 @@ from theory.errors import InvalidInput
 
 VERSION = "v5"     # bump when a run's settings or records change: a new campaign, not a resume
 KERNELS = ("sdpa", "explicit")     # the numerical paths: the first is the primary one
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A preset's measured cost: ``minutes`` of wall time for the whole preset (both numerical paths)
+    on ``machine``, by ``command``, at ``commit`` on ``date``; ``cpu_minutes`` of processor time (user +
+    system, the workers included). Kept beside the presets, not in them: a preset's settings name its
+    campaign, a measurement does not."""
+
+    minutes: float
+    cpu_minutes: float
+    machine: str
+    command: str
+    commit: str
+    date: str
+
+    def text(self) -> str:
+        return (f"{self.minutes:.0f} minutes of wall time ({self.cpu_minutes:.0f} CPU minutes) on {self.machine} "
+                f"(commit {self.commit}, {self.date})")
 
 
 @dataclass(frozen=True)
@@ -106,3 +135,6 @@ def campaign_name(preset: Preset, seed: int, kernel: str = "sdpa", device: str =
     digest = hashlib.sha256(json.dumps(asdict(preset), sort_keys=True).encode()).hexdigest()[:8]
     tail = ("" if kernel == KERNELS[0] else f":{kernel}") + ("" if device == "cpu" else f":{device}")
     return f"san-{VERSION}:{preset.name}:{digest}:s{seed}{tail}"
+
+
+MEASURED: dict[str, Measured] = {}     # preset name -> its measured cost (filled from a measured run)
