@@ -117,7 +117,7 @@ def test_aggregation_rule():
     assert aggregate(["supported", "supported", "refuted"]) == "mixed"      # not 'supported' (the old rule)
     assert aggregate(["supported"] * 3) == "supported" and aggregate(["refuted"] * 2) == "refuted"
     assert aggregate([]) == "not-testable" and aggregate(["inconclusive", "supported"]) == "mixed"
-    assert "supported only if every beta is supported" in SDE_RULE
+    assert "supported only if supported at every inverse temperature" in SDE_RULE
 
 
 class _Quadratic:

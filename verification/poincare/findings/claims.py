@@ -52,8 +52,8 @@ ORDERS = {"every beta": "for every lambda > 0 and every beta > 0",
           "beta large": "for every lambda > 0, for every beta large enough (beta > beta_0(lambda))"}
 """The two readings of the seed's Villani route over beta; the abstract states neither (:data:`NOT_LOCATED`)."""
 
-SDE_RULE = ("supported only if every beta is supported; refuted only if every beta is refuted; inconclusive if "
-            "every beta is inconclusive; not-testable if no beta was run; otherwise mixed")
+SDE_RULE = ("supported only if supported at every inverse temperature run; refuted only if refuted at every one; "
+            "inconclusive if inconclusive at every one; not-testable if none was run; otherwise mixed")
 """How the per-beta outcomes of the SDE's minimisation of F aggregate into the claim's outcome (:func:`aggregate`)."""
 
 
