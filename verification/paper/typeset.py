@@ -61,7 +61,7 @@ LATEX_SYMBOLS: dict[str, str] = {
     "E||Delta X||_F^2": r"\mathbb{E}\|\Delta X\|_{F}^{2}",
     "r^*": r"r^{*}",
     "F_min": r"F_{\min}",
-    "E_beta_dist2": r"\mathbb{E}_{\mu_{\beta}}\lvert\theta - \theta^{*}_{\lambda}\rvert^{2}",
+    "E_beta_dist2": r"\mathbb{E}_{\mu_{\beta}}|\theta - \theta^{*}_{\lambda}|^{2}",
     "tr_H_inv": r"\operatorname{tr}(H^{-1})",
 }
 
