@@ -301,3 +301,22 @@ EXPECTED_LOSS = register(Theorem(
     hypotheses=_basic_hypotheses, witness=_gaussian_witness,
     evaluators={"fast": "numerics.poincare.langevin:simulate", "exact": "numerics.poincare.langevin:simulate"},
     references=("[4] seed paper 1: the SDE minimises the regularised loss",), symbols=_SYMS))
+
+MINIMISES_F = register(Theorem(
+    id="poincare.langevin.minimises_F",
+    title="The Langevin dynamics minimise the regularised loss F (Laplace scale)",
+    category="statistical",
+    statement=sp.And(sp.LessThan(sp.Symbol("E_beta_F") - sp.Symbol("F_min"), sp.Symbol("d") / (2 * beta)),
+                     sp.LessThan(sp.Symbol("E_beta_dist2"), sp.Symbol("tr_H_inv") / beta)),
+    hypotheses_tex=_GIBBS + (r", $F_{\min} = F(\theta^{*}_{\lambda})$ at the minimiser $\theta^{*}_{\lambda}$ of $F$ "
+                             r"(found by L-BFGS), $H = \nabla^{2} F(\theta^{*}_{\lambda}) \succ 0$, "
+                             r"$\mathbb{E}_{\beta}$ over the Langevin iterates, "
+                             r"$\mathrm{dist}^{2} = \lvert\theta - \theta^{*}_{\lambda}\rvert^{2}$, $d$ the dimension"),
+    equality="beta -> oo (Laplace: E[F] - F_min ~ d/(2 beta), E|theta - theta*|^2 ~ tr(H^-1)/beta); the SDE "
+             "samples exp(-beta F), which concentrates at argmin F, so F (not L) is what it minimises",
+    equality_tex=r"as $\beta \to \infty$ (Laplace: $\mathbb{E}[F] - F_{\min} \sim d/(2\beta)$, "
+                 r"$\mathbb{E}\lvert\theta - \theta^{*}_{\lambda}\rvert^{2} \sim \operatorname{tr}(H^{-1})/\beta$); "
+                 r"the SDE samples $e^{-\beta F}$, which concentrates at $\operatorname{argmin} F$",
+    hypotheses=_basic_hypotheses, witness=_gaussian_witness,
+    evaluators={"fast": "numerics.poincare.langevin:simulate", "exact": "numerics.poincare.langevin:simulate"},
+    references=("[4] seed paper 1: the SDE minimises the regularised loss",), symbols=_SYMS))

@@ -285,3 +285,89 @@ def lambda_v_certified(fam: LossFamily, beta: float, witness=None, max_evals: in
             "evaluations": evals, "P": P, "tail_bound": tail,
             "method": "K = 2L''/beta - L'^2 enclosed on arb balls over |p| <= P (branch and bound), decay bound "
                       "beyond P; lower end: K at the witness (python-flint)"}
+
+
+# -- the analytic bracket of lambda_V(beta) for lora2 (docs/theory.md section 4) ----------------------
+
+def _lora_d2_tail(fam: LoRADirectional, P: float):
+    """An arb upper bound of |L''(p)| for all |p| >= P (the bounds of :func:`_lora_tail`, without 2/beta)."""
+    from flint import arb
+
+    A = sum((abs(arb(x)) for x in fam.a.tolist()), arb(0))
+    tot = arb(0)
+    for z0i, dzi, yi in zip(fam.z0.tolist(), fam.dz.tolist(), fam.y.tolist()):
+        R = abs(arb(yi)) + A
+        b1, b2 = arb(0), arb(0)
+        for ak, zk, dk in zip(fam.a.tolist(), z0i, dzi):
+            z = arb(P) * abs(arb(dk)) - abs(arb(zk))
+            s2 = arb(1) if not z > 0 else (4 * (-2 * z).exp() if 4 * (-2 * z).exp() < 1 else arb(1))
+            b1 += abs(arb(ak) * arb(dk)) * s2
+            b2 += 2 * abs(arb(ak)) * arb(dk) * arb(dk) * s2
+        tot += b1 * b1 + R * b2
+    return tot / fam.n
+
+
+def lora_analytic_bracket(fam: LossFamily, max_evals: int = 2000, rtol: float = 1e-6) -> dict | None:
+    """lora2: the two constants of the analytic bracket
+    sqrt(2 L''(p*) / beta) <= lambda_V(beta) <= sqrt(2 max(0, sup_p L''(p)) / beta)   (every beta > 0),
+    p* a critical point of p -> L(p) (docs/theory.md section 4, proof there), each certified in arb:
+
+    * ``a``: a lower bound of L''(p*) at a critical point p* of L, which lies in the grid cell
+      ``p_star`` = [p1, p2] where L'(p1) < 0 < L'(p2) is enclosed (the cell of the grid's smallest L
+      with that sign change); None when no such sign change is certified;
+    * ``A``: an upper bound of sup_p L''(p): branch and bound over arb balls covering |p| <= P (the
+      ball with the largest enclosure bisected until it is within ``rtol`` of the best point value,
+      or ``max_evals`` evaluations are spent), the decay bound of :func:`_lora_d2_tail` beyond P.
+
+    None for the other families (attn2's threshold has another form; gauss and attn1 have lambda_V = 0)."""
+    if not isinstance(fam, LoRADirectional):
+        return None
+    from flint import arb
+
+    d1, _ = _table(fam.name, fam.seed)
+    cells = np.nonzero((d1[:-1] < 0) & (d1[1:] >= 0))[0]
+    a, cell = None, None
+    if len(cells):
+        Lp = fam.loss_p(torch.as_tensor(_P_GRID[cells])).numpy()
+        i = int(cells[int(np.argmin(Lp))])
+        p1, p2 = float(_P_GRID[i]), float(_P_GRID[i + 1])
+        if _lora_derivs_arb(fam, arb(p1))[0] < 0 < _lora_derivs_arb(fam, arb(p2))[0]:
+            ball = arb((p1 + p2) / 2, (p2 - p1) / 2 * (1 + 2.0 ** -40))
+            a, cell = float(_lora_derivs_arb(fam, ball)[1].lower()) * (1 - 2.0 ** -48), (p1, p2)
+
+    adz, az0 = np.abs(fam.dz), np.abs(fam.z0)
+    live = adz > 0
+    P = float(np.max((az0[live] + 20.0) / adz[live]))
+    tail = float(_lora_d2_tail(fam, P).upper()) * (1 + 2.0 ** -48)
+
+    def upper(lo, hi):
+        return float(_lora_derivs_arb(fam, arb((lo + hi) / 2, (hi - lo) / 2 * (1 + 2.0 ** -40)))[1].upper()) \
+            * (1 + 2.0 ** -48) + 2.0 ** -1000
+
+    best = float(_lora_derivs_arb(fam, arb(0.0))[1].lower())
+    heap, evals = [(-upper(-P, P), -P, P)], 1
+    while evals < max_evals:
+        neg_hi, lo, hi = heap[0]
+        if -neg_hi <= best + rtol * max(abs(best), 1e-12):
+            break
+        heapq.heappop(heap)
+        m = (lo + hi) / 2
+        best = max(best, float(_lora_derivs_arb(fam, arb(m))[1].lower()))
+        for x, y in ((lo, m), (m, hi)):
+            heapq.heappush(heap, (-upper(x, y), x, y))
+        evals += 3
+    A = max(-heap[0][0], tail, best)
+    return {"a": a, "p_star": cell, "A": A, "sup_point": best, "P": P, "tail_bound": tail, "evaluations": evals,
+            "method": "L'' at a critical point p* of L (L' sign change enclosed on a grid cell) and sup L'' (branch "
+                      "and bound over arb balls on |p| <= P, decay bound beyond), python-flint"}
+
+
+def analytic_interval(a: float | None, A: float, beta: float) -> tuple[float | None, float]:
+    """The analytic bracket of lambda_V(beta) from :func:`lora_analytic_bracket`'s ``a`` and ``A``:
+    (sqrt(2 max(0, a) / beta) rounded down, sqrt(2 max(0, A) / beta) rounded up), in arb; the lower
+    end None where ``a`` is None (no certified critical point)."""
+    from flint import arb
+
+    hi = float((2 * arb(max(0.0, A)) / arb(beta)).sqrt().upper()) * (1 + 2.0 ** -48)
+    lo = None if a is None else float((2 * arb(max(0.0, a)) / arb(beta)).sqrt().lower()) * (1 - 2.0 ** -48)
+    return lo, hi

@@ -129,7 +129,7 @@ def test_villani_boundary_is_certified_for_lora(store, tmp_path):
     from verification.poincare.checks import villani as vm
     betas, lams = vm.map_grid(False)
     vm.run_villani_map(store, Plan(), families=("attn1", "lora2"), console=_quiet())
-    recs = list(store.records(campaign=vm.map_campaign(Plan())))
+    recs = [r for r in store.records(campaign=vm.map_campaign(Plan())) if r["extra"]["kind"] == "map"]
     assert len(recs) == 2 * 3 * len(betas) * len(lams)
     f = findings(store, Plan())
     assert len(f.map_points) == len(recs)
@@ -143,7 +143,7 @@ def test_villani_boundary_is_certified_for_lora(store, tmp_path):
             assert b.status == "certified" and 0 < lo <= hi < 1.001 * lo + 1e-6    # tight and positive
             assert lo <= b.estimate * (1 + 1e-9) and b.estimate_within_bracket is True   # the estimate inside
             assert b.fails and b.certified_positive                  # the seed's 'every lambda > 0' fails
-    assert {c.key: c.outcome for c in f.claims}["lora-villani"] == "refuted"
+    assert {c.key: c.outcome for c in f.claims}["lora-villani-every-beta"] == "refuted"
     for r in recs:
         e = r["extra"]
         if r["verdict"] == "refuted":
@@ -166,7 +166,7 @@ def test_villani_bracket_check_fails_on_a_planted_bug(monkeypatch):
     monkeypatch.setattr(nv, "_lora_derivs_arb", wrong)
     monkeypatch.setattr(vm, "map_grid", lambda full: ((1.0,), (0.01,)))
     rec = vm.map_chunk("lora2", 0, False)[0]
-    assert rec.extra["estimate_within_bracket"] is False
+    assert rec.extra["estimate_within_bracket"] is False and rec.extra["kind"] == "map"
 
 
 def test_cli(tmp_path):
@@ -197,7 +197,7 @@ def test_sde_records_and_table(store):
     recs = rate_records("gauss1", 2.0, 0.5, 0, 1000, 200, step=0.02)
     recs += expected_loss_records("lorafull", 0.3, (4.0, 256.0), 0, 64, 200)
     store.write_chunk(sde_campaign(Plan()), "c0", recs)
-    assert {r.extra["kind"] for r in recs} == {"rate", "mean_loss", "expected_loss"}
+    assert {r.extra["kind"] for r in recs} == {"rate", "mean_loss", "expected_loss", "minimises_F"}
     for el in (r for r in recs if r.extra["kind"] == "expected_loss"):
         lo, hi = el.extra["interval"]
         assert lo <= el.extra["statistic"] == el.value <= hi
@@ -219,9 +219,9 @@ def test_sde_records_and_table(store):
     assert all(isinstance(r.verdict, Outcome) and "statistic" in r.extra for r in recs)
     f = findings(store, Plan())
     assert [(s.kind, s.outcome, s.measured) for s in f.sde] == [(r.extra["kind"], r.verdict.value, r.value)
-                                                                 for r in recs]
-    assert [x.beta for x in f.loss_excess] == [4.0, 256.0]
-    for x, r in zip(f.loss_excess, recs[2:]):
+                                                                 for r in recs if r.extra["kind"] != "minimises_F"]
+    assert [x.beta for x in f.loss_excess] == [4.0, 256.0] == [m.beta for m in f.minimisation]
+    for x, r in zip(f.loss_excess, [r for r in recs if r.extra["kind"] == "expected_loss"]):
         assert (x.excess, x.laplace, x.outcome) == (r.value, r.extra["laplace"], r.verdict.value)
         assert x.to_argmin[-1].mean == r.extra["dist_argmin_L"][-1][1]
 
@@ -408,6 +408,6 @@ def test_findings_are_the_stored_records(store):
     assert [t.family for t in f.thresholds] == ["attn1", "gauss1"]
     assert f.hs_every_lambda() == ["attn1"] and f.no_bound() == []
     assert not f.map_points and not f.sde and not f.loss_excess
-    assert [c.key for c in f.claims] == ["attention-villani", "lora-poincare", "lora-villani", "sde-minimises",
-                                         "langevin-rate"]
+    assert [c.key for c in f.claims] == ["attention-villani", "lora-poincare", "lora-villani-every-beta",
+                                         "lora-villani-beta-large", "sde-minimises", "langevin-rate"]
     assert {c.key: c.outcome for c in f.claims}["sde-minimises"] == "not-testable"

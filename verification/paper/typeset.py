@@ -60,6 +60,9 @@ LATEX_SYMBOLS: dict[str, str] = {
     "rank M_static": r"\operatorname{rank} M_{\mathrm{static}}",
     "E||Delta X||_F^2": r"\mathbb{E}\|\Delta X\|_{F}^{2}",
     "r^*": r"r^{*}",
+    "F_min": r"F_{\min}",
+    "E_beta_dist2": r"\mathbb{E}_{\mu_{\beta}}|\theta - \theta^{*}_{\lambda}|^{2}",
+    "tr_H_inv": r"\operatorname{tr}(H^{-1})",
 }
 
 # sympy's printing of the Dobrushin statements, rewritten as the papers write them (applied in order)

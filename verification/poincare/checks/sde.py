@@ -21,6 +21,13 @@ the run could show (its MDE). The interval is the 1 - 2 alpha t interval of the 
   L(theta*_lambda) - inf L > 0: where that gap alone exceeds d/(2 beta) by more than the margin the
   claim's failure is predicted (``extra["predicted_refuted"]``), not a finding. Also the distance of
   the chains to the minimisers of L found over time, mean +- 3 se over chains.
+* minimises F: what the SDE does minimise (its invariant measure exp(-beta F) concentrates at argmin F as
+  beta grows), on the same chains, per beta (:func:`minimises_outcome`): E_beta[F] - F(theta*_lambda)
+  against the Laplace value d/(2 beta) and the mean squared distance of the iterates to theta*_lambda
+  = argmin F (L-BFGS on F, deterministic from its seeded starts) against the Laplace value
+  tr(H^-1)/beta, H the Hessian of F at theta*_lambda (units: the chains' means over their second half).
+  The chains start from the Laplace approximation N(theta*_lambda, H^-1/beta) of mu_beta, so what is
+  tested is the measure the SDE converges to (the rate rows test the convergence).
 
 The mathematics (time scaling, rate 1/(beta C_P)): docs/theory.md section 4; the table:
 verification.poincare.report.tables.
@@ -44,7 +51,7 @@ from verification import campaign
 from verification.stats import ALPHA, agreement, at_most
 from verification.store import outcome_record
 
-VERSION = "v4"
+VERSION = "v5"
 REL_MARGIN = 0.10          # agreement: within 10% of the prediction (TOST at level ALPHA)
 
 
@@ -145,6 +152,50 @@ def excess_outcome(excess, laplace: float) -> tuple[Outcome, tuple[float, float]
     return Outcome(a["outcome"]), a["interval"], test
 
 
+def minimises_outcome(f_excess, dist2, laplace_f: float, laplace_d2: float) -> tuple[Outcome, dict]:
+    """Does the SDE minimise F at one beta? Two one-sided t tests over chains (df = chains - 1):
+    E_beta[F] - F_min at most d/(2 beta) and E|theta - theta*|^2 at most tr(H^-1)/beta, each limit
+    plus :data:`REL_MARGIN` of it. Supported when both are shown at level alpha (an intersection-union
+    test, level alpha), refuted when either is shown above its limit at alpha/2 (Bonferroni over the
+    two), else inconclusive. Returns the outcome and both tests' numbers.
+
+    >>> minimises_outcome([0.9, 0.91, 0.89, 0.9, 0.92, 0.88], [1.0, 1.02, 0.98, 1.0, 1.01, 0.99], 1.0, 1.1)[0].value
+    'supported'
+    >>> minimises_outcome([0.9, 0.91, 0.89, 0.9, 0.92, 0.88], [2.0, 2.02, 1.98, 2.0, 2.01, 1.99], 1.0, 1.1)[0].value
+    'refuted'
+    >>> minimises_outcome([0.9, 1.3, 0.7, 1.2, 0.8, 1.1], [1.0, 1.02, 0.98, 1.0, 1.01, 0.99], 1.0, 1.1)[0].value
+    'inconclusive'
+    """
+    tests = {}
+    for name, vals, laplace in (("F", f_excess, laplace_f), ("dist2", dist2, laplace_d2)):
+        limit = laplace * (1 + REL_MARGIN)
+        a = at_most([float(v) for v in vals], limit, ALPHA)
+        tests[name] = {"limit": limit, "laplace": laplace, "mean": a["mean"], "interval": list(a["interval"]),
+                       "p_at_most": a["p_less"], "p_above": a["p_greater"], "se": a["se"], "df": a["df"],
+                       "mde": a["mde"]}
+    if all(t["p_at_most"] < ALPHA for t in tests.values()):
+        out = Outcome.SUPPORTED
+    elif any(t["p_above"] < ALPHA / 2 for t in tests.values()):
+        out = Outcome.REFUTED
+    else:
+        out = Outcome.INCONCLUSIVE
+    return out, tests
+
+
+MINIMISES_RULE = (f"per beta: E_beta[F] - F_min at most d/(2 beta) and the mean squared distance to argmin F at most "
+                  f"tr(H^-1)/beta, each plus {REL_MARGIN:g} of it, one-sided t tests over chains (df = chains - 1); "
+                  f"supported when both are shown at level {ALPHA:g}, refuted when either is shown above at "
+                  f"{ALPHA / 2:g}, else inconclusive")
+
+
+def laplace_of_F(fam, th_star: torch.Tensor, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The Hessian H of F at ``th_star``: its eigenvalues and a factor S with S S^T = H^-1 (None when
+    H is not positive definite: theta* is then no strict minimiser and Laplace does not apply)."""
+    H = torch.autograd.functional.hessian(lambda t: fam.F_torch(t[None], lam)[0], th_star.detach())
+    w, U = torch.linalg.eigh((H + H.T) / 2)
+    return w, (U * w.clamp_min(1e-300).rsqrt()) if bool(w.min() > 0) else None
+
+
 def _minimisers_of_loss(fam, seed: int, dev, runs: int = 4) -> tuple[torch.Tensor, float]:
     """L-BFGS on L from ``runs`` starts: the end points within 1e-6 of the best (an estimate of the
     minimiser set) and the best value (an upper estimate of inf L)."""
@@ -167,19 +218,22 @@ def expected_loss_records(name: str, lam: float, betas, seed: int, chains: int, 
     of L found (and to theta*_lambda) over time, each with its mean and standard error over chains."""
     dev = default_device()
     fam = family(name, seed).to(dev)
-    th_star, _ = minimise(lambda t: fam.F_torch(t, lam), fam.dim, seed + 21, device=dev)
+    th_star, F_min = minimise(lambda t: fam.F_torch(t, lam), fam.dim, seed + 21, device=dev)
     L_star = float(fam.loss(th_star))
     argmin_L, best_L = _minimisers_of_loss(fam, seed + 22, dev)
     inf_L = min(best_L, L_star)
+    eig, root = laplace_of_F(fam, th_star, lam)
+    tr_inv = float((1 / eig).sum()) if root is not None else math.inf
     recs = []
     for beta in betas:
         gen = torch.Generator().manual_seed(seed + 23)
         noise = torch.randn(chains, fam.dim, generator=gen, dtype=torch.float64).to(dev)
-        theta0 = th_star + noise / math.sqrt(beta * (lam + 1))
+        # the Laplace approximation N(theta*, H^-1 / beta) of mu_beta (isotropic where H is not positive definite)
+        theta0 = th_star + (noise @ root.T if root is not None else noise / math.sqrt(lam + 1)) / math.sqrt(beta)
 
-        def observe(th):                                  # (B, dim) -> (B, 3): L, dist to argmin L, to theta*
+        def observe(th):              # (B, dim) -> (B, 4): L, dist to argmin L, to theta*, F
             return torch.stack([fam.loss(th), torch.cdist(th, argmin_L).min(-1).values,
-                                (th - th_star).norm(dim=-1)], -1)
+                                (th - th_star).norm(dim=-1), fam.F_torch(th, lam)], -1)
 
         run = simulate(lambda th: fam.F_torch(th, lam), theta0, beta, step, steps, every=10, observe=observe,
                        seed=seed + 24, mala=True)
@@ -203,6 +257,26 @@ def expected_loss_records(name: str, lam: float, betas, seed: int, chains: int, 
                    "dist_argmin_L": _distance_series(obs[..., 1], run.dt),
                    "dist_theta_star": _distance_series(obs[..., 2], run.dt),
                    "acceptance": run.acceptance, "kind": "expected_loss"}))
+        half = obs[obs.shape[0] // 2:]
+        f_ex = half[..., 3].mean(0) - F_min                             # per chain (B,)
+        d2 = (half[..., 2] ** 2).mean(0)
+        if root is None:
+            out, tests = Outcome.NOT_TESTABLE, {}
+        else:
+            out, tests = minimises_outcome(f_ex.tolist(), d2.tolist(), laplace, tr_inv / beta)
+        recs.append(outcome_record(
+            "poincare.langevin.minimises_F", f"{name}-b{beta:g}-l{lam:g}-F", out, float(f_ex.mean()),
+            tests["F"]["interval"] if tests else None,
+            f"{MINIMISES_RULE}; F_min: L-BFGS on F; units: chains (second-half means)"
+            + ("" if tests else "; not testable: the Hessian of F at theta* is not positive definite"),
+            slack=laplace - float(f_ex.mean()), value=float(f_ex.mean()), bound=laplace, backend="torch",
+            provenance={**prov, "start": "Laplace: theta*_lambda + N(0, H^-1 / beta)"},
+            extra={"family": name, "beta": beta, "lam": lam, "kind": "minimises_F", "F_min": F_min,
+                   "laplace_F": laplace, "tests": tests, "dist2": float(d2.mean()),
+                   "dist2_interval": tests["dist2"]["interval"] if tests else None,
+                   "laplace_dist2": tr_inv / beta, "hessian_eigenvalues": [float(eig.min()), float(eig.max())],
+                   "min_F_seen": float(obs[..., 3].min()) - F_min, "dim": fam.dim,
+                   "dist_argmin_F": _distance_series(obs[..., 2], run.dt), "df": chains - 1, "alpha": ALPHA}))
     return recs
 
 

@@ -8,8 +8,10 @@ made from numbers, no Markdown, no LaTeX).
 * :mod:`~verification.poincare.findings.villani`: the Villani map's outcomes and lambda_V(beta) per
   family, data seed and beta against the seed's hypothesis (every lambda > 0).
 * :mod:`~verification.poincare.findings.sde`: the Langevin outcomes and E_beta[L] - inf L against d/(2 beta).
-* :class:`Findings` and :class:`Claim` (here): all of them for one plan, and each claim of Frangi
-  et al. with the outcome decided here (``Findings.claims``).
+* :mod:`~verification.poincare.findings.claims`: the claims of Frangi et al., the source they are
+  quoted from, the quantifier orders of Villani's condition, the SDE's aggregation rule.
+* :class:`Findings` (here): all of them for one plan, and each claim with the outcome decided here
+  (``Findings.claims``).
 
 The report (:mod:`verification.poincare.report`) and the paper (:mod:`verification.poincare.paper`)
 read these values only; neither reads the store.
@@ -25,24 +27,14 @@ from verification.poincare.checks.villani import map_campaign
 from verification.poincare.findings.bounds import (COLLAPSE, GAUSSIAN, Bracket, ExpectedLoss, Instance, Threshold,
                                                    VillaniOutcome, bracket, by_instance, expected_losses,
                                                    gaussian_shares, instance, thresholds, villani_outcome)
-from verification.poincare.findings.sde import LossExcess, SdeOutcome, loss_excesses, sde_outcomes
-from verification.poincare.findings.villani import SEED_HYPOTHESIS, Boundary, MapPoint, villani_map
+from verification.poincare.findings.claims import Claim, decide
+from verification.poincare.findings.sde import (LossExcess, Minimisation, SdeOutcome, loss_excesses, minimisations,
+                                                sde_outcomes)
+from verification.poincare.findings.villani import SEED_HYPOTHESIS, Analytic, Boundary, MapPoint, analytic, villani_map
 
-__all__ = ["COLLAPSE", "GAUSSIAN", "SEED_HYPOTHESIS", "Boundary", "Bracket", "Claim", "ExpectedLoss", "Findings",
-           "Instance", "LossExcess", "MapPoint", "SdeOutcome", "Threshold", "VillaniOutcome", "findings"]
-
-
-# -- the claims ----------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Claim:
-    """One claim of Frangi et al. (``key``) and the outcome decided here."""
-
-    key: str
-    outcome: str
-
-
-CLAIMS = ("attention-villani", "lora-poincare", "lora-villani", "sde-minimises", "langevin-rate")
+__all__ = ["COLLAPSE", "GAUSSIAN", "SEED_HYPOTHESIS", "Analytic", "Boundary", "Bracket", "Claim", "ExpectedLoss",
+           "Findings", "Instance", "LossExcess", "MapPoint", "Minimisation", "SdeOutcome", "Threshold",
+           "VillaniOutcome", "findings"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +55,8 @@ class Findings:
     boundaries: tuple[Boundary, ...]
     sde: tuple[SdeOutcome, ...]
     loss_excess: tuple[LossExcess, ...]
+    analytic: tuple[Analytic, ...] = ()
+    minimisation: tuple[Minimisation, ...] = ()
 
     @property
     def metastable(self) -> tuple[Instance, ...]:
@@ -86,23 +80,8 @@ class Findings:
 
     @property
     def claims(self) -> tuple[Claim, ...]:
-        """The outcome of each claim of :data:`CLAIMS`: a failure of Villani's condition found by a grid
-        estimate is not certified (inconclusive); a certified positive lambda_V refutes the LoRA route;
-        the SDE's minimisation is refuted only by a refutation its regularisation gap does not predict;
-        the rate is supported where every setting supports it."""
-        attn2 = [b for b in self.boundaries if b.family == "attn2"]
-        lora = [b for b in self.boundaries if b.family == "lora2"]
-        excess = self.loss_excess
-        sde = ("refuted" if any(e.outcome == "refuted" and not e.predicted for e in excess)
-               else "inconclusive" if any(e.outcome == "inconclusive" for e in excess)
-               else "supported" if excess else "not-testable")
-        rate = self.sde_tally("rate")
-        return (Claim("attention-villani", "inconclusive" if any(b.fails for b in attn2) else "supported"),
-                Claim("lora-poincare", "holds (certified)" if "lora2" in self.hs_every_lambda() else "inconclusive"),
-                Claim("lora-villani", "refuted" if any(b.certified_positive for b in lora) else "inconclusive"),
-                Claim("sde-minimises", sde),
-                Claim("langevin-rate", "refuted" if rate.count("refuted")
-                      else "supported" if rate.total and rate.count("supported") == rate.total else "inconclusive"))
+        """The outcome of each claim (:func:`verification.poincare.findings.claims.decide`)."""
+        return decide(self)
 
 
 def findings(store: Any, plan: Any) -> Findings:
@@ -111,7 +90,8 @@ def findings(store: Any, plan: Any) -> Findings:
     inst = by_instance(store, plan.campaign)
     maps, sdes = map_campaign(plan), sde_campaign(plan)
     sde_records = list(store.records(campaign=sdes))
-    points, boundaries = villani_map(list(store.records(campaign=maps)))
+    map_records = list(store.records(campaign=maps))
+    points, boundaries = villani_map(map_records)
     tight, agrees = gaussian_shares(inst)
     return Findings(
         campaign=plan.campaign, map_campaign=maps, sde_campaign=sdes,
@@ -120,4 +100,5 @@ def findings(store: Any, plan: Any) -> Findings:
         thresholds=thresholds(inst),
         brackets=tuple(b for b in (bracket(k, recs) for k, recs in inst.items()) if b is not None),
         expected_loss=expected_losses(inst, sde_records), gaussian_tight=tight, gaussian_float_agrees=agrees,
-        map_points=points, boundaries=boundaries, sde=sde_outcomes(sde_records), loss_excess=loss_excesses(sde_records))
+        map_points=points, boundaries=boundaries, sde=sde_outcomes(sde_records), loss_excess=loss_excesses(sde_records),
+        analytic=analytic(map_records), minimisation=minimisations(sde_records))

@@ -6,6 +6,10 @@
 * poincare-metastable: every instance ordered by its best test-function lower bound over C_P; those
   below COLLAPSE (Var/C_P small: the polynomial test functions miss the slow, metastable mode) are
   listed and counted, not omitted.
+* poincare-villani-orders: per lora2 data seed, the analytic bracket of lambda_V(beta) and what it
+  implies for each quantifier order of the seed's condition.
+* poincare-sde-minimises: per beta, whether the SDE minimises F, with the rule that aggregates the
+  per-beta outcomes into the claim's.
 * poincare_expected_loss: per instance, E_mu[L] against L(argmin F) and min L (quadrature under the
   discretised mu on the bounds grid: every quick family), and the SDE's Monte Carlo E[L] for the
   higher-dimensional families.
@@ -18,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from verification.poincare.findings import COLLAPSE, SEED_HYPOTHESIS, Boundary, Findings
+from verification.poincare.findings.claims import ORDERS, SDE_RULE, aggregate
 from verification.poincare.report.tables import provenance
 from verification.report.aggregate import group, median
 from verification.report.tables import Table, fmt, print_table
@@ -71,6 +76,69 @@ def villani_boundary_table(f: Findings, plan: Any) -> Table:
                            VILLANI_BOUNDARY_COLUMNS, villani_boundary_caption(f),
                            provenance(plan) + f", {f.map_campaign}", campaigns=(f.map_campaign,),
                            command=plan.command())
+
+
+# -- quantifier orders of Villani's condition (lora2) -------------------------------------------------
+
+ORDERS_COLUMNS = ["family", "data seed", "p* cell lo", "p* cell hi", "L''(p*) >= a", "sup L'' <= A",
+                  "every beta: lambda_V(beta) >= sqrt(2a/beta)", "beta large: holds when beta lambda^2 >", "betas",
+                  "brackets meet"]
+
+
+def orders_cells(x) -> list:
+    """One row of poincare-villani-orders (``x``: a :class:`verification.poincare.findings.Analytic`)."""
+    return [x.family, x.data_seed, x.p_star and x.p_star[0], x.p_star and x.p_star[1], x.a, x.A,
+            "refuted (certified)" if x.every_beta_refuted else "not shown", x.beta0_times_lambda2,
+            len(x.per_beta), f"{sum(b[-1] is True for b in x.per_beta)}/{len(x.per_beta)}"]
+
+
+def orders_caption(f: Findings) -> str:
+    xs = f.analytic
+    ref = sum(x.every_beta_refuted for x in xs)
+    meet = sum(b[-1] is True for x in xs for b in x.per_beta)
+    total = sum(len(x.per_beta) for x in xs)
+    return ("Villani's condition read in each quantifier order (the seed's abstract states neither; "
+            f"{ORDERS['every beta']} / {ORDERS['beta large']}), from the analytic bracket "
+            "sqrt(2 L''(p*)/beta) <= lambda_V(beta) <= sqrt(2 sup L''/beta), p* a critical point of L, both "
+            f"constants enclosed in arb: the every-beta reading is refuted, certified, at {ref}/{len(xs)} data sets "
+            "(lambda_V(beta) > 0 at every beta > 0); the beta-large reading holds at all of them (beta lambda^2 > "
+            f"2 sup L'' suffices); the analytic and the certified brackets of lambda_V(beta) meet at {meet}/{total} "
+            "(data set, beta) (a check: both enclose the same number)")
+
+
+def orders_table(f: Findings, plan: Any) -> Table:
+    """The analytic bracket of lambda_V(beta) per lora2 data seed of ``plan``'s Villani map."""
+    return Table.from_rows("poincare-villani-orders", [orders_cells(x) for x in f.analytic], ORDERS_COLUMNS,
+                           orders_caption(f), provenance(plan) + f", {f.map_campaign}", campaigns=(f.map_campaign,),
+                           command=plan.command())
+
+
+# -- does the SDE minimise F? -------------------------------------------------------------------------
+
+MINIMISES_COLUMNS = ["family", "beta", "lambda", "E[F] - F_min", "lo", "hi", "d/(2 beta)", "E dist^2 to argmin F",
+                     "dist^2 lo", "dist^2 hi", "tr(H^-1)/beta", "dist to argmin F, end", "outcome"]
+
+
+def minimises_cells(m) -> list:
+    """One row of poincare-sde-minimises (``m``: a :class:`verification.poincare.findings.Minimisation`)."""
+    return [m.family, m.beta, m.lam, m.f_excess, m.f_lo, m.f_hi, m.laplace_f, m.dist2, m.d2_lo, m.d2_hi, m.laplace_d2,
+            f"{m.dist_end.mean:.4g} +- {3 * m.dist_end.se:.2g}", m.outcome]
+
+
+def minimises_caption(f: Findings) -> str:
+    ms = f.minimisation
+    return ("Does the SDE minimise what it minimises, the regularised loss F? Per beta, on the Langevin chains "
+            "(MALA, started from the Laplace approximation of mu_beta, one unit per chain, 90% t intervals): "
+            "E_beta[F] - F_min against d/(2 beta) and the mean squared distance to argmin F (L-BFGS on F) against "
+            f"tr(H^-1)/beta. Per-beta outcomes: {', '.join(m.outcome for m in ms) or '-'}; aggregated by the rule "
+            f"({SDE_RULE}): {aggregate(m.outcome for m in ms)}")
+
+
+def minimises_table(f: Findings, plan: Any) -> Table:
+    """Per (family, beta) of ``plan``'s Langevin runs: the SDE's minimisation of F."""
+    return Table.from_rows("poincare-sde-minimises", [minimises_cells(m) for m in f.minimisation], MINIMISES_COLUMNS,
+                           minimises_caption(f), provenance(plan) + f", {f.sde_campaign}",
+                           campaigns=(f.sde_campaign,), command=plan.command())
 
 
 # -- metastable cases ----------------------------------------------------------------------------------
@@ -130,11 +198,16 @@ def expected_loss_table(f: Findings, plan: Any) -> Table:
 
 
 def write_findings(f: Findings, plan: Any, tables_dir: Any, console: Any) -> None:
-    """Write and print the three findings tables (see the module docstring)."""
+    """Write and print the findings tables (see the module docstring; those without rows are skipped)."""
     if f.map_points:
         t = villani_boundary_table(f, plan)
         t.write(tables_dir)
         print_table(console, t.rows(), t.columns(), "Poincare: Villani's boundary lambda_V(beta)")
+    for t, title in ((orders_table(f, plan), "Poincare: Villani's condition in each quantifier order"),
+                     (minimises_table(f, plan), "Poincare: does the SDE minimise F?")):
+        if len(t.frame):
+            t.write(tables_dir)
+            print_table(console, t.rows(), t.columns(), title)
     t = metastable_table(f, plan)
     t.write(tables_dir)
     print_table(console, t.rows()[:10], t.columns(), "Poincare: weakest test-function lower bounds")
