@@ -115,13 +115,17 @@ class BuildResult:
     guards: dict[str, Any] = field(default_factory=dict)   # \\Guard key -> Guard, every family's
 
 
-def build_macros(full: bool) -> dict[str, str]:
+def build_macros(full: bool, plans: Optional[dict[str, Any]] = None) -> dict[str, str]:
     """What the title page and abstract may say about the build: ``\\BuildKind`` (``quick`` or
     ``full``), ``\\BuildNote``, a sentence naming the settings, and ``\\BuildAbstract``, the
-    abstract's sentence saying which settings the document was built from.
+    abstract's sentence saying which settings the document was built from; ``plans`` (``--from``:
+    {family: plan}) are named in both, each family with the command line its sections are read from.
 
     >>> build_macros(False)["BuildKind"], build_macros(True)["BuildKind"]
     ('quick', 'full')
+    >>> from verification.san.checks import Plan
+    >>> build_macros(False, {"san": Plan("paper", 0)})["BuildNote"].endswith("san: attnbounds san --preset paper --seed 0.")
+    True
     """
     if full:
         note = "Built from the full settings of the main job (attnbounds verify --full)."
@@ -131,6 +135,10 @@ def build_macros(full: bool) -> dict[str, str]:
     abstract = ("This document is built from the full settings of the main job." if full else
                 "This document is a quick-settings build: every number comes from the main job's quick "
                 "settings, which measure fewer instances, sizes, inputs and seeds than its full settings.")
+    if plans:
+        own = "; ".join(f"{family}: {plan.command()}" for family, plan in sorted(plans.items()))
+        note += f" Read instead from the runs of another command line (paper --from), the sections of {own}."
+        abstract += f" The sections of {', '.join(sorted(plans))} are read from another command's runs (--from)."
     return {"BuildKind": "full" if full else "quick", "BuildNote": note, "BuildAbstract": abstract}
 
 
@@ -201,7 +209,7 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
     links: dict[str, str] = {}
     guards: dict[str, Any] = {}
     problems: list[str] = []
-    result.macros.update(build_macros(full))
+    result.macros.update(build_macros(full, plans))
     for part in parts:
         for key, kind in ([(t.name, "table") for t in part.tables + part.data_tables]
                           + [(f.name, "figure") for f in part.figures]):

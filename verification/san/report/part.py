@@ -335,8 +335,9 @@ def _report_macros(part: Part, f: Findings, runs_df: Any) -> None:
                if len(f.paths) > 1 else f"only the {PATH_NAMES.get(f.paths[0], f.paths[0])} path was run, so no "
                "claim is checked against another path", "San", "paths text")
     if f.leave_one_out:
-        part.macro(f"{count(part.macros['SanFragileClaims'], 'decided claim')} of them "
-                   f"{'is' if part.macros['SanFragileClaims'] == 1 else 'are'} fragile: "
+        k = part.macros['SanFragileClaims']
+        part.macro(("no decided claim is" if k == 0 else f"{count(k, 'decided claim')} {'is' if k == 1 else 'are'}")
+                   + " fragile: "
                    "kept in at most half of the leave-one-seed-pair-out runs (the column drops kept)",
                    "San", "leave one out text")
     else:
