@@ -27,9 +27,10 @@ from theory.errors import InvalidInput
 DEFAULT_NAME = "bundled-speech"        # the default audio corpus (part of the campaign name)
 RATE = 16000                           # Whisper's sampling rate
 BUNDLED = (("useful-moonshine-onnx", "moonshine_onnx", "assets", "beckett.wav"),)
-# the words of the bundled recording, written down from Whisper-base's greedy transcript after listening
-# to nothing but that transcript: it reads as the sentence of Beckett's the recording says (the
-# functional check's reference; numerics.sources.whisper.word_errors)
+# the words of the bundled recording (the functional check's reference: numerics.sources.whisper.word_errors):
+# Beckett's sentence (Worstward Ho, 1983), which Whisper-base's greedy transcript reads as, all but its first
+# word ("Never tried, ever failed. ..."); nobody here listened to the recording, so that the speaker says
+# "Ever" is the published text's word, not a heard one
 REFERENCES = {"beckett": ("Ever tried. Ever failed. No matter. Try again. Fail again. Fail better.")}
 MAX_SECONDS = 30.0                     # Whisper's window: a longer recording is cut there (noted)
 

