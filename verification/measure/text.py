@@ -34,7 +34,9 @@ QUICK = {"minilm": dict(limit=120, max_tokens=128), "smollm2": dict(limit=6, max
          "gemma3": dict(limit=6, max_tokens=128), "antiberty": dict(limit=48, max_tokens=128),
          "dinov2": dict(limit=4, max_tokens=257)}
 FULL = dict(limit=300, max_tokens=512)   # every text model, `attnbounds verify --full`
-FULL_OF = {"dinov2": dict(limit=None, max_tokens=257)}       # a model's own full settings (default: FULL)
+FULL_OF = {"dinov2": dict(limit=None, max_tokens=257),       # a model's own full settings (default: FULL)
+           "whisper-base-encoder": dict(limit=None, max_tokens=None),   # Whisper: its own limits (1500, 448)
+           "whisper-base-decoder": dict(limit=None, max_tokens=None)}
 CORPUS = DEFAULT_NAME                                        # the default corpus (numerics.sources.corpus)
 CORPORA = {"antiberty": ANTIBODY_NAME}                       # a text model's own corpus (default: CORPUS)
 IMAGE_CORPORA = {"dinov2": IMAGES_NAME}                      # the image models: the bundled photographs
@@ -77,7 +79,7 @@ def trained_command(seed: int, full: bool) -> str:
 
 def rollout_line(model: str, texts: Optional[str] = None, limit: Optional[int] = None,
                  max_tokens: Optional[int] = None, allow_pickle: bool = False, seed: int = 0,
-                 full: bool = False, images: Optional[str] = None) -> str:
+                 full: bool = False, images: Optional[str] = None, audio: Optional[str] = None) -> str:
     """The ``attnbounds rollout`` line of one model run (each option only when it is set; ``--seed``
     when not 0), quoted for a shell.
 
@@ -87,12 +89,15 @@ def rollout_line(model: str, texts: Optional[str] = None, limit: Optional[int] =
     "attnbounds rollout --model 'my model/' --allow-pickle --seed 3 --full"
     >>> rollout_line("dinov2", limit=4, max_tokens=257, images="photos/")
     'attnbounds rollout --model dinov2 --images photos/ --limit 4 --max-tokens 257'
+    >>> rollout_line("whisper-base-decoder", audio="talk.wav")
+    'attnbounds rollout --model whisper-base-decoder --audio talk.wav'
     """
     import shlex
 
     words = ["attnbounds", "rollout", "--model", model]
     words += ["--texts", texts] if texts is not None else []
     words += ["--images", images] if images is not None else []
+    words += ["--audio", audio] if audio is not None else []
     words += ["--limit", str(limit)] if limit is not None else []
     words += ["--max-tokens", str(max_tokens)] if max_tokens is not None else []
     words += ["--allow-pickle"] if allow_pickle else []

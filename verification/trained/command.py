@@ -56,7 +56,8 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("rollout", help="D1 equality shares and rollout tightness on a trained model")
     add_common(p)
     p.add_argument("--model", default="minilm", help="minilm | smollm2 | gemma3 | antiberty | dinov2 (a vision "
-                   "transformer, on images) | a checkpoint folder | a weights file (.safetensors, "
+                   "transformer, on images) | whisper-base (speech: encoder and decoder self-attention, "
+                   "whisper-base-encoder / whisper-base-decoder for one) | a checkpoint folder | a weights file (.safetensors, "
                    ".safetensors.index.json, .gguf; the file named is the one loaded, with its folder's config.json "
                    "and tokenizer) | an ONNX image model (FILE.onnx: its Softmax outputs are read as attention)")
     p.add_argument("--texts", default=None, help="corpus: text file (lines or blank-line blocks) or JSONL "
@@ -66,9 +67,14 @@ def register(subparsers: Any) -> None:
                    help="inputs of an image model (dinov2, FILE.onnx): a folder of .png/.jpg files or a "
                         "comma-separated list of files (default: 19 photographs bundled with scikit-image and "
                         "scikit-learn)")
+    p.add_argument("--audio", default=None, metavar="DIR|FILE[,FILE...]",
+                   help="inputs of a speech model (whisper-base): a folder of .wav files or a comma-separated list "
+                        "of PCM WAV files, resampled to 16 kHz and cut at 30 s (default: beckett.wav, shipped by "
+                        "useful-moonshine-onnx)")
     p.add_argument("--limit", type=positive_int, default=None, help="first N inputs only (N >= 1)")
     p.add_argument("--max-tokens", type=int_at_least(2), default=None,
-                   help="truncate inputs here (>= 2; default 512)")
+                   help="truncate inputs here (>= 2; default 512; Whisper: the decoder's positions, default 448, "
+                        "its encoder's 1500 fixed)")
     p.add_argument("--allow-pickle", action="store_true",
                    help="load pickled weights (*.bin/*.pt) with torch.load(weights_only=True): plain tensors only, "
                         "a pickle that would run code is still refused")

@@ -1,6 +1,9 @@
 """Trained transformers: how often Theorem D1's equality holds, and how tight rollout is, per layer,
-on the embedded text models and any model folder, and on the vision transformer DINOv2 and any ONNX
-export, on images (``attnbounds rollout --model dinov2 [--images DIR|FILE,...]``).
+on the embedded text models and any model folder, on the vision transformer DINOv2 and any ONNX
+export, on images (``attnbounds rollout --model dinov2 [--images DIR|FILE,...]``), and on Whisper-base's
+encoder and decoder self-attention, on speech (``attnbounds rollout --model whisper-base [--audio FILE]``:
+two model runs, ``whisper-base-encoder`` and ``whisper-base-decoder``, with the transcript as a
+functional check; its cross-attention is not square, D1 does not apply).
 
 Each (model, input) is measured by :func:`verification.measure.attention.instance_records` (D1 per
 head and head-averaged on every token set, the rollout chain, comparison bounds). One results-store
@@ -45,6 +48,7 @@ class ModelRun:
     max_tokens: Optional[int] = None
     allow_pickle: bool = False
     images: Optional[str] = None      # --images DIR|FILE[,FILE...] of an image model (None: the bundled photographs)
+    audio: Optional[str] = None       # --audio DIR|FILE[,FILE...] of a speech model (None: the bundled recording)
     # the corpus once read (load): the command plans, runs and reports from the same inputs, read once
     _corpus: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
@@ -55,6 +59,13 @@ class ModelRun:
 
         return is_onnx(self.model)
 
+    @property
+    def reads_audio(self) -> bool:
+        """A speech model (``whisper-base-encoder``, ``whisper-base-decoder``: :mod:`numerics.sources.whisper`)."""
+        from numerics.sources.models import WHISPER_STREAMS
+
+        return self.model in WHISPER_STREAMS
+
     def corpus(self) -> Any:
         """The inputs (texts, or images for an image model: :mod:`numerics.sources.images`), read on
         the first call and kept: planning, measuring and reporting one run read them once; ``--texts``
@@ -64,7 +75,12 @@ class ModelRun:
 
         if "corpus" in self._corpus:
             return self._corpus["corpus"]
-        if self.reads_images:
+        self.check_inputs()
+        if self.reads_audio:
+            from numerics.sources.audio import load_audio
+
+            corpus = load_audio(self.audio, limit=self.limit)
+        elif self.reads_images:
             if self.texts is not None:
                 raise InvalidInput(f"--texts {self.texts!r}: model {self.model!r} reads images, not texts "
                                    "(give --images DIR|FILE[,FILE...], or nothing for the bundled photographs)")
@@ -77,6 +93,16 @@ class ModelRun:
         self._corpus["corpus"] = corpus
         return corpus
 
+    def check_inputs(self) -> None:
+        """``--texts``, ``--images`` and ``--audio`` each for its kind of model only (InvalidInput)."""
+        kind = "audio" if self.reads_audio else "images" if self.reads_images else "texts"
+        given = {"texts": self.texts, "images": self.images, "audio": self.audio}
+        reads = {"texts": "texts", "images": "images (dinov2, FILE.onnx)", "audio": "speech (whisper-base)"}
+        for opt, value in given.items():
+            if value is not None and opt != kind:
+                raise InvalidInput(f"--{opt} {value!r}: model {self.model!r} reads {reads[kind]}, not {opt} "
+                                   f"(--{opt} is for models that read {reads[opt]})")
+
     def load(self) -> tuple[Any, Any]:
         """The model (cached in-process by :func:`numerics.sources.models.load_model`, which checks a
         folder's files, configuration and tokenizer before it reads the weights) and the corpus
@@ -87,6 +113,10 @@ class ModelRun:
 
         check_files(self.model, self.allow_pickle)      # a bad path, pickle or auto_map: before any reading
         corpus = self.corpus()
+        if self.reads_audio:                            # its own token limits (1500 encoder, 448 decoder positions)
+            from numerics.sources.models import load_whisper
+
+            return load_whisper(self.model, self.max_tokens), corpus
         model = load_model(self.model, allow_pickle=self.allow_pickle,
                            max_tokens=MAX_TOKENS if self.max_tokens is None else self.max_tokens)
         return model, corpus
@@ -131,11 +161,17 @@ class Plan:
         head (:func:`run_check`)."""
         from verification.measure.text import FULL, FULL_OF, texts_of
 
-        base = FULL_OF.get(args.model, FULL) if args.full else {}
-        texts = args.texts if args.texts is not None else texts_of(args.model)   # antiberty: its antibody corpus
-        return cls((ModelRun(args.model, texts, args.limit if args.limit is not None else base.get("limit"),
-                             args.max_tokens if args.max_tokens is not None else base.get("max_tokens"),
-                             args.allow_pickle, getattr(args, "images", None)),), args.seed, bool(args.full),
+        from numerics.sources.models import WHISPER, WHISPER_STREAMS
+
+        names = tuple(WHISPER_STREAMS) if args.model == WHISPER else (args.model,)   # Whisper: both streams
+        runs = []
+        for name in names:
+            base = FULL_OF.get(name, FULL) if args.full else {}
+            texts = args.texts if args.texts is not None else texts_of(name)   # antiberty: its antibody corpus
+            runs.append(ModelRun(name, texts, args.limit if args.limit is not None else base.get("limit"),
+                                 args.max_tokens if args.max_tokens is not None else base.get("max_tokens"),
+                                 args.allow_pickle, getattr(args, "images", None), getattr(args, "audio", None)))
+        return cls(tuple(runs), args.seed, bool(args.full),
                    tuple(dict.fromkeys(getattr(args, "check", None) or ())),
                    tuple(getattr(args, "theory", None) or ()) if getattr(args, "check", None) else ())
 
@@ -153,10 +189,7 @@ class Plan:
                                              or m.max_tokens < 2):
                 raise InvalidInput(f"--max-tokens {m.max_tokens!r} for model {m.model!r}: must be an integer >= 2 "
                                    "(D1 needs two tokens)")
-            if m.reads_images and m.texts is not None:
-                raise InvalidInput(f"--texts {m.texts!r}: model {m.model!r} reads images, not texts")
-            if not m.reads_images and m.images is not None:
-                raise InvalidInput(f"--images {m.images!r}: model {m.model!r} reads texts, not images")
+            m.check_inputs()
 
     def is_main(self) -> bool:
         """Whether this is the main job's plan (``attnbounds verify --only trained [--full]``)."""
@@ -185,13 +218,14 @@ class Plan:
         tail = "".join(f" --theory {shlex.quote(f)}" for f in self.theories)
         tail += "".join(f" --check {shlex.quote(c)}" for c in self.checks)
         return " && ".join(rollout_line(m.model, m.texts, m.limit, m.max_tokens, m.allow_pickle, self.seed, self.full,
-                                        m.images) + tail for m in self.models)
+                                        m.images, m.audio) + tail for m in self.models)
 
     def provenance(self) -> dict[str, Any]:
         """Seed, preset (quick / full), the models (a folder or file by its name only, never a path
         of this machine), their corpora, input limits and token limits, and the baseline campaign."""
         from pathlib import Path
 
+        from numerics.sources.audio import DEFAULT_NAME as BUNDLED_SPEECH
         from numerics.sources.images import DEFAULT_NAME as BUNDLED_PHOTOS
 
         def named(x: Optional[str], default: str) -> str:
@@ -201,8 +235,8 @@ class Plan:
             return ", ".join(str(v) for v in values)
         return {"seed": self.seed, "preset": "full" if self.full else "quick",
                 "models": each(named(m.model, "") for m in self.models),
-                "corpora": each(named(m.images, BUNDLED_PHOTOS) if m.reads_images else named(m.texts, "default")
-                                for m in self.models),
+                "corpora": each(named(m.audio, BUNDLED_SPEECH) if m.reads_audio else named(m.images, BUNDLED_PHOTOS)
+                                if m.reads_images else named(m.texts, "default") for m in self.models),
                 "inputs": each("all" if m.limit is None else m.limit for m in self.models),
                 "max tokens": each("default" if m.max_tokens is None else m.max_tokens for m in self.models),
                 "baselines": baseline_campaign(self.seed),
@@ -289,6 +323,9 @@ def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> Ru
                 if console is not None:
                     console.print(f"[dim]corpus: {note}[/dim]")
             name = run_campaign(model, corpus, store, console)
+            if console is not None and hasattr(model, "functional") and model.causal:   # Whisper's decoder: transcripts
+                for t in corpus.inputs:
+                    console.print(functional_line(model, t), markup=False, highlight=False, soft_wrap=True)
             keys = {(t.id, t.sha) for t in corpus.inputs}
             t1 = time.perf_counter()
             measure_baselines(store, name, keys, plan.seed, console)
@@ -298,6 +335,18 @@ def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> Ru
             for theorem_id in plan.checks:      # --check: a user's statement on every head
                 run_check(model, corpus, store, theorem_id, console)
     return result
+
+
+def functional_line(model: Any, item: Any) -> str:
+    """One line of a speech model's functional check on ``item``: its transcript, and the word
+    errors against the recording's reference words when known."""
+    f = model.functional(item)
+    out = f"{model.name}: functional check, {item.id} ({f['audio_seconds']} s): transcript {f['transcript']!r}"
+    if not f["transcript_complete"]:
+        out += " (cut at the token limit)"
+    if f["reference"] is None:
+        return out + "; no reference transcript for this recording"
+    return out + f"; {f['word_errors']} word errors in {f['reference_words']} reference words ({f['reference']!r})"
 
 
 def measure_baselines(store: Any, campaign: str, keys: Optional[set], seed: int = 0, console: Any = None) -> str:
@@ -325,7 +374,8 @@ def run_campaign(model: Any, corpus: Any, store: Any, console: Any = None,
                  comparison: bool = True) -> str:
     """Measure every input of ``corpus`` not yet in the store (resume), one chunk per input text."""
     name = campaign_name(model, corpus.name)
-    chunks = [campaign.Chunk(chunk_key(t), measure_input, (model, t, comparison, True, True)) for t in corpus.inputs]
+    floats = bool(getattr(model, "float_tests", True))      # Whisper's encoder: a cut block, no float test
+    chunks = [campaign.Chunk(chunk_key(t), measure_input, (model, t, comparison, floats, True)) for t in corpus.inputs]
     campaign.run(store, name, chunks, console=console, description=f"{model.name}: measuring")
     return name
 

@@ -10,6 +10,7 @@ delta(R_l), prod delta(Ahat), prod (1+delta(A))/2 and their ratios, D2 chain ver
 tight, layer with the lowest share" names that layer), ``trained-float-<model>`` (what a float test
 of D1 at tolerance 0 gets wrong against the exact verdicts, the paper's ``trained-float`` for this
 model alone); medians of ratios and slacks with 95% percentile-bootstrap intervals (fixed seed);
+a speech model's ``trained-functional-<model>`` (its transcripts and word errors: :func:`functional_rows`);
 figures ``trained_heatmap_<model>``, ``trained_slack_<model>``, ``trained_rollout_<model>`` (PNG +
 PDF). Every number is a finding (:mod:`verification.trained.findings.model`), rendered by
 :mod:`verification.trained.report.tables`; a ``--check`` statement's table:
@@ -122,8 +123,29 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
         cap = f"{model.name}: " + FLOAT_CAPTION.format(of=f"on {n} inputs", cluster=CLUSTER_NOTE) + q
         written["float"] = write_table(rows, FLOAT_COLUMNS, f"trained-float-{s}", cap, prov, tables)
         print_table(console, rows, FLOAT_COLUMNS, cap)
+    functional = functional_rows(data)
+    if functional:
+        cols = ["input", "audio (s)", "transcript", "reference", "word errors / reference words"]
+        cap = (f"{model.name}: functional check, the transcript greedy-decoded (English, transcribe, no timestamps) "
+               "of each recording, and its word errors against the recording's reference words where known")
+        written["functional"] = write_table(functional, cols, f"trained-functional-{s}", cap, prov, tables)
+        print_table(console, functional, cols, cap)
     written["figures"] = draw_figures(f, model, out_dir / "figures", s, prov)
     return written
+
+
+def functional_rows(data: dict) -> list[list]:
+    """A speech model's functional check per recording, from its stored records (the provenance of
+    the layer-0 head-mean record of all tokens: transcript, reference, word errors); [] for a model
+    without one."""
+    rows = []
+    for r in data["layer"].get("all", {}).get(0, []):
+        p = r["provenance"]
+        if "transcript" not in p:
+            continue
+        errs = "no reference" if p.get("reference") is None else f"{p['word_errors']} / {p['reference_words']}"
+        rows.append([p["input"], p.get("audio_seconds"), p["transcript"], p.get("reference") or "", errs])
+    return sorted(rows)
 
 
 def report(store: Any, plan: Any, out_dir: Any, console: Any) -> dict:
