@@ -116,24 +116,20 @@ def _linear(part: Part, found: Findings, family_plan: Any) -> None:
     part.macro(C.outcomes(f.data_ends), "rank GD data ends")
     claim = {c.key: c for c in found.claims}
     if "gd recovery" in claim:
-        pc = claim["gd recovery"].evidence[0]
-        part.macro(str(pc.supported), "rank GD data conditions supported")
-        part.macro(str(len(pc.conditions)), "rank GD data conditions")
-        part.macro(f"{pc.worst.key[0]}, $N = {pc.worst.key[1]}$, noise {pc.worst.key[2]:g}, init {pc.worst.key[3]:g}",
-                   "rank GD data worst condition")
-        part.macro(C.share_with_interval(pc.worst.share), "rank GD data worst share")
-        part.macro(claim["gd recovery"].decision.outcome, "rank GD data outcome")
+        pc, w = claim["gd recovery"].evidence[0], claim["gd recovery"].evidence[0].worst.key
+        for value, name in ((str(pc.supported), "conditions supported"), (str(len(pc.conditions)), "conditions"),
+                            (f"{w[0]}, $N = {w[1]}$, noise {w[2]:g}, init {w[3]:g}", "worst condition"),
+                            (C.share_with_interval(pc.worst.share), "worst share"),
+                            (claim["gd recovery"].decision.outcome, "outcome")):
+            part.macro(value, "rank GD data", name)
     if "pre-training recovery" in claim:
         pre = claim["pre-training recovery"]
         part.macro(pre.decision.outcome, "rank pretraining primary outcome")
-        best = pre.evidence[1]
-        if best is not None:
-            part.macro(rr.ESTIMATOR_NAMES[best.estimator], "rank pretraining best")
-            part.macro(str(best.family), "rank pretraining family")
-            part.macro(f"{best.estimate.value:.2f} [{best.estimate.lo:.2f}, {best.estimate.hi:.2f}]",
-                       "rank pretraining best adjusted")
-            part.macro(f"{best.p:.2g}", "rank pretraining best p")
-            part.macro(best.outcome, "rank pretraining best outcome")
+        b = pre.evidence[1]
+        for value, name in ((rr.ESTIMATOR_NAMES[b.estimator], "best"), (str(b.family), "family"),
+                            (C.estimate(b.estimate), "best adjusted"), (f"{b.p:.2g}", "best p"),
+                            (b.outcome, "best outcome")) if b is not None else ():
+            part.macro(value, "rank pretraining", name)
     part.macro(", ".join(f"{x:g}" for x in plan.data_inits), "rank GD data inits")
     part.macro(f"{f.data_span:.2f}" if f.data_span is not None else "-", "rank GD data span decades")
     part.macro(C.count(f.data_stays), "rank GD data stays")
@@ -196,6 +192,12 @@ def _attention(part: Part, found: Findings, plan: Any) -> None:
     part.macro(f"{att.KERNEL_TOL:g}", "rank kernel tolerance")
     exact = f.exact
     part.macro(exact["exact/d3"].verdict if "exact/d3" in exact else "-", "rank linear exact verdict")
+    unknown = exact.get("exact/d3/value-map-unknown")
+    part.macro(unknown.verdict if unknown else "-", "rank linear exact unknown verdict")
+    part.guard(bool(unknown and unknown.verdict == "tight"), "rank linear exact unknown holds",
+               detail=f"verdict {unknown.verdict if unknown else 'absent'}")
+    part.macro(str(ap.d), "rank attention d")
+    part.macro(str(ap.r_star), "rank attention r star")
     part.macro(f"{exact['exact/inversion'].value:.1e}" if "exact/inversion" in exact else "-",
                "rank softmax inversion error")
     part.macro(C.count(f.linear_float_matches), "rank linear float rank matches")
@@ -234,17 +236,16 @@ def _attention(part: Part, found: Findings, plan: Any) -> None:
         part.macro(_clustered(v.failures_where_regression_fails), "rank softmax identifiability where misses", vm)
     energy = next(d for d in f.softmax.decisions if d.estimator == "energy_0.9")
     part.macro(_clustered(energy.by_teacher), "rank softmax estimator energy ninety by teacher")
-    part.macro(energy.decision.reason or "-", "rank softmax estimator reason")
+    part.macro(f"This design cannot decide it: {energy.decision.reason}." if energy.decision.reason else "",
+               "rank softmax estimator reason")
     made = {t.name: t for t in ar.attention_tables(f, plan)}
     recovery, students, ladder, sm_recovery, sm_estimators, sm_outcomes = (made[k] for k in (
         "rank-attention-recovery", "rank-attention-students", "rank-ladder", "rank-softmax-recovery",
         "rank-softmax-estimators", "rank-softmax-estimator-outcomes"))
     if "rank-attention-native" in made:
-        part.tables.append(_view(made["rank-attention-native"], "rank-attention-native",
-                                 f"The attention-native claims as stated, intervals over the teachers: students of "
-                                 f"kernel rank {N.R_STAR} reach zero risk (achievability); over-parameterised students "
-                                 f"(kernel rank $d={ap.d}$) from initialisation {att.NATIVE_INIT:g} on noiseless data "
-                                 f"end at kernel rank {N.R_STAR} (recovery)."))
+        part.tables.append(_view(made["rank-attention-native"], "rank-attention-native", (
+            f"Attention-native claims, intervals over the teachers: kernel rank {N.R_STAR} reaches zero risk "
+            f"(achievability); kernel rank $d={ap.d}$ from init {att.NATIVE_INIT:g}, noiseless data, ends at {N.R_STAR} (recovery).")))
     part.tables += [
         _view(recovery, "rank-attention-recovery",
               f"Data-only recovery of the query-key kernel $W$ ({N.r_star_is(ap.r_star)}, $d={ap.d}$): a draw "
@@ -343,18 +344,14 @@ def _clustered(c: Any) -> str:
 
 
 def _per_condition(pc: Any) -> str:
-    w = pc.worst
-    shape, n, noise, init = w.key
+    w, (shape, n, noise, init) = pc.worst, pc.worst.key
     return (f"pooled {C.count(pc.pooled)} (descriptive); per condition: {pc.supported} of {len(pc.conditions)} "
             f"supported; worst {shape}, $N = {n}$, noise {noise:g}, init {init:g}: {C.share_with_interval(w.share)}")
 
 
 def _best(b: Any) -> str:
-    if b is None:
-        return "none"
-    e = b.estimate
-    return (f"exploratory best of {b.family}, {rr.ESTIMATOR_NAMES[b.estimator]}: {e.value:.2f} [{e.lo:.2f}, "
-            f"{e.hi:.2f}] (Bonferroni), corrected $p$ = {b.p:.2g}, {b.outcome}")
+    return "none" if b is None else (f"exploratory best of {b.family}, {rr.ESTIMATOR_NAMES[b.estimator]}: "
+                                     f"{C.estimate(b.estimate)} (Bonferroni), corrected $p$ = {b.p:.2g}, {b.outcome}")
 
 
 def _result(c: Any) -> str:
