@@ -289,7 +289,7 @@ def _weights(part: Part, found: Findings, plan: Any) -> None:
     part.tables.append(_view(table, "rank-weights",
                              "Effective ranks of per-head QK kernels and OV circuits of the embedded models "
                              "(smollm2: 4-bit GGUF dequantised, the quantised weights); the exact head-rank check "
-                             "(rank $= d_h$) is a check of the extraction, not a result, and is not shown.",
+                             f"({N.RANK_IS_DH}) is a check of the extraction, not a result, and is not shown.",
                              [c for c in table.columns() if c != "rank = dh certified"]))
     part.figures.append(Figure("rank-weights", _weights_curve(f.curves),
                                f"Mean energy effective rank ({N.TAU_99}) over heads, divided by the head "
@@ -392,7 +392,7 @@ CLAIMS = {
                               "noiseless data, value map known: the regression solved in rational arithmetic"),
     "linear exact recovery without the value map": (
         "... even without the value map", "-",
-        f"noiseless data, value map unknown: the identified part of vec$(W)$vec$({N.W_V})^\\top$ solved in "
+        f"noiseless data, value map unknown: the identified part of {N.THETA_UNKNOWN} solved in "
         "rational arithmetic, the exact rank of its unfolding"),
     "gd recovery": ("gradient descent recovers this rank under standard low-rank implicit-bias assumptions", "-",
                     "finite noisy data, small initialisation, the rank counted above the noise level at the last "
