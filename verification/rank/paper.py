@@ -264,9 +264,10 @@ def _attention(part: Part, found: Findings, plan: Any) -> None:
               "Softmax kernel recovery by value map: the linearised regression against the nonlinear least-squares "
               f"fit ($W$ alone with {N.W_V} known; $W$ and {N.W_V} jointly with {N.W_V} unknown), converged starts "
               "by first-order optimality, identifiability failures (converged starts of equal cost, different "
-              "kernels).",
+              "kernels); the regression's share also over the teachers (the independent units).",
               ["value map", "draws", "regression recovers W [95% CI]", "fit recovers W [95% CI]",
-               "fit: converged starts", "identifiability failures", "fit outcomes"]),
+               "fit: converged starts", "identifiability failures", "fit outcomes",
+               "regression recovers W, over teachers [95% CI, method]"]),
         _view(sm_estimators, "rank-softmax-estimators",
               "Each estimator's rank of the recovered softmax kernels: share equal to "
               f"{N.r_star_is(ap.r_star, spaced=True)} (95% Wilson), per kernel source and value map."),
