@@ -118,7 +118,7 @@ def _linear(part: Part, found: Findings, family_plan: Any) -> None:
     if "gd recovery" in claim:
         pc, w = claim["gd recovery"].evidence[0], claim["gd recovery"].evidence[0].worst.key
         for value, name in ((str(pc.supported), "conditions supported"), (str(len(pc.conditions)), "conditions"),
-                            (f"{w[0]}, $N = {w[1]}$, noise {w[2]:g}, init {w[3]:g}", "worst condition"),
+                            (f"{w[0]} spectrum, {w[1]} inputs, noise {w[2]:g}, init {w[3]:g}", "worst condition"),
                             (C.share_with_interval(pc.worst.share), "worst share"),
                             (claim["gd recovery"].decision.outcome, "outcome")):
             part.macro(value, "rank GD data", name)
@@ -341,18 +341,18 @@ def _clustered(c: Any) -> str:
     if c is None or not c.clusters:
         return "-"
     tail = f", {c.inconclusive} inconclusive" if c.inconclusive else ""
-    return f"{c.k}/{c.n}{tail}; over {c.clusters} teachers {c.mean:.2f} [{c.lo:.2f}, {c.hi:.2f}] ({c.method})"
+    return f"{c.k}/{c.n}{tail}; {c.mean:.2f} [{c.lo:.2f}, {c.hi:.2f}] over {c.clusters} teachers ({c.method})"
 
 
 def _per_condition(pc: Any) -> str:
     w, (shape, n, noise, init) = pc.worst, pc.worst.key
-    return (f"pooled {C.count(pc.pooled)} (descriptive); per condition: {pc.supported} of {len(pc.conditions)} "
-            f"supported; worst {shape}, $N = {n}$, noise {noise:g}, init {init:g}: {C.share_with_interval(w.share)}")
+    return (f"{C.count(pc.pooled)} pooled; {pc.supported} of {len(pc.conditions)} conditions supported; worst "
+            f"({shape}, $N = {n}$, noise {noise:g}, init {init:g}): {C.share_with_interval(w.share)}")
 
 
 def _best(b: Any) -> str:
-    return "none" if b is None else (f"exploratory best of {b.family}, {rr.ESTIMATOR_NAMES[b.estimator]}: "
-                                     f"{C.estimate(b.estimate)} (Bonferroni), corrected $p$ = {b.p:.2g}, {b.outcome}")
+    return "none" if b is None else (f"best of {b.family}, {rr.ESTIMATOR_NAMES[b.estimator]}: "
+                                     f"{C.estimate(b.estimate)} Bonferroni, $p$ = {b.p:.2g} corrected: {b.outcome}")
 
 
 def _result(c: Any) -> str:
@@ -365,27 +365,22 @@ def _result(c: Any) -> str:
         "linear exact recovery": lambda: f"verdict {e[0]}",
         "linear exact recovery without the value map": lambda: f"verdict {e[0]}",
         "gd recovery": lambda: _per_condition(e[0]),
-        "pre-training recovery": lambda: f"primary, {rr.ESTIMATOR_NAMES[PRIMARY]}: {C.estimate(e[0])} of draws; "
-                                         + _best(e[1]),
+        "pre-training recovery": lambda: f"{rr.ESTIMATOR_NAMES[PRIMARY]} (primary): {C.estimate(e[0])}; " + _best(e[1]),
         "naive transfer fails": lambda: f"static rank differs from {N.R_STAR}: {_clustered(e[0])}",
         "attention achievability": lambda: f"zero risk at kernel rank {N.R_STAR}: {_clustered(e[2])}",
         "attention recovery": lambda: f"kernel rank {N.R_STAR} learned: {_clustered(e[2])}",
-        "robust estimator": lambda: f"energy 0.9 recovers {N.R_STAR}: {_clustered(e[0])}"
-                                    + (f"; {c.decision.reason}" if c.decision.reason else ""),
-        "softmax partial recovery": lambda: f"regression recovers $W$: {_clustered(e[0])}; fit (training) "
-                                            f"{C.outcomes(e[1])}",
-        "softmax identifiability": lambda: f"identifiability failures among the regression's misses: "
-                                           f"{_clustered(e[0])}",
+        "robust estimator": lambda: f"energy 0.9 gives {N.R_STAR}: {_clustered(e[0])}",
+        "softmax partial recovery": lambda: f"regression: {_clustered(e[0])}; fit (training): {C.outcomes(e[1])}",
+        "softmax identifiability": lambda: f"failures among the regression's misses: {_clustered(e[0])}",
     }[c.key]()
 
 
 CLAIMS = {
     "deficiency": (f"in a linear attention surrogate, the intrinsic rank {N.R_STAR} of the token-mixing operator is "
                    "a tight lower bound: any rank-deficient model incurs unavoidable excess risk", "proved",
-                   f"Eckart--Young: the optimal excess risk of every rank {N.R_BELOW}, certified in 60-digit "
-                   "intervals"),
+                   f"Eckart-Young: optimal excess risk at every {N.R_BELOW}, certified in 60-digit intervals"),
     "achievability": (f"the bound is achievable at {N.R_STAR}", "proved",
-                      f"Eckart--Young: the excess risk at {N.R_AT}, decided exactly"),
+                      f"Eckart-Young: the excess risk at {N.R_AT}, decided exactly"),
     "attention deficiency": ("under the attention-native rank the structure is restored (deficiency), linear "
                              "attention", "-",
                              f"kernel-rank-$r$ linear students below {N.R_STAR} against the exact lower bound"),
@@ -393,14 +388,12 @@ CLAIMS = {
                               "noiseless data, value map known: the regression solved in rational arithmetic"),
     "linear exact recovery without the value map": (
         "... even without the value map", "-",
-        f"noiseless data, value map unknown: the identified part of {N.THETA_UNKNOWN} solved in "
-        "rational arithmetic, the exact rank of its unfolding"),
+        f"value map unknown: the identified part of {N.THETA_UNKNOWN} solved exactly; the rank of its unfolding"),
     "gd recovery": ("gradient descent recovers this rank under standard low-rank implicit-bias assumptions", "-",
-                    "finite noisy data, small initialisation, the rank counted above the noise level at the last "
-                    "step; decided in every condition (shape, $N$, noise, init)"),
+                    "noisy data, small init, rank above the noise level at the last step; decided per condition"),
     "pre-training recovery": (f"{N.R_STAR} is recoverable from data before training", "-",
-                              "the paper's energy rank (primary) on least-squares fits, over independent draws; the "
-                              "best of the five estimators given the same information, corrected for the choice"),
+                              "the paper's energy rank (primary) on least-squares fits; the best of five estimators, "
+                              "corrected for the choice (exploratory)"),
     "naive transfer fails": ("a naive transfer fails ... a static weight kernel cannot summarize the input-conditioned "
                              "mixing", "-",
                              "interpolation ladder from a static mixer to attention: the best static mixer's rank "
@@ -409,8 +402,7 @@ CLAIMS = {
                                 f"students of kernel rank {N.R_STAR} trained by gradient descent reach zero risk "
                                 "(linear and softmax)"),
     "attention recovery": ("... (... and recovery), for linear and softmax attention", "-",
-                           "over-parameterised students (kernel rank $d$) from small initialisation on noiseless "
-                           f"data end at kernel rank {N.R_STAR} (linear and softmax)"),
+                           f"students of kernel rank $d$ from small init, noiseless data: learned kernel rank {N.R_STAR}"),
     "robust estimator": ("the energy effective rank is the estimator robust to softmax distortion", "-",
                          "teachers as units: exact sign tests over teachers, Holm across every pair of estimators"),
     "softmax partial recovery": ("softmax attention admits only partial pre-training recovery ...", "-",
@@ -418,8 +410,8 @@ CLAIMS = {
                                  f"beside the joint nonlinear fit of $W$ and {N.W_V}, which is training a one-layer "
                                  "student"),
     "softmax identifiability": ("... due to nonlinear inversion and kernel-value identifiability effects", "-",
-                                "the draws the regression misses: converged fits of equal cost with different "
-                                "kernels (an identifiability failure) in most of them?"),
+                                "converged fits of equal cost, different kernels (identifiability failures) in the "
+                                "draws the regression misses"),
 }
 """Per claim key (:mod:`verification.rank.findings.claims`): the claim in the paper's words, what the
 paper states, this suite's design."""
