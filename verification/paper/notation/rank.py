@@ -20,6 +20,8 @@ LAMBDA_STATIC = r"$\lambda = 0$"        # the interpolation ladder's ends and it
 LAMBDA_ATTENTION = r"$\lambda = 1$"
 LAMBDA_POSITIVE = r"$\lambda > 0$"
 ENERGY_PER_DIM = r"$r^{\mathrm{energy}}_{0.99} / d_h$"   # the energy rank over the head dimension
+RANK_IS_DH = r"rank $= d_h$"             # a head circuit's full rank
+THETA_UNKNOWN = r"$W \otimes W_V$"       # what data identify without the value map (up to a symmetrisation)
 
 
 def r_star_is(value: Any, spaced: bool = False) -> str:

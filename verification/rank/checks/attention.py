@@ -15,6 +15,13 @@ students  GD on U V^T of rank r in {r*-1, r*, r*+1} for linear and softmax teach
           Linear r < r*: the certified lower bound mu_lo tail_lo (Fraction LDL^T + 60-digit tail,
           multiplied exactly) against the exact risk of the exact rank-r product U V^T.
 ladder    Y = ((1 - lam) M_static + lam A(X)) X W_V: rank of the best static mixer vs r* (a claim).
+native    the attention-native claims as stated, on the recovery campaign's teachers (the clusters):
+          achievability (a student of kernel rank r* reaches zero risk) and recovery (an
+          over-parameterised student, rank d, from small initialisation NATIVE_INIT ends at kernel
+          rank r*; noiseless data that identify W, so recovery is GD reaching the one zero-risk kernel
+          without spurious directions), linear and softmax; and the exact rational recovery of the
+          kernel's rank with the value map unknown (:func:`exact_unknown_chunk`). A campaign of its
+          own (seconds): the three above keep their records.
 Kernels: :mod:`numerics.rank.attention`, :mod:`numerics.rank.students` (docs/theory.md); tables:
 :mod:`verification.rank.report.attention`.
 """
@@ -129,7 +136,7 @@ def recovery_chunk(p: AttPlan, kind: str, setting: tuple, seed: int) -> list[Rec
 def _recovery_draws(p: AttPlan, kind: str, setting: tuple, seed: int) -> list[Record]:
     out = []
     for i in range(p.seeds):
-        sd = seed * 1000 + 13 * i                     # the same teachers in every setting (paired)
+        sd = teacher_seed(seed, i)                    # the same teachers in every setting (paired)
         W, W_V = A.kernel_teacher(p.d, p.r_star, "linear", sd)
         rng = np.random.default_rng(sd + 1)
         fit = None
@@ -264,14 +271,82 @@ def ladder_chunk(p: AttPlan, kind: str, lam: float, seed: int) -> list[Record]:
     return out
 
 
-def campaigns(p: AttPlan, seed: int) -> tuple[str, str, str]:
+NATIVE_INIT = 1e-3        # small initialisation of the over-parameterised students (the implicit-bias regime)
+NATIVE_SEEDS = 2          # student seeds per teacher and rank
+NATIVE_TEACHERS = 10      # at most this many of the plan's teachers (quick: all 5; full: 10 of 50)
+NATIVE_VERSION = "v1"     # bump when native_chunk or exact_unknown_chunk changes: a new campaign
+CONVERGED = 1e-6          # train risk / initial risk below this: the student reached zero risk
+LEARNED_REL = 1e-3        # a kernel direction is learned when its singular value exceeds this x sigma_1
+
+
+def teacher_seed(seed: int, i: int) -> int:
+    """The seed of teacher ``i`` of the recovery and native campaigns (the same teachers in every setting)."""
+    return seed * 1000 + 13 * i
+
+
+def native_chunk(p: AttPlan, kind: str, i: int, seed: int) -> list[Record]:
+    """Teacher ``i``: students of kernel rank r* (achievability: reach zero risk) and of rank d from
+    small initialisation (recovery: reach zero risk with learned kernel rank r*), NATIVE_SEEDS each,
+    on noiseless data (B = 48) of the teacher; W_V fixed to the teacher's."""
+    sd = teacher_seed(seed, i)
+    W, W_V = A.kernel_teacher(p.d, p.r_star, "linear", sd)
+    X = A.sample_tokens(48, p.T, p.d, sd + 1)
+    Y = A.linear_attention(X, W, W_V) if kind == "linear" else A.softmax_attention(X, W, W_V, 1.0)
+    lr = 0.25 / S.linear_deficiency_bound(X, W, W_V, p.r_star - 1)["lam_max"] if kind == "linear" else 0.1
+    out = []
+    for role, r in (("achievability", p.r_star), ("recovery", p.d)):
+        seeds = [sd * 100 + 7 * r + j for j in range(NATIVE_SEEDS)]
+        run = S.train_kernel_students(X, Y, W_V, r, seeds, kind, 1.0, steps=p.steps, lr=lr, init_scale=NATIVE_INIT)
+        for j, s in enumerate(seeds):
+            sig = run["sigma"][j]
+            ratio = float(run["train_risk"][j, -1] / max(run["train_risk"][j, 0], 1e-300))
+            learned = int(np.sum(sig > LEARNED_REL * sig[0]))
+            done = ratio < CONVERGED
+            if role == "achievability":
+                o = Outcome.SUPPORTED if done else Outcome.REFUTED
+                method = f"train risk / initial risk of one GD run of kernel rank r* (supported: < {CONVERGED:g})"
+            else:
+                o = Outcome.INCONCLUSIVE if not done else Outcome.SUPPORTED if learned == p.r_star else Outcome.REFUTED
+                method = (f"kernel rank learned by a rank-d student from init {NATIVE_INIT:g} (sigma_i > {LEARNED_REL:g} "
+                          f"sigma_1), judged once train risk / initial risk < {CONVERGED:g} (else inconclusive)")
+            out.append(outcome_record(
+                "rank.attention.native", f"{kind}/{role}/t{i}/{s}", o, float(learned) if role == "recovery" else ratio,
+                None, method + "; one run, intervals over teachers in the tables", value=float(run["train_risk"][j, -1]),
+                bound=float(p.r_star) if role == "recovery" else 0.0,
+                provenance={"seed": s, "teacher_seed": sd, "kind": kind, "role": role, "r": r, "r_star": p.r_star,
+                            "d": p.d, "T": p.T, "B": 48, "steps": p.steps, "lr": lr, "beta": 1.0,
+                            "init_scale": NATIVE_INIT, "noise": 0.0},
+                extra={"learned": learned, "risk_ratio": ratio, "sigma": sig.tolist(),
+                       "grad_norm": float(run["grad_norm"][j])}))
+    return out
+
+
+def exact_unknown_chunk(p: AttPlan, seed: int) -> list[Record]:
+    """The kernel's rank from noiseless linear-attention data *without* the value map, decided in
+    rational arithmetic (:func:`numerics.rank.attention.recover_linear_kernel_unknown_exact`): d = 3,
+    a rational W of rank 2 and a rational invertible W_V, B = 8 inputs of T = 3 tokens (quarters)."""
+    W = np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 1.0], [1.0, 1.5, 1.0]])       # rank 2 (row 3 = row 1 + row 2)
+    W_V = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.0], [0.25, 0.0, 1.0]])   # invertible, no zero row
+    X = np.round(A.sample_tokens(8, 3, 3, seed) * 4) / 4
+    ex = A.recover_linear_kernel_unknown_exact(X, W, W_V)
+    ok = ex["identifiable"] and ex["equal"] and ex["rank"] == ex["rank_W"] == 2
+    return [Record("rank.attention.linear.recovery", "exact/d3/value-map-unknown",
+                   Verdict.TIGHT if ok else Verdict.UNDECIDED if not ex["identifiable"] else Verdict.VIOLATED,
+                   value=float(ex.get("rank", -1)), bound=2.0, backend="fraction", dtype="exact",
+                   provenance={"seed": seed, "d": 3, "T": 3, "B": 8, "value_map": "unknown", "noise": 0.0},
+                   extra={"identifiable": bool(ex["identifiable"]), "symmetric_theta_equal": bool(ex.get("equal")),
+                          "rank_W": ex.get("rank_W")})]
+
+
+def campaigns(p: AttPlan, seed: int) -> tuple[str, str, str, str]:
     tag = p.tag(seed)
-    return f"rank.att-recovery-{tag}", f"rank.att-students-{tag}", f"rank.att-ladder-{tag}"
+    return (f"rank.att-recovery-{tag}", f"rank.att-students-{tag}", f"rank.att-ladder-{tag}",
+            f"rank.att-native-{NATIVE_VERSION}-{tag}")
 
 
 def attention_chunks(p: AttPlan, seed: int = 0) -> dict[str, list]:
-    """campaign -> its chunks, for the three attention campaigns of ``p`` (nothing run)."""
-    rec_c, stu_c, lad_c = campaigns(p, seed)
+    """campaign -> its chunks, for the four attention campaigns of ``p`` (nothing run)."""
+    rec_c, stu_c, lad_c, nat_c = campaigns(p, seed)
     C = campaign.Chunk
     lin = [(B, nz, vm) for vm in ("known", "unknown") for B in p.inputs for nz in p.noises]
     soft = [(b, T, nz, "known") for T in p.softmax_lengths() for b in p.betas for nz in p.noises[:2]] \
@@ -280,7 +355,10 @@ def attention_chunks(p: AttPlan, seed: int = 0) -> dict[str, list]:
             + [C(f"softmax/{s}", recovery_chunk, (p, "softmax", s, seed)) for s in soft]
             + [C("exact", exact_chunk, (p, seed))],
             stu_c: [C(k, students_chunk, (p, k, seed)) for k in ("linear", "softmax")],
-            lad_c: [C(f"{k}/{lam}", ladder_chunk, (p, k, lam, seed)) for k in ("linear", "softmax") for lam in p.lams]}
+            lad_c: [C(f"{k}/{lam}", ladder_chunk, (p, k, lam, seed)) for k in ("linear", "softmax") for lam in p.lams],
+            nat_c: [C(f"{k}/t{i}", native_chunk, (p, k, i, seed)) for k in ("linear", "softmax")
+                    for i in range(min(p.seeds, NATIVE_TEACHERS))]
+            + [C("exact-unknown", exact_unknown_chunk, (p, seed))]}
 
 
 def run_attention(store: Any, p: AttPlan, seed: int = 0, console: Any = None, executor: Any = None) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from verification.findings import Share, Tally
 from verification.rank.checks.attention import KERNEL_TOL, campaigns, kernel_outcome
-from verification.rank.findings.outcomes import Outcomes
+from verification.rank.findings.outcomes import Clustered, Outcomes
 from verification.report.aggregate import group
 from verification.report.aggregate import median_keep_nan as _med
 
@@ -106,6 +106,8 @@ class AttentionFindings:
     ladder_mixed: Outcomes
     softmax: Any
     records: dict
+    ladder_misses_by_teacher: Optional[Clustered] = None   # the mixed rungs' misses, the ladder's teachers as clusters
+    native: Optional[dict] = None      # {role: {"linear" | "softmax" | "both": Clustered}}, teachers as clusters
 
 
 def rejudged(rec: dict) -> dict:
@@ -168,12 +170,25 @@ def _ladder(lad: list[dict]) -> tuple:
                  for (kind, lam), rs in group(lad, lambda x: (x["provenance"]["kind"], x["provenance"]["lam"])).items())
 
 
-def findings_of(allrec: list[dict], stu: list[dict], lad: list[dict], plan: Any, seed: int) -> AttentionFindings:
-    """The :class:`AttentionFindings` of the records of the three campaigns of the attention plan
-    ``plan`` (a :class:`verification.rank.checks.attention.AttPlan`) at ``seed``."""
+def native(nat: list[dict]) -> dict:
+    """The native campaign's runs per role (achievability, recovery) and kind (and "both"), each
+    :class:`Clustered` over the teachers (both kinds of a teacher in one cluster)."""
+    runs = [x for x in nat if "role" in x["provenance"]]
+    return {role: {kind: Clustered.of((x["provenance"]["teacher_seed"], x["verdict"]) for x in runs
+                                      if x["provenance"]["role"] == role and kind in ("both", x["provenance"]["kind"]))
+                   for kind in ("linear", "softmax", "both")}
+            for role in ("achievability", "recovery")}
+
+
+def findings_of(allrec: list[dict], stu: list[dict], lad: list[dict], plan: Any, seed: int,
+                nat: Optional[list] = None) -> AttentionFindings:
+    """The :class:`AttentionFindings` of the records of the campaigns of the attention plan ``plan``
+    (a :class:`verification.rank.checks.attention.AttPlan`) at ``seed``: recovery, students, ladder
+    and (``nat``, where given) the native campaign, whose exact check joins the recovery's."""
     from verification.rank.findings.softmax import softmax_findings
 
     recs, exact = split_exact(allrec)
+    exact.update(split_exact(list(nat or []))[1])          # the native campaign's exact check (value map unknown)
     soft = [rejudged(x) for x in recs if x["provenance"]["kind"] == "softmax"]
     fits = [x["extra"]["fit"] for x in soft if x["extra"].get("fit")]
     lin = [x for x in recs if x["provenance"]["kind"] == "linear" and x["verdict"] == "undecided"]
@@ -192,9 +207,12 @@ def findings_of(allrec: list[dict], stu: list[dict], lad: list[dict], plan: Any,
         ladder_misses=Share.wilson(sum(x["verdict"] == "refuted" for x in mixed), len(mixed)),
         ladder_static=Outcomes.of_records(x for x in lad if float(x["provenance"]["lam"]) == 0),
         ladder_mixed=Outcomes.of_records(mixed), softmax=softmax_findings(recs, plan.r_star),
-        records={"recovery": recs, "ladder": lad})
+        records={"recovery": recs, "ladder": lad},
+        ladder_misses_by_teacher=Clustered.of_hits((x["provenance"]["seed"], x["verdict"] == "refuted") for x in mixed),
+        native=native(nat) if nat is not None else None)
 
 
 def attention_findings(store: Any, plan: Any, seed: int) -> AttentionFindings:
     """The :class:`AttentionFindings` of the attention plan ``plan`` at ``seed`` from ``store``."""
-    return findings_of(*(list(store.records(campaign=c)) for c in campaigns(plan, seed)), plan, seed)
+    rec, stu, lad, nat = (list(store.records(campaign=c)) for c in campaigns(plan, seed))
+    return findings_of(rec, stu, lad, plan, seed, nat)

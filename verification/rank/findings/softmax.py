@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from verification.findings import Decision, Share
 from verification.rank.checks.attention import KERNEL_TOL, fit_outcome, identifiability_failure, kernel_outcome
-from verification.rank.findings.outcomes import Outcomes
+from verification.rank.findings.outcomes import Clustered, Outcomes
 from verification.report.aggregate import median_keep_nan as _med
 from verification.stats import ALPHA, best_outcome, pairwise
 
@@ -46,6 +46,9 @@ class ValueMap:
     best_converged: Share
     identifiability_failures: Share
     fit_counts: dict
+    regression_by_teacher: Optional[Clustered] = None        # the regression's recoveries, teachers as clusters
+    failures_by_teacher: Optional[Clustered] = None          # identifiability failures among every fitted draw
+    failures_where_regression_fails: Optional[Clustered] = None   # ... among the draws the regression misses
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class EstimatorDecision:
     better: tuple
     p_values: dict
     decision: Decision
+    by_teacher: Optional[Clustered] = None   # its kernels with rank r*, teachers as clusters
 
 
 @dataclass(frozen=True)
@@ -135,14 +139,19 @@ def estimator_outcomes(recs: list[dict], r_star: int) -> tuple:
     ks = [k for _, _, k in kernels(recs)]
     units = teacher_hits(recs, r_star)
     cmp = compare(units)
+    # the smallest two-sided p-value an exact sign test over the teachers can reach: all agree
+    floor = min(1.0, 2 * 0.5 ** len(units)) if units else 1.0
+    reason = (f"with {len(units)} teachers the smallest two-sided p of an exact sign test is {floor:.4g}, not below "
+              f"{ALPHA:g}: no comparison can be significant" if floor >= ALPHA else "")
     out = []
     for e in ESTIMATORS:
         hits = [_hit(k.get(e), r_star, e) for k in ks]
         worse, better, p = cmp[e]
         share = Share.wilson(sum(h is True for h in hits), sum(h is not None for h in hits))
+        by = Clustered.of_hits((t, h) for t, hs in units.items() for h in hs[e])
         out.append(EstimatorDecision(e, share, len(units), tuple(worse), tuple(better), p, Decision(
-            best_outcome(worse, better, len(ESTIMATORS)), share.value, (share.lo, share.hi), 1 - ALPHA,
-            "exact sign tests over teachers, Holm")))
+            best_outcome(worse, better, len(ESTIMATORS)), by.mean, (by.lo, by.hi), 1 - ALPHA,
+            f"exact sign tests over teachers, Holm; share: {by.method} over teachers", reason=reason), by))
     return tuple(out)
 
 
@@ -159,8 +168,18 @@ def _value_maps(recs: list[dict]) -> dict:
             Share.wilson(sum(f["converged"] for f in fits), sum(f["starts"] for f in fits)),
             Share.wilson(sum(bool(f.get("best_converged")) for f in fits), len(fits)),
             Share.wilson(sum(identifiability_failure(f) for f in fits), len(fits)),
-            {o: judged.count(o) for o in ("supported", "refuted", "inconclusive") if judged.count(o)})
+            {o: judged.count(o) for o in ("supported", "refuted", "inconclusive") if judged.count(o)},
+            Clustered.of((x["provenance"]["seed"], _recovered(x)) for x in mine),
+            Clustered.of_hits((x["provenance"]["seed"], identifiability_failure(x["extra"]["fit"]))
+                              for x in mine if x["extra"].get("fit")),
+            Clustered.of_hits((x["provenance"]["seed"], identifiability_failure(x["extra"]["fit"]))
+                              for x in mine if x["extra"].get("fit") and _recovered(x) == "refuted"))
     return out
+
+
+def _recovered(x: dict) -> str:
+    """A draw's regression outcome, judged from its stored kernel error."""
+    return kernel_outcome(x["extra"]["rel_error"], x["extra"].get("tol", KERNEL_TOL)).value
 
 
 def kernel_cells(recs: list[dict], r_star: int) -> tuple:

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from verification.rank.checks.attention import KERNEL_TOL, campaigns
+from verification.rank.checks.attention import (CONVERGED, KERNEL_TOL, LEARNED_REL, NATIVE_INIT, NATIVE_SEEDS,
+                                               campaigns)
 from verification.rank.findings.attention import AttentionFindings, attention_findings
 from verification.rank.report import cells as C
 from verification.rank.report import softmax as SM
@@ -44,15 +45,27 @@ def recovery_rows(f: AttentionFindings) -> list[list]:
             + [C.tally(c.verdicts)] for c in f.recovery]
 
 
-EXACT_KINDS = {"exact/d3": "linear, exact rational regression", "exact/inversion": "softmax, 50-digit inversion"}
+EXACT_KINDS = {"exact/d3": ("linear, exact rational regression", "known"),
+               "exact/d3/value-map-unknown": ("linear, exact rational regression (rank of the unfolding)", "unknown"),
+               "exact/inversion": ("softmax, 50-digit inversion", "known")}
 
 
 def exact_rows(f: AttentionFindings) -> list[list]:
     """The certified checks of the recovery campaign as rows of the same table, with their verdicts:
     the float draws of the linear rows are estimates (stored undecided, or not-applicable outside the
     claim's hypotheses); what certifies linear recovery is the exact rational regression's row."""
-    return [[label, "known", *x.setting, "-", x.error] + ["-"] * 5 + ["-"] * 3 + [f"{x.verdict} 1"]
-            for inst, label in EXACT_KINDS.items() if (x := f.exact.get(inst)) is not None]
+    return [[label, vm, *x.setting, "-", x.error] + ["-"] * 5 + ["-"] * 3 + [f"{x.verdict} 1"]
+            for inst, (label, vm) in EXACT_KINDS.items() if (x := f.exact.get(inst)) is not None]
+
+
+NATIVE_COLUMNS = ["claim", "kind", "runs supported / decided", "inconclusive", "teachers",
+                  "mean over teachers [95% CI]", "interval"]
+
+
+def native_rows(f: AttentionFindings) -> list[list]:
+    """One row per (role, kind) of the native campaign, teacher-clustered."""
+    return [[role, kind, f"{c.k}/{c.n}", c.inconclusive, c.clusters, f"{c.mean:.2f} [{c.lo:.2f}, {c.hi:.2f}]",
+             c.method] for role, by in (f.native or {}).items() for kind, c in by.items() if c.clusters]
 
 
 STUDENTS_COLUMNS = ["kind", "r", "median train risk", "median test risk", "certified lower bound (rounded down)",
@@ -77,7 +90,7 @@ def ladder_rows(f: AttentionFindings) -> list[list]:
 def attention_provenance(plan: Any) -> str:
     """The provenance line of the attention tables of ``plan`` (a :class:`verification.rank.checks.Plan`)."""
     p = plan.attention
-    rec_c, stu_c, lad_c = campaigns(p, plan.seed)
+    rec_c, stu_c, lad_c, nat_c = campaigns(p, plan.seed)
     return f"campaigns {rec_c}, {stu_c}, {lad_c}; d={p.d}, r*={p.r_star}, T={p.T}"
 
 
@@ -87,7 +100,7 @@ def attention_tables(f: AttentionFindings, plan: Any) -> list[Table]:
     ``rank-ladder``, ``rank-softmax-recovery``, ``rank-softmax-estimators``,
     ``rank-softmax-estimator-outcomes`` (Markdown captions)."""
     p = plan.attention
-    rec_c, stu_c, lad_c = campaigns(p, plan.seed)
+    rec_c, stu_c, lad_c, nat_c = campaigns(p, plan.seed)
     prov, cmd = attention_provenance(plan), plan.part_command("attention")
     exact = f.exact
     specs = [
@@ -117,6 +130,16 @@ def attention_tables(f: AttentionFindings, plan: Any) -> list[Table]:
         ("rank-ladder", ladder_rows(f), LADDER_COLUMNS, lad_c,
          f"Interpolation ladder: Y = ((1-lambda) M_static + lambda A(X)) X W_V, rank(M_static) = kernel rank "
          f"= r* = {p.r_star}, T={p.T}; the best static token mixer's rank against r* (claim: equal).")]
+    if f.native:
+        specs.append(("rank-attention-native", native_rows(f), NATIVE_COLUMNS, nat_c,
+                      f"The attention-native claims as stated, on the recovery campaign's teachers (the clusters): "
+                      f"achievability, students of kernel rank r* = {p.r_star} reach zero risk (train/initial < "
+                      f"{CONVERGED:g}); recovery, over-parameterised students of kernel rank d = {p.d} from "
+                      f"initialisation {NATIVE_INIT:g} on noiseless data end at learned kernel rank r* (sigma_i > "
+                      f"{LEARNED_REL:g} sigma_1; inconclusive when not converged). {NATIVE_SEEDS} seeds per teacher "
+                      f"and rank, {p.steps} steps, W_V fixed, beta = 1. Intervals over the teachers: the mean of the "
+                      f"teachers' shares, t with df = teachers - 1, or Wilson over the teachers where their shares "
+                      f"do not vary."))
     caps = SM.softmax_captions(p.r_star, p.fit_starts, p.fit_nfev)
     specs += [(name, rows, cols, rec_c, caps[name]) for name, rows, cols in (
         ("rank-softmax-recovery", SM.recovery_summary_rows(f.softmax), SM.SUMMARY_COLUMNS),
@@ -130,7 +153,8 @@ TITLES = {"rank-attention-recovery": "rank: attention kernel recovery",
           "rank-attention-students": "rank: attention students", "rank-ladder": "rank: interpolation ladder",
           "rank-softmax-recovery": "rank: softmax recovery by value map",
           "rank-softmax-estimators": "rank: estimators on recovered softmax kernels",
-          "rank-softmax-estimator-outcomes": "rank: the robust-estimator claim"}
+          "rank-softmax-estimator-outcomes": "rank: the robust-estimator claim",
+          "rank-attention-native": "rank: attention-native achievability and recovery"}
 
 
 def report_attention(store: Any, plan: Any, tables: Path, figures: Path, console: Any,

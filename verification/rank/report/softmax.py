@@ -25,8 +25,15 @@ SUMMARY_COLUMNS = ["value map", "draws", "regression recovers W [95% CI]", "fit"
                    "fit: median kernel error", "fit: converged starts", "fit: best start converged",
                    "identifiability failures", "fit outcomes"]
 ESTIMATOR_COLUMNS = ["kernel source", "value map", "kernels"] + [f"{NAMES[e]} = r* [95% CI]" for e in ESTIMATORS]
-OUTCOME_COLUMNS = ["estimator", "share = r* [95% CI]", "kernels", "teachers (units)", "worse than (Holm)",
-                   "better than (Holm)", "outcome on 'the robust estimator'"]
+OUTCOME_COLUMNS = ["estimator", "share = r* [95% CI]", "kernels", "teachers (units)",
+                   "mean over teachers [95% CI, method]", "worse than (Holm)", "better than (Holm)",
+                   "outcome on 'the robust estimator'"]
+SUMMARY_COLUMNS += ["regression recovers W, over teachers [95% CI, method]"]
+
+
+def _teachers(c) -> str:
+    """A teacher-clustered share: the mean of the teachers' shares, its interval and how it was made."""
+    return "-" if c is None or not c.clusters else f"{c.mean:.2f} [{c.lo:.2f}, {c.hi:.2f}], {c.method}"
 
 
 def _fit_label(vm: str) -> str:
@@ -44,7 +51,7 @@ def recovery_summary_rows(f: SoftmaxFindings) -> list[list]:
                      C.outcomes(v.fit) if fits else "-", v.median_fit_error,
                      C.count(v.converged) if fits else "-", C.count(v.best_converged) if fits else "-",
                      C.count(v.identifiability_failures) if fits else "-",
-                     ", ".join(f"{k} {n}" for k, n in v.fit_counts.items()) or "-"])
+                     ", ".join(f"{k} {n}" for k, n in v.fit_counts.items()) or "-", _teachers(v.regression_by_teacher)])
     return rows
 
 
@@ -55,7 +62,7 @@ def estimator_rows(f: SoftmaxFindings) -> list[list]:
 
 def outcome_rows(f: SoftmaxFindings) -> list[list]:
     """Per estimator: its share of kernels with rank r*, the teachers, whom it is worse / better than."""
-    return [[NAMES[o.estimator], C.share_with_interval(o.share), o.share.n, o.units,
+    return [[NAMES[o.estimator], C.share_with_interval(o.share), o.share.n, o.units, _teachers(o.by_teacher),
              ", ".join(NAMES[x] for x in o.worse) or "-", ", ".join(NAMES[x] for x in o.better) or "-",
              o.decision.outcome] for o in f.decisions]
 
@@ -80,4 +87,6 @@ def softmax_captions(r_star: int, fit_starts: int, fit_nfev: int) -> dict[str, s
             "every estimator: the teachers are the independent units (each setting and kernel source of a teacher "
             "a repeated measure), per teacher each estimator's share of kernels with rank r*, exact sign tests over "
             f"the teachers, Holm across every pair at {ALPHA}; supported = significantly better "
-            "than every other, refuted = some other significantly better, inconclusive otherwise.")}
+            "than every other, refuted = some other significantly better, inconclusive otherwise. The pooled share "
+            "over kernels is descriptive; its interval over the teachers is the mean of the teachers' shares with a "
+            "t interval, df = teachers - 1 (Wilson over the teachers where their shares do not vary).")}
