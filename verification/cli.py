@@ -41,7 +41,7 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
         return 0
     console = make_console()
     for th in theorems():  # statements contain brackets: never parse them as rich markup
-        console.print(f"[bold]{escape(th.id)}[/bold]  ({th.category})  {escape(th.title)}")
+        console.print(f"[bold]{escape(th.id)}[/bold]  ({th.category})  {escape(th.named_title)}")
         if th.hypotheses_words():
             console.print(f"    hypotheses: {th.hypotheses_words()}", markup=False)
         console.print(f"    statement: {th.statement}", markup=False)

@@ -306,7 +306,7 @@ def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Seq
     if "prove-formal" in tables and "prove-reach" in tables:
         from theory import theorems
 
-        ids = {th.title: th.id for th in theorems()}
+        ids = {th.named_title: th.id for th in theorems()}
         formal, reach = tables["prove-formal"], tables["prove-reach"]
         column = next(c for c in formal.columns if c.startswith("SMT"))
         printed = {ids.get(t, t): cell for t, cell in zip(formal["statement"], formal[column])}
