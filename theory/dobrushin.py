@@ -1,4 +1,5 @@
-"""Theorems D1 and D2 on the Dobrushin coefficient of attention rollout (docs/theory.md §1).
+"""Theorems D1 and D2 on the Dobrushin coefficient of attention rollout, Proposition D1a (D1 at a
+residual weight alpha) and the causal corollaries (docs/theory.md §1).
 
 delta(P) = 1/2 max_{i,j} ||P_i - P_j||_1 = 1 - min_{i,j} sum_k min(P_ik, P_jk)
 
@@ -9,6 +10,7 @@ References
 
 Derivations here are checked by sympy when called (and by tests/theory/test_dobrushin.py):
   * :func:`derive_factor_closed_form` — the coordinate argument behind D1's slack, over all sign cases;
+  * :func:`derive_lazy_closed_form` — the same at a residual weight alpha in (0, 1), any real matrix;
   * :func:`derive_two_by_two` — delta = |det| for 2x2 stochastic matrices, hence D2 equality for
     every 2x2 pair.
 """
@@ -20,6 +22,7 @@ from typing import Any, Optional
 import numpy as np
 import sympy as sp
 
+from theory import vocabulary as V
 from theory.hypotheses import HOLDS, Hypotheses, check, hyp_all
 from theory.registry import Theorem, register
 from theory.hypotheses import stochastic as _stochastic  # the one check of a stochastic matrix
@@ -160,7 +163,8 @@ def causal_first_pair_self_dominant(Am: Any) -> bool:
 # -------------------------------------------------------------------------------------------------
 FACTOR = register(Theorem(
     id="dobrushin.factor",
-    title="Rollout factor bound (Theorem D1)",
+    title="Rollout factor bound",
+    label="Theorem D1",
     category="proved",
     statement=sp.Le(delta(AHAT), (1 + delta(A)) / 2),
     hypotheses_tex=r"$A$ is a row-stochastic $n \times n$ matrix, $n \ge 2$",
@@ -183,9 +187,80 @@ FACTOR = register(Theorem(
                  r"$1 - \sum_k \min(a_k, b_k)$)"),
 ))
 
+# -- Proposition D1a: a residual weight alpha in (0, 1), D1's condition unchanged ---------------------
+def d1_condition_exact(rows: Any) -> bool:
+    """D1's equality condition on an exact real square matrix (rows of Fractions, ints or "p/q"
+    strings; no stochasticity needed, as in Proposition D1a): some pair i != j attains
+    max_{k,l} ||A_k - A_l||_1 and is mutually self-dominant, A_ii >= A_ji and A_jj >= A_ij. False for
+    n <= 1 (no pair); a ValueError for a matrix that is not square."""
+    M = [[Fraction(x) for x in row] for row in rows]
+    if any(len(row) != len(M) for row in M):
+        raise ValueError(f"A: must be square, got {len(M)} rows of lengths {sorted({len(r) for r in M})}")
+    d = {(i, j): sum(abs(a - b) for a, b in zip(M[i], M[j]))
+         for i in range(len(M)) for j in range(len(M)) if i != j}
+    top = max(d.values(), default=None)
+    return any(v == top and M[i][i] >= M[j][i] and M[j][j] >= M[i][j] for (i, j), v in d.items())
+
+
+def lazy_condition(m: Any) -> bool:
+    """Proposition D1a's equality condition on one exact instance ({"A": rows, "alpha": Fraction}):
+    for 0 < alpha < 1 it is D1's condition on A (:func:`d1_condition_exact`), unchanged; alpha = 0 is
+    always an equality (both sides delta(A)), and so is alpha = 1 when n >= 2 (both sides 1)."""
+    alpha, rows = Fraction(m["alpha"]), m["A"]
+    return alpha == 0 or (alpha == 1 and len(rows) >= 2) or d1_condition_exact(rows)
+
+
+def derive_lazy_closed_form() -> dict[str, sp.Expr]:
+    """The coordinate argument of Proposition D1a for a symbolic alpha in (0, 1) and a pair (i, j) of
+    ANY real matrix, over the sign cases of x = A_ii - A_ji and y = A_jj - A_ij. With
+    S = sum_{k != i,j} |A_ik - A_jk| and d = (|x| + |y| + S)/2, the rows of alpha I + (1 - alpha) A
+    differ by alpha + (1 - alpha) x in coordinate i, -(alpha + (1 - alpha) y) in coordinate j and
+    (1 - alpha)(A_ik - A_jk) elsewhere, hence
+        d_ij(alpha I + (1 - alpha) A) = alpha + (1 - alpha) d - min(alpha, (1 - alpha) x^-) - min(alpha, (1 - alpha) y^-).
+    alpha = p/(p + q) with p, q > 0; each of x, y is positive, in (-alpha/(1 - alpha), 0) or below
+    -alpha/(1 - alpha) (both sides are continuous in x and y, so the open cases cover the boundaries).
+    Returns the residual of each of the nine cases (all must simplify to 0)."""
+    p, q, u, v, S = sp.symbols("p q u v S", positive=True)
+    a, b = p / (p + q), q / (p + q)                      # alpha and 1 - alpha
+    cases = {"+": lambda w: w, "-small": lambda w: -p / q / (1 + w), "-large": lambda w: -(1 + w) * p / q}
+    out = {}
+    for cx, fx in cases.items():
+        for cy, fy in cases.items():
+            x, y = fx(u), fy(v)
+            d = (sp.Abs(x) + sp.Abs(y) + S) / 2
+            lhs = (sp.Abs(a + b * x) + sp.Abs(a + b * y) + b * S) / 2
+            rhs = a + b * d - sp.Min(a, b * sp.Max(0, -x)) - sp.Min(a, b * sp.Max(0, -y))
+            out[f"x{cx} y{cy}"] = sp.simplify(lhs - rhs)
+    return out
+
+
+_alpha = V.parameter("alpha", 0, 1)
+LAZY = register(Theorem(
+    id="dobrushin.factor.lazy",
+    title="A residual weight: D1's condition unchanged",
+    label="Proposition D1a",
+    category="proved",
+    statement=V.delta(_alpha * V.I + (1 - _alpha) * V.A) <= _alpha + (1 - _alpha) * V.delta(V.A),
+    equality="for 0 < alpha < 1 exactly D1's condition: some pair (i, j), i != j, attaining delta(A) is mutually "
+             "self-dominant (A_ii >= A_ji and A_jj >= A_ij), whatever alpha; alpha = 0 always, alpha = 1 always "
+             "for n >= 2. The bound and the condition hold for every real square matrix A",
+    equality_tex=r"for $0 < \alpha < 1$ exactly the condition of Theorem D1, whatever $\alpha$: some pair $(i, j)$, "
+                 r"$i \ne j$, attaining $\delta(A)$ is mutually self-dominant ($A_{ii} \ge A_{ji}$ and "
+                 r"$A_{jj} \ge A_{ij}$); $\alpha = 0$ always, and $\alpha = 1$ always for $n \ge 2$. The bound and "
+                 r"its condition hold for every real square matrix $A$ ($\delta(M) = \frac12 \max_{i,j} "
+                 r"\lVert M_i - M_j \rVert_1$)",
+    equality_condition=lazy_condition,
+    references=("docs/theory.md §1, Proposition D1a: Theorem D1 at a residual weight alpha in (0, 1) "
+                "(alpha = 1/2 is D1), for every real square matrix",),
+    formal=("lazy.v:lazy_bound", "lazy.v:lazy_equality", "lazy.v:lazy_bound_any", "lazy.v:lazy_equality_any"),
+    not_formal=(r"the closed form of a pair's distance $d_{ij}(\alpha I + (1 - \alpha) A)$ (checked with sympy)",),
+))
+
+
 CAUSAL = register(Theorem(
     id="dobrushin.factor.causal",
     title="Causal attention: D1 is always tight",
+    label="Corollary D1c",
     category="proved",
     statement=sp.Eq(delta(AHAT), (1 + delta(A)) / 2),
     hypotheses_tex=r"$A$ is a lower-triangular (causal) row-stochastic $n \times n$ matrix, $n \ge 2$",
@@ -209,7 +284,8 @@ CAUSAL = register(Theorem(
 
 PRODUCT = register(Theorem(
     id="dobrushin.product",
-    title="Submultiplicativity (Theorem D2)",
+    title="Submultiplicativity",
+    label="Theorem D2",
     category="proved",
     statement=sp.Le(delta(sp.MatMul(P, Q)), delta(P) * delta(Q)),
     hypotheses_tex=r"$P$ is a row-stochastic $n \times m$ matrix and $Q$ a row-stochastic $m \times p$ matrix",
@@ -258,6 +334,7 @@ def causal_product_witness() -> tuple[np.ndarray, np.ndarray]:
 CAUSAL_PRODUCT = register(Theorem(
     id="dobrushin.product.causal",
     title="Causal attention: when D2 is tight",
+    label="Corollary D2c",
     category="proved",
     statement=sp.Le(delta(sp.MatMul(P, Q)), delta(P) * delta(Q)),
     hypotheses_tex=r"$P$ and $Q$ are lower-triangular (causal) row-stochastic $n \times n$ matrices, $n \ge 2$",
@@ -311,6 +388,7 @@ _s, _pi = sp.symbols("s_n pi_n", nonnegative=True)
 CAUSAL_SHARE = register(Theorem(
     id="dobrushin.product.causal.share",
     title="Causal attention: the share of random pairs on which D2 is tight",
+    label="Corollary D2s",
     category="statistical",
     statement=sp.Eq(_s, _pi ** 2),
     hypotheses_tex=(r"$P$ and $Q$ are independent $n \times n$ draws of the family causal (row $i$ the softmax of "

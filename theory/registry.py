@@ -19,6 +19,8 @@ import sympy as sp
 from theory.hypotheses import HOLDS, DerivedHypothesis, DerivedWitness, Hypotheses, check, hyp_all, stochastic  # noqa: F401  (re-exported)
 
 CATEGORIES = ("proved", "conjecture", "sanity", "statistical")  # records: verdicts, outcomes, verdicts, outcomes
+# the kinds of a result's label (Theorem.label): "Theorem D1", "Proposition D1a", "Corollary D1c"
+LABEL_KINDS = ("Theorem", "Proposition", "Corollary", "Lemma")
 
 
 @dataclass(frozen=True)
@@ -66,10 +68,18 @@ class Theorem:
     # blocks, docs/theorems.md, `attnbounds theorems`, a user's own.md): words with inline math in $...$,
     # as equality_tex; derived for a statement over theory.expr (row-stochastic, one size, `assume`)
     hypotheses_tex: str = ""
+    # the one name of the result in every document (docs/theory.md, the paper, docs/theorems.md, the
+    # tables): a kind of LABEL_KINDS and a name, "Theorem D1"; the paper numbers it by its name (never by a
+    # counter), and a test fails where a document calls it otherwise (tests/theory/test_numbering.py)
+    label: str = ""
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
             raise ValueError(f"theorem {self.id}: category {self.category!r} not in {CATEGORIES}")
+        kind, _, name = self.label.partition(" ")
+        if self.label and (kind not in LABEL_KINDS or not name.isalnum() or not name[:1].isupper()):
+            raise ValueError(f"theorem {self.id}: label {self.label!r} must be a kind ({', '.join(LABEL_KINDS)}), "
+                             "a space and a name of letters and digits starting with a capital, e.g. 'Theorem D1'")
         if not isinstance(self.id, str) or "." not in self.id or not all(self.id.split(".")):
             raise ValueError(f"theorem id {self.id!r} must be dotted, e.g. 'dobrushin.factor'")
         if not isinstance(self.statement, sp.Basic):
@@ -120,6 +130,21 @@ class Theorem:
         """Whether the statement is over :mod:`theory.expr`: everything the suite does with the
         theorem (sweep, search, proof in small n, tables) is derived from it."""
         return bool(self.matrices)
+
+    @property
+    def label_kind(self) -> str:
+        """The kind of :attr:`label` ("Theorem" of "Theorem D1"); "" without a label."""
+        return self.label.partition(" ")[0]
+
+    @property
+    def label_name(self) -> str:
+        """The name of :attr:`label` ("D1" of "Theorem D1"); "" without a label."""
+        return self.label.partition(" ")[2]
+
+    @property
+    def named_title(self) -> str:
+        """The title with the label in front ("Theorem D1: Rollout factor bound"), or the title alone."""
+        return f"{self.label}: {self.title}" if self.label else self.title
 
     def hypotheses_words(self) -> str:
         """The hypotheses in words with inline math: :attr:`hypotheses_tex`, else (a theorem registered
@@ -203,6 +228,11 @@ def register(theorem: Theorem) -> Theorem:
     old = REGISTRY.get(theorem.id)
     if old is not None and old is not theorem:
         raise ValueError(f"theorem id {theorem.id!r} registered twice")
+    named = [t.id for t in REGISTRY.values() if t is not theorem and theorem.label_name
+             and t.label_name == theorem.label_name]
+    if named:
+        raise ValueError(f"theorem {theorem.id}: its label {theorem.label!r} names {named[0]} already "
+                         "(one name, one result)")
     REGISTRY[theorem.id] = theorem
     return theorem
 

@@ -41,7 +41,7 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
         return 0
     console = make_console()
     for th in theorems():  # statements contain brackets: never parse them as rich markup
-        console.print(f"[bold]{escape(th.id)}[/bold]  ({th.category})  {escape(th.title)}")
+        console.print(f"[bold]{escape(th.id)}[/bold]  ({th.category})  {escape(th.named_title)}")
         if th.hypotheses_words():
             console.print(f"    hypotheses: {th.hypotheses_words()}", markup=False)
         console.print(f"    statement: {th.statement}", markup=False)
@@ -166,7 +166,9 @@ def register_theorems(sub: Any) -> None:
 
     p = sub.add_parser("theorems", help=COMMANDS["theorems"].help)
     add_theory(p)
-    p.add_argument("--latex", action="store_true", help="also print each statement's LaTeX and a theorem block")
+    p.add_argument("--latex", action="store_true",
+                   help="also print each statement's LaTeX and a theorem block (a result with a name, e.g. "
+                        "Theorem D1, is a `named` environment: verification.paper.typeset.NAMED_RESULT defines it)")
     p.add_argument("--markdown", action="store_true", help="print the list as Markdown (docs/theorems.md)")
     p.set_defaults(func=_cmd_theorems)
 

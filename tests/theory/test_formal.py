@@ -27,6 +27,7 @@ needs_coq = pytest.mark.skipif(bool(MISSING), reason=f"{' and '.join(MISSING)} n
 FORBIDDEN = re.compile(r"\b(Admitted|admit|Axiom|Parameter)\b")
 # the lemmas the registry and the paper cite (theory/formal/<file>.v:<lemma>)
 MAIN = {"dobrushin.v": ("d1_bound", "d1_equality", "d1_equality_sufficient", "d1_equality_necessary"),
+        "lazy.v": ("lazy_bound", "lazy_equality", "lazy_bound_any", "lazy_equality_any", "lazy_half"),
         "causal.v": ("d1_causal", "d1_causal_submatrix"),
         "product.v": ("d2_bound", "rollout_bound"),
         "product_equality.v": ("d2_equality", "rollout_le_prod", "rollout_chain"),

@@ -52,9 +52,13 @@ needs_pdflatex = pytest.mark.skipif(shutil.which("pdflatex") is None,
 
 
 def compile_blocks(blocks: list[str], folder) -> subprocess.CompletedProcess:
-    """pdflatex on an article holding ``blocks`` (the theorem environments the registry uses)."""
+    """pdflatex on an article holding ``blocks`` (the theorem environments the registry uses, and the
+    ``named`` one of a result with a label: verification.paper.typeset.NAMED_RESULT)."""
+    from verification.paper.typeset import NAMED_RESULT
+
     doc = ("\\documentclass{article}\\usepackage{amsmath,amssymb,amsthm}\\newtheorem{theorem}{Theorem}"
-           "\\newtheorem{proposition}{Proposition}\\newtheorem{conjecture}{Conjecture}\\newtheorem{corollary}{Corollary}\\begin{document}\n"
+           "\\newtheorem{proposition}{Proposition}\\newtheorem{conjecture}{Conjecture}\\newtheorem{corollary}{Corollary}"
+           + NAMED_RESULT + "\\begin{document}\n"
            + "\n".join(blocks) + "\n\\end{document}\n")
     (folder / "t.tex").write_text(doc)
     return subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=folder,

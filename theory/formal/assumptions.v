@@ -2,7 +2,7 @@
 (* "Closed under the global context" (make proofs and                          *)
 (* tests/theory/test_formal.py check that every one does).                     *)
 
-From AttnBounds Require Import stochastic dobrushin causal product product_equality
+From AttnBounds Require Import stochastic dobrushin lazy causal product product_equality
   causal_product.
 
 Print Assumptions delta_natE.
@@ -13,6 +13,13 @@ Print Assumptions d1_bound.
 Print Assumptions d1_equality_sufficient.
 Print Assumptions d1_equality_necessary.
 Print Assumptions d1_equality.
+Print Assumptions d1_bound_any.
+Print Assumptions d1_equality_any.
+Print Assumptions lazy_bound_any.
+Print Assumptions lazy_equality_any.
+Print Assumptions lazy_bound.
+Print Assumptions lazy_equality.
+Print Assumptions lazy_half.
 Print Assumptions d1_causal.
 Print Assumptions d1_causal_submatrix.
 Print Assumptions d2_bound.

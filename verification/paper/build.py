@@ -47,6 +47,7 @@ from numerics.atomic import copy_file, copy_tree, write_text
 from theory.errors import InvalidInput
 from verification.paper.appendix import appendix_tex, supplement_md, supplement_name
 from verification.paper.findings import BEGIN, END, FINDINGS, check_readme, findings_md, update_readme  # noqa: F401
+from verification.paper import numbering
 from verification.paper.latex import check_tree, coq_statements_tex, guard_problems, macros_tex, tex_tree, theorems_tex
 from verification.paper.parts import check_complete, collect, paper_modules  # noqa: F401  (the builder's steps)
 from verification.paper.tables import check_name, table_tex
@@ -257,6 +258,7 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
         raise InvalidInput("the results store contradicts the prose: " + "; ".join(dict.fromkeys(guarded)))
     problems = [p for d in docs for p in check_tree(out, d.tex)] + problems
     problems += prose_problems(out, docs, result.macros, parts)
+    problems += [f"{d.tex}: {p}" for d in docs for p in numbering.document_problems(out, d.tex)]  # one name each
     if (out / "refs.bib").exists():
         problems += checks.bibliography_problems((out / "refs.bib").read_text(), [hand])
     _fail(problems, "the paper does not hold together")
@@ -264,6 +266,8 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
         for doc in docs:
             result.pdfs[doc.name] = compile_pdf(out, doc.tex)
             problems += compiled_problems(out, doc)
+            problems += [f"{doc.tex}: {p}" for p in numbering.compiled_problems(
+                out, doc.tex, (out / f"{doc.name}.aux").read_text(errors="replace"))]
         result.pdf = result.pdfs["main"]
         _fail(problems, "the documents fail their build checks")
     return result
@@ -314,7 +318,7 @@ def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Seq
     if "prove-formal" in tables and "prove-reach" in tables:
         from theory import theorems
 
-        ids = {th.title: th.id for th in theorems()}
+        ids = {th.named_title: th.id for th in theorems()}
         formal, reach = tables["prove-formal"], tables["prove-reach"]
         column = next(c for c in formal.columns if c.startswith("SMT"))
         printed = {ids.get(t, t): cell for t, cell in zip(formal["statement"], formal[column])}

@@ -13,7 +13,7 @@ import re
 
 import sympy as sp
 
-from theory.registry import Theorem, theorems
+from theory.registry import Theorem, get, theorems
 
 _LATEX_TEXT = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}", "<": r"\textless{}",
@@ -93,18 +93,38 @@ def hypotheses_latex(th: Theorem) -> str:
     return math_text(th.hypotheses_words())
 
 
+# The environment of a result with a name (Theorem.label, "Theorem D1"): headed and referenced by its name,
+# never by a counter, so that the paper, the registry's appendix and docs/theory.md number it one way. Every
+# document's preamble holds this text (paper/sections/preamble.tex, the toy papers; tests check it).
+NAMED_RESULT = r"""\makeatletter
+\newtheorem*{named@result}{\named@head}
+\newenvironment{named}[2]{\def\named@head{#1~#2}\csname phantomsection\endcsname\def\@currentlabel{#2}\named@result}{\endnamed@result}
+\makeatother"""
+
+
 def latex_block(th: Theorem) -> str:
     """A ``theorem`` environment (amsthm) with a label, its hypotheses in words and inline math,
     the statement in display math and the equality condition, one paragraph set loosely
-    (``\\sloppy``: a long formula moves to the next line rather than into the margin)."""
+    (``\\sloppy``: a long formula moves to the next line rather than into the margin). A theorem
+    with a :attr:`~theory.registry.Theorem.label` is a ``named`` environment (:data:`NAMED_RESULT`):
+    "Theorem D1 (its title)", and ``\\ref{thm:<id>}`` prints D1."""
     kind = {"proved": "theorem", "sanity": "proposition"}.get(th.category, "conjecture")
     source = ""
     if th.follows_from:
-        kind, source = "corollary", f" It follows from Theorem~\\ref{{thm:{th.follows_from}}} (a proof on paper)."
+        kind, source = "corollary", f" It follows from {ref_latex(th.follows_from)} (a proof on paper)."
     hyp = hypotheses_latex(th)
     hyp = f"Hypotheses: {hyp}.\n" if hyp else ""
-    return (f"\\begin{{{kind}}}[{latex_text(th.title)}]\\label{{thm:{th.id}}}\n{{\\sloppy {hyp}"
-            f"\\[ {statement_latex(th)} \\]\nEquality: {equality_latex(th)}.{source}\\par}}\n\\end{{{kind}}}")
+    begin, end = f"\\begin{{{kind}}}", f"\\end{{{kind}}}"
+    if th.label:
+        begin, end = f"\\begin{{named}}{{{th.label_kind}}}{{{th.label_name}}}", "\\end{named}"
+    return (f"{begin}[{latex_text(th.title)}]\\label{{thm:{th.id}}}\n{{\\sloppy {hyp}"
+            f"\\[ {statement_latex(th)} \\]\nEquality: {equality_latex(th)}.{source}\\par}}\n{end}")
+
+
+def ref_latex(theorem_id: str) -> str:
+    """How the documents refer to a registered theorem: its label's kind and a reference
+    ("Theorem~\\ref{thm:dobrushin.factor}", which prints Theorem D1), else "Theorem~\\ref{...}"."""
+    return f"{get(theorem_id).label_kind or 'Theorem'}~\\ref{{thm:{theorem_id}}}"
 
 
 def theorems_markdown() -> str:
@@ -113,7 +133,7 @@ def theorems_markdown() -> str:
            "Generated from the registry: `attnbounds theorems --markdown > docs/theorems.md`.", ""]
     for th in theorems():
         hyp = th.hypotheses_words()
-        out += [f"## `{th.id}` ({th.category})", "", th.title, ""] + ([f"Hypotheses: {hyp}.", ""] if hyp else [])
+        out += [f"## {th.label + ': ' if th.label else ''}`{th.id}` ({th.category})", "", th.title, ""] + ([f"Hypotheses: {hyp}.", ""] if hyp else [])
         out += [f"$$ {statement_latex(th)} $$", "",
                 f"- equality: {th.equality_tex or th.equality}", f"- backends: {', '.join(sorted(th.evaluators))}"]
         out += [f"- formal proof (Coq): `theory/formal/{f.replace(':', '` lemma `')}`" for f in th.formal]

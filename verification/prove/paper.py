@@ -135,7 +135,7 @@ def formal_table(command: str, reached: dict[str, str]) -> Table:
         if not th.id.startswith("dobrushin.") or th.category != "proved":
             continue
         lemmas = "; ".join(f"{f.split(':')[1]} ({f.split(':')[0]})" for f in th.formal) or "none"
-        rows.append([th.title, lemmas, "; ".join(th.not_formal) or "nothing", reached.get(th.id, "not run")])
+        rows.append([th.named_title, lemmas, "; ".join(th.not_formal) or "nothing", reached.get(th.id, "not run")])
     return Table("prove-formal", pd.DataFrame(rows, columns=["statement", "Coq lemmas (every size)",
                                                           "proved on paper only", "SMT, this run (sizes)"]),
                  "What is machine-checked: per registered statement, the Coq lemmas that prove it for every size "

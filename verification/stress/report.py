@@ -268,7 +268,7 @@ def own_lines(store: Any, plan: Any) -> list[str]:
         asked = (f" (`--instances {s.instances:,}` asked: split over {len(s.cells()):,} cells and rounded up to "
                  f"whole chunks)" if s.total() != s.instances else "")
         others = "".join(f", {t.count(k):,} {k}" for k in sweep.verdicts()[len(VERDICTS):])
-        out += [f"### `{th.id}` ({th.category}): {th.title}", "", f"Hypotheses: {th.hypotheses_words()}.", "",
+        out += [f"### `{th.id}` ({th.category}): {th.named_title}", "", f"Hypotheses: {th.hypotheses_words()}.", "",
                 f"$$ {latex(th.statement)} $$", "", f"Registered by `{source(th.id)}`.", "",
                 f"{t.instances:,} instances checked{asked}: {t.count('holds'):,} holds, {t.count('tight'):,} tight (share "
                 f"{share_cell(t.tight)} of the applicable ones, 95% Wilson), "
