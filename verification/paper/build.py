@@ -289,9 +289,10 @@ def main_text(out: Path, main: str) -> str:
 def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Sequence[Part]) -> list[str]:
     """The checks of the hand-written prose (:mod:`verification.paper.checks`): code in the main text
     of the documents of :data:`PROSE_CHECKED`, a number in an abstract without the interval the build
-    defines for it, and a size in the machine-checked table (``prove-formal``) that the stored SMT
+    defines for it, the paper's abstract over its word limit or saying what no test supports (or what
+    belongs to the reports) in it or the introduction, a word typed twice, and a size in the machine-checked table (``prove-formal``) that the stored SMT
     campaign did not reach (a registry-declared size printed as reached)."""
-    from verification.paper import checks
+    from verification.paper import checks, words
 
     problems = []
     for doc in docs:
@@ -302,6 +303,12 @@ def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Seq
         abstract = re.search(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", text, re.S)
         if abstract:
             problems += [f"{doc.tex}: {p}" for p in checks.abstract_intervals(abstract.group(1), macros)]
+        if abstract and doc.name == "main":
+            intro = re.search(r"\\section\{Introduction\}(.*?)(?=\\section\{)", text, re.S)
+            problems += [f"{doc.tex}: {p}" for p in words.abstract_problems(abstract.group(1),
+                                                                             intro.group(1) if intro else "", macros)]
+        prose = re.sub(r"\\[A-Za-z]+\*?", " ", words.expand_macros(text, macros))
+        problems += [f"{doc.tex}: a word typed twice: {p}" for p in words.repeated_words(prose)]
     tables = {t.name: t.frame for part in parts for t in part.tables}
     if "prove-formal" in tables and "prove-reach" in tables:
         from theory import theorems

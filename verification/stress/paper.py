@@ -158,7 +158,7 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     part.guard(t.count("violated") == 0 and t.count("undecided") == 0, "stress sweep no counterexample",
                detail=f"{t.count('violated')} violated, {t.count('undecided')} undecided")
     part.macro(str(t.exact), "stress exact path")
-    part.macro("here none did" if t.exact == 0 else f"here {t.exact} {'verdict' if t.exact == 1 else 'verdicts'} did",
+    part.macro("none did" if t.exact == 0 else f"{t.exact} {'verdict' if t.exact == 1 else 'verdicts'} did",
                "stress exact path sentence")
     part.macro(slack_text(t.smallest), "stress min slack")
     part.macro(round(sweep.payload_bytes / max(t.chunks, 1)), "stress bytes per chunk")
