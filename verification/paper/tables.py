@@ -2,7 +2,7 @@
 
 A table is set in booktabs at ``\\small`` or, when that is too wide, ``\\footnotesize`` (never
 smaller, never shrunk by a box); at \\footnotesize its long cells wrap, a table still wider than the
-text is split into column blocks that repeat its first column, and one taller than a page into row
+text is split into column blocks that repeat its key columns (the first; ``Table.keys``), and one taller than a page into row
 blocks (each a float; the full table is also written as CSV beside the PDF). Long headers wrap onto
 lines; the ASCII mathematics of the reports' headers is set as mathematics (:data:`MATH_LABELS`). Every caption ends with
 a link to the table's entry in the appendix (``\\ProvTag``).
@@ -198,13 +198,15 @@ def _fit(natural: list[int], minimal: list[int], budget: float) -> Optional[list
 def layout(table: Table, text_width: float = TEXT_WIDTH_PT) -> Layout:
     """The largest size at which the table fits the text width; else at the smallest size, its long
     cells wrapped (onto at most two lines, never below their longest word); else its columns split into blocks that repeat
-    column 0. Rows go into blocks of at most :data:`ROWS_PER_PAGE` lines.
+    its key columns (``table.keys``: column 0 by default). Rows go into blocks of at most :data:`ROWS_PER_PAGE` lines.
 
     >>> import pandas as pd
     >>> wide = Table("w", pd.DataFrame([["layer"] + ["0.1234"] * 30], columns=["x"] + [f"L{k}" for k in range(30)]), "c")
     >>> lay = layout(wide)
     >>> lay.size, [len(b) for b in lay.col_blocks], lay.row_blocks
     ('\\\\footnotesize', [12, 12, 9], [[0]])
+    >>> [b[:2] for b in layout(Table("w", wide.frame, "c", keys=2)).col_blocks]     # two key columns in every block
+    [[0, 1], [0, 1], [0, 1]]
     >>> words = Table("t", pd.DataFrame([["a", "188/700 = 0.27 [0.24, 0.30]"] ] * 2, columns=["x", "y"]), "c")
     >>> layout(words, text_width=100).widths     # two lines of at most 17 characters
     [None, 75.6]
@@ -225,12 +227,13 @@ def layout(table: Table, text_width: float = TEXT_WIDTH_PT) -> Layout:
             size, pt, blocks, fitted = size_k, pt_k, [every], {k: natural[k] for k in every}
             break
     else:
-        blocks, current = [], [0]
-        for k in every[1:]:
-            if len(current) > 1 and _fit([natural[j] for j in current + [k]], [minimal[j] for j in current + [k]],
-                                         chars_of(current + [k])) is None:
+        keys = list(range(max(1, min(table.keys, len(every) - 1))))      # the columns that name a row
+        blocks, current = [], list(keys)
+        for k in every[len(keys):]:
+            if len(current) > len(keys) and _fit([natural[j] for j in current + [k]], [minimal[j] for j in current + [k]],
+                                                 chars_of(current + [k])) is None:
                 blocks.append(current)
-                current = [0]
+                current = list(keys)
             current.append(k)
         blocks.append(current)
         fitted = {}
