@@ -37,18 +37,17 @@ def comparison_macros(part: Part, found: Findings) -> None:
     :data:`~verification.trained.findings.MIN_INPUTS` inputs: macros ``\\WControlXDiff``,
     ``...DiffInterval``, ``...Word`` (X: Columns, Offdiagonal, Random; "-" where not compared),
     ``\\WControlSentence`` (the comparisons of W as one clause, or why none) and
-    ``\\ControlComparisons``, ``\\ControlLevel``, ``\\ControlMinInputs``; and the guard that the
-    column-permuted share lies below the shuffled one and near the random one."""
+    ``\\ControlComparisons``, ``\\ControlLevel``, ``\\ControlMinInputs``; and, on the models compared
+    (``\\ControlsTestedModels``), the guard that the column-permuted share's interval lies below the
+    shuffled one's and not above the random one's."""
     part.macro(str(found.comparisons), "control comparisons")
     part.macro(f"{100 * found.level:.1f}", "control level")
     part.macro(str(MIN_INPUTS), "control min inputs")
     part.macro(str(BOOTSTRAP_RESAMPLES), "trained bootstrap resamples")
-    shares = {}
     for name, m in found.models.items():
         if m.findings.causal:
             continue
         word, c = MODELS.get(name, name), m.controls
-        shares[name] = (c.shares["columns"].value, c.shares["offdiagonal"].value, c.random.k / max(c.random.n, 1))
         if c.comparisons is None:
             for ref in ("columns", "offdiagonal", "random"):
                 for key in ("diff", "diff interval", "word"):
@@ -64,9 +63,18 @@ def comparison_macros(part: Part, found: Findings) -> None:
             part.macro(word_of(cmp), word, "control", cmp.reference, "word")
             clauses.append(f"{word_of(cmp)} {REFERENCE_WORDS[cmp.reference]} ({d:+.2f} [{lo:+.2f}, {hi:+.2f}])")
         part.macro(f"{SHORT.get(name, name)}: " + ", ".join(clauses), word, "control sentence")
-    ok = bool(shares) and all(c < o and c <= r + 0.05 for c, o, r in shares.values())
-    part.guard(ok, "controls diagonal mass", detail="; ".join(f"{n}: columns {c:.2f}, off-diagonal {o:.2f}, random {r:.2f}"
-                                                              for n, (c, o, r) in shares.items()))
+    # the diagonal-mass sentence names the models it was tested on: those compared (bidirectional, enough inputs);
+    # on each the column-permuted share's interval lies below the shuffled one's and not above the random one's
+    tested = {name: m.controls for name, m in found.models.items() if not m.findings.causal and m.controls.comparisons}
+    names = [SHORT.get(n, n) for n in tested]
+    listed = "-" if not names else names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    part.macro(listed, "controls tested models")
+    ok = bool(tested) and all(c.shares["columns"].hi < c.shares["offdiagonal"].lo and c.shares["columns"].lo <= c.random.hi
+                              for c in tested.values())
+    part.guard(ok, "controls diagonal mass", detail="; ".join(
+        f"{n}: columns {c.shares['columns'].value:.2f} [{c.shares['columns'].lo:.2f}, {c.shares['columns'].hi:.2f}], "
+        f"off-diagonal lower end {c.shares['offdiagonal'].lo:.2f}, random upper end {c.random.hi:.2f}"
+        for n, c in tested.items()) or "no model compared")
 
 
 def controls_part(part: Part, found: Findings) -> None:
