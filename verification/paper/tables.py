@@ -71,7 +71,7 @@ MATH_LABELS: dict[str, str] = {
     "median delta(R_l)": r"median $\delta(R_l)$",
     "median prod delta(Ahat)": r"median $\prod \delta(\hat A)$",
     "median prod (1+delta(A))/2": r"median $\prod (1+\delta(A))/2$",
-    "median ratio R/prod [95% bootstrap]": r"median ratio $\delta(R_l)/\prod\delta(\hat A)$ [95\% bootstrap]",
+    "median ratio R/prod [95% CI]": r"median ratio $\delta(R_l)/\prod\delta(\hat A)$ [95\% CI]",
     "median ratio prod/factor": r"median ratio of the products",
     "kernel error <= 0.1 [95% CI]": r"kernel error $\le 0.1$ [95\% CI]",
     "sigma_r*": r"$\sigma_{r^*}$",

@@ -81,7 +81,7 @@ def float_part(part: Part, found: Findings) -> None:
 
 def _chain_curves(series: list):
     """The figure ``trained-chain-ratio``: per model, the median over inputs of the D2 chain ratio
-    delta(R_l) / prod_k delta(Ahat_k) against depth l, with its 95% percentile-bootstrap band."""
+    delta(R_l) / prod_k delta(Ahat_k) against depth l, with its 95% order-statistic band (none under six inputs)."""
     def draw(ax: Any) -> None:
         for label, causal, xs, med, lo, hi in series:
             line, = ax.plot(xs, med, "--" if causal else "-", marker="o", ms=3, label=label)
@@ -110,13 +110,13 @@ def chain_part(part: Part, found: Findings) -> None:
     prov = ("campaigns " + ", ".join(camps) + "; inputs " + ", ".join(f"{LEGEND.get(n, n)} {m.findings.inputs}"
                                                          for n, m in found.models.items())
             + "; all tokens, head-averaged attention, rollout residual "
-            f"{RESIDUAL}, {FUSION} head fusion; medians over inputs with 95% percentile-bootstrap bands (scipy.stats."
-            "bootstrap, 999 resamples, seed = layer index); ratios whose numerator is within rounding of 0 left out")
+            f"{RESIDUAL}, {FUSION} head fusion; medians over inputs with 95% order-statistic bands (distribution-free, "
+            "none under six inputs); ratios whose numerator is within rounding of 0 left out")
     part.figures.append(Figure("trained-chain-ratio", _chain_curves(series),
                                "How loose rollout's product bound is: the median over inputs of "
                                f"{CHAIN_RATIO_BY_DEPTH} by depth, per model (1 at $l = 1$; "
-                               "below 1 wherever D2's chain is strict; causal models dashed), with 95% bootstrap "
-                               "bands.", prov, size=HALF))
+                               "below 1 wherever D2's chain is strict; causal models dashed), with 95% order-statistic "
+                               "bands where a model has six inputs or more.", prov, size=HALF))
 
 
 MODELS_COLUMNS = ["model", "architecture", "attention", "layers", "heads", "inputs", "tokens (median)",

@@ -79,14 +79,14 @@ def comparison_macros(part: Part, found: Findings) -> None:
 
 def controls_part(part: Part, found: Findings) -> None:
     """The table ``trained-controls`` (D1's pooled equality share on the head mean beside its two
-    controls and matched random matrices, cluster-bootstrap intervals over inputs) and the data table
+    controls and matched random matrices, Wilson intervals with the design effect of the inputs) and the data table
     ``trained-pairs`` (the kind of the maximising pair; every pair mutually self-dominant), with
     their macros per model word W: ``\\WControlReal`` / ``Columns`` / ``Offdiagonal`` (share) and
     ``...Interval``, ``\\WControlRandom(Interval)``, ``\\WEveryPairCells`` (k/N of the (input, layer)
     head means), ``\\WEveryPairInputsAll`` / ``...Some`` (inputs where it holds in every / some layer),
     ``\\WPairSpecial`` / ``Adjacent`` / ``Other`` (k/N of the head means) and ``\\WTightPairSpecial`` ...
     (of the tight ones); ``\\WModelsMeanWilson``: the Wilson interval the pooled head-mean share had
-    before the cluster bootstrap (verdicts counted as independent), for comparison."""
+    without the design effect (verdicts counted as independent), for comparison."""
     from numerics.dobrushin.controls import GENERATOR
 
     rows, prows = [], []

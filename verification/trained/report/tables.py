@@ -90,7 +90,7 @@ def d1_table(f: ModelFindings) -> tuple[list, list]:
     variants = f.variants
     cols = ["layer"] + [f"D1 tight, {VARIANT_TITLES[v]}" for v in variants]
     cols += [f"tight only via token 0 ({v})" for v in variants]
-    cols += [f"median slack [95% bootstrap] ({v})" for v in variants]
+    cols += [f"median slack [95% CI] ({v})" for v in variants]
     rows = []
     for l in f.sets["all"].layers:
         cells = [f.sets[v].layers.get(l) for v in variants]
@@ -102,7 +102,7 @@ def d1_table(f: ModelFindings) -> tuple[list, list]:
 
 def rollout_table(f: ModelFindings) -> tuple[list, list]:
     cols = ["layer", "median delta(A)", "median delta(R_l)", "median prod delta(Ahat)",
-            "median prod (1+delta(A))/2", "median ratio R/prod [95% bootstrap]", "ratio undecided",
+            "median prod (1+delta(A))/2", "median ratio R/prod [95% CI]", "ratio undecided",
             "median ratio prod/factor", "chain tight", "D2 step tight", "D2 undecided"]
     rows = [[r.layer, r.delta, r.rollout, r.product, r.factor_product, median_cell(r.ratio),
              f"{r.ratio_undecided.k}/{r.ratio_undecided.n}", r.factor_ratio, share_cell(r.chain_tight),
