@@ -356,18 +356,19 @@ def test_a_missing_random_sample_is_an_error_not_a_gap():
         baseline_share({}, {("a", "1"): (5, 0)}, [("a", "1")], "dirichlet")
 
 
-def test_median_interval_is_seeded_and_brackets_the_median():
+def test_median_interval_is_order_statistics_and_brackets_the_median():
     from verification.stats import median_interval
+    from verification.stats.spread import median_rank
 
     x = [0.0] * 30 + [100.0] * 20 + list(np.linspace(1, 2, 9))
-    m, (lo, hi) = median_interval(x, bootstrap_seed=3)
+    m, (lo, hi) = median_interval(x)
     assert m == float(np.median(x)) and lo <= m <= hi
-    assert median_interval(x, bootstrap_seed=3) == (m, (lo, hi))        # fixed seed: reproducible
-    _, (mlo, mhi) = median_interval(x, bootstrap_seed=3, statistic=np.mean)   # planted: the mean resampled
-    assert not mlo <= m <= mhi
-    assert median_interval([None, 2.0], 0) == (2.0, (pytest.approx(float("nan"), nan_ok=True),) * 2) or \
-        np.isnan(median_interval([None, 2.0], 0)[1][0])
-    assert median_interval([1.0, 1.0, 1.0], 0) == (1.0, (1.0, 1.0))
+    j, s = median_rank(len(x)), sorted(x)
+    assert (lo, hi) == (s[j - 1], s[len(x) - j])                         # the order statistics themselves
+    assert median_interval(x[::-1]) == (m, (lo, hi))                      # no resampling: order does not matter
+    four = median_interval([0.3, None, 0.1, 0.4, 0.2])                    # four inputs (DINOv2-S): no 95% interval
+    assert four[0] == pytest.approx(0.25) and all(np.isnan(four[1]))
+    assert median_interval([1.0, 1.0, 1.0, 1.0, 1.0, 1.0]) == (1.0, (1.0, 1.0))
 
 
 def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
