@@ -661,3 +661,69 @@ def test_rollout_on_a_users_model_reads_its_corpus_once_and_reports_float_agains
     [sources] = list((out / "tables").glob("trained-sources-bert_*.csv"))
     header = next(csv.reader(sources.open()))
     assert LOWEST_SHARE in header and "D1 tight, lowest layer" not in header
+
+
+def _shares(obj, seen=None):
+    """Every Share reachable from a findings value (dataclasses, dicts, tuples)."""
+    import dataclasses
+
+    from verification.findings import Share
+
+    if isinstance(obj, Share):
+        yield obj
+    elif dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            yield from _shares(getattr(obj, f.name))
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _shares(v)
+    elif isinstance(obj, (tuple, list)):
+        for v in obj:
+            yield from _shares(v)
+
+
+def test_every_share_of_the_findings_has_one_interval_method_monotone_in_the_count():
+    """Issue 62, item 5: every share a trained model's findings hold is either a plain count, a share
+    a theorem forces (n of n, no interval), or has the Wilson interval of its count (clustered: on the
+    effective count, never narrower); and at every total n the findings hold, the bounds increase with k."""
+    from verification.stats import wilson
+    from verification.trained.findings.model import model_findings
+    from verification.trained.findings.records import cluster_share, collect_records, tight
+
+    spec = [(f"i{k}", "pydoc", 4 + k % 3, [k % 2, 1, k % 3 == 0]) for k in range(12)]
+    f = model_findings(collect_records(_fake_layer_records(spec), None))
+    shares = list(_shares(f))
+    assert shares and {s.method for s in shares} <= {"wilson", "wilson-clustered", "count", "forced"}
+    for s in shares:
+        if s.method == "wilson":
+            assert (s.lo, s.hi) == wilson(s.k, s.n) or s.n == 0
+        elif s.method == "wilson-clustered":
+            w = wilson(s.k, s.n)
+            assert s.lo <= w[0] and s.hi >= w[1]
+    for n in {s.n for s in shares if s.n}:
+        b = [wilson(k, n) for k in range(n + 1)]
+        assert all(x[0] <= y[0] and x[1] <= y[1] for x, y in zip(b, b[1:])), n
+    rs = _fake_layer_records([(f"i{k}", "pydoc", 6, [0] * 5) for k in range(40)])   # no hit at all, then one
+    zero = cluster_share(rs, tight)
+    rs[0]["verdict"] = "tight"
+    one = cluster_share(rs, tight)
+    assert (zero.lo, zero.hi) == wilson(0, 200) and one.lo >= zero.lo and one.hi >= zero.hi
+
+
+def test_a_share_the_causal_corollary_forces_is_printed_forced_without_interval():
+    import math
+
+    from verification.trained.findings.model import model_findings
+    from verification.trained.findings.records import collect_records
+    from verification.trained.report.tables import d1_table
+
+    records = _fake_layer_records([(f"i{k}", "pydoc", 5, [1, 1]) for k in range(6)])
+    for r in records:
+        r["provenance"]["causal"] = True
+    f = model_findings(collect_records(records, None), causal=True)
+    layer = f.sets["all"].layers[0].tight
+    assert layer.forced and layer.k == layer.n == 6 and math.isnan(layer.lo)
+    assert d1_table(f)[0][0][1] == "6/6 = 1 (forced)"
+    records[0]["verdict"] = "holds"                     # a causal verdict not tight: measured, never hidden as forced
+    g = model_findings(collect_records(records, None), causal=True)
+    assert not g.sets["all"].layers[0].tight.forced and g.sets["all"].layers[0].tight.k == 5

@@ -18,7 +18,8 @@ from verification.trained.paper.model import interval_pair
 from verification.trained.paper.names import ARCHITECTURES, LEGEND, MODELS, QUANTISATION, SHORT, TITLES, notes_of
 from verification.trained.findings.model import ALWAYS_TIGHT, PRECISIONS
 from verification.trained.findings import Findings
-from verification.trained.report.tables import CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS, float_rows, interval_cell, ratio
+from verification.trained.report.tables import (CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS, float_rows, interval_cell, ratio,
+                                                value_interval)
 
 def float_cells(test: Any, dt: str) -> tuple:
     """(wrong "k/n [lo, hi]", violated, tight missed) of one float test in one precision; "-" where not measured."""
@@ -141,7 +142,7 @@ def models_cells(name: str, m: Any) -> dict:
     pooled = [m.pooled[k] for k in ("mean", "heads", "content")]
     return dict(zip(MODELS_COLUMNS, [TITLES.get(name, name), arch, kind, f.layers, f.heads, f.inputs, f"{f.tokens:g}",
                                      QUANTISATION.get(name, "-")]
-                    + [f"{ratio(s)} {interval_cell(s)}" if s is not None else "-" for s in pooled]
+                    + [value_interval(s) if s is not None else "-" for s in pooled]
                     + [f"{ratio(rnd)} {random_cell(rnd)}", "yes (causal)" if f.causal else "no"]))
 
 

@@ -12,7 +12,7 @@ from verification.stats import BOOTSTRAP_RESAMPLES
 from verification.trained.paper.across import random_cell
 from verification.trained.paper.names import MODELS, SHORT
 from verification.trained.findings import MIN_INPUTS, PAIR_KINDS, Comparison, Findings
-from verification.trained.report.tables import CLUSTER_NOTE, interval_cell, ratio
+from verification.trained.report.tables import CLUSTER_NOTE, interval_cell, ratio, value_interval
 
 CONTROLS = (("real", "D1 tight, trained [95% CI]"), ("columns", "columns permuted [95% CI]"),
             ("offdiagonal", "off-diagonal shuffled [95% CI]"))
@@ -96,7 +96,7 @@ def controls_part(part: Part, found: Findings) -> None:
         row = [SHORT.get(name, name), "causal" if m.findings.causal else "bidirectional", c.means]
         for key, _ in CONTROLS:
             s = c.shares[key]
-            row.append(f"{ratio(s)} {interval_cell(s)}")
+            row.append(value_interval(s))
             part.macro(ratio(s), word, "control", key)
             part.macro(interval_cell(s), word, "control", key, "interval")
         part.macro(interval_cell(c.real_wilson), word, "models mean Wilson")

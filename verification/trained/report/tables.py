@@ -65,6 +65,15 @@ def interval_cell(s: Optional[Share]) -> str:
     return "-" if s is None or not s.n else interval_text(s.lo, s.hi)
 
 
+def value_interval(s: Share) -> str:
+    """``s [lo, hi]`` (:func:`ratio`, :func:`interval_cell`); ``1 (forced)`` alone for a forced share.
+
+    >>> value_interval(Share.wilson(3, 10)), value_interval(Share.forced_share(5))
+    ('0.30 [0.11, 0.60]', '1 (forced)')
+    """
+    return ratio(s) if s.forced else f"{ratio(s)} {interval_cell(s)}"
+
+
 def count_cell(s: Share) -> str:
     """``k/n``, "-" for n = 0."""
     return f"{s.k}/{s.n}" if s.n else "-"
