@@ -727,3 +727,23 @@ def test_a_share_the_causal_corollary_forces_is_printed_forced_without_interval(
     records[0]["verdict"] = "holds"                     # a causal verdict not tight: measured, never hidden as forced
     g = model_findings(collect_records(records, None), causal=True)
     assert not g.sets["all"].layers[0].tight.forced and g.sets["all"].layers[0].tight.k == 5
+
+
+def test_the_models_summary_is_one_block_and_the_float_table_keeps_its_keys():
+    """Issue 62, item 12: Table 1 (trained-models-summary) is set in one block at its widest cells, and
+    the float table, split into column blocks, repeats model and float test in each (planted: one key)."""
+    import pandas as pd
+
+    from verification.paper.tables import layout
+    from verification.report.tables import Table
+    from verification.trained.paper.across import SUMMARY_COLUMNS, causal_name
+    from verification.trained.report.tables import FLOAT_COLUMNS
+
+    row = [causal_name("SmolLM2-135M (4-bit)"), "30 x 12", 120] + ["0.92 [0.89, 0.93]"] * 3
+    assert len(layout(Table("s", pd.DataFrame([row, ["all-MiniLM-L6-v2"] + row[1:]], columns=SUMMARY_COLUMNS), "c"))
+               .col_blocks) == 1
+    cells = ["SmolLM2-135M-Instruct (4-bit GGUF)", "renormalised", 9360] + ["4181/9360 [0.43, 0.46]", 2090, 4180] * 2
+    frame = pd.DataFrame([cells], columns=FLOAT_COLUMNS)
+    blocks = layout(Table("f", frame, "c", keys=2)).col_blocks
+    assert len(blocks) > 1 and all(b[:2] == [0, 1] for b in blocks)
+    assert not all(b[:2] == [0, 1] for b in layout(Table("f", frame, "c")).col_blocks)

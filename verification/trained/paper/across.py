@@ -123,8 +123,8 @@ def chain_part(part: Part, found: Findings) -> None:
 MODELS_COLUMNS = ["model", "architecture", "attention", "layers", "heads", "inputs", "tokens (median)",
                   "weights", "D1 tight, head mean [95% CI]", "D1 tight, per head [95% CI]",
                   "D1 tight, content, per head [95% CI]", "random Dirichlet, matched n [95% CI]", "forced"]
-SUMMARY_COLUMNS = ["model", "attention", "layers x heads", "inputs", "D1 tight, head mean [95% CI]",
-                   "D1 tight, per head [95% CI]", "random, matched n [95% CI]", "forced"]
+SUMMARY_COLUMNS = ["model", "layers x heads", "inputs", "D1 tight, head mean [95% CI]",
+                   "D1 tight, per head [95% CI]", "random, matched n [95% CI]"]   # one block: the model says causal
 
 
 def random_cell(s: Any) -> str:
@@ -144,6 +144,15 @@ def models_cells(name: str, m: Any) -> dict:
                                      QUANTISATION.get(name, "-")]
                     + [value_interval(s) if s is not None else "-" for s in pooled]
                     + [f"{ratio(rnd)} {random_cell(rnd)}", "yes (causal)" if f.causal else "no"]))
+
+
+def causal_name(short: str) -> str:
+    """A decoder's short name with "causal" in its parentheses.
+
+    >>> causal_name("SmolLM2-135M (4-bit)"), causal_name("GPT-2")
+    ('SmolLM2-135M (4-bit, causal)', 'GPT-2 (causal)')
+    """
+    return short[:-1] + ", causal)" if short.endswith(")") else short + " (causal)"
 
 
 def _depth_curves(found: Findings):
@@ -200,15 +209,16 @@ def models_part(part: Part, found: Findings) -> None:
                              "every head on content tokens), 95% intervals by a " + CLUSTER_NOTE + ", beside random "
                              "Dirichlet(1) matrices of the same token counts. 'forced': causal attention makes every verdict "
                              "tight (the causal corollary): a check, not a measurement.", prov, **made))
-    short = [[SHORT.get(name, name), "bidirectional" if c["forced"] == "no" else "causal",
+    short = [[causal_name(SHORT.get(name, name)) if c["forced"] != "no" else SHORT.get(name, name),
               f"{c['layers']} x {c['heads']}", c["inputs"], c["D1 tight, head mean [95% CI]"],
-              c["D1 tight, per head [95% CI]"], c["random Dirichlet, matched n [95% CI]"],
-              "no" if c["forced"] == "no" else "yes"] for name, c in cells.items()]
+              c["D1 tight, per head [95% CI]"], c["random Dirichlet, matched n [95% CI]"]] for name, c in cells.items()]
     part.tables.append(Table("trained-models-summary", frame(short, SUMMARY_COLUMNS),
-        "The pretrained models side by side: the share of D1 verdicts that are exact equalities, pooled over "
+        "The pretrained models side by side (causal: a decoder; the others bidirectional encoders): the share of D1 "
+        "verdicts that are exact equalities, pooled over "
         "layers and inputs (head-averaged attention; every head), beside random Dirichlet(1) matrices of the "
-        "same token counts (95% intervals: " + CLUSTER_NOTE + "); forced: causal attention makes every verdict tight, a check "
-        "of the causal corollary, not a measurement (every column: the data table trained-models).", prov, **made))
+        "same token counts (95% intervals: " + CLUSTER_NOTE + "); '1 (forced)', no interval: causal attention makes every "
+        "verdict tight, a check of the causal corollary, not a measurement (every column: the data table trained-models).",
+        prov, **made))
     part.figures.append(Figure("trained-depth", _depth_curves(found),
                                "Share of inputs with D1 equality against relative depth, per model (head mean, "
                                "all tokens; causal models dashed: forced).", prov, size=HALF))
