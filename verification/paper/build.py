@@ -128,9 +128,8 @@ def build_macros(full: bool) -> dict[str, str]:
     else:
         note = ("Built from the quick settings of the main job (attnbounds verify); the full settings "
                 "(attnbounds verify --full) measure more instances, sizes and inputs.")
-    abstract = ("This document is built from the full settings of the main job." if full else
-                "This document is a quick-settings build: every number comes from the main job's quick "
-                "settings, which measure fewer instances, sizes, inputs and seeds than its full settings.")
+    abstract = ("Built from the main job's full settings." if full else
+                "Built from the main job's quick settings (fewer instances, sizes, inputs and seeds than its full ones).")
     return {"BuildKind": "full" if full else "quick", "BuildNote": note, "BuildAbstract": abstract}
 
 
@@ -289,7 +288,7 @@ def main_text(out: Path, main: str) -> str:
 def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Sequence[Part]) -> list[str]:
     """The checks of the hand-written prose (:mod:`verification.paper.checks`): code in the main text
     of the documents of :data:`PROSE_CHECKED`, a number in an abstract without the interval the build
-    defines for it, the paper's abstract over its word limit or saying what no test supports (or what
+    defines for it, the paper's abstract at its word limit or over or saying what no test supports (or what
     belongs to the reports) in it or the introduction, a word typed twice, and a size in the machine-checked table (``prove-formal``) that the stored SMT
     campaign did not reach (a registry-declared size printed as reached)."""
     from verification.paper import checks, words

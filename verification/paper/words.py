@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-ABSTRACT_WORDS = 200      # the most words the paper's abstract may have
+ABSTRACT_WORDS = 200      # the paper's abstract has fewer words than this
 # words the abstract and introduction may not use, and why (what a test would have to decide); phrases for neither
 UNSUPPORTED = {"indistinguishable": "no equivalence test decides it (a comparison that separates nothing is "
                                     "'not separable from', not equivalence)"}
@@ -40,19 +40,19 @@ def word_count(tex: str, macros: dict) -> int:
 
 
 def abstract_problems(abstract: str, intro: str, macros: dict, limit: int = ABSTRACT_WORDS) -> list[str]:
-    """The abstract over ``limit`` words (counted as typeset, :func:`word_count`), and a word of
+    """The abstract at ``limit`` words or more (counted as typeset, :func:`word_count`), and a word of
     :data:`UNSUPPORTED` or a phrase of :data:`ELSEWHERE` in the abstract or the introduction (after
     the macros are expanded: a generated phrase counts).
 
     >>> abstract_problems("We prove it.", "Reproduction reports test three papers.", {})
     ["the introduction says 'reproduction report': the reports are separate documents, named in the conclusion"]
     >>> abstract_problems(r"Models \\Phrase{}.", "", {"Phrase": "are indistinguishable from random"}, limit=3)
-    ['the abstract has 5 words, more than 3', "the abstract says 'indistinguishable': no equivalence test decides it (a comparison that separates nothing is 'not separable from', not equivalence)"]
+    ['the abstract has 5 words, not under 3', "the abstract says 'indistinguishable': no equivalence test decides it (a comparison that separates nothing is 'not separable from', not equivalence)"]
     """
     out = []
     n = word_count(abstract, macros)
-    if n > limit:
-        out.append(f"the abstract has {n} words, more than {limit}")
+    if n >= limit:
+        out.append(f"the abstract has {n} words, not under {limit}")
     for where, tex in (("abstract", abstract), ("introduction", intro)):
         text = " ".join(expand_macros(tex, macros).lower().split())
         for word, why in list(UNSUPPORTED.items()) + list(ELSEWHERE.items()):
