@@ -199,6 +199,13 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     part.macro(str(min(c.n for c in sweep.cells if c.n >= 3)) if big else "-", "stress share smallest n")
     part.macro(str(max(c.n for c in sweep.cells if c.n >= 3)) if big else "-", "stress share largest n")
     chance_part(part, sweep)
+    two = [c.counts.tight.value for c in sweep.cells if c.n == 2]
+    part.macro(f"{min(two):.2f}-{max(two):.2f}" if two else "-", "stress share n two")
+    part.macro(f"{t.tight.value:.3f}", "stress tight share")
+    part.macro(f"[{t.tight.lo:.3f}, {t.tight.hi:.3f}]", "stress tight interval")
+    search_part(part, found.search)
+    rollout_part(part, found.sweep(checks.ROLLOUT))
+    return part
 
 
 def chance_part(part: Part, sweep: Any) -> None:
@@ -216,13 +223,6 @@ def chance_part(part: Part, sweep: Any) -> None:
     apart = [(a.family, b.family) for a in at for b in at if a.counts.tight.hi < b.counts.tight.lo]
     part.guard(bool(apart), "stress chance family dependent",
                detail=", ".join(f"{a} below {b}" for a, b in apart) or "every interval overlaps")
-    two = [c.counts.tight.value for c in sweep.cells if c.n == 2]
-    part.macro(f"{min(two):.2f}-{max(two):.2f}" if two else "-", "stress share n two")
-    part.macro(f"{t.tight.value:.3f}", "stress tight share")
-    part.macro(f"[{t.tight.lo:.3f}, {t.tight.hi:.3f}]", "stress tight interval")
-    search_part(part, found.search)
-    rollout_part(part, found.sweep(checks.ROLLOUT))
-    return part
 
 
 def search_part(part: Part, search: Search) -> None:
