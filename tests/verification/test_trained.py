@@ -747,3 +747,7 @@ def test_the_models_summary_is_one_block_and_the_float_table_keeps_its_keys():
     blocks = layout(Table("f", frame, "c", keys=2)).col_blocks
     assert len(blocks) > 1 and all(b[:2] == [0, 1] for b in blocks)
     assert not all(b[:2] == [0, 1] for b in layout(Table("f", frame, "c")).col_blocks)
+    from verification.paper.tables import table_tex
+
+    heads = [line for line in table_tex(Table("f", frame, "c", keys=2)).splitlines() if line.startswith("model &")]
+    assert len(heads) == len(blocks) and all(h.startswith("model & float test &") for h in heads)   # as typeset

@@ -267,7 +267,7 @@ def table_tex(table: Table) -> str:
     headers = [_header_tex(str(c)) for c in frame.columns]
     cells = [[_cell(v) for v in row] for row in frame.itertuples(index=False)]
     align = ["r" if k and cells and all(_NUMERIC.match(r[k]) for r in cells) else "l" for k in range(len(headers))]
-    lay = layout(Table(table.name, frame, table.caption, wrap=table.wrap))
+    lay = layout(Table(table.name, frame, table.caption, wrap=table.wrap, keys=table.keys))
 
     def cell(text: str, k: int) -> str:
         tex = cell_tex(text)
