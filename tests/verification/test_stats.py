@@ -215,3 +215,13 @@ def test_median_interval_is_order_statistics_not_a_bootstrap():
     m4, band = median_interval([0.1, 0.4, 0.2, 0.3])                      # 4 inputs: no 95% interval exists
     assert m4 == pytest.approx(0.25) and all(math.isnan(b) for b in band)
     assert median_interval([None, 2.0])[0] == 2.0 and median_interval([])[0] is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 5000), st.data(), st.floats(1.0, 100.0))
+def test_a_design_effect_only_widens_the_wilson_interval(n, data, deff):
+    """Fewer effective trials never narrow the interval: a clustered share's interval contains the one of
+    its verdicts counted as independent (the docstrings' "never narrower")."""
+    k = data.draw(st.integers(0, n))
+    (lo, hi), (clo, chi) = wilson(k, n), wilson(k, n, deff=deff)
+    assert clo <= lo + 1e-15 and chi >= hi - 1e-15
