@@ -11,6 +11,8 @@ cell. The statistics behind them are :mod:`verification.stats`; the renderers ar
 >>> s = Share.wilson(3, 10)
 >>> s.value, round(s.lo, 3), round(s.hi, 3), s.method
 (0.3, 0.108, 0.603, 'wilson')
+>>> Share.forced_share(6).forced, Share.forced_share(6).value
+(True, 1.0)
 >>> Tally.of(["holds", "tight", "tight"]).share(("tight",)).k
 2
 """
@@ -26,8 +28,10 @@ from theory.verdicts import ALPHA
 
 @dataclass(frozen=True)
 class Share:
-    """k of n, with its 1 - ``ALPHA`` interval [lo, hi] and the method that made it ("wilson",
-    "cluster-bootstrap", ...); ``value`` is k / n (nan for n = 0)."""
+    """k of n, with its 1 - ``ALPHA`` interval [lo, hi] and the method that made it ("wilson", or
+    "wilson-clustered" for verdicts pooled over inputs; "count" without an interval); ``value`` is
+    k / n (nan for n = 0). ``forced``: a theorem forces every one of the n (a check, never a finding):
+    k = n and no interval (:meth:`forced`)."""
 
     k: int
     n: int
@@ -35,10 +39,21 @@ class Share:
     hi: float
     method: str = "wilson"
     level: float = 1 - ALPHA
+    forced: bool = False
+
+    def __post_init__(self) -> None:
+        if self.forced and (self.k != self.n or not (math.isnan(self.lo) and math.isnan(self.hi))):
+            raise ValueError(f"a forced share is n of n with no interval, got {self.k}/{self.n} [{self.lo}, {self.hi}]")
 
     @property
     def value(self) -> float:
         return self.k / self.n if self.n else math.nan
+
+    @classmethod
+    def forced_share(cls, n: int) -> "Share":
+        """n of n, forced by a theorem: no interval (an interval on a share no draw can change would
+        be a measurement of a proof)."""
+        return cls(int(n), int(n), math.nan, math.nan, "forced", forced=True)
 
     @classmethod
     def wilson(cls, k: int, n: int) -> "Share":

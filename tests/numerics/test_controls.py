@@ -1,6 +1,6 @@
 """Controls of D1's equality share (numerics.dobrushin.controls), the chance level of random
-row-exchangeable matrices (docs/theory.md §2, "Chance level"), and the cluster bootstrap of pooled
-shares (verification.stats.cluster_bootstrap)."""
+row-exchangeable matrices (docs/theory.md §2, "Chance level"), and the Wilson interval of pooled
+shares clustered by input (verification.stats.clustered_wilson)."""
 from __future__ import annotations
 
 import itertools
@@ -13,7 +13,7 @@ from numerics.dobrushin import factor_check
 from numerics.dobrushin.controls import (column_permutation, control_rng, every_pair_self_dominant, pair_kind,
                                          permute_columns, shuffle_offdiagonal)
 from theory.errors import InvalidInput
-from verification.stats import cluster_bootstrap, wilson
+from verification.stats import clustered_wilson, wilson
 
 
 def _exact(A: np.ndarray) -> list[list[Fraction]]:
@@ -137,34 +137,34 @@ def test_chance_level_tends_to_one_quarter():
     assert abs(share - (1 - opposite) / 2) < 4.5 * np.sqrt(0.25 / 1000)
 
 
-# -- the cluster bootstrap --------------------------------------------------------------------------
+# -- the Wilson interval of a pooled share, clustered by input ------------------------------------
 
-def test_cluster_bootstrap_is_seeded_and_wider_than_wilson_for_correlated_clusters():
+def test_clustered_wilson_is_wider_than_wilson_for_correlated_clusters():
     # 40 inputs, 50 verdicts each, all alike within an input: the information is 40 inputs, not 2000 verdicts
     hits = np.random.default_rng(0).random(40) < 0.5
     k, n = np.where(hits, 50, 0), np.full(40, 50)
-    lo, hi = cluster_bootstrap(k, n, seed=1)
-    assert (lo, hi) == cluster_bootstrap(k, n, seed=1)
+    lo, hi = clustered_wilson(k, n)
     wlo, whi = wilson(int(k.sum()), int(n.sum()))
     assert hi - lo > 2 * (whi - wlo)
     assert lo <= k.sum() / n.sum() <= hi
+    ilo, ihi = wilson(int(hits.sum()), 40)                  # about the Wilson interval of the 40 inputs
+    assert abs(lo - ilo) < 0.02 and abs(hi - ihi) < 0.02
 
 
-def test_cluster_bootstrap_matches_wilson_for_independent_verdicts():
+def test_clustered_wilson_matches_wilson_for_independent_verdicts():
     k = (np.random.default_rng(2).random(800) < 0.3).astype(int)
-    lo, hi = cluster_bootstrap(k, np.ones(800, dtype=int), seed=0)
+    lo, hi = clustered_wilson(k, np.ones(800, dtype=int))
     wlo, whi = wilson(int(k.sum()), 800)
     assert abs(lo - wlo) < 0.015 and abs(hi - whi) < 0.015
+    assert lo <= wlo and hi >= whi                           # never narrower than independent verdicts
 
 
-def test_cluster_bootstrap_refuses_bad_input():
-    assert np.isnan(cluster_bootstrap([], [])[0])
+def test_clustered_wilson_refuses_bad_input():
+    assert np.isnan(clustered_wilson([], [])[0])
     with pytest.raises(InvalidInput):
-        cluster_bootstrap([3], [2])
+        clustered_wilson([3], [2])
     with pytest.raises(InvalidInput):
-        cluster_bootstrap([1, 2], [2])
-    with pytest.raises(InvalidInput):
-        cluster_bootstrap([1], [2], resamples=0)
+        clustered_wilson([1, 2], [2])
 
 
 def test_paired_difference_interval():
@@ -184,8 +184,13 @@ def test_paired_difference_interval():
         cluster_bootstrap_difference([1], [1], [2], [1])
 
 
-def test_cluster_bootstrap_without_spread_counts_inputs():
-    """Every input all hits: not the point [1, 1] but the Wilson interval of C inputs (C trials)."""
-    lo, hi = cluster_bootstrap([6] * 4, [6] * 4)
-    assert (lo, hi) == wilson(4, 4) and lo < 0.6
-    assert cluster_bootstrap([0] * 48, [72] * 48) == wilson(0, 48)
+def test_no_hit_and_one_hit_get_one_method():
+    """0 hits of 9360 verdicts over 120 inputs get the interval of 0 hits of 9360 (Wilson, no other rule for
+    the ends), and one hit a wider one: never [0, 0.03] beside [0, 0.0006] (issue 62, item 5)."""
+    n = [78] * 120
+    zero = clustered_wilson([0] * 120, n)
+    one = clustered_wilson([1] + [0] * 119, n)
+    assert zero == wilson(0, 9360) and zero[1] < 0.0005
+    assert one[0] >= zero[0] and one[1] >= zero[1] and one[1] < 0.001
+    every = clustered_wilson(n, n)
+    assert every == wilson(9360, 9360)

@@ -289,6 +289,8 @@ def test_findings_count_the_records_and_test_the_causal_share(tmp_path):
     """The findings' cells count the stored records per (family, n), their shares carry count,
     total and Wilson interval; the causal sizes test the campaign's count against the stored
     prediction (exact binomial, Holm across sizes) and carry the check's stored outcome."""
+    import math
+
     from verification.dobrushin.findings import findings
     from verification.findings import Share
     from verification.stats import binomial_p, holm, wilson
@@ -306,7 +308,11 @@ def test_findings_count_the_records_and_test_the_causal_share(tmp_path):
         d2 = [r for r in mine if r["theorem"] == "dobrushin.product"]
         assert (c.d1.k, c.d1.n) == (sum(r["verdict"] == "tight" for r in d1), 12)
         assert (c.d2.k, c.d2.n) == (sum(r["verdict"] == "tight" for r in d2), len(d2)) and len(d2) == 5
-        assert (c.d1.lo, c.d1.hi) == wilson(c.d1.k, c.d1.n) and c.violated == c.undecided == 0
+        if c.family == "causal":                  # the causal corollary forces it: n of n, no interval (a check)
+            assert c.d1.forced and c.d1.k == c.d1.n and math.isnan(c.d1.lo)
+        else:
+            assert (c.d1.lo, c.d1.hi) == wilson(c.d1.k, c.d1.n)
+        assert c.violated == c.undecided == 0
     assert found.pooled("d2", ("dirichlet", "hard", "causal"), lambda n: n == 2) == Share.wilson(15, 15)   # n = 2: always tight
     assert [s.n for s in found.causal] == [2, 5]
     p = [binomial_p(s.campaign.k, s.campaign.n, check[s.n]["extra"]["predicted"]) for s in found.causal]

@@ -194,3 +194,41 @@ def test_a_registry_declared_smt_size_printed_as_reached_fails_the_build(toy, tm
     monkeypatch.setattr(sys.modules["toy_checked"], "paper_part", planted("bound 9x9"))
     with pytest.raises(B.BuildCheckFailed, match=r"size 9x9 is printed as reached but is not among the sizes stored"):
         build(store, tmp_path / "unknown", families=["toy_checked"], source=src)
+
+
+def test_the_abstracts_words_and_a_doubled_word_fail_the_build(toy, tmp_path, monkeypatch):
+    """Issue 62: an abstract of 200 words or more (a generated phrase counted as typeset), a word no test
+    supports or a mention of the reproduction reports in the abstract, and a word typed twice (here
+    made by a macro: ``(here \\X)`` with ``\\X`` = "here none did") each fail the build; the clean
+    abstract passes."""
+    store, src = toy
+
+    def phrased(store, plan=None):
+        part = toy_part(store, plan)
+        part.macro("are indistinguishable from random", "toy", "phrase")
+        part.macro("here none did", "toy", "sentence")
+        part.macro(" ".join(["word"] * 194), "toy", "long")
+        return part
+    monkeypatch.setattr(sys.modules["toy_checked"], "paper_part", phrased)
+    main = MAIN.replace("BIBLIOGRAPHY", "")
+
+    def with_abstract(text):
+        (src / "main.tex").write_text(main.replace("\\begin{document}\n", "\\begin{document}\n\\begin{abstract}"
+                                                   + text + "\\end{abstract}\n"))
+    with_abstract("We prove a bound for every size.")
+    build(store, tmp_path / "ok", families=["toy_checked"], source=src)
+    for text, why in (("Models \\ToyPhrase{}.", "the abstract says 'indistinguishable'"),
+                      ("Three reproduction reports test three papers.", "the abstract says 'reproduction report'"),
+                      ("We prove it \\ToyLong{} and more words.", "the abstract has 200 words, not under 200"),
+                      ("Only the rest goes to the exact path (here \\ToySentence{}).", "a word typed twice: 'here here'")):
+        with_abstract(text)
+        with pytest.raises(B.BuildCheckFailed, match=why):
+            build(store, tmp_path / "bad", families=["toy_checked"], source=src)
+
+
+def test_word_checks_count_as_typeset():
+    from verification.paper import words
+
+    assert words.word_count(r"\Guard{k}{tight on \X{}} of $n = 4$ rows", {"X": "3/4"}) == 6
+    assert words.repeated_words("the the rest, that that is, 12 12") == ["'the the'"]
+    assert words.abstract_problems("fine", "The reproduction reports are elsewhere.", {}) != []

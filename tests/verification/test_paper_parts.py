@@ -228,7 +228,7 @@ def test_results_match_the_theorems(stores):
     assert t["SmolLMTwoInputs"] == "1" and t["MiniLMInputs"] == "2"
     k, n = map(int, t["SmolLMTwoDOneTightAllRecords"].split("/"))
     assert k == n > 0                                     # the causal stand-in: structural equality
-    assert t["DOneShareSmolLMTwoLastLayerNofirst"] == "1.00"
+    assert t["DOneShareSmolLMTwoLastLayerNofirst"] == "1 (forced)"            # forced: no interval, a check
 
 
 def test_a_missing_model_is_a_missing_campaign(tmp_path):

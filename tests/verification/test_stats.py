@@ -127,3 +127,101 @@ def test_tost_mde_at_the_decision_level_has_the_stated_power():
     p_right, p_wrong = power(right), power(wrong)
     assert 0.74 <= p_right <= 0.88, p_right
     assert p_wrong < p_right - 0.08, (p_wrong, p_right)
+
+
+# -- one interval for every share (issue 62, item 5) ------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from theory.errors import InvalidInput  # noqa: E402
+from verification.stats import design_effect, median_interval  # noqa: E402
+from verification.stats.spread import median_rank  # noqa: E402
+
+
+def wilson_bounds_monotone(n: int, deff: float = 1.0) -> bool:
+    """Both Wilson bounds non-decreasing in k = 0..n at fixed n (and design effect)."""
+    b = [wilson(k, n, deff=deff) for k in range(n + 1)]
+    return all(b[k][0] <= b[k + 1][0] and b[k][1] <= b[k + 1][1] for k in range(n))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3000), st.floats(1.0, 200.0))
+def test_wilson_bounds_increase_with_the_count_at_every_n(n, deff):
+    assert wilson_bounds_monotone(n, deff)
+
+
+STORE_TOTALS = (1, 4, 6, 12, 40, 48, 108, 120, 180, 336, 384, 540, 720, 1620, 1800, 3456, 5400, 6912, 9360, 18720,
+                120000)
+"""The totals the main job's quick tables print (read from /work/base/store.db's paper build, issue 62): inputs
+per model (4 DINOv2-S photographs, 6 decoder inputs, 48 AntiBERTy, 120 MiniLM), head means (48 ... 720),
+float-test verdicts (336 ... 9360), D1 verdicts (1620 ... 18720), the causal-D2 check's pairs (120000)."""
+
+
+@pytest.mark.parametrize("n", STORE_TOTALS)
+def test_wilson_is_monotone_at_the_totals_of_the_stores_tables(n):
+    """At every total the main job's tables print the bounds at k = 0 are the bounds of the formula,
+    no other rule, and both increase with k."""
+    ks = range(n + 1) if n <= 10000 else list(range(0, 50)) + list(range(n - 50, n + 1))
+    b = [wilson(k, n) for k in ks]
+    assert all(x[0] <= y[0] and x[1] <= y[1] for x, y in zip(b, b[1:]))
+    z = 1.959963984540054
+    assert wilson(0, n) == (0.0, pytest.approx(z * z / (n + z * z)))         # the formula's own end
+    assert wilson(n, n) == (pytest.approx(n / (n + z * z)), 1.0)
+
+
+def test_a_nonmonotone_interval_is_caught():
+    """The planted bug of issue 62: 0 of n given the Wilson interval of the inputs (a different rule)."""
+    def planted(k, n):
+        return wilson(0, 120) if k == 0 else wilson(k, n)
+    b = [planted(k, 9360) for k in range(3)]
+    assert not all(x[1] <= y[1] for x, y in zip(b, b[1:]))
+    assert wilson_bounds_monotone(9360)
+
+
+def test_wilson_refuses_bad_counts():
+    for k, n in ((3, 2), (-1, 5)):
+        with pytest.raises(InvalidInput):
+            wilson(k, n)
+    with pytest.raises(InvalidInput):
+        wilson(1, 5, deff=0.5)
+    assert all(math.isnan(x) for x in wilson(0, 0))
+
+
+def test_design_effect_counts_alike_clusters_as_one_trial_each():
+    assert design_effect([5, 0, 5, 0, 5, 0], [5] * 6) == pytest.approx(5.0 * 6 / 5)   # cluster size, C/(C-1)
+    assert design_effect([0] * 6, [5] * 6) == design_effect([5] * 6, [5] * 6) == 1.0
+    assert design_effect([3], [5]) == 5.0                                        # one cluster: one trial
+    with pytest.raises(InvalidInput):
+        design_effect([1, 2], [2])
+
+
+@pytest.mark.parametrize("n", range(1, 60))
+def test_median_rank_has_the_exact_binomial_coverage(n):
+    j = median_rank(n)
+    cover = (lambda i: 1 - 2 * stats.binom.cdf(i - 1, n, 0.5))
+    if j == 0:
+        assert cover(1) < 0.95 and n <= 5
+    else:
+        assert cover(j) >= 0.95 and (j + 1 > (n + 1) // 2 or cover(j + 1) < 0.95)
+
+
+def test_median_interval_is_order_statistics_not_a_bootstrap():
+    x = list(np.random.default_rng(4).normal(size=30))
+    m, (lo, hi) = median_interval(x)
+    s = sorted(x)
+    j = median_rank(30)
+    assert m == pytest.approx(np.median(x)) and (lo, hi) == (s[j - 1], s[30 - j])
+    assert median_interval(x) == median_interval(list(reversed(x)))       # no resampling, no seed
+    m4, band = median_interval([0.1, 0.4, 0.2, 0.3])                      # 4 inputs: no 95% interval exists
+    assert m4 == pytest.approx(0.25) and all(math.isnan(b) for b in band)
+    assert median_interval([None, 2.0])[0] == 2.0 and median_interval([])[0] is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 5000), st.data(), st.floats(1.0, 100.0))
+def test_a_design_effect_only_widens_the_wilson_interval(n, data, deff):
+    """Fewer effective trials never narrow the interval: a clustered share's interval contains the one of
+    its verdicts counted as independent (the docstrings' "never narrower")."""
+    k = data.draw(st.integers(0, n))
+    (lo, hi), (clo, chi) = wilson(k, n), wilson(k, n, deff=deff)
+    assert clo <= lo + 1e-15 and chi >= hi - 1e-15

@@ -356,18 +356,19 @@ def test_a_missing_random_sample_is_an_error_not_a_gap():
         baseline_share({}, {("a", "1"): (5, 0)}, [("a", "1")], "dirichlet")
 
 
-def test_median_interval_is_seeded_and_brackets_the_median():
+def test_median_interval_is_order_statistics_and_brackets_the_median():
     from verification.stats import median_interval
+    from verification.stats.spread import median_rank
 
     x = [0.0] * 30 + [100.0] * 20 + list(np.linspace(1, 2, 9))
-    m, (lo, hi) = median_interval(x, bootstrap_seed=3)
+    m, (lo, hi) = median_interval(x)
     assert m == float(np.median(x)) and lo <= m <= hi
-    assert median_interval(x, bootstrap_seed=3) == (m, (lo, hi))        # fixed seed: reproducible
-    _, (mlo, mhi) = median_interval(x, bootstrap_seed=3, statistic=np.mean)   # planted: the mean resampled
-    assert not mlo <= m <= mhi
-    assert median_interval([None, 2.0], 0) == (2.0, (pytest.approx(float("nan"), nan_ok=True),) * 2) or \
-        np.isnan(median_interval([None, 2.0], 0)[1][0])
-    assert median_interval([1.0, 1.0, 1.0], 0) == (1.0, (1.0, 1.0))
+    j, s = median_rank(len(x)), sorted(x)
+    assert (lo, hi) == (s[j - 1], s[len(x) - j])                         # the order statistics themselves
+    assert median_interval(x[::-1]) == (m, (lo, hi))                      # no resampling: order does not matter
+    four = median_interval([0.3, None, 0.1, 0.4, 0.2])                    # four inputs (DINOv2-S): no 95% interval
+    assert four[0] == pytest.approx(0.25) and all(np.isnan(four[1]))
+    assert median_interval([1.0, 1.0, 1.0, 1.0, 1.0, 1.0]) == (1.0, (1.0, 1.0))
 
 
 def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
@@ -660,3 +661,93 @@ def test_rollout_on_a_users_model_reads_its_corpus_once_and_reports_float_agains
     [sources] = list((out / "tables").glob("trained-sources-bert_*.csv"))
     header = next(csv.reader(sources.open()))
     assert LOWEST_SHARE in header and "D1 tight, lowest layer" not in header
+
+
+def _shares(obj, seen=None):
+    """Every Share reachable from a findings value (dataclasses, dicts, tuples)."""
+    import dataclasses
+
+    from verification.findings import Share
+
+    if isinstance(obj, Share):
+        yield obj
+    elif dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            yield from _shares(getattr(obj, f.name))
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _shares(v)
+    elif isinstance(obj, (tuple, list)):
+        for v in obj:
+            yield from _shares(v)
+
+
+def test_every_share_of_the_findings_has_one_interval_method_monotone_in_the_count():
+    """Issue 62, item 5: every share a trained model's findings hold is either a plain count, a share
+    a theorem forces (n of n, no interval), or has the Wilson interval of its count (clustered: on the
+    effective count, never narrower); and at every total n the findings hold, the bounds increase with k."""
+    from verification.stats import wilson
+    from verification.trained.findings.model import model_findings
+    from verification.trained.findings.records import cluster_share, collect_records, tight
+
+    spec = [(f"i{k}", "pydoc", 4 + k % 3, [k % 2, 1, k % 3 == 0]) for k in range(12)]
+    f = model_findings(collect_records(_fake_layer_records(spec), None))
+    shares = list(_shares(f))
+    assert shares and {s.method for s in shares} <= {"wilson", "wilson-clustered", "count", "forced"}
+    for s in shares:
+        if s.method == "wilson":
+            assert (s.lo, s.hi) == wilson(s.k, s.n) or s.n == 0
+        elif s.method == "wilson-clustered":
+            w = wilson(s.k, s.n)
+            assert s.lo <= w[0] and s.hi >= w[1]
+    for n in {s.n for s in shares if s.n}:
+        b = [wilson(k, n) for k in range(n + 1)]
+        assert all(x[0] <= y[0] and x[1] <= y[1] for x, y in zip(b, b[1:])), n
+    rs = _fake_layer_records([(f"i{k}", "pydoc", 6, [0] * 5) for k in range(40)])   # no hit at all, then one
+    zero = cluster_share(rs, tight)
+    rs[0]["verdict"] = "tight"
+    one = cluster_share(rs, tight)
+    assert (zero.lo, zero.hi) == wilson(0, 200) and one.lo >= zero.lo and one.hi >= zero.hi
+
+
+def test_a_share_the_causal_corollary_forces_is_printed_forced_without_interval():
+    import math
+
+    from verification.trained.findings.model import model_findings
+    from verification.trained.findings.records import collect_records
+    from verification.trained.report.tables import d1_table
+
+    records = _fake_layer_records([(f"i{k}", "pydoc", 5, [1, 1]) for k in range(6)])
+    for r in records:
+        r["provenance"]["causal"] = True
+    f = model_findings(collect_records(records, None), causal=True)
+    layer = f.sets["all"].layers[0].tight
+    assert layer.forced and layer.k == layer.n == 6 and math.isnan(layer.lo)
+    assert d1_table(f)[0][0][1] == "6/6 = 1 (forced)"
+    records[0]["verdict"] = "holds"                     # a causal verdict not tight: measured, never hidden as forced
+    g = model_findings(collect_records(records, None), causal=True)
+    assert not g.sets["all"].layers[0].tight.forced and g.sets["all"].layers[0].tight.k == 5
+
+
+def test_the_models_summary_is_one_block_and_the_float_table_keeps_its_keys():
+    """Issue 62, item 12: Table 1 (trained-models-summary) is set in one block at its widest cells, and
+    the float table, split into column blocks, repeats model and float test in each (planted: one key)."""
+    import pandas as pd
+
+    from verification.paper.tables import layout
+    from verification.report.tables import Table
+    from verification.trained.paper.across import SUMMARY_COLUMNS, causal_name
+    from verification.trained.report.tables import FLOAT_COLUMNS
+
+    row = [causal_name("SmolLM2-135M (4-bit)"), "30 x 12", 120] + ["0.92 [0.89, 0.93]"] * 3
+    assert len(layout(Table("s", pd.DataFrame([row, ["all-MiniLM-L6-v2"] + row[1:]], columns=SUMMARY_COLUMNS), "c"))
+               .col_blocks) == 1
+    cells = ["SmolLM2-135M-Instruct (4-bit GGUF)", "renormalised", 9360] + ["4181/9360 [0.43, 0.46]", 2090, 4180] * 2
+    frame = pd.DataFrame([cells], columns=FLOAT_COLUMNS)
+    blocks = layout(Table("f", frame, "c", keys=2)).col_blocks
+    assert len(blocks) > 1 and all(b[:2] == [0, 1] for b in blocks)
+    assert not all(b[:2] == [0, 1] for b in layout(Table("f", frame, "c")).col_blocks)
+    from verification.paper.tables import table_tex
+
+    heads = [line for line in table_tex(Table("f", frame, "c", keys=2)).splitlines() if line.startswith("model &")]
+    assert len(heads) == len(blocks) and all(h.startswith("model & float test &") for h in heads)   # as typeset

@@ -82,6 +82,8 @@ class Findings:
     def pooled(self, which: str, families: Iterable[str], sizes: Callable[[int], bool] = lambda n: True) -> Share:
         """The share ``which`` of a cell ("d1", "d1_first", "d2") pooled over the cells of ``families`` at ``sizes``."""
         shares = [getattr(c, which) for c in self.select(families, sizes)]
+        if shares and all(s.forced for s in shares):
+            return Share.forced_share(sum(s.n for s in shares))
         return Share.wilson(sum(s.k for s in shares), sum(s.n for s in shares))
 
     def span(self, which: str, families: Iterable[str],
@@ -116,7 +118,13 @@ def cells(records: Iterable[dict]) -> tuple[Cell, ...]:
             a["d2"] += 1
             a["d2_eq"] += r["verdict"] == "tight"
     order = {f: i for i, f in enumerate(DISTRIBUTIONS)}
-    return tuple(Cell(f, n, Share.wilson(a["d1_eq"], a["d1"]), Share.wilson(a["d1_first"], a["d1"]), a["d1_exact"],
+
+    def d1_share(family: str, k: int, n: int) -> Share:
+        """D1's tight share of one cell; on the causal family every verdict is forced tight (the causal
+        corollary): n of n with no interval, a check (a causal cell short of n of n keeps its interval
+        and fails the family's check)."""
+        return Share.forced_share(n) if family == "causal" and n and k == n else Share.wilson(k, n)
+    return tuple(Cell(f, n, d1_share(f, a["d1_eq"], a["d1"]), Share.wilson(a["d1_first"], a["d1"]), a["d1_exact"],
                       Share.wilson(a["d2_eq"], a["d2"]),
                       None if a["unresolved"] or a["slack"] == math.inf else a["slack"], a["unresolved"],
                       a["viol"], a["und"])

@@ -41,7 +41,9 @@ def needs(store: Any, plan: Plan) -> list[Need]:
 
 
 def share2(s: Share) -> str:
-    """A share as a fixed two-decimal string ("-" without instances)."""
+    """A share as a fixed two-decimal string ("-" without instances; "1 (forced)" where a theorem forces it)."""
+    if s.forced:
+        return "1 (forced)"
     return f"{s.value:.2f}" if s.n else "-"
 
 
@@ -68,7 +70,8 @@ def _curve(found: Findings, which: str, ylabel: str):
     for c in found.cells:
         s = getattr(c, which)
         if s.n:
-            series.setdefault(c.family, []).append((c.n, s.value, s.lo, s.hi))
+            lo, hi = (s.value, s.value) if s.forced else (s.lo, s.hi)      # forced: a point, no band
+            series.setdefault(c.family, []).append((c.n, s.value, lo, hi))
 
     def draw(ax: Any) -> None:
         for f, pts in series.items():

@@ -19,7 +19,10 @@ UNRESOLVED_SLACK = "> 0 (unresolved)"   # a strict record stored with slack <= 0
 
 
 def share_cell(s: Share) -> str:
-    """A share with its 95% interval, "0.250 [0.102, 0.495]" ("-" without instances)."""
+    """A share with its 95% interval, "0.250 [0.102, 0.495]" ("-" without instances; "1 (forced)", no
+    interval, where a theorem forces it)."""
+    if s.forced:
+        return "1 (forced)"
     return f"{s.value:.3f} [{s.lo:.3f}, {s.hi:.3f}]" if s.n else "-"
 
 

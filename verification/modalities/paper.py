@@ -255,28 +255,6 @@ def seed_macros(part: Part, summaries: list) -> None:
     part.macro(sum(w == "lower than" for w in words), "Mod", "below text as is count")
     part.macro(len(words), "Mod", "models count")
     part.macro(summary_sentence(summaries), "Mod", "summary sentence")
-    part.macro(abstract_phrase(summaries), "Mod", "abstract phrase")
-
-
-def abstract_phrase(summaries: list) -> str:
-    """The abstract's words for the models trained here, from the same words as
-    :func:`summary_sentence`: whether each is indistinguishable from random matrices of its size and
-    from its initialisation.
-
-    >>> from types import SimpleNamespace as S
-    >>> abstract_phrase([S(variant="content", words={"random": "not separable from", "init": "not separable from"})])
-    'are indistinguishable from random matrices of their size and from their initialisation (1 of 1 models, content tokens)'
-    >>> abstract_phrase([S(variant="content", words={"random": "higher than", "init": "not separable from"})])
-    'are indistinguishable from random matrices of their size and from their initialisation in 0 of 1 models (content tokens)'
-    """
-    content = [s for s in summaries if s.variant == "content"]
-    same = ("not separable from", "inside")
-    k = sum(all(s.words.get(key) in same for key in ("random", "init")) for s in content)
-    if content and k == len(content):
-        return (f"are indistinguishable from random matrices of their size and from their initialisation "
-                f"({k} of {len(content)} models, content tokens)")
-    return (f"are indistinguishable from random matrices of their size and from their initialisation in {k} of "
-            f"{len(content)} models (content tokens)")
 
 
 REFERENCES = (("random", "the random range at their own n"), ("init", "their own initialisation"),

@@ -133,13 +133,12 @@ def build_macros(full: bool, plans: Optional[dict[str, Any]] = None) -> dict[str
     else:
         note = ("Built from the quick settings of the main job (attnbounds verify); the full settings "
                 "(attnbounds verify --full) measure more instances, sizes and inputs.")
-    abstract = ("This document is built from the full settings of the main job." if full else
-                "This document is a quick-settings build: every number comes from the main job's quick "
-                "settings, which measure fewer instances, sizes, inputs and seeds than its full settings.")
+    abstract = ("Built from the main job's full settings." if full else
+                "Built from the main job's quick settings (fewer instances, sizes, inputs and seeds than its full ones).")
     if plans:
         own = "; ".join(f"{family}: {plan.command()}" for family, plan in sorted(plans.items()))
         note += f" Read instead from the runs of another command line (paper --from), the sections of {own}."
-        abstract += f" The sections of {', '.join(sorted(plans))} are read from another command's runs (--from)."
+        abstract += f" The {', '.join(sorted(plans))} sections come from another run."
     return {"BuildKind": "full" if full else "quick", "BuildNote": note, "BuildAbstract": abstract}
 
 
@@ -301,9 +300,10 @@ def main_text(out: Path, main: str) -> str:
 def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Sequence[Part]) -> list[str]:
     """The checks of the hand-written prose (:mod:`verification.paper.checks`): code in the main text
     of the documents of :data:`PROSE_CHECKED`, a number in an abstract without the interval the build
-    defines for it, and a size in the machine-checked table (``prove-formal``) that the stored SMT
+    defines for it, the paper's abstract at its word limit or over or saying what no test supports (or what
+    belongs to the reports) in it or the introduction, a word typed twice, and a size in the machine-checked table (``prove-formal``) that the stored SMT
     campaign did not reach (a registry-declared size printed as reached)."""
-    from verification.paper import checks
+    from verification.paper import checks, words
 
     problems = []
     for doc in docs:
@@ -314,6 +314,12 @@ def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Seq
         abstract = re.search(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", text, re.S)
         if abstract:
             problems += [f"{doc.tex}: {p}" for p in checks.abstract_intervals(abstract.group(1), macros)]
+        if abstract and doc.name == "main":
+            intro = re.search(r"\\section\{Introduction\}(.*?)(?=\\section\{)", text, re.S)
+            problems += [f"{doc.tex}: {p}" for p in words.abstract_problems(abstract.group(1),
+                                                                             intro.group(1) if intro else "", macros)]
+        prose = re.sub(r"\\[A-Za-z]+\*?", " ", words.expand_macros(text, macros))
+        problems += [f"{doc.tex}: a word typed twice: {p}" for p in words.repeated_words(prose)]
     tables = {t.name: t.frame for part in parts for t in part.tables}
     if "prove-formal" in tables and "prove-reach" in tables:
         from theory import theorems

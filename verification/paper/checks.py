@@ -376,3 +376,4 @@ def reached_size_problems(printed: dict[str, str], reached: dict[str, Iterable[s
             out.append(f"{statement}: size {size} is printed as reached but {why}; the store reached "
                        f"{', '.join(sorted(got)) or 'nothing'}")
     return out
+

@@ -2,7 +2,7 @@
 
 A table is set in booktabs at ``\\small`` or, when that is too wide, ``\\footnotesize`` (never
 smaller, never shrunk by a box); at \\footnotesize its long cells wrap, a table still wider than the
-text is split into column blocks that repeat its first column, and one taller than a page into row
+text is split into column blocks that repeat its key columns (the first; ``Table.keys``), and one taller than a page into row
 blocks (each a float; the full table is also written as CSV beside the PDF). Long headers wrap onto
 lines; the ASCII mathematics of the reports' headers is set as mathematics (:data:`MATH_LABELS`). Every caption ends with
 a link to the table's entry in the appendix (``\\ProvTag``).
@@ -71,7 +71,7 @@ MATH_LABELS: dict[str, str] = {
     "median delta(R_l)": r"median $\delta(R_l)$",
     "median prod delta(Ahat)": r"median $\prod \delta(\hat A)$",
     "median prod (1+delta(A))/2": r"median $\prod (1+\delta(A))/2$",
-    "median ratio R/prod [95% bootstrap]": r"median ratio $\delta(R_l)/\prod\delta(\hat A)$ [95\% bootstrap]",
+    "median ratio R/prod [95% CI]": r"median ratio $\delta(R_l)/\prod\delta(\hat A)$ [95\% CI]",
     "median ratio prod/factor": r"median ratio of the products",
     "kernel error <= 0.1 [95% CI]": r"kernel error $\le 0.1$ [95\% CI]",
     "sigma_r*": r"$\sigma_{r^*}$",
@@ -207,13 +207,15 @@ def _fit(natural: list[int], minimal: list[int], budget: float) -> Optional[list
 def layout(table: Table, text_width: float = TEXT_WIDTH_PT) -> Layout:
     """The largest size at which the table fits the text width; else at the smallest size, its long
     cells wrapped (onto at most two lines, never below their longest word); else its columns split into blocks that repeat
-    column 0. Rows go into blocks of at most :data:`ROWS_PER_PAGE` lines.
+    its key columns (``table.keys``: column 0 by default). Rows go into blocks of at most :data:`ROWS_PER_PAGE` lines.
 
     >>> import pandas as pd
     >>> wide = Table("w", pd.DataFrame([["layer"] + ["0.1234"] * 30], columns=["x"] + [f"L{k}" for k in range(30)]), "c")
     >>> lay = layout(wide)
     >>> lay.size, [len(b) for b in lay.col_blocks], lay.row_blocks
     ('\\\\footnotesize', [12, 12, 9], [[0]])
+    >>> [b[:2] for b in layout(Table("w", wide.frame, "c", keys=2)).col_blocks]     # two key columns in every block
+    [[0, 1], [0, 1], [0, 1]]
     >>> words = Table("t", pd.DataFrame([["a", "188/700 = 0.27 [0.24, 0.30]"] ] * 2, columns=["x", "y"]), "c")
     >>> layout(words, text_width=100).widths     # two lines of at most 17 characters
     [None, 75.6]
@@ -234,12 +236,13 @@ def layout(table: Table, text_width: float = TEXT_WIDTH_PT) -> Layout:
             size, pt, blocks, fitted = size_k, pt_k, [every], {k: natural[k] for k in every}
             break
     else:
-        blocks, current = [], [0]
-        for k in every[1:]:
-            if len(current) > 1 and _fit([natural[j] for j in current + [k]], [minimal[j] for j in current + [k]],
-                                         chars_of(current + [k])) is None:
+        keys = list(range(max(1, min(table.keys, len(every) - 1))))      # the columns that name a row
+        blocks, current = [], list(keys)
+        for k in every[len(keys):]:
+            if len(current) > len(keys) and _fit([natural[j] for j in current + [k]], [minimal[j] for j in current + [k]],
+                                                 chars_of(current + [k])) is None:
                 blocks.append(current)
-                current = [0]
+                current = list(keys)
             current.append(k)
         blocks.append(current)
         fitted = {}
@@ -273,7 +276,7 @@ def table_tex(table: Table) -> str:
     headers = [_header_tex(str(c)) for c in frame.columns]
     cells = [[_cell(v) for v in row] for row in frame.itertuples(index=False)]
     align = ["r" if k and cells and all(_NUMERIC.match(r[k]) for r in cells) else "l" for k in range(len(headers))]
-    lay = layout(Table(table.name, frame, table.caption, wrap=table.wrap))
+    lay = layout(Table(table.name, frame, table.caption, wrap=table.wrap, keys=table.keys))
 
     def cell(text: str, k: int) -> str:
         tex = cell_tex(text)

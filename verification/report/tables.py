@@ -84,6 +84,7 @@ class Table:
     campaigns: tuple = ()     # the campaigns its rows are read from
     command: str = ""         # the command that fills them
     wrap: int = 3             # lines a typeset cell may wrap onto (prose tables, such as a claims table: more)
+    keys: int = 1             # leading columns that name a row: a typeset table split into column blocks repeats them
 
     @classmethod
     def from_rows(cls, name: str, rows: Sequence[Sequence[Any]], columns: Sequence[str], caption: str,

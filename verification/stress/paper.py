@@ -158,7 +158,7 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     part.guard(t.count("violated") == 0 and t.count("undecided") == 0, "stress sweep no counterexample",
                detail=f"{t.count('violated')} violated, {t.count('undecided')} undecided")
     part.macro(str(t.exact), "stress exact path")
-    part.macro("here none did" if t.exact == 0 else f"here {t.exact} {'verdict' if t.exact == 1 else 'verdicts'} did",
+    part.macro("none did" if t.exact == 0 else f"{t.exact} {'verdict' if t.exact == 1 else 'verdicts'} did",
                "stress exact path sentence")
     part.macro(slack_text(t.smallest), "stress min slack")
     part.macro(round(sweep.payload_bytes / max(t.chunks, 1)), "stress bytes per chunk")
@@ -198,6 +198,7 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     part.macro(f"{min(per):,}" if per else "-", "stress share per cell")
     part.macro(str(min(c.n for c in sweep.cells if c.n >= 3)) if big else "-", "stress share smallest n")
     part.macro(str(max(c.n for c in sweep.cells if c.n >= 3)) if big else "-", "stress share largest n")
+    chance_part(part, sweep)
     two = [c.counts.tight.value for c in sweep.cells if c.n == 2]
     part.macro(f"{min(two):.2f}-{max(two):.2f}" if two else "-", "stress share n two")
     part.macro(f"{t.tight.value:.3f}", "stress tight share")
@@ -205,6 +206,23 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     search_part(part, found.search)
     rollout_part(part, found.sweep(checks.ROLLOUT))
     return part
+
+
+def chance_part(part: Part, sweep: Any) -> None:
+    """The chance level at large n, from the data per family: ``\\StressChanceLargestN`` (each family's
+    share with its Wilson interval at the sweep's largest n) and the guard ``StressChanceFamilyDependent``
+    (two families there whose intervals are disjoint: the level depends on the family)."""
+    if not sweep.cells:
+        return
+    largest = max(c.n for c in sweep.cells)
+    at = [c for c in sweep.cells if c.n == largest]
+    label = lambda f: f.replace("softmax-T", "softmax, temperature ").replace("dirichlet", "Dirichlet(1)")  # noqa: E731
+    part.macro(str(largest), "stress chance n")
+    part.macro("; ".join(f"{c.counts.tight.value:.3f} [{c.counts.tight.lo:.3f}, {c.counts.tight.hi:.3f}] ({label(c.family)})"
+                         for c in at), "stress chance largest n")
+    apart = [(a.family, b.family) for a in at for b in at if a.counts.tight.hi < b.counts.tight.lo]
+    part.guard(bool(apart), "stress chance family dependent",
+               detail=", ".join(f"{a} below {b}" for a, b in apart) or "every interval overlaps")
 
 
 def search_part(part: Part, search: Search) -> None:

@@ -45,7 +45,7 @@ class Comparison:
 @dataclass(frozen=True)
 class Controls:
     """One model's head means on all tokens, pooled over layers and inputs: the shares of the real
-    verdicts and of the two controls (cluster bootstrap), the real one's Wilson interval, the random
+    verdicts and of the two controls (Wilson, design effect of the inputs), the real one's Wilson interval, the random
     Dirichlet share at matched n, the head means (and inputs: in every layer, in some) on which every
     pair is self-dominant, the kind of the maximising pair (all head means, the tight ones), and the
     comparisons (None: not compared, too few inputs; empty: causal, forced)."""
@@ -64,7 +64,7 @@ class Controls:
 
 @dataclass(frozen=True)
 class Model:
-    """One embedded model: its campaign, findings, controls and its pooled shares (cluster bootstrap;
+    """One embedded model: its campaign, findings, controls and its pooled shares (Wilson, design effect;
     None without records): the head mean, every head, every head on content tokens."""
 
     name: str

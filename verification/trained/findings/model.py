@@ -26,11 +26,13 @@ PRECISIONS = ("float32", "float64")
 CURVES = ("value", "bound", "prod_factor_bound")     # the rollout figure's lines: delta(R_l), prod delta(Ahat), factors
 
 
-def median_estimate(values: Any, layer: int) -> Optional[Estimate]:
-    """The median of ``values`` with its 95% percentile-bootstrap interval (seed: the layer), None
-    without values (:func:`verification.stats.median_interval`)."""
-    m, (lo, hi) = median_interval(values, layer)
-    return None if m is None else Estimate(m, lo, hi, "percentile bootstrap")
+def median_estimate(values: Any) -> Optional[Estimate]:
+    """The median of ``values`` (one per input) with its 95% order-statistic interval (none for fewer
+    than six inputs), None without values (:func:`verification.stats.median_interval`)."""
+    values = [float(v) for v in values if v is not None]
+    m, (lo, hi) = median_interval(values)
+    n = sum(np.isfinite(v) for v in values)
+    return None if m is None else Estimate(m, lo, hi, "order statistics", n=int(n))
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class TokenSet:
 @dataclass(frozen=True)
 class RolloutLayer:
     """The rollout chain at one depth on all tokens: medians over inputs of delta(A) (head mean),
-    delta(R_l), prod delta(Ahat), prod (1+delta(A))/2, the ratio R/prod (with its bootstrap band)
+    delta(R_l), prod delta(Ahat), prod (1+delta(A))/2, the ratio R/prod (with its order-statistic interval)
     and prod/factor; ratios left undecided; the chain's and D2's step verdicts."""
 
     layer: int
@@ -133,7 +135,7 @@ class Source:
 @dataclass(frozen=True)
 class FloatCount:
     """One float test in one precision against the exact D1 verdicts: the verdicts it gets wrong
-    (cluster bootstrap over inputs), those it calls violated, the exact equalities it misses."""
+    (Wilson, design effect over inputs), those it calls violated, the exact equalities it misses."""
 
     wrong: Share
     violated: int
@@ -169,7 +171,7 @@ class ModelFindings:
     tight_all: Share              # tight, every D1 verdict
     tight_all_tokens: Share       # tight, all tokens (head mean and heads)
     factor_ratio_last: float      # median of prod/factor at the last layer (nan: none)
-    factor_ratio_band: Optional[Estimate]   # the same with its bootstrap band (seed: the layer)
+    factor_ratio_band: Optional[Estimate]   # the same with its order-statistic interval
     kept: dict[str, int] = field(default_factory=dict)   # inputs that keep two tokens or more, per token set
     sources: tuple[Source, ...] = ()
     tokens: Optional[float] = None          # median kept tokens, all tokens (with baselines)
@@ -191,7 +193,7 @@ def token_set(name: str, cells: dict, heads: dict) -> TokenSet:
         rs = cells[l]
         ts = [r for r in rs if tight(r)]
         only = sum(bool(r["extra"].get("through_first")) and not r["extra"].get("through_other") for r in ts)
-        layers[l] = D1Layer(l, tight_share(rs), count(only, len(ts)), median_estimate((r["slack"] for r in rs), l))
+        layers[l] = D1Layer(l, tight_share(rs), count(only, len(ts)), median_estimate(r["slack"] for r in rs))
     every = [r for rs in cells.values() for r in rs if tight(r)]
     only = sum(bool(r["extra"].get("through_first")) and not r["extra"].get("through_other") for r in every)
     if heads:
@@ -209,7 +211,7 @@ def rollout_layer(l: int, rs: list, ls: list) -> RolloutLayer:
     ratios = [r["extra"].get("ratio_R") for r in rs]
     return RolloutLayer(l, median(r["extra"].get("delta") for r in ls), median(r["value"] for r in rs),
                         median(r["bound"] for r in rs), median(r["extra"].get("prod_factor_bound") for r in rs),
-                        median_estimate(ratios, l), count(sum(x is None for x in ratios), len(rs)),
+                        median_estimate(ratios), count(sum(x is None for x in ratios), len(rs)),
                         median(r["extra"].get("ratio_factor") for r in rs), tight_share(rs),
                         Share.wilson(sum(r["extra"].get("d2_step") == "tight" for r in rs), len(rs)),
                         count(sum(r["extra"].get("d2_step") == "undecided" for r in rs), len(rs)))
@@ -315,5 +317,5 @@ def model_findings(data: dict, base: Optional[dict] = None, causal: bool = False
         len(data["inputs"]), L, 1 + max((h for _, h in heads), default=-1), causal, quantised, sets, rollout, compare,
         curves(roll), float_tests(d1), len(d1), sum(bool(r["extra"].get("exact")) for r in d1),
         tight_share(d1), tight_share(all_tokens), float(np.median(ratios)) if ratios else float("nan"),
-        median_estimate((r["extra"].get("ratio_factor") for r in roll.get(L - 1, [])), L - 1),
+        median_estimate(r["extra"].get("ratio_factor") for r in roll.get(L - 1, [])),
         {v: len(by) for v, by in sizes_of(data).items()}, sources(data, base, FAMILIES) if base is not None else (), tokens)

@@ -1,6 +1,7 @@
 """The stored records of one trained-model campaign, grouped as every finding reads them: D1 on the
 head mean per token set and layer, per head, the rollout chain per layer; the inputs, their sources
-and kept token counts; and the cluster-bootstrap share over inputs (the input being the unit).
+and kept token counts; and the share pooled over inputs with its Wilson interval on the effective
+number of verdicts (the input being the cluster).
 
 >>> rs = [{"provenance": {"input": a, "text_sha": "s"}, "verdict": v} for a, v in (("x", "tight"), ("x", "holds"), ("y", "tight"))]
 >>> input_clusters(rs, tight)
@@ -15,11 +16,11 @@ from typing import Any, Optional
 
 from verification.findings import Share
 from verification.measure.baselines import baseline_share
-from verification.stats import cluster_bootstrap, wilson
+from verification.stats import clustered_wilson, wilson
 
 VARIANTS = ("all", "content", "nofirst")     # the token sets, in table order
-BOOTSTRAP_SEED = 0      # the cluster bootstrap's generator (numpy default_rng(BOOTSTRAP_SEED))
-CLUSTER = "cluster-bootstrap"
+BOOTSTRAP_SEED = 0      # the paired cluster bootstrap's generator (numpy default_rng(BOOTSTRAP_SEED))
+CLUSTER = "wilson-clustered"
 
 
 def tight(r: dict) -> bool:
@@ -77,8 +78,19 @@ def count(k: int, n: int) -> Share:
     return Share(int(k), int(n), float("nan"), float("nan"), "count")
 
 
+def forced(records: list) -> bool:
+    """Whether the causal corollary forces every verdict of ``records`` tight: all of them D1 verdicts
+    (``dobrushin.factor``) on causal attention, and all of them tight (a causal verdict that is not
+    would be a violated theorem, shown as measured, never hidden as forced)."""
+    return bool(records) and all(r.get("theorem") == "dobrushin.factor" and r["provenance"].get("causal")
+                                 and tight(r) for r in records)
+
+
 def tight_share(records: list) -> Share:
-    """The tight verdicts of ``records`` with their 95% Wilson interval."""
+    """The tight verdicts of ``records`` with their 95% Wilson interval; n of n with no interval
+    where the causal corollary forces them (:func:`forced`)."""
+    if forced(records):
+        return Share.forced_share(len(records))
     return Share.wilson(sum(tight(r) for r in records), len(records))
 
 
@@ -95,27 +107,28 @@ def input_clusters(records: Any, hit: Any) -> tuple[list[int], list[int]]:
     return [by[k][0] for k in keys], [by[k][1] for k in keys]
 
 
-def pooled_interval(k: Any, n: Any, bootstrap_seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
-    """The 95% interval of a share pooled over clusters (``k[c]`` of ``n[c]`` hits in cluster c): the
-    cluster bootstrap (:func:`verification.stats.cluster_bootstrap`), widened to the Wilson
-    interval of all the verdicts where that is wider: with few clusters the bootstrap's resamples
-    understate the spread, and independent verdicts are the most favourable case clustering allows.
+def pooled_interval(k: Any, n: Any) -> tuple[float, float]:
+    """The 95% interval of a share pooled over clusters (``k[c]`` of ``n[c]`` hits in cluster c, the
+    input being the cluster): the Wilson interval on the effective number of verdicts
+    (:func:`verification.stats.clustered_wilson`), the one interval method of every share, for
+    every count, 0 and all included; never narrower than the Wilson interval of the verdicts.
 
-    >>> (lo, hi), (wlo, whi) = pooled_interval([1, 0, 1, 0], [1, 1, 1, 1]), wilson(2, 4)
-    >>> lo <= wlo and hi >= whi                          # never narrower than the Wilson interval of the verdicts
+    >>> (lo, hi), (wlo, whi) = pooled_interval([2, 0, 2, 0], [2, 2, 2, 2]), wilson(4, 8)
+    >>> lo < wlo and hi > whi                             # all alike within an input: 4 inputs' worth
     True
     """
-    lo, hi = cluster_bootstrap(k, n, bootstrap_seed)
-    wlo, whi = wilson(int(sum(k)), int(sum(n)))
-    return (min(lo, wlo), max(hi, whi))
+    return clustered_wilson(k, n)
 
 
 def cluster_share(records: Any, hit: Any) -> Optional[Share]:
     """The hits of ``records`` pooled over inputs with their 95% interval over inputs
-    (:func:`pooled_interval`); None without records."""
+    (:func:`pooled_interval`); n of n with no interval where the hits are the tight verdicts and the
+    causal corollary forces them (:func:`forced`); None without records."""
     k, n = input_clusters(records, hit)
     if not n:
         return None
+    if hit is tight and forced(list(records)):
+        return Share.forced_share(sum(n))
     lo, hi = pooled_interval(k, n)
     return Share(int(sum(k)), int(sum(n)), lo, hi, CLUSTER)
 
@@ -133,5 +146,5 @@ def random_share(base: dict, slots: dict, family: str) -> Share:
         ns.append(m)
     if not ns:
         return Share(0, 0, float("nan"), float("nan"), CLUSTER)
-    lo, hi = pooled_interval(ks, ns, BOOTSTRAP_SEED)
+    lo, hi = pooled_interval(ks, ns)
     return Share(int(sum(ks)), int(sum(ns)), lo, hi, CLUSTER)

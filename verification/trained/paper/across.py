@@ -18,7 +18,8 @@ from verification.trained.paper.model import interval_pair
 from verification.trained.paper.names import ARCHITECTURES, LEGEND, MODELS, QUANTISATION, SHORT, TITLES, notes_of
 from verification.trained.findings.model import ALWAYS_TIGHT, PRECISIONS
 from verification.trained.findings import Findings
-from verification.trained.report.tables import CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS, float_rows, interval_cell, ratio
+from verification.trained.report.tables import (CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS, float_rows, interval_cell, ratio,
+                                                value_interval)
 
 def float_cells(test: Any, dt: str) -> tuple:
     """(wrong "k/n [lo, hi]", violated, tight missed) of one float test in one precision; "-" where not measured."""
@@ -76,12 +77,12 @@ def float_part(part: Part, found: Findings) -> None:
         "trained-float", frame(float_rows({TITLES.get(n, n): m.findings for n, m in found.models.items()}), FLOAT_COLUMNS),
         FLOAT_CAPTION.format(of="of the measured models", cluster=CLUSTER_NOTE),
         "campaigns " + ", ".join(camps) + "; float verdicts by numerics.dobrushin.float_tests in each precision",
-        campaigns=tuple(camps), command=part.commands[0]))
+        campaigns=tuple(camps), command=part.commands[0], keys=2))        # model and float test in every block
 
 
 def _chain_curves(series: list):
     """The figure ``trained-chain-ratio``: per model, the median over inputs of the D2 chain ratio
-    delta(R_l) / prod_k delta(Ahat_k) against depth l, with its 95% percentile-bootstrap band."""
+    delta(R_l) / prod_k delta(Ahat_k) against depth l, with its 95% order-statistic band (none under six inputs)."""
     def draw(ax: Any) -> None:
         for label, causal, xs, med, lo, hi in series:
             line, = ax.plot(xs, med, "--" if causal else "-", marker="o", ms=3, label=label)
@@ -110,20 +111,20 @@ def chain_part(part: Part, found: Findings) -> None:
     prov = ("campaigns " + ", ".join(camps) + "; inputs " + ", ".join(f"{LEGEND.get(n, n)} {m.findings.inputs}"
                                                          for n, m in found.models.items())
             + "; all tokens, head-averaged attention, rollout residual "
-            f"{RESIDUAL}, {FUSION} head fusion; medians over inputs with 95% percentile-bootstrap bands (scipy.stats."
-            "bootstrap, 999 resamples, seed = layer index); ratios whose numerator is within rounding of 0 left out")
+            f"{RESIDUAL}, {FUSION} head fusion; medians over inputs with 95% order-statistic bands (distribution-free, "
+            "none under six inputs); ratios whose numerator is within rounding of 0 left out")
     part.figures.append(Figure("trained-chain-ratio", _chain_curves(series),
                                "How loose rollout's product bound is: the median over inputs of "
                                f"{CHAIN_RATIO_BY_DEPTH} by depth, per model (1 at $l = 1$; "
-                               "below 1 wherever D2's chain is strict; causal models dashed), with 95% bootstrap "
-                               "bands.", prov, size=HALF))
+                               "below 1 wherever D2's chain is strict; causal models dashed), with 95% order-statistic "
+                               "bands where a model has six inputs or more.", prov, size=HALF))
 
 
 MODELS_COLUMNS = ["model", "architecture", "attention", "layers", "heads", "inputs", "tokens (median)",
                   "weights", "D1 tight, head mean [95% CI]", "D1 tight, per head [95% CI]",
                   "D1 tight, content, per head [95% CI]", "random Dirichlet, matched n [95% CI]", "forced"]
-SUMMARY_COLUMNS = ["model", "attention", "layers x heads", "inputs", "D1 tight, head mean [95% CI]",
-                   "D1 tight, per head [95% CI]", "random, matched n [95% CI]", "forced"]
+SUMMARY_COLUMNS = ["model", "layers x heads", "inputs", "D1 tight, head mean [95% CI]",
+                   "D1 tight, per head [95% CI]", "random, matched n [95% CI]"]   # one block: the model says causal
 
 
 def random_cell(s: Any) -> str:
@@ -141,8 +142,17 @@ def models_cells(name: str, m: Any) -> dict:
     pooled = [m.pooled[k] for k in ("mean", "heads", "content")]
     return dict(zip(MODELS_COLUMNS, [TITLES.get(name, name), arch, kind, f.layers, f.heads, f.inputs, f"{f.tokens:g}",
                                      QUANTISATION.get(name, "-")]
-                    + [f"{ratio(s)} {interval_cell(s)}" if s is not None else "-" for s in pooled]
+                    + [value_interval(s) if s is not None else "-" for s in pooled]
                     + [f"{ratio(rnd)} {random_cell(rnd)}", "yes (causal)" if f.causal else "no"]))
+
+
+def causal_name(short: str) -> str:
+    """A decoder's short name with "causal" in its parentheses.
+
+    >>> causal_name("SmolLM2-135M (4-bit)"), causal_name("GPT-2")
+    ('SmolLM2-135M (4-bit, causal)', 'GPT-2 (causal)')
+    """
+    return short[:-1] + ", causal)" if short.endswith(")") else short + " (causal)"
 
 
 def _depth_curves(found: Findings):
@@ -199,15 +209,16 @@ def models_part(part: Part, found: Findings) -> None:
                              "every head on content tokens), 95% intervals by a " + CLUSTER_NOTE + ", beside random "
                              "Dirichlet(1) matrices of the same token counts. 'forced': causal attention makes every verdict "
                              "tight (the causal corollary): a check, not a measurement.", prov, **made))
-    short = [[SHORT.get(name, name), "bidirectional" if c["forced"] == "no" else "causal",
+    short = [[causal_name(SHORT.get(name, name)) if c["forced"] != "no" else SHORT.get(name, name),
               f"{c['layers']} x {c['heads']}", c["inputs"], c["D1 tight, head mean [95% CI]"],
-              c["D1 tight, per head [95% CI]"], c["random Dirichlet, matched n [95% CI]"],
-              "no" if c["forced"] == "no" else "yes"] for name, c in cells.items()]
+              c["D1 tight, per head [95% CI]"], c["random Dirichlet, matched n [95% CI]"]] for name, c in cells.items()]
     part.tables.append(Table("trained-models-summary", frame(short, SUMMARY_COLUMNS),
-        "The pretrained models side by side: the share of D1 verdicts that are exact equalities, pooled over "
+        "The pretrained models side by side (causal: a decoder; the others bidirectional encoders): the share of D1 "
+        "verdicts that are exact equalities, pooled over "
         "layers and inputs (head-averaged attention; every head), beside random Dirichlet(1) matrices of the "
-        "same token counts (95% intervals: " + CLUSTER_NOTE + "); forced: causal attention makes every verdict tight, a check "
-        "of the causal corollary, not a measurement (every column: the data table trained-models).", prov, **made))
+        "same token counts (95% intervals: " + CLUSTER_NOTE + "); '1 (forced)', no interval: causal attention makes every "
+        "verdict tight, a check of the causal corollary, not a measurement (every column: the data table trained-models).",
+        prov, **made))
     part.figures.append(Figure("trained-depth", _depth_curves(found),
                                "Share of inputs with D1 equality against relative depth, per model (head mean, "
                                "all tokens; causal models dashed: forced).", prov, size=HALF))

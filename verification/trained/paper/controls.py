@@ -12,7 +12,7 @@ from verification.stats import BOOTSTRAP_RESAMPLES
 from verification.trained.paper.across import random_cell
 from verification.trained.paper.names import MODELS, SHORT
 from verification.trained.findings import MIN_INPUTS, PAIR_KINDS, Comparison, Findings
-from verification.trained.report.tables import CLUSTER_NOTE, interval_cell, ratio
+from verification.trained.report.tables import CLUSTER_NOTE, interval_cell, ratio, value_interval
 
 CONTROLS = (("real", "D1 tight, trained [95% CI]"), ("columns", "columns permuted [95% CI]"),
             ("offdiagonal", "off-diagonal shuffled [95% CI]"))
@@ -37,18 +37,17 @@ def comparison_macros(part: Part, found: Findings) -> None:
     :data:`~verification.trained.findings.MIN_INPUTS` inputs: macros ``\\WControlXDiff``,
     ``...DiffInterval``, ``...Word`` (X: Columns, Offdiagonal, Random; "-" where not compared),
     ``\\WControlSentence`` (the comparisons of W as one clause, or why none) and
-    ``\\ControlComparisons``, ``\\ControlLevel``, ``\\ControlMinInputs``; and the guard that the
-    column-permuted share lies below the shuffled one and near the random one."""
+    ``\\ControlComparisons``, ``\\ControlLevel``, ``\\ControlMinInputs``; and, on the models compared
+    (``\\ControlsTestedModels``), the guard that the column-permuted share's interval lies below the
+    shuffled one's and not above the random one's."""
     part.macro(str(found.comparisons), "control comparisons")
     part.macro(f"{100 * found.level:.1f}", "control level")
     part.macro(str(MIN_INPUTS), "control min inputs")
     part.macro(str(BOOTSTRAP_RESAMPLES), "trained bootstrap resamples")
-    shares = {}
     for name, m in found.models.items():
         if m.findings.causal:
             continue
         word, c = MODELS.get(name, name), m.controls
-        shares[name] = (c.shares["columns"].value, c.shares["offdiagonal"].value, c.random.k / max(c.random.n, 1))
         if c.comparisons is None:
             for ref in ("columns", "offdiagonal", "random"):
                 for key in ("diff", "diff interval", "word"):
@@ -64,21 +63,30 @@ def comparison_macros(part: Part, found: Findings) -> None:
             part.macro(word_of(cmp), word, "control", cmp.reference, "word")
             clauses.append(f"{word_of(cmp)} {REFERENCE_WORDS[cmp.reference]} ({d:+.2f} [{lo:+.2f}, {hi:+.2f}])")
         part.macro(f"{SHORT.get(name, name)}: " + ", ".join(clauses), word, "control sentence")
-    ok = bool(shares) and all(c < o and c <= r + 0.05 for c, o, r in shares.values())
-    part.guard(ok, "controls diagonal mass", detail="; ".join(f"{n}: columns {c:.2f}, off-diagonal {o:.2f}, random {r:.2f}"
-                                                              for n, (c, o, r) in shares.items()))
+    # the diagonal-mass sentence names the models it was tested on: those compared (bidirectional, enough inputs);
+    # on each the column-permuted share's interval lies below the shuffled one's and not above the random one's
+    tested = {name: m.controls for name, m in found.models.items() if not m.findings.causal and m.controls.comparisons}
+    names = [SHORT.get(n, n) for n in tested]
+    listed = "-" if not names else names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    part.macro(listed, "controls tested models")
+    ok = bool(tested) and all(c.shares["columns"].hi < c.shares["offdiagonal"].lo and c.shares["columns"].lo <= c.random.hi
+                              for c in tested.values())
+    part.guard(ok, "controls diagonal mass", detail="; ".join(
+        f"{n}: columns {c.shares['columns'].value:.2f} [{c.shares['columns'].lo:.2f}, {c.shares['columns'].hi:.2f}], "
+        f"off-diagonal lower end {c.shares['offdiagonal'].lo:.2f}, random upper end {c.random.hi:.2f}"
+        for n, c in tested.items()) or "no model compared")
 
 
 def controls_part(part: Part, found: Findings) -> None:
     """The table ``trained-controls`` (D1's pooled equality share on the head mean beside its two
-    controls and matched random matrices, cluster-bootstrap intervals over inputs) and the data table
+    controls and matched random matrices, Wilson intervals with the design effect of the inputs) and the data table
     ``trained-pairs`` (the kind of the maximising pair; every pair mutually self-dominant), with
     their macros per model word W: ``\\WControlReal`` / ``Columns`` / ``Offdiagonal`` (share) and
     ``...Interval``, ``\\WControlRandom(Interval)``, ``\\WEveryPairCells`` (k/N of the (input, layer)
     head means), ``\\WEveryPairInputsAll`` / ``...Some`` (inputs where it holds in every / some layer),
     ``\\WPairSpecial`` / ``Adjacent`` / ``Other`` (k/N of the head means) and ``\\WTightPairSpecial`` ...
     (of the tight ones); ``\\WModelsMeanWilson``: the Wilson interval the pooled head-mean share had
-    before the cluster bootstrap (verdicts counted as independent), for comparison."""
+    without the design effect (verdicts counted as independent), for comparison."""
     from numerics.dobrushin.controls import GENERATOR
 
     rows, prows = [], []
@@ -88,7 +96,7 @@ def controls_part(part: Part, found: Findings) -> None:
         row = [SHORT.get(name, name), "causal" if m.findings.causal else "bidirectional", c.means]
         for key, _ in CONTROLS:
             s = c.shares[key]
-            row.append(f"{ratio(s)} {interval_cell(s)}")
+            row.append(value_interval(s))
             part.macro(ratio(s), word, "control", key)
             part.macro(interval_cell(s), word, "control", key, "interval")
         part.macro(interval_cell(c.real_wilson), word, "models mean Wilson")

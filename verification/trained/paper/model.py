@@ -188,7 +188,7 @@ def model_part(part: Part, m: Model, plan: Any, baselines: str) -> None:
     add("rollout", Table(f"trained-rollout-{s}", frame(rows, cols),
                          f"{title}: rollout per layer, all tokens, medians over {n_in} inputs: {DELTA_R} against "
                          f"{PROD_DELTA_HAT} (D2 chain) and {PROD_FACTORS} (D1 factors); the ratio "
-                         f"{CHAIN_RATIO} with a 95% percentile-bootstrap interval of its median. "
+                         f"{CHAIN_RATIO} with the 95% order-statistic interval of its median (none under six inputs). "
                          f"By Theorem D2 that ratio cannot increase with $l$ (a check); whether the chain is tight "
                          f"is decided on each input by D2's exact condition at every step (a measurement).{q}",
                          prov, **made))

@@ -9,7 +9,7 @@ delta(R_l), prod delta(Ahat), prod (1+delta(A))/2 and their ratios, D2 chain ver
 (per source and pooled: D1 shares beside random matrices of the same token counts; its column "D1
 tight, layer with the lowest share" names that layer), ``trained-float-<model>`` (what a float test
 of D1 at tolerance 0 gets wrong against the exact verdicts, the paper's ``trained-float`` for this
-model alone); medians of ratios and slacks with 95% percentile-bootstrap intervals (fixed seed);
+model alone); medians of ratios and slacks with 95% order-statistic intervals (none under six inputs);
 a speech model's ``trained-functional-<model>`` (its transcripts and word errors: :func:`functional_rows`);
 figures ``trained_heatmap_<model>``, ``trained_slack_<model>``, ``trained_rollout_<model>`` (PNG +
 PDF). Every number is a finding (:mod:`verification.trained.findings.model`), rendered by

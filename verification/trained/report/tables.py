@@ -2,22 +2,21 @@
 (:mod:`verification.trained.findings.model`): D1 per layer and token set, rollout, the comparison
 bounds, the sources beside random matrices, and the float tests against the exact verdicts; and
 the cell formats they share with the paper part (a share ``k/n = s [lo, hi]``, an interval, a
-median with its bootstrap band).
+median with its order-statistic interval).
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from verification.findings import Estimate, Share
-from verification.stats import BOOTSTRAP_RESAMPLES
 from verification.trained.findings.model import PRECISIONS, ModelFindings
-from verification.trained.findings.records import BOOTSTRAP_SEED, VARIANTS
+from verification.trained.findings.records import VARIANTS
 
 VARIANT_TITLES = {"all": "all tokens", "content": "content tokens", "nofirst": "first position dropped"}
-CLUSTER_NOTE = (f"cluster bootstrap over inputs, the input being the unit: {BOOTSTRAP_RESAMPLES} resamples of the "
-                f"inputs, percentile interval, seed {BOOTSTRAP_SEED}, widened to the Wilson interval of the verdicts "
-                "where that is wider (few inputs: the bootstrap understates the spread); where every input is all hits "
-                "or all misses, the Wilson interval of the inputs")
+CLUSTER_NOTE = ("Wilson intervals, the one interval of every share and count (0 and n included), on the effective "
+                "number of verdicts: their number divided by the design effect of the inputs (the cluster-robust variance "
+                "of the pooled share over the binomial one, at least 1; 1 where no input or every input has a hit in "
+                "every verdict, as for independent verdicts)")
 LOWEST_SHARE = "D1 tight, layer with the lowest share"      # the sources table's column: "layer l: k/n = ..."
 FLOAT_COLUMNS = ["model", "float test", "D1 verdicts", "float32 wrong [95% CI]", "float32: violated",
                  "float32: tight missed", "float64 wrong [95% CI]", "float64: violated", "float64: tight missed"]
@@ -48,17 +47,31 @@ def interval_text(lo: float, hi: float) -> str:
 
 
 def share_cell(s: Share) -> str:
-    """``k/n = s [lo, hi]``, "-" for n = 0.
+    """``k/n = s [lo, hi]``, "-" for n = 0; a share a theorem forces, ``n/n = 1 (forced)``, no interval.
 
-    >>> share_cell(Share.wilson(3, 10))
-    '3/10 = 0.30 [0.11, 0.60]'
+    >>> share_cell(Share.wilson(3, 10)), share_cell(Share.forced_share(12))
+    ('3/10 = 0.30 [0.11, 0.60]', '12/12 = 1 (forced)')
     """
+    if s.forced:
+        return f"{s.k}/{s.n} = 1 (forced)"
     return "-" if s.n == 0 else f"{s.k}/{s.n} = {s.value:.2f} {interval_text(s.lo, s.hi)}"
 
 
 def interval_cell(s: Optional[Share]) -> str:
-    """``[lo, hi]`` of a share (:func:`interval_text`), "-" without one (None, or n = 0)."""
+    """``[lo, hi]`` of a share (:func:`interval_text`), "-" without one (None, or n = 0), "forced"
+    for a share a theorem forces (no interval)."""
+    if s is not None and s.forced:
+        return "forced"
     return "-" if s is None or not s.n else interval_text(s.lo, s.hi)
+
+
+def value_interval(s: Share) -> str:
+    """``s [lo, hi]`` (:func:`ratio`, :func:`interval_cell`); ``1 (forced)`` alone for a forced share.
+
+    >>> value_interval(Share.wilson(3, 10)), value_interval(Share.forced_share(5))
+    ('0.30 [0.11, 0.60]', '1 (forced)')
+    """
+    return ratio(s) if s.forced else f"{ratio(s)} {interval_cell(s)}"
 
 
 def count_cell(s: Share) -> str:
@@ -67,12 +80,15 @@ def count_cell(s: Share) -> str:
 
 
 def ratio(s: Share) -> str:
-    """The share with two decimals, "-" for n = 0."""
+    """The share with two decimals, "-" for n = 0, "1 (forced)" for a share a theorem forces."""
+    if s.forced:
+        return "1 (forced)"
     return f"{s.value:.2f}" if s.n else "-"
 
 
 def median_cell(e: Optional[Estimate]) -> str:
-    """``median [lo, hi]`` (three significant digits), the median alone without a band, "-" without values."""
+    """``median [lo, hi]`` (three significant digits), the median alone without an interval (fewer than
+    six values: no order-statistic interval reaches 95%), "-" without values."""
     if e is None:
         return "-"
     return f"{e.value:.3g}" if not e.has_interval else f"{e.value:.3g} [{e.lo:.3g}, {e.hi:.3g}]"
@@ -83,7 +99,7 @@ def d1_table(f: ModelFindings) -> tuple[list, list]:
     variants = f.variants
     cols = ["layer"] + [f"D1 tight, {VARIANT_TITLES[v]}" for v in variants]
     cols += [f"tight only via token 0 ({v})" for v in variants]
-    cols += [f"median slack [95% bootstrap] ({v})" for v in variants]
+    cols += [f"median slack [95% CI] ({v})" for v in variants]
     rows = []
     for l in f.sets["all"].layers:
         cells = [f.sets[v].layers.get(l) for v in variants]
@@ -95,7 +111,7 @@ def d1_table(f: ModelFindings) -> tuple[list, list]:
 
 def rollout_table(f: ModelFindings) -> tuple[list, list]:
     cols = ["layer", "median delta(A)", "median delta(R_l)", "median prod delta(Ahat)",
-            "median prod (1+delta(A))/2", "median ratio R/prod [95% bootstrap]", "ratio undecided",
+            "median prod (1+delta(A))/2", "median ratio R/prod [95% CI]", "ratio undecided",
             "median ratio prod/factor", "chain tight", "D2 step tight", "D2 undecided"]
     rows = [[r.layer, r.delta, r.rollout, r.product, r.factor_product, median_cell(r.ratio),
              f"{r.ratio_undecided.k}/{r.ratio_undecided.n}", r.factor_ratio, share_cell(r.chain_tight),
