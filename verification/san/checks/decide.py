@@ -287,8 +287,15 @@ def claims_chunk(paths: dict) -> str:
 
 
 def claims_campaign(primary: str) -> str:
-    """The claims campaign of the runs campaign ``primary`` (the primary numerical path's)."""
-    return primary.replace("san-", "san-claims-", 1)
+    """The claims campaign of the runs campaign ``primary`` (the primary numerical path's), named by
+    the claims version too: a store whose claims an older version decided gets a new campaign beside
+    the old one (a claim record is keyed by campaign, theorem and instance, so a new chunk in the old
+    campaign would take the old chunk's records and leave it short of its mark).
+
+    >>> claims_campaign("san-v5:quick:3a65d2f9:s0") == f"san-claims-{CLAIMS_VERSION}-v5:quick:3a65d2f9:s0"
+    True
+    """
+    return primary.replace("san-", f"san-claims-{CLAIMS_VERSION}-", 1)
 
 
 def path_runs(store: Any, campaigns: dict) -> dict:
