@@ -120,7 +120,8 @@ def build_macros(full: bool, plans: Optional[dict[str, Any]] = None) -> dict[str
     """What the title page and abstract may say about the build: ``\\BuildKind`` (``quick`` or
     ``full``), ``\\BuildNote``, a sentence naming the settings, and ``\\BuildAbstract``, the
     abstract's sentence saying which settings the document was built from; ``plans`` (``--from``:
-    {family: plan}) are named in both, each family with the command line its sections are read from.
+    {family: plan}) are named in the note, each family with the command line its sections are read
+    from (every document prints the note; the abstract stays the document's own).
 
     >>> build_macros(False)["BuildKind"], build_macros(True)["BuildKind"]
     ('quick', 'full')
@@ -138,7 +139,6 @@ def build_macros(full: bool, plans: Optional[dict[str, Any]] = None) -> dict[str
     if plans:
         own = "; ".join(f"{family}: {plan.command()}" for family, plan in sorted(plans.items()))
         note += f" Read instead from the runs of another command line (paper --from), the sections of {own}."
-        abstract += f" The {', '.join(sorted(plans))} sections come from another run."
     return {"BuildKind": "full" if full else "quick", "BuildNote": note, "BuildAbstract": abstract}
 
 
