@@ -70,8 +70,8 @@ def test_the_slack_and_mechanism_are_the_records_own():
         assert m.columns.k == sum(r["extra"]["control_columns"] == "tight" for r in rs)
         assert m.offdiagonal.k == sum(r["extra"]["control_offdiagonal"] == "tight" for r in rs)
     strata = {m.stratum: m for m in size.strata}
-    assert set(strata) == {("source", "pydoc"), ("source", "licenses"), ("tokens", "n <= 8"),
-                           ("tokens", "32 < n <= 64")}
+    assert set(strata) == {("source", "pydoc"), ("source", "licenses"), ("tokens", "2-8 tokens"),
+                           ("tokens", "33-64 tokens")}
     for (kind, name), m in strata.items():
         rs = [r for r in means if (r["provenance"]["source"] == name if kind == "source"
                                    else token_bin(r["provenance"]["n"]) == name)]
@@ -86,8 +86,8 @@ def test_the_slack_and_mechanism_are_the_records_own():
 
 def test_token_bins():
     assert [token_bin(n) for n in (2, 8, 9, 16, 17, 128, 129, 257, 600)] == [
-        "n <= 8", "n <= 8", "8 < n <= 16", "8 < n <= 16", "16 < n <= 32", "64 < n <= 128", "128 < n <= 256",
-        "256 < n <= 512", "n > 512"]
+        "2-8 tokens", "2-8 tokens", "9-16 tokens", "9-16 tokens", "17-32 tokens", "65-128 tokens", "129-256 tokens",
+        "257-512 tokens", "more than 512 tokens"]
 
 
 def test_the_chain_null_is_seeded_and_its_word_follows_its_interval():
@@ -103,7 +103,7 @@ def test_the_chain_null_is_seeded_and_its_word_follows_its_interval():
     assert high.model.value == pytest.approx(float(np.median([r["extra"]["ratio_R"] for r in planted(ratio=0.9)
                                                                if r["theorem"] == "dobrushin.product"
                                                                and r["provenance"]["layer"] == L - 1])))
-    null_median = float(np.median(np.concatenate([chain_ratio_null("dirichlet", n, L, 0) for n in (6, 40)])))
+    null_median = float(np.median([np.median(chain_ratio_null("dirichlet", n, L, 0)) for n in (6, 40)]))
     level = size_findings(collect_records(planted(ratio=null_median), None), False, 0).chain
     lo, hi = level.difference.interval
     assert level.difference.outcome == ("inconclusive" if lo <= 0 <= hi else "supported")
@@ -138,8 +138,10 @@ def test_the_paper_prints_the_records_numbers_and_guards_its_words():
     assert part.macros["MiniLMSinkCount"] == f"{k} of {sum(len(by_layer[l]) for l in most)}"
     assert part.guards["MiniLMSinkMost"].holds == bool(most)
     assert part.macros["MiniLMRelSlackMedian"] in part.macros["TrainedSizeAbstract"]
-    assert part.macros["MiniLMChainModel"] in part.macros["TrainedSizeAbstract"]
-    assert {t.name for t in part.tables} == {"trained-size", "trained-mechanism-strata"}
+    assert part.macros["MiniLMChainNull"] in part.macros["TrainedSizeAbstract"]
+    assert f"lies {part.macros['MiniLMChainWord']} random" in part.macros["TrainedSizeAbstract"]
+    assert {t.name for t in part.tables} == {"trained-size"}
+    assert {t.name for t in part.data_tables} == {"trained-slack-layers", "trained-mechanism", "trained-mechanism-strata"}
     size_row = next(t for t in part.tables if t.name == "trained-size").frame.iloc[0]
     assert size_row["strict D1, head means"] == part.macros["MiniLMRelSlackStrict"]
     loose = Part("trained", commands=["x"])

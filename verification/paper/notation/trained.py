@@ -19,14 +19,6 @@ PROD_FACTORS_K = r"$\prod_k (1+\delta(A_k))/2$"
 CHAIN_RATIO_BY_DEPTH = r"$\delta(R_l)/\prod_{k \le l}\delta(\hat A_k)$"
 CHAIN_RATIO_AXIS = r"median $\delta(R_l) / \prod_{k \leq l} \delta(\hat A_k)$"
 
-# the size of the slack (verification/trained/paper/size.py): D2's ratio at the last layer, a token-count stratum
+# the size of the slack (verification/trained/paper/size.py): D2's ratio at the last layer
 CHAIN_RATIO_LAST = r"$\delta(R_L)/\prod_l \delta(\hat A_l)$"
 
-
-def token_stratum(label: str) -> str:
-    """A token-count stratum ("n <= 8", "8 < n <= 16") in mathematics.
-
-    >>> token_stratum("8 < n <= 16")
-    '$8 < n \\\\le 16$'
-    """
-    return "$" + label.replace("<=", r"\le") + "$"

@@ -24,7 +24,7 @@ from verification.findings import Decision, Estimate, Share
 from verification.trained.findings.model import median_estimate
 from verification.trained.findings.records import cluster_share, count, tight
 
-TOKEN_BINS = (2, 8, 16, 32, 64, 128, 256, 512)      # strata of kept tokens: (2, 8], (8, 16], ... ((1, 8] first)
+TOKEN_BINS = (2, 8, 16, 32, 64, 128, 256, 512)      # strata of kept tokens: 2-8, 9-16, 17-32, ...
 NULL_FAMILY = {False: "dirichlet", True: "causal"}   # the null's random rows, by the model's causality
 COLUMNS_HIT, OFFDIAGONAL_HIT = "control_columns", "control_offdiagonal"
 
@@ -66,7 +66,8 @@ def slack_of(records: list, layer: Optional[int], seed: int) -> Slack:
 class ChainNull:
     """D2's looseness at depth ``depth`` (the last layer) on ``inputs`` inputs: the model's ratio
     delta(R_L) / prod delta(Ahat_l) (median, band, quartiles), random stacks of ``family`` at each input's
-    (n, L) (``draws`` per size; median, band, quartiles), and the median over inputs of the model's ratio
+    (n, L) (``draws`` per size; the median over inputs of each input's null median with its band over
+    inputs, the quartiles of every draw), and the median over inputs of the model's ratio
     minus the null's median at its size, decided by its bootstrap interval (supported: it excludes 0)."""
 
     depth: int
@@ -86,20 +87,21 @@ def chain_null(roll: list, depth: int, causal: bool, seed: int) -> ChainNull:
     from verification.stats import median_interval
 
     family = NULL_FAMILY[bool(causal)]
-    pairs = sorted((int(r["provenance"]["n"]), float(r["extra"]["ratio_R"])) for r in roll
-                   if r["extra"].get("ratio_R") is not None)
+    pairs = [(int(r["provenance"]["n"]), float(r["extra"]["ratio_R"])) for r in roll     # the records' order: the
+             if r["extra"].get("ratio_R") is not None]                                    # rollout table's bootstrap
     if not pairs:
         return ChainNull(depth, 0, family, CHAIN_NULL_DRAWS, None, (), None, (), None)
     nulls = {n: chain_ratio_null(family, n, depth + 1, seed) for n in sorted({n for n, _ in pairs})}
     ratios = np.array([x for _, x in pairs])
     pooled = np.concatenate([nulls[n] for n, _ in pairs])
-    diffs = [x - float(np.median(nulls[n])) for n, x in pairs]
+    medians = [float(np.median(nulls[n])) for n, _ in pairs]           # the null at each input's size
+    diffs = [x - m for (_, x), m in zip(pairs, medians)]
     d, (lo, hi) = median_interval(diffs, depth)
     decided = not (np.isnan(lo) or lo <= 0 <= hi)
     difference = Decision("supported" if decided else "inconclusive", d, (lo, hi),
                           method="median of per-input differences, percentile bootstrap over inputs")
     return ChainNull(depth, len(pairs), family, CHAIN_NULL_DRAWS, median_estimate(ratios, depth),
-                     tuple(float(q) for q in np.quantile(ratios, [0.25, 0.75])), median_estimate(pooled, depth),
+                     tuple(float(q) for q in np.quantile(ratios, [0.25, 0.75])), median_estimate(medians, depth),
                      tuple(float(q) for q in np.quantile(pooled, [0.25, 0.75])), difference)
 
 
@@ -132,11 +134,12 @@ def mechanism_of(records: list, layer: Optional[int], stratum: tuple = ()) -> Me
 
 
 def token_bin(n: int) -> str:
-    """The stratum of ``n`` kept tokens: "n <= 8" for the first bin, else "lo < n <= hi" on :data:`TOKEN_BINS`."""
+    """The stratum of ``n`` kept tokens on :data:`TOKEN_BINS`: "2-8 tokens", "9-16 tokens", ...,
+    "more than 512 tokens"."""
     for lo, hi in zip(TOKEN_BINS, TOKEN_BINS[1:]):
         if n <= hi:
-            return f"n <= {hi}" if lo == TOKEN_BINS[0] else f"{lo} < n <= {hi}"
-    return f"n > {TOKEN_BINS[-1]}"
+            return f"{lo if lo == TOKEN_BINS[0] else lo + 1}-{hi} tokens"
+    return f"more than {TOKEN_BINS[-1]} tokens"
 
 
 @dataclass(frozen=True)

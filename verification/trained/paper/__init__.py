@@ -15,8 +15,8 @@ The random baselines at matched token counts are read from the seed's baseline c
 ``trained-sources-<model>``, ``trained-rollout-<model>``, ``trained-heads-<model>``,
 ``trained-compare-<model>``, and across the models ``trained-models`` (one row per model),
 ``trained-float`` (what a float test at tolerance 0 gets wrong against the exact verdicts) and
-``trained-controls``, ``trained-size`` and ``trained-mechanism-strata`` (the size of the slack and the
-mechanism of D1's equality: :mod:`verification.trained.paper.size`); figures ``trained-heads-<model>``, ``trained-rollout-<model>``,
+``trained-controls`` and ``trained-size`` (the size of the slack; with the mechanism of D1's equality:
+:mod:`verification.trained.paper.size`); figures ``trained-heads-<model>``, ``trained-rollout-<model>``,
 ``trained-depth`` and ``trained-chain-ratio``.
 """
 from __future__ import annotations

@@ -2,15 +2,14 @@
 from each model's :class:`verification.trained.findings.size.Size`: the table ``trained-size`` (per
 model, the relative slack of the strict D1 verdicts and D2's looseness beside random stacks of the
 same sizes), the data tables ``trained-slack-layers`` (the relative slack per layer) and
-``trained-mechanism`` (per layer: tight, tight only through token 0, the two controls), the
-appendix table ``trained-mechanism-strata`` (the same pooled over layers, by source and by token
-count), the abstract's sentence ``\\TrainedSizeAbstract`` and the guards of the prose's words.
+``trained-mechanism`` (per layer: tight, tight only through token 0, the two controls) and
+``trained-mechanism-strata`` (the same pooled over layers, by source and by token count), the abstract's sentence ``\\TrainedSizeAbstract`` and the guards of the prose's words.
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from verification.paper.notation.trained import CHAIN_RATIO_LAST, token_stratum
+from verification.paper.notation.trained import CHAIN_RATIO_LAST
 from verification.report.part import Part, Table, frame
 from verification.trained.findings import Findings
 from verification.trained.findings.size import Mechanism, Slack
@@ -20,10 +19,9 @@ from verification.trained.report.tables import CLUSTER_NOTE, count_cell, interva
 
 NEARLY_EXACT = 0.05      # "nearly exact": every model's median relative slack of strict D1 verdicts at most this
 SIDE = {1: "above", -1: "below", 0: "not separable from"}
-SIZE_COLUMNS = ["model", "strict D1, head means", "relative slack: median [95% CI]", "quartiles", "max",
-                "strict D1, heads", "heads: median", "D2 ratio, last layer: median [95% CI]",
-                "random stacks: median [95% CI]", "difference [95% CI]"]
-LAYER_COLUMNS = ["model", "layer", "strict D1 (head means)", "median [95% CI]", "quartiles", "max"]
+SIZE_COLUMNS = ["model", "strict D1, head means", "relative slack: median [95% CI]", "max",
+                "D2 ratio: median [95% CI]", "random stacks [95% CI]", "difference [95% CI]"]
+LAYER_COLUMNS = ["model", "layer", "strict D1", "median [95% CI]", "quartiles", "max"]
 MECH_COLUMNS = ["model", "layer", "D1 tight [95% CI]", "tight only via token 0", "off-diagonal shuffled [95% CI]",
                 "columns permuted [95% CI]"]
 STRATA_COLUMNS = ["model", "stratum", "inputs", "D1 tight [95% CI]", "tight only via token 0",
@@ -48,11 +46,11 @@ def share_text(s: Any) -> str:
 
 
 def layer_range(layers: list[int]) -> str:
-    """"layer 3", "layers 0--4" (consecutive), or "layers 0, 2, 5"."""
+    """"layer 3", "layers 0 to 4" (consecutive), or "layers 0, 2, 5"."""
     if len(layers) == 1:
         return f"layer {layers[0]}"
     if layers == list(range(layers[0], layers[-1] + 1)):
-        return f"layers {layers[0]}--{layers[-1]}"
+        return f"layers {layers[0]} to {layers[-1]}"
     return "layers " + ", ".join(str(l) for l in layers)
 
 
@@ -79,9 +77,8 @@ def strata_sentence(strata: tuple) -> str:
     out = "by source " + ", ".join(f"{share(m)} ({m.stratum[1]})" for m in src)
     if bins:
         lo, hi = min(bins, key=lambda m: m.only_first.k / m.only_first.n), max(bins, key=lambda m: m.only_first.k / m.only_first.n)
-        out += (f"; by token count {share(lo)} ({token_stratum(lo.stratum[1])})" if lo is hi else
-                f"; by token count from {share(lo)} ({token_stratum(lo.stratum[1])}) to {share(hi)} "
-                f"({token_stratum(hi.stratum[1])})")
+        out += (f"; by token count {share(lo)} ({lo.stratum[1]})" if lo is hi else
+                f"; by token count from {share(lo)} ({lo.stratum[1]}) to {share(hi)} ({hi.stratum[1]})")
     return out
 
 
@@ -90,14 +87,17 @@ def slack_row(name: str, size: Any) -> list:
     diff = c.difference
     d = "-" if diff is None else (f"{diff.statistic:+.2f} [{diff.interval[0]:+.2f}, {diff.interval[1]:+.2f}]")
     return [SHORT.get(name, name), count_cell(size.means.strict), median_text(size.means.median),
-            quartiles(size.means.q25, size.means.q75), "-" if size.means.max is None else f"{size.means.max:.2g}",
-            count_cell(size.heads.strict), median_text(size.heads.median), median_text(c.model),
-            median_text(c.null), d]
+            "-" if size.means.max is None else f"{size.means.max:.2g}", median_text(c.model), median_text(c.null), d]
+
+
+def layer_row(short: str, layer: Any, s: Slack) -> list:
+    return [short, layer, count_cell(s.strict), median_text(s.median), quartiles(s.q25, s.q75),
+            "-" if s.max is None else f"{s.max:.2g}"]
 
 
 def size_part(part: Part, found: Findings) -> None:
-    """Tables ``trained-size`` (typeset), ``trained-slack-layers``, ``trained-mechanism`` (data),
-    ``trained-mechanism-strata`` (typeset in the appendix) and per model word W the macros
+    """Tables ``trained-size`` (typeset in the appendix), ``trained-slack-layers``, ``trained-mechanism`` and
+    ``trained-mechanism-strata`` (data) and per model word W the macros
     ``\\WRelSlackMedian`` (median [95% CI] of the strict head means' relative slack), ``\\WRelSlackMax``,
     ``\\WRelSlackStrict`` (k/N), ``\\WRelSlackHeads``, ``\\WChainModel``, ``\\WChainNull`` (median
     [95% CI]), ``\\WChainWord`` ("above", "below", "not separable from": the paired difference's
@@ -123,10 +123,8 @@ def size_part(part: Part, found: Findings) -> None:
         part.macro(slack_row(name, size)[-1], word, "chain diff")
         if size.means.median is not None:
             exact.append((short, size.means.median.value))
-        for s in size.layers:
-            if s.strict.k:
-                lrows.append([short, s.layer, count_cell(s.strict), median_text(s.median), quartiles(s.q25, s.q75),
-                              f"{s.max:.2g}"])
+        lrows += [layer_row(short, s.layer, s) for s in size.layers if s.strict.k]
+        lrows += [layer_row(short, "all (head means)", size.means), layer_row(short, "all (every head)", size.heads)]
         if m.findings.causal:
             continue
         for x in size.mechanism:
@@ -157,15 +155,17 @@ def size_part(part: Part, found: Findings) -> None:
             "(Dirichlet(1) rows; the causal family for causal models), generator chunk 3,000,000 + L, the plan's seed")
     part.tables.append(Table("trained-size", frame(rows, SIZE_COLUMNS),
         "How large the slack is. Left: the relative slack (slack divided by the bound) of the strict D1 verdicts, "
-        "head-averaged attention and every head, all tokens, pooled over layers and inputs. Right: "
+        "head-averaged attention, all tokens, pooled over layers and inputs (per layer and on every head: the data "
+        "table trained-slack-layers). Right: "
         f"{CHAIN_RATIO_LAST} at the last layer, median over inputs, beside random stacks of the same sizes "
         "(n, L): Dirichlet(1) rows (the causal family for the causal decoders), residual factors multiplied as "
         "rollout multiplies them; difference: the median over inputs of the model's ratio minus the random "
-        "stacks' median at that input's n, with its 95% bootstrap interval.", prov, **made))
+        "stacks' median at that input's n, with its 95% bootstrap interval. The text calls the factor bound nearly "
+        f"exact when every model's median relative slack is at most {NEARLY_EXACT:g}.", prov, **made))
     part.data_tables.append(Table("trained-slack-layers", frame(lrows, LAYER_COLUMNS),
         "The relative slack of the strict D1 verdicts on the head-averaged attention (all tokens), per model and "
-        "layer (layers with a strict verdict): median with its 95% percentile-bootstrap interval, quartiles, "
-        "maximum.", prov, **made))
+        "layer (layers with a strict verdict), and pooled over layers on the head means and on every head: median "
+        "with its 95% percentile-bootstrap interval, quartiles, maximum.", prov, **made))
     mprov = ("campaigns " + ", ".join(camps) + "; D1 verdicts and both controls exact; tight only via token 0: "
              "every mutually self-dominant maximising pair contains token 0; shares per layer: 95% Wilson "
              "intervals; per stratum, pooled over layers: " + CLUSTER_NOTE)
@@ -173,7 +173,7 @@ def size_part(part: Part, found: Findings) -> None:
         "How D1's equality comes about, per bidirectional model and layer (head-averaged attention, all tokens): "
         "the tight verdicts, those tight only through token 0 (of the tight ones), and the two controls' tight "
         "verdicts (off-diagonal entries shuffled; columns permuted).", mprov, **made))
-    part.tables.append(Table("trained-mechanism-strata", frame(srows, STRATA_COLUMNS),
+    part.data_tables.append(Table("trained-mechanism-strata", frame(srows, STRATA_COLUMNS),
         "How D1's equality comes about, by stratum of the inputs (their source; their kept token count n), "
         "pooled over layers: the tight head means (all tokens), those tight only through token 0 (of the tight "
         "ones), and the two controls, with 95% intervals by a " + CLUSTER_NOTE + ".", mprov, **made))
@@ -190,8 +190,6 @@ def abstract_sentence(found: Findings) -> str:
     parts = [f"{median_text(m.size.means.median)} on {LEGEND.get(n, n)}'s" for n, m in sized.items()]
     c = sized[first].size.chain
     side = 0 if c.difference is None or c.difference.outcome != "supported" else (1 if c.difference.statistic > 0 else -1)
-    every = max(m.size.means.max for m in sized.values())
     return (f"Where the factor bound is strict it is nearly exact (median relative slack "
-            f"{' and '.join(parts)} strict head means, at most {every:.2g}), so rollout's remaining slack is "
-            f"submultiplicativity's: {LEGEND.get(first, first)}'s last-layer ratio {CHAIN_RATIO_LAST} of "
-            f"{median_text(c.model)} lies {SIDE[side]} that of random stacks of the same sizes ({median_text(c.null)}).")
+            f"{' and '.join(parts)} strict head means): rollout's slack is submultiplicativity's, and "
+            f"{LEGEND.get(first, first)}'s ratio lies {SIDE[side]} random stacks' of the same sizes ({median_text(c.null)}).")
