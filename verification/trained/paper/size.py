@@ -180,16 +180,19 @@ def size_part(part: Part, found: Findings) -> None:
 
 
 def abstract_sentence(found: Findings) -> str:
-    """The abstract's one sentence on the slack: the strict verdicts' median relative slack on MiniLM
-    and AntiBERTy (the bidirectional text models with strict verdicts) and MiniLM's D2 ratio beside
-    random stacks; "-" where the store has neither."""
+    """The abstract's one sentence on the mechanism and the slack, of the first model with strict verdicts
+    (MiniLM in the main job): where its tight head means are tight only through token 0, the strict
+    verdicts' median relative slack, and its D2 ratio beside random stacks; "-" where the store has none."""
     sized = {n: m for n, m in found.models.items() if m.size is not None and m.size.means.median is not None}
     if not sized:
         return "-"
-    first = next(iter(sized))
-    parts = [f"{median_text(m.size.means.median)} on {LEGEND.get(n, n)}'s" for n, m in sized.items()]
-    c = sized[first].size.chain
+    name, m = next(iter(sized.items()))
+    word, c = LEGEND.get(name, name), m.size.chain
     side = 0 if c.difference is None or c.difference.outcome != "supported" else (1 if c.difference.statistic > 0 else -1)
-    return (f"Where the factor bound is strict it is nearly exact (median relative slack "
-            f"{' and '.join(parts)} strict head means): rollout's slack is submultiplicativity's, and "
-            f"{LEGEND.get(first, first)}'s ratio lies {SIDE[side]} random stacks' of the same sizes ({median_text(c.null)}).")
+    most = [x for x in m.size.mechanism if x.only_first.n and 2 * x.only_first.k > x.only_first.n]
+    sink = (f"In {word}'s {layer_range([x.layer for x in most])}, {sum(x.only_first.k for x in most)} of "
+            f"{sum(x.only_first.n for x in most)} tight head means are tight only through token 0, an attention sink; "
+            if most else "")
+    return (sink + ("w" if sink else "W") + f"here the factor bound is strict it is nearly exact (median relative slack "
+            f"{median_text(m.size.means.median)}), so rollout's slack is submultiplicativity's, {word}'s ratio lying "
+            f"{SIDE[side]} random stacks' of the same sizes ({median_text(c.null)}).")
