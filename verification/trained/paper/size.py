@@ -96,8 +96,8 @@ def layer_row(short: str, layer: Any, s: Slack) -> list:
 
 
 def size_part(part: Part, found: Findings) -> None:
-    """Tables ``trained-size`` (typeset in the appendix), ``trained-slack-layers``, ``trained-mechanism`` and
-    ``trained-mechanism-strata`` (data) and per model word W the macros
+    """Data tables ``trained-size``, ``trained-slack-layers``, ``trained-mechanism`` and
+    ``trained-mechanism-strata`` and per model word W the macros
     ``\\WRelSlackMedian`` (median [95% CI] of the strict head means' relative slack), ``\\WRelSlackMax``,
     ``\\WRelSlackStrict`` (k/N), ``\\WRelSlackHeads``, ``\\WChainModel``, ``\\WChainNull`` (median
     [95% CI]), ``\\WChainWord`` ("above", "below", "not separable from": the paired difference's
@@ -153,7 +153,7 @@ def size_part(part: Part, found: Findings) -> None:
             "chain ratio at the last layer; random stacks: verification.measure.baselines.chain_ratio_null, "
             f"{found.models[next(iter(found.models))].size.chain.draws if found.models else 0} stacks per token count "
             "(Dirichlet(1) rows; the causal family for causal models), generator chunk 3,000,000 + L, the plan's seed")
-    part.tables.append(Table("trained-size", frame(rows, SIZE_COLUMNS),
+    part.data_tables.append(Table("trained-size", frame(rows, SIZE_COLUMNS),
         "How large the slack is. Left: the relative slack (slack divided by the bound) of the strict D1 verdicts, "
         "head-averaged attention, all tokens, pooled over layers and inputs (per layer and on every head: the data "
         "table trained-slack-layers). Right: "
@@ -191,8 +191,8 @@ def abstract_sentence(found: Findings) -> str:
     side = 0 if c.difference is None or c.difference.outcome != "supported" else (1 if c.difference.statistic > 0 else -1)
     most = [x for x in m.size.mechanism if x.only_first.n and 2 * x.only_first.k > x.only_first.n]
     sink = (f"In {word}'s {layer_range([x.layer for x in most])}, {sum(x.only_first.k for x in most)} of "
-            f"{sum(x.only_first.n for x in most)} tight head means are tight only through token 0, an attention sink; "
+            f"{sum(x.only_first.n for x in most)} tight head means are tight only through token 0; "
             if most else "")
-    return (sink + ("w" if sink else "W") + f"here the factor bound is strict it is nearly exact (median relative slack "
-            f"{median_text(m.size.means.median)}), so rollout's slack is submultiplicativity's, {word}'s ratio lying "
-            f"{SIDE[side]} random stacks' of the same sizes ({median_text(c.null)}).")
+    return (sink + ("w" if sink else "W") + f"here strict, the factor bound is nearly exact (median relative slack "
+            f"{median_text(m.size.means.median)}), and {word}'s ratio lies {SIDE[side]} random stacks' of the same "
+            f"sizes ({median_text(c.null)}).")
