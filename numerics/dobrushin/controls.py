@@ -21,6 +21,10 @@ matrix a verdict is decided for, are permuted with them: nothing is rounded.
                                equality whatever pair attains delta(A)
     pair_kind                  what a maximising pair (i, j) of delta(A) is: "special" (a special
                                token: CLS, SEP, BOS, ...), "adjacent" (|i - j| = 1), or "other"
+    column_permuted_share      the exact probability that D1 is tight on A[:, sigma] for a uniform
+                               sigma, for a fixed A whose maximising pair is unique: at most 1/2 when
+                               its two rows tie in at most one column, at most n / (4(n - 1)) when in
+                               none (docs/theory.md §2, "the column-permuted control")
 
 >>> A = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])
 >>> bool(every_pair_self_dominant(A))
@@ -160,3 +164,46 @@ def pair_kind(pair: Any, special: np.ndarray) -> str:
     if bool(special[i]) or bool(special[j]):
         return "special"
     return "adjacent" if abs(i - j) == 1 else "other"
+
+
+def column_permuted_share(A: Any) -> Fraction:
+    """The probability, over a uniform permutation sigma, that D1 holds with equality on B = A[:, sigma]
+    (B_ik = A_{i, sigma(k)}), for one fixed n x n matrix ``A`` (nonnegative floats, each row divided by
+    its exact sum; decided on the exact rationals) whose pair (i, j) attaining delta(A) > 0 is unique.
+
+    Permuting columns keeps every d_ij, so (i, j) is B's unique maximising pair, and D1 is tight on B
+    iff f(sigma(i)) >= 0 >= f(sigma(j)), f = A_i - A_j. (sigma(i), sigma(j)) is a uniform ordered pair
+    of distinct columns; with p, m, z the columns where f > 0, < 0, = 0 the share is
+    ((p + z)(m + z) - z) / (n (n - 1)). Swapping sigma(i) and sigma(j) (again uniform) maps the margins
+    (x, y) to (-y, -x), so the share is at most (1 + P(x = y = 0)) / 2: at most 1/2 when z <= 1, and
+    p m / (n (n - 1)) <= n / (4 (n - 1)) when z = 0. A matrix with several maximising pairs, or with
+    delta(A) = 0 (every B tight), is refused: the closed form needs the unique pair.
+
+    >>> column_permuted_share(np.array([[0.75, 0.25], [0.5, 0.5]]))       # n = 2: exactly 1/2
+    Fraction(1, 2)
+    >>> column_permuted_share(np.array([[0.6, 0.3, 0.1], [0.2, 0.2, 0.6], [0.4, 0.3, 0.3]]))
+    Fraction(1, 3)
+    """
+    a = _square(A)
+    if a.ndim != 2 or a.shape[0] < 2:
+        raise InvalidInput(f"A: one n x n matrix with n >= 2, got shape {a.shape}")
+    if np.any(~np.isfinite(a)) or np.any(a < 0):
+        raise InvalidInput("A: entries must be finite and nonnegative")
+    n = a.shape[0]
+    rows = []
+    for i in range(n):
+        s = sum((Fraction(float(x)) for x in a[i]), Fraction(0))
+        if s <= 0:
+            raise InvalidInput("A: a row is all zero; it cannot be renormalised")
+        rows.append([Fraction(float(x)) / s for x in a[i]])
+    d = {(i, j): sum(abs(u - v) for u, v in zip(rows[i], rows[j])) / 2 for i in range(n) for j in range(i + 1, n)}
+    best = max(d.values())
+    top = [pair for pair, v in d.items() if v == best]
+    if best == 0 or len(top) > 1:
+        raise InvalidInput(f"A: the closed form needs a unique pair attaining delta(A) > 0; delta(A) = {best}, "
+                           f"attained by {len(top)} pairs")
+    i, j = top[0]
+    f = [u - v for u, v in zip(rows[i], rows[j])]
+    p, m = sum(x > 0 for x in f), sum(x < 0 for x in f)
+    z = n - p - m
+    return Fraction((p + z) * (m + z) - z, n * (n - 1))

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from numerics.dobrushin import factor_check
-from numerics.dobrushin.controls import (column_permutation, control_rng, every_pair_self_dominant, pair_kind,
-                                         permute_columns, shuffle_offdiagonal)
+from numerics.dobrushin.controls import (column_permutation, column_permuted_share, control_rng,
+                                         every_pair_self_dominant, pair_kind, permute_columns, shuffle_offdiagonal)
 from theory.errors import InvalidInput
 from verification.stats import clustered_wilson, wilson
 
@@ -135,6 +135,71 @@ def test_chance_level_tends_to_one_quarter():
     x, y = _margins(A, factor_check(A).pair)
     opposite = np.mean(x * y < 0)
     assert abs(share - (1 - opposite) / 2) < 4.5 * np.sqrt(0.25 / 1000)
+
+
+# -- the column-permuted control is a chance-level control -----------------------------------------
+
+def _every_permutation_share(A: np.ndarray) -> Fraction:
+    """The exact share of the n! column permutations of ``A`` on which D1 is tight (factor_check's exact
+    verdicts, one per permutation)."""
+    n = A.shape[0]
+    perms = np.array(list(itertools.permutations(range(n))))
+    eq = factor_check(np.stack([permute_columns(A, s) for s in perms]), renormalise=True).equality
+    return Fraction(int(eq.sum()), len(perms))
+
+
+@pytest.mark.parametrize("n, family", [(2, "dirichlet"), (3, "dirichlet"), (4, "dirichlet"), (5, "dirichlet"),
+                                       (4, "ties"), (5, "ties")])
+def test_column_permuted_share_is_the_closed_form_and_at_most_one_half(n, family):
+    """The appendix's proposition, checked over every permutation: for a fixed matrix with a unique
+    maximising pair, the exact share of the n! column permutations on which D1 is tight (decided by
+    factor_check) is ((p + z)(m + z) - z) / (n (n - 1)) (column_permuted_share), at most 1/2 when the
+    two rows tie in at most one column and at most n / (4 (n - 1)) when in none. Matrices with
+    ties (entries on a grid of quarters) exercise z >= 1."""
+    rng = np.random.default_rng(100 * n + len(family))
+    checked = 0
+    for _ in range(60):
+        if family == "dirichlet":
+            A = rng.dirichlet(np.ones(n), size=n)
+        else:
+            A = rng.integers(0, 4, size=(n, n)).astype(float) + np.eye(n) * rng.integers(0, 2)
+            A[A.sum(1) == 0, 0] = 1.0
+        try:
+            closed = column_permuted_share(A)
+        except InvalidInput:
+            continue                                       # several maximising pairs: not the proposition's case
+        checked += 1
+        assert _every_permutation_share(A) == closed
+        rows = _exact(A)
+        fc = factor_check(A[None], renormalise=True)
+        i, j = (int(v) for v in fc.pair[0])
+        z = sum(rows[i][k] == rows[j][k] for k in range(n))
+        if z <= 1:
+            assert closed <= Fraction(1, 2)
+        if z == 0:
+            assert closed <= Fraction(n, 4 * (n - 1))
+    assert checked >= 20
+
+
+def test_column_permuted_share_outside_the_hypotheses_can_exceed_one_half():
+    """The hypotheses are needed (every permutation counted exactly): the identity of size 3 has three
+    maximising pairs and is tight on 4 of the 6 permutations; a unique maximising pair whose rows tie in
+    two columns reaches 7/12; rank one (delta = 0) is tight on every permutation. The closed form
+    refuses the first and the last."""
+    eye = np.eye(3)
+    assert _every_permutation_share(eye) == Fraction(2, 3)
+    ties = np.array([[0.4, 0.1, 0.25, 0.25], [0.1, 0.4, 0.25, 0.25], [0.25] * 4, [0.25] * 4])
+    assert column_permuted_share(ties) == Fraction(7, 12) == _every_permutation_share(ties)
+    flat = np.full((3, 3), 1 / 3)
+    assert _every_permutation_share(flat) == 1
+    for A in (eye, flat):
+        with pytest.raises(InvalidInput, match="unique pair"):
+            column_permuted_share(A)
+    with pytest.raises(InvalidInput):
+        column_permuted_share(np.array([[1.0, -1.0], [0.5, 0.5]]))
+
+
+# -- the cluster bootstrap --------------------------------------------------------------------------
 
 
 # -- the Wilson interval of a pooled share, clustered by input ------------------------------------

@@ -404,6 +404,11 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
             measure_baselines(s, names[m], None, 0)
         macros = paper_part(s, plan).macros
         drawn = [r for r in s.records(campaign=baseline_campaign(0)) if r["chunk"] == "dirichlet/n5/c0"]
+        means = [r for r in s.records(campaign=names["minilm"]) if r["theorem"] == "dobrushin.factor"
+                 and r["provenance"]["head"] is None and r["provenance"]["variant"] == "all"]
+    # the size of the slack, from the stored records (verification.trained.paper.size): strict verdicts counted
+    assert macros["MiniLMRelSlackStrict"] == f"{sum(r['verdict'] == 'holds' for r in means)}/{len(means)}"
+    assert (macros["MiniLMRelSlackMedian"] == "-") == all(r["verdict"] != "holds" for r in means)
     assert macros["MiniLMPooledInputs"] == "1" and macros["MiniLMSources"] == "1"
     assert macros["MiniLMLicensesInputs"] == "0"
     assert len(drawn) == 10                       # the minilm stand-in, all tokens: n = 5, its own sample

@@ -29,6 +29,11 @@ Every record's instance is ``<chunk key>/i<k>``, its provenance the generator, s
 ``{(family, n, c): (tight, count)}``, c = 0 in the per-size layout; :func:`pool_by_size` sums
 over c).
 
+The rollout's null (:func:`chain_ratio_null`): the ratio delta(R_L) / prod_l delta(Ahat_l) of stacks of L
+random matrices of one family at size n, the residual factors Ahat = (I + A)/2 multiplied as rollout
+multiplies them; drawn from ``generator(seed, family, n, CHAIN_NULL_OFFSET + L)``, not stored (a few
+hundred small products: the paper's findings draw it, seeded, in well under a second per size).
+
 >>> TRAINED.campaign(0, 10), MODALITIES.campaign(3, 200)
 ('trained-baseline-v1-seed0-m10', 'modalities-v1-baseline:s3:m200')
 >>> TRAINED.key("dirichlet", 5, 2), MODALITIES.key("dirichlet", 5, 0)
@@ -46,6 +51,8 @@ from verification import campaign
 from verification.store import Record
 
 FAMILIES = ("dirichlet", "softmax-T0.25", "softmax-T1", "softmax-T4")
+CHAIN_NULL_OFFSET = 3_000_000      # the rollout null's generator chunk index at depth L: offset + L
+CHAIN_NULL_DRAWS = 16              # random stacks per (family, n, L)
 
 
 @dataclass(frozen=True)
@@ -175,3 +182,30 @@ def baseline_share(base: dict, slots: dict, keys: Any, family: str) -> tuple[int
             raise KeyError(f"no stored random baseline {family}/n{n}/c{c} (input {key[0]})")
         k, m = k + base[(family, n, c)][0], m + base[(family, n, c)][1]
     return k, m
+
+
+def chain_ratio_null(family: str, n: int, L: int, seed: int, count: int = CHAIN_NULL_DRAWS) -> "np.ndarray":
+    """delta(R_L) / prod_l delta(Ahat_l) of ``count`` stacks of ``L`` random n x n matrices of ``family``
+    (:func:`numerics.sources.random.sample`), Ahat_l = (I + A_l)/2 and R_L = Ahat_L ... Ahat_1 (later layers
+    on the left, as rollout multiplies): the ratio rollout's product bound leaves on matrices without
+    trained structure; (count,) float64, each in (0, 1] by Theorem D2.
+
+    >>> r = chain_ratio_null("dirichlet", 5, 3, 0, count=4)
+    >>> r.shape, bool(((r > 0) & (r <= 1 + 1e-12)).all()), bool((r == chain_ratio_null("dirichlet", 5, 3, 0, 4)).all())
+    ((4,), True, True)
+    """
+    import numpy as np
+
+    from numerics.dobrushin import dobrushin
+    from numerics.sources.random import generator, sample
+    from theory.errors import InvalidInput
+
+    if n < 2 or L < 1 or count < 1:
+        raise InvalidInput(f"chain ratio null: n >= 2, L >= 1 and count >= 1, got n={n}, L={L}, count={count}")
+    A = sample(family, n, count * L, generator(seed, family, n, CHAIN_NULL_OFFSET + L)).reshape(count, L, n, n)
+    Ahat = (np.eye(n) + A) / 2
+    R = Ahat[:, 0]
+    for l in range(1, L):
+        R = Ahat[:, l] @ R
+    R /= R.sum(axis=-1, keepdims=True)        # a product of stochastic matrices, its rows' rounding removed
+    return dobrushin(R) / np.prod(dobrushin(Ahat), axis=1)

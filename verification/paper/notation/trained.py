@@ -18,3 +18,7 @@ PROD_FACTORS_K = r"$\prod_k (1+\delta(A_k))/2$"
 # the chain-ratio figure: its caption's ratio and its y axis
 CHAIN_RATIO_BY_DEPTH = r"$\delta(R_l)/\prod_{k \le l}\delta(\hat A_k)$"
 CHAIN_RATIO_AXIS = r"median $\delta(R_l) / \prod_{k \leq l} \delta(\hat A_k)$"
+
+# the size of the slack (verification/trained/paper/size.py): D2's ratio at the last layer
+CHAIN_RATIO_LAST = r"$\delta(R_L)/\prod_l \delta(\hat A_l)$"
+

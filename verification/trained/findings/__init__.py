@@ -1,7 +1,8 @@
 """Findings across the embedded models of the main job's plan (what the paper's trained section
 shows): each model's campaign as the store holds it and its :class:`ModelFindings`, its head
 means beside their two controls and random matrices of the same token counts (with the paired
-comparisons over inputs that decide "above" / "below" / "not separable"), and its pooled shares.
+comparisons over inputs that decide "above" / "below" / "not separable"), its pooled shares, and
+the size of its bounds' slack and the mechanism of its equalities (:mod:`verification.trained.findings.size`).
 Built once by :func:`findings` from the plan; the paper part renders them.
 """
 from __future__ import annotations
@@ -15,7 +16,8 @@ from verification.measure.baselines import FAMILIES, baseline_slots, read_baseli
 from verification.stats import cluster_bootstrap_difference
 from verification.trained.findings.model import ModelFindings, model_findings
 from verification.trained.findings.records import (BOOTSTRAP_SEED, cluster_share, collect_records, count, random_share,
-                                                  sizes_of, tight)
+                                                  sizes_of, source_order, tight)
+from verification.trained.findings.size import Size, size_findings
 
 REFERENCES = ("columns", "offdiagonal", "random")
 MIN_INPUTS = 10     # fewer inputs decide nothing: a paired test over inputs (a sign test) could not reach the
@@ -65,13 +67,15 @@ class Controls:
 @dataclass(frozen=True)
 class Model:
     """One embedded model: its campaign, findings, controls and its pooled shares (Wilson, design effect;
-    None without records): the head mean, every head, every head on content tokens."""
+    None without records): the head mean, every head, every head on content tokens; the size of the
+    slack and the mechanism (None where not built)."""
 
     name: str
     campaign: str
     findings: ModelFindings
     controls: Controls
     pooled: dict[str, Optional[Share]]
+    size: Optional[Size] = None
 
 
 @dataclass(frozen=True)
@@ -180,5 +184,6 @@ def findings(store: Any, plan: Any) -> Findings:
         models[name] = Model(name, campaign,
                              model_findings(data, base, causal[name], bool(records[0]["provenance"].get("quantised"))),
                              controls(data, base, compared),
-                             {k: cluster_share(rs, tight) if rs else None for k, rs in pooled.items()})
+                             {k: cluster_share(rs, tight) if rs else None for k, rs in pooled.items()},
+                             size_findings(data, causal[name], plan.seed, source_order(data)))
     return Findings(models, baselines, m, level)

@@ -15,7 +15,8 @@ The random baselines at matched token counts are read from the seed's baseline c
 ``trained-sources-<model>``, ``trained-rollout-<model>``, ``trained-heads-<model>``,
 ``trained-compare-<model>``, and across the models ``trained-models`` (one row per model),
 ``trained-float`` (what a float test at tolerance 0 gets wrong against the exact verdicts) and
-``trained-controls``; figures ``trained-heads-<model>``, ``trained-rollout-<model>``,
+``trained-controls`` and ``trained-size`` (the size of the slack; with the mechanism of D1's equality:
+:mod:`verification.trained.paper.size`); figures ``trained-heads-<model>``, ``trained-rollout-<model>``,
 ``trained-depth`` and ``trained-chain-ratio``.
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ from verification.trained.paper.across import chain_part, float_part, models_par
 from verification.trained.paper.controls import controls_part
 from verification.trained.paper.model import model_part
 from verification.trained.paper.names import MODELS
+from verification.trained.paper.size import size_part
 from verification.trained.findings import findings
 from verification.trained.findings.records import collect_records, sizes_of
 
@@ -78,4 +80,5 @@ def paper_part(store: Any, plan: Plan) -> Part:
     models_part(part, found)
     controls_part(part, found)
     chain_part(part, found)
+    size_part(part, found)
     return part
