@@ -193,4 +193,4 @@ def abstract_sentence(found: Findings) -> str:
             f"{sum(x.only_first.n for x in most)} tight head means are tight only through token 0; "
             if most else "")
     return (sink + ("w" if sink else "W") + f"here strict, the factor bound is nearly exact (median relative slack "
-            f"{median_text(m.size.means.median)}), so the rollout bound's slack is in submultiplicativity.")
+            f"{median_text(m.size.means.median)}), so the rollout bound's slack lies mostly in submultiplicativity.")
