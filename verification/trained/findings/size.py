@@ -2,11 +2,11 @@
 stored records (issue 62, items 3 and 4), as typed values (:mod:`verification.findings`):
 
 - the relative slack (slack / bound) of the *strict* D1 verdicts on the head-averaged attention, per
-  layer and pooled, and over every head: median with its percentile-bootstrap band, quartiles, maximum;
+  layer and pooled, and over every head: median with its order-statistic interval, quartiles, maximum;
 - D2's looseness at the last layer, delta(R_L) / prod_l delta(Ahat_l) (the stored chain ratio), beside
   the same ratio of random stacks of the same sizes (n, L) (:func:`verification.measure.baselines.chain_ratio_null`:
   Dirichlet(1) rows for a bidirectional model, the causal family for a causal one; drawn here, seeded by
-  the plan's seed, not stored), and the median per-input difference with its bootstrap interval;
+  the plan's seed, not stored), and the median per-input difference with its order-statistic interval;
 - per layer, the tight verdicts, those tight only through token 0 (the maximising pair that is mutually
   self-dominant always contains token 0), and the two controls (off-diagonal shuffled, columns permuted);
   and the same pooled over layers within strata of the inputs: by source and by kept token count.
@@ -42,7 +42,7 @@ def relative_slack(r: dict) -> float:
 @dataclass(frozen=True)
 class Slack:
     """The relative slack of the strict D1 verdicts among ``strict.n`` verdicts (``layer`` None: pooled):
-    their median with its 95% percentile-bootstrap band, quartiles and maximum (None without strict verdicts)."""
+    their median with its 95% order-statistic interval, quartiles and maximum (None without strict verdicts)."""
 
     layer: Optional[int]
     strict: Share
@@ -53,13 +53,13 @@ class Slack:
 
 
 def slack_of(records: list, layer: Optional[int], seed: int) -> Slack:
-    """The :class:`Slack` of the D1 records ``records`` (strict: verdict "holds"; bootstrap seed ``seed``)."""
+    """The :class:`Slack` of the D1 records ``records`` (strict: verdict "holds"; ``seed`` unused by the order-statistic interval)."""
     rel = np.array([relative_slack(r) for r in records if r["verdict"] == "holds" and r["bound"]], dtype=float)
     strict = count(int(np.sum([r["verdict"] == "holds" for r in records])), len(records))
     if not rel.size:
         return Slack(layer, strict, None, None, None, None)
     q25, q75 = np.quantile(rel, [0.25, 0.75])
-    return Slack(layer, strict, median_estimate(rel, seed), float(q25), float(q75), float(rel.max()))
+    return Slack(layer, strict, median_estimate(rel), float(q25), float(q75), float(rel.max()))
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class ChainNull:
     delta(R_L) / prod delta(Ahat_l) (median, band, quartiles), random stacks of ``family`` at each input's
     (n, L) (``draws`` per size; the median over inputs of each input's null median with its band over
     inputs, the quartiles of every draw), and the median over inputs of the model's ratio
-    minus the null's median at its size, decided by its bootstrap interval (supported: it excludes 0)."""
+    minus the null's median at its size, decided by its order-statistic interval (supported: it excludes 0)."""
 
     depth: int
     inputs: int
@@ -96,12 +96,12 @@ def chain_null(roll: list, depth: int, causal: bool, seed: int) -> ChainNull:
     pooled = np.concatenate([nulls[n] for n, _ in pairs])
     medians = [float(np.median(nulls[n])) for n, _ in pairs]           # the null at each input's size
     diffs = [x - m for (_, x), m in zip(pairs, medians)]
-    d, (lo, hi) = median_interval(diffs, depth)
+    d, (lo, hi) = median_interval(diffs)
     decided = not (np.isnan(lo) or lo <= 0 <= hi)
     difference = Decision("supported" if decided else "inconclusive", d, (lo, hi),
-                          method="median of per-input differences, percentile bootstrap over inputs")
-    return ChainNull(depth, len(pairs), family, CHAIN_NULL_DRAWS, median_estimate(ratios, depth),
-                     tuple(float(q) for q in np.quantile(ratios, [0.25, 0.75])), median_estimate(medians, depth),
+                          method="median of per-input differences, order-statistic interval over inputs")
+    return ChainNull(depth, len(pairs), family, CHAIN_NULL_DRAWS, median_estimate(ratios),
+                     tuple(float(q) for q in np.quantile(ratios, [0.25, 0.75])), median_estimate(medians),
                      tuple(float(q) for q in np.quantile(pooled, [0.25, 0.75])), difference)
 
 
@@ -110,7 +110,7 @@ class Mechanism:
     """D1 on the head means of one layer (``layer``) or one stratum of the inputs (``stratum``: its kind,
     "source" or "tokens", and name), all tokens: the tight verdicts, those tight only through token 0
     (a count of the tight ones), and the two controls' tight verdicts; one verdict per input in a layer
-    (Wilson), pooled over layers in a stratum (cluster bootstrap over inputs)."""
+    (Wilson), pooled over layers in a stratum (Wilson with a design effect over inputs)."""
 
     layer: Optional[int]
     stratum: tuple

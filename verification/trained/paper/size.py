@@ -149,7 +149,7 @@ def size_part(part: Part, found: Findings) -> None:
     camps = tuple(m.campaign for m in found.models.values())
     made = dict(campaigns=camps, command=part.commands[0])
     prov = ("campaigns " + ", ".join(camps) + "; relative slack = (bound - value)/bound of the stored strict D1 "
-            "verdicts; medians with 95% percentile-bootstrap intervals (999 resamples); D2 ratio: the stored "
+            "verdicts; medians with 95% order-statistic intervals; D2 ratio: the stored "
             "chain ratio at the last layer; random stacks: verification.measure.baselines.chain_ratio_null, "
             f"{found.models[next(iter(found.models))].size.chain.draws if found.models else 0} stacks per token count "
             "(Dirichlet(1) rows; the causal family for causal models), generator chunk 3,000,000 + L, the plan's seed")
@@ -160,12 +160,12 @@ def size_part(part: Part, found: Findings) -> None:
         f"{CHAIN_RATIO_LAST} at the last layer, median over inputs, beside random stacks of the same sizes "
         "(n, L): Dirichlet(1) rows (the causal family for the causal decoders), residual factors multiplied as "
         "rollout multiplies them; difference: the median over inputs of the model's ratio minus the random "
-        "stacks' median at that input's n, with its 95% bootstrap interval. The text calls the factor bound nearly "
+        "stacks' median at that input's n, with its 95% order-statistic interval. The text calls the factor bound nearly "
         f"exact when every model's median relative slack is at most {NEARLY_EXACT:g}.", prov, **made))
     part.data_tables.append(Table("trained-slack-layers", frame(lrows, LAYER_COLUMNS),
         "The relative slack of the strict D1 verdicts on the head-averaged attention (all tokens), per model and "
         "layer (layers with a strict verdict), and pooled over layers on the head means and on every head: median "
-        "with its 95% percentile-bootstrap interval, quartiles, maximum.", prov, **made))
+        "with its 95% order-statistic interval, quartiles, maximum.", prov, **made))
     mprov = ("campaigns " + ", ".join(camps) + "; D1 verdicts and both controls exact; tight only via token 0: "
              "every mutually self-dominant maximising pair contains token 0; shares per layer: 95% Wilson "
              "intervals; per stratum, pooled over layers: " + CLUSTER_NOTE)
