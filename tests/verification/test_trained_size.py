@@ -138,8 +138,7 @@ def test_the_paper_prints_the_records_numbers_and_guards_its_words():
     assert part.macros["MiniLMSinkCount"] == f"{k} of {sum(len(by_layer[l]) for l in most)}"
     assert part.guards["MiniLMSinkMost"].holds == bool(most)
     assert part.macros["MiniLMRelSlackMedian"] in part.macros["TrainedSizeAbstract"]
-    assert part.macros["MiniLMChainNull"] in part.macros["TrainedSizeAbstract"]
-    assert f"lies {part.macros['MiniLMChainWord']} random" in part.macros["TrainedSizeAbstract"]
+    assert part.macros["TrainedSizeAbstract"].endswith("so the rollout bound's slack lies mostly in submultiplicativity.")
     assert (part.macros["MiniLMSinkCount"] in part.macros["TrainedSizeAbstract"]) == bool(most)
     assert part.tables == []
     assert {t.name for t in part.data_tables} == {"trained-size", "trained-slack-layers", "trained-mechanism",
