@@ -223,21 +223,10 @@ def _lora_derivs_arb(fam: LoRADirectional, P):
 def _lora_tail(fam: LoRADirectional, beta: float, P: float) -> float:
     """An upper bound of K = 2 L''/beta - L'^2 <= 2 |L''| / beta for all |p| >= P: |r| <= |y| + |a|_1,
     |r'| <= sum |a dz| sech^2 z, |r''| <= 2 sum |a| dz^2 sech^2 z, sech^2 z <= min(1, 4 e^{-2|z|}) with
-    |z| >= P |dz| - |z0| (arb, rounded up)."""
+    |z| >= P |dz| - |z0| (arb, rounded up): 2 / beta times :func:`_lora_d2_tail`."""
     from flint import arb
 
-    A = sum((abs(arb(x)) for x in fam.a.tolist()), arb(0))
-    tot = arb(0)
-    for z0i, dzi, yi in zip(fam.z0.tolist(), fam.dz.tolist(), fam.y.tolist()):
-        R = abs(arb(yi)) + A
-        b1, b2 = arb(0), arb(0)
-        for ak, zk, dk in zip(fam.a.tolist(), z0i, dzi):
-            z = arb(P) * abs(arb(dk)) - abs(arb(zk))
-            s2 = arb(1) if not z > 0 else (4 * (-2 * z).exp() if 4 * (-2 * z).exp() < 1 else arb(1))
-            b1 += abs(arb(ak) * arb(dk)) * s2
-            b2 += 2 * abs(arb(ak)) * arb(dk) * arb(dk) * s2
-        tot += b1 * b1 + R * b2
-    return float((2 * tot / fam.n / arb(beta)).upper()) * (1 + 2.0 ** -48)
+    return float((2 * _lora_d2_tail(fam, P) / arb(beta)).upper()) * (1 + 2.0 ** -48)
 
 
 def lambda_v_certified(fam: LossFamily, beta: float, witness=None, max_evals: int = 2000,
