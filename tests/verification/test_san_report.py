@@ -258,9 +258,12 @@ def test_the_presets_settings_and_measured_wall_time_are_stated(micro, monkeypat
     assert "not measured" in text and part.macros["SanWallTime"] == "not measured"
     from verification.san.checks import presets as P
 
-    monkeypatch.setitem(P.MEASURED, "micro", P.Measured(97, 180, "2 cores", "attnbounds san --preset micro", "abc1234",
+    monkeypatch.setitem(P.MEASURED, "micro", P.Measured(P.settings_digest(P.PRESETS["micro"]), 97, 180, "2 cores", "attnbounds san --preset micro", "abc1234",
                                                         "2026-12-07"))
     f, part = build(micro, monkeypatch)
     assert f.settings.measured.startswith("97 minutes of wall time (180 CPU minutes) on 2 cores")
     assert part.macros["SanPresetText"].endswith(f"measured wall time: {f.settings.measured}.")
+    monkeypatch.setitem(P.MEASURED, "micro", dataclasses.replace(P.MEASURED["micro"], settings="00000000"))
+    f, part = build(micro, monkeypatch)          # measured at other settings: stale, so not measured
+    assert f.settings.measured is None and part.macros["SanWallTime"] == "not measured"
     assert "\\SanPresetText{}" in (ROOT / "paper" / "sections" / "san.tex").read_text()

@@ -391,10 +391,11 @@ def findings(store: Any, plan: Any) -> Findings:
 def preset_settings(name: str) -> PresetSettings:
     """The settings of preset ``name`` (:data:`verification.san.checks.presets.PRESETS`) and its
     measured wall time (:data:`verification.san.checks.presets.MEASURED`, None where none is measured)."""
-    from verification.san.checks.presets import MEASURED, PRESETS
+    from verification.san.checks.presets import PRESETS
+    from verification.san.checks.presets import measured as measured_of
 
     p = PRESETS[name]
-    measured = MEASURED.get(name)
+    measured = measured_of(name)
     return PresetSettings(p.name, p.d_model, p.n_head, p.ctx, p.batch, p.steps, p.lr, p.ref_layers, p.seeds,
                           tuple(p.roles), tuple(p.depths), p.sweep_steps, measured.text() if measured else None)
 

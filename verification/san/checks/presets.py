@@ -60,9 +60,12 @@ KERNELS = ("sdpa", "explicit")     # the numerical paths: the first is the prima
 class Measured:
     """A preset's measured cost: ``minutes`` of wall time for the whole preset (both numerical paths)
     on ``machine``, by ``command``, at ``commit`` on ``date``; ``cpu_minutes`` of processor time (user +
-    system, the workers included). Kept beside the presets, not in them: a preset's settings name its
-    campaign, a measurement does not."""
+    system, the workers included); ``settings``: the digest of the preset's settings it was measured at
+    (:func:`settings_digest`): a preset whose settings changed since reads as not measured
+    (:func:`measured`). Kept beside the presets, not in them: a preset's settings name its campaign, a
+    measurement does not."""
 
+    settings: str
     minutes: float
     cpu_minutes: float
     machine: str
@@ -132,13 +135,28 @@ def campaign_name(preset: Preset, seed: int, kernel: str = "sdpa", device: str =
     >>> campaign_name(PRESETS["tiny"], 0, "explicit").endswith(":s0:explicit")
     True
     """
-    digest = hashlib.sha256(json.dumps(asdict(preset), sort_keys=True).encode()).hexdigest()[:8]
+    digest = settings_digest(preset)
     tail = ("" if kernel == KERNELS[0] else f":{kernel}") + ("" if device == "cpu" else f":{device}")
     return f"san-{VERSION}:{preset.name}:{digest}:s{seed}{tail}"
 
 
+def settings_digest(preset: Preset) -> str:
+    """The digest of a preset's settings, as its campaigns are named by."""
+    return hashlib.sha256(json.dumps(asdict(preset), sort_keys=True).encode()).hexdigest()[:8]
+
+
+def measured(name: str) -> "Measured | None":
+    """The measured cost of preset ``name`` where it was measured at the preset's present settings, else None.
+
+    >>> measured("paper").settings == settings_digest(PRESETS["paper"]), measured("quick")
+    (True, None)
+    """
+    m = MEASURED.get(name)
+    return m if m is not None and name in PRESETS and m.settings == settings_digest(PRESETS[name]) else None
+
+
 # preset name -> its measured cost: the paper preset measured with `time -v` (user 2713 s + system 1020 s)
 MEASURED: dict[str, Measured] = {
-    "paper": Measured(40.6, 62.2, "the 2-core machine of docs/experiments.md, with other work running beside it",
+    "paper": Measured("8075594e", 40.6, 62.2, "the 2-core machine of docs/experiments.md, with other work running beside it",
                       "attnbounds san --preset paper --workers 2", "045048a", "2026-12-07"),
 }
