@@ -52,6 +52,7 @@ SKIMAGE_PHOTOS = ("chelsea.png", "astronaut.png", "coffee.png", "rocket.jpg", "c
                   "motorcycle_left.png", "hubble_deep_field.jpg", "retina.jpg", "moon.png", "ihc.png", "cell.png",
                   "clock_motion.png", "page.png", "brick.png", "grass.png", "gravel.png")
 SKLEARN_PHOTOS = ("china.jpg", "flower.jpg")     # sklearn.datasets.load_sample_images' files
+BUNDLED_COUNT = len(SKIMAGE_PHOTOS) + len(SKLEARN_PHOTOS)   # the bundled photographs (`--full` reads them all)
 BUNDLES = (("scikit-image", "skimage", "data", SKIMAGE_PHOTOS),
            ("scikit-learn", "sklearn", "datasets/images", SKLEARN_PHOTOS))
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
