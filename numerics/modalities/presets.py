@@ -6,10 +6,11 @@ it trains, at which fractions of training a checkpoint is kept (0 = the initiali
 and how many test inputs are measured per checkpoint.
 
 The quick preset trains four seeds per model (the power calculation of
-:func:`verification.modalities.report.seeds.power_table` reports what they can detect; the paper
-preset trains ten) within the main job's budget, which the pinned kernels (:mod:`numerics.pins`) and
-SAN models that learn share with it: the tabular models train 12 epochs (their test accuracy is flat
-after about 5-12 of 24, measured on seeds 0-7), the ViTs 12.
+:func:`verification.modalities.report.seeds.power_table` reports what they can detect) within the main
+job's budget, which the pinned kernels (:mod:`numerics.pins`) and SAN models that learn share with it: the tabular models train 12 epochs (their test accuracy is flat
+after about 5-12 of 24, measured on seeds 0-7), the ViTs 12. The paper preset trains six seeds: ten would take
+about 90 CPU minutes on 2 cores (one seed of the four models took about 9), more than the paper's plan (`attnbounds verify --full`,
+:mod:`verification.plan_cost`) holds within two hours beside the trained section.
 
 >>> PRESETS["quick"].checkpoint_epochs()
 (0, 2, 6, 12)
@@ -90,7 +91,7 @@ PRESETS: dict[str, Preset] = {
     "quick": Preset("quick", dim=32, depth=4, heads=4, registers=4, epochs=12, tab_epochs=12, batch=64,
                     lr=2e-3, fractions=(0.0, 0.2, 0.5, 1.0), test_limit=40, seeds=4),
     "paper": Preset("paper", dim=64, depth=6, heads=8, registers=4, epochs=40, tab_epochs=80, batch=64,
-                    lr=1e-3, fractions=(0.0, 0.05, 0.1, 0.25, 0.5, 1.0), test_limit=None, chunk=32, seeds=10,
+                    lr=1e-3, fractions=(0.0, 0.05, 0.1, 0.25, 0.5, 1.0), test_limit=None, chunk=32, seeds=6,
                    baseline_count=1000, text_inputs=150),
 }
 
