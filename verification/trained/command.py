@@ -79,7 +79,8 @@ def register(subparsers: Any) -> None:
                    help="load pickled weights (*.bin/*.pt) with torch.load(weights_only=True): plain tensors only, "
                         "a pickle that would run code is still refused")
     p.add_argument("--full", action="store_true", help="the inputs of `attnbounds verify --full`: 300 at up to "
-                                                       "512 tokens (unless --limit or --max-tokens say otherwise)")
+                                                       "512 tokens (the causal decoders SmolLM2 and Gemma 3: 100; "
+                                                       "unless --limit or --max-tokens say otherwise)")
     add_theory(p)
     p.add_argument("--check", action="append", default=[], type=theorem_arg, metavar="THEOREM_ID",
                    help="also decide this registered statement (theory.expr; e.g. from --theory) on every head of "
@@ -92,8 +93,8 @@ def register(subparsers: Any) -> None:
 
 
 def verify_section(ctx: Any) -> None:
-    """The embedded models on the main job's inputs (full: 300 inputs each at 512 tokens; DINOv2 every
-    bundled photograph)."""
+    """The embedded models on the main job's inputs (full: 300 inputs each at 512 tokens, the causal
+    decoders 100; DINOv2 every bundled photograph)."""
     from verification import family
 
     family.verify(ctx, "trained")

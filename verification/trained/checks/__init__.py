@@ -32,9 +32,10 @@ from verification.measure.baselines import TRAINED
 from verification.plan import RunResult, recording
 from verification.trained.checks.heads import bindable, campaign_of, run_check
 
-FULL_SCALES = ("every text model on 300 inputs at up to 512 tokens and DINOv2 on all 19 bundled photographs (quick: "
-               "MiniLM 120, SmolLM2 6 and Gemma 3 6 inputs of the English corpus, AntiBERTy 48 antibody V genes, "
-               "at up to 128 tokens, DINOv2 4 photographs at 257 tokens), with their matched-n random baselines")
+FULL_SCALES = ("MiniLM and AntiBERTy on 300 inputs and the causal decoders SmolLM2 and Gemma 3 on 100, at up to "
+               "512 tokens, and DINOv2 on all 19 bundled photographs (quick: MiniLM 120, SmolLM2 6 and Gemma 3 6 "
+               "inputs of the English corpus, AntiBERTy 48 antibody V genes, at up to 128 tokens, DINOv2 4 "
+               "photographs at 257 tokens), with their matched-n random baselines")
 
 
 @dataclass(frozen=True)

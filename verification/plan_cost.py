@@ -1,0 +1,77 @@
+"""What the paper's plan costs: ``attnbounds verify --full`` measured on a 2-core machine, per section.
+
+The paper is built from the full settings (``make paper-full``: ``attnbounds verify --full``, then
+``attnbounds paper --full --pdf``; resumable: a rerun after an interruption computes only what is not
+stored). Each section's cost is kept here, outside the campaigns (a measurement does not name a
+campaign), bound to the digest of that section's full plan (:func:`plan_digest`, over its
+``provenance()`` and campaign names): a section whose full plan changed since reads as not measured (:func:`measured`),
+and the paper says so instead of quoting a stale number.
+
+A section measured as ``attnbounds verify --full --only SECTION --serial`` runs on one core, as it
+does in the main job's two lanes (:data:`verification.commands.SECOND_LANE`); the plan's wall time on
+two cores is the longer lane's sum (:func:`lanes`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class SectionCost:
+    """``minutes`` of wall time and ``cpu_minutes`` (user + system) of one section's full plan, run as
+    ``command`` on ``machine`` at ``commit`` on ``date``; ``plan``: the digest of the full plan it was
+    measured at (:func:`plan_digest`)."""
+
+    plan: str
+    minutes: float
+    cpu_minutes: float
+    command: str
+    machine: str
+    commit: str
+    date: str
+
+
+def plan_digest(section: str, seed: int = 0) -> str:
+    """The digest of ``section``'s full plan at ``seed`` (its ``provenance()`` and the campaigns it fills, which
+    name every size, preset and model it runs)."""
+    from verification.family import role
+
+    plan = role(section, "checks").Plan.for_verify(seed, True)
+    body = json.dumps(dict(provenance=plan.provenance(), campaigns=list(plan.campaigns())), sort_keys=True, default=str)
+    return hashlib.sha256(f"{section}\n{body}".encode()).hexdigest()[:8]
+
+
+def measured(section: str, seed: int = 0) -> Optional[SectionCost]:
+    """The measured cost of ``section``'s full plan where it was measured at the plan's present
+    settings, else None."""
+    cost = MEASURED.get(section)
+    return cost if cost is not None and cost.plan == plan_digest(section, seed) else None
+
+
+def lanes(costs: dict[str, Optional[SectionCost]]) -> Optional[tuple[float, float]]:
+    """(first lane, second lane) minutes of the main job's two processes on two cores: the sections of
+    :data:`verification.commands.SECOND_LANE` in one, the others in the other; None if a section is
+    not measured."""
+    from verification.commands import SECOND_LANE
+
+    if any(c is None for c in costs.values()):
+        return None
+    first = sum(c.minutes for s, c in costs.items() if s not in SECOND_LANE)
+    second = sum(c.minutes for s, c in costs.items() if s in SECOND_LANE)
+    return first, second
+
+
+def plan_cost(seed: int = 0) -> dict[str, Any]:
+    """Every section's measured cost (None where not measured at the present plan) and the two lanes."""
+    from verification.commands import FAMILIES
+
+    costs = {s: measured(s, seed) for s in FAMILIES}
+    return dict(sections=costs, lanes=lanes(costs))
+
+
+MACHINE = "2 cores (docs/experiments.md), other work beside it, the section's process at scheduler priority -10"
+# section -> its full plan's measured cost (filled from `/usr/bin/time` of `attnbounds verify --full --only S --serial`)
+MEASURED: dict[str, SectionCost] = {}
