@@ -25,3 +25,36 @@ def test_dinov2s_share_enters_the_abstract_only_when_measured_on_every_photograp
     part = Part("trained")
     _abstract_macro(part, "minilm", "MiniLM", _findings(120, 50))      # a text model: no such clause
     assert "MiniLMAbstract" not in part.macros
+
+
+def test_a_sections_cost_reads_as_not_measured_once_its_full_plan_changes(monkeypatch):
+    from verification import plan_cost as P
+    from verification.commands import FAMILIES, SECOND_LANE
+
+    digests = {s: P.plan_digest(s) for s in FAMILIES}
+    assert len(set(digests.values())) == len(FAMILIES)
+    assert P.plan_digest("stress", 1) != digests["stress"]              # the seed is part of the plan
+    costs = {s: P.SectionCost(d, 10.0 if s in SECOND_LANE else 4.0, 12.0, "c", "m", "x", "d") for s, d in digests.items()}
+    monkeypatch.setattr(P, "MEASURED", costs)
+    first, second = P.plan_cost()["lanes"]
+    assert second == 10.0 * len(SECOND_LANE) and first == 4.0 * (len(FAMILIES) - len(SECOND_LANE))
+    monkeypatch.setattr(P, "MEASURED", dict(costs, stress=P.SectionCost("00000000", 1.0, 1.0, "c", "m", "x", "d")))
+    assert P.measured("stress") is None and P.plan_cost()["lanes"] is None
+    from verification.paper.appendix import plan_cost_sentence
+    text = plan_cost_sentence(True, 0)
+    assert "stress not measured at its present plan" in text and "dobrushin 10.0" in text
+    assert plan_cost_sentence(False, 0) == ""
+
+
+def test_the_full_build_note_quotes_the_plans_cost_only_when_every_section_is_measured(monkeypatch):
+    from verification import plan_cost as P
+    from verification.commands import FAMILIES
+    from verification.paper.build import build_macros
+
+    monkeypatch.setattr(P, "MEASURED", {})
+    assert build_macros(True)["BuildNote"] == "Built from the full settings of the main job (attnbounds verify --full)."
+    monkeypatch.setattr(P, "MEASURED", {s: P.SectionCost(P.plan_digest(s), 30.0, 30.0, "c", "m", "x", "d")
+                                        for s in FAMILIES})
+    from verification.commands import SECOND_LANE
+    longer = 30 * max(len(SECOND_LANE), len(FAMILIES) - len(SECOND_LANE))
+    assert f"about {longer} minutes on 2 cores" in build_macros(True)["BuildNote"]

@@ -76,6 +76,25 @@ def _entries(parts: list[Part], seed: int, labels: Optional[set], typeset: Optio
     return out
 
 
+def plan_cost_sentence(full: bool, seed: int) -> str:
+    """What the full settings cost (:mod:`verification.plan_cost`): each section's measured minutes on
+    2 cores and the two lanes of ``attnbounds verify --full``, "not measured" for a section whose full plan
+    changed since it was measured; empty for the quick settings (``make run``: under ten minutes)."""
+    if not full:
+        return ""
+    from verification.plan_cost import MACHINE, plan_cost
+
+    cost = plan_cost(seed)
+    each = ", ".join(f"{s} {c.minutes:.1f}" if c is not None else f"{s} not measured at its present plan"
+                     for s, c in cost["sections"].items())
+    lanes = cost["lanes"]
+    total = (f"; the main job runs them in two processes, {lanes[0]:.0f} and {lanes[1]:.0f} minutes, so about "
+             f"{max(lanes):.0f} minutes of wall time" if lanes else "; the plan's total is not known until every "
+             "section is measured")
+    return latex_text(f"Measured cost of the full settings (wall minutes per section, each run alone as "
+                      f"attnbounds verify --full --only SECTION --serial, on {MACHINE}): {each}{total}.")
+
+
 def supplement_name(document: str) -> str:
     """The supplementary file of a document (``main`` -> ``supplement.md``), written beside its PDF."""
     return "supplement.md" if document == "main" else f"supplement-{document}.md"
@@ -104,7 +123,7 @@ def appendix_tex(parts: list[Part], seed: int, full: bool, labels: Optional[set]
     lines += seen or ["attnbounds verify"]
     lines += ["attnbounds paper --pdf" + (" --full" if full else ""), "\\end{verbatim}",
               "Software: " + latex_text(", ".join(f"{k} {v}" for k, v in sorted(versions().items()))) + ".",
-              "Source commit: \\texttt{" + latex_text(_commit()) + "}.", "",
+              "Source commit: \\texttt{" + latex_text(_commit()) + "}.", plan_cost_sentence(full, seed), "",
               "Each entry below is what a caption's tag (S1, S2, ...) or a quoted number links to. The "
               "supplementary file \\ifdefined\\href\\href{" + supplement + "}{" + _tt(supplement) + "}\\else "
               + _tt(supplement) + "\\fi, written beside this PDF, gives for every entry, "

@@ -132,7 +132,13 @@ def build_macros(full: bool, plans: Optional[dict[str, Any]] = None) -> dict[str
     True
     """
     if full:
-        note = "Built from the full settings of the main job (attnbounds verify --full)."
+        from verification.plan_cost import plan_cost
+
+        lanes = plan_cost()["lanes"]
+        note = ("Built from the full settings of the main job (attnbounds verify --full"
+                + (f", about {max(lanes):.0f} minutes on 2 cores, measured per section: see Reproducing every number"
+                   if lanes else "")
+                + ").")
     else:
         note = ("Built from the quick settings of the main job (attnbounds verify); the full settings "
                 "(attnbounds verify --full) measure more instances, sizes and inputs.")
