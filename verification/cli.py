@@ -60,22 +60,26 @@ def _cmd_theorems(args: argparse.Namespace) -> int:
     return 0
 
 
-def lanes(sections: Sequence[str], serial: bool, db: str, cores: Optional[int] = None) -> tuple[list, list]:
+def lanes(sections: Sequence[str], serial: bool, db: str, cores: Optional[int] = None,
+          full: bool = False) -> tuple[list, list]:
     """The sections this process runs, in main-job order, and those a second process runs beside
-    them (:data:`verification.commands.SECOND_LANE`): none with ``--serial``, one core, an in-memory
-    store, or when one lane would be empty.
+    them (:data:`verification.commands.SECOND_LANE`; ``full``: :data:`~verification.commands.SECOND_LANE_FULL`):
+    none with ``--serial``, one core, an in-memory store, or when one lane would be empty.
 
     >>> lanes(["dobrushin", "trained", "rank", "stress"], False, "r.db", cores=2)
     (['trained', 'stress'], ['dobrushin', 'rank'])
     >>> lanes(["dobrushin", "trained"], True, "r.db", cores=2)
     (['dobrushin', 'trained'], [])
+    >>> lanes(["poincare", "trained", "prove"], False, "r.db", cores=2, full=True)
+    (['poincare', 'trained'], ['prove'])
     """
 
-    from verification.commands import SECOND_LANE
+    from verification.commands import SECOND_LANE, SECOND_LANE_FULL
 
     cores = (os.cpu_count() or 1) if cores is None else cores
-    second = [s for s in sections if s in SECOND_LANE]
-    first = [s for s in sections if s not in SECOND_LANE]
+    other = SECOND_LANE_FULL if full else SECOND_LANE
+    second = [s for s in sections if s in other]
+    first = [s for s in sections if s not in other]
     if serial or cores < 2 or db == ":memory:" or not first or not second:
         return list(sections), []
     return first, second
@@ -114,7 +118,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     only = {section_of(s) for s in args.only} if args.only else None
     sections = [s for s in FAMILIES if not only or s in only]
     main_plans(sections, args.seed, args.full, FAMILIES)   # every section's plan checked before the store is opened
-    here, there = lanes(sections, args.serial, str(args.db))
+    here, there = lanes(sections, args.serial, str(args.db), full=args.full)
     with ResultStore(args.db) as store:
         ctx = JobContext(store=store, out_dir=Path(args.out), seed=args.seed, full=args.full,
                          only=only)

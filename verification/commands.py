@@ -37,6 +37,9 @@ FAMILIES: dict[str, str] = {
 # the pinned kernels (numerics.pins), a fresh clone's `make run`: trained + modalities + stress here
 # (7m00), dobrushin + rank + poincare + san + prove there (6m55)
 SECOND_LANE: tuple[str, ...] = ("dobrushin", "rank", "poincare", "san", "prove")
+# with --full (the paper's plan), balanced by each section's measured full cost (verification.plan_cost):
+# poincare moves to the first lane beside trained, modalities and stress
+SECOND_LANE_FULL: tuple[str, ...] = ("dobrushin", "rank", "san", "prove")
 # a family whose subcommand is not named as its section: subcommand -> section (either selects it)
 SECTION_ALIASES: dict[str, str] = {"rollout": "trained"}
 # the roles every family package has at its top level (a module or a subpackage each)

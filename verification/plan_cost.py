@@ -8,7 +8,7 @@ campaign), bound to the digest of that section's full plan (:func:`plan_digest`,
 and the paper says so instead of quoting a stale number.
 
 A section measured as ``attnbounds verify --full --only SECTION --serial`` runs on one core, as it
-does in the main job's two lanes (:data:`verification.commands.SECOND_LANE`); the plan's wall time on
+does in the main job's two lanes (:data:`verification.commands.SECOND_LANE_FULL`); the plan's wall time on
 two cores is the longer lane's sum (:func:`lanes`).
 """
 from __future__ import annotations
@@ -53,14 +53,14 @@ def measured(section: str, seed: int = 0) -> Optional[SectionCost]:
 
 def lanes(costs: dict[str, Optional[SectionCost]]) -> Optional[tuple[float, float]]:
     """(first lane, second lane) minutes of the main job's two processes on two cores: the sections of
-    :data:`verification.commands.SECOND_LANE` in one, the others in the other; None if a section is
+    :data:`verification.commands.SECOND_LANE_FULL` in one, the others in the other; None if a section is
     not measured."""
-    from verification.commands import SECOND_LANE
+    from verification.commands import SECOND_LANE_FULL
 
     if any(c is None for c in costs.values()):
         return None
-    first = sum(c.minutes for s, c in costs.items() if s not in SECOND_LANE)
-    second = sum(c.minutes for s, c in costs.items() if s in SECOND_LANE)
+    first = sum(c.minutes for s, c in costs.items() if s not in SECOND_LANE_FULL)
+    second = sum(c.minutes for s, c in costs.items() if s in SECOND_LANE_FULL)
     return first, second
 
 

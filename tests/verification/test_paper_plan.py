@@ -29,7 +29,7 @@ def test_dinov2s_share_enters_the_abstract_only_when_measured_on_every_photograp
 
 def test_a_sections_cost_reads_as_not_measured_once_its_full_plan_changes(monkeypatch):
     from verification import plan_cost as P
-    from verification.commands import FAMILIES, SECOND_LANE
+    from verification.commands import FAMILIES, SECOND_LANE_FULL as SECOND_LANE
 
     digests = {s: P.plan_digest(s) for s in FAMILIES}
     assert len(set(digests.values())) == len(FAMILIES)
@@ -55,6 +55,6 @@ def test_the_full_build_note_quotes_the_plans_cost_only_when_every_section_is_me
     assert build_macros(True)["BuildNote"] == "Built from the full settings of the main job (attnbounds verify --full)."
     monkeypatch.setattr(P, "MEASURED", {s: P.SectionCost(P.plan_digest(s), 30.0, 30.0, "c", "m", "x", "d")
                                         for s in FAMILIES})
-    from verification.commands import SECOND_LANE
+    from verification.commands import SECOND_LANE_FULL as SECOND_LANE
     longer = 30 * max(len(SECOND_LANE), len(FAMILIES) - len(SECOND_LANE))
     assert f"about {longer} minutes on 2 cores" in build_macros(True)["BuildNote"]
