@@ -72,7 +72,7 @@ def _args(tmp_path):
 
 def test_the_second_lane_runs_beside_and_its_output_and_status_come_back(toy, monkeypatch, capsys):
     tmp_path, fake_lane, started = toy
-    monkeypatch.setattr(cli, "lanes", lambda sections, serial, db, cores=None: (["a"], ["b"]))
+    monkeypatch.setattr(cli, "lanes", lambda sections, serial, db, cores=None, full=False: (["a"], ["b"]))
     monkeypatch.setattr(cli, "_start_lane", fake_lane)
     assert cli._cmd_verify(_args(tmp_path)) == 0
     out = capsys.readouterr().out
@@ -91,7 +91,7 @@ def test_the_second_lane_runs_beside_and_its_output_and_status_come_back(toy, mo
 def test_a_failure_in_the_first_lane_stops_the_second(toy, monkeypatch):
     tmp_path, fake_lane, started = toy
     monkeypatch.setenv("TOY_LANE_FAIL", "1")
-    monkeypatch.setattr(cli, "lanes", lambda sections, serial, db, cores=None: (["a"], ["b"]))
+    monkeypatch.setattr(cli, "lanes", lambda sections, serial, db, cores=None, full=False: (["a"], ["b"]))
     monkeypatch.setattr(cli, "_start_lane", lambda a, s, log: fake_lane(a, s, log, sleep=600))
     with pytest.raises(RuntimeError, match="planted bug"):
         cli._cmd_verify(_args(tmp_path))
