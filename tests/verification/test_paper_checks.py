@@ -232,3 +232,32 @@ def test_word_checks_count_as_typeset():
     assert words.word_count(r"\Guard{k}{tight on \X{}} of $n = 4$ rows", {"X": "3/4"}) == 6
     assert words.repeated_words("the the rest, that that is, 12 12") == ["'the the'"]
     assert words.abstract_problems("fine", "The reproduction reports are elsewhere.", {}) != []
+
+
+def test_the_related_work_keeps_its_groups_and_its_keys_resolve(toy, tmp_path):
+    """Issue 62: the related-work section keeps a paragraph per group of related work, each citing its
+    works (verification.paper.words.RELATED_GROUPS), and every key it cites resolves in refs.bib: a
+    missing group, a work moved out of its group's paragraph, and a key without an entry each fail the
+    build; the complete section passes."""
+    from verification.paper.words import RELATED_GROUPS
+
+    store, src = toy
+    groups = list(RELATED_GROUPS.values())
+    keys = [k for _, ks in groups for k in ks]
+    (src / "refs.bib").write_text("".join(f"@misc{{{k}, author={{A. B}}, title={{T}}, howpublished={{x}}, "
+                                          f"year={{2020}}}}\n" for k in keys))
+
+    def with_related(paragraphs, extra=""):
+        text = "".join(f"\\paragraph{{{title}.}} As in \\citet{{{','.join(ks)}}}.\n\n" for title, ks in paragraphs)
+        (src / "sections" / "toy.tex").write_text("\\section{Related work}\n" + text + extra + SECTION)
+    with_related(groups)
+    build(store, tmp_path / "ok", families=["toy_checked"], source=src)
+    (title0, keys0), (title1, keys1) = groups[0], groups[1]
+    for paragraphs, extra, why in (
+            (groups[1:], f"See \\citet{{{','.join(keys0)}}}.\n", "no paragraph on coefficients of ergodicity"),
+            ([(title0, keys0[1:]), (title1, keys1 + keys0[:1])] + groups[2:], "",
+             f"paragraph on coefficients of ergodicity does not cite {keys0[0]}"),
+            (groups, "\\citep{nosuch2099}\n", "the related work cites nosuch2099, which has no entry")):
+        with_related(paragraphs, extra)
+        with pytest.raises(B.BuildCheckFailed, match=why):
+            build(store, tmp_path / "bad", families=["toy_checked"], source=src)

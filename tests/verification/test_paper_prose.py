@@ -87,6 +87,26 @@ def test_citation_check_finds_planted_bugs():
     assert citation_problems(commented, bib) == []          # a citation in a comment is not a citation
 
 
+def test_the_related_work_has_a_paragraph_per_group_citing_its_works():
+    """Issue 62: the referee's groups of related work (verification.paper.words.RELATED_GROUPS) each
+    keep their paragraph in sections/related.tex, citing their works, and every key resolves; dropping
+    a group's paragraph or a work from it, or citing a key without an entry, is found."""
+    from verification.paper.words import RELATED_GROUPS, related_problems
+
+    related, bib = (PAPER / "sections" / "related.tex").read_text(), (PAPER / "refs.bib").read_text()
+    assert related_problems(related, bib) == []
+    assert len(RELATED_GROUPS) == 5
+    start = related.index("\\paragraph{Lipschitz")
+    no_group = related[:start] + related[related.index("\\paragraph{", start + 1):]
+    assert related_problems(no_group, bib) == [
+        "the related work has no paragraph on Lipschitz constants of attention "
+        "(\\paragraph{Lipschitz constants of attention...})"]
+    assert related_problems(related.replace("\\citet{ipsen2011}", "Ipsen and Selee"), bib) == [
+        "the related-work paragraph on coefficients of ergodicity does not cite ipsen2011"]
+    assert related_problems(related + "\\citep{nosuch2099}", bib) == [
+        "the related work cites nosuch2099, which has no entry in refs.bib"]
+
+
 def test_bibliography_has_at_least_15_entries_with_authors_titles_years():
     bib = (PAPER / "refs.bib").read_text()
     keys = bib_keys(bib)

@@ -309,7 +309,8 @@ def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Seq
     """The checks of the hand-written prose (:mod:`verification.paper.checks`): code in the main text
     of the documents of :data:`PROSE_CHECKED`, a number in an abstract without the interval the build
     defines for it, the paper's abstract at its word limit or over or saying what no test supports (or what
-    belongs to the reports) in it or the introduction, a word typed twice, and a size in the machine-checked table (``prove-formal``) that the stored SMT
+    belongs to the reports) in it or the introduction, a word typed twice, the paper's related work
+    without one of its groups (:data:`verification.paper.words.RELATED_GROUPS`), and a size in the machine-checked table (``prove-formal``) that the stored SMT
     campaign did not reach (a registry-declared size printed as reached)."""
     from verification.paper import checks, words
 
@@ -326,6 +327,10 @@ def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Seq
             intro = re.search(r"\\section\{Introduction\}(.*?)(?=\\section\{)", text, re.S)
             problems += [f"{doc.tex}: {p}" for p in words.abstract_problems(abstract.group(1),
                                                                              intro.group(1) if intro else "", macros)]
+        related = re.search(r"\\section\{Related work\}(.*?)(?=\\section\{|\Z)", text, re.S)
+        if related and doc.name == "main":      # its groups, each citing its works, and keys with entries
+            bib = (out / "refs.bib").read_text() if (out / "refs.bib").exists() else ""
+            problems += [f"{doc.tex}: {p}" for p in words.related_problems(related.group(1), bib)]
         prose = re.sub(r"\\[A-Za-z]+\*?", " ", words.expand_macros(text, macros))
         problems += [f"{doc.tex}: a word typed twice: {p}" for p in words.repeated_words(prose)]
     tables = {t.name: t.frame for part in parts for t in part.tables}

@@ -1,7 +1,8 @@
 """The build checks of the words of the paper (:mod:`verification.paper.checks` holds the rest): the
 abstract's length counted as typeset (macros expanded), words no test of the suite supports and
-phrases that belong to the reproduction reports in the abstract or the introduction, and a word
-typed twice in a row. :func:`verification.paper.build.build` fails on any of them, on every build
+phrases that belong to the reproduction reports in the abstract or the introduction, a word
+typed twice in a row, and a related-work section that lost one of its groups (:data:`RELATED_GROUPS`:
+each its paragraph, citing its works) or cites a key without an entry. :func:`verification.paper.build.build` fails on any of them, on every build
 (no TeX engine needed).
 """
 from __future__ import annotations
@@ -76,4 +77,52 @@ def repeated_words(text: str) -> list[str]:
         item = f"'{m.group(0).split()[0]} {m.group(0).split()[-1]}'"
         if item not in out:
             out.append(item)
+    return out
+
+
+# The groups of related work the paper's Related work section must keep (the referee's list, issue 62):
+# name -> (the start of its paragraph's title, the works that paragraph must cite).
+RELATED_GROUPS = {
+    "coefficients of ergodicity": ("Coefficients of ergodicity",
+                                   ("dobrushin1956", "seneta1981", "seneta1979", "hartfiel2002", "ipsen2011",
+                                    "cohen1998")),
+    "rank collapse and oversmoothing": ("Rank collapse and oversmoothing",
+                                        ("dong2021", "noci2022", "shi2022", "wang2022", "wu2023", "geshkovski2023",
+                                         "dovonon2024", "wu2024")),
+    "Lipschitz constants of attention": ("Lipschitz constants of attention", ("kim2021",)),
+    "rollout, its alternatives and residual weighting": ("Rollout", ("abnar2020", "chefer2021", "chefer2021b",
+                                                                    "kobayashi2020", "kobayashi2021",
+                                                                    "ferrando2022", "modarressi2022")),
+    "attention sinks and special tokens": ("Attention sinks", ("clark2019", "kovaleva2019", "xiao2024",
+                                                               "darcet2024")),
+}
+
+
+def related_problems(related: str, bib: str, groups: dict = RELATED_GROUPS) -> list[str]:
+    """The related-work section ``related`` (LaTeX, comments ignored) against the bibliography ``bib``:
+    a key it cites that has no entry, a group of :data:`RELATED_GROUPS` without its paragraph (a
+    ``\\paragraph{...}`` whose title starts with the group's), and a work the group's paragraph does not
+    cite (its text runs to the next ``\\paragraph``).
+
+    >>> bib = "@misc{a1, title={T}, howpublished={x}, year={2020}}\\n"
+    >>> groups = {"sinks": ("Attention sinks", ("a1",)), "tools": ("Tools", ("a1",))}
+    >>> related_problems(r"\\paragraph{Attention sinks.} \\citet{a1}, \\citep{b2}.", bib, groups)
+    ['the related work cites b2, which has no entry in refs.bib', 'the related work has no paragraph on tools (\\\\paragraph{Tools...})']
+    >>> related_problems(r"\\paragraph{Attention sinks and tokens.} None.", bib, {"sinks": ("Attention sinks", ("a1",))})
+    ['the related-work paragraph on sinks does not cite a1']
+    """
+    from verification.paper.checks import bib_entries, cited_keys
+
+    text = re.sub(r"(?<!\\)%.*", "", related)
+    entries = bib_entries(bib)
+    out = [f"the related work cites {k}, which has no entry in refs.bib" for k in sorted(cited_keys([text]) - set(entries))]
+    paragraphs = re.split(r"(?=\\paragraph\{)", text)
+    for name, (title, keys) in groups.items():
+        found = [p for p in paragraphs if re.match(r"\\paragraph\{\s*" + re.escape(title), p)]
+        if not found:
+            out.append(f"the related work has no paragraph on {name} (\\paragraph{{{title}...}})")
+            continue
+        missing = [k for k in keys if k not in cited_keys(found)]
+        if missing:
+            out.append(f"the related-work paragraph on {name} does not cite {', '.join(missing)}")
     return out
