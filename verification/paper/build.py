@@ -135,10 +135,8 @@ def build_macros(full: bool, plans: Optional[dict[str, Any]] = None) -> dict[str
         from verification.plan_cost import plan_cost
 
         lanes = plan_cost()["lanes"]
-        note = ("Built from the full settings of the main job (attnbounds verify --full"
-                + (f", about {max(lanes):.0f} minutes on 2 cores, measured per section: see Reproducing every number"
-                   if lanes else "")
-                + ").")
+        cost = f", about {max(lanes):.0f} minutes on 2 cores, measured per section: see Reproducing every number"
+        note = f"Built from the full settings of the main job (attnbounds verify --full{cost if lanes else ''})."
     else:
         note = ("Built from the quick settings of the main job (attnbounds verify); the full settings "
                 "(attnbounds verify --full) measure more instances, sizes and inputs.")
@@ -309,9 +307,9 @@ def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Seq
     """The checks of the hand-written prose (:mod:`verification.paper.checks`): code in the main text
     of the documents of :data:`PROSE_CHECKED`, a number in an abstract without the interval the build
     defines for it, the paper's abstract at its word limit or over or saying what no test supports (or what
-    belongs to the reports) in it or the introduction, a word typed twice, the paper's related work
-    without one of its groups (:data:`verification.paper.words.RELATED_GROUPS`), and a size in the machine-checked table (``prove-formal``) that the stored SMT
-    campaign did not reach (a registry-declared size printed as reached)."""
+    belongs to the reports) in it or the introduction, a word typed twice, the related work without one of
+    its groups (:data:`verification.paper.words.RELATED_GROUPS`), and a size in the machine-checked table
+    (``prove-formal``) that the stored SMT campaign did not reach (a registry-declared size printed as reached)."""
     from verification.paper import checks, words
 
     problems = []
