@@ -135,8 +135,8 @@ def build_macros(full: bool, plans: Optional[dict[str, Any]] = None) -> dict[str
         from verification.plan_cost import plan_cost
 
         lanes = plan_cost()["lanes"]
-        cost = f", about {max(lanes):.0f} minutes on 2 cores, measured per section: see Reproducing every number"
-        note = f"Built from the full settings of the main job (attnbounds verify --full{cost if lanes else ''})."
+        cost = f", about {max(lanes):.0f} minutes on 2 cores, measured per section: see Reproducing every number" if lanes else ""
+        note = f"Built from the full settings of the main job (attnbounds verify --full{cost})."
     else:
         note = ("Built from the quick settings of the main job (attnbounds verify); the full settings "
                 "(attnbounds verify --full) measure more instances, sizes and inputs.")
