@@ -1,19 +1,18 @@
 """The paper's tables and figures across the embedded models, rendered from the trained findings
 (:class:`verification.trained.findings.Findings`): ``trained-float`` (what a float test of D1
 at tolerance 0 gets wrong), ``trained-models`` and ``trained-models-summary`` (each model's pooled
-shares beside random matrices), the figures ``trained-depth`` and ``trained-chain-ratio``, and
-their macros.
+shares beside random matrices), the figures ``trained-depth`` and ``trained-chain-ratio`` (their data
+and drawing: :mod:`verification.trained.paper.figures`), and their macros.
 """
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from verification.measure.attention import FUSION, RESIDUAL
 from verification.paper.notation.trained import CHAIN_RATIO_AXIS, CHAIN_RATIO_BY_DEPTH
 from verification.report.figures import HALF
 from verification.report.part import Figure, Part, Table, frame
+from verification.trained.paper.figures import chain_panels, depth_panels, draw_panels
 from verification.trained.paper.model import interval_pair
 from verification.trained.paper.names import ARCHITECTURES, LEGEND, MODELS, QUANTISATION, SHORT, TITLES, notes_of
 from verification.trained.findings.model import ALWAYS_TIGHT, PRECISIONS
@@ -80,44 +79,31 @@ def float_part(part: Part, found: Findings) -> None:
         campaigns=tuple(camps), command=part.commands[0], keys=2))        # model and float test in every block
 
 
-def _chain_curves(series: list):
-    """The figure ``trained-chain-ratio``: per model, the median over inputs of the D2 chain ratio
-    delta(R_l) / prod_k delta(Ahat_k) against depth l, with its 95% order-statistic band (none under six inputs)."""
-    def draw(ax: Any) -> None:
-        for label, causal, xs, med, lo, hi in series:
-            line, = ax.plot(xs, med, "--" if causal else "-", marker="o", ms=3, label=label)
-            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
-        ax.set_yscale("log")
-        ax.set_xlabel("depth $l$ (layers multiplied)")
-        ax.set_ylabel(CHAIN_RATIO_AXIS)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False,   # below: never over data
-                  fontsize="small")
-    return draw
-
-
 def chain_part(part: Part, found: Findings) -> None:
-    """The figure ``trained-chain-ratio`` (how loose rollout's product bound is, by depth, every model)
-    and its macros ``\\WChainRatioLastLayer`` (median [95% CI]) per model word W."""
-    series = []
+    """The figure ``trained-chain-ratio`` (how loose rollout's product bound is, by depth, every model:
+    :func:`verification.trained.paper.figures.chain_panels`) and its macros ``\\WChainRatioLastLayer``
+    (median [95% CI]) per model word W."""
     for name, m in found.models.items():
         f = m.findings
-        pts = [(l + 1, e) for l, r in f.rollout.items() if (e := r.ratio) is not None]
-        series.append((LEGEND.get(name, name), f.causal, [x for x, _ in pts], [e.value for _, e in pts],
-                       [e.value if np.isnan(e.lo) else e.lo for _, e in pts],
-                       [e.value if np.isnan(e.hi) else e.hi for _, e in pts]))
         med, ci = interval_pair(f.rollout[f.layers - 1].ratio)
         part.macro(f"{med} {ci}" if ci != "-" else med, MODELS.get(name, name), "chain ratio last layer")
+    panels = chain_panels(found)
     camps = tuple(m.campaign for m in found.models.values())
     prov = ("campaigns " + ", ".join(camps) + "; inputs " + ", ".join(f"{LEGEND.get(n, n)} {m.findings.inputs}"
                                                          for n, m in found.models.items())
             + "; all tokens, head-averaged attention, rollout residual "
-            f"{RESIDUAL}, {FUSION} head fusion; medians over inputs with 95% order-statistic bands (distribution-free, "
-            "none under six inputs); ratios whose numerator is within rounding of 0 left out")
-    part.figures.append(Figure("trained-chain-ratio", _chain_curves(series),
+            f"{RESIDUAL}, {FUSION} head fusion; medians over inputs with 95% order-statistic intervals (distribution-free, "
+            "none under six inputs); ratios whose numerator is within rounding of 0 left out; panels: "
+            + "; ".join(f"{p.title}: " + ", ".join(c.label for c in p.curves) for p in panels)
+            + "; each model shifted along the depth axis by a fixed step so that none hides another")
+    part.figures.append(Figure("trained-chain-ratio",
+                               draw_panels(panels, "depth $l$ (layers multiplied)", CHAIN_RATIO_AXIS, log=True,
+                                           xfrom=0.3),
                                "How loose rollout's product bound is: the median over inputs of "
-                               f"{CHAIN_RATIO_BY_DEPTH} by depth, per model (1 at $l = 1$; "
-                               "below 1 wherever D2's chain is strict; causal models dashed), with 95% order-statistic "
-                               "bands where a model has six inputs or more.", prov, size=HALF))
+                               f"{CHAIN_RATIO_BY_DEPTH} by depth (1 at $l = 1$; below 1 wherever D2's chain is "
+                               "strict), the bidirectional encoders (left) and the causal decoders (right, dashed), with "
+                               "95% order-statistic intervals where a model has six inputs or more.", prov,
+                               campaigns=camps, command=part.commands[0], size=HALF))
 
 
 MODELS_COLUMNS = ["model", "architecture", "attention", "layers", "heads", "inputs", "tokens (median)",
@@ -153,28 +139,6 @@ def causal_name(short: str) -> str:
     ('SmolLM2-135M (4-bit, causal)', 'GPT-2 (causal)')
     """
     return short[:-1] + ", causal)" if short.endswith(")") else short + " (causal)"
-
-
-def _depth_curves(found: Findings):
-    """The figure ``trained-depth``: the share of inputs with D1 equality (head mean, all tokens)
-    against relative depth l / (L - 1), one line per model (causal models dashed: forced)."""
-    lines = []
-    for name, m in found.models.items():
-        f = m.findings
-        layers = f.sets["all"].layers
-        lines.append((LEGEND.get(name, name), f.causal, [l / max(f.layers - 1, 1) for l in layers],
-                      [d.tight.k / max(d.tight.n, 1) for d in layers.values()]))
-
-    def draw(ax: Any) -> None:
-        for label, causal, xs, ys in lines:
-            ax.plot(xs, ys, "--" if causal else "-", marker="o", ms=3,
-                    label=label + (" (forced)" if causal else ""))
-        ax.set_ylim(-0.03, 1.03)
-        ax.set_xlabel("relative depth $l / (L - 1)$")
-        ax.set_ylabel("share of inputs with D1 equality")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False,   # below: never over data
-                  fontsize="small")
-    return draw
 
 
 def models_part(part: Part, found: Findings) -> None:
@@ -219,6 +183,35 @@ def models_part(part: Part, found: Findings) -> None:
         "same token counts (95% intervals: " + CLUSTER_NOTE + "); '1 (forced)', no interval: causal attention makes every "
         "verdict tight, a check of the causal corollary, not a measurement (every column: the data table trained-models).",
         prov, **made))
-    part.figures.append(Figure("trained-depth", _depth_curves(found),
-                               "Share of inputs with D1 equality against relative depth, per model (head mean, "
-                               "all tokens; causal models dashed: forced).", prov, size=HALF))
+    depth_figure(part, found, camps)
+
+
+DEPTH_CAPTION_MEASURED = ("minilm", "antiberty", "dinov2")   # the models trained.tex's caption of trained-depth lists
+
+
+def depth_figure(part: Part, found: Findings, camps: tuple) -> None:
+    """The figure ``trained-depth`` (:func:`verification.trained.paper.figures.depth_panels`) and the guard
+    of its caption, ``TrainedDepthPanels``: every model is shown, the measured panel holds the bidirectional
+    models the caption lists (:data:`DEPTH_CAPTION_MEASURED`), each point with its Wilson interval, and the
+    forced panel every causal model (each of whose shares the causal corollary forces), no other."""
+    panels = depth_panels(found)
+    shown = {c.name: (p.by_model, c.causal) for p in panels for c in p.curves}
+    measured = [c for p in panels if not p.by_model for c in p.curves]
+    part.guard(set(shown) == set(found.models) and all(forced == causal for forced, causal in shown.values())
+               and tuple(c.name for c in measured) == DEPTH_CAPTION_MEASURED
+               and all(all(c.has_interval) for c in measured), "trained depth panels",
+               detail="; ".join(f"{p.title.replace(chr(10), ' ')}: " + ", ".join(c.name for c in p.curves)
+                                for p in panels) + f"; the caption lists {', '.join(DEPTH_CAPTION_MEASURED)}")
+    prov = ("campaigns " + ", ".join(camps) + "; inputs " + ", ".join(f"{LEGEND.get(n, n)} {m.findings.inputs}"
+                                                                      for n, m in found.models.items())
+            + "; head-averaged attention, all tokens; per layer the count of inputs with D1 equality (exact "
+            "verdicts) with its 95% Wilson interval (independent inputs); forced: every verdict tight by the causal "
+            "corollary, shown without interval; each measured model shifted along the depth axis by a fixed step "
+            "so that none hides another")
+    part.figures.append(Figure("trained-depth", draw_panels(panels, "relative depth $l / (L - 1)$",
+                                                           "share of inputs with D1 equality", widths=(2.2, 1),
+                                                           ylim=(-0.03, 1.05)),
+                               "Share of inputs with D1 equality against relative depth (head mean, all tokens): "
+                               "the bidirectional models measured, with 95% Wilson intervals (left); the causal "
+                               "decoders forced to 1 by the causal corollary, a check (right).", prov,
+                               campaigns=camps, command=part.commands[0], size=HALF))
