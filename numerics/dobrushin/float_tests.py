@@ -16,6 +16,15 @@ float32 or float64 (``dtype``), each giving one verdict string per matrix of ``A
                    A_jj - A_ij >= 0 in ``dtype``, else "holds"; it never says "violated"
                    (:func:`condition`)
 
+What each implementation decides by is kept (:func:`values`): the two sides of the == tests, and
+for the condition its slack (D1's closed form, docs/theory.md §1, evaluated in ``dtype``: 1/2 the
+least over pairs of (delta - d_ij) + x^- + y^-, 0 exactly where the condition holds), delta, the
+relative margin of the pair that attains the slack, the distance of the nearest rival pair and the
+second largest distance. From them the verdict at any tolerance (:func:`at_tolerance`: absolute,
+|lhs - rhs| <= t, or relative, <= t max(|lhs|, |rhs|); the condition's slack against t or t (1 +
+delta)/2) and whether a verdict lies within rounding of a tie (:func:`near_tie`), with no
+recomputation.
+
 Every implementation computes d_ij = 1/2 sum_k |A_ik - A_jk| the same way, in ``dtype``, by one
 sum in a fixed order (:func:`_l1`: eight interleaved partial sums combined pairwise, compiled
 without fast-math and for a generic CPU, :mod:`numerics.pins`, so its floats do not depend on the
@@ -41,6 +50,9 @@ from theory.errors import InvalidInput
 
 IMPLEMENTATIONS = ("as-stored", "renormalised", "condition")
 DTYPES = ("float32", "float64")
+UNIT_ROUNDOFF = {"float32": 2.0 ** -24, "float64": 2.0 ** -53}
+SIDES = ("lhs", "rhs")                                  # the == tests' floats (values)
+CONDITION_VALUES = ("slack", "delta", "margin", "rival", "second")   # the condition's floats (_condition_kernel)
 ROW_TOL = 1e-4      # validation only: stored attention rows (float32) sum to 1 within ~1e-7
 CHUNK_ENTRIES = 2 ** 22     # matrices per call of the condition kernel: its d_ij table stays under 32 MB
 
@@ -73,13 +85,18 @@ def delta_l1(t: np.ndarray) -> np.ndarray:
     return _delta_kernel(flat).reshape(t.shape[:-2])
 
 
-def _equality_test(t: np.ndarray) -> np.ndarray:
-    """'tight' / 'holds' / 'violated': delta((I + t)/2) against (1 + delta(t))/2, all in t's
-    precision, both deltas by :func:`delta_l1`."""
+def _sides(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The two sides of D1 in t's precision: delta((I + t)/2) and (1 + delta(t))/2, both deltas by
+    :func:`delta_l1`, (I + t)/2 formed entrywise in t's precision."""
     one, two = t.dtype.type(1), t.dtype.type(2)
     half = (np.eye(t.shape[-1], dtype=t.dtype) + t) / two
-    lhs, rhs = delta_l1(half), (one + delta_l1(t)) / two
-    return np.where(lhs == rhs, "tight", np.where(lhs < rhs, "holds", "violated"))
+    return delta_l1(half), (one + delta_l1(t)) / two
+
+
+def _equality_test(t: np.ndarray) -> np.ndarray:
+    """'tight' / 'holds' / 'violated': delta((I + t)/2) against (1 + delta(t))/2, all in t's
+    precision (:func:`_sides`)."""
+    return at_tolerance("renormalised", dict(zip(SIDES, _sides(t))), 0.0)
 
 
 def as_stored(A: Any, dtype: str) -> np.ndarray:
@@ -143,27 +160,76 @@ def _delta_kernel(P):  # noqa: ANN001
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _condition_kernel(P):  # noqa: ANN001
-    """Per matrix of P (B, n, n): whether a pair with the maximal float d_ij = 1/2 sum_k |P_ik - P_jk|
-    (:func:`_l1`, P's precision) has both self-dominance margins >= 0. Parallel over (matrix, row i)."""
+def _condition_kernel(P, theta):  # noqa: ANN001
+    """Per matrix of P (B, n, n), n >= 2, the quantities of D1's equality condition in P's precision,
+    as float64 columns :data:`CONDITION_VALUES` (nan where there is none): with d_ij = 1/2
+    :func:`_l1` and the margins x = P_ii - P_ji, y = P_jj - P_ij of each pair i < j, and D the
+    largest d_ij, ``slack`` = 1/2 min_(i<j) [(D - d_ij) + x^- + y^-] in P's precision (the closed
+    form of docs/theory.md §1: 0 iff a maximising pair has both margins >= 0), ``delta`` = D,
+    ``margin`` = min(x / (P_ii + P_ji), y / (P_jj + P_ij)) of the pair attaining the slack (of
+    several, the largest; a ratio 0/0 is +inf), ``rival`` the largest d_ij of a pair whose margin is
+    below ``theta``, ``second`` the second largest d_ij (D where two pairs tie). Parallel over
+    (matrix, row i), then over matrices."""
     B, n, _ = P.shape
-    half = P.dtype.type(0.5)
+    half, zero = P.dtype.type(0.5), P.dtype.type(0)
     D = np.full((B, n, n), P.dtype.type(-1))
     for w in prange(B * n):
         b, i = w // n, w % n
         for j in range(i + 1, n):
             D[b, i, j] = _l1(P, b, i, j) * half
-    out = np.zeros(B, dtype=np.bool_)
-    zero = P.dtype.type(0)
+    out = np.full((B, 5), np.nan)
     for b in prange(B):
         best = D[b].max()
-        hit = False
+        e_min = P.dtype.type(np.inf)
+        m_best, rival, top, second = -np.inf, -np.inf, -np.inf, -np.inf
         for i in range(n):
             for j in range(i + 1, n):
-                if D[b, i, j] == best and P[b, i, i] - P[b, j, i] >= zero and P[b, j, j] - P[b, i, j] >= zero:
-                    hit = True
-        out[b] = hit
+                d = D[b, i, j]
+                x = P[b, i, i] - P[b, j, i]
+                y = P[b, j, j] - P[b, i, j]
+                e = (best - d) + (-x if x < zero else zero) + (-y if y < zero else zero)
+                sx = float(P[b, i, i]) + float(P[b, j, i])
+                sy = float(P[b, j, j]) + float(P[b, i, j])
+                m = min(float(x) / sx if sx > 0 else np.inf, float(y) / sy if sy > 0 else np.inf)
+                if e < e_min or (e == e_min and m > m_best):
+                    e_min, m_best = e, m
+                if m < theta and d > rival:
+                    rival = float(d)
+                if d > top:
+                    second, top = top, float(d)
+                elif d > second:
+                    second = float(d)
+        out[b, 0] = float(e_min * half)
+        out[b, 1] = float(best)
+        out[b, 2] = m_best
+        if rival > -np.inf:
+            out[b, 3] = rival
+        if second > -np.inf:
+            out[b, 4] = second
     return out
+
+
+def rounding(n: int, dtype: str) -> float:
+    """n u_p: the rounding scale of a sum of ``n`` terms in ``dtype`` (u_p its unit roundoff,
+    :data:`UNIT_ROUNDOFF`), the width :func:`near_tie` calls within rounding.
+
+    >>> rounding(32, "float32") == 2.0 ** -19
+    True
+    """
+    return n * UNIT_ROUNDOFF[dtype]
+
+
+def _condition_values(t: np.ndarray) -> np.ndarray:
+    """:func:`_condition_kernel` on every matrix of ``t`` (..., n, n) in its precision: (..., 5)."""
+    n = t.shape[-1]
+    flat = np.ascontiguousarray(t.reshape((-1, n, n)))
+    out = np.full((flat.shape[0], len(CONDITION_VALUES)), np.nan)
+    if n >= 2:
+        theta = rounding(n, t.dtype.name)
+        step = max(1, CHUNK_ENTRIES // (n * n))     # the kernel's d_ij table: step x n x n floats
+        for s in range(0, flat.shape[0], step):
+            out[s:s + step] = _condition_kernel(flat[s:s + step], theta)
+    return out.reshape(t.shape[:-2] + (len(CONDITION_VALUES),))
 
 
 def condition(A: Any, dtype: str) -> np.ndarray:
@@ -174,15 +240,77 @@ def condition(A: Any, dtype: str) -> np.ndarray:
     >>> str(condition(A, "float64"))      # maximiser (0, 2) or (1, 2): A_00 = 0.6 >= A_20, A_22 >= A_02
     'tight'
     """
-    t = _floats(A, dtype, renormalise=True)
-    n = t.shape[-1]
-    flat = np.ascontiguousarray(t.reshape((-1, n, n)))
-    hit = np.zeros(flat.shape[0], dtype=bool)
-    if n >= 2:
-        step = max(1, CHUNK_ENTRIES // (n * n))     # the kernel's d_ij table: step x n x n floats
-        for s in range(0, flat.shape[0], step):
-            hit[s:s + step] = _condition_kernel(flat[s:s + step])
-    return np.where(hit, "tight", "holds").reshape(t.shape[:-2])
+    return at_tolerance("condition", values(A, dtype, "condition"), 0.0)
+
+
+def values(A: Any, dtype: str, implementation: str) -> dict[str, np.ndarray]:
+    """The floats one implementation decides by, in ``dtype``, each of shape (...): for the == tests
+    :data:`SIDES` (delta((I + A)/2) and (1 + delta(A))/2, on the floats as stored or renormalised
+    in ``dtype``), for ``condition`` :data:`CONDITION_VALUES` (:func:`_condition_kernel`, on the rows
+    renormalised in ``dtype``). Its verdict at any tolerance is :func:`at_tolerance` of these.
+
+    >>> v = values(np.array([[0.75, 0.25], [0.25, 0.75]]), "float32", "condition")
+    >>> [float(v[k]) for k in ("slack", "delta", "margin")]      # self-dominant, margins 1/2 of 1
+    [0.0, 0.5, 0.5]
+    """
+    if implementation not in IMPLEMENTATIONS:
+        raise InvalidInput(f"float test {implementation!r}: use one of {', '.join(IMPLEMENTATIONS)}")
+    t = _floats(A, dtype, renormalise=implementation != "as-stored")
+    if implementation == "condition":
+        v = _condition_values(t)
+        return {k: v[..., c] for c, k in enumerate(CONDITION_VALUES)}
+    return dict(zip(SIDES, _sides(t)))
+
+
+def _array(v: Any) -> np.ndarray:
+    """Values as float64: an array, a number or a list of them as stored (None, a quantity that
+    does not exist: nan)."""
+    if isinstance(v, (list, tuple)):
+        return np.array([np.nan if x is None else x for x in v], dtype=np.float64)
+    return np.asarray(np.nan if v is None else v, dtype=np.float64)
+
+
+def at_tolerance(implementation: str, vals: dict, tol: float, relative: bool = False) -> np.ndarray:
+    """The verdict of a float test at tolerance ``tol`` >= 0 from its floats ``vals`` (:func:`values`,
+    as arrays or as stored: float64 holds float32 values exactly): the == tests "tight" where
+    |lhs - rhs| <= tol (``relative``: tol max(|lhs|, |rhs|)), else "holds" where lhs < rhs, else
+    "violated"; the condition "tight" where its slack <= tol (``relative``: tol (1 + delta)/2), else
+    "holds". At tol = 0 these are the tolerance-0 tests. Shape that of the values.
+
+    >>> at_tolerance("renormalised", {"lhs": 0.75, "rhs": 0.75 + 2.0 ** -24}, 1e-9).tolist()
+    'holds'
+    >>> at_tolerance("renormalised", {"lhs": 0.75, "rhs": 0.75 + 2.0 ** -24}, 1e-7).tolist()
+    'tight'
+    """
+    if implementation == "condition":
+        s, scale = _array(vals["slack"]), (1 + _array(vals["delta"])) / 2
+        return np.where(s <= (tol * scale if relative else tol), "tight", "holds")
+    lhs, rhs = _array(vals["lhs"]), _array(vals["rhs"])
+    limit = tol * np.maximum(np.abs(lhs), np.abs(rhs)) if relative else tol
+    return np.where(np.abs(lhs - rhs) <= limit, "tight", np.where(lhs < rhs, "holds", "violated"))
+
+
+def near_tie(vals: dict, dtype: str, n: Any) -> np.ndarray:
+    """Whether a verdict lies within rounding of a tie in ``dtype``, from the condition's floats
+    ``vals`` (:data:`CONDITION_VALUES` in ``dtype``; ``n``: the tokens) and theta = n u_p
+    (:func:`rounding`): where the float condition says strict, its slack is below theta (1 + delta)/2;
+    where it says tight, the margin of its pair is below theta (relative to the pair's entries) or
+    a rival (a pair whose margin is below theta) has its distance within theta (D + d) of the largest
+    D. Elsewhere every quantity the condition decides by is farther from its threshold than the
+    rounding of a sum of n terms. Bool, the shape of the values.
+
+    >>> bool(near_tie({"slack": 0.0, "delta": 0.5, "margin": 1e-9, "rival": None}, "float32", 8))
+    True
+    >>> bool(near_tie({"slack": 0.0, "delta": 0.5, "margin": 1e-9, "rival": None}, "float64", 8))
+    False
+    """
+    theta = np.asarray(n, dtype=np.float64) * UNIT_ROUNDOFF[dtype]
+    s, d, m, r = (_array(vals[k]) for k in ("slack", "delta", "margin", "rival"))
+    m = np.where(np.isnan(m), np.inf, m)               # no margin to cross (both entries 0)
+    with np.errstate(invalid="ignore"):
+        strict = (s > 0) & (s < theta * (1 + d) / 2)
+        tight = (s == 0) & ((m < theta) | (d - r < theta * (d + r)))      # no rival: nan, False
+    return strict | tight
 
 
 _BY_NAME = {"as-stored": as_stored, "renormalised": renormalised, "condition": condition}

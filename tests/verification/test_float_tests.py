@@ -164,6 +164,7 @@ def test_the_table_has_every_implementation_and_the_constant_baseline_for_every_
 def test_the_paper_part_names_the_implementations_and_makes_the_prose_macros(stored):
     from verification.report.part import Part, macro_name
     from verification.trained.paper.across import float_part
+    from verification.trained.paper.sweep import sweep_part
     from verification.trained.paper.names import MODELS
     from verification.trained.findings.model import model_findings
     from verification.trained.findings import Findings, Model
@@ -174,6 +175,7 @@ def test_the_paper_part_names_the_implementations_and_makes_the_prose_macros(sto
               for name, (camp, recs) in stored.items()}
     float_part(part, Findings(models, "", 0, 0.95))
     (table,) = part.tables
+    sweep_part(part, Findings(models, "", 0, 0.95))       # the sweep's macros, which the same paragraph quotes
     assert "float" in table.name and table.name == "trained-float"
     assert "depends on how the test is implemented" in table.caption
     assert set(table.frame["float test"]) == {"as-stored", "renormalised", "condition", "always tight"}

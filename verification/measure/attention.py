@@ -32,7 +32,12 @@ the stored floats), ``renormalised`` (rows divided by their sum in that precisio
 tests say ``tight`` when the sides are equal, ``holds`` when the left is smaller, ``violated`` when it
 is larger (an apparent violation that exact arithmetic rules out); the condition says ``tight`` or
 ``holds``. Stored in ``extra`` under :func:`float_key` (``"float32"`` / ``"float64"``: renormalised,
-the keys of v3; ``"float32 as-stored"``, ``"float64 condition"``, ...).
+the keys of v3; ``"float32 as-stored"``, ``"float64 condition"``, ...), and beside each the floats it
+decides by under :func:`float_values_key` (:func:`numerics.dobrushin.float_tests.values`: the two
+sides of an == test, the condition's slack, delta, margin, rival and second distance), from which a
+report applies any tolerance (:func:`numerics.dobrushin.float_tests.at_tolerance`) and finds the
+verdicts within rounding of a tie (:func:`numerics.dobrushin.float_tests.near_tie`) without
+recomputing.
 
 Exactness: the rational matrix of a D1 verdict is the model's own floats (the float64 head mean,
 or a head's float32 values) on the kept tokens, each row divided by its exact sum
@@ -51,11 +56,12 @@ from numerics.stochastic import submatrix
 from theory.verdicts import Verdict
 from verification.store import Record
 
-VERSION = "v5"   # bump when a record's computation changes (v2: D1 certified on the exact renormalisation of the
+VERSION = "v6"   # bump when a record's computation changes (v2: D1 certified on the exact renormalisation of the
                  # floats; v3: the text models' records carry the float32 / float64 tolerance-0 verdicts; v4: of
                  # three float implementations, as-stored, renormalised and condition; v5: the head mean's
                  # controls on all tokens: columns permuted, off-diagonal shuffled, every pair self-dominant,
-                 # the kind of the maximising pair)
+                 # the kind of the maximising pair; v6: beside each float verdict the floats it decides by,
+                 # for the tolerance sweep and the verdicts within rounding of a tie: float_values_key)
 CONTROL_SEED = 0  # the controls' draws: numerics.dobrushin.controls.control_rng(CONTROL_SEED, input hash, stream)
 RESIDUAL, FUSION = 0.5, "mean"
 SOFTMAX_BOUND_MAX_T = 128        # per-head comparison bounds cost O(T^3) per head
@@ -154,6 +160,28 @@ def float_key(dtype: str, implementation: str) -> str:
     return dtype if implementation == "renormalised" else f"{dtype} {implementation}"
 
 
+def float_values_key(dtype: str, implementation: str) -> str:
+    """The ``extra`` key of the floats one float test decides by (``{name: value}``, a value None where
+    the quantity does not exist): ``"<dtype> <implementation> values"``.
+
+    >>> float_values_key("float32", "renormalised")
+    'float32 renormalised values'
+    """
+    return f"{dtype} {implementation} values"
+
+
+def float_values(A: np.ndarray, dtype: str, implementation: str) -> dict:
+    """:func:`numerics.dobrushin.float_tests.values` of ``A`` (..., n, n): ``{name: (...) float64}``."""
+    from numerics.dobrushin.float_tests import values
+
+    return {k: np.asarray(v, dtype=np.float64) for k, v in values(A, dtype, implementation).items()}
+
+
+def _stored(vals: dict, at: tuple) -> dict:
+    """One matrix's floats of :func:`float_values` as JSON numbers (float32 values exactly; None: nan)."""
+    return {k: (float(v[at]) if np.isfinite(v[at]) else None) for k, v in vals.items()}
+
+
 def float_verdicts(A: np.ndarray, dtype: str, implementation: str = "renormalised") -> np.ndarray:
     """Theorem D1 tested in floats at tolerance 0 on ``A`` (..., n, n) in ``dtype`` ("float32" or
     "float64") by one of :data:`numerics.dobrushin.float_tests.IMPLEMENTATIONS` (default: rows
@@ -203,7 +231,8 @@ def measure_variant(A_heads: np.ndarray, keep: np.ndarray, comparison: bool,
     A_mean = sub_mean / sub_mean.sum(axis=-1, keepdims=True)  # float64 renormalised: rollout, comparisons
     A_h = sub_h / sub_h.sum(axis=-1, keepdims=True)
     roll = rollout_tightness(A_mean, residual=RESIDUAL, fused=True)
-    out = dict(n=n, mean=mean, heads=heads, roll=roll, birkhoff=None, softmax=None, floats=None, controls=None)
+    out = dict(n=n, mean=mean, heads=heads, roll=roll, birkhoff=None, softmax=None, floats=None, float_values=None,
+               controls=None)
     if controls is not None:
         special, sha = controls
         out["controls"] = measure_controls(sub_mean, np.asarray(special)[keep], np.asarray(mean.pair), sha)
@@ -212,6 +241,9 @@ def measure_variant(A_heads: np.ndarray, keep: np.ndarray, comparison: bool,
 
         out["floats"] = {float_key(dt, name): (float_verdicts(sub_mean, dt, name), float_verdicts(sub_h, dt, name))
                          for dt in DTYPES for name in IMPLEMENTATIONS}
+        out["float_values"] = {float_values_key(dt, name): (float_values(sub_mean, dt, name),
+                                                            float_values(sub_h, dt, name))
+                               for dt in DTYPES for name in IMPLEMENTATIONS}
     if comparison:
         out["birkhoff"] = birkhoff(A_mean)                                   # (L,)
         if n <= SOFTMAX_BOUND_MAX_T:
@@ -258,9 +290,10 @@ def instance_records(inst: Any, comparison: bool = True, float_tests: bool = Fal
                          pair=[int(v) for v in mean.pair[l]],
                          birkhoff=None if m["birkhoff"] is None else m["birkhoff"][l],
                          softmax_bound=None if m["softmax"] is None else m["softmax"][l])
-            fl = m["floats"]
+            fl, fv = m["floats"], m["float_values"]
             if fl is not None:
                 extra.update({key: str(v[0][l]) for key, v in fl.items()})
+                extra.update({key: _stored(v[0], (l,)) for key, v in fv.items()})
             ct = m["controls"]
             if ct is not None:
                 extra.update(control_columns=verdict_of(ct["columns"][l]).value,
@@ -280,7 +313,8 @@ def instance_records(inst: Any, comparison: bool = True, float_tests: bool = Fal
                     extra={k: _jsonable(v) for k, v in dict(
                         delta=heads.delta[l, h], through_first=heads.through_first[l, h],
                         through_other=heads.through_other[l, h], exact=heads.exact[l, h],
-                        **({key: str(v[1][l, h]) for key, v in fl.items()} if fl else {})).items()}))
+                        **({key: str(v[1][l, h]) for key, v in fl.items()} if fl else {}),
+                        **({key: _stored(v[1], (l, h)) for key, v in fv.items()} if fl else {})).items()}))
             records.append(Record(
                 theorem="dobrushin.product", instance=f"{key}|rollout", verdict=Verdict(roll.chain[l]),
                 slack=float(roll.prod_delta_Ahat[l] - roll.delta_R[l]), value=float(roll.delta_R[l]),

@@ -4,7 +4,7 @@ inputs measured, the campaign names up to the model's fingerprint, the lookup in
 the command lines that fill them (:func:`trained_command`, the main job's; :func:`rollout_line`,
 one model's run), written here once for both families.
 
-The campaign of a model is found by its settings (``trained-v4:<model>:<corpus>:max<T>:r0.5:mean:
+The campaign of a model is found by its settings (``trained-v6:<model>:<corpus>:max<T>:r0.5:mean:
 w<fingerprint>``, T = 128 quick, 512 full; the corpus ``pydoc+doc+lic`` for the text models,
 ``antibody-v-genes`` for AntiBERTy), and only the chunks of the main job's inputs are read (quick: the
 first 120 / 6 / 6 inputs of the default three-source corpus for MiniLM / SmolLM2 / Gemma 3, the

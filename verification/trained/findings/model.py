@@ -19,6 +19,7 @@ from verification.report.aggregate import median
 from verification.stats import median_interval
 from verification.trained.findings.records import (VARIANTS, cluster_share, count, sizes_of, source_order, tight,
                                                   tight_share)
+from verification.trained.findings.sweep import FloatSweep, float_sweep
 
 FLOAT_TESTS = ("as-stored", "renormalised", "condition")    # numerics.dobrushin.float_tests.IMPLEMENTATIONS
 ALWAYS_TIGHT = "always tight"                                  # the constant baseline: every verdict called tight
@@ -175,6 +176,7 @@ class ModelFindings:
     kept: dict[str, int] = field(default_factory=dict)   # inputs that keep two tokens or more, per token set
     sources: tuple[Source, ...] = ()
     tokens: Optional[float] = None          # median kept tokens, all tokens (with baselines)
+    sweep: Optional[FloatSweep] = None      # the float tests at every tolerance (records from v6 on)
 
     @property
     def variants(self) -> list[str]:
@@ -318,4 +320,5 @@ def model_findings(data: dict, base: Optional[dict] = None, causal: bool = False
         curves(roll), float_tests(d1), len(d1), sum(bool(r["extra"].get("exact")) for r in d1),
         tight_share(d1), tight_share(all_tokens), float(np.median(ratios)) if ratios else float("nan"),
         median_estimate(r["extra"].get("ratio_factor") for r in roll.get(L - 1, [])),
-        {v: len(by) for v, by in sizes_of(data).items()}, sources(data, base, FAMILIES) if base is not None else (), tokens)
+        {v: len(by) for v, by in sizes_of(data).items()}, sources(data, base, FAMILIES) if base is not None else (), tokens,
+        float_sweep(d1))

@@ -14,7 +14,9 @@ The random baselines at matched token counts are read from the seed's baseline c
 (:func:`check_plan`); every command it names is ``plan.command()``. Tables ``trained-d1-<model>``,
 ``trained-sources-<model>``, ``trained-rollout-<model>``, ``trained-heads-<model>``,
 ``trained-compare-<model>``, and across the models ``trained-models`` (one row per model),
-``trained-float`` (what a float test at tolerance 0 gets wrong against the exact verdicts) and
+``trained-float`` (what a float test at tolerance 0 gets wrong against the exact verdicts),
+``trained-float-sweep`` and ``trained-float-ties`` (the float tests at every tolerance, the verdicts
+within rounding of a tie: :mod:`verification.trained.paper.sweep`) and
 ``trained-controls`` and ``trained-size`` (the size of the slack; with the mechanism of D1's equality:
 :mod:`verification.trained.paper.size`); figures ``trained-heads-<model>``, ``trained-rollout-<model>``,
 ``trained-depth`` and ``trained-chain-ratio``.
@@ -34,6 +36,7 @@ from verification.trained.paper.controls import controls_part
 from verification.trained.paper.model import model_part
 from verification.trained.paper.names import MODELS
 from verification.trained.paper.size import size_part
+from verification.trained.paper.sweep import sweep_part
 from verification.trained.findings import findings
 from verification.trained.findings.records import collect_records, sizes_of
 
@@ -77,6 +80,7 @@ def paper_part(store: Any, plan: Plan) -> Part:
     for m in found.models.values():
         model_part(part, m, plan, found.baselines)
     float_part(part, found)
+    sweep_part(part, found)
     models_part(part, found)
     controls_part(part, found)
     chain_part(part, found)

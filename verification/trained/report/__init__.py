@@ -9,7 +9,8 @@ delta(R_l), prod delta(Ahat), prod (1+delta(A))/2 and their ratios, D2 chain ver
 (per source and pooled: D1 shares beside random matrices of the same token counts; its column "D1
 tight, layer with the lowest share" names that layer), ``trained-float-<model>`` (what a float test
 of D1 at tolerance 0 gets wrong against the exact verdicts, the paper's ``trained-float`` for this
-model alone); medians of ratios and slacks with 95% order-statistic intervals (none under six inputs);
+model alone), ``trained-float-sweep-<model>`` and ``trained-float-ties-<model>`` (the float tests at
+every tolerance of a sweep, the verdicts within rounding of a tie: campaigns from v6 on); medians of ratios and slacks with 95% order-statistic intervals (none under six inputs);
 a speech model's ``trained-functional-<model>`` (its transcripts and word errors: :func:`functional_rows`);
 figures ``trained_heatmap_<model>``, ``trained_slack_<model>``, ``trained_rollout_<model>`` (PNG +
 PDF). Every number is a finding (:mod:`verification.trained.findings.model`), rendered by
@@ -34,9 +35,10 @@ from verification.report.tables import print_table, write_table
 from verification.trained.report.figures import figures as draw_figures
 from verification.trained.findings.model import ModelFindings, model_findings
 from verification.trained.findings.records import collect, slug
-from verification.trained.report.tables import (CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS, VARIANT_TITLES,
+from verification.trained.report.tables import (CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS, SWEEP_CAPTION,
+                                                 SWEEP_COLUMNS, TIES_CAPTION, TIES_COLUMNS, VARIANT_TITLES,
                                                  compare_table, d1_table, float_rows, heads_table, rollout_table,
-                                                 source_table)
+                                                 source_table, sweep_rows, ties_rows)
 
 
 def _provenance(model: Any, campaign: str, n_inputs: int, seed: int) -> str:
@@ -123,6 +125,12 @@ def report_model(store: Any, campaign: str, model: Any, out_dir: Any, console: A
         cap = f"{model.name}: " + FLOAT_CAPTION.format(of=f"on {n} inputs", cluster=CLUSTER_NOTE) + q
         written["float"] = write_table(rows, FLOAT_COLUMNS, f"trained-float-{s}", cap, prov, tables)
         print_table(console, rows, FLOAT_COLUMNS, cap)
+    if f.sweep is not None:                    # records that carry the floats each float verdict decides by
+        of = dict(of=f"on {n} inputs", cluster=CLUSTER_NOTE)
+        written["float_sweep"] = write_table(sweep_rows({model.name: f}), SWEEP_COLUMNS, f"trained-float-sweep-{s}",
+                                             f"{model.name}: " + SWEEP_CAPTION.format(**of) + q, prov, tables)
+        written["float_ties"] = write_table(ties_rows({model.name: f}), TIES_COLUMNS, f"trained-float-ties-{s}",
+                                            f"{model.name}: " + TIES_CAPTION.format(**of) + q, prov, tables)
     functional = functional_rows(data)
     if functional:
         cols = ["input", "audio (s)", "transcript", "reference", "word errors / reference words"]

@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from verification.findings import Estimate, Share
+from verification.report.tables import ci_decimals
 from verification.trained.findings.model import PRECISIONS, ModelFindings
 from verification.trained.findings.records import VARIANTS
+from verification.trained.findings.sweep import KINDS, TESTS, TOLERANCES
 
 VARIANT_TITLES = {"all": "all tokens", "content": "content tokens", "nofirst": "first position dropped"}
 CLUSTER_NOTE = ("Wilson intervals, the one interval of every share and count (0 and n included), on the effective "
@@ -36,13 +38,17 @@ FLOAT_CAPTION = (
 
 def interval_text(lo: float, hi: float) -> str:
     """``[lo, hi]`` with two decimals, or, where the upper end is below 0.005 (two decimals would print
-    [0.00, 0.00], an interval that hides its width), one significant digit.
+    [0.00, 0.00], an interval that hides its width), one significant digit; where two decimals would
+    print both ends alike, the decimals its half-width needs (:func:`verification.report.tables.ci_decimals`).
 
-    >>> interval_text(0.4312, 0.4571), interval_text(1.9e-05, 0.0006)
-    ('[0.43, 0.46]', '[2e-05, 0.0006]')
+    >>> interval_text(0.4312, 0.4571), interval_text(1.9e-05, 0.0006), interval_text(0.0104, 0.0146)
+    ('[0.43, 0.46]', '[2e-05, 0.0006]', '[0.0104, 0.0146]')
     """
     if hi < 0.005:
         return f"[{lo:.1g}, {hi:.1g}]"
+    if f"{lo:.2f}" == f"{hi:.2f}":               # [0.01, 0.01] would hide the width too: the digits it needs
+        d = ci_decimals(lo, hi)
+        return f"[{lo:.{d}f}, {hi:.{d}f}]"
     return f"[{lo:.2f}, {hi:.2f}]"
 
 
@@ -171,3 +177,68 @@ def float_rows(by_model: dict[str, ModelFindings]) -> list[list]:
             rows.append(row)
     return rows
 
+
+
+def tolerance_label(t: float) -> str:
+    """A tolerance of the sweep as a column title.
+
+    >>> [tolerance_label(t) for t in (0.0, 1e-12, 1e-5)]
+    ['0', '1e-12', '1e-5']
+    """
+    return "0" if t == 0 else f"{t:.0e}".replace("e-0", "e-")
+
+
+SWEEP_COLUMNS = (["model", "float test", "precision", "tolerance", "D1 verdicts"]
+                 + [f"wrong, t = {tolerance_label(t)} [95% CI]" for t in TOLERANCES])
+SWEEP_CAPTION = (
+    "The float tests of D1 at a tolerance t: every D1 verdict {of} on all tokens (each head and the head mean, "
+    "every layer) decided exactly, against each float implementation in float32 and in float64 at t = "
+    + ", ".join(tolerance_label(t) for t in TOLERANCES) + ", absolute and relative. An == test says tight where its "
+    "two sides differ by at most t (relative: t times the larger side), else holds where the left side is smaller "
+    "and violated where it is larger; the condition says tight where its slack in floats (the closed form of D1's "
+    "slack on the condition's floats) is at most t (relative: t times the bound), else holds. A verdict is wrong "
+    "where it differs from the exact one; the wrong verdicts with 95% intervals ({cluster}). Read from the floats the "
+    "records keep beside each float verdict, nothing recomputed; t = 0 gives the tolerance-0 verdicts back.")
+"""The caption of the tolerance sweep (``of``: whose verdicts; ``cluster``: :data:`CLUSTER_NOTE`)."""
+
+
+def sweep_rows(by_model: dict[str, ModelFindings]) -> list[list]:
+    """Per model with a sweep (``{label: its findings}``), float test, precision and tolerance kind one
+    row of :data:`SWEEP_COLUMNS`: the wrong verdicts at each tolerance, ``k [lo, hi]``."""
+    rows = []
+    for label, f in by_model.items():
+        sw = f.sweep
+        if sw is None:
+            continue
+        for test in TESTS:
+            for dt in PRECISIONS:
+                for kind in KINDS:
+                    cells = [sw.cell(test, dt, kind, t).wrong for t in TOLERANCES]
+                    rows.append([label, test, dt, kind, sw.verdicts] + [f"{c.k} {interval_cell(c)}" for c in cells])
+    return rows
+
+
+TIES_COLUMNS = (["model", "D1 verdicts"] + [c for dt in PRECISIONS for c in (
+    f"{dt}: within rounding of a tie [95% CI]", f"{dt}: of them exact equalities", f"{dt}: condition wrong",
+    f"{dt}: of them within rounding")] + [f"strict, exact slack <= {tolerance_label(t)}" for t in TOLERANCES if t > 0])
+TIES_CAPTION = (
+    "The verdicts within rounding of a tie {of}: in precision p, with theta = n u_p (n tokens, u_p the unit roundoff "
+    "of p), those where the float condition says strict with a slack below theta times the bound, or says tight with "
+    "a self-dominance margin of its pair below theta times the pair's two entries, or with a pair not self-dominant "
+    "by more than that whose distance lies within theta times the two distances of the largest (all in p); beside "
+    "them the verdicts the condition in floats gets wrong at tolerance 0, and of those the ones within rounding of "
+    "a tie; and the exact strict verdicts whose exact slack is at most t, which a test at an absolute tolerance t "
+    "calls tight up to rounding (95% intervals: {cluster}).")
+"""The caption of the verdicts within rounding of a tie (``of``, ``cluster`` as :data:`SWEEP_CAPTION`'s)."""
+
+
+def ties_rows(by_model: dict[str, ModelFindings]) -> list[list]:
+    """Per model with a sweep one row of :data:`TIES_COLUMNS`."""
+    rows = []
+    for label, f in by_model.items():
+        sw = f.sweep
+        if sw is not None:
+            rows.append([label, sw.verdicts] + [c for dt in PRECISIONS for c in (
+                f"{sw.near[dt].k} {interval_cell(sw.near[dt])}", sw.near_equal[dt], sw.condition_wrong[dt],
+                sw.condition_wrong_near[dt])] + [sw.slack_below[t] for t in TOLERANCES if t > 0])
+    return rows
