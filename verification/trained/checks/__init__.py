@@ -32,10 +32,12 @@ from verification.measure.baselines import TRAINED
 from verification.plan import RunResult, recording
 from verification.trained.checks.heads import bindable, campaign_of, run_check
 
-FULL_SCALES = ("MiniLM and AntiBERTy on 300 inputs and the causal decoders SmolLM2 and Gemma 3 on 100, at up to "
+FULL_SCALES = ("MiniLM and AntiBERTy on 300 inputs and the causal decoders SmolLM2 and Gemma 3 on 60, at up to "
                "512 tokens, and DINOv2 on all 19 bundled photographs (quick: MiniLM 120, SmolLM2 6 and Gemma 3 6 "
                "inputs of the English corpus, AntiBERTy 48 antibody V genes, at up to 128 tokens, DINOv2 4 "
-               "photographs at 257 tokens), with their matched-n random baselines")
+               "photographs at 257 tokens), with their matched-n random baselines, and adds the two larger "
+               "decoders, Qwen2.5-Coder 0.5B and 1.5B, on 24 and 12 inputs at up to 512 tokens (their packages: "
+               "`make setup-full`; the full plan refuses up front without them)")
 
 
 @dataclass(frozen=True)
@@ -146,12 +148,14 @@ class Plan:
 
     @classmethod
     def for_verify(cls, seed: int, full: bool) -> "Plan":
-        """Every embedded model, each on the main job's inputs (:data:`verification.measure.text.QUICK`,
-        or :data:`~verification.measure.text.FULL` for every model) of its corpus
+        """Every embedded model of the main job (:func:`verification.measure.text.main_models`: the larger
+        decoders with ``full`` only), each on the main job's inputs (:data:`verification.measure.text.QUICK`,
+        or :data:`~verification.measure.text.FULL_OF` / :data:`~verification.measure.text.FULL`) of its corpus
         (:func:`verification.measure.text.texts_of`)."""
-        from verification.measure.text import QUICK, settings, texts_of
+        from verification.measure.text import main_models, settings, texts_of
 
-        return cls(tuple(ModelRun(name, texts_of(name), **settings(name, full)) for name in QUICK), seed, full)
+        return cls(tuple(ModelRun(name, texts_of(name), **settings(name, full)) for name in main_models(full)), seed,
+                   full)
 
     @classmethod
     def from_args(cls, args: Any) -> "Plan":
@@ -191,6 +195,16 @@ class Plan:
                 raise InvalidInput(f"--max-tokens {m.max_tokens!r} for model {m.model!r}: must be an integer >= 2 "
                                    "(D1 needs two tokens)")
             m.check_inputs()
+
+    def check_installed(self) -> None:
+        """The packages of every embedded model of the plan are installed (located, nothing imported or
+        read): InvalidInput naming the missing ones and the command that installs them (``make setup``;
+        ``make setup-full`` for the full plan's larger decoders), which ``attnbounds verify`` and
+        ``rollout`` raise before their store is opened (:func:`numerics.sources.embedded.require_installed`)."""
+        from numerics.sources.embedded import require_installed
+        from numerics.sources.models import WHISPER, WHISPER_STREAMS
+
+        require_installed(WHISPER if m.model in WHISPER_STREAMS else m.model for m in self.models)
 
     def is_main(self) -> bool:
         """Whether this is the main job's plan (``attnbounds verify --only trained [--full]``)."""
@@ -254,7 +268,8 @@ def prepare(plan: Plan, first_input: bool = False) -> None:
     and what the ``--check`` statements bind read on it (:meth:`~numerics.sources.models.LoadedModel.states`:
     a mask that is not causal), so that a model refused on it is refused before a store exists; the
     run reuses that attention. A ``--check`` whose symbol the model cannot bind (:func:`bindable`) is
-    refused first."""
+    refused first; before anything, every embedded model's packages (:meth:`Plan.check_installed`)."""
+    plan.check_installed()
     for m in plan.models:
         model, corpus = m.load()
         bindings = {c: bindable(model, c) for c in plan.checks}      # a symbol the model cannot bind: refused

@@ -1,5 +1,5 @@
 """The trained-transformer part of the paper: per model (all-MiniLM-L6-v2, SmolLM2-135M, Gemma 3 270M,
-AntiBERTy, DINOv2-S), per layer and head, how often Theorem D1's equality holds (all tokens, content
+AntiBERTy, DINOv2-S; with ``--full`` also Qwen2.5-Coder 0.5B and 1.5B), per layer and head, how often Theorem D1's equality holds (all tokens, content
 tokens, first position dropped), how tight rollout is and the D2 chain, rendered to macros, tables
 and figures from the findings of :mod:`verification.trained.findings` (the same values the
 report renders; nothing is recomputed, no model is loaded).
@@ -28,7 +28,7 @@ from typing import Any
 from theory.errors import InvalidInput
 
 from verification.measure.baselines import baseline_slots
-from verification.measure.text import model_need
+from verification.measure.text import main_models, model_need
 from verification.report.part import Need, Part, complete
 from verification.trained.checks import Plan, baseline_campaign, baseline_chunks
 from verification.trained.paper.across import chain_part, float_part, models_part
@@ -46,7 +46,8 @@ def check_plan(plan: Plan) -> None:
     inputs, at any seed, quick or ``--full``: :meth:`Plan.is_main`); another plan (``attnbounds paper
     --from "rollout ..."``: one model) is refused in one line, its tables being the command's own."""
     if not plan.is_main():
-        raise InvalidInput(f"the paper's trained section shows the models {', '.join(MODELS)} on the main job's "
+        shown = [n for n in main_models(plan.full) if n in MODELS]
+        raise InvalidInput(f"the paper's trained section shows the models {', '.join(shown)} on the main job's "
                            f"inputs (attnbounds verify --only trained); `{plan.command()}` writes its own tables "
                            "under its --out")
 
