@@ -6,9 +6,9 @@ to do? One measurement per input, beside a trivial baseline on the same input (t
 
 - **Decoders** (SmolLM2, Gemma 3: a causal :class:`~numerics.sources.loaded.LoadedModel`):
   :func:`decoder_loss`, the mean loss per token (nats) of the text's tokens, each predicted from the
-  tokens before it, the input framed and truncated as the attention measurement frames it (SmolLM2's
-  chat turn, Gemma's ``<bos>``) and only the text's own tokens scored (not the framing, no special
-  token). The logits are the last hidden state times the token embedding (both checkpoints tie their
+  tokens before it, the input framed as the attention measurement frames it (SmolLM2's chat turn,
+  Gemma's ``<bos>``) and cut at its first :data:`DECODER_TOKENS` tokens, and only the text's own
+  tokens scored (not the framing, no special token). The logits are the last hidden state times the token embedding (both checkpoints tie their
   output layer to it: their GGUF files hold no ``output.weight``), soft-capped where the
   configuration says so. Baseline: a unigram model of the same tokenizer, add-one smoothed over the
   whole vocabulary, fitted on corpus inputs disjoint from those scored (:func:`split_texts`).
@@ -41,6 +41,8 @@ from theory.errors import InvalidInput
 
 MIN_WORDS = 40          # a scored text has at least this many words (halves of 20 words or more)
 MASK_RATE = 0.15        # share of residues masked at once (BERT's rate)
+DECODER_TOKENS = 64     # a decoder's input is cut here (the first 64 tokens of its framing and text): a forward
+                        # pass of Gemma 3 on one thread, with its 262,144-way output, costs about 1.5 s at 64 tokens
 HEAD = ("cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
         "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias",
         "cls.predictions.decoder.weight", "cls.predictions.bias")
@@ -111,8 +113,9 @@ def unigram(model: Any, texts: Sequence[str], vocab: int) -> np.ndarray:
     return np.log(counts) - np.log(counts.sum())
 
 
-def decoder_loss(model: Any, scored: Sequence[Any], fit: Sequence[Any]) -> Paired:
-    """Mean loss per token (nats) of each scored text against the unigram baseline (module docstring)."""
+def decoder_loss(model: Any, scored: Sequence[Any], fit: Sequence[Any], max_tokens: int = DECODER_TOKENS) -> Paired:
+    """Mean loss per token (nats) of each scored text, its framed input cut at ``max_tokens``, against the
+    unigram baseline (module docstring)."""
     if not model.causal:
         raise InvalidInput(f"model {model.name}: the loss per token is a decoder's check; this model is not causal")
     weight = model.module.get_input_embeddings().weight.detach().float()          # (V, d): the tied output layer
@@ -120,7 +123,7 @@ def decoder_loss(model: Any, scored: Sequence[Any], fit: Sequence[Any]) -> Paire
     uni = unigram(model, [t.text for t in fit], int(weight.shape[0]))
     ids_of, mine, theirs, units = [], [], [], []
     for t in scored:
-        ids = model.encode(t.text).ids
+        ids = model.encode(t.text).ids[:max_tokens]
         pos = scored_positions(model, ids)
         if not pos:
             raise InvalidInput(f"model {model.name}: input {t.id} has no token of its own text to score")

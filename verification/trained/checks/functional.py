@@ -15,8 +15,8 @@ library defaults, tokenizer).
 
 What each model is checked on (:data:`KIND`, the measurements :mod:`numerics.sources.functional`
 and :mod:`numerics.sources.saliency`): the decoders SmolLM2 and Gemma 3, loss per token on the
-first :data:`TEXTS` English corpus inputs of 40 words or more (12) against a unigram model fitted on
-every later input; AntiBERTy, masked-token accuracy on the first :data:`SEQUENCES` antibody V genes
+first :data:`TEXTS` English corpus inputs of 40 words or more (12, each cut at 64 tokens) against a
+unigram model fitted on every later input; AntiBERTy, masked-token accuracy on the first :data:`SEQUENCES` antibody V genes
 against the most frequent residue of the others; all-MiniLM-L6-v2, whose weights hold no
 masked-language-model head, the cosine of the two halves of each of the first 24 such texts against
 halves of two texts; DINOv2-S, the contrast of its saliency map on every bundled photograph
@@ -35,7 +35,7 @@ from verification.store import outcome_record
 VERSION = "v1"
 CHUNK = "check"
 TEXTS = {"minilm": 24, "smollm2": 12, "gemma3": 12}   # English texts scored per text model (a decoder's forward
-                     # pass on one thread costs 1.5-3 s at 128 tokens: 12 keep each check well under a minute)
+                     # pass on one thread costs 1-1.5 s at 64 tokens: 12 keep each check well under a minute)
 SEQUENCES = 48       # antibody V genes scored (the quick plan's AntiBERTy inputs); the other 269 fit the baseline
 KIND = {"minilm": "sentence", "smollm2": "decoder", "gemma3": "decoder", "antiberty": "masked", "dinov2": "saliency"}
 THEOREM = "trained.functional"

@@ -57,16 +57,14 @@ def functional_campaign(store: Any, name: str, plan: Any) -> Optional[str]:
     return functional_prefix(name, settings(name, plan.full)["max_tokens"]) + fingerprint
 
 
-def needs(store: Any, plan: Any) -> list[Need]:
-    """One chunk per model of ``plan`` with a functional check, once its attention campaign is stored."""
-    from verification.trained.checks.functional import CHUNK, applies
+def needs(plan: Any) -> list[Need]:
+    """One chunk per model of ``plan`` with a functional check, under its name up to the fingerprint (the
+    newest stored): which fingerprint is read, the attention campaign's, :func:`functional_findings` decides."""
+    from verification.measure.text import settings
+    from verification.trained.checks.functional import CHUNK, applies, campaign_prefix
 
-    out = []
-    for m in plan.models:
-        camp = functional_campaign(store, m.model, plan) if applies(m.model) else None
-        if camp is not None:
-            out.append(Need("trained", camp, frozenset({CHUNK}), plan.command()))
-    return out
+    return [Need("trained", campaign_prefix(m.model, settings(m.model, plan.full)["max_tokens"]), frozenset({CHUNK}),
+                 plan.command(), prefix=True, pick="newest") for m in plan.models if applies(m.model)]
 
 
 def functional_findings(store: Any, plan: Any) -> dict[str, Functional]:

@@ -62,15 +62,15 @@ def needs(store: Any, plan: Plan) -> list[Need]:
     stored token counts (the samples :func:`verification.trained.checks.measure_baselines` draws for them)."""
     check_plan(plan)
     models = model_needs(plan)
+    checks = functional_needs(plan)        # each checkpoint's functional check
     found = [complete(store, need) for need in models]
     if not all(found):
-        return models                      # the baselines follow the token counts still to be measured
+        return models + checks             # the baselines follow the token counts still to be measured
     keys = set()
     for need, camp in zip(models, found):
         records = [r for r in store.records(camp) if r["chunk"] in need.chunks]
         keys |= {c.key for c in baseline_chunks(baseline_slots(sizes_of(collect_records(records, None))), plan.seed)}
-    return models + [Need("trained", baseline_campaign(plan.seed), frozenset(keys), plan.command())] + \
-        functional_needs(store, plan)      # each checkpoint's functional check, of the same weights
+    return models + [Need("trained", baseline_campaign(plan.seed), frozenset(keys), plan.command())] + checks
 
 
 def paper_part(store: Any, plan: Plan) -> Part:

@@ -17,7 +17,7 @@ from verification.report.tables import ci_decimals, fmt_ci, print_table
 from verification.trained.findings.functional import Functional
 
 # how a table names each kind of check (the metric and its baseline, in a few words)
-METRIC = {"decoder": "loss per token (nats), lower is better", "masked": "masked-token accuracy",
+METRIC = {"decoder": "loss per token (nats) of the first 64 tokens, lower is better", "masked": "masked-token accuracy",
           "sentence": "cosine of the halves of one text", "saliency": "saliency-map contrast (pixel sd)"}
 BASELINE = {"decoder": "unigram fitted on disjoint inputs", "masked": "most frequent residue",
             "sentence": "halves of two texts", "saliency": "same photograph, patches shuffled"}
