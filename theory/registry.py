@@ -169,7 +169,7 @@ class Theorem:
 REGISTRY: dict[str, Theorem] = {}
 # The modules that register their theorems on import (each imports this one), named here and
 # imported by name in load_all. Add a new family here.
-THEORY_MODULES: tuple[str, ...] = ("theory.dobrushin", "theory.rank", "theory.poincare", "theory.san")
+THEORY_MODULES: tuple[str, ...] = ("theory.dobrushin", "theory.rank", "theory.poincare", "theory.san", "theory.trained")
 
 
 def load_all() -> None:

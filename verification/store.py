@@ -331,15 +331,15 @@ class ResultStore:
         (:meth:`chunk_check`); resume skips these and recomputes every other."""
         return set(self.chunk_check(campaign).verified)
 
-    def campaigns(self, prefix: str = "") -> dict[str, float]:
+    def campaigns(self, prefix: str = "", first: bool = False) -> dict[str, float]:
         """The campaigns with a stored chunk whose name starts with ``prefix`` -> when their last
-        chunk was stored (chunk marks, not records)."""
+        chunk was stored (``first``: their first; chunk marks, not records)."""
         if "chunks" not in self._tables:
             return {}
         like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         with self._guard():
-            rows = self._db.execute("SELECT campaign, MAX(created) FROM chunks WHERE campaign LIKE ? ESCAPE '\\' "
-                                    "GROUP BY campaign", (like,)).fetchall()
+            rows = self._db.execute(f"SELECT campaign, {'MIN' if first else 'MAX'}(created) FROM chunks WHERE campaign "
+                                    "LIKE ? ESCAPE '\\' GROUP BY campaign", (like,)).fetchall()
         return {c: t for c, t in rows if c.startswith(prefix)}
 
     def records(self, campaign: Optional[str] = None, theorem: Optional[str] = None,

@@ -55,9 +55,11 @@ def _trained(store):
                      [campaign.Chunk(chunk_key(first), instance_records,
                                      (causal_standin(model=name, causal=causal), False, True, True))])
     from verification.trained.checks import measure_baselines   # random matrices at the same token counts
+    from verification.testing.fakes import functional_standin   # each checkpoint's functional check (made up)
     for name in ("minilm", "smollm2", "gemma3", "antiberty", "dinov2"):
         measure_baselines(store, campaign_prefix(name, False) + (model.fingerprint if name == "minilm" else "stand-in"),
                           None, 0)
+        functional_standin(name, model.fingerprint if name == "minilm" else "stand-in", store)
 
 
 def _tiny_llama():

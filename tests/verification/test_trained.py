@@ -377,7 +377,7 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
     from verification import campaign
     from verification.report.part import MissingCampaign
     from verification.store import ResultStore
-    from verification.testing.fakes import causal_standin
+    from verification.testing.fakes import causal_standin, functional_standin
     from verification.measure.attention import chunk_key, instance_records
     from verification.trained.checks import Plan, baseline_campaign
     from verification.trained.checks import measure_baselines
@@ -402,6 +402,10 @@ def test_the_paper_needs_the_random_baselines_of_the_main_inputs(tmp_path):
             paper_part(s, plan)
         for m in ("smollm2", "gemma3", "antiberty", "dinov2"):
             measure_baselines(s, names[m], None, 0)
+        with pytest.raises(MissingCampaign, match="trained-functional"):      # each checkpoint's functional check
+            paper_part(s, plan)
+        for m in names:
+            functional_standin(m, "stand-in", s)
         macros = paper_part(s, plan).macros
         drawn = [r for r in s.records(campaign=baseline_campaign(0)) if r["chunk"] == "dirichlet/n5/c0"]
         means = [r for r in s.records(campaign=names["minilm"]) if r["theorem"] == "dobrushin.factor"

@@ -10,7 +10,8 @@ Layout written under ``out`` (default ``paper/``)::
                                family's entry in the appendix; \\BuildKind (quick or full)
     generated/theorems.tex     the registry's theorem blocks (theorems-<family>.tex: one family's)
     generated/coq-statements.tex  the Coq statements of the equality theorems, read from theory/formal/*.v
-    generated/appendix.tex     the commands that filled the store, seeds, versions, commit, and one
+    generated/appendix.tex     the commands that filled the store, seeds, versions, machine, wall time
+                               (:mod:`verification.paper.environment`), commit, and one
                                numbered entry per family, table and figure (campaign keys, data
                                file) that captions and numbers link to
     supplement.md              the same entries with their campaign identifiers, commands and
@@ -46,6 +47,7 @@ from typing import Any, Optional, Sequence
 from numerics.atomic import copy_file, copy_tree, write_text
 from theory.errors import InvalidInput
 from verification.paper.appendix import appendix_tex, supplement_md, supplement_name
+from verification.paper.environment import environment, environment_tex
 from verification.paper.findings import BEGIN, END, FINDINGS, check_readme, findings_md, update_readme  # noqa: F401
 from verification.paper import numbering
 from verification.paper.latex import check_tree, coq_statements_tex, guard_problems, macros_tex, tex_tree, theorems_tex
@@ -253,7 +255,8 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
     for doc in docs:
         labels = set(re.findall(r"\\label\{([^}]+)\}", "".join(texts[doc.name].values())))
         _write(out / "generated" / doc.appendix,
-               appendix_tex(members(doc, parts, docs), seed, full, labels, typeset, supplement_name(doc.name)))
+               appendix_tex(members(doc, parts, docs), seed, full, labels, typeset, supplement_name(doc.name),
+                            environment_tex(environment(store, members(doc, parts, docs)))))
         _write(out / supplement_name(doc.name), supplement_md(doc.name, members(doc, parts, docs), seed, full, labels,
                                                               typeset))
     if (source / FINDINGS).exists():

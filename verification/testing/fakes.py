@@ -60,6 +60,31 @@ def causal_standin(T: int = 6, L: int = 3, H: int = 2, seed: int = 0, model: str
                              causal=causal, provenance=prov)
 
 
+def functional_standin(model: str, fingerprint: str, store: Any, improvement: float = 1.0) -> str:
+    """Store a stand-in functional check of the main job's ``model`` (its measurement and origin made
+    up: every origin field named ``stand-in``) under the functional campaign of the weights
+    ``fingerprint`` at the quick plan's token limit; its campaign's name."""
+    from verification.measure.text import settings
+    from verification.store import outcome_record
+    from verification.trained.checks import functional
+
+    camp = functional.campaign_prefix(model, settings(model, False)["max_tokens"]) + fingerprint
+    keys = ("distribution", "upstream", "revision", "base", "variant", "file", "format", "quantisation", "defaults",
+            "tokenizer", "sha256")
+    rec = outcome_record(functional.THEOREM, model, "supported" if improvement > 0 else "refuted", improvement,
+                         (improvement - 0.5, improvement + 0.5), "paired t over 3 inputs (df = 2), 95%", value=2.0,
+                         bound=2.0 + improvement,
+                         provenance=dict(model=model, fingerprint=fingerprint, corpus="stand-in",
+                                         kind=functional.KIND[model], seed=0, inputs=["a", "b", "c"], fit_inputs=3,
+                                         max_tokens=settings(model, False)["max_tokens"],
+                                         origin={k: "stand-in" for k in keys}),
+                         extra=dict(metric="stand-in", better="lower", baseline="stand-in", model_values=[2.0] * 3,
+                                    baseline_values=[2.0 + improvement] * 3, units=[1] * 3, df=2, sd=0.1, p=0.01,
+                                    seconds=0.0, cpu_seconds=0.0))
+    store.write_chunk(camp, functional.CHUNK, [rec])
+    return camp
+
+
 # the tokenizer files of the embedded MiniLM that a model folder copies to be complete
 TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json")
 

@@ -17,6 +17,7 @@ model), D1 decided exactly on each; one chunk per (family, n, c) in the seed's b
 shared by every model (:func:`measure_baselines`).
 
 A user's statement checked on every head (``--check``): :mod:`verification.trained.checks.heads`.
+The main job's models are also checked to work as published (:mod:`verification.trained.checks.functional`).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from verification.measure import baselines
 from verification.measure.attention import campaign_name, check_instance, chunk_key, input_records
 from verification.measure.baselines import TRAINED
 from verification.plan import RunResult, recording
+from verification.trained.checks import functional
 from verification.trained.checks.heads import bindable, campaign_of, run_check
 
 FULL_SCALES = ("MiniLM and AntiBERTy on 300 inputs and the causal decoders SmolLM2 and Gemma 3 on 60, at up to "
@@ -215,7 +217,9 @@ class Plan:
         fingerprint, so the model is loaded (cached) to name it."""
         runs = self.measured()
         return (baseline_campaign(self.seed),) + tuple(r.campaign for r in runs) + \
-            tuple(c for r in runs for c in r.checks.values())
+            tuple(c for r in runs for c in r.checks.values()) + \
+            (tuple(functional.campaign_name(r.model) for r in runs if functional.applies(r.model.name))
+             if self.is_main() else ())
 
     def measured(self) -> tuple["Measured", ...]:
         """Each model run as measured (:func:`measured`), with the campaigns of the ``--check`` statements."""
@@ -329,6 +333,7 @@ def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> Ru
         raise InvalidInput("trained transformers run in this process (each model loaded once); "
                            "they take no executor (--workers, --scheduler)")
 
+    main = plan.is_main()      # the main job's models also get their functional check (checks.functional)
     with recording("trained") as result:
         for m in plan.models:
             if console is not None:
@@ -348,6 +353,8 @@ def run(plan: Plan, store: Any, executor: Any = None, console: Any = None) -> Ru
             if console is not None:
                 console.print(f"[dim]{model.name}: {len(keys)} inputs measured in {t1 - t0:.1f} s, random baselines "
                               f"at matched n in {time.perf_counter() - t1:.1f} s[/dim]")
+            if main and functional.applies(model.name):      # the checkpoint works as published
+                functional.run(model.name, model, store, plan.seed, console)
             for theorem_id in plan.checks:      # --check: a user's statement on every head
                 run_check(model, corpus, store, theorem_id, console)
     return result

@@ -18,7 +18,8 @@ The random baselines at matched token counts are read from the seed's baseline c
 ``trained-float-sweep`` and ``trained-float-ties`` (the float tests at every tolerance, the verdicts
 within rounding of a tie: :mod:`verification.trained.paper.sweep`) and
 ``trained-controls`` and ``trained-size`` (the size of the slack; with the mechanism of D1's equality:
-:mod:`verification.trained.paper.size`); figures ``trained-heads-<model>``, ``trained-rollout-<model>``,
+:mod:`verification.trained.paper.size`), ``trained-functional`` and ``trained-provenance`` (each checkpoint's
+functional check and origin: :mod:`verification.trained.paper.functional`); figures ``trained-heads-<model>``, ``trained-rollout-<model>``,
 ``trained-depth`` and ``trained-chain-ratio``.
 """
 from __future__ import annotations
@@ -32,7 +33,10 @@ from verification.measure.text import main_models, model_need
 from verification.report.part import Need, Part, complete
 from verification.trained.checks import Plan, baseline_campaign, baseline_chunks
 from verification.trained.paper.across import chain_part, float_part, models_part
+from verification.trained.findings.functional import functional_findings
+from verification.trained.findings.functional import needs as functional_needs
 from verification.trained.paper.controls import controls_part
+from verification.trained.paper.functional import functional_part
 from verification.trained.paper.model import model_part
 from verification.trained.paper.names import MODELS
 from verification.trained.paper.size import size_part
@@ -62,14 +66,15 @@ def needs(store: Any, plan: Plan) -> list[Need]:
     stored token counts (the samples :func:`verification.trained.checks.measure_baselines` draws for them)."""
     check_plan(plan)
     models = model_needs(plan)
+    checks = functional_needs(plan)        # each checkpoint's functional check
     found = [complete(store, need) for need in models]
     if not all(found):
-        return models                      # the baselines follow the token counts still to be measured
+        return models + checks             # the baselines follow the token counts still to be measured
     keys = set()
     for need, camp in zip(models, found):
         records = [r for r in store.records(camp) if r["chunk"] in need.chunks]
         keys |= {c.key for c in baseline_chunks(baseline_slots(sizes_of(collect_records(records, None))), plan.seed)}
-    return models + [Need("trained", baseline_campaign(plan.seed), frozenset(keys), plan.command())]
+    return models + [Need("trained", baseline_campaign(plan.seed), frozenset(keys), plan.command())] + checks
 
 
 def paper_part(store: Any, plan: Plan) -> Part:
@@ -86,4 +91,5 @@ def paper_part(store: Any, plan: Plan) -> Part:
     controls_part(part, found)
     chain_part(part, found)
     size_part(part, found)
+    functional_part(part, functional_findings(store, plan))
     return part

@@ -12,6 +12,8 @@ of D1 at tolerance 0 gets wrong against the exact verdicts, the paper's ``traine
 model alone), ``trained-float-sweep-<model>`` and ``trained-float-ties-<model>`` (the float tests at
 every tolerance of a sweep, the verdicts within rounding of a tie: campaigns from v6 on); medians of ratios and slacks with 95% order-statistic intervals (none under six inputs);
 a speech model's ``trained-functional-<model>`` (its transcripts and word errors: :func:`functional_rows`);
+for the main job's models ``trained-functional`` and ``trained-provenance`` (each checkpoint's
+functional check and origin: :mod:`verification.trained.report.functional`);
 figures ``trained_heatmap_<model>``, ``trained_slack_<model>``, ``trained_rollout_<model>`` (PNG +
 PDF). Every number is a finding (:mod:`verification.trained.findings.model`), rendered by
 :mod:`verification.trained.report.tables`; a ``--check`` statement's table:
@@ -168,4 +170,8 @@ def report(store: Any, plan: Any, out_dir: Any, console: Any) -> dict:
         out[model.name] = report_model(store, run.campaign, model, out_dir, console, set(run.inputs), plan)
         for theorem_id in run.checks:
             out[model.name][f"check:{theorem_id}"] = check_table(store, run, theorem_id, out_dir, console)
+    if plan.is_main():      # each checkpoint's functional check and origin (verification.trained.report.functional)
+        from verification.trained.report.functional import report_functional
+
+        out["functional"] = report_functional(store, plan, out_dir, console)
     return out
