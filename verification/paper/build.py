@@ -328,10 +328,8 @@ def prose_problems(out: Path, docs: Sequence[Document], macros: dict, parts: Seq
             intro = re.search(r"\\section\{Introduction\}(.*?)(?=\\section\{)", text, re.S)
             problems += [f"{doc.tex}: {p}" for p in words.abstract_problems(abstract.group(1),
                                                                              intro.group(1) if intro else "", macros)]
-        related = re.search(r"\\section\{Related work\}(.*?)(?=\\section\{|\Z)", text, re.S)
-        if related and doc.name == "main":      # its groups, each citing its works, and keys with entries
-            bib = (out / "refs.bib").read_text() if (out / "refs.bib").exists() else ""
-            problems += [f"{doc.tex}: {p}" for p in words.related_problems(related.group(1), bib)]
+        if doc.name == "main":      # the related work: its groups, each citing its works, and keys with entries
+            problems += [f"{doc.tex}: {p}" for p in words.related_section_problems(text, out / "refs.bib")]
         prose = re.sub(r"\\[A-Za-z]+\*?", " ", words.expand_macros(text, macros))
         problems += [f"{doc.tex}: a word typed twice: {p}" for p in words.repeated_words(prose)]
     tables = {t.name: t.frame for part in parts for t in part.tables}

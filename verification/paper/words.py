@@ -8,6 +8,7 @@ each its paragraph, citing its works) or cites a key without an entry. :func:`ve
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 ABSTRACT_WORDS = 200      # the paper's abstract has fewer words than this
 # words the abstract and introduction may not use, and why (what a test would have to decide); phrases for neither
@@ -126,3 +127,10 @@ def related_problems(related: str, bib: str, groups: dict = RELATED_GROUPS) -> l
         if missing:
             out.append(f"the related-work paragraph on {name} does not cite {', '.join(missing)}")
     return out
+
+
+def related_section_problems(text: str, bib: Path) -> list[str]:
+    """:func:`related_problems` of the section ``Related work`` of the main text ``text`` against the
+    bibliography file ``bib`` (none: no entry); nothing where the text has no such section."""
+    related = re.search(r"\\section\{Related work\}(.*?)(?=\\section\{|\Z)", text, re.S)
+    return related_problems(related.group(1), bib.read_text() if bib.exists() else "") if related else []
