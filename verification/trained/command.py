@@ -78,8 +78,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--allow-pickle", action="store_true",
                    help="load pickled weights (*.bin/*.pt) with torch.load(weights_only=True): plain tensors only, "
                         "a pickle that would run code is still refused")
-    p.add_argument("--full", action="store_true", help="the inputs of `attnbounds verify --full`: 300 at up to "
-                                                       "512 tokens (the causal decoders SmolLM2 and Gemma 3: 60; "
+    p.add_argument("--full", action="store_true", help="the inputs of `attnbounds verify --full`: 150 at up to "
+                                                       "512 tokens (the causal decoders SmolLM2 and Gemma 3: 30; "
                                                        "unless --limit or --max-tokens say otherwise)")
     add_theory(p)
     p.add_argument("--check", action="append", default=[], type=theorem_arg, metavar="THEOREM_ID",
@@ -93,8 +93,8 @@ def register(subparsers: Any) -> None:
 
 
 def verify_section(ctx: Any) -> None:
-    """The embedded models on the main job's inputs (full: 300 inputs each at 512 tokens, the causal
-    decoders 60, the Qwen2.5-Coder models 24 and 12; DINOv2 every bundled photograph)."""
+    """The embedded models on the main job's inputs (full: 150 inputs each at 512 tokens, the causal
+    decoders 30, the Qwen2.5-Coder models 12 and 6; DINOv2 every bundled photograph)."""
     from verification import family
 
     family.verify(ctx, "trained")

@@ -34,11 +34,11 @@ from verification.plan import RunResult, recording
 from verification.trained.checks import functional
 from verification.trained.checks.heads import bindable, campaign_of, run_check
 
-FULL_SCALES = ("MiniLM and AntiBERTy on 300 inputs and the causal decoders SmolLM2 and Gemma 3 on 60, at up to "
+FULL_SCALES = ("MiniLM and AntiBERTy on 150 inputs and the causal decoders SmolLM2 and Gemma 3 on 30, at up to "
                "512 tokens, and DINOv2 on all 19 bundled photographs (quick: MiniLM 120, SmolLM2 6 and Gemma 3 6 "
                "inputs of the English corpus, AntiBERTy 48 antibody V genes, at up to 128 tokens, DINOv2 4 "
                "photographs at 257 tokens), with their matched-n random baselines, and adds the two larger "
-               "decoders, Qwen2.5-Coder 0.5B and 1.5B, on 24 and 12 inputs at up to 512 tokens (their packages: "
+               "decoders, Qwen2.5-Coder 0.5B and 1.5B, on 12 and 6 inputs at up to 512 tokens (their packages: "
                "`make setup-full`; the full plan refuses up front without them)")
 
 
