@@ -72,7 +72,7 @@ paper-san: $(STAMP)
 # minutes per section are in verification/plan_cost.py and the paper's appendix; resumable: rerun after an
 # interruption and only what is not stored is computed); its own store, so that `make run`'s stays as it is
 FULL_DB ?= paper/results-full.db
-paper-full: $(STAMP)
+paper-full: $(FULL_STAMP)
 	$(VENV)/bin/attnbounds verify --full --db $(FULL_DB) --out paper/full
 	$(VENV)/bin/attnbounds paper --full --pdf --db $(FULL_DB) --out paper/full
 
