@@ -117,7 +117,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
     only = {section_of(s) for s in args.only} if args.only else None
     sections = [s for s in FAMILIES if not only or s in only]
-    plans = main_plans(sections, args.seed, args.full, FAMILIES)   # every section's plan checked before the store is opened
+    plans = main_plans(sections, args.seed, args.full, FAMILIES)   # every plan checked before the store is opened
     for plan in plans:           # and what it loads installed (the full plan's larger decoders: `make setup-full`)
         getattr(plan, "check_installed", lambda: None)()
     here, there = lanes(sections, args.serial, str(args.db), full=args.full)

