@@ -220,7 +220,7 @@ def sweep_rows(by_model: dict[str, ModelFindings]) -> list[list]:
 
 TIES_COLUMNS = (["model", "D1 verdicts"] + [c for dt in PRECISIONS for c in (
     f"{dt}: within rounding of a tie [95% CI]", f"{dt}: of them exact equalities", f"{dt}: condition wrong",
-    f"{dt}: of them within rounding")] + [f"strict, exact slack <= {tolerance_label(t)}" for t in TOLERANCES if t > 0])
+    f"{dt}: of them within rounding")] + [f"strict, exact slack at most {tolerance_label(t)}" for t in TOLERANCES if t > 0])
 TIES_CAPTION = (
     "The verdicts within rounding of a tie {of}: in each precision, with r the number of tokens times the "
     "precision's unit roundoff (the rounding of a sum of that many terms), those where the float condition says "
