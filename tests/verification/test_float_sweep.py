@@ -158,7 +158,7 @@ def test_the_sweep_table_against_the_records(stored):
             assert row[tc[f"{dt}: of them within rounding"]] == sum(w and c for w, c in zip(wrong, near))
         for t in TOLERANCES[1:]:
             k = sum(r["verdict"] == "holds" and r["slack"] <= t for r in d1)
-            assert [v for c, v in zip(TIES_COLUMNS, row) if c.endswith(f"<= {t:.0e}".replace("e-0", "e-"))] == [k]
+            assert [v for c, v in zip(TIES_COLUMNS, row) if c.endswith(f"at most {t:.0e}".replace("e-0", "e-"))] == [k]
     for f in by.values():
         assert f.sweep.zero_agrees
 

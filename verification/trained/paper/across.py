@@ -73,7 +73,7 @@ def float_part(part: Part, found: Findings) -> None:
     part.macro(str(sum(m.findings.floats[0].verdicts for m in found.models.values())), "float verdicts total")
     camps = [m.campaign for m in found.models.values()]
     part.tables.append(Table(
-        "trained-float", frame(float_rows({TITLES.get(n, n): m.findings for n, m in found.models.items()}), FLOAT_COLUMNS),
+        "trained-float", frame(float_rows({SHORT.get(n, n): m.findings for n, m in found.models.items()}), FLOAT_COLUMNS),
         FLOAT_CAPTION.format(of="of the measured models", cluster=CLUSTER_NOTE),
         "campaigns " + ", ".join(camps) + "; float verdicts by numerics.dobrushin.float_tests in each precision",
         campaigns=tuple(camps), command=part.commands[0], keys=2))        # model and float test in every block

@@ -220,15 +220,16 @@ def sweep_rows(by_model: dict[str, ModelFindings]) -> list[list]:
 
 TIES_COLUMNS = (["model", "D1 verdicts"] + [c for dt in PRECISIONS for c in (
     f"{dt}: within rounding of a tie [95% CI]", f"{dt}: of them exact equalities", f"{dt}: condition wrong",
-    f"{dt}: of them within rounding")] + [f"strict, exact slack <= {tolerance_label(t)}" for t in TOLERANCES if t > 0])
+    f"{dt}: of them within rounding")] + [f"strict, exact slack at most {tolerance_label(t)}" for t in TOLERANCES if t > 0])
 TIES_CAPTION = (
-    "The verdicts within rounding of a tie {of}: in precision p, with theta = n u_p (n tokens, u_p the unit roundoff "
-    "of p), those where the float condition says strict with a slack below theta times the bound, or says tight with "
-    "a self-dominance margin of its pair below theta times the pair's two entries, or with a pair not self-dominant "
-    "by more than that whose distance lies within theta times the two distances of the largest (all in p); beside "
-    "them the verdicts the condition in floats gets wrong at tolerance 0, and of those the ones within rounding of "
-    "a tie; and the exact strict verdicts whose exact slack is at most t, which a test at an absolute tolerance t "
-    "calls tight up to rounding (95% intervals: {cluster}).")
+    "The verdicts within rounding of a tie {of}: in each precision, with r the number of tokens times the "
+    "precision's unit roundoff (the rounding of a sum of that many terms), those where the float condition says "
+    "strict with a slack below r times the bound, or says tight with a self-dominance margin of its pair below r "
+    "times the pair's two entries, or with a pair not self-dominant by more than that whose distance lies within r "
+    "times the two distances of the largest (all in that precision); beside them the verdicts the condition in "
+    "floats gets wrong at tolerance 0, and of those the ones within rounding of a tie; and the exact strict verdicts "
+    "whose exact slack is at most t, which a test at an absolute tolerance t calls tight up to rounding (95% "
+    "intervals: {cluster}).")
 """The caption of the verdicts within rounding of a tie (``of``, ``cluster`` as :data:`SWEEP_CAPTION`'s)."""
 
 
