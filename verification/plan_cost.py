@@ -4,7 +4,7 @@ The paper is built from the full settings (``make paper-full``: ``attnbounds ver
 ``attnbounds paper --full --pdf``; resumable: a rerun after an interruption computes only what is not
 stored). Each section's cost is kept here, outside the campaigns (a measurement does not name a
 campaign), bound to the digest of that section's full plan (:func:`plan_digest`, over its
-``provenance()`` and campaign names): a section whose full plan changed since reads as not measured (:func:`measured`),
+``provenance()`` and fields): a section whose full plan changed since reads as not measured (:func:`measured`),
 and the paper says so instead of quoting a stale number.
 
 A section measured as ``attnbounds verify --full --only SECTION --serial`` runs on one core, as it
@@ -35,12 +35,13 @@ class SectionCost:
 
 
 def plan_digest(section: str, seed: int = 0) -> str:
-    """The digest of ``section``'s full plan at ``seed`` (its ``provenance()`` and the campaigns it fills, which
-    name every size, preset and model it runs)."""
+    """The digest of ``section``'s full plan at ``seed`` (its ``provenance()`` and its fields, which name every
+    size, preset, model and input count it runs; nothing loaded: the trained plan's campaign names would load
+    every model to read its fingerprint)."""
     from verification.family import role
 
     plan = role(section, "checks").Plan.for_verify(seed, True)
-    body = json.dumps(dict(provenance=plan.provenance(), campaigns=list(plan.campaigns())), sort_keys=True, default=str)
+    body = json.dumps(dict(provenance=plan.provenance(), plan=repr(plan)), sort_keys=True, default=str)
     return hashlib.sha256(f"{section}\n{body}".encode()).hexdigest()[:8]
 
 
@@ -74,4 +75,15 @@ def plan_cost(seed: int = 0) -> dict[str, Any]:
 
 MACHINE = "2 cores (docs/experiments.md), other work beside it, the section's process at scheduler priority -10"
 # section -> its full plan's measured cost (filled from `/usr/bin/time` of `attnbounds verify --full --only S --serial`)
-MEASURED: dict[str, SectionCost] = {}
+# (wall minutes with other sessions' work beside it, so the wall time is an upper figure; CPU minutes user + system)
+MEASURED: dict[str, SectionCost] = {
+    "dobrushin": SectionCost("950114de", 1.7, 1.4, "verify --full --only dobrushin --serial, one run", MACHINE, "3719d9a", "2026-12-07"),
+    "stress": SectionCost("5587a896", 0.8, 0.7, "verify --full --only stress --serial, one run", MACHINE, "3719d9a", "2026-12-07"),
+    "poincare": SectionCost("b6a2f434", 14.5, 10.5, "verify --full --only poincare --serial, one run", MACHINE, "3719d9a", "2026-12-07"),
+    "prove": SectionCost("acf29f83", 33.4, 22.3, "verify --full --only prove --serial, two runs (resumed)", MACHINE, "3719d9a", "2026-12-07"),
+    "rank": SectionCost("65ce7c44", 33.9, 27.3, "verify --full --only rank --serial, two runs (resumed)", MACHINE, "3719d9a", "2026-12-07"),
+    "modalities": SectionCost("ab2891e9", 66.1, 40.6, "verify --full --only modalities --serial, two runs (resumed; six seeds)", MACHINE,
+                              "c31504e", "2026-12-07"),
+    "san": SectionCost("505d499c", 40.6, 62.2, "san --preset paper --workers 2 (the campaigns of verify --full's san section)",
+                       MACHINE, "045048a", "2026-12-07"),
+}
