@@ -37,7 +37,8 @@ QUICK = {"minilm": dict(limit=120, max_tokens=128), "smollm2": dict(limit=6, max
          "gemma3": dict(limit=6, max_tokens=128), "antiberty": dict(limit=48, max_tokens=128),
          "dinov2": dict(limit=4, max_tokens=257)}
 FULL = dict(limit=150, max_tokens=512)   # every text model, `attnbounds verify --full` (the paper's plan)
-# The paper's plan fits two hours on 2 cores (verification.plan_cost): measured at 512 tokens, MiniLM took about 9 s
+# The paper's plan is cut to two hours of CPU per core on 2 cores (verification.plan_cost: its lanes measured 99 and
+# 113 CPU minutes; 136 and 110 wall minutes with other sessions' work beside them): at 512 tokens MiniLM took about 9 s
 # an input (the float tests and controls on every head), so 300 inputs per text model (about 45 minutes for MiniLM
 # alone) would not fit beside modalities and poincare in the first lane; 150 each, and the causal decoders fewer
 # (their D1 verdicts are forced; the chain is what they measure; SmolLM2 about 5 s an input, Gemma 3 about 10 s).
