@@ -16,7 +16,7 @@ The random baselines at matched token counts are read from the seed's baseline c
 ``trained-compare-<model>``, and across the models ``trained-models`` (one row per model),
 ``trained-float`` (what a float test at tolerance 0 gets wrong against the exact verdicts) and
 ``trained-controls`` and ``trained-size`` (the size of the slack; with the mechanism of D1's equality:
-:mod:`verification.trained.paper.size`), ``trained-functional`` and ``trained-provenance`` (each checkpoint's
+:mod:`verification.trained.paper.size`), ``trained-functional`` (data: each checkpoint's
 functional check and origin: :mod:`verification.trained.paper.functional`); figures ``trained-heads-<model>``, ``trained-rollout-<model>``,
 ``trained-depth`` and ``trained-chain-ratio``.
 """
