@@ -1,15 +1,17 @@
-"""The environment paragraph of every document's appendix (:func:`verification.paper.appendix.appendix_tex`):
-the software a result depends on (:func:`verification.provenance.versions`, read when the document is
-built, as every record stores them when it is written), the proof assistant's versions (read when
-the document is built: ``make proofs`` records none), the machine the document was built on, and the
-wall time the store's chunk stamps give for the campaigns the document reads.
+"""The environment paragraph of every document's appendix (:func:`verification.paper.appendix.appendix_tex`)
+and its section of the supplement (:func:`environment_md`): the software a result depends on
+(:func:`verification.provenance.versions`, read when the document is built; every record stores them
+when it is written, the machine included), the proof assistant's versions (read when the document is
+built: ``make proofs`` records none), the machine the document was built on, and the wall time the
+store's chunk stamps give for the campaigns the document reads (in all in the appendix, per family in
+the supplement).
 
 The wall time is what the store can say without a clock of its own: each chunk is stamped when it is
-stored, so a campaign ran at least from its first stamp to its last; the paragraph gives, per family
-and in all, the length of the union of those intervals over the campaigns read (overlapping campaigns,
-such as the main job's two lanes, counted once). The time a campaign spent before its first chunk
-was stored is not stamped (a campaign of one chunk counts 0), and a campaign resumed after a pause
-counts the pause: the figure is the stamps' span, not a measured cost.
+stored, so a campaign ran at least from its first stamp to its last; the figure is the length of the
+union of those intervals over the campaigns read (overlapping campaigns, such as the main job's two
+lanes, counted once). The time a campaign spent before its first chunk was stored is not stamped (a
+campaign of one chunk counts 0), and a campaign resumed after a pause counts the pause: the figure is
+the stamps' span, not a measured cost.
 
 >>> union_seconds([(0.0, 10.0), (5.0, 12.0), (20.0, 21.0)])
 13.0
