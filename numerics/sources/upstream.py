@@ -153,15 +153,18 @@ def gguf_origin(path: str | Path) -> dict[str, str]:
                          f"{f.get('tokenizer.ggml.pre', '?')}, {vocab} tokens"}
 
 
+_FLOATS = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16"}   # safetensors' dtype codes
+
+
 def safetensors_origin(path: str | Path) -> dict[str, str]:
     """Format, dtypes and the heads of a safetensors file, from its header."""
     from safetensors import safe_open
 
     with safe_open(str(path), "pt") as f:
         keys = list(f.keys())
-        dtypes = sorted({str(f.get_slice(k).get_dtype()) for k in keys})
+        dtypes = sorted({_FLOATS[d] for k in keys if (d := str(f.get_slice(k).get_dtype())) in _FLOATS})
     heads = sorted({k.split(".")[1] for k in keys if k.startswith("cls.")})
-    return {"format": "safetensors", "quantisation": "none (" + ", ".join(d.lower() for d in dtypes) + ")",
+    return {"format": "safetensors", "quantisation": "none (" + ", ".join(dtypes) + " weights)",
             "variant": ("heads in the weights: " + ", ".join(heads)) if heads else
                        "no head in the weights (a masked-LM head would be cls.predictions)"}
 
@@ -172,11 +175,16 @@ def onnx_origin(path: str | Path) -> dict[str, str]:
 
     m = onnx.load(str(path), load_external_data=False)
     opset = max((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), default=0)
-    dtypes = sorted({onnx.helper.tensor_dtype_to_np_dtype(t.data_type).name for t in m.graph.initializer})
-    parts = sorted({t.name.split(".")[0] for t in m.graph.initializer if "." in t.name})
+    dtypes = sorted({onnx.helper.tensor_dtype_to_np_dtype(t.data_type).name for t in m.graph.initializer
+                     if t.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE)})
+    names = [t.name for t in m.graph.initializer]
+    parts = sorted({n.split(".")[0] for n in names if "." in n})
+    dinov2 = any(".layer_scale1.lambda1" in n for n in names)       # transformers' Dinov2 names its layer scales so
     return {"format": f"ONNX (IR {m.ir_version}, opset {opset}, exported by {m.producer_name} {m.producer_version})",
-            "quantisation": "none (" + ", ".join(dtypes) + ")",
-            "variant": f"parts {', '.join(parts)}; output {', '.join(o.name for o in m.graph.output)}"}
+            "quantisation": "none (" + ", ".join(dtypes) + " weights)",
+            "variant": f"parts {', '.join(parts)}" + (" (the backbone's parameter names are transformers' Dinov2's)"
+                                                     if dinov2 else "")
+                       + f"; output {', '.join(o.name for o in m.graph.output)}"}
 
 
 def gemma_defaults(config: Any) -> str:

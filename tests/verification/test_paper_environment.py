@@ -41,8 +41,11 @@ def test_the_wall_time_is_the_union_of_each_family_campaigns_stamped_spans(monke
     parts = [Part("one", tables=[table(("a", "b"))]), Part("two", data_tables=[table(("c",))])]
     env = environment(store, parts)
     assert env.spans == {"one": 300.0, "two": 0.0} and env.total == 300.0
-    text = "\n".join(environment_tex(env))
-    assert "stored over 5 min 0 s of wall time (one 5 min 0 s, two 0 s)" in text
+    (text,) = environment_tex(env)
+    assert text.startswith("\\paragraph{Software, machine, wall time.} ")
+    assert "campaigns read span 5 min 0 s of chunk stamps" in text
+    from verification.paper.environment import environment_md
+    assert "span 5 min 0 s in all: one 5 min 0 s, two 0 s" in "\n".join(environment_md(env))
     assert "Coq " in text and "z3-solver" in text and "python-flint" in text
     fake = SimpleNamespace(campaigns=lambda prefix="": {})          # a store without first stamps
     assert environment(fake, parts).spans == {}
@@ -52,5 +55,5 @@ def test_the_paragraph_escapes_what_it_quotes():
     env = Environment({"torch": "2.13.0+cpu", "kernels": "pinned (numerics.pins)", "platform": "linux_x86"},
                       {"Coq": "8.16.1", "mathcomp": "1.15.0"}, "CPU_model #1, 2 logical CPUs", {}, 0.0)
     (line,) = environment_tex(env)
-    assert line.startswith("\\paragraph{Software and machine.} ")
-    assert "linux\\_x86" in line and "CPU\\_model \\#1" in line and "mathcomp 1.15.0" in line
+    assert line.startswith("\\paragraph{Software, machine.} ")          # no stamps: no wall time
+    assert "CPU\\_model \\#1" in line and "mathcomp 1.15.0" in line and "torch 2.13.0+cpu" in line

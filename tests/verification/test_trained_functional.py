@@ -13,7 +13,7 @@ from verification.store import ResultStore
 from verification.trained.checks import Plan
 from verification.trained.checks import functional as C
 from verification.trained.findings.functional import functional_campaign, functional_findings, functional_of
-from verification.trained.report.functional import FUNCTIONAL_COLUMNS, PROVENANCE_COLUMNS, tables
+from verification.trained.report.functional import FUNCTIONAL_COLUMNS, PROVENANCE_COLUMNS, table
 
 ORIGIN = {"distribution": "toy==1.0", "upstream": "org/toy-GGUF", "revision": "ab" * 20, "base": "org/toy",
           "variant": "pretrained: no chat template in the GGUF", "file": "toy.gguf", "format": "GGUF v3 (Toy)",
@@ -69,16 +69,16 @@ def test_the_tables_are_the_stored_record(checked):
     (r,) = list(store.records(camp))
     f = functional_of(r, camp)
     assert (f.kind, f.inputs, f.decision.outcome, f.works) == ("decoder", 4, "supported", True)
-    main, prov = tables({"gemma3": f}, "attnbounds verify --only trained --seed 0")
-    assert main.columns() == list(FUNCTIONAL_COLUMNS) and prov.columns() == list(PROVENANCE_COLUMNS)
-    (row,) = main.rows()
+    t = table({"gemma3": f}, "attnbounds verify --only trained --seed 0")
+    assert t.columns() == list(FUNCTIONAL_COLUMNS + PROVENANCE_COLUMNS[1:])
+    (full,) = t.rows()
+    row, p = full[:len(FUNCTIONAL_COLUMNS)], full[len(FUNCTIONAL_COLUMNS) - 1:]
     lo, hi = r["extra"]["interval"]
-    assert row[0] == "Gemma 3 270M (4-bit)" and row[3] == "4" and row[7] == "supported"
+    assert row[0] == "Gemma 3" and row[3] == "4" and row[7] == "supported"
     assert row[4] == f"{r['value']:.2f}" and row[5] == f"{r['bound']:.2f}"       # the interval's half-width: 2 decimals
     assert row[6] == f"{r['extra']['statistic']:.2f} [{lo:.2f}, {hi:.2f}]"
-    (p,) = prov.rows()
     assert p[1] == "toy==1.0" and p[2] == "org/toy-GGUF; revision " + "ab" * 20 and p[4] == "toy.gguf, GGUF v3 (Toy); Q4_1"
-    assert p[7] == ORIGIN["sha256"][:16] and main.campaigns == (camp,)
+    assert p[7] == ORIGIN["sha256"][:16] and t.campaigns == (camp,)
 
 
 def test_the_check_is_the_one_of_the_attention_campaigns_weights_and_a_store_without_it_is_refused():

@@ -47,7 +47,7 @@ from typing import Any, Optional, Sequence
 from numerics.atomic import copy_file, copy_tree, write_text
 from theory.errors import InvalidInput
 from verification.paper.appendix import appendix_tex, supplement_md, supplement_name
-from verification.paper.environment import environment, environment_tex
+from verification.paper.environment import environment, environment_md, environment_tex
 from verification.paper.findings import BEGIN, END, FINDINGS, check_readme, findings_md, update_readme  # noqa: F401
 from verification.paper import numbering
 from verification.paper.latex import check_tree, coq_statements_tex, guard_problems, macros_tex, tex_tree, theorems_tex
@@ -254,11 +254,12 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
                theorems_tex(th for th in theorems() if th.id.split(".")[0] == family))
     for doc in docs:
         labels = set(re.findall(r"\\label\{([^}]+)\}", "".join(texts[doc.name].values())))
+        env = environment(store, members(doc, parts, docs))
         _write(out / "generated" / doc.appendix,
                appendix_tex(members(doc, parts, docs), seed, full, labels, typeset, supplement_name(doc.name),
-                            environment_tex(environment(store, members(doc, parts, docs)))))
+                            environment_tex(env)))
         _write(out / supplement_name(doc.name), supplement_md(doc.name, members(doc, parts, docs), seed, full, labels,
-                                                              typeset))
+                                                              typeset, environment_md(env)))
     if (source / FINDINGS).exists():
         _write(out / "generated" / "findings.md", findings_md(result.macros, source / FINDINGS, guards))
     guarded = [p for d in docs for p in guard_problems(out, guards, d.tex)]

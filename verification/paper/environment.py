@@ -1,15 +1,17 @@
-"""The environment paragraph of every document's appendix (:func:`verification.paper.appendix.appendix_tex`):
-the software a result depends on (:func:`verification.provenance.versions`, read when the document is
-built, as every record stores them when it is written), the proof assistant's versions (read when
-the document is built: ``make proofs`` records none), the machine the document was built on, and the
-wall time the store's chunk stamps give for the campaigns the document reads.
+"""The environment paragraph of every document's appendix (:func:`verification.paper.appendix.appendix_tex`)
+and its section of the supplement (:func:`environment_md`): the software a result depends on
+(:func:`verification.provenance.versions`, read when the document is built; every record stores them
+when it is written, the machine included), the proof assistant's versions (read when the document is
+built: ``make proofs`` records none), the machine the document was built on, and the wall time the
+store's chunk stamps give for the campaigns the document reads (in all in the appendix, per family in
+the supplement).
 
 The wall time is what the store can say without a clock of its own: each chunk is stamped when it is
-stored, so a campaign ran at least from its first stamp to its last; the paragraph gives, per family
-and in all, the length of the union of those intervals over the campaigns read (overlapping campaigns,
-such as the main job's two lanes, counted once). The time a campaign spent before its first chunk
-was stored is not stamped (a campaign of one chunk counts 0), and a campaign resumed after a pause
-counts the pause: the figure is the stamps' span, not a measured cost.
+stored, so a campaign ran at least from its first stamp to its last; the figure is the length of the
+union of those intervals over the campaigns read (overlapping campaigns, such as the main job's two
+lanes, counted once). The time a campaign spent before its first chunk was stored is not stamped (a
+campaign of one chunk counts 0), and a campaign resumed after a pause counts the pause: the figure is
+the stamps' span, not a measured cost.
 
 >>> union_seconds([(0.0, 10.0), (5.0, 12.0), (20.0, 21.0)])
 13.0
@@ -23,10 +25,9 @@ from typing import Any, Iterable
 
 from verification.paper.typeset import latex_text
 
-# the software lines of the paragraph: (label, keys of verification.provenance.versions)
-SOFTWARE = (("Python and numerics", ("python", "numpy", "scipy", "sympy", "mpmath", "numba", "python-flint")),
-            ("models", ("torch", "transformers", "gguf", "onnx", "onnxruntime")),
-            ("SMT solvers", ("z3-solver", "cvc5")))
+# the software the paragraph names (keys of verification.provenance.versions; every record stores them all, and the
+# supplement lists them all), in this order
+SOFTWARE = ("python", "numpy", "python-flint", "torch", "transformers", "onnx", "onnxruntime", "z3-solver", "cvc5")
 
 
 @dataclass(frozen=True)
@@ -86,20 +87,26 @@ def environment(store: Any, parts: list) -> Environment:
 
 
 def environment_tex(env: Environment) -> list[str]:
-    """The paragraph's lines (LaTeX; every value escaped)."""
+    """The paragraph (LaTeX; every value escaped): software, prover, machine, and the stamps' wall time."""
     v, t = env.software, latex_text
-    software = "; ".join(f"{label}: " + ", ".join(f"{k} {v.get(k, 'absent')}" for k in keys) for label, keys in SOFTWARE)
-    lines = ["\\paragraph{Software and machine.} " + t(
-        f"{software}; kernels {v.get('kernels', 'not recorded')}; attnbounds {v.get('attnbounds', '?')} on "
-        f"{v.get('platform', '?')}. Every record stores the versions it was computed with and, since they were "
-        f"added, the machine. The formal proofs are checked by Coq {env.provers.get('Coq')} with mathcomp "
-        f"{env.provers.get('mathcomp')}, the versions installed when this document was built (make proofs "
-        f"records none). This document was built on {env.machine}.")]
+    text = (", ".join(f"{k} {v.get(k, 'absent')}" for k in SOFTWARE) + f", kernels {v.get('kernels', 'not recorded')}"
+            f"; Coq {env.provers.get('Coq')}, mathcomp {env.provers.get('mathcomp')} (read at build time); {env.machine}.")
     if env.spans:
-        per = ", ".join(f"{family} {duration(s)}" for family, s in env.spans.items())
-        lines.append("\\paragraph{Wall time.} " + t(
-            f"The campaigns this document reads were stored over {duration(env.total)} of wall time ({per}): "
-            "the union, over those campaigns, of the time from each one's first to its last stored chunk, "
-            "overlapping campaigns counted once. Time before a campaign's first chunk is not stamped, and a "
-            "campaign resumed after a pause counts the pause."))
-    return lines
+        text += (f" The campaigns read span {duration(env.total)} of chunk stamps (first to last chunk of each, "
+                 "overlaps once; the supplement says more).")
+    return [f"\\paragraph{{Software, machine{', wall time' if env.spans else ''}.}} " + t(text)]
+
+
+def environment_md(env: Environment) -> list[str]:
+    """The supplement's section (Markdown): every version a record stores, the prover's, the machine,
+    and the stamps' wall time per family."""
+    out = ["## Software, machine, wall time", "", "Versions (as every record stores them; read when this document was "
+           "built): " + ", ".join(f"{k} {v}" for k, v in sorted(env.software.items())) + ".",
+           f"Proofs: Coq {env.provers.get('Coq')}, mathcomp {env.provers.get('mathcomp')} (read at build time).", ""]
+    if env.spans:
+        out += [f"Chunk stamps of the campaigns read span {duration(env.total)} in all: "
+                + ", ".join(f"{family} {duration(s)}" for family, s in env.spans.items())
+                + " (per campaign from its first to its last stored chunk, overlapping campaigns counted once: the time "
+                "a campaign spent before its first chunk was stored is not stamped, and a pause in a resumed campaign "
+                "counts).", ""]
+    return out

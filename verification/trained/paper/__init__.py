@@ -18,7 +18,7 @@ The random baselines at matched token counts are read from the seed's baseline c
 ``trained-float-sweep`` and ``trained-float-ties`` (the float tests at every tolerance, the verdicts
 within rounding of a tie: :mod:`verification.trained.paper.sweep`) and
 ``trained-controls`` and ``trained-size`` (the size of the slack; with the mechanism of D1's equality:
-:mod:`verification.trained.paper.size`), ``trained-functional`` and ``trained-provenance`` (each checkpoint's
+:mod:`verification.trained.paper.size`), ``trained-functional`` (data: each checkpoint's
 functional check and origin: :mod:`verification.trained.paper.functional`); figures ``trained-heads-<model>``, ``trained-rollout-<model>``,
 ``trained-depth`` and ``trained-chain-ratio``.
 """

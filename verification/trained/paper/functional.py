@@ -1,25 +1,27 @@
-"""The paper's tables of the functional checks and the checkpoints' origin
-(:mod:`verification.trained.report.functional`'s ``trained-functional``, typeset in the main text, and
-``trained-provenance``, in the appendix) and their macros, from the findings of
+"""The paper's table of the functional checks and the checkpoints' origin
+(:mod:`verification.trained.report.functional`'s ``trained-functional``) and its macros, from the findings of
 :mod:`verification.trained.findings.functional` (nothing recomputed, no model loaded).
 
 Macros per model word W (``MiniLM``, ``SmolLMTwo``, ...): ``\\WFunctionalModel``,
 ``\\WFunctionalBaseline``, ``\\WFunctionalImprovement`` (with its interval), ``\\WFunctionalOutcome``,
 ``\\WFunctionalInputs``, ``\\WUpstream``, ``\\WRevision`` (its first 12 characters), ``\\WBase``;
 across models ``\\FunctionalSupported`` (how many beat their baseline) and ``\\FunctionalModels``; the
-guards ``FunctionalAllSupported`` and ``FunctionalVariants`` (SmolLM2's files are instruction-tuned,
-Gemma's pretrained, as the prose says).
+guards ``FunctionalAllSupported``, ``FunctionalVariants`` (SmolLM2's files are instruction-tuned,
+Gemma's pretrained, as the prose says) ``FunctionalOrigins`` (MiniLM's weights hold no head, DINOv2-S's graph
+has a decoder after its backbone) and ``FunctionalDefaults`` (Gemma's configuration is partly transformers'
+defaults, AntiBERTy's tokenizer is built here). The table is data beside the PDF (the main text and the appendix
+are at their page limits): the prose quotes the checks and the origins through the macros.
 """
 from __future__ import annotations
 
 from verification.report.part import Part
 from verification.trained.findings.functional import Functional
 from verification.trained.paper.names import MODELS
-from verification.trained.report.functional import functional_rows, tables
+from verification.trained.report.functional import functional_rows, table
 
 
 def functional_part(part: Part, found: dict[str, Functional]) -> None:
-    """The tables ``trained-functional`` and ``trained-provenance`` and their macros (module docstring)."""
+    """The table ``trained-functional`` and its macros (module docstring)."""
     if not found:
         return
     for row, (name, f) in zip(functional_rows(found), found.items()):
@@ -39,4 +41,9 @@ def functional_part(part: Part, found: dict[str, Functional]) -> None:
     variant = {name: f.origin["variant"] for name, f in found.items()}
     part.guard(variant.get("smollm2", "").startswith("instruction-tuned") and variant.get("gemma3", "").startswith(
         "pretrained"), "functional", "variants", detail=f"SmolLM2: {variant.get('smollm2')}; Gemma: {variant.get('gemma3')}")
-    part.tables.extend(tables(found, part.commands[0]))
+    origin = {name: f.origin for name, f in found.items()}
+    for key, said in (("origins", {"minilm": ("variant", "no head"), "dinov2": ("variant", "parts backbone, decoder")}),
+                      ("defaults", {"gemma3": ("defaults", "from transformers"), "antiberty": ("tokenizer", "built here")})):
+        part.guard(all(origin.get(m, {}).get(k, "").startswith(w) for m, (k, w) in said.items()), "functional", key,
+                   detail="; ".join(f"{m}: {origin.get(m, {}).get(k)}" for m, (k, _) in said.items()))
+    part.data_tables.append(table(found, part.commands[0]))     # main text and appendix at their page limits

@@ -12,7 +12,7 @@ of D1 at tolerance 0 gets wrong against the exact verdicts, the paper's ``traine
 model alone), ``trained-float-sweep-<model>`` and ``trained-float-ties-<model>`` (the float tests at
 every tolerance of a sweep, the verdicts within rounding of a tie: campaigns from v6 on); medians of ratios and slacks with 95% order-statistic intervals (none under six inputs);
 a speech model's ``trained-functional-<model>`` (its transcripts and word errors: :func:`functional_rows`);
-for the main job's models ``trained-functional`` and ``trained-provenance`` (each checkpoint's
+for the main job's models ``trained-functional`` (each checkpoint's
 functional check and origin: :mod:`verification.trained.report.functional`);
 figures ``trained_heatmap_<model>``, ``trained_slack_<model>``, ``trained_rollout_<model>`` (PNG +
 PDF). Every number is a finding (:mod:`verification.trained.findings.model`), rendered by
