@@ -361,10 +361,11 @@ def _make(src: ModelSource, out: Path) -> None:
 def join_files(chunks: list, out: Path) -> Path:
     """Concatenate the files ``chunks``, in order, into ``out`` (atomically, 4 MiB at a time: a 1 GB
     model is never held in memory); ``out``."""
-    with atomic.atomic_path(out) as tmp, open(tmp, "wb") as fh:
-        for c in chunks:
-            with open(c, "rb") as part:
-                shutil.copyfileobj(part, fh, 1 << 22)
+    with atomic.atomic_path(out) as tmp:
+        with open(tmp, "wb") as fh:
+            for c in chunks:
+                with open(c, "rb") as part:
+                    shutil.copyfileobj(part, fh, 1 << 22)
     return out
 
 

@@ -95,6 +95,10 @@ def trained_store(tmp_path_factory, small_quick):
             campaign.run(s, standin, [campaign.Chunk(chunk_key(first), instance_records, (inst, False, True, True))],
                          progress=False)
             measure_baselines(s, standin, None, 0)
+        from verification.testing.fakes import functional_standin   # each checkpoint's functional check (made up)
+        (mini,) = {r["campaign"] for r in s.records(campaign_prefix("minilm", False), prefix=True)}
+        for name in ("minilm", "smollm2", "gemma3", "antiberty", "dinov2"):
+            functional_standin(name, mini.rsplit(":w", 1)[1] if name == "minilm" else "stand-in", s)
     return db
 
 

@@ -254,12 +254,11 @@ def build(store: Any, out: str | os.PathLike = "paper", seed: int = 0, full: boo
                theorems_tex(th for th in theorems() if th.id.split(".")[0] == family))
     for doc in docs:
         labels = set(re.findall(r"\\label\{([^}]+)\}", "".join(texts[doc.name].values())))
-        env = environment(store, members(doc, parts, docs))
+        mine = members(doc, parts, docs)
+        env = environment(store, mine)
         _write(out / "generated" / doc.appendix,
-               appendix_tex(members(doc, parts, docs), seed, full, labels, typeset, supplement_name(doc.name),
-                            environment_tex(env)))
-        _write(out / supplement_name(doc.name), supplement_md(doc.name, members(doc, parts, docs), seed, full, labels,
-                                                              typeset, environment_md(env)))
+               appendix_tex(mine, seed, full, labels, typeset, supplement_name(doc.name), environment_tex(env)))
+        _write(out / supplement_name(doc.name), supplement_md(doc.name, mine, seed, full, labels, typeset, environment_md(env)))
     if (source / FINDINGS).exists():
         _write(out / "generated" / "findings.md", findings_md(result.macros, source / FINDINGS, guards))
     guarded = [p for d in docs for p in guard_problems(out, guards, d.tex)]
