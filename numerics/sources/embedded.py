@@ -57,8 +57,9 @@ QWEN05_QUANTISED_NOTE = ("quantised weights (GGUF Q4_K_M file type; its 896-wide
                          "model's attention")
 QWEN15_QUANTISED_NOTE = ("4-bit quantised weights (GGUF Q4_K_M: Q4_K blocks, Q6_K in half the feed-forward outputs "
                          "and value projections; dequantised to float32): this is the quantised model's attention")
-QWEN05_AWQ_NOTE = ("Qwen2.5-Coder-0.5B's GGUF names itself 'Qwen2.5 Coder 0.5B Instruct AWQ': converted from the "
-                   "AWQ 4-bit checkpoint and quantised again (Q4_K_M), so its weights are twice quantised")
+QWEN05_AWQ_NOTE = ("Qwen2.5-Coder-0.5B's GGUF names itself 'Qwen2.5 Coder 0.5B Instruct AWQ': by that name made "
+                   "from the AWQ (4-bit) checkpoint and quantised again (Q4_K_M), so its weights are likely twice "
+                   "quantised")
 CACHE_VARIABLE = "ATTNBOUNDS_CACHE"    # where prepared model folders are written (module docstring)
 MANIFEST = "source.json"               # a prepared folder's record of what it was made from
 
