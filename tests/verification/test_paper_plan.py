@@ -13,17 +13,24 @@ def _findings(inputs: int, k: int):
     return SimpleNamespace(inputs=inputs, layers=2, sets={"all": SimpleNamespace(layers={0: layer, 1: layer})})
 
 
+BUNDLED = "trained-v6:dinov2:bundled-photos:max257:r0.5:mean:w0"
+OWN = "trained-v6:dinov2:my-photos:max257:r0.5:mean:w0"
+
+
 def test_dinov2s_share_enters_the_abstract_only_when_measured_on_every_photograph():
     assert BUNDLED_COUNT == len(SKIMAGE_PHOTOS) + len(SKLEARN_PHOTOS) == 19
     part = Part("trained")
-    _abstract_macro(part, "dinov2", "DINOvTwo", _findings(4, 3))
+    _abstract_macro(part, "dinov2", "DINOvTwo", _findings(4, 3), BUNDLED)
     assert part.macros["DINOvTwoAbstract"] == ""                      # the quick plan's 4 photographs: not a word
     part = Part("trained")
-    _abstract_macro(part, "dinov2", "DINOvTwo", _findings(BUNDLED_COUNT, 7))
+    _abstract_macro(part, "dinov2", "DINOvTwo", _findings(BUNDLED_COUNT, 7), BUNDLED)
     text = part.macros["DINOvTwoAbstract"]
     assert text.startswith(", of DINOv2-S on 0.37 [") and text.endswith("(19 photographs)"), text
+    part = Part("trained")                                            # a user's own 19 images: not the bundled corpus
+    _abstract_macro(part, "dinov2", "DINOvTwo", _findings(BUNDLED_COUNT, 7), OWN)
+    assert part.macros["DINOvTwoAbstract"] == ""
     part = Part("trained")
-    _abstract_macro(part, "minilm", "MiniLM", _findings(120, 50))      # a text model: no such clause
+    _abstract_macro(part, "minilm", "MiniLM", _findings(120, 50), "trained-v6:minilm:pydoc+doc+lic")
     assert "MiniLMAbstract" not in part.macros
 
 

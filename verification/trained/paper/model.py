@@ -157,17 +157,19 @@ def _model_macros(part: Part, word: str, f: ModelFindings) -> None:
                "(the sentence says close to 1: between 0.9 and 1.1)")
 
 
-def _abstract_macro(part: Part, name: str, word: str, f: ModelFindings) -> None:
+def _abstract_macro(part: Part, name: str, word: str, f: ModelFindings, campaign: str) -> None:
     """``\\<Model>Abstract``: the abstract's clause on an image model's last-layer D1 share, and only
-    where it was measured on every bundled photograph (the referee: a share of 4 photographs does not
-    belong in the abstract); empty otherwise (the quick build). Text models: no such macro."""
-    from numerics.sources.images import BUNDLED_COUNT
+    where it was measured on every bundled photograph: the campaign read the bundled corpus (its name
+    is part of the campaign's) and all of it (the referee: a share of 4 photographs does not belong in
+    the abstract; nor does a user's own folder of 19 images); empty otherwise (the quick build).
+    Text models: no such macro."""
+    from numerics.sources.images import BUNDLED_COUNT, DEFAULT_NAME
     from verification.measure.text import reads_images
 
     if not reads_images(name):
         return
     last = f.sets["all"].layers[f.layers - 1].tight
-    every = f.inputs >= BUNDLED_COUNT
+    every = f.inputs >= BUNDLED_COUNT and DEFAULT_NAME in campaign.split(":")
     part.macro(f", of {NAMES[name][0]} on {ratio(last)} {interval_cell(last)} ({f.inputs} photographs)"
                if every else "", word, "abstract")
 
@@ -181,7 +183,7 @@ def model_part(part: Part, m: Model, plan: Any, baselines: str) -> None:
             f"({corpus_of(name)} corpus); rollout residual {RESIDUAL}, {FUSION} head fusion; seed {plan.seed} (no random draws); "
             "D1 verdicts exact (rational), shares of inputs with 95% Wilson intervals, pooled shares with a " + CLUSTER_NOTE)
     _model_macros(part, word, f)
-    _abstract_macro(part, name, word, f)
+    _abstract_macro(part, name, word, f, campaign)
     q = " 4-bit quantised weights: the quantised model's attention." if f.quantised else ""
     c = (" Causal attention: row 0 is one-hot, so equality is structural (docs/theory.md §1, corollary)." if f.causal else "")
     made = dict(campaigns=(campaign,), command=part.commands[0])     # every table: its campaign, its command
