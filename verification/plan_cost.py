@@ -84,8 +84,10 @@ MEASURED: dict[str, SectionCost] = {
     "rank": SectionCost("65ce7c44", 33.9, 27.3, "verify --full --only rank --serial, two runs (resumed)", MACHINE, "3719d9a", "2026-12-07"),
     "modalities": SectionCost("ab2891e9", 66.1, 40.6, "verify --full --only modalities --serial, two runs (resumed; six seeds)", MACHINE,
                               "c31504e", "2026-12-07"),
-    "trained": SectionCost("b08306f2", 54.4, 47.0, "verify --full --only trained --serial, two runs (resumed; the first at "
-                           "the earlier 300-input plan, stopped after 89 MiniLM inputs)", MACHINE, "cbf8abc", "2026-12-07"),
+    "trained": SectionCost("b08306f2", 56.1, 48.7, "verify --full --only trained --serial, two runs (resumed; the first at "
+                           "the earlier 300-input plan, stopped after 89 MiniLM inputs), 54.4 and 47.0 minutes, and the "
+                           "larger decoders' functional checks added later, 1.7 and 1.7 minutes as each check records",
+                           MACHINE, "cbf8abc", "2026-12-07"),
     "san": SectionCost("505d499c", 40.6, 62.2, "san --preset paper --workers 2 (the campaigns of verify --full's san section)",
                        MACHINE, "045048a", "2026-12-07"),
 }

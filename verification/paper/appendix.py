@@ -36,6 +36,23 @@ def _tt(text: str) -> str:
     return "\\texttt{" + re.sub(r"([-:.+,/;=])", r"\1\\allowbreak{}", latex_text(text)) + "}"
 
 
+def key_runs(numbers: list[int]) -> str:
+    """Campaign keys as runs: ``[1, 2, 3, 5, 7, 8]`` -> ``C1-C3, C5, C7, C8`` (a run of three or more
+    keys is written by its ends with an en dash: the appendix lists up to 74 keys a table).
+
+    >>> key_runs([1, 2, 3, 5, 7, 8])
+    'C1--C3, C5, C7, C8'
+    """
+    out, start = [], 0
+    ns = sorted(set(numbers))
+    for i in range(1, len(ns) + 1):
+        if i == len(ns) or ns[i] != ns[i - 1] + 1:
+            run = ns[start:i]
+            out += [f"C{run[0]}--C{run[-1]}"] if len(run) >= 3 else [f"C{k}" for k in run]
+            start = i
+    return ", ".join(out)
+
+
 def _entries(parts: list[Part], seed: int, labels: Optional[set], typeset: Optional[set]) -> list[dict]:
     """Every numbered entry of a document, in the order the appendix numbers them (S1, S2, ...): per
     family its own entry, then its typeset tables, its figures and its data tables. Each entry holds
@@ -47,31 +64,34 @@ def _entries(parts: list[Part], seed: int, labels: Optional[set], typeset: Optio
         shown = [t for t in part.tables if typeset is None or t.name in typeset]
         data = part.data_tables + [t for t in part.tables if t not in shown]
         keys: dict[str, str] = {}
+        number: dict[str, int] = {}
         for item in shown + data + part.figures:
             for c in item.campaigns:
-                keys.setdefault(c, f"C{len(keys) + 1}")
-        named = lambda item: ", ".join(keys[c] for c in item.campaigns)      # noqa: E731
+                number.setdefault(c, len(number) + 1)
+                keys.setdefault(c, f"C{number[c]}")
+        named = lambda item: key_runs([number[c] for c in item.campaigns])      # noqa: E731  (the PDF: runs)
+        listed = lambda item: ", ".join(keys[c] for c in item.campaigns)      # noqa: E731  (the supplement: each)
         out.append(dict(family=part.family, label=f"prov:{part.family}",
                         title=f"numbers quoted from the {latex_text(part.family)} family",
                         plain=f"numbers quoted from the {part.family} family",
-                        short=[("seed", str(seed))] + ([("campaigns", ", ".join(keys.values()))] if keys else []),
+                        short=[("seed", str(seed))] + ([("campaigns", key_runs(list(number.values())))] if keys else []),
                         full=[("commands", commands), ("seed", str(seed))]
                         + [(k, c) for c, k in keys.items()]))
         for t in shown:
             out.append(dict(family=part.family, label=f"prov:tab:{t.name}", title=f"Table~\\ref{{tab:{t.name}}} ({_tt(t.name)})",
                             plain=f"table {t.name}", short=[("campaigns", named(t)), ("data", _tt(f"data/{t.name}.csv"))],
-                            full=[("campaigns", named(t)), ("command", t.command or ""), ("provenance", t.provenance),
+                            full=[("campaigns", listed(t)), ("command", t.command or ""), ("provenance", t.provenance),
                                   ("data", f"data/{t.name}.csv")]))
         for f in part.figures:
             ref = f"Figure~\\ref{{fig:{f.name}}} " if labels is None or f"fig:{f.name}" in labels else "Figure "
             out.append(dict(family=part.family, label=f"prov:fig:{f.name}", title=f"{ref}({_tt(f.name)})",
                             plain=f"figure {f.name}", short=[("campaigns", named(f)), ("files", _tt(f"figures/{f.name}.pdf"))],
-                            full=[("campaigns", named(f)), ("command", f.command or ""), ("provenance", f.provenance),
+                            full=[("campaigns", listed(f)), ("command", f.command or ""), ("provenance", f.provenance),
                                   ("files", f"figures/{f.name}.pdf and .png, the provenance and versions in their metadata")]))
         for t in data:
             out.append(dict(family=part.family, label=f"prov:data:{t.name}", title=f"data table {_tt(t.name)}, not typeset",
                             plain=f"data table {t.name}", short=[("campaigns", named(t)), ("file", _tt(f"data/{t.name}.csv"))],
-                            full=[("campaigns", named(t)), ("command", t.command if t.command and t.command not in
+                            full=[("campaigns", listed(t)), ("command", t.command if t.command and t.command not in
                                                             part.commands else ""), ("file", f"data/{t.name}.csv")]))
     return out
 

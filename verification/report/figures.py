@@ -28,6 +28,8 @@ from verification.provenance import versions_line
 
 COLUMN = (4.5, 2.9)        # inches: the printed size (0.7 of the text width, or the natural width)
 HALF = (2.8, 2.6)          # inches: two figures side by side in one float, each at its natural width
+HALF_LOW = (2.7, 2.2)      # the same, lower and a little narrower: a main-text pair whose legend sits below
+COLUMN_LOW = (4.5, 2.1)    # a main-text figure of one panel with its legend beside it
 FONT_PT = 10.0             # every text of a figure, ticks and legends included: a \small caption's size
 
 

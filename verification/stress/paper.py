@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from verification.paper.notation import stress as N
+from verification.report.figures import COLUMN_LOW
 from verification.report.part import Figure, MissingCampaign, Need, Part, Table
 from verification.report.tables import fmt
 from verification.stress import checks
@@ -187,7 +188,7 @@ def paper_part(store: Any, plan: checks.Plan) -> Part:
     part.figures.append(Figure("stress-factor-share", share_curve(sweep),
                                "Theorem D1 on random matrices, the large campaign: share of instances with exact "
                                "equality against $n$ per family (95% Wilson bars).",
-                               prov))
+                               prov, size=COLUMN_LOW))
     big = [c.counts.tight for c in sweep.cells if c.n >= 3]
     shares = [s.value for s in big]
     part.macro(f"{min(shares):.2f}" if shares else "-", "stress share min")

@@ -34,10 +34,11 @@ from verification.store import outcome_record
 
 VERSION = "v1"
 CHUNK = "check"
-TEXTS = {"minilm": 24, "smollm2": 12, "gemma3": 12}   # English texts scored per text model (a decoder's forward
+TEXTS = {"minilm": 24, "smollm2": 12, "gemma3": 12, "qwen2.5-coder-0.5b": 12, "qwen2.5-coder-1.5b": 12}   # English texts scored per text model (a decoder's forward
                      # pass on one thread costs 1-1.5 s at 64 tokens: 12 keep each check well under a minute)
 SEQUENCES = 48       # antibody V genes scored (the quick plan's AntiBERTy inputs); the other 269 fit the baseline
-KIND = {"minilm": "sentence", "smollm2": "decoder", "gemma3": "decoder", "antiberty": "masked", "dinov2": "saliency"}
+KIND = {"minilm": "sentence", "smollm2": "decoder", "gemma3": "decoder", "antiberty": "masked", "dinov2": "saliency",
+        "qwen2.5-coder-0.5b": "decoder", "qwen2.5-coder-1.5b": "decoder"}   # the last two: the full settings only
 THEOREM = "trained.functional"
 
 

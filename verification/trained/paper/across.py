@@ -10,14 +10,14 @@ from typing import Any
 
 from verification.measure.attention import FUSION, RESIDUAL
 from verification.paper.notation.trained import CHAIN_RATIO_AXIS, CHAIN_RATIO_BY_DEPTH
-from verification.report.figures import HALF
+from verification.report.figures import HALF_LOW
 from verification.report.part import Figure, Part, Table, frame
 from verification.trained.paper.figures import chain_panels, depth_panels, draw_panels
 from verification.trained.paper.model import interval_pair
-from verification.trained.paper.names import ARCHITECTURES, LEGEND, MODELS, QUANTISATION, SHORT, TITLES, notes_of
+from verification.trained.paper.names import ARCHITECTURES, LEGEND, MODELS, NAMES, QUANTISATION, SHORT, TITLES, notes_of
 from verification.trained.findings.model import ALWAYS_TIGHT, PRECISIONS
 from verification.trained.findings import Findings
-from verification.trained.report.tables import (CLUSTER_NOTE, FLOAT_CAPTION, FLOAT_COLUMNS, float_rows, interval_cell, ratio,
+from verification.trained.report.tables import (CLUSTER_NOTE, CLUSTER_SHORT, FLOAT_CAPTION, FLOAT_COLUMNS, float_rows, interval_cell, ratio,
                                                 value_interval)
 
 def float_cells(test: Any, dt: str) -> tuple:
@@ -103,7 +103,7 @@ def chain_part(part: Part, found: Findings) -> None:
                                f"{CHAIN_RATIO_BY_DEPTH} by depth (1 at $l = 1$; below 1 wherever D2's chain is "
                                "strict), the bidirectional encoders (left) and the causal decoders (right, dashed), with "
                                "95% order-statistic intervals where a model has six inputs or more.", prov,
-                               campaigns=camps, command=part.commands[0], size=HALF))
+                               campaigns=camps, command=part.commands[0], size=HALF_LOW))
 
 
 MODELS_COLUMNS = ["model", "architecture", "attention", "layers", "heads", "inputs", "tokens (median)",
@@ -141,6 +141,26 @@ def causal_name(short: str) -> str:
     return short[:-1] + ", causal)" if short.endswith(")") else short + " (causal)"
 
 
+WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def count_words(part: Part, found: Findings) -> None:
+    """The prose's counts of models: ``\\TrainedModelsWord`` (how many were measured, "five" on the quick
+    settings), ``\\TrainedQuantisedWord`` (how many through quantised weights) and
+    ``\\TrainedLargerDecodersClause``, the clause naming the full settings' larger decoders
+    (:data:`verification.measure.text.FULL_ONLY`) with their layers and inputs, empty where none was read."""
+    from verification.measure.text import FULL_ONLY
+
+    word = lambda k: WORDS[k] if k < len(WORDS) else str(k)     # noqa: E731
+    part.macro(word(len(found.models)), "trained models word")
+    part.macro(word(sum(bool(m.findings.quantised) for m in found.models.values())), "trained quantised word")
+    larger = [(n, m.findings) for n, m in found.models.items() if n in FULL_ONLY]
+    part.macro("" if not larger else
+               "; the larger decoders " + " and ".join(f"{NAMES[n][0]} ({f.layers} layers)" for n, f in larger)
+               + ", quantised GGUF files a third party repackaged (full settings only), read "
+               + " and ".join(str(f.inputs) for _, f in larger) + " inputs", "trained larger decoders clause")
+
+
 def models_part(part: Part, found: Findings) -> None:
     """The cross-model tables ``trained-models``, ``trained-models-summary`` and figure ``trained-depth``."""
     cells = {name: models_cells(name, m) for name, m in found.models.items()}
@@ -155,6 +175,7 @@ def models_part(part: Part, found: Findings) -> None:
                          ("tokens (median)", "tokens"), ("attention", "attention")):
             part.macro(str(c[col]), word, "models", key)
     part.macro(str(len(cells)), "trained models count")
+    count_words(part, found)
     # the heading "D1 is tight far more often than for random matrices of the same size": every
     # bidirectional model's pooled share (head mean) lies above its random baseline, intervals disjoint
     above = []
@@ -177,11 +198,10 @@ def models_part(part: Part, found: Findings) -> None:
               f"{c['layers']} x {c['heads']}", c["inputs"], c["D1 tight, head mean [95% CI]"],
               c["D1 tight, per head [95% CI]"], c["random Dirichlet, matched n [95% CI]"]] for name, c in cells.items()]
     part.tables.append(Table("trained-models-summary", frame(short, SUMMARY_COLUMNS),
-        "The pretrained models side by side (causal: a decoder; the others bidirectional encoders): the share of D1 "
-        "verdicts that are exact equalities, pooled over "
-        "layers and inputs (head-averaged attention; every head), beside random Dirichlet(1) matrices of the "
-        "same token counts (95% intervals: " + CLUSTER_NOTE + "); '1 (forced)', no interval: causal attention makes every "
-        "verdict tight, a check of the causal corollary, not a measurement (every column: the data table trained-models).",
+        "The pretrained models side by side (causal: a decoder): the share of D1 verdicts that are exact "
+        "equalities, pooled over layers and inputs, for the head-averaged attention and for every head, beside "
+        "random Dirichlet(1) matrices of the same token counts (95% " + CLUSTER_SHORT + "); '1 (forced)': the causal "
+        "corollary makes every verdict tight, a check, not a measurement.",
         prov, **made))
     depth_figure(part, found, camps)
 
@@ -214,4 +234,4 @@ def depth_figure(part: Part, found: Findings, camps: tuple) -> None:
                                "Share of inputs with D1 equality against relative depth (head mean, all tokens): "
                                "the bidirectional models measured, with 95% Wilson intervals (left); the causal "
                                "decoders forced to 1 by the causal corollary, a check (right).", prov,
-                               campaigns=camps, command=part.commands[0], size=HALF))
+                               campaigns=camps, command=part.commands[0], size=HALF_LOW))

@@ -12,7 +12,7 @@ from verification.stats import BOOTSTRAP_RESAMPLES
 from verification.trained.paper.across import random_cell
 from verification.trained.paper.names import MODELS, SHORT
 from verification.trained.findings import MIN_INPUTS, PAIR_KINDS, Comparison, Findings
-from verification.trained.report.tables import CLUSTER_NOTE, interval_cell, ratio, value_interval
+from verification.trained.report.tables import CLUSTER_NOTE, CLUSTER_SHORT, interval_cell, ratio, value_interval
 
 CONTROLS = (("real", "D1 tight, trained [95% CI]"), ("columns", "columns permuted [95% CI]"),
             ("offdiagonal", "off-diagonal shuffled [95% CI]"))
@@ -117,13 +117,12 @@ def controls_part(part: Part, found: Findings) -> None:
     prov = ("campaigns " + ", ".join(camps) + f"; random baselines: campaign {found.baselines}; controls drawn by "
             f"{GENERATOR}, control seed 0 (numerics.dobrushin.controls); D1 verdicts exact; {CLUSTER_NOTE}")
     part.tables.append(Table("trained-controls", frame(rows, CONTROLS_COLUMNS),
-        "Controls for D1's equality share: the head-averaged attention on all tokens, pooled over layers and "
-        "inputs, beside the same matrices with their columns permuted (one uniform permutation per input: every "
-        "row keeps its distribution, the alignment of rows with columns is removed), with each row's off-diagonal "
-        "entries shuffled (per row and layer: diagonal mass and row entropy kept exactly), and random Dirichlet(1) "
-        "matrices of the same token counts; every verdict decided exactly. Last column: head means on which every "
-        "pair is mutually self-dominant (each column's largest entry on the diagonal), which forces equality. "
-        "95% intervals: " + CLUSTER_NOTE + "; for causal models every real verdict is tight by the causal corollary.",
+        "Controls for D1's equality share (head-averaged attention, all tokens, pooled over layers and inputs, "
+        "every verdict exact): the same matrices with their columns permuted (one uniform permutation per input) "
+        "and with each row's off-diagonal entries shuffled (diagonal mass and row entropy kept), and random "
+        "Dirichlet(1) matrices of the same token counts. Last column: head means on which every pair is mutually "
+        "self-dominant, which forces equality. 95% " + CLUSTER_SHORT + "; causal models: every real verdict tight "
+        "by the causal corollary.",
         prov, campaigns=camps + (found.baselines,), command=part.commands[0]))
     part.data_tables.append(Table("trained-pairs", frame(prows, PAIRS_COLUMNS),
         f"Which pair attains {DELTA_A} (the maximising pair the exact check reports) on the head-averaged attention, all "

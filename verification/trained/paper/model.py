@@ -15,7 +15,7 @@ from verification.measure.baselines import FAMILIES
 from verification.measure.text import corpus_of
 from verification.paper.notation.trained import (CHAIN_RATIO, DELTA_A, DELTA_R, PROD_DELTA_HAT, PROD_DELTA_HAT_K,
                                                 PROD_FACTORS, PROD_FACTORS_K, TAU_B)
-from verification.report.figures import HALF
+from verification.report.figures import HALF_LOW
 from verification.report.part import Figure, Part, Table, frame
 from verification.report.tables import fmt, fmt_ci
 from verification.trained.paper.names import MODELS, NAMES, TITLES, notes_of
@@ -226,7 +226,7 @@ def model_part(part: Part, m: Model, plan: Any, baselines: str) -> None:
                          **made))
     part.figures.append(Figure(f"trained-heads-{s}", _heatmap(hs, heading),
                                f"{title}: share of inputs with D1 equality per layer and head (all tokens).{q}", prov,
-                               size=HALF))
+                               size=HALF_LOW))
     part.figures.append(Figure(f"trained-rollout-{s}", _rollout_curves(f, heading),
                                f"{title}: medians of {DELTA_R}, {PROD_DELTA_HAT} and {PROD_FACTORS} by depth.{q}",
                                prov))

@@ -19,6 +19,8 @@ CLUSTER_NOTE = ("Wilson intervals, the one interval of every share and count (0 
                 "number of verdicts: their number divided by the design effect of the inputs (the cluster-robust variance "
                 "of the pooled share over the binomial one, at least 1; 1 where no input or every input has a hit in "
                 "every verdict, as for independent verdicts)")
+CLUSTER_SHORT = ("Wilson intervals on the effective number of verdicts, the design effect of the inputs taken out "
+                 "(the methods section)")   # a typeset table's caption: the method in one line; the data tables say it in full
 LOWEST_SHARE = "D1 tight, layer with the lowest share"      # the sources table's column: "layer l: k/n = ..."
 FLOAT_COLUMNS = ["model", "float test", "D1 verdicts", "float32 wrong [95% CI]", "float32: violated",
                  "float32: tight missed", "float64 wrong [95% CI]", "float64: violated", "float64: tight missed"]
