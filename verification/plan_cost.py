@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any, Optional
 
 
@@ -34,14 +35,22 @@ class SectionCost:
     date: str
 
 
+PRESET_TABLES = {"san": "verification.san.checks.presets", "modalities": "numerics.modalities.presets"}
+"""The sections whose plan names a preset, and the module whose ``PRESETS`` holds its settings."""
+
+
 def plan_digest(section: str, seed: int = 0) -> str:
     """The digest of ``section``'s full plan at ``seed`` (its ``provenance()`` and its fields, which name every
-    size, preset, model and input count it runs; nothing loaded: the trained plan's campaign names would load
-    every model to read its fingerprint)."""
+    size, preset, model and input count it runs, and where it names a preset that preset's settings
+    (:data:`PRESET_TABLES`); nothing loaded: the trained plan's campaign names would load every model to read
+    its fingerprint)."""
     from verification.family import role
 
     plan = role(section, "checks").Plan.for_verify(seed, True)
-    body = json.dumps(dict(provenance=plan.provenance(), plan=repr(plan)), sort_keys=True, default=str)
+    fields = dict(provenance=plan.provenance(), plan=repr(plan))
+    if section in PRESET_TABLES:        # a plan that names a preset: the preset's settings too
+        fields["preset"] = repr(import_module(PRESET_TABLES[section]).PRESETS[plan.preset])
+    body = json.dumps(fields, sort_keys=True, default=str)
     return hashlib.sha256(f"{section}\n{body}".encode()).hexdigest()[:8]
 
 
@@ -82,12 +91,12 @@ MEASURED: dict[str, SectionCost] = {
     "poincare": SectionCost("b6a2f434", 14.5, 10.5, "verify --full --only poincare --serial, one run", MACHINE, "3719d9a", "2026-12-07"),
     "prove": SectionCost("acf29f83", 33.4, 22.3, "verify --full --only prove --serial, two runs (resumed)", MACHINE, "3719d9a", "2026-12-07"),
     "rank": SectionCost("65ce7c44", 33.9, 27.3, "verify --full --only rank --serial, two runs (resumed)", MACHINE, "3719d9a", "2026-12-07"),
-    "modalities": SectionCost("ab2891e9", 66.1, 40.6, "verify --full --only modalities --serial, two runs (resumed; six seeds)", MACHINE,
+    "modalities": SectionCost("d1dc5a53", 66.1, 40.6, "verify --full --only modalities --serial, two runs (resumed; six seeds)", MACHINE,
                               "c31504e", "2026-12-07"),
     "trained": SectionCost("b08306f2", 56.1, 48.7, "verify --full --only trained --serial, two runs (resumed; the first at "
                            "the earlier 300-input plan, stopped after 89 MiniLM inputs), 54.4 and 47.0 minutes, and the "
                            "larger decoders' functional checks added later, 1.7 and 1.7 minutes as each check records",
                            MACHINE, "cbf8abc", "2026-12-07"),
-    "san": SectionCost("505d499c", 40.6, 62.2, "san --preset paper --workers 2 (the campaigns of verify --full's san section)",
+    "san": SectionCost("223f61a0", 40.6, 62.2, "san --preset paper --workers 2 (the campaigns of verify --full's san section)",
                        MACHINE, "045048a", "2026-12-07"),
 }

@@ -65,3 +65,22 @@ def test_the_full_build_note_quotes_the_plans_cost_only_when_every_section_is_me
     from verification.commands import SECOND_LANE_FULL as SECOND_LANE
     longer = 30 * max(len(SECOND_LANE), len(FAMILIES) - len(SECOND_LANE))
     assert f"about {longer} minutes on 2 cores" in build_macros(True)["BuildNote"]
+
+
+def test_a_presets_settings_are_part_of_its_sections_plan(monkeypatch):
+    """SAN's and the modalities' full plans name a preset ("paper"): a change inside that preset (here its
+    seeds) is a changed plan, so its measured cost reads as not measured."""
+    import dataclasses
+
+    from numerics.modalities import presets as mod_presets
+    from verification import plan_cost as P
+    from verification.san.checks import presets as san_presets
+
+    before = {s: P.plan_digest(s) for s in ("san", "modalities", "stress")}
+    assert P.measured("san") is not None and P.measured("modalities") is not None      # as measured
+    for table in (san_presets.PRESETS, mod_presets.PRESETS):
+        monkeypatch.setitem(table, "paper", dataclasses.replace(table["paper"], seeds=table["paper"].seeds + 1))
+    after = {s: P.plan_digest(s) for s in before}
+    assert after["san"] != before["san"] and after["modalities"] != before["modalities"]
+    assert after["stress"] == before["stress"]                          # a section without a preset: unchanged
+    assert P.measured("san") is None and P.measured("modalities") is None
